@@ -1,0 +1,1 @@
+"""scriptdiff's rule packs (YAML). This folder is shipped as the package scriptdiff.rulepacks."""

@@ -1,0 +1,96 @@
+"""Command line: parse arguments, call the library, pick a writer, set the exit code.
+
+Kept thin and light: each subcommand lives in scriptdiff/commands/<name>.py with
+`add_arguments(parser)` and `run(args) -> int`, and those modules import nothing heavy at
+the top, so `scriptdiff --help` and `--version` load neither libcst nor rich.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from . import __version__
+
+# subcommand -> (module, one-line help). Order is the order shown in --help.
+COMMANDS = {
+    "diff": ("diff", "compare a GPU and an NPU script, config or folder; report what can change numerics"),
+    "hparams": ("hparams", "the effective hyperparameter table of both sides, side by side"),
+    "check": ("check", "run all six pre-checks from a [tool.scriptdiff] configuration"),
+    "env": ("env", "compare two environment snapshots or package lists"),
+    "collect": ("collect", "write this machine's environment snapshot (versions, drivers, env vars)"),
+    "data": ("data", "fingerprint or compare datasets"),
+    "weights": ("weights", "fingerprint or compare initial weights (checkpoints)"),
+    "review": ("review", "review a unified diff that ports a GPU file to NPU"),
+    "baseline": ("baseline", "write the current findings to a baseline file"),
+    "rules": ("rules_cmd", "list every rule: code, check, severity, summary"),
+    "rule": ("rule_cmd", "show one rule's documentation and examples"),
+}
+
+DESCRIPTION = (
+    "scriptdiff: show that a GPU training setup and its Ascend NPU port are the same setup.\n"
+    "It masks the expected cuda->npu substitutions and reports only what can change numerics:\n"
+    "hyperparameters, training scripts, library and environment versions, data and weights."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scriptdiff", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="exit status: 0 no warning or error, 1 findings, 2 the run failed.\n"
+                                            "`scriptdiff COMMAND --help` shows a command's options.")
+    parser.add_argument("--version", action="version", version=f"scriptdiff {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        try:
+            mod = importlib.import_module(f"scriptdiff.commands.{module}")
+        except ModuleNotFoundError:
+            continue
+        p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # GIT_EXTERNAL_DIFF calls `scriptdiff path old-file old-hex old-mode new-file new-hex new-mode`
+    if len(argv) == 7 and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        argv = ["diff", "--git-external", *argv]
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code not in (0, None) else 0
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("scriptdiff: interrupted", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # the last line of defence: one line, never a traceback
+        from .rules import RuleError
+
+        if os.environ.get("SCRIPTDIFF_DEBUG"):
+            raise
+        if isinstance(e, RuleError):
+            print(f"scriptdiff: invalid rule pack: {e}", file=sys.stderr)
+        else:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            print(f"scriptdiff: internal error: {type(e).__name__}: {msg} "
+                  f"(set SCRIPTDIFF_DEBUG=1 for details)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

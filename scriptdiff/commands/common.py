@@ -1,0 +1,61 @@
+"""Options and output shared by the commands that produce a Report."""
+from __future__ import annotations
+
+import sys
+
+FORMATS = ("text", "json", "sarif", "markdown", "github")
+
+
+def add_output_arguments(p) -> None:
+    p.add_argument("--format", "-f", choices=FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--output", "-o", action="append", default=[], metavar="FORMAT=FILE",
+                   help="also write FORMAT to FILE (repeatable), e.g. --output sarif=out.sarif")
+    p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes, comma-separated (SD2,SD101)")
+    p.add_argument("--ignore", metavar="CODES", help="drop these rule codes or prefixes, comma-separated")
+    p.add_argument("--show-masked", action="store_true", help="list the expected substitutions that were masked")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+
+
+def codes(s: str | None) -> list[str] | None:
+    if not s:
+        return None
+    return [c.strip().upper() for c in s.split(",") if c.strip()]
+
+
+def options_from(args):
+    from ..engine import Options
+
+    return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
+                   use_cache=not getattr(args, "no_cache", False))
+
+
+def fail(message: str) -> int:
+    print(f"scriptdiff: {message}", file=sys.stderr)
+    return 2
+
+
+def emit(report, args) -> int:
+    """Write the report in the chosen format (and any --output extras); return the exit code."""
+    from ..report import render
+
+    for e in report.errors:
+        print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
+    if color is None:
+        color = sys.stdout.isatty()
+    opts = {"show_masked": getattr(args, "show_masked", False), "color": color}
+    for spec in getattr(args, "output", []) or []:
+        if "=" not in spec:
+            return fail(f"--output expects FORMAT=FILE, got {spec!r}")
+        fmt, path = spec.split("=", 1)
+        if fmt not in FORMATS:
+            return fail(f"--output: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(render(report, fmt, **{**opts, "color": False}))
+        except OSError as e:
+            return fail(f"cannot write {path}: {e.strerror or e}")
+    out = render(report, args.format, **opts)
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    return report.exit_code()

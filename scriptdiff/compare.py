@@ -1,0 +1,235 @@
+"""Compare facts by key, and turn differences into findings.
+
+Every check hands its facts here: hyperparameters, environment variables and versions,
+packages, dataset files, tensors. One side's facts form a `FactTable`; the effective value
+of a key is its highest-ranked fact (a training log over a launch script over a config over
+a default). A key on one side only is compared against the other framework's default where
+the vocabulary knows one. How a difference is classified (rule code, severity, message) is
+decided by the check's *classifier*, registered with `@classifier("check")`; the default
+classifier reads the vocabulary's categories in rules/vocabulary.yaml.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .model import ORIGIN_DEFAULT, RANK_DEFAULT, Fact, Finding, Masked
+from .rules import RuleSet, load
+
+TRUE_WORDS = {"true", "yes", "on", "1", "enable", "enabled"}
+FALSE_WORDS = {"false", "no", "off", "0", "disable", "disabled", "none", "null"}
+_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_POW_RE = re.compile(r"^2\s*\*\*\s*(\d+)$")
+
+
+def to_number(v: Any) -> Any:
+    """'1e-6' -> 1e-06, '8' -> 8, '2**32' -> 4294967296; anything else unchanged."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, str):
+        s = v.strip().replace("_", "") if re.fullmatch(r"[\d_.eE+-]+", v.strip()) else v.strip()
+        if _NUM_RE.match(s):
+            if re.fullmatch(r"[+-]?\d+", s):
+                return int(s)
+            return float(s)
+        m = _POW_RE.match(s)
+        if m:
+            return 2 ** int(m.group(1))
+    return v
+
+
+def to_bool(v: Any) -> Any:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().strip("'\"").lower()
+        if s in TRUE_WORDS:
+            return True
+        if s in FALSE_WORDS:
+            return False
+    return v
+
+
+def normalize(value: Any, typ: str | None) -> Any:
+    """A value as the vocabulary's type says it should be: typed and canonical."""
+    if value is None:
+        return None
+    if typ == "bool":
+        return to_bool(value)
+    if typ in ("int", "float"):
+        n = to_number(value)
+        if typ == "float" and isinstance(n, int) and not isinstance(n, bool):
+            return float(n)
+        if typ == "int" and isinstance(n, float) and n.is_integer():
+            return int(n)
+        return n
+    if typ == "list":
+        if isinstance(value, (list, tuple)):
+            return [to_number(x) for x in value]
+        return value
+    if typ == "str":
+        return value.strip() if isinstance(value, str) else value
+    # untyped: infer
+    if isinstance(value, str):
+        n = to_number(value)
+        if n is not value:
+            return n
+        b = to_bool(value)
+        if isinstance(b, bool) and value.strip().lower() in ("true", "false"):
+            return b
+    return value
+
+
+def equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or (isinstance(a, bool) and isinstance(b, bool) and a == b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        if a == b:
+            return True
+        if math.isnan(a) and math.isnan(b):
+            return True
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+def show(v: Any) -> str:
+    if v is None:
+        return "unset"
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+@dataclass
+class FactTable:
+    """One side's facts. `framework` names whose defaults apply ('megatron', 'hf', ...)."""
+
+    facts: dict[str, list[Fact]] = field(default_factory=dict)
+    frameworks: set[str] = field(default_factory=set)
+
+    def add(self, fact: Fact) -> None:
+        self.facts.setdefault(fact.key, []).append(fact)
+
+    def extend(self, facts: Iterable[Fact]) -> None:
+        for f in facts:
+            self.add(f)
+
+    def get(self, key: str) -> Fact | None:
+        facts = self.facts.get(key)
+        if not facts:
+            return None
+        # highest rank wins; among equals the last one read (a later assignment overrides)
+        return max(enumerate(facts), key=lambda ix: (ix[1].rank, ix[0]))[1]
+
+    def keys(self, check: str | None = None) -> set[str]:
+        return {k for k, fs in self.facts.items() if check is None or any(f.check == check for f in fs)}
+
+    def value(self, key: str, default: Any = None) -> Any:
+        f = self.get(key)
+        return default if f is None else f.value
+
+
+def vocab(rs: RuleSet | None = None) -> dict:
+    return (rs or load()).section("vocabulary", {})
+
+
+def default_fact(key: str, table: FactTable, rs: RuleSet | None = None) -> Fact | None:
+    """The framework default for `key` on a side that did not set it, if one is known."""
+    entry = vocab(rs).get(key)
+    if not entry or "default" not in entry:
+        return None
+    defaults = entry["default"] or {}
+    for fw in sorted(table.frameworks):
+        if fw in defaults:
+            value = normalize(defaults[fw], entry.get("type"))
+            return Fact(key=key, value=value, origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, source="default",
+                        via=f"{fw} default")
+    return None
+
+
+# A classifier turns a difference into a Finding, or into a Masked entry when the difference
+# is an expected substitution, or None when it is no difference at all.
+Classifier = Callable[[str, Fact | None, Fact | None, RuleSet], "Finding | Masked | None"]
+_CLASSIFIERS: dict[str, Classifier] = {}
+
+
+def classifier(check: str):
+    def deco(fn: Classifier) -> Classifier:
+        _CLASSIFIERS[check] = fn
+        return fn
+
+    return deco
+
+
+def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None = None,
+                   rs: RuleSet | None = None) -> tuple[list[Finding], list[Masked]]:
+    """Every key of either side, compared; one finding per difference.
+
+    Equal values whose facts carry `meta["mask"] = CODE` (a renamed environment variable, a
+    remapped flag) are listed as masked substitutions.
+    """
+    rs = rs or load()
+    wanted = set(checks) if checks is not None else None
+    findings: list[Finding] = []
+    masked: list[Masked] = []
+    for key in sorted(gpu.keys() | npu.keys()):
+        g = gpu.get(key)
+        n = npu.get(key)
+        check = (g or n).check
+        if wanted is not None and check not in wanted:
+            continue
+        if check == "hyperparameters":
+            if g is None:
+                g = default_fact(key, gpu, rs)
+            if n is None:
+                n = default_fact(key, npu, rs)
+        if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
+            code = g.meta.get("mask") or n.meta.get("mask")
+            if code:
+                masked.append(Masked(rule=code, gpu=g.side(), npu=n.side()))
+            continue
+        fn = _CLASSIFIERS.get(check, classify_hparam)
+        f = fn(key, g, n, rs)
+        if isinstance(f, Masked):
+            masked.append(f)
+        elif f is not None:
+            findings.append(f)
+    return findings, masked
+
+
+@classifier("hyperparameters")
+def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet) -> Finding | None:
+    entry = vocab(rs).get(key, {})
+    cats = rs.section("categories", {})
+    cat = cats.get(entry.get("category", "other"), cats.get("other"))
+    rule = cat["rule"]
+    severity = cat["severity"]
+    title = cat.get("title", "setting")
+    if g is None or n is None:
+        present, side = (g, "GPU") if n is None else (n, "NPU")
+        other = "NPU" if side == "GPU" else "GPU"
+        note = ""
+        for f in (g, n):
+            if f is not None and f.note:
+                note = f" ({f.note})"
+        msg = f"{key} = {show(present.value)} is set on {side} only; {other} has no value and no known default{note}"
+    else:
+        notes = "; ".join(x for x in (g.note, n.note) if x)
+        msg = f"{title}: {key} is {show(g.value)} on GPU and {show(n.value)} on NPU"
+        if notes:
+            msg += f" ({notes})"
+    derived = bool((g and g.derived) or (n and n.derived))
+    return Finding(rule=rule, check="hyperparameters", severity=severity, key=key,
+                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg, derived=derived)

@@ -1,0 +1,319 @@
+"""The pipeline shared by every command: sources -> parse -> facts -> compare -> findings.
+
+Each input file is given a *kind* (python, shell, yaml, json, log, requirements, ...) by
+`detect_kind`. A language module turns one file into an `Extract` (facts plus the masks,
+errors and references it met); a module may also offer `diff_pair` for code that is compared
+structurally (Python) rather than as facts. The engine merges one side's facts into a
+FactTable, lets the checks derive values (data-parallel size, ...), compares the two tables
+and collects everything into one Report.
+
+Language modules are registered by name in `LANGS` and imported only when a file of their
+kind is met, so `scriptdiff --help` imports none of them.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .compare import FactTable, compare_tables
+from .model import Fact, Finding, InputError, Masked, Report
+from .sources import Source, SourceError, read_path
+
+
+@dataclass
+class Extract:
+    """What one file yields."""
+
+    facts: list[Fact] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    masked: list[Masked] = field(default_factory=list)
+    frameworks: set[str] = field(default_factory=set)
+    # configs this file refers to: (path as written, line, referring key); followed when they exist
+    references: list[tuple[str, int | None, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # rare: one-sided findings (e.g. unresolved)
+
+
+@dataclass
+class PairResult:
+    findings: list[Finding] = field(default_factory=list)
+    masked: list[Masked] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    use_cache: bool = True
+    checks: set[str] | None = None  # restrict to these checks
+    strict_local: bool = False  # compare local version tags (+cu121)
+    max_bytes: int = 2_000_000  # above this, code is compared as text
+
+
+# kind -> module (relative to scriptdiff). Each module provides `extract(src, side, ctx)`
+# and may provide `diff_pair(gpu_src, npu_src, ctx) -> PairResult`.
+LANGS: dict[str, str] = {
+    "python": "lang.python",
+    "shell": "lang.shell",
+    "yaml": "lang.config",
+    "json": "lang.config",
+    "log": "lang.megatron_log",
+    "requirements": "checks.libraries",
+    "pipjson": "checks.libraries",
+    "conda": "checks.libraries",
+    "snapshot": "checks.environment",
+    "manifest": "checks.dataset",
+    "weights": "checks.weights",
+    "text": "lang.text",
+}
+
+# modules whose import registers classifiers and derivations for compare_tables
+CHECK_MODULES = ("checks.hparams", "checks.environment", "checks.libraries", "checks.dataset", "checks.weights")
+
+
+def _module(name: str):
+    return importlib.import_module(f"scriptdiff.{name}")
+
+
+def detect_kind(src: Source) -> str:
+    """The kind of a file, from its name and, where the name is ambiguous, its content."""
+    name = src.basename.lower()
+    suffix = src.suffix
+    if suffix in (".py", ".pyi"):
+        return "python"
+    if suffix in (".sh", ".bash", ".zsh"):
+        return "shell"
+    if suffix in (".yaml", ".yml"):
+        head = src.text[:4000]
+        if ("dependencies:" in head and ("channels:" in head or "name:" in head)) and "pip" in head:
+            return "conda"
+        return "yaml"
+    if suffix == ".json":
+        head = src.text[:2000].lstrip()
+        if '"scriptdiff_snapshot"' in head:
+            return "snapshot"
+        if '"scriptdiff_manifest"' in head:
+            return "manifest"
+        if '"scriptdiff_weights"' in head:
+            return "weights"
+        if head.startswith("[") and '"name"' in head and '"version"' in head:
+            return "pipjson"
+        return "json"
+    if suffix in (".log", ".out") or name.endswith(".log.txt"):
+        return "log"
+    if suffix == ".txt" and ("requirement" in name or "freeze" in name or "pip" in name):
+        return "requirements"
+    if suffix in (".toml", ".cfg", ".ini"):
+        return "text"
+    text = src.text[:4000]
+    if text.startswith("#!"):
+        first = text.splitlines()[0]
+        if "python" in first:
+            return "python"
+        if "sh" in first:
+            return "shell"
+    if "------------------------ arguments ------------------------" in text:
+        return "log"
+    return "text"
+
+
+@dataclass
+class SideContext:
+    side: str  # "gpu" | "npu"
+    root: str | None = None  # folder that relative references resolve against
+    options: Options = field(default_factory=Options)
+
+
+def read_source(path: str, name: str | None = None) -> Source:
+    return read_path(path, name)
+
+
+def extract(src: Source, ctx: SideContext) -> Extract:
+    """Facts from one file; never raises: a failure becomes an errors entry."""
+    kind = detect_kind(src)
+    if src.is_binary():
+        return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
+    try:
+        mod = _module(LANGS[kind])
+    except ModuleNotFoundError as e:  # a language this build does not have
+        return Extract(errors=[InputError(src.name, f"cannot analyse {kind} files: {e}")])
+    try:
+        ex: Extract = mod.extract(src, ctx)
+    except RecursionError:
+        ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")])
+    note = src.decode_note()
+    if note:
+        ex.errors.append(InputError(src.name, note))
+    return ex
+
+
+def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
+    kind = detect_kind(gsrc)
+    mod = _module(LANGS.get(kind, "lang.text"))
+    fn: Callable | None = getattr(mod, "diff_pair", None)
+    if fn is None:
+        return PairResult()
+    try:
+        return fn(gsrc, nsrc, opts)
+    except RecursionError:
+        from .lang import text
+
+        res = text.diff_pair(gsrc, nsrc, opts)
+        res.errors.append(InputError(gsrc.name, "nested too deeply for a structural diff; compared as text"))
+        return res
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def build_table(extracts: list[Extract]) -> FactTable:
+    table = FactTable()
+    for ex in extracts:
+        table.extend(ex.facts)
+        table.frameworks |= ex.frameworks
+    return table
+
+
+def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]) -> list[tuple[Source | None, Extract]]:
+    """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), read when present."""
+    out = []
+    base = Path(src.origin).parent if src.origin else None
+    for ref, line, key in ex.references:
+        if base is None:
+            continue
+        p = (base / ref) if not os.path.isabs(ref) else Path(ref)
+        if not p.is_file():
+            p2 = base / Path(ref).name
+            p = p2 if p2.is_file() else p
+        rp = str(p.resolve()) if p.exists() else str(p)
+        if rp in seen or not p.is_file():
+            continue
+        seen.add(rp)
+        try:
+            rsrc = read_source(str(p), name=_display(src.name, ref))
+        except SourceError as e:
+            out.append((None, Extract(errors=[InputError(str(p), str(e))])))
+            continue
+        rex = extract(rsrc, ctx)
+        out.append((rsrc, rex))
+        out.extend(follow_references(rex, rsrc, ctx, seen))
+    return out
+
+
+def _display(referrer: str, ref: str) -> str:
+    parent = referrer.replace("\\", "/").rsplit("/", 1)[0] if "/" in referrer else ""
+    return f"{parent}/{Path(ref).name}" if parent else Path(ref).name
+
+
+def analyse_side(sources: list[Source], ctx: SideContext) -> tuple[FactTable, list[Extract]]:
+    extracts = []
+    seen = {str(Path(s.origin).resolve()) for s in sources if s.origin}
+    for src in sources:
+        ex = extract(src, ctx)
+        extracts.append(ex)
+        for _rsrc, rex in follow_references(ex, src, ctx, seen):
+            extracts.append(rex)
+    table = build_table(extracts)
+    for name in CHECK_MODULES:
+        try:
+            mod = _module(name)
+        except ModuleNotFoundError:
+            continue
+        derive = getattr(mod, "derive", None)
+        if derive is not None:
+            derive(table)
+    return table, extracts
+
+
+def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
+    out = []
+    for f in findings:
+        if opts.select and not any(f.rule.startswith(s) for s in opts.select):
+            continue
+        if opts.ignore and any(f.rule.startswith(s) for s in opts.ignore):
+            continue
+        if opts.checks is not None and f.check not in opts.checks:
+            continue
+        out.append(f)
+    return out
+
+
+def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
+                  report: Report, opts: Options) -> Report:
+    """The whole pipeline over already-read sources; appends to `report`."""
+    gctx = SideContext("gpu", options=opts)
+    nctx = SideContext("npu", options=opts)
+    gtable, gex = analyse_side(gpu_sources, gctx)
+    ntable, nex = analyse_side(npu_sources, nctx)
+    for ex in gex + nex:
+        report.errors.extend(ex.errors)
+        report.masked.extend(ex.masked)
+        report.findings.extend(ex.findings)
+    for g, n in pairs:
+        if g.data == n.data:
+            continue
+        if g.is_binary() or n.is_binary():
+            continue
+        res = diff_pair(g, n, opts)
+        report.findings.extend(res.findings)
+        report.masked.extend(res.masked)
+        report.errors.extend(res.errors)
+    for name in CHECK_MODULES:
+        try:
+            _module(name)
+        except ModuleNotFoundError:
+            pass
+    findings, masked = compare_tables(gtable, ntable)
+    report.findings.extend(findings)
+    report.masked.extend(masked)
+    report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
+    report.findings = filter_findings(report.findings, opts)
+    report.compared += max(len(gpu_sources), len(npu_sources)) if gpu_sources and npu_sources else 0
+    return report.sorted()
+
+
+def read_inputs(paths: list[str], report: Report) -> list[Source]:
+    out = []
+    for p in paths:
+        try:
+            src = read_source(p)
+        except SourceError as e:
+            report.errors.append(InputError(p, str(e).split(": ", 1)[-1], fatal=True))
+            continue
+        if src.is_binary():
+            report.errors.append(InputError(p, "binary file; not compared", fatal=True))
+            continue
+        out.append(src)
+    return out
+
+
+def diff_files(gpu: list[str], npu: list[str], opts: Options | None = None) -> Report:
+    """`scriptdiff diff` / `hparams` on files: the sides' facts merged, same-named code paired."""
+    opts = opts or Options()
+    report = Report(gpu=" ".join(gpu), npu=" ".join(npu))
+    gsrcs = read_inputs(gpu, report)
+    nsrcs = read_inputs(npu, report)
+    pairs = pair_sources(gsrcs, nsrcs)
+    if not gsrcs or not nsrcs:
+        return report.sorted()
+    return compare_sides(gsrcs, nsrcs, pairs, report, opts)
+
+
+def pair_sources(gsrcs: list[Source], nsrcs: list[Source]) -> list[tuple[Source, Source]]:
+    """Which files are compared as code: one file each, or the same kind and base name."""
+    if len(gsrcs) == 1 and len(nsrcs) == 1:
+        return [(gsrcs[0], nsrcs[0])]
+    pairs = []
+    by_name = {}
+    for n in nsrcs:
+        by_name.setdefault(n.basename, n)
+    for g in gsrcs:
+        n = by_name.get(g.basename)
+        if n is not None:
+            pairs.append((g, n))
+    return pairs

@@ -1,0 +1,46 @@
+"""GPU<->NPU environment-variable names, from the one table in rules/environment.yaml.
+
+`canonical(name)` gives the key an environment variable is compared under (env:<GPU-side
+name>) and its role: 'paired' (has a counterpart), 'npu_tuning', 'gpu_tuning',
+'npu_precision', 'gpu_precision', 'same_on_npu' or 'plain'. Used by launch-script exports
+and environment snapshots alike.
+"""
+from __future__ import annotations
+
+import fnmatch
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def _table():
+    from .rules import load
+
+    env = load().section("env_map", {}) or {}
+    pairs = dict(env.get("pairs", {}))
+    reverse = {v: k for k, v in pairs.items()}
+    return env, pairs, reverse
+
+
+def canonical(name: str) -> tuple[str, str]:
+    env, pairs, reverse = _table()
+    if name in pairs:
+        return f"env:{name}", "paired"
+    if name in reverse:
+        return f"env:{reverse[name]}", "paired"
+    for role in ("npu_precision", "gpu_precision", "npu_tuning", "gpu_tuning", "same_on_npu"):
+        for pat in env.get(role, []) or []:
+            if name == pat or ("*" in pat and fnmatch.fnmatchcase(name, pat)):
+                return f"env:{name}", role
+    return f"env:{name}", "plain"
+
+
+def npu_name(gpu_name: str) -> str | None:
+    return _table()[1].get(gpu_name)
+
+
+def value_equivalent(name: str, a: str, b: str) -> bool:
+    env, _, _ = _table()
+    for group in (env.get("value_equivalents", {}) or {}).get(name, []):
+        if a in group and b in group:
+            return True
+    return False

@@ -1,0 +1,200 @@
+"""The data that flows through the pipeline: facts in, findings out.
+
+Plain dataclasses, no behaviour beyond ordering and serialisation, so that every check
+(hyperparameters, script, environment, libraries, dataset, weights) and every writer
+(text, json, sarif, markdown, github) share one model. The JSON shape is the contract in
+README ("JSON output"); fields may be added, none renamed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = 1
+
+CHECKS = ("hyperparameters", "script", "environment", "libraries", "dataset", "weights")
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+# Where a fact came from. Ordered from weakest to strongest: a training log outranks a
+# launch script, which outranks a config file, which outranks a framework default.
+ORIGIN_DEFAULT = "default"
+ORIGIN_DERIVED = "derived"
+ORIGIN_EXPLICIT = "explicit"
+RANK_DEFAULT = 0
+RANK_CONFIG = 10
+RANK_CODE = 15
+RANK_SCRIPT = 20
+RANK_LOG = 30
+
+
+@dataclass
+class Fact:
+    """One typed, normalized setting read from one side, with its provenance."""
+
+    key: str
+    value: Any
+    check: str = "hyperparameters"
+    path: str | None = None
+    line: int | None = None
+    source: str = ""  # the text it came from, or "default" / "derived"
+    origin: str = ORIGIN_EXPLICIT  # explicit | default | derived
+    via: str | None = None  # e.g. "$LR", "DeepSpeed config ds.json", "world_size / (tp*pp*cp)"
+    rank: int = RANK_SCRIPT
+    note: str | None = None  # e.g. "commented out at line 12"
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def derived(self) -> bool:
+        return self.origin == ORIGIN_DERIVED
+
+    def side(self) -> "Side":
+        line = self.line if self.origin == ORIGIN_EXPLICIT else None
+        source = self.source
+        if self.origin == ORIGIN_DEFAULT:
+            source = "default"
+        elif self.origin == ORIGIN_DERIVED:
+            source = "derived"
+        return Side(value=self.value, path=self.path, line=line, source=source, via=self.via)
+
+
+@dataclass
+class Side:
+    """One side of a finding: the value and where it was read."""
+
+    value: Any = None
+    path: str | None = None
+    line: int | None = None
+    source: str = ""
+    via: str | None = None  # not part of the contract's required fields; emitted when set
+
+    def to_json(self) -> dict:
+        d = {"value": jsonable(self.value), "path": self.path, "line": self.line, "source": self.source}
+        if self.via:
+            d["via"] = self.via
+        return d
+
+
+@dataclass
+class Finding:
+    rule: str
+    check: str
+    severity: str
+    key: str
+    gpu: Side | None
+    npu: Side | None
+    message: str
+    derived: bool = False
+    extra: dict = field(default_factory=dict)  # writer hints (e.g. tensor statistics)
+
+    def sort_key(self) -> tuple:
+        path = (self.gpu.path if self.gpu else None) or (self.npu.path if self.npu else None) or ""
+        line = (self.gpu.line if self.gpu else None) or (self.npu.line if self.npu else None) or 0
+        return (CHECKS.index(self.check) if self.check in CHECKS else 99, path, line, self.key, self.rule,
+                self.message)
+
+    def to_json(self) -> dict:
+        d = {
+            "rule": self.rule,
+            "check": self.check,
+            "severity": self.severity,
+            "key": self.key,
+            "derived": self.derived,
+            "gpu": self.gpu.to_json() if self.gpu else None,
+            "npu": self.npu.to_json() if self.npu else None,
+            "message": self.message,
+        }
+        if self.extra:
+            d["extra"] = jsonable(self.extra)
+        return d
+
+
+@dataclass
+class Masked:
+    """An expected GPU->NPU substitution that was recognised and not reported."""
+
+    rule: str
+    gpu: Side | None
+    npu: Side | None
+
+    def sort_key(self) -> tuple:
+        g = self.gpu or Side()
+        n = self.npu or Side()
+        return (g.path or n.path or "", g.line or 0, n.line or 0, self.rule, g.source, n.source)
+
+    def to_json(self) -> dict:
+        def loc(s: Side | None):
+            return None if s is None else {"path": s.path, "line": s.line, "source": s.source}
+
+        return {"rule": self.rule, "gpu": loc(self.gpu), "npu": loc(self.npu)}
+
+
+@dataclass
+class InputError:
+    """An input that could not be read or parsed, and what was done instead."""
+
+    path: str
+    message: str
+    fatal: bool = False  # the input could not be analysed at all
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "message": self.message}
+
+
+@dataclass
+class Report:
+    gpu: str
+    npu: str
+    findings: list[Finding] = field(default_factory=list)
+    masked: list[Masked] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    # check name -> (verdict, reason) for `scriptdiff check`; filled by commands that know
+    verdicts: dict = field(default_factory=dict)
+    # side-by-side rows for `hparams` (key -> (gpu Fact|None, npu Fact|None))
+    table: list = field(default_factory=list)
+    compared: int = 0  # how many inputs (or input pairs) were actually compared
+
+    def sorted(self) -> "Report":
+        self.findings.sort(key=Finding.sort_key)
+        self.masked.sort(key=Masked.sort_key)
+        self.errors.sort(key=lambda e: (e.path, e.message))
+        return self
+
+    def exit_code(self) -> int:
+        if self.errors and any(e.fatal for e in self.errors) and self.compared == 0:
+            return 2
+        if any(f.severity in ("error", "warning") for f in self.findings):
+            return 1
+        return 0
+
+    def to_json(self) -> dict:
+        from . import __version__
+
+        self.sorted()
+        d = {
+            "schema": SCHEMA,
+            "tool": {"name": "scriptdiff", "version": __version__},
+            "gpu": self.gpu,
+            "npu": self.npu,
+            "findings": [f.to_json() for f in self.findings],
+            "masked": [m.to_json() for m in self.masked],
+            "errors": [e.to_json() for e in self.errors],
+        }
+        if self.verdicts:
+            d["verdicts"] = {k: {"verdict": v[0], "reason": v[1]} for k, v in sorted(self.verdicts.items())}
+        return d
+
+
+def jsonable(v: Any) -> Any:
+    """Values as JSON sees them: tuples become lists, sets sorted lists, floats stay floats."""
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, (set, frozenset)):
+        return sorted(jsonable(x) for x in v)
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return v
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)

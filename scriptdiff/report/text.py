@@ -1,0 +1,73 @@
+"""Terminal output (rich): findings grouped by check, severity coloured, both sides shown."""
+from __future__ import annotations
+
+import io
+
+from ..compare import show
+from ..model import CHECKS
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _loc(side) -> str:
+    if side is None:
+        return "(absent)"
+    if side.path is None:
+        return side.source or "-"
+    where = side.path + (f":{side.line}" if side.line else "")
+    if side.line is None and side.source in ("default", "derived"):
+        where += f" ({side.source}{', ' + side.via if side.via else ''})"
+    elif side.via:
+        where += f" (via {side.via})"
+    return where
+
+
+def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
+           **_options) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.text import Text
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width or 110,
+                      highlight=False, soft_wrap=False)
+    report.sorted()
+    console.print(Text(f"scriptdiff: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
+    for e in report.errors:
+        console.print(Text(f"error: {e.path}: {e.message}", style="red"))
+    by_check: dict[str, list] = {}
+    for f in report.findings:
+        by_check.setdefault(f.check, []).append(f)
+    for check in sorted(set(by_check) | set(report.verdicts), key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
+        items = by_check.get(check, [])
+        head = f"\n== {check} "
+        if check in report.verdicts:
+            verdict, reason = report.verdicts[check]
+            head += f"[{verdict}{': ' + reason if reason else ''}] "
+        console.print(Text(head + "=" * max(0, 60 - len(head)), style="bold"))
+        for f in items:
+            line = Text()
+            line.append(f"{f.severity:<7} ", style=STYLE.get(f.severity, ""))
+            line.append(f"{f.rule} ", style="bold")
+            line.append(f"{f.key}", style="bold magenta")
+            line.append(f"  {f.message}")
+            console.print(line)
+            for label, side in (("GPU", f.gpu), ("NPU", f.npu)):
+                val = show(side.value) if side is not None else "(absent)"
+                console.print(f"    {label}: {escape(val)}  at {escape(_loc(side))}")
+                if side is not None and side.line and side.source and side.source not in ("default", "derived"):
+                    console.print(Text(f"      {side.line:>5} | {side.source.rstrip()}", style="dim"))
+    if show_masked and report.masked:
+        console.print(Text(f"\n== masked substitutions ({len(report.masked)}) " + "=" * 20, style="bold"))
+        for m in report.masked:
+            g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
+            n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
+            console.print(f"  {m.rule}  {escape(g)}  ->  {escape(n)}")
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    summary = (f"\n{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+               f"{len(report.masked)} expected substitution(s) masked"
+               + ("" if show_masked or not report.masked else " (--show-masked lists them)")
+               + (f"; {len(report.errors)} input error(s)" if report.errors else ""))
+    style = "bold red" if counts["error"] else ("yellow" if counts["warning"] else "green")
+    console.print(Text(summary, style=style))
+    return buf.getvalue()

@@ -1,0 +1,65 @@
+"""Validators for the data sections of the rule packs (registered with rules.validator).
+
+Each checks one section's shape and cross-references (a category names a real rule code),
+raising RuleError that names the pack file. A module that adds a section adds its
+validator here.
+"""
+from __future__ import annotations
+
+from .rules import RuleError, RuleSet, validator
+
+TYPES = {"float", "int", "bool", "str", "list", "dtype"}
+FRAMEWORK_FIELDS = {"megatron", "hf", "deepspeed", "python", "other"}
+
+
+def _where(rs: RuleSet, section: str) -> str:
+    return rs.section_origin.get(section, "rules/?")
+
+
+@validator
+def check_vocabulary(rs: RuleSet) -> None:
+    cats = rs.section("categories")
+    voc = rs.section("vocabulary")
+    if voc is None and cats is None:
+        return
+    where = _where(rs, "vocabulary")
+    if not isinstance(cats, dict) or not isinstance(voc, dict):
+        raise RuleError(f"{where}:1: 'categories' and 'vocabulary' must both be mappings")
+    for name, cat in cats.items():
+        if not isinstance(cat, dict) or cat.get("rule") not in rs.rules:
+            raise RuleError(f"{where}:1: category {name!r} must name a known rule code (got {cat!r})")
+        if cat.get("severity") not in ("error", "warning", "info"):
+            raise RuleError(f"{where}:1: category {name!r} has no valid severity")
+    seen: dict[str, str] = {}
+    for key, entry in voc.items():
+        if not isinstance(entry, dict):
+            raise RuleError(f"{where}:1: vocabulary key {key!r} must be a mapping")
+        unknown = set(entry) - FRAMEWORK_FIELDS - {"category", "type", "default", "values", "doc"}
+        if unknown:
+            raise RuleError(f"{where}:1: vocabulary key {key!r}: unknown field(s) {sorted(unknown)}")
+        if entry.get("category") not in cats:
+            raise RuleError(f"{where}:1: vocabulary key {key!r}: unknown category {entry.get('category')!r}")
+        if entry.get("type") not in TYPES:
+            raise RuleError(f"{where}:1: vocabulary key {key!r}: type must be one of {sorted(TYPES)}")
+        for fw in ("megatron", "hf", "deepspeed"):
+            for spelling in entry.get(fw, []) or []:
+                tag = f"{fw}:{spelling}"
+                if tag in seen and seen[tag] != key:
+                    raise RuleError(f"{where}:1: spelling {tag} maps to both {seen[tag]} and {key}")
+                seen[tag] = key
+
+
+@validator
+def check_env_map(rs: RuleSet) -> None:
+    env = rs.section("env_map")
+    if env is None:
+        return
+    where = _where(rs, "env_map")
+    if not isinstance(env, dict) or not isinstance(env.get("pairs"), dict):
+        raise RuleError(f"{where}:1: env_map needs a 'pairs' mapping GPU name -> NPU name")
+    npu_names = list(env["pairs"].values())
+    if len(set(npu_names)) != len(npu_names):
+        raise RuleError(f"{where}:1: env_map pairs map two GPU names onto one NPU name")
+    for lst in ("same_on_npu", "npu_tuning", "gpu_tuning", "npu_precision", "gpu_precision"):
+        if not isinstance(env.get(lst, []), list):
+            raise RuleError(f"{where}:1: env_map.{lst} must be a list")
