@@ -72,7 +72,7 @@ LANGS: dict[str, str] = {
 }
 
 # modules whose import registers classifiers and derivations for compare_tables
-CHECK_MODULES = ("checks.hparams", "checks.environment", "checks.libraries", "checks.dataset", "checks.weights")
+CHECK_MODULES = ("checks.hparams", "checks.envvars", "checks.environment", "checks.libraries", "checks.dataset", "checks.weights")
 
 
 def _module(name: str):
