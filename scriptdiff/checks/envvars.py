@@ -40,6 +40,12 @@ def same_value(name: str, a, b) -> bool:
     return isinstance(ba, bool) and isinstance(bb, bool) and ba == bb
 
 
+def _listed(name: str, patterns) -> bool:
+    import fnmatch
+
+    return any(name == p or ("*" in p and fnmatch.fnmatchcase(name, p)) for p in patterns or [])
+
+
 def _name(f: Fact | None) -> str:
     return (f.meta.get("name") if f is not None else None) or ""
 
@@ -101,6 +107,11 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
         return _finding("SD304", key, g, n, f"precision-affecting variable: {what}", rs)
+    if not both and role == "paired":  # a paired variable that is tuning on its own side
+        for lst, rule, side in (("gpu_tuning", "SD303", "GPU"), ("npu_tuning", "SD302", "NPU")):
+            if _listed(label, env.get(lst)):
+                return _finding(rule, key, g, n, f"{side} tuning variable: {label}={show(present.value)} is set "
+                                                 f"on {where} only (performance, not numerics)", rs)
     determinism = set(env.get("determinism", []) or [])
     is_det = gpu_name in determinism or gname in determinism or nname in determinism
     if both:

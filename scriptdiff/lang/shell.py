@@ -667,7 +667,9 @@ class Evaluator:
             w = opts.get(k)
             if w is not None:
                 key = {"main_process_port": "master_port", "main_process_ip": "master_addr"}.get(k, k)
-                self.facts.append(self.make_fact(key, w.text, w, key_text=f"--{k}"))
+                from ..checks.hparams import convert
+
+                self.facts.append(self.make_fact(key, convert(key, w.text)[1], w, key_text=f"--{k}"))
         for k in ("mixed_precision",):
             w = opts.get(k)
             if w is not None:
