@@ -31,6 +31,10 @@ from functools import lru_cache
 
 from ..model import RANK_SCRIPT, Fact, InputError
 
+STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline", "list", "subshell",
+              "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
+              "function_definition", "redirected_statement", "compound_statement", "comment", "unset_command",
+              "negated_command", "test_command"}
 LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "msrun", "python", "python3", "mpirun"}
 DIST_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
 # launcher options that take no value (everything else starting with - takes the next word)
@@ -420,8 +424,10 @@ class Evaluator:
         elif t == "unset_command":
             for c in node.children[1:]:
                 self.vars.pop(self.t(c), None)
-        elif t in ("function_definition", "comment", "ERROR"):
+        elif t in ("function_definition", "comment"):
             return
+        elif t == "ERROR":  # a region that did not parse: its well-formed statements still count
+            self.block(c for c in node.children if c.type in STATEMENTS and not c.has_error)
         elif t == "redirected_statement":
             body = node.child_by_field_name("body")
             if body is not None:
@@ -954,6 +960,9 @@ def extract(src, ctx):
         ex.errors.append(InputError(src.name, f"shell syntax error at line(s) {where}; those lines were not "
                                               f"analysed, the rest of the script was"))
     ev.run(root)
+    if ev.launches == 0:
+        ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
+                                              "python) found; only environment exports were read"))
     ex.facts = ev.facts + ev.commented_facts()
     ex.errors.extend(ev.errors)
     ex.references = ev.references
@@ -962,13 +971,30 @@ def extract(src, ctx):
 
 
 def _error_lines(root) -> list[tuple[int, int]]:
-    out = []
+    """Line ranges that did not parse: inside an ERROR node, whatever is not a whole statement."""
+    lines: set[int] = set()
     stack = [root]
     while stack:
         n = stack.pop()
-        if n.type == "ERROR" or n.is_missing:
-            out.append((n.start_point[0] + 1, n.end_point[0] + 1))
+        if n.is_missing:
+            lines.add(n.start_point[0] + 1)
+            continue
+        if n.type == "ERROR":
+            for c in n.children:
+                if c.type in STATEMENTS and not c.has_error:
+                    continue
+                if c.has_error and c.type != "ERROR" and c.child_count:
+                    stack.append(c)
+                lines.update(range(c.start_point[0] + 1, c.end_point[0] + 2))
+            if not n.children:
+                lines.add(n.start_point[0] + 1)
             continue
         if n.has_error:
             stack.extend(n.children)
-    return sorted(set(out))
+    out: list[tuple[int, int]] = []
+    for ln in sorted(lines):
+        if out and ln == out[-1][1] + 1:
+            out[-1] = (out[-1][0], ln)
+        else:
+            out.append((ln, ln))
+    return out
