@@ -6,8 +6,8 @@ from .common import add_output_arguments, fail, options_from
 DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
 
 Each side may be several files of any kind: launch scripts (.sh), configs (.yaml/.yml/
-.json), Megatron training logs (.log) and Python scripts. Give the GPU files, then `--`
-or `--npu`, then the NPU files; with exactly two paths, the first is GPU and the second
+.json), Megatron training logs (.log) and Python scripts. Give the GPU files, then `vs`
+(or `--npu`) and the NPU files; with exactly two paths, the first is GPU and the second
 NPU. Every key on the pre-check list is shown (lr, global and micro batch size, DP/TP/PP/
 CP/EP, sequence parallel, warm-up, num_layers, hidden_size, seq_length, use_flash_attn,
 params_dtype, seed) plus every other key found, equal or not, each with its origin:
@@ -22,7 +22,7 @@ PRECHECK = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumulatio
 
 
 def add_arguments(p) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE", help="GPU files, then -- (or --npu) and NPU files")
+    p.add_argument("paths", nargs="+", metavar="FILE", help="GPU files, then `vs` (or --npu) and NPU files")
     p.add_argument("--npu", nargs="+", metavar="FILE", default=None, help="the NPU-side files")
     p.add_argument("--all-checks", action="store_true", help="also list environment variables found in scripts")
     add_output_arguments(p)
@@ -31,8 +31,8 @@ def add_arguments(p) -> None:
 def split_sides(paths: list[str], npu: list[str] | None) -> tuple[list[str], list[str]] | None:
     if npu:
         return list(paths), list(npu)
-    if "--" in paths:
-        i = paths.index("--")
+    if "vs" in paths:
+        i = paths.index("vs")
         return paths[:i], paths[i + 1:]
     if len(paths) == 2:
         return [paths[0]], [paths[1]]
@@ -47,7 +47,7 @@ def run(args) -> int:
     sides = split_sides(args.paths, args.npu)
     if sides is None or not sides[0] or not sides[1]:
         return fail("hparams expects GPU files and NPU files: `hparams gpu.sh npu.sh` or "
-                    "`hparams a.sh ds.json -- b.sh ds.json`")
+                    "`hparams a.sh ds.json vs b.sh ds.json`")
     opts = options_from(args)
     report = diff_files(sides[0], sides[1], opts)
     report.table = fill_table(report, include_env=args.all_checks)

@@ -78,5 +78,5 @@ def extract(src, ctx):
             continue
         key, value = conv
         ex.facts.append(Fact(key=key, value=value, path=src.name, line=line, source=lines[line - 1].strip(),
-                             rank=RANK_LOG, via="Megatron arguments log"))
+                             rank=RANK_LOG))
     return ex

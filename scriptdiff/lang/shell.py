@@ -241,17 +241,28 @@ class Evaluator:
     def string_segs(self, node) -> list:
         """A double-quoted string: segments, or words where "${ARR[@]}" expands to several."""
         parts: list = [[]]
-        for c in node.children:
+        kids = list(node.children)
+        prev_end = kids[0].end_byte if kids and kids[0].type == '"' else node.start_byte
+        prev_row = node.start_point[0] + 1
+
+        def literal(text: str, row: int) -> None:
+            text = text.replace("\\\n", "\n").replace('\\"', '"').replace("\\$", "$").replace("\\`", "`")
+            for i, piece in enumerate(text.split("\n")):
+                if i:
+                    parts[-1].append(Seg("\n", row + i - 1, (), (), True))
+                if piece:
+                    parts[-1].append(Seg(piece, row + i, (), (), True))
+
+        for c in kids:
+            if c.start_byte > prev_end:  # text tree-sitter leaves between children (newlines)
+                gap = self.data[prev_end:c.start_byte].decode("utf-8", "replace")
+                literal(gap, prev_row)
+            prev_end = max(prev_end, c.end_byte)
+            prev_row = c.end_point[0] + 1
             if c.type == '"':
                 continue
             if c.type == "string_content":
-                text = self.t(c).replace("\\\n", "\n").replace('\\"', '"').replace("\\$", "$").replace("\\`", "`")
-                row = c.start_point[0] + 1
-                for i, piece in enumerate(text.split("\n")):
-                    if i:
-                        parts[-1].append(Seg("\n", row + i - 1, (), (), True))
-                    if piece:
-                        parts[-1].append(Seg(piece, row + i, (), (), True))
+                literal(self.t(c), c.start_point[0] + 1)
             elif c.type == "expansion":
                 r = self.expansion(c, quoted=True)
                 if r and isinstance(r[0], list):  # "${ARR[@]}": several words
