@@ -226,8 +226,9 @@ def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding
     were compared and the path is no finding; otherwise a differing reference is reported."""
     if g is not None and n is not None and g.meta.get("exists") and n.meta.get("exists"):
         return None
-    if g is not None and n is not None and str(g.value) == str(n.value):
-        return None
+    if g is not None and n is not None and str(g.value) == str(n.value) \
+            and bool(g.meta.get("exists")) == bool(n.meta.get("exists")):
+        return None  # the same name, missing on both sides: nothing to tell them apart
     missing = [s for s, f in (("GPU", g), ("NPU", n)) if f is not None and not f.meta.get("exists")]
     msg = (f"config reference {key} is {show(g.value if g else None)} on GPU and "
            f"{show(n.value if n else None)} on NPU")

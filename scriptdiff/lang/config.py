@@ -220,7 +220,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> 
         exists = bool(base) and (os.path.isfile(os.path.join(base, value)) or
                                  os.path.isfile(os.path.join(base, os.path.basename(value))))
         return [fact(f"config:{dp}", os.path.basename(value),
-                     meta={"reference": True, "exists": exists, "written": value})]
+                     meta={"reference": True, "exists": exists, "written": value, "force": True})]
     if isinstance(value, str) and value.strip().lower() == "auto" and style == "deepspeed":
         # HF fills "auto" from its own arguments: not a setting of this file
         return []

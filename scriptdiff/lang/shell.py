@@ -814,7 +814,7 @@ class Evaluator:
         self.facts.append(Fact(key=f"config:{key}", value=os.path.basename(path), path=self.src.name, line=line,
                                source=self.src_line(line), rank=RANK_SCRIPT,
                                via=("$" + vw.via[-1]) if vw.via else None,
-                               meta={"reference": True, "exists": exists, "written": path}))
+                               meta={"reference": True, "exists": exists, "written": path, "force": True}))
 
     def _ref_exists(self, ref: str) -> bool:
         if not self.src.origin:
