@@ -135,3 +135,37 @@ def test_empty_and_non_mapping():
     assert ex.errors[0].message == "empty file; nothing compared"
     ex, f = facts("[1, 2]")
     assert "not a mapping" in ex.errors[0].message
+
+
+def test_random_json_never_raises():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(st.text(alphabet='{}[]":,0123456789.eE-+ truefalsn\\\n', max_size=80))
+    def check(text):
+        try:
+            config.load_json(text)
+        except config.JSONError as e:
+            assert str(e).startswith("line ") and "\n" not in str(e)
+
+    check()
+
+
+def test_json_loader_agrees_with_stdlib():
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5)
+    doc = st.recursive(leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+                       max_leaves=10)
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(doc, st.sampled_from([None, 2]))
+    def check(d, indent):
+        text = json.dumps(d, indent=indent)
+        assert config.load_json(text)[0] == json.loads(text)
+
+    check()

@@ -180,3 +180,31 @@ def test_references_recorded_and_existence(tmp_path):
     ex, f = facts(text, origin=str(script))
     assert ex.references == [("ds.json", 1, "deepspeed"), ("missing.yaml", 1, "config")]
     assert f["config:deepspeed"].meta["exists"] is True and f["config:config"].meta["exists"] is False
+
+
+def test_random_input_never_raises():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    alphabet = st.sampled_from(list("ab=$(){}[]\"'\\\n #-:+*/@.0123456789") + ["torchrun ", "--lr ", "${X:-", "$((",
+                                                                               "export ", "ARR=(", "python -m "])
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(st.lists(alphabet, max_size=60).map("".join))
+    def check(text):
+        ex = shell.extract(Source(name="x.sh", data=text.encode()), SideContext("npu"))
+        for f in ex.facts:
+            assert f.key and f.path == "x.sh"
+
+    check()
+
+
+def test_launcher_inside_a_called_function():
+    text = 'run() {\n  torchrun pretrain_gpt.py --lr $LR\n}\nLR=2e-4\nrun\nfunction never { torchrun pretrain_gpt.py --seed 1; }\n'
+    ex, f = facts(text)
+    assert f["lr"].value == 2e-4 and f["lr"].line == 4 and "seed" not in f and ex.errors == []
+
+
+def test_recursive_function_terminates():
+    ex, f = facts("f() { f; torchrun pretrain_gpt.py --lr 1; }\nf\n")
+    assert f["lr"].value == 1

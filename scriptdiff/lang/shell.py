@@ -143,6 +143,8 @@ class Evaluator:
         self.commented: dict[str, int] = {}  # flag -> line, from comments
         self.launches = 0
         self.env_facts: dict[str, Fact] = {}
+        self.functions: dict[str, object] = {}
+        self.depth = 0
 
     # ----------------------------------------------------------- node helpers
     def t(self, node) -> str:
@@ -435,7 +437,12 @@ class Evaluator:
         elif t == "unset_command":
             for c in node.children[1:]:
                 self.vars.pop(self.t(c), None)
-        elif t in ("function_definition", "comment"):
+        elif t == "function_definition":  # evaluated where it is called
+            nm = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if nm is not None and body is not None:
+                self.functions[self.t(nm)] = body
+        elif t == "comment":
             return
         elif t == "ERROR":  # a region that did not parse: its well-formed statements still count
             self.block(c for c in node.children if c.type in STATEMENTS and not c.has_error)
@@ -541,6 +548,13 @@ class Evaluator:
                 self.assign(p)
             return
         name = os.path.basename(words[0].text)
+        if words[0].text in self.functions and self.depth < 8:
+            self.depth += 1
+            try:
+                self.statement(self.functions[words[0].text])
+            finally:
+                self.depth -= 1
+            return
         if name in ("source", ".") and len(words) > 1:
             self.sourced(words[1], node)
             return
