@@ -42,6 +42,10 @@ def got(rep):
      [("SD301", "warning", "env:OMP_NUM_THREADS", "4", "8", 1, 1)]),
     ("export CUDA_DEVICE_MAX_CONNECTIONS=1\n", "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", []),
     ("export DS_ACCELERATOR=cuda\n", "export DS_ACCELERATOR=npu\n", []),
+    ("export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH\n",
+     "export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:$LD_LIBRARY_PATH\n",
+     [("SD305", "info", "env:LD_LIBRARY_PATH", "/usr/local/cuda/lib64:$LD_LIBRARY_PATH",
+       "/usr/local/Ascend/driver/lib64:$LD_LIBRARY_PATH", 1, 1)]),
 ])
 def test_env_rules(tmp_path, gpu, npu, expected):
     assert got(run(tmp_path, gpu, npu)) == expected

@@ -10,7 +10,8 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
   SD302 info     an NPU-only tuning variable (or `source .../set_env.sh`)
   SD303 info     a GPU-only tuning variable
   SD304 warning  a precision-affecting variable set on one side only, or differing
-  SD305 info     any other variable set on one side only
+  SD305 info     any other variable set on one side only; search paths (PATH,
+                 LD_LIBRARY_PATH, PYTHONPATH, ...) set or differing
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
 value_equivalents of env_map. Other `environment` keys (version:...) are delegated to
@@ -112,6 +113,11 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
             if _listed(label, env.get(lst)):
                 return _finding(rule, key, g, n, f"{side} tuning variable: {label}={show(present.value)} is set "
                                                  f"on {where} only (performance, not numerics)", rs)
+    if gpu_name in (env.get("search_paths") or []):
+        what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
+                else f"{label}={show(present.value)} is set on {where} only")
+        return _finding("SD305", key, g, n, f"search path: {what} (expected to differ between platforms; "
+                                            "the libraries check compares what is installed)", rs)
     determinism = set(env.get("determinism", []) or [])
     is_det = gpu_name in determinism or gname in determinism or nname in determinism
     if both:
