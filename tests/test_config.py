@@ -169,3 +169,14 @@ def test_json_loader_agrees_with_stdlib():
         assert config.load_json(text)[0] == json.loads(text)
 
     check()
+
+
+def test_switch_spellings_agree_between_script_and_yaml(tmp_path):
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "npu").mkdir()
+    (tmp_path / "gpu" / "run.sh").write_text("python train.py --gradient_checkpointing True --bf16 True --learning_rate 1e-5\n")
+    (tmp_path / "npu" / "sft.yaml").write_text("gradient_checkpointing: true\nbf16: true\nlearning_rate: 1.0e-5\n")
+    rep = diff_files([str(tmp_path / "gpu" / "run.sh")], [str(tmp_path / "npu" / "sft.yaml")], Options(use_cache=False))
+    assert rep.findings == []
+    assert {k: (g.value, n.value) for k, g, n in rep.table} == {
+        "recompute_granularity": (True, True), "params_dtype": ("bf16", "bf16"), "lr": (1e-5, 1e-5)}

@@ -147,3 +147,21 @@ def test_launcher_options_are_not_model_arguments(tmp_path):
     assert rows(rep) == []
     assert sorted((f.rule, f.key) for f in rep.findings) == [("SD221", "master_addr"), ("SD221", "master_port")]
     assert table(rep)["world_size"].value == 8
+
+
+def test_the_fake_pack_of_section_3(tmp_path):
+    # the whole pack msprobe was run on: LR 1e-4 vs 0.0002, min-lr 1.0e-6 vs 1e-6, flash attention on GPU only,
+    # NPU adds --use-fused-rmsnorm --use-mcore-models, nccl vs hccl, NCCL_DETERMINISTIC=1 vs HCCL_DETERMINISTIC=true
+    gpu = ("export NCCL_DETERMINISTIC=1\nLR=1e-4\nGPT_ARGS=\"--num-layers 32 --use-flash-attn --min-lr 1.0e-6\"\n"
+           "torchrun --nproc_per_node 8 pretrain_llama.py $GPT_ARGS --lr $LR --distributed-backend nccl\n")
+    npu = ("export HCCL_DETERMINISTIC=true\nLR=0.0002\nGPT_ARGS=\"--num-layers 32 --min-lr 1e-6 --use-fused-rmsnorm "
+           "--use-mcore-models\"\ntorchrun --nproc_per_node 8 pretrain_llama.py $GPT_ARGS --lr $LR --distributed-backend hccl\n")
+    rep = run(tmp_path, gpu, npu, gname="pretrain_llama.sh")
+    assert rows(rep, ("error", "warning", "info")) == [
+        ("SD201", "use_flash_attn", True, False, 3, None),
+        ("SD202", "lr", 1e-4, 2e-4, 2, 2),
+        ("SD210", "use_fused_rmsnorm", False, True, None, 3),
+    ]
+    assert sorted(m.rule for m in rep.masked) == ["SD010", "SD011"]
+    # --use-mcore-models is Megatron's default since core 0.8: the same setting, no finding
+    assert table(rep, 1)["use_mcore_models"].value is True

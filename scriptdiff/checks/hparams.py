@@ -101,7 +101,10 @@ def convert(key: str, raw: Any) -> tuple[str, Any] | None:
             return key, "auto"  # LLaMA-Factory: platform-dependent; compared as the word auto
         return key, FLASH_VALUES.get(s, s)
     entry = vocab().get(key, {})
-    return key, normalize(raw, entry.get("type"))
+    value = normalize(raw, entry.get("type"))
+    if entry.get("type") == "str" and isinstance(value, str) and value.lower() in ("true", "false"):
+        value = value.lower() == "true"  # `--gradient_checkpointing True` and `gradient_checkpointing: true`
+    return key, value
 
 
 # ---------------------------------------------------------------- derivations

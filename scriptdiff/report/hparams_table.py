@@ -40,7 +40,9 @@ def row_json(key, g, n) -> dict:
             d["unresolved"] = list(f.meta["unresolved"])
         return d
 
-    same = g is not None and n is not None and equal(g.value, n.value)
+    gv = g.value if g is not None else None
+    nv = n.value if n is not None else None
+    same = (gv is None and nv is None) or (gv is not None and nv is not None and equal(gv, nv))
     return {"key": key, "equal": same, "derived": bool((g and g.derived) or (n and n.derived)),
             "gpu": side(g), "npu": side(n)}
 
