@@ -208,3 +208,12 @@ def test_launcher_inside_a_called_function():
 def test_recursive_function_terminates():
     ex, f = facts("f() { f; torchrun pretrain_gpt.py --lr 1; }\nf\n")
     assert f["lr"].value == 1
+
+
+def test_positional_configs_and_llamafactory_cli(tmp_path):
+    (tmp_path / "sft.yaml").write_text("learning_rate: 1e-4\n")
+    ex, f = facts("FORCE_TORCHRUN=1 llamafactory-cli train sft.yaml learning_rate=2e-4\n", origin=str(tmp_path / "run.sh"))
+    assert ex.references == [("sft.yaml", 1, "config")] and f["config:config"].meta["exists"] is True
+    assert f["lr"].value == 2e-4 and f["env:FORCE_TORCHRUN"].value == "1"
+    ex, f = facts("accelerate launch --config_file accel.yaml --num_processes 4 train.py --learning_rate 1\n")
+    assert ex.references == [("accel.yaml", 1, "config_file")] and f["world_size"].value == 4

@@ -35,7 +35,7 @@ STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline
               "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
               "function_definition", "redirected_statement", "compound_statement", "comment", "unset_command",
               "negated_command", "test_command"}
-LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "msrun", "python", "python3", "mpirun"}
+LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "msrun", "python", "python3", "mpirun", "llamafactory-cli"}
 DIST_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
 # launcher options that take no value (everything else starting with - takes the next word)
 LAUNCHER_FLAGS = {
@@ -592,6 +592,13 @@ class Evaluator:
             if len(texts) < 2 or texts[1] != "launch":
                 return
             i = 2
+        if name == "llamafactory-cli":  # llamafactory-cli train config.yaml [key=value ...]
+            if len(texts) < 2 or texts[1] not in ("train", "sft", "pt", "rm", "ppo", "dpo", "kto"):
+                return
+            self.frameworks.add("hf")
+            self.script_args(texts[1], words[2:], words[1])
+            self.launches += 1
+            return
         if name.startswith("python") or name == "mpirun":
             # python [-u] [-m module] script args
             while i < len(texts) and texts[i].startswith("-") and texts[i] not in ("-m",):
@@ -743,6 +750,8 @@ class Evaluator:
             m = HYDRA_RE.match(tok)
             if m and not tok.startswith("-"):
                 hydra.append((m.group(2), m.group(3), w))
+            elif tok.lower().endswith(CONFIG_SUFFIXES) and not tok.startswith("-"):
+                self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
             i += 1
         names = {n.replace("-", "_") for n, _, _ in flags}
         megatron = base.startswith(("pretrain_", "posttrain_", "finetune_")) or len(names & MEGATRON_HINTS) >= 2 \
