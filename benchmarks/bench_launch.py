@@ -63,12 +63,19 @@ def make_pair(lines: int) -> tuple[str, str]:
 
 
 def median_time(fn, runs: int) -> float:
+    import gc
+
     fn()  # warm-up (imports, caches)
     times = []
     for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+        gc.collect()
+        gc.disable()  # as timeit does: a collection pause is not the code's time
+        try:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        finally:
+            gc.enable()
     return statistics.median(times)
 
 
