@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..compare import FactTable, classifier, classify_hparam, default_fact, normalize, show, vocab
-from ..model import ORIGIN_DERIVED, Fact, Finding, Masked, Side
+from ..model import ORIGIN_DERIVED, Fact, Finding, Masked
 
 DTYPES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -240,7 +240,3 @@ def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding
     sev = rs.severity(REF_RULE)
     return Finding(rule=REF_RULE, check="hyperparameters", severity=sev, key=key,
                    gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
-
-
-def side_of(f: Fact | None) -> Side | None:
-    return f.side() if f is not None else None

@@ -122,12 +122,6 @@ class Var:
     default_via: str | None = None
 
 
-@dataclass
-class Comment:
-    line: int
-    text: str
-
-
 class Evaluator:
     def __init__(self, src, ctx):
         self.src = src
@@ -142,7 +136,6 @@ class Evaluator:
         self.frameworks: set[str] = set()
         self.commented: dict[str, int] = {}  # flag -> line, from comments
         self.launches = 0
-        self.env_facts: dict[str, Fact] = {}
         self.functions: dict[str, object] = {}
         self.depth = 0
 
@@ -571,8 +564,6 @@ class Evaluator:
         self.launch(words, node)
 
     def sourced(self, word: Word, node) -> None:
-        from ..envmap import canonical  # noqa: F401  (same table; role decided here)
-
         path = word.text
         base = os.path.basename(path)
         role = "npu_tuning" if ("ascend" in path.lower() or base in ("set_env.sh", "setenv.sh")
