@@ -272,6 +272,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
     report.findings.extend(findings)
     report.masked.extend(masked)
     report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
+    report._tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
     report.findings = filter_findings(report.findings, opts)
     report.compared += max(len(gpu_sources), len(npu_sources)) if gpu_sources and npu_sources else 0
     return report.sorted()

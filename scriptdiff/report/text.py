@@ -13,7 +13,7 @@ def _loc(side) -> str:
     if side is None:
         return "(absent)"
     if side.path is None:
-        return side.source or "-"
+        return (side.source or "-") + (f" ({side.via})" if side.via else "")
     where = side.path + (f":{side.line}" if side.line else "")
     if side.line is None and side.source in ("default", "derived"):
         where += f" ({side.source}{', ' + side.via if side.via else ''})"
