@@ -29,8 +29,12 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     from rich.text import Text
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width or 110,
-                      highlight=False, soft_wrap=False)
+    import shutil
+
+    # on a terminal, fit its width; in a file or pipe, never break lines (grep-friendly)
+    width = width or (shutil.get_terminal_size((110, 24)).columns if color else 10_000)
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
+                      highlight=False, soft_wrap=not color)
     report.sorted()
     console.print(Text(f"scriptdiff: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
     for e in report.errors:
