@@ -91,6 +91,8 @@ def detect_kind(src: Source) -> str:
         head = src.text[:4000]
         if ("dependencies:" in head and ("channels:" in head or "name:" in head)) and "pip" in head:
             return "conda"
+        if "dependencies:" in head and ("channels:" in head or name in ("environment.yml", "environment.yaml")):
+            return "conda"
         return "yaml"
     if suffix == ".json":
         head = src.text[:2000].lstrip()
@@ -107,6 +109,11 @@ def detect_kind(src: Source) -> str:
         return "log"
     if suffix == ".txt" and ("requirement" in name or "freeze" in name or "pip" in name):
         return "requirements"
+    if suffix == ".txt":
+        from .checks.libraries import looks_like_requirements  # pip freeze saved under another name
+
+        if looks_like_requirements(src.text[:4000]):
+            return "requirements"
     if suffix in (".toml", ".cfg", ".ini"):
         return "text"
     text = src.text[:4000]

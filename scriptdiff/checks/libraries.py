@@ -221,6 +221,28 @@ def parse_requirements(text: str) -> tuple[list[Entry], list[str], bool]:
     return entries, problems, strict
 
 
+_PIN_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\[[^\]]*\])?\s*(==|===|>=|<=|~=|!=|<|>| @ )")
+
+
+def looks_like_requirements(head: str) -> bool:
+    """A .txt whose every entry line is a requirement (pip freeze saved as packages.txt)."""
+    rows = [ln.strip() for ln in head.splitlines()[:-1] if ln.strip() and not ln.lstrip().startswith("#")]
+    if len(head.splitlines()) <= 1:
+        rows = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not rows:
+        return False
+    if rows[0].split()[:2] == ["Package", "Version"] and len(rows) > 1 and rows[1].startswith("---"):
+        return True
+    pins = 0
+    for r in rows:
+        if r.startswith(("-e ", "--editable", "-r ", "-c ", "--index-url", "--extra-index-url", "-f ", "--find-links")):
+            continue
+        if not _PIN_LINE.match(r):
+            return False
+        pins += 1
+    return pins > 0
+
+
 def parse_pip_json(text: str) -> tuple[list[Entry], list[str]]:
     try:
         data = json.loads(text)
