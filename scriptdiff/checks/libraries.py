@@ -177,7 +177,7 @@ def parse_requirements(text: str) -> tuple[list[Entry], list[str], bool]:
             i += 1
             line = line.rstrip()[:-1] + " " + raw[i].strip()
         i += 1
-        stripped = line.strip()
+        stripped = scrub_url(line.strip())
         if not stripped:
             continue
         if stripped.startswith("#"):
