@@ -193,3 +193,21 @@ def test_bad_snapshots_one_line_errors(tmp_path, cli, text, message, fatal):
 def test_missing_input_exit_2(tmp_path, cli):
     code, out, err = cli("env", str(tmp_path / "no.json"), str(tmp_path / "nope.json"))
     assert code == 2 and "no such file" in err
+
+
+def test_bundled_example_pair(fixtures, cli):
+    """fixtures/env/{gpu,npu}/snapshot.json (the README's example): a port with two real drifts."""
+    g, n = fixtures / "env/gpu/snapshot.json", fixtures / "env/npu/snapshot.json"
+    code, out, err = cli("env", str(g), str(n), "-f", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["errors"] == []
+    got = [(f["rule"], f["key"], f["gpu"] and f["gpu"]["value"], f["npu"] and f["npu"]["value"],
+            f["gpu"] and f["gpu"]["line"], f["npu"] and f["npu"]["line"]) for f in doc["findings"]
+           if f["severity"] != "info"]
+    assert got == [("SD404", "pkg:peft", "0.10.0", None, 104, None),
+                   ("SD401", "pkg:transformers", "4.40.2", "4.41.2", 107, 108)]
+    lines = g.read_text().splitlines()
+    assert '"name": "peft"' in lines[103] and '"name": "transformers"' in lines[106]
+    pair = next(f for f in doc["findings"] if f["key"] == "version:accelerator_toolkit")
+    assert (pair["severity"], pair["gpu"]["value"], pair["npu"]["value"]) == ("info", "CUDA 12.1.1", "CANN 8.0.RC3")
+    assert pair["gpu"]["source"] == "CUDA toolkit 12.1.1 (/usr/local/cuda/version.json)"

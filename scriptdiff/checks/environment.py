@@ -139,6 +139,7 @@ def extract(src, ctx):
         ex.errors.append(InputError(src.name, "'versions' is not a mapping; versions not compared"))
         versions = {}
     found: dict[str, str | None] = {}
+    texts: dict[str, str] = {}
     for comp, entry in sorted(versions.items()):
         v = _version_of(entry)
         cplat = (comps.get(comp) or {}).get("platform", "any")
@@ -149,6 +150,7 @@ def extract(src, ctx):
         src_text = f"{label} {v}" + (f" ({where})" if where else "") if v else f"{label} not found"
         vfact(comp, v, src_text, ("versions", comp), platform=cplat)
         found[comp] = v
+        texts[comp] = src_text
     if platform in ("gpu", "npu"):
         for pair in pairs:
             comp = next((c for c, d in comps.items() if d.get("pair") == pair and d.get("platform") == platform), None)
@@ -161,7 +163,7 @@ def extract(src, ctx):
             value = f"{short} {v}" if v else f"{short} not found"
             if comp == "driver" and found.get("firmware"):
                 value += f" (firmware {found['firmware']})"
-            vfact(pair, value, value, ("versions", comp), platform=platform, pair=True)
+            vfact(pair, value, texts.get(comp, value), ("versions", comp), platform=platform, pair=True)
         backend = _torch_backend(platform, entries)
         if backend:
             vfact("torch_backend", backend[0], backend[0], ("dist", backend[1]), platform=platform, pair=True)
