@@ -109,13 +109,19 @@ def extract(src, ctx):
                             spec=f"=={d['version']}", installer=d.get("installer"))
         source = d.get("source")
         if isinstance(source, dict):
-            e.url = source.get("url")
-            e.commit = source.get("commit")
+            e.url = source.get("url") if isinstance(source.get("url"), str) else None
+            e.commit = source.get("commit") if isinstance(source.get("commit"), str) else None
             e.editable = bool(source.get("editable"))
+        if not isinstance(e.installer, str):
+            e.installer = None
         entries.append(e)
+    versions = doc.get("versions") or {}
+    if not isinstance(versions, dict):
+        ex.errors.append(InputError(src.name, "'versions' is not a mapping; versions not compared"))
+        versions = {}
     platform = doc.get("platform")
     if platform not in ("gpu", "npu", "cpu"):
-        platform = _infer_platform(doc.get("versions") or {}, entries)
+        platform = _infer_platform(versions, entries)
     ex.facts.extend(libraries.package_facts(entries, src.name, side, RANK_LOG, strict,
                                             platform if platform in ("gpu", "npu") else None))
 
@@ -125,19 +131,15 @@ def extract(src, ctx):
                              meta={"component": comp, "snapshot_platform": platform, **meta}))
 
     py = doc.get("python")
-    pyv = _version_of(py)
+    pyv = _version_of(py) if isinstance(py, (dict, str)) else None
     if pyv:
         vfact("python", pyv, f"python {pyv}", ("python",), platform="any")
     osd = doc.get("os")
     osname = osd.get("name") if isinstance(osd, dict) else osd
-    if osname:
+    if isinstance(osname, str) and osname:
         vfact("os", str(osname), f"os {osname}", ("os",), platform="any")
-    if doc.get("arch"):
+    if isinstance(doc.get("arch"), str) and doc["arch"]:
         vfact("arch", str(doc["arch"]), f"arch {doc['arch']}", ("arch",), platform="any")
-    versions = doc.get("versions") or {}
-    if not isinstance(versions, dict):
-        ex.errors.append(InputError(src.name, "'versions' is not a mapping; versions not compared"))
-        versions = {}
     found: dict[str, str | None] = {}
     texts: dict[str, str] = {}
     for comp, entry in sorted(versions.items()):
@@ -145,7 +147,7 @@ def extract(src, ctx):
         cplat = (comps.get(comp) or {}).get("platform", "any")
         if v is None and cplat not in (platform, "any"):
             continue  # the other platform's component: nothing to compare
-        where = entry.get("source") if isinstance(entry, dict) else None
+        where = entry.get("source") if isinstance(entry, dict) and isinstance(entry.get("source"), str) else None
         label = (comps.get(comp) or {}).get("label", comp)
         src_text = f"{label} {v}" + (f" ({where})" if where else "") if v else f"{label} not found"
         vfact(comp, v, src_text, ("versions", comp), platform=cplat)
