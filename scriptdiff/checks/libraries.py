@@ -330,7 +330,7 @@ def parse_conda(text: str) -> tuple[list[Entry], list[str], str | None, int | No
         key_name = names.get(normalize_name(name), name) if normalize_name(name) in names else name
         if key_name is None:
             continue  # conda-only plumbing (pip, cudatoolkit ...), not a Python package
-        out.append(Entry(name=key_name, line=line, source=dep, version=version or None,
+        out.append(Entry(name=key_name, line=line, source=scrub_url(dep), version=version or None,
                          spec=f"=={version}" if version else spec_s, installer="conda", fuzzy=fuzzy))
     return out, problems, python, pyline
 
