@@ -142,14 +142,19 @@ def toolkit_homes(rd: Reader, env: dict, root: str) -> list[str]:
     return homes
 
 
+def _archs(arch: str | None) -> list[str]:
+    return [arch] if arch else ["x86_64", "aarch64"]
+
+
 def collect_ascend(rd: Reader, env: dict, arch: str) -> dict:
     root = ascend_root(rd)
     out: dict = {}
     homes = toolkit_homes(rd, env, root)
     files = []
     for h in homes:
-        files += [f"{h}/toolkit/version.info", f"{h}/{arch}-linux/ascend_toolkit_install.info",
-                  f"{h}/runtime/version.info", f"{h}/compiler/version.info"]
+        files += [f"{h}/toolkit/version.info"]
+        files += [f"{h}/{a}-linux/ascend_toolkit_install.info" for a in _archs(arch)]
+        files += [f"{h}/runtime/version.info", f"{h}/compiler/version.info"]
     v, src, kv = _first_kv(rd, files, ("version",))
     home = src.rsplit("/", 2)[0] if src else None
     if src and src.endswith("ascend_toolkit_install.info"):
@@ -433,6 +438,24 @@ class Runner:
 
 # --------------------------------------------------------------------------- the snapshot
 
+def _tree_arch(rd: Reader, versions: dict) -> str | None:
+    """The architecture of a --root tree, from the files that name it."""
+    cann = versions.get("cann") or {}
+    m = re.search(r"/(x86_64|aarch64)-linux/", cann.get("source") or "")
+    if m:
+        return m.group(1)
+    for a in ("x86_64", "aarch64"):
+        if cann.get("home") and rd.isdir(f"{cann['home']}/{a}-linux"):
+            return a
+    m = re.search(r"NVIDIA UNIX (?:Open Kernel Module for )?(x86_64|aarch64)", rd.text("/proc/driver/nvidia/version") or "")
+    if m:
+        return m.group(1)
+    for a in ("x86_64", "aarch64"):
+        if rd.isdir(f"/usr/lib/{a}-linux-gnu"):
+            return a
+    return None
+
+
 def detect_platform(versions: dict, dists: list[dict], smi: dict | None) -> str:
     names = {re.sub(r"[-_.]+", "-", d["name"]).lower(): d for d in dists}
 
@@ -464,13 +487,26 @@ def collect(root: str | None = None, environ: dict | None = None, run_commands: 
     if run_commands is None:
         run_commands = rd.root == "/"
     run = Runner(run_commands, env)
-    arch = _platform.machine() or "unknown"
+    # under --root, the tree's architecture and Python are not this process's: inferred or left out
+    arch = (_platform.machine() or "unknown") if rd.root == "/" else None
     osr = read_kv(rd.text("/etc/os-release"))
     versions: dict = {}
     versions.update(collect_ascend(rd, env, arch))
     nv, gpu_devices = collect_nvidia(rd, env, run)
     versions.update(nv)
-    dists = read_distributions(site_dirs(rd, sites, env))
+    dirs = site_dirs(rd, sites, env)
+    dists = read_distributions(dirs)
+    if arch is None:
+        arch = _tree_arch(rd, versions)
+    python = {"version": _platform.python_version(), "implementation": _platform.python_implementation(),
+              "executable": sys.executable}
+    if rd.root != "/":
+        python = {"version": None}
+        for d in dirs:
+            m = re.search(r"/python(3\.\d+)/(site|dist)-packages$", d)
+            if m:
+                python = {"version": m.group(1), "inferred_from": "/" + os.path.relpath(d, rd.root)}
+                break
     byname = {re.sub(r"[-_.]+", "-", d["name"]).lower(): d for d in dists}
     for comp, wheels in (("cudnn", ("nvidia-cudnn-cu12", "nvidia-cudnn-cu11")),
                          ("nccl", ("nvidia-nccl-cu12", "nvidia-nccl-cu11"))):
@@ -491,8 +527,7 @@ def collect(root: str | None = None, environ: dict | None = None, run_commands: 
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "root": rd.root,
         "platform": detect_platform(versions, dists, smi),
-        "python": {"version": _platform.python_version(), "implementation": _platform.python_implementation(),
-                   "executable": sys.executable},
+        "python": python,
         "os": {"name": osr.get("pretty_name") or _platform.system(), "id": osr.get("id"),
                "version_id": osr.get("version_id"), "kernel": _platform.release() if rd.root == "/" else None},
         "arch": arch,

@@ -41,6 +41,10 @@ def test_ascend_tree_versions(tmp_path):
     assert snap["commands_run"] == [] and snap["npu_smi"] is None  # nothing is run under --root
     assert snap["os"]["name"] == "openEuler 22.03 (LTS-SP1)"
     assert snap["root"] == str(tmp_path)
+    # under --root, architecture and Python are the tree's (inferred), not those of the Python running collect
+    assert snap["arch"] == "aarch64"
+    assert snap["python"] == {"version": "3.10", "inferred_from": "/usr/local/lib/python3.10/site-packages"}
+    assert snap["os"]["kernel"] is None
 
 
 def test_ascend_install_root_from_install_info(tmp_path):
@@ -58,12 +62,10 @@ def test_toolkit_install_info_when_version_info_missing(tmp_path):
     layout.ascend_tree(tmp_path, arch="x86_64")
     os.remove(tmp_path / "usr/local/Ascend/ascend-toolkit/8.0.RC3/toolkit/version.info")
     snap = collect(root=str(tmp_path), environ={})
-    import platform
-
-    if platform.machine() != "x86_64":
-        pytest.skip("the alternative file is looked up for this machine's architecture")
     assert snap["versions"]["cann"]["version"] == "8.0.RC3"
-    assert snap["versions"]["cann"]["source"].endswith("/x86_64-linux/ascend_toolkit_install.info")
+    assert snap["versions"]["cann"]["source"] == ("/usr/local/Ascend/ascend-toolkit/latest/x86_64-linux/"
+                                                  "ascend_toolkit_install.info")
+    assert snap["arch"] == "x86_64"  # the tree's, whatever machine reads it
 
 
 def test_nvidia_tree_versions(tmp_path):
@@ -78,6 +80,7 @@ def test_nvidia_tree_versions(tmp_path):
     assert v["nccl"]["source"] == "distribution nvidia-nccl-cu12"  # no nccl.h: the wheel's version
     assert snap["platform"] == "gpu"
     assert snap["env"] == {"CUDA_VISIBLE_DEVICES": "0,1"}
+    assert snap["arch"] == "x86_64"  # from the driver's version line
 
 
 def test_old_cuda_version_txt_and_cuda_home(tmp_path):

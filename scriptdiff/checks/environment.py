@@ -133,7 +133,9 @@ def extract(src, ctx):
     py = doc.get("python")
     pyv = _version_of(py) if isinstance(py, (dict, str)) else None
     if pyv:
-        vfact("python", pyv, f"python {pyv}", ("python",), platform="any")
+        inferred = isinstance(py, dict) and py.get("inferred_from")
+        vfact("python", pyv, f"python {pyv}" + (f" (from {inferred})" if inferred else ""), ("python",),
+              platform="any", **({"fuzzy": True} if inferred else {}))
     osd = doc.get("os")
     osname = osd.get("name") if isinstance(osd, dict) else osd
     if isinstance(osname, str) and osname:
