@@ -272,9 +272,12 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.errors.extend(res.errors)
     for name in CHECK_MODULES:
         try:
-            _module(name)
+            mod = _module(name)
         except ModuleNotFoundError:
-            pass
+            continue
+        derive_pair = getattr(mod, "derive_pair", None)  # a check that needs both sides in view
+        if derive_pair is not None:
+            derive_pair(gtable, ntable)
     findings, masked = compare_tables(gtable, ntable)
     report.findings.extend(findings)
     report.masked.extend(masked)

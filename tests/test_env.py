@@ -212,3 +212,34 @@ def test_bundled_example_pair(fixtures, cli):
     pair = next(f for f in doc["findings"] if f["key"] == "version:accelerator_toolkit")
     assert (pair["severity"], pair["gpu"]["value"], pair["npu"]["value"]) == ("info", "CUDA 12.1.1", "CANN 8.0.RC3")
     assert pair["gpu"]["source"] == "CUDA toolkit 12.1.1 (/usr/local/cuda/version.json)"
+
+
+def test_requirements_against_snapshot_is_asymmetric(tmp_path):
+    """Named in the GPU requirements but not installed on NPU: a difference. Installed on NPU
+    (as a dependency, say) but not named by the GPU requirements: info only (SD411)."""
+    req = tmp_path / "gpu" / "requirements.txt"
+    req.parent.mkdir()
+    req.write_text("torch==2.1.0\ntransformers==4.40.2\npeft==0.10.0\n")
+    n = snapshot(tmp_path, "npu", layout.npu_machine, NPU_ENV)
+    report = diff_files([str(req)], [str(n)], Options(checks={"libraries"}))
+    assert rows(report) == [
+        ("SD404", "error", "pkg:peft", "0.10.0", None),
+        ("SD411", "info", "pkg:apex", None, "0.1+ascend"),
+        ("SD411", "info", "pkg:deepspeed", None, "0.14.0"),
+        ("SD411", "info", "pkg:megatron-core", None, "0.8.0"),
+        ("SD411", "info", "pkg:mindspeed", None, "0.8.0"),
+        ("SD411", "info", "pkg:numpy", None, "1.26.4"),
+        ("SD411", "info", "pkg:tqdm", None, "4.66.1"),
+    ]
+
+
+def test_no_package_list_on_the_other_side(tmp_path):
+    """A snapshot without distributions against a package list: packages are not compared."""
+    g = tmp_path / "gpu" / "snapshot.json"
+    g.parent.mkdir()
+    g.write_text('{"scriptdiff_snapshot": 1, "platform": "gpu", "versions": {"cuda": {"version": "12.1.1"}}}')
+    req = tmp_path / "npu" / "requirements.txt"
+    req.parent.mkdir()
+    req.write_text("torch==2.1.0\nnumpy==1.26.4\n")
+    report = diff_files([str(g)], [str(req)], Options(checks={"libraries", "environment"}))
+    assert rows(report) == []

@@ -123,7 +123,9 @@ def extract(src, ctx):
     if platform not in ("gpu", "npu", "cpu"):
         platform = _infer_platform(versions, entries)
     ex.facts.extend(libraries.package_facts(entries, src.name, side, RANK_LOG, strict,
-                                            platform if platform in ("gpu", "npu") else None))
+                                            platform if platform in ("gpu", "npu") else None, exhaustive=True))
+    if "distributions" in doc:
+        ex.facts.append(libraries.list_marker(src.name, True))
 
     def vfact(comp: str, value, source: str, line_key: tuple, **meta) -> None:
         ex.facts.append(Fact(key=f"version:{comp}", value=value, check="environment", path=src.name,

@@ -349,11 +349,13 @@ def entry_value(e: Entry):
 
 
 def package_facts(entries: list[Entry], path: str, side: str, rank: int, strict: bool = False,
-                  platform: str | None = None) -> list[Fact]:
+                  platform: str | None = None, exhaustive: bool = False) -> list[Fact]:
+    """`exhaustive`: the list names everything installed (snapshot, pip freeze, pip list), not a
+    hand-written selection (requirements, environment.yml)."""
     facts = []
     for e in entries:
         meta = {"name": e.name, "version": e.version, "spec": e.spec, "pinned": e.version is not None,
-                "side": side}
+                "side": side, "exhaustive": exhaustive}
         if e.url:
             meta["url"] = e.url
         if e.commit:
@@ -381,9 +383,10 @@ def extract(src, ctx):
     side = getattr(ctx, "side", "gpu")
     ex = Extract()
     rank = RANK_CONFIG
+    exhaustive = False
     if kind == "pipjson":
         entries, problems = parse_pip_json(src.text)
-        rank = RANK_LOG
+        rank, exhaustive = RANK_LOG, True
     elif kind == "conda":
         entries, problems, python, pyline = parse_conda(src.text)
         if python:
@@ -393,13 +396,43 @@ def extract(src, ctx):
     else:
         entries, problems, asked = parse_requirements(src.text)
         strict = strict or asked
-        if "freeze" in src.basename.lower():
-            rank = RANK_LOG
+        if "freeze" in src.basename.lower() or _is_pip_list(src.text):
+            rank, exhaustive = RANK_LOG, True
     fatal = not entries and bool(problems) and kind in ("pipjson", "conda")
     for p in problems:
         ex.errors.append(InputError(src.name, p + ("" if fatal else "; line skipped"), fatal=fatal))
-    ex.facts.extend(package_facts(entries, src.name, side, rank, strict))
+    ex.facts.extend(package_facts(entries, src.name, side, rank, strict, exhaustive=exhaustive))
+    ex.facts.append(list_marker(src.name, exhaustive))
     return ex
+
+
+LIST_KEY = "pkglist"
+
+
+def list_marker(path: str, exhaustive: bool) -> Fact:
+    """Says that this side gave a package list (even an empty one), and of which sort."""
+    return Fact(key=LIST_KEY, value=exhaustive, check="libraries", path=path, source="package list",
+                rank=RANK_DEFAULT, meta={"marker": True})
+
+
+def _is_pip_list(text: str) -> bool:
+    rows = [ln for ln in text.splitlines()[:3] if ln.strip()]
+    return len(rows) >= 2 and rows[0].split()[:2] == ["Package", "Version"] and rows[1].lstrip().startswith("---")
+
+
+def derive_pair(gpu, npu) -> None:
+    """Tell each package fact what the other side's list is: none at all, a hand-written
+    selection, or everything installed (decides what "on one side only" means)."""
+    def summary(table):
+        markers = table.facts.get(LIST_KEY, [])
+        return bool(markers), any(f.value is True for f in markers)
+
+    gs, ns = summary(gpu), summary(npu)
+    for table, other in ((gpu, ns), (npu, gs)):
+        for k in table.keys("libraries"):
+            if k.startswith("pkg:"):
+                for f in table.facts[k]:
+                    f.meta["other_has_pkgs"], f.meta["other_exhaustive"] = other
 
 
 # --------------------------------------------------------------------------- both sides
@@ -464,6 +497,8 @@ def _standin(name: str, have: Fact, cp: dict) -> Fact:
 @classifier("libraries")
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
     lib = rs.section("library_checks", {}) or {}
+    if key == LIST_KEY:
+        return None  # bookkeeping (see derive_pair), never a finding
     if key.startswith("compat:"):
         f = g or n
         where = "NPU" if n is not None else "GPU"
@@ -502,6 +537,11 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
             return finding("SD409", f"{label} {show(present.value)} on GPU, and the NPU side has no {cp['npu']} "
                                     f"to stand for it ({cp.get('why', '')})")
     where, other = ("GPU", "NPU") if side == "gpu" else ("NPU", "GPU")
+    if present.meta.get("other_has_pkgs") is False:
+        return None  # the other side gave no package list at all: nothing to compare against
+    if present.meta.get("exhaustive") and present.meta.get("other_exhaustive") is False:
+        return finding("SD411", f"{label} {show(present.value)} is installed on {where}; the {other} side's "
+                                f"package list (a hand-written selection) does not name it")
     if is_key:
         return finding("SD404", f"key package {label} {show(present.value)} is installed on {where} only")
     return finding("SD405", f"{label} {show(present.value)} is installed on {where} only")
