@@ -243,3 +243,15 @@ def test_no_package_list_on_the_other_side(tmp_path):
     req.write_text("torch==2.1.0\nnumpy==1.26.4\n")
     report = diff_files([str(g)], [str(req)], Options(checks={"libraries", "environment"}))
     assert rows(report) == []
+
+
+def test_cli_several_files_per_side(tmp_path, cli):
+    g = snapshot(tmp_path, "gpu", layout.gpu_machine, GPU_ENV)
+    req = tmp_path / "gpu" / "requirements.txt"
+    req.write_text("peft==0.10.0\n")
+    n = snapshot(tmp_path, "npu", layout.npu_machine, NPU_ENV)
+    code, out, err = cli("env", f"{g},{req}", str(n), "-f", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["errors"] == []
+    assert [(f["rule"], f["key"], f["gpu"]["path"], f["gpu"]["line"]) for f in doc["findings"]
+            if f["severity"] == "error"] == [("SD404", "pkg:peft", str(req), 1)]
