@@ -91,6 +91,8 @@ def detect_kind(src: Source) -> str:
         head = src.text[:4000]
         if ("dependencies:" in head and ("channels:" in head or "name:" in head)) and "pip" in head:
             return "conda"
+        if "dependencies:" in head and ("channels:" in head or name in ("environment.yml", "environment.yaml")):
+            return "conda"
         return "yaml"
     if suffix == ".json":
         head = src.text[:2000].lstrip()
@@ -107,6 +109,11 @@ def detect_kind(src: Source) -> str:
         return "log"
     if suffix == ".txt" and ("requirement" in name or "freeze" in name or "pip" in name):
         return "requirements"
+    if suffix == ".txt":
+        from .checks.libraries import looks_like_requirements  # pip freeze saved under another name
+
+        if looks_like_requirements(src.text[:4000]):
+            return "requirements"
     if suffix in (".toml", ".cfg", ".ini"):
         return "text"
     text = src.text[:4000]
@@ -265,9 +272,12 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.errors.extend(res.errors)
     for name in CHECK_MODULES:
         try:
-            _module(name)
+            mod = _module(name)
         except ModuleNotFoundError:
-            pass
+            continue
+        derive_pair = getattr(mod, "derive_pair", None)  # a check that needs both sides in view
+        if derive_pair is not None:
+            derive_pair(gtable, ntable)
     findings, masked = compare_tables(gtable, ntable)
     report.findings.extend(findings)
     report.masked.extend(masked)
