@@ -48,6 +48,8 @@ def test_faithful_port_has_no_warning_or_error(tmp_path):
     report = diff_files([str(g)], [str(n)], Options(checks={"environment", "libraries"}))
     assert report.errors == []
     assert rows(report) == [
+        # the NPU-only CANN path variable is shown, as info (checks.envvars)
+        ("SD302", "info", "env:ASCEND_HOME_PATH", None, "/usr/local/Ascend/ascend-toolkit/latest"),
         ("SD310", "info", "version:accelerator_driver", "NVIDIA 535.104.05", "Ascend 24.1.rc2 (firmware 7.5.0.1.129)"),
         ("SD310", "info", "version:accelerator_toolkit", "CUDA 12.1.1", "CANN 8.0.RC3"),
         ("SD310", "info", "version:torch_backend", "torch 2.1.0+cu121 (CUDA build cu121)", "torch_npu 2.1.0.post8"),
@@ -86,6 +88,7 @@ def test_drifted_port_exact_findings(tmp_path):
     report = diff_files([str(g)], [str(n)], Options(checks={"environment", "libraries"}))
     got = [r for r in rows(report) if r[0] not in ("SD310", "SD316")]
     assert got == [
+        ("SD302", "info", "env:ASCEND_HOME_PATH", None, "/usr/local/Ascend/ascend-toolkit/latest"),
         ("SD401", "error", "pkg:megatron-core", "0.8.0", "0.9.0"),
         ("SD401", "error", "pkg:torch", "2.1.0+cu121", "2.2.0"),
         ("SD402", "warning", "pkg:deepspeed", "0.14.0", "0.14.4"),
