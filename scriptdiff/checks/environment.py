@@ -19,8 +19,6 @@ A snapshot (docs/snapshot.md) yields
 """
 from __future__ import annotations
 
-import json
-import re
 from functools import lru_cache
 
 from .. import compare
@@ -41,25 +39,21 @@ def _platform_data():
 
 # --------------------------------------------------------------------------- reading a snapshot
 
-def line_index(text: str) -> dict[tuple, int]:
-    """Lines of the sections written by collect.dumps: ("versions", comp), ("env", NAME),
-    ("dist", pep503 name) and top-level keys. Hand-formatted JSON simply yields fewer lines."""
-    idx: dict[tuple, int] = {}
-    top = None
-    key_re = re.compile(r'^(\s*)"([^"]+)"\s*:')
-    name_re = re.compile(r'"name"\s*:\s*"([^"]+)"')
-    for i, line in enumerate(text.splitlines(), 1):
-        m = key_re.match(line)
-        if m and len(m.group(1)) == 2:
-            top = m.group(2)
-            idx.setdefault((top,), i)
-            continue
-        if top == "distributions":
-            n = name_re.search(line)
-            if n:
-                idx.setdefault(("dist", re.sub(r"[-_.]+", "-", n.group(1)).lower()), i)
-        elif top in ("versions", "env") and m and len(m.group(1)) == 4:
-            idx.setdefault((top, m.group(2)), i)
+def line_index(doc: dict, lines: dict[tuple, int]) -> dict[tuple, int]:
+    """Lines of a snapshot's entries, from the line-keeping JSON loader: ("versions", comp),
+    ("env", NAME), ("dist", pep503 name) and top-level keys."""
+    from .libraries import normalize_name
+
+    idx: dict[tuple, int] = {k: v for k, v in lines.items() if len(k) == 1}
+    for top in ("versions", "env"):
+        for k, v in lines.items():
+            if len(k) == 2 and k[0] == top:
+                idx[(top, k[1])] = v
+    dists = doc.get("distributions") if isinstance(doc, dict) else None
+    if isinstance(dists, list):
+        for i, d in enumerate(dists):
+            if isinstance(d, dict) and isinstance(d.get("name"), str) and ("distributions", i) in lines:
+                idx.setdefault(("dist", normalize_name(d["name"])), lines[("distributions", i)])
     return idx
 
 
@@ -73,12 +67,13 @@ def _version_of(entry):
 
 def extract(src, ctx):
     from ..engine import Extract
+    from ..lang.config import JSONError, load_json
     from . import libraries
 
     ex = Extract()
     try:
-        doc = json.loads(src.text)
-    except ValueError as e:
+        doc, json_lines = load_json(src.text)
+    except (JSONError, ValueError) as e:
         ex.errors.append(InputError(src.name, f"not a valid snapshot: not valid JSON: {e}", fatal=True))
         return ex
     if not isinstance(doc, dict) or "scriptdiff_snapshot" not in doc:
@@ -93,7 +88,7 @@ def extract(src, ctx):
                                               f"({SUPPORTED_SCHEMA}); fields it does not know are ignored"))
     side = getattr(ctx, "side", "gpu")
     strict = bool(getattr(getattr(ctx, "options", None), "strict_local", False))
-    lines = line_index(src.text)
+    lines = line_index(doc, json_lines)
     comps, pairs, _ = _platform_data()
     dists = doc.get("distributions") or []
     if not isinstance(dists, list):

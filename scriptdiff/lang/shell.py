@@ -684,7 +684,6 @@ class Evaluator:
                 total = num(wn)
                 formula = "worker_num"
         if parts:
-            via_vars = [v for w in parts for v in w.via]
             unresolved = [u for w in parts for u in w.unresolved]
             value = total if total is not None else " * ".join(w.text for w in parts)
             meta = {"unresolved": unresolved} if unresolved else {}
