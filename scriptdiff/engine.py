@@ -52,6 +52,7 @@ class Options:
     checks: set[str] | None = None  # restrict to these checks
     strict_local: bool = False  # compare local version tags (+cu121)
     max_bytes: int = 2_000_000  # above this, code is compared as text
+    baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
 
 
 # kind -> module (relative to scriptdiff). Each module provides `extract(src, side, ctx)`
@@ -272,6 +273,9 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
     report.findings.extend(findings)
     report.masked.extend(masked)
     report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
+    from .suppress import apply as apply_suppressions  # inline comments + baseline, before --select
+
+    apply_suppressions(report, gpu_sources, npu_sources, opts)
     report.findings = filter_findings(report.findings, opts)
     report.compared += max(len(gpu_sources), len(npu_sources)) if gpu_sources and npu_sources else 0
     return report.sorted()
