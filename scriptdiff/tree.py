@@ -217,9 +217,23 @@ def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
 
 def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None) -> Report:
     """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest."""
-    from .engine import Options, compare_sides, detect_kind
+    from .engine import Options, compare_sides
 
     opts = opts or Options()
+    gsrcs, nsrcs, src_pairs, npairs = collect(gfiles, nfiles, report, opts)
+    compare_sides(gsrcs, nsrcs, src_pairs, report, opts)
+    report.compared = max(report.compared, npairs)
+    return report.sorted()
+
+
+def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts,
+            unpaired: bool = True) -> tuple[list[Source], list[Source], list[tuple[Source, Source]], int]:
+    """The sources of two listings for the engine: (GPU, NPU, pairs to diff, number of pairs).
+
+    Identical pairs are not diffed; unpaired files become SD150/SD151 findings when
+    `unpaired` (a folder scan), and count for their side either way."""
+    from .engine import detect_kind
+
     rules = _pairing()
     relevant = set(rules.get("relevant_kinds", []) or [])
     pairs, gonly, nonly = pair_paths(sorted(gfiles), sorted(nfiles), rules)
@@ -263,10 +277,9 @@ def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Re
             kind = detect_kind(src) if src is not None else "binary"
             if src is not None and kind in relevant:
                 (gsrcs if side == "gpu" else nsrcs).append(src)
-            report.findings.append(unpaired_finding(e.display, rel, side, kind in relevant, kind))
-    compare_sides(gsrcs, nsrcs, src_pairs, report, opts)
-    report.compared = max(report.compared, len(pairs))
-    return report.sorted()
+            if unpaired:
+                report.findings.append(unpaired_finding(e.display, rel, side, kind in relevant, kind))
+    return gsrcs, nsrcs, src_pairs, len(pairs)
 
 
 def unpaired_finding(path: str, rel: str, side: str, relevant: bool, kind: str) -> Finding:

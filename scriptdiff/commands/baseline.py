@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from .common import fail, options_from
 
@@ -50,6 +51,7 @@ def run(args) -> int:
             cfg = load_config(args.config)
         except CheckConfigError as e:
             return fail(str(e))
+        opts.baseline = None
         report = run_checks(cfg, opts)
     else:
         if not args.gpu or not args.npu:
@@ -61,7 +63,7 @@ def run(args) -> int:
             return code
     if report.exit_code() == 2:
         for e in report.errors:
-            print(f"scriptdiff: {e.path}: {e.message}")
+            print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
         return 2
     doc = baseline_document(report.findings)
     try:
