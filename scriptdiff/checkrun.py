@@ -176,8 +176,11 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
 
 
 def _display(p: str) -> str:
-    rel = os.path.relpath(p)
-    return p if rel.startswith("..") else rel.replace(os.sep, "/")
+    """A configured path as shown in reports: relative to the current folder."""
+    try:
+        return os.path.relpath(p).replace(os.sep, "/")
+    except ValueError:  # another drive
+        return p
 
 
 def _module_present(name: str) -> bool:
@@ -286,26 +289,24 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     from .engine import LANGS
 
     for side in ("gpu", "npu"):
-        for kind in kinds[side]:
+        for kind in sorted(kinds[side]):
             mod = LANGS.get(kind)
             if mod and not _module_present(mod):
                 for check in KIND_CHECKS.get(kind, ()):
                     name = f"scriptdiff.{mod} ({kind} files)"
-                    if name not in missing[check]:
+                    if not any(m.split(" ")[0] == f"scriptdiff.{mod}" for m in missing[check]):
                         missing[check].append(name)
     for check, mods in CHECK_MODULES.items():
         if any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in CHECK_INPUTS[check]):
             for m in mods:
-                if not _module_present(m) and f"scriptdiff.{m}" not in missing[check]:
+                if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check]):
                     missing[check].append(f"scriptdiff.{m}")
     report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in CHECKS}
     return report.sorted()
 
 
 def _label(side: SideConfig) -> str:
-    where = _display(side.base)
-    if where == ".":
-        where = "/".join(_display(p) for p in side.inputs.get("scripts", [])) or f"[{side.name}]"
+    where = " ".join(_display(p) for p in side.inputs.get("scripts", [])) or _display(side.base)
     return f"{side.git}:{where}" if side.git else where
 
 
@@ -417,7 +418,7 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
         if not given[s]:
             return "not checked", f"no {s.upper()} input ({other.upper()} has {', '.join(given[other])})"
     if missing:
-        return "not checked", f"this build cannot read these inputs: {', '.join(missing)} missing"
+        return "not checked", f"this build lacks {', '.join(missing)}"
     for s in ("gpu", "npu"):
         if not any(sides[s].read_ok.get(k) for k in keys):
             return "not checked", f"no {s.upper()} input could be read (see errors)"

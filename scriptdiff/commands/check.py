@@ -28,6 +28,8 @@ def add_arguments(p) -> None:
     p.add_argument("--files", nargs="*", metavar="FILE",
                    help="only these files, each against its GPU/NPU counterpart (the pre-commit hook)")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a check is not checked (a gate that cannot pass on missing inputs)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     add_output_arguments(p)
 
@@ -49,7 +51,10 @@ def run(args) -> int:
     if err:
         return err
     report = run_checks(cfg, opts)
-    return emit(report, args)
+    code = emit(report, args)
+    if code == 0 and args.strict and any(v[0] == "not checked" for v in report.verdicts.values()):
+        return 1
+    return code
 
 
 def _files(args) -> int:

@@ -188,14 +188,22 @@ def _in_hunk(f, hunk) -> bool:
 def _hunk_finding(hunk, inside, old_name, new_name):
     from ..model import SEVERITY_RANK, Finding, Side
 
-    removed = [ln for ln in hunk if ln.line_type == "-"]
-    added = [ln for ln in hunk if ln.line_type == "+"]
+    lines = list(hunk)
+    removed = [ln for ln in lines if ln.line_type == "-"]
+    added = [ln for ln in lines if ln.line_type == "+"]
     header = f"@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@"
+
+    def anchor(attr: str, start: int) -> int:
+        """Where a side without changed lines was changed: its last line before the first change."""
+        first = next(i for i, ln in enumerate(lines) if ln.line_type in ("-", "+"))
+        before = [getattr(ln, attr) for ln in lines[:first] if getattr(ln, attr)]
+        return before[-1] if before else max(start, 1)
+
     g = Side(value="".join(ln.value for ln in removed).rstrip("\n") or None, path=old_name,
-             line=removed[0].source_line_no if removed else hunk.source_start,
+             line=removed[0].source_line_no if removed else anchor("source_line_no", hunk.source_start),
              source=removed[0].value.rstrip("\r\n") if removed else "")
     n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name,
-             line=added[0].target_line_no if added else hunk.target_start,
+             line=added[0].target_line_no if added else anchor("target_line_no", hunk.target_start),
              source=added[0].value.rstrip("\r\n") if added else "")
     severity = min((f.severity for f in inside), key=lambda s: SEVERITY_RANK.get(s, 9))
     what = "; ".join(f"{f.rule} {f.message}" for f in inside)
