@@ -412,11 +412,12 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
         if missing:
             reason += f"; partly not checked: this build lacks {', '.join(missing)}"
         return "differences", reason
+    shown = f"; {len(found)} info finding(s) from other inputs shown" if found else ""
     if not given["gpu"] and not given["npu"]:
-        return "not checked", f"no inputs: configure {wanted} for gpu and npu"
+        return "not checked", f"no inputs: configure {wanted} for gpu and npu{shown}"
     for s, other in (("gpu", "npu"), ("npu", "gpu")):
         if not given[s]:
-            return "not checked", f"no {s.upper()} input ({other.upper()} has {', '.join(given[other])})"
+            return "not checked", f"no {s.upper()} input ({other.upper()} has {', '.join(given[other])}){shown}"
     if missing:
         return "not checked", f"this build lacks {', '.join(missing)}"
     for s in ("gpu", "npu"):

@@ -195,4 +195,7 @@ def test_bundled_example_full_findings():
     flash = [f for f in report.findings if f.key == "use_flash_attn"]
     assert [(f.rule, f.gpu.value, f.npu.value, f.gpu.line) for f in flash] == [("SD201", True, False, 12)]
     assert not [f for f in report.findings if f.key in ("lr", "min_lr", "seed", "micro_batch_size")]
-    assert report.verdicts["hyperparameters"][0] == "differences"
+    assert report.verdicts["hyperparameters"] == ("differences", "1 error(s)")
+    # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported
+    assert not [f for f in report.findings if f.key == "env:NCCL_DETERMINISTIC"]
+    assert report.verdicts["environment"][0] == "not checked"
