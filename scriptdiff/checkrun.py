@@ -378,23 +378,33 @@ def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> R
 
 
 def _fingerprint(key: str, path: str):
-    """A dataset or checkpoint (or its manifest / fingerprint file) as an Extract of facts."""
+    """A dataset or checkpoint (or its manifest / fingerprint file) as an Extract of facts.
+
+    The stable hook is `checks.<key>.check_extract(path) -> Extract`; until a module has it,
+    its public side functions (`dataset.load_side` + `manifest_facts`, `weights.open_side`
+    + `side_facts`) are used. A module with neither interface leaves the check not checked,
+    with the reason, instead of failing the run."""
     from .engine import Extract
 
     display = _display(path)
     try:
+        mod = importlib.import_module(f"scriptdiff.checks.{key}")
+        if hasattr(mod, "check_extract"):
+            return mod.check_extract(path)
         if key == "dataset":
-            from .checks import dataset
-
-            manifest, root, errors, via = dataset.load_side(path, None, None, False)
+            manifest, root, errors, via = mod.load_side(path, None, None, False)
             if manifest is None:
                 return Extract(errors=errors)
-            return Extract(facts=dataset.manifest_facts(manifest, root or display, via=via), errors=errors)
-        from .checks import weights
-
-        _ck, facts, errors = weights.load_side(path)
+            return Extract(facts=mod.manifest_facts(manifest, root or display, via=via), errors=errors)
+        if hasattr(mod, "open_side"):
+            ck, errors = mod.open_side(path)
+            if ck is None:
+                return Extract(errors=errors)
+            facts, more = mod.side_facts(ck)
+            return Extract(facts=facts, errors=errors + more)
+        _ck, facts, errors = mod.load_side(path)
         return Extract(facts=facts, errors=errors)
-    except (ImportError, AttributeError, TypeError) as e:  # a build whose module has another interface
+    except (ImportError, AttributeError, TypeError, ValueError) as e:  # a module with another interface
         return Extract(errors=[InputError(display, f"cannot fingerprint {key} here: {type(e).__name__}: {e}",
                                           fatal=True)])
 

@@ -199,3 +199,23 @@ def test_bundled_example_full_findings():
     # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported
     assert not [f for f in report.findings if f.key == "env:NCCL_DETERMINISTIC"]
     assert report.verdicts["environment"][0] == "not checked"
+
+
+def test_dataset_and_weights_of_the_example(tmp_path):
+    """With the dataset and weights modules in the build: the example's data and initial
+    checkpoint are fingerprinted in place; a drifted data file turns the verdict."""
+    import shutil
+
+    pytest.importorskip("scriptdiff.checks.dataset")
+    pytest.importorskip("scriptdiff.checks.weights")
+    shutil.copytree(ROOT / "fixtures" / "example", tmp_path / "ex")
+    cfg = load_config(str(tmp_path / "ex" / "scriptdiff.toml"))
+    report = run_checks(cfg, Options(use_cache=False))
+    assert report.verdicts["dataset"] == ("pass", "no differences")
+    assert report.verdicts["weights"] == ("pass", "no differences")
+    with open(tmp_path / "ex" / "data-npu" / "train.jsonl", "a") as fh:
+        fh.write('{"text": "one more"}\n')
+    report = run_checks(load_config(str(tmp_path / "ex" / "scriptdiff.toml")), Options(use_cache=False))
+    assert [(f.check, f.severity, f.key) for f in report.findings if f.check == "dataset"] == [
+        ("dataset", "error", "data:train.jsonl")]
+    assert report.verdicts["dataset"] == ("differences", "1 error(s)")
