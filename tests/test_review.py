@@ -98,3 +98,18 @@ def test_python_port_patch_masks_substitutions():
     assert [f.rule for f in report.findings] == ["SD153"]
     assert report.findings[0].npu.line == 8 and "lr" in report.findings[0].message
     assert report.masked
+
+
+def test_review_with_baseline_over_several_files(tmp_path):
+    from scriptdiff.suppress import baseline_document, load_baseline
+
+    two = patch() + patch(name="other/notes.txt").replace("lr=2e-4", "lr=3e-4")
+    first = review(two.encode(), "p.diff", Options(use_cache=False), root=None)
+    assert [(f.key, f.npu.value) for f in first.findings] == [
+        ("hunk:conf/notes.txt", "lr=2e-4"), ("hunk:other/notes.txt", "lr=3e-4")]
+    base = tmp_path / "b.json"
+    base.write_text(json.dumps(baseline_document(first.findings[:1])))
+    opts = Options(use_cache=False, baseline=load_baseline(str(base)))
+    again = review(two.encode(), "p.diff", opts, root=None)
+    # the accepted hunk is gone, the other stays, and the entry is not "unused" for the other file
+    assert [(f.rule, f.key) for f in again.findings] == [("SD153", "hunk:other/notes.txt")]

@@ -3,6 +3,8 @@
 A rule must carry at least one example that fires and one that does not (the loader
 enforces it); here each example is written to a GPU and an NPU file and diffed, and the
 rule must appear among the findings or masked substitutions exactly when the example says.
+Rules about folders or patches say so in the `example_modes` section (rules/check.yaml):
+their examples run through the folder diff or `review` on the same two files.
 """
 from __future__ import annotations
 

@@ -80,8 +80,18 @@ def review(data: bytes, name: str, opts=None, root: str | None = None):
         else:
             report.compared = 1  # an empty patch changes nothing
         return report
+    import dataclasses
+
+    from ..suppress import apply as apply_suppressions
+
+    inline_only = dataclasses.replace(opts, baseline=None)
     for pf in patch:
-        _review_file(pf, report, opts, root)
+        _review_file(pf, report, inline_only, root)
+    if opts.baseline is not None:  # once for the whole patch, so an entry is unused only if no file used it
+        apply_suppressions(report, [], [], opts)
+        from ..engine import filter_findings
+
+        report.findings = filter_findings(report.findings, opts)
     return report.sorted()
 
 
