@@ -191,22 +191,19 @@ def _module_present(name: str) -> bool:
 
 
 class _Side:
-    """What one side yields: a listing per input key, extracts made in place, errors."""
+    """One side's configured inputs as listings, and how many of each key could be read."""
 
     def __init__(self, cfg: SideConfig, report: Report):
         self.cfg = cfg
         self.report = report
-        self.listings: dict[str, dict] = {}
-        self.extracts: list = []
-        self.kinds: dict[str, set[str]] = {}
         self.read_ok: dict[str, int] = {}
 
     def listing(self, key: str) -> dict:
         """relative name -> Entry for the key's paths (folders walked, files by name)."""
         from . import gitsrc
-        from .tree import Entry, _pairing, walk
+        from .tree import Entry, skip_dirs, walk
 
-        skip = list(_pairing().get("skip_dirs", []) or [])
+        skip = skip_dirs()
         out: dict = {}
         repo = None
         for p in self.cfg.inputs.get(key, []):
@@ -317,9 +314,9 @@ def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[
     relative path under the GPU folder, and the other way round; without a configuration,
     the rename rules are applied in place (train_npu.py <-> train.py, npu/ <-> gpu/).
     Returns the pairs and the files that have no counterpart."""
-    from .tree import _pairing, candidates
+    from .tree import candidates, pairing_rules
 
-    rules = _pairing()
+    rules = pairing_rules()
     back = {k: [{"gpu": r["npu"], "npu": r["gpu"]} for r in rules.get(k, []) or []]
             for k in ("dir_renames", "name_renames")}
     roots: list[tuple[str, str]] = []

@@ -55,10 +55,15 @@ class Entry:
         return read_path(self.path, self.display)
 
 
-def _pairing() -> dict:
+def pairing_rules() -> dict:
+    """The `pairing` section of rules/pairing.yaml."""
     from .rules import load
 
     return load().section("pairing", {}) or {}
+
+
+def skip_dirs() -> list[str]:
+    return list(pairing_rules().get("skip_dirs", []) or [])
 
 
 def _skipped(name: str, patterns: list[str]) -> bool:
@@ -188,11 +193,16 @@ def _same_content(a: Entry, b: Entry) -> bool:
         return False  # reading it again will give the error its one line
 
 
-def _is_binary(e: Entry) -> bool:
-    try:
-        return Source("x", e.head()).is_binary()
-    except OSError:
-        return False
+def _is_binary(e) -> bool:
+    """Whether an entry's first bytes look binary (sniffed once per entry)."""
+    cached = getattr(e, "_binary", None)
+    if cached is None:
+        try:
+            cached = Source("x", e.head()).is_binary()
+        except OSError:
+            cached = False
+        e._binary = cached
+    return cached
 
 
 def _display(root: str, rel: str) -> str:
@@ -209,7 +219,7 @@ def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
             report.errors.append(InputError(d, reason, fatal=True))
     if report.errors:
         return report.sorted()
-    skip = list(_pairing().get("skip_dirs", []) or [])
+    skip = skip_dirs()
     gfiles = walk(gpu_dir, skip, report.errors, gpu_dir.rstrip("/"))
     nfiles = walk(npu_dir, skip, report.errors, npu_dir.rstrip("/"))
     return diff_listings(gfiles, nfiles, report, opts)
@@ -234,7 +244,7 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     `unpaired` (a folder scan), and count for their side either way."""
     from .engine import detect_kind
 
-    rules = _pairing()
+    rules = pairing_rules()
     relevant = set(rules.get("relevant_kinds", []) or [])
     pairs, gonly, nonly = pair_paths(sorted(gfiles), sorted(nfiles), rules)
 

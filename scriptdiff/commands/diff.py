@@ -110,11 +110,11 @@ def build_report(gpu: list[str], npu: str, opts, git_rev: bool = False, repo: st
 def _git_trees(rev1: str, rev2: str, paths: list[str], opts, repo_dir: str):
     from .. import gitsrc
     from ..model import Report
-    from ..tree import _pairing, diff_listings
+    from ..tree import diff_listings, skip_dirs
 
     try:
         repo = gitsrc.open_repo(repo_dir)
-        skip = list(_pairing().get("skip_dirs", []) or [])
+        skip = skip_dirs()
         gl = gitsrc.listing(repo, rev1, paths, skip)
         nl = gitsrc.listing(repo, rev2, paths, skip)
     except gitsrc.GitError as e:
@@ -129,9 +129,9 @@ def _git_sides(g: str, n: str, opts, repo_dir: str):
     from .. import gitsrc
     from ..engine import compare_sides, read_inputs
     from ..model import Report
-    from ..tree import _pairing, diff_listings, walk
+    from ..tree import diff_listings, skip_dirs, walk
 
-    skip = list(_pairing().get("skip_dirs", []) or [])
+    skip = skip_dirs()
     report = Report(gpu=g, npu=n)
     repo = None
     sides = []
