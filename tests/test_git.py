@@ -163,3 +163,20 @@ def test_python_branches_end_to_end(repo, cli):
     doc = json.loads(out)
     assert [f for f in doc["findings"] if f["severity"] != "info"] == []
     assert doc["masked"]
+
+
+def test_difftool(repo):
+    env = _env()
+    out = subprocess.run(["git", "-C", str(repo), "difftool", "-y", "-x", f"{sys.executable} -m scriptdiff diff",
+                          "gpu", "npu", "--", "conf/notes.txt"], capture_output=True, text=True, env=env)
+    assert "SD108 code:notes.txt:lines" in out.stdout, out.stderr
+    assert "GPU: lr=1e-4" in out.stdout and "NPU: lr=2e-4" in out.stdout
+
+
+def test_revision_against_a_file_on_disk(repo, cli, tmp_path):
+    local = tmp_path / "notes.txt"
+    local.write_text("batch=8\nlr=1e-4\n")
+    code, out, _ = cli("diff", "--repo", str(repo), "npu:conf/notes.txt", str(local), "-f", "json")
+    assert code == 1
+    assert [(f["gpu"]["path"], f["gpu"]["value"], f["npu"]["value"]) for f in json.loads(out)["findings"]] == [
+        ("npu:conf/notes.txt", "lr=2e-4", "lr=1e-4")]
