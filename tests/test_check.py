@@ -194,8 +194,9 @@ def test_bundled_example_full_findings():
     report = run_checks(cfg, Options(use_cache=False))
     flash = [f for f in report.findings if f.key == "use_flash_attn"]
     assert [(f.rule, f.gpu.value, f.npu.value, f.gpu.line) for f in flash] == [("SD201", True, False, 12)]
+    assert flash[0].gpu.path.endswith("fixtures/example/gpu/pretrain.sh")
     assert not [f for f in report.findings if f.key in ("lr", "min_lr", "seed", "micro_batch_size")]
-    assert report.verdicts["hyperparameters"] == ("differences", "1 error(s)")
+    assert report.verdicts["hyperparameters"][0] == "differences"
     # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported
     assert not [f for f in report.findings if f.key == "env:NCCL_DETERMINISTIC"]
     assert report.verdicts["environment"][0] == "not checked"

@@ -209,12 +209,22 @@ def _hunk_finding(hunk, inside, old_name, new_name):
         before = [getattr(ln, attr) for ln in lines[:first] if getattr(ln, attr)]
         return before[-1] if before else max(start, 1)
 
-    g = Side(value="".join(ln.value for ln in removed).rstrip("\n") or None, path=old_name,
-             line=removed[0].source_line_no if removed else anchor("source_line_no", hunk.source_start),
-             source=removed[0].value.rstrip("\r\n") if removed else "")
-    n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name,
-             line=added[0].target_line_no if added else anchor("target_line_no", hunk.target_start),
-             source=added[0].value.rstrip("\r\n") if added else "")
+    def first(changed, attr: str, side: str, start: int):
+        """The first line of the hunk that carries a semantic difference (a hunk may also hold
+        masked substitutions above it), else its first changed line, else where it changed."""
+        lines_in = {getattr(ln, attr) for ln in changed}
+        hits = sorted(s.line for f in inside for s in [getattr(f, side)] if s is not None and s.line in lines_in)
+        if hits:
+            ln = next(x for x in changed if getattr(x, attr) == hits[0])
+            return hits[0], ln.value.rstrip("\r\n")
+        if changed:
+            return getattr(changed[0], attr), changed[0].value.rstrip("\r\n")
+        return anchor(attr, start), ""
+
+    gline, gsrc = first(removed, "source_line_no", "gpu", hunk.source_start)
+    nline, nsrc = first(added, "target_line_no", "npu", hunk.target_start)
+    g = Side(value="".join(ln.value for ln in removed).rstrip("\n") or None, path=old_name, line=gline, source=gsrc)
+    n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name, line=nline, source=nsrc)
     severity = min((f.severity for f in inside), key=lambda s: SEVERITY_RANK.get(s, 9))
     what = "; ".join(f"{f.rule} {f.message}" for f in inside)
     return Finding(rule=RULE, check="script", severity=severity, key=f"hunk:{new_name}",
