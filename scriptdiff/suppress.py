@@ -197,6 +197,18 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
             for m in markers(src, side):
                 all_marks.append(m)
                 marks.setdefault((m.path, m.line), []).append(m)
+    # files a finding points at that were not among the sources: configs followed from a
+    # launch script (--config x.yaml). Read from disk when they are there.
+    scanned = {name for _side, name in seen}
+    for f in report.findings:
+        for side_name in ("gpu", "npu"):
+            side = getattr(f, side_name)
+            if side is None or not side.path or not side.line or side.path in scanned:
+                continue
+            scanned.add(side.path)
+            for m in _markers_on_disk(side.path, side_name):
+                all_marks.append(m)
+                marks.setdefault((m.path, m.line), []).append(m)
     baseline: Baseline | None = getattr(opts, "baseline", None) if opts is not None else None
     if not all_marks and baseline is None:
         return
@@ -226,6 +238,19 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
                 rule=RULE_UNUSED, check="script", severity=severity, key=f"baseline:{fp}", gpu=None, npu=side,
                 message=f"baseline entry {entry.get('rule', '?')} {entry.get('key', '')} matches no finding "
                         "any more; rewrite the baseline"))
+
+
+def _markers_on_disk(path: str, side: str) -> list[Marker]:
+    import os
+
+    from .sources import SourceError, read_path
+
+    if not os.path.isfile(path):
+        return []
+    try:
+        return markers(read_path(path), side)
+    except SourceError:
+        return []
 
 
 def _suppressed(f: Finding, marks: dict) -> bool:

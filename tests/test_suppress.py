@@ -97,3 +97,39 @@ def test_shell_launch_script_suppression(tmp_path):
     assert [f.rule for f in report.findings if f.rule == "SD202"] == []
     report = pair(tmp_path, gpu, npu.replace("SD202", "SD201"), name="pretrain.sh")
     assert [f.rule for f in report.findings if f.rule == "SD202"] == ["SD202"]
+
+
+def test_marker_in_a_followed_config_not_among_the_sources(tmp_path, monkeypatch):
+    """A finding may point at a config the launch script referenced (--config x.yaml): its
+    comments count too, read from disk."""
+    from scriptdiff.model import Finding, Report, Side
+    from scriptdiff.suppress import apply
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "npu").mkdir()
+    (tmp_path / "npu" / "cfg.yaml").write_text("optim:\n  lr: 2e-4  # scriptdiff: ignore[SD202]\n")
+    r = Report(gpu="g", npu="n")
+    r.findings = [Finding("SD202", "hyperparameters", "error", "lr", Side(1e-4, "gpu/cfg.yaml", 2, "lr: 1e-4"),
+                          Side(2e-4, "npu/cfg.yaml", 2, "lr: 2e-4"), "lr differs")]
+    apply(r, [], [], Options())
+    assert r.findings == []
+    r.findings = [Finding("SD201", "hyperparameters", "error", "x", None, Side(1, "npu/cfg.yaml", 2, "x"), "m")]
+    apply(r, [], [], Options())
+    assert [(f.rule, f.npu.line) for f in r.findings] == [("SD201", 2), ("SD152", 2)]
+
+
+def test_yaml_config_referenced_by_launch_script(tmp_path):
+    pytest.importorskip("scriptdiff.lang.shell")
+    pytest.importorskip("scriptdiff.lang.config")
+    def lr_rules(mark):
+        for side, lr, m in (("gpu", "1e-4", ""), ("npu", "2e-4", mark)):
+            d = tmp_path / side
+            d.mkdir(exist_ok=True)
+            (d / "cfg.yaml").write_text(f"lr: {lr}{m}\n")
+            (d / "run.sh").write_text("python pretrain_gpt.py --config cfg.yaml\n")
+        report = diff_files([str(tmp_path / "gpu" / "run.sh")], [str(tmp_path / "npu" / "run.sh")],
+                            Options(use_cache=False))
+        return [(f.rule, f.npu.line) for f in report.findings if f.key == "lr"]
+
+    assert lr_rules("") == [("SD202", 1)]
+    assert lr_rules("  # scriptdiff: ignore[SD202]") == []
