@@ -303,7 +303,10 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
 
 
 def _label(side: SideConfig) -> str:
-    where = " ".join(_display(p) for p in side.inputs.get("scripts", [])) or _display(side.base)
+    """How a side is named in the report: its scripts folders, else its first inputs."""
+    paths = side.inputs.get("scripts", []) or [p for k in INPUT_KEYS for p in side.inputs.get(k, [])]
+    where = " ".join(_display(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+    where = where or _display(side.base)
     return f"{side.git}:{where}" if side.git else where
 
 

@@ -7,7 +7,8 @@ hunks. It works on the Sources themselves, so it sees the same bytes whether a s
 from disk or from a git revision.
 
 Inline: a finding is suppressed when its GPU or NPU line, or the line above it, carries
-the marker in a comment. The comment is found by reading the line's comment token (Python:
+the marker in a comment (in the sources compared, or in a file a finding points at, such
+as a config followed from a launch script). The comment is found by reading the line's comment token (Python:
 the tokenizer; shell, YAML, TOML and text: the first `#` outside quotes that starts a
 word), never by matching code. `ignore` without codes suppresses every finding there;
 codes may be prefixes (`SD2`).
