@@ -105,3 +105,34 @@ def check_platform(rs: RuleSet) -> None:
     for lst in ("prefixes", "names", "secret_words", "secret_suffixes", "secret_parts"):
         if not isinstance(env.get(lst, []), list):
             raise RuleError(f"{where}:1: snapshot_env.{lst} must be a list")
+def check_pairing(rs: RuleSet) -> None:
+    pairing = rs.section("pairing")
+    if pairing is None:
+        return
+    where = _where(rs, "pairing")
+    if not isinstance(pairing, dict):
+        raise RuleError(f"{where}:1: pairing must be a mapping")
+    for lst in ("skip_dirs", "relevant_kinds"):
+        if not all(isinstance(x, str) for x in pairing.get(lst, []) or []):
+            raise RuleError(f"{where}:1: pairing.{lst} must be a list of strings")
+    for lst in ("dir_renames", "name_renames"):
+        for ren in pairing.get(lst, []) or []:
+            if not isinstance(ren, dict) or not isinstance(ren.get("gpu"), str) or not isinstance(ren.get("npu"), str):
+                raise RuleError(f"{where}:1: pairing.{lst}: each entry needs 'gpu' and 'npu' strings (got {ren!r})")
+            if lst == "name_renames" and not all(ren[s].count("{base}") == 1 for s in ("gpu", "npu")):
+                raise RuleError(f"{where}:1: pairing.name_renames: {ren!r} must use {{base}} once on each side")
+
+
+@validator
+def check_example_modes(rs: RuleSet) -> None:
+    modes = rs.section("example_modes")
+    if modes is None:
+        return
+    where = _where(rs, "example_modes")
+    if not isinstance(modes, dict):
+        raise RuleError(f"{where}:1: example_modes must map rule codes to a mode")
+    for code, mode in modes.items():
+        if code not in rs.rules:
+            raise RuleError(f"{where}:1: example_modes refers to unknown rule code {code}")
+        if mode not in ("files", "tree", "review"):
+            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree or review")

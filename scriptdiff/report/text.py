@@ -45,10 +45,13 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     for check in sorted(set(by_check) | set(report.verdicts), key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
         items = by_check.get(check, [])
         head = f"\n== {check} "
+        reason = None
         if check in report.verdicts:
             verdict, reason = report.verdicts[check]
-            head += f"[{verdict}{': ' + reason if reason else ''}] "
+            head += f"[{verdict}] "
         console.print(Text(head + "=" * max(0, 60 - len(head)), style="bold"))
+        if reason:  # on its own line: reasons are long and must not wrap into the rule
+            console.print(Text(f"   {reason}", style="dim"))
         for f in items:
             line = Text()
             line.append(f"{f.severity:<7} ", style=STYLE.get(f.severity, ""))
