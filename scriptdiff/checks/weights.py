@@ -42,6 +42,7 @@ class Checkpoint:
     tensors: list[TensorRef] = field(default_factory=list)
     entries: dict[str, dict] = field(default_factory=dict)  # from a fingerprint: name -> entry
     errors: list[InputError] = field(default_factory=list)
+    source: str = ""  # where the tensors were read: the checkpoint a fingerprint was made from
 
     @property
     def has_data(self) -> bool:
@@ -287,7 +288,9 @@ def load_fingerprint(path: str) -> Checkpoint:
     except (OSError, UnicodeDecodeError) as e:
         raise WeightsError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     data = parse_fingerprint(text, path)
-    return Checkpoint(path, "fingerprint", entries=data["tensors"])
+    ck = Checkpoint(path, "fingerprint", entries=data["tensors"])
+    ck.source = str(data.get("source") or path)
+    return ck
 
 
 # ---------------------------------------------------------------- renames
@@ -342,8 +345,9 @@ def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=No
                                            f"the second is compared"))
         seen[key_name] = name
         f = e.get("file")
+        single = not f or os.path.basename(root.rstrip("/")) == f  # a one-file checkpoint: root is the file
         out.append(Fact(key=PREFIX + key_name, value={"shape": list(e["shape"]), "dtype": e["dtype"], "hash": e["hash"]},
-                        check="weights", path=f"{root.rstrip('/')}/{f}" if f and f != root else root, line=None,
+                        check="weights", path=root if single else f"{root.rstrip('/')}/{f}", line=None,
                         source=name, via=(via if key_name == name else f"{via + '; ' if via else ''}renamed from {name}"),
                         rank=RANK_SCRIPT))
     return out
@@ -426,7 +430,7 @@ def load_side(path: str, rename=None, progress=None) -> tuple[Checkpoint | None,
     except OSError as e:
         return None, [], [InputError(path, f"cannot read: {e.strerror or e}", fatal=True)]
     via = f"fingerprint {path}" if not ck.has_data else None
-    return ck, facts(ck.entries, ck.root, via=via, rename=rename, errors=errors), errors
+    return ck, facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors), errors
 
 
 def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None, ignore=None
