@@ -202,9 +202,8 @@ def _torch_load(path: str, display: str):
 
 
 def torch_tensors(path: str, display: str, subset: str | None = None) -> list[TensorRef]:
+    obj = _torch_load(path, display)  # raises WeightsError first when torch is absent
     import torch
-
-    obj = _torch_load(path, display)
     if isinstance(obj, dict):
         keys = [k for k in obj if isinstance(k, str) and (k == "model" or re.fullmatch(r"model\d+", k)
                                                           or k in ("state_dict", "module"))]
@@ -330,10 +329,6 @@ class Renamer:
 
 # ---------------------------------------------------------------- facts
 
-def _entries(ck: Checkpoint) -> dict[str, dict]:
-    return ck.entries
-
-
 def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=None,
           errors: list[InputError] | None = None) -> list[Fact]:
     out = []
@@ -417,20 +412,32 @@ class Summary:
     worst: list = field(default_factory=list)  # value findings, worst first
 
 
-def load_side(path: str, rename=None, progress=None) -> tuple[Checkpoint | None, list[Fact], list[InputError]]:
-    errors: list[InputError] = []
+def open_side(path: str) -> tuple[Checkpoint | None, list[InputError]]:
+    """A checkpoint or fingerprint opened (headers read, nothing hashed yet)."""
     try:
-        ck = load_fingerprint(path) if is_fingerprint(path) else open_checkpoint(path)
-        if ck.has_data:
-            ck.entries = fingerprint(ck, progress)["tensors"]
+        return (load_fingerprint(path) if is_fingerprint(path) else open_checkpoint(path)), []
     except WeightsError as e:
         msg = str(e)
         where, _, reason = msg.partition(": ")
-        return None, [], [InputError(where or path, reason or msg, fatal=True)]
+        return None, [InputError(where or path, reason or msg, fatal=True)]
     except OSError as e:
-        return None, [], [InputError(path, f"cannot read: {e.strerror or e}", fatal=True)]
-    via = f"fingerprint {path}" if not ck.has_data else None
-    return ck, facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors), errors
+        return None, [InputError(path, f"cannot read: {e.strerror or e}", fatal=True)]
+
+
+def side_facts(ck: Checkpoint, rename=None, progress=None) -> tuple[list[Fact], list[InputError]]:
+    """Hash a checkpoint's tensors (a fingerprint already has them) and make its facts."""
+    errors: list[InputError] = []
+    if ck.has_data:
+        try:
+            ck.entries = fingerprint(ck, progress)["tensors"]
+        except WeightsError as e:
+            msg = str(e)
+            where, _, reason = msg.partition(": ")
+            return [], [InputError(where or ck.root, reason or msg, fatal=True)]
+        except OSError as e:
+            return [], [InputError(ck.root, f"cannot read: {e.strerror or e}", fatal=True)]
+    via = f"fingerprint {ck.root}" if not ck.has_data else None
+    return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors), errors
 
 
 def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None, ignore=None
@@ -442,24 +449,20 @@ def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None
 
     report = Report(gpu=gpu, npu=npu)
     summary = Summary()
-    bar = None
-    if progress:
-        total = 0
-        for p in (gpu, npu):
-            try:
-                if not is_fingerprint(p):
-                    total += sum(r.nbytes for r in open_checkpoint(p).tensors)
-            except WeightsError:
-                pass
-        bar = _Progress(total, True, "hashing tensors")
-    try:
-        gck, gfacts, gerr = load_side(gpu, None, bar.advance if bar else None)
-        nck, nfacts, nerr = load_side(npu, rename, bar.advance if bar else None)
-    finally:
-        if bar:
-            bar.close()
+    gck, gerr = open_side(gpu)
+    nck, nerr = open_side(npu)
     report.errors.extend(gerr + nerr)
     if gck is None or nck is None:
+        return report.sorted(), summary
+    total = sum(r.nbytes for ck in (gck, nck) for r in ck.tensors)
+    bar = _Progress(total, progress, "hashing tensors")
+    try:
+        gfacts, gerr = side_facts(gck, None, bar.advance)
+        nfacts, nerr = side_facts(nck, rename, bar.advance)
+    finally:
+        bar.close()
+    report.errors.extend(gerr + nerr)
+    if any(e.fatal for e in report.errors):
         return report.sorted(), summary
     gt, nt = FactTable(), FactTable()
     gt.extend(gfacts)
