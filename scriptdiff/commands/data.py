@@ -24,7 +24,30 @@ DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
 manifest and every comparison built on it say that only those bytes were checked."""
 
 
+def allow_intermixed(p) -> None:
+    """Let options come between positionals (`data fingerprint --sample PATH`).
+
+    Plain argparse binds all positionals at the first chunk it meets, so `fingerprint
+    --sample PATH` would leave PATH unrecognised; this subparser alone parses intermixed.
+    """
+    import argparse
+
+    class _Intermixed(type(p)):
+        def parse_known_args(self, args=None, namespace=None):
+            if getattr(self, "_mixing", False):
+                return super().parse_known_args(args, namespace)
+            self._mixing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._mixing = False
+
+    if isinstance(p, argparse.ArgumentParser):
+        p.__class__ = _Intermixed
+
+
 def add_arguments(p) -> None:
+    allow_intermixed(p)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="`fingerprint PATH...`, or the GPU and NPU sides (folder, file or manifest)")
     p.add_argument("--sample", action="store_true",

@@ -26,6 +26,9 @@ Nothing is ever unpickled any other way."""
 
 
 def add_arguments(p) -> None:
+    from .data import allow_intermixed
+
+    allow_intermixed(p)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="`fingerprint CHECKPOINT`, or the GPU and NPU sides (checkpoint file/folder or fingerprint)")
     p.add_argument("--map", action="append", default=[], metavar="PATTERN=REPLACEMENT",
