@@ -305,6 +305,19 @@ def test_hash_file_matches_blake3_across_chunks(tmp_path):
     assert fh.lines == data.count(b"\n") and fh.size == len(data) and fh.mode == FULL
 
 
+def test_big_files_hashed_through_the_map_match_blake3(tmp_path, monkeypatch):
+    from scriptdiff.checks import hashing
+
+    monkeypatch.setattr(hashing, "BIG_FILE", 1000)
+    monkeypatch.setattr(hashing, "MAP_SEGMENT", 4096)
+    data = np.random.default_rng(6).integers(0, 255, 50_001, dtype=np.uint8).tobytes()
+    (tmp_path / "f").write_bytes(data)
+    seen = []
+    fh = hash_file(tmp_path / "f", progress=seen.append)
+    assert fh.hash == blake3.blake3(data).hexdigest() and fh.mode == FULL and fh.bytes_read == len(data)
+    assert sum(seen) == len(data) and len(seen) == 13
+
+
 def test_several_roots_keep_files_apart(tmp_path):
     for d in ("a", "b"):
         (tmp_path / d).mkdir()

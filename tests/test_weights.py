@@ -335,3 +335,18 @@ def test_hash_independent_of_file_layout(tmp_path):
     fy = weights.fingerprint(weights.open_checkpoint(str(tmp_path / "y.safetensors")))
     assert fx["tensors"]["a"]["hash"] == fy["tensors"]["a"]["hash"] == blake3.blake3(a.tobytes()).hexdigest()
 
+
+
+def test_float64_overflow_gives_no_infinity_in_json(tmp_path, cli):
+    a = np.array([1e300, 1.0], np.float64)
+    b = np.array([-1e300, 1.0], np.float64)
+    write_raw_safetensors(tmp_path / "g.safetensors", {"w": ("F64", [2], a.tobytes())})
+    write_raw_safetensors(tmp_path / "n.safetensors", {"w": ("F64", [2], b.tobytes())})
+    code, out, _ = cli("weights", str(tmp_path / "g.safetensors"), str(tmp_path / "n.safetensors"), "--format", "json")
+
+    def no_constants(name):
+        raise AssertionError(f"{name} is not JSON")
+
+    doc = json.loads(out, parse_constant=no_constants)
+    x = doc["findings"][0]["extra"]
+    assert x["max_abs_diff"] == 2e300 and x["rel_l2"] is None and x["cosine"] is None

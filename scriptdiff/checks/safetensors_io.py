@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit
 HASH_CHUNK = 64 * 1024 * 1024
-STAT_ELEMS = 4 * 1024 * 1024  # elements per chunk when computing statistics
+STAT_ELEMS = 256 * 1024  # elements per chunk for statistics: float64 chunks that stay in cache
 
 # safetensors dtype name -> (numpy dtype or None when converted by hand, bytes per element)
 DTYPES: dict[str, tuple[str | None, int]] = {
@@ -268,14 +268,23 @@ def to_float64(raw, dtype: str):
 
     np_dtype, _ = DTYPES[dtype]
     if dtype == "BF16":
-        u16 = np.frombuffer(raw, dtype="<u2")
-        return (u16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        wide = np.frombuffer(raw, dtype="<u2").astype(np.uint32)
+        wide <<= 16
+        return wide.view(np.float32).astype(np.float64)
     if dtype in ("F8_E4M3", "F8_E5M2"):
         return _f8_table(dtype)[np.frombuffer(raw, dtype=np.uint8)]
     return np.frombuffer(raw, dtype=np_dtype).astype(np.float64)
 
 
 def tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef) -> dict:
+    """See _tensor_stats; numpy's warnings about NaN casts and overflow are not the user's business."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        return _tensor_stats(reader_g, g, reader_n, n)
+
+
+def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef) -> dict:
     """max |a-b|, ||a-b|| / ||a||, cosine(a, b) with a = GPU, b = NPU; float64 accumulation.
 
     Both tensors are walked in step, STAT_ELEMS elements at a time, so memory stays at a
@@ -296,7 +305,7 @@ def tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef)
     differing = 0
     buf_n = None  # leftover NPU values when the two sides' chunks do not line up
     for part_g in it_g:
-        a = to_float64(part_g, g.dtype)
+        a = to_float64(part_g, g.dtype)  # noqa: the chunk loop below
         need = a.size
         pieces = []
         have = 0
@@ -313,28 +322,35 @@ def tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef)
         if b.size > need:
             buf_n = b[need:].copy()
             b = b[:need]
-        fin = np.isfinite(a) & np.isfinite(b)
-        if not fin.all():
+        d = np.subtract(a, b)
+        sums = (float(np.dot(d, d)), float(np.dot(a, a)), float(np.dot(b, b)), float(np.dot(a, b)))
+        if not all(math.isfinite(x) for x in sums):
+            # NaN/inf somewhere (or an overflow): leave those positions out, count mismatches
+            fin = np.isfinite(a) & np.isfinite(b)
             bad = ~fin
-            # the same NaN/inf on both sides is no difference
             same = (np.isnan(a) & np.isnan(b)) | (a == b)
-            nonfinite += int(np.count_nonzero(bad & ~same))
-            differing += int(np.count_nonzero(bad & ~same))
-            a = a[fin]
-            b = b[fin]
-        d = a - b
+            mism = int(np.count_nonzero(bad & ~same))
+            nonfinite += mism
+            differing += mism
+            a, b = a[fin], b[fin]
+            d = np.subtract(a, b)
+            sums = (float(np.dot(d, d)), float(np.dot(a, a)), float(np.dot(b, b)), float(np.dot(a, b)))
+        d2 += sums[0]
+        a2 += sums[1]
+        b2 += sums[2]
+        ab += sums[3]
         if d.size:
-            max_abs = max(max_abs, float(np.max(np.abs(d))))
-            d2 += float(np.dot(d, d))
-            a2 += float(np.dot(a, a))
-            b2 += float(np.dot(b, b))
-            ab += float(np.dot(a, b))
             differing += int(np.count_nonzero(d))
-        del a, b, d, fin
+            np.abs(d, out=d)
+            max_abs = max(max_abs, float(d.max()))
+        del a, b, d
     for _ in it_n:  # exhaust so the reader releases its view
         pass
-    stats: dict = {"max_abs_diff": max_abs, "differing_elements": differing, "elements": g.numel}
-    if a2 > 0:
+    stats: dict = {"max_abs_diff": max_abs if math.isfinite(max_abs) else None,
+                   "differing_elements": differing, "elements": g.numel}
+    if not all(math.isfinite(x) for x in (d2, a2, b2, ab)):  # float64 overflow (huge F64 values)
+        stats["rel_l2"] = stats["cosine"] = None
+    elif a2 > 0:
         stats["rel_l2"] = math.sqrt(d2) / math.sqrt(a2)
     elif d2 == 0:
         stats["rel_l2"] = 0.0

@@ -392,7 +392,7 @@ def classify_weights(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
 def describe_stats(st: dict) -> str:
     if not st:
         return ""
-    parts = [f"max |diff| {st['max_abs_diff']:.3g}"]
+    parts = ["max |diff| " + ("n/a (overflow)" if st.get("max_abs_diff") is None else f"{st['max_abs_diff']:.3g}")]
     parts.append("rel L2 " + ("n/a (GPU tensor is zero)" if st.get("rel_l2") is None else f"{st['rel_l2']:.3g}"))
     parts.append("cosine " + ("n/a" if st.get("cosine") is None else f"{st['cosine']:.6f}"))
     parts.append(f"{st['differing_elements']} of {st['elements']} elements differ")

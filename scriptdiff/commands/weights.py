@@ -161,5 +161,6 @@ def summary_text(summary, top: int) -> str:
             x = f.extra
             rel = "n/a" if x.get("rel_l2") is None else f"{x['rel_l2']:.3g}"
             cos = "n/a" if x.get("cosine") is None else f"{x['cosine']:.6f}"
-            lines.append(f"  {f.key[len('weights:'):]}  rel L2 {rel}  max |diff| {x['max_abs_diff']:.3g}  cosine {cos}")
+            mx = "n/a" if x.get("max_abs_diff") is None else f"{x['max_abs_diff']:.3g}"
+            lines.append(f"  {f.key[len('weights:'):]}  rel L2 {rel}  max |diff| {mx}  cosine {cos}")
     return "\n".join(lines) + "\n"
