@@ -356,7 +356,9 @@ def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef
         stats["rel_l2"] = 0.0
     else:
         stats["rel_l2"] = None  # GPU tensor is all zeros and NPU is not: no relative scale
-    if a2 > 0 and b2 > 0:
+    if "cosine" in stats:
+        pass
+    elif a2 > 0 and b2 > 0:
         stats["cosine"] = max(-1.0, min(1.0, ab / math.sqrt(a2 * b2)))
     elif a2 == 0 and b2 == 0:
         stats["cosine"] = 1.0
