@@ -46,7 +46,7 @@ class Walked:
     errors: list[InputError] = field(default_factory=list)
 
 
-def walk(paths: list[str]) -> Walked:
+def walk(paths: list[str], exclude: set[str] | None = None) -> Walked:
     """Every regular file under `paths`, keyed by a relative path.
 
     One folder: paths relative to it. One file: its name. Several paths: each prefixed with
@@ -55,6 +55,7 @@ def walk(paths: list[str]) -> Walked:
     out = Walked()
     single = len(paths) == 1
     seen: set[str] = set()
+    skip = {os.path.realpath(x) for x in (exclude or ())}
     for p in paths:
         root = Path(p)
         prefix = "" if single else (root.name or str(root)) + "/"
@@ -65,11 +66,22 @@ def walk(paths: list[str]) -> Walked:
         if not root.is_dir():
             out.errors.append(InputError(p, "no such file or directory", fatal=True))
             continue
-        for dirpath, dirnames, filenames in os.walk(root, onerror=lambda e: out.errors.append(
+        visited: set[str] = set()
+        # symbolic links to folders are followed (datasets are often assembled from links);
+        # a folder reached twice (a link loop) is listed once and reported
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=lambda e: out.errors.append(
                 InputError(getattr(e, "filename", p) or p, f"cannot list: {e.strerror or e}"))):
+            real = os.path.realpath(dirpath)
+            if real in visited:
+                out.errors.append(InputError(dirpath, "folder reached twice through symbolic links; listed once"))
+                dirnames[:] = []
+                continue
+            visited.add(real)
             dirnames.sort()
             for fn in sorted(filenames):
                 full = os.path.join(dirpath, fn)
+                if os.path.realpath(full) in skip:
+                    continue
                 if not os.path.isfile(full):
                     out.errors.append(InputError(full, "not a regular file (broken link or device); skipped"))
                     continue
@@ -183,11 +195,14 @@ def planned_bytes(size: int, sample: SampleSpec | None) -> int:
 
 
 def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
-                progress: bool = False) -> tuple[dict, list[InputError]]:
-    """The manifest of `paths` and the errors met. Files are hashed in parallel threads."""
+                progress: bool = False, exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
+    """The manifest of `paths` and the errors met. Files are hashed in parallel threads.
+
+    `exclude`: files left out (the manifest being written, when it lies inside the data).
+    """
     from .. import __version__
 
-    walked = walk(paths)
+    walked = walk(paths, exclude)
     errors = list(walked.errors)
     names = {rel for rel, _ in walked.files}
     sizes = {}

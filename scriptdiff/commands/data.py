@@ -83,7 +83,8 @@ def _fingerprint(args, paths: list[str], sample) -> int:
     if len(args.output) > 1:
         return fail("data fingerprint writes one manifest: give -o once")
     manifest, errors = dataset.fingerprint(paths, sample=sample, workers=args.workers,
-                                           progress=dataset.progress_wanted(args.progress))
+                                           progress=dataset.progress_wanted(args.progress),
+                                           exclude=set(args.output[:1]))
     if args.tokenizer or args.script:
         entries, terrs, root = dataset.tokenizer_files(args.tokenizer, args.script)
         errors.extend(terrs)
