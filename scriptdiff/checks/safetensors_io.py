@@ -323,7 +323,7 @@ def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef
             buf_n = b[need:].copy()
             b = b[:need]
         d = np.subtract(a, b)
-        sums = (float(np.dot(d, d)), float(np.dot(a, a)), float(np.dot(b, b)), float(np.dot(a, b)))
+        sums = (float(d @ d), float(a @ a), float(b @ b), float(a @ b))
         if not all(math.isfinite(x) for x in sums):
             # NaN/inf somewhere (or an overflow): leave those positions out, count mismatches
             fin = np.isfinite(a) & np.isfinite(b)
@@ -334,7 +334,7 @@ def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef
             differing += mism
             a, b = a[fin], b[fin]
             d = np.subtract(a, b)
-            sums = (float(np.dot(d, d)), float(np.dot(a, a)), float(np.dot(b, b)), float(np.dot(a, b)))
+            sums = (float(d @ d), float(a @ a), float(b @ b), float(a @ b))
         d2 += sums[0]
         a2 += sums[1]
         b2 += sums[2]
