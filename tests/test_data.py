@@ -338,3 +338,39 @@ def test_several_roots_keep_files_apart(tmp_path):
         (tmp_path / d / "x.bin").write_bytes(d.encode())
     m, _ = dataset.fingerprint([str(tmp_path / "a"), str(tmp_path / "b")])
     assert sorted(m["files"]) == ["a/x.bin", "b/x.bin"]
+
+
+def test_parquet_rows_come_from_pyarrow_metadata(tmp_path, monkeypatch):
+    """pyarrow is an optional extra (not installed here): a stand-in checks the wiring only."""
+    import sys
+    import types
+
+    class _File:
+        def __init__(self, path):
+            if "bad" in str(path):
+                raise OSError("Parquet magic bytes not found in footer")
+            self.metadata = types.SimpleNamespace(num_rows=7)
+
+    fake = types.ModuleType("pyarrow")
+    fake.parquet = types.ModuleType("pyarrow.parquet")
+    fake.parquet.ParquetFile = _File
+    monkeypatch.setitem(sys.modules, "pyarrow", fake)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", fake.parquet)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "good.parquet").write_bytes(b"PAR1....PAR1")
+    (tmp_path / "d" / "bad.parquet").write_bytes(b"nope")
+    m, errors = dataset.fingerprint([str(tmp_path / "d")])
+    assert m["files"]["good.parquet"]["rows"] == 7 and m["files"]["good.parquet"]["format"] == "parquet"
+    assert "rows" not in m["files"]["bad.parquet"]
+    assert [(e.path, e.message) for e in errors] == [
+        ("bad.parquet", "cannot read row count: Parquet magic bytes not found in footer")]
+
+
+def test_parquet_without_pyarrow_is_hashed_without_rows(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.parquet").write_bytes(b"PAR1....PAR1")
+    m, errors = dataset.fingerprint([str(tmp_path / "d")])
+    assert errors == [] and m["files"]["x.parquet"]["format"] == "parquet" and "rows" not in m["files"]["x.parquet"]
