@@ -374,3 +374,14 @@ def test_parquet_without_pyarrow_is_hashed_without_rows(tmp_path, monkeypatch):
     (tmp_path / "d" / "x.parquet").write_bytes(b"PAR1....PAR1")
     m, errors = dataset.fingerprint([str(tmp_path / "d")])
     assert errors == [] and m["files"]["x.parquet"]["format"] == "parquet" and "rows" not in m["files"]["x.parquet"]
+
+
+def test_two_single_files_are_compared_whatever_their_names(tmp_path, cli):
+    (tmp_path / "gpu.jsonl").write_text('{"t": 1}\n')
+    (tmp_path / "npu_copy.jsonl").write_text('{"t": 1}\n')
+    (tmp_path / "other.jsonl").write_text('{"t": 2}\n{"t": 3}\n')
+    code, doc, _ = compare(cli, tmp_path / "gpu.jsonl", tmp_path / "npu_copy.jsonl")
+    assert code == 0 and doc["findings"] == []
+    code, doc, _ = compare(cli, tmp_path / "gpu.jsonl", tmp_path / "other.jsonl")
+    assert rules_keys(doc) == [("SD503", "data:gpu.jsonl")]
+    assert doc["findings"][0]["npu"]["path"] == f"{tmp_path}/other.jsonl"
