@@ -238,6 +238,8 @@ def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int
         "mode": sample.mode() if sample is not None else FULL,
         "sampled": sample is not None and any(m != FULL for m in modes),
         "roots": [str(p) for p in paths],
+        # the folder that the relative paths below are relative to, when there is one
+        "base": (str(paths[0]) if os.path.isdir(paths[0]) else os.path.dirname(str(paths[0]))) if len(paths) == 1 else "",
         "totals": {"files": len(files), "bytes": sum(e["size"] for e in files.values()),
                    "bytes_hashed": sum(planned_bytes(e["size"], SampleSpec.parse(e["mode"])) for e in files.values())},
         "files": dict(sorted(files.items())),
@@ -355,9 +357,15 @@ def extract(src, ctx):
         manifest = load_manifest_text(src.text, src.name)
     except ManifestError as e:
         return Extract(errors=[InputError(src.name, str(e), fatal=True)])
+    return Extract(facts=manifest_facts(manifest, base_of(manifest), via=f"manifest {src.name}"))
+
+
+def base_of(manifest: dict) -> str:
+    """The folder a manifest's relative paths hang from, for display."""
+    if isinstance(manifest.get("base"), str):
+        return manifest["base"]
     roots = manifest.get("roots") or []
-    display = roots[0] if len(roots) == 1 else ""
-    return Extract(facts=manifest_facts(manifest, display, via=f"manifest {src.name}"))
+    return roots[0] if len(roots) == 1 else ""
 
 
 # ---------------------------------------------------------------- classification
@@ -538,9 +546,8 @@ def load_side(path: str, sample: SampleSpec | None, workers: int | None, progres
                 return None, path, [InputError(path, f"cannot read: {e}", fatal=True)], None
             except ManifestError as e:
                 return None, path, [InputError(path, str(e), fatal=True)], None
-            roots = manifest.get("roots") or []
-            return manifest, (roots[0] if len(roots) == 1 else ""), [], f"manifest {path}"
+            return manifest, base_of(manifest), [], f"manifest {path}"
     if not p.exists():
         return None, path, [InputError(path, "no such file or directory", fatal=True)], None
     manifest, errors = fingerprint([path], sample=sample, workers=workers, progress=progress)
-    return manifest, path, errors, None
+    return manifest, base_of(manifest), errors, None

@@ -305,7 +305,7 @@ def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef
     differing = 0
     buf_n = None  # leftover NPU values when the two sides' chunks do not line up
     for part_g in it_g:
-        a = to_float64(part_g, g.dtype)  # noqa: the chunk loop below
+        a = to_float64(part_g, g.dtype)
         need = a.size
         pieces = []
         have = 0

@@ -138,8 +138,29 @@ def _compare(args, gpu: str, npu: str, sample) -> int:
         tables.append((manifest, table))
     if any(m is None for m, _ in tables):
         return emit(report.sorted(), args)
+    _pair_single_files(gpu, npu, tables)
     findings, masked = compare_tables(tables[0][1], tables[1][1], checks=["dataset"])
     report.findings = filter_findings(findings, options_from(args))
     report.masked = masked
     report.compared = 1
     return emit(report.sorted(), args)
+
+
+def _pair_single_files(gpu: str, npu: str, tables) -> None:
+    """Two single data files (not folders, not manifests) are compared with each other
+    whatever their names: the NPU file's key takes the GPU file's name."""
+    import os
+
+    if not (os.path.isfile(gpu) and os.path.isfile(npu)):
+        return
+    (gm, _), (nm, nt) = tables
+    if gm.get("roots") != [gpu] or nm.get("roots") != [npu]:
+        return  # a manifest: it names its own files
+    if len(gm["files"]) != 1 or len(nm["files"]) != 1:
+        return
+    gkey = "data:" + next(iter(gm["files"]))
+    nkey = "data:" + next(iter(nm["files"]))
+    if gkey != nkey and nkey in nt.facts:
+        for f in nt.facts.pop(nkey):
+            f.key = gkey
+            nt.add(f)
