@@ -1,0 +1,179 @@
+"""Fast content hashes for data files and tensors: blake3, large reads, files in parallel.
+
+Hashing is the whole cost of fingerprinting a dataset, so it is kept close to disk speed:
+files are read in 8 MiB chunks into one reused buffer (no per-chunk allocation), blake3
+releases the GIL so several files hash at once in a thread pool, and one big file can use
+blake3's own threads (`max_threads`). Files of 64 MiB and more are hashed straight from a
+read-only memory map, 256 MiB per call, the pages returned after each segment. Memory
+stays at a few buffers whatever the file size.
+
+`--sample` hashes only the head, the tail and evenly strided blocks of each file. A sampled
+hash is a different quantity from a full hash (it is marked as such in the manifest and the
+sample layout is part of the mode string), so a sampled manifest is only ever compared
+hash-for-hash with another manifest sampled the same way.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+ALGORITHM = "blake3"
+CHUNK = 8 * 1024 * 1024
+# above this size one file is hashed with blake3's own worker threads as well
+BIG_FILE = 64 * 1024 * 1024
+
+SAMPLE_EDGE = 4 * 1024 * 1024  # head and tail
+SAMPLE_BLOCK = 1024 * 1024  # each strided block
+SAMPLE_BLOCKS = 64  # strided blocks between head and tail
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    edge: int = SAMPLE_EDGE
+    block: int = SAMPLE_BLOCK
+    blocks: int = SAMPLE_BLOCKS
+
+    def mode(self) -> str:
+        """The sample layout as a string; two hashes are comparable only if their modes match."""
+        return f"sampled:edge={self.edge},block={self.block},blocks={self.blocks}"
+
+    @classmethod
+    def parse(cls, mode: str) -> "SampleSpec | None":
+        if not mode.startswith("sampled:"):
+            return None
+        try:
+            parts = dict(p.split("=", 1) for p in mode.split(":", 1)[1].split(","))
+            return cls(int(parts["edge"]), int(parts["block"]), int(parts["blocks"]))
+        except (KeyError, ValueError):
+            return None
+
+    def ranges(self, size: int) -> list[tuple[int, int]]:
+        """(offset, length) of the bytes read from a file of `size` bytes."""
+        if size <= 2 * self.edge + self.blocks * self.block:
+            return [(0, size)]
+        out = [(0, self.edge)]
+        inner_start, inner_end = self.edge, size - self.edge
+        stride = (inner_end - inner_start) // self.blocks
+        for i in range(self.blocks):
+            off = inner_start + i * stride + (stride - self.block) // 2
+            out.append((off, self.block))
+        out.append((size - self.edge, self.edge))
+        return out
+
+
+FULL = "full"
+
+
+@dataclass
+class FileHash:
+    hash: str
+    size: int
+    mode: str  # "full" or a SampleSpec.mode()
+    bytes_read: int
+    lines: int | None = None  # newline count, when asked for and the whole file was read
+
+
+def _hasher(size: int):
+    import blake3
+
+    if size >= BIG_FILE:
+        return blake3.blake3(max_threads=blake3.blake3.AUTO)
+    return blake3.blake3()
+
+
+def hash_file(path: str | os.PathLike, sample: SampleSpec | None = None, count_lines: bool = False,
+              progress=None, chunk: int = CHUNK) -> FileHash:
+    """Hash one file. `progress(nbytes)` is called as bytes are read. Raises OSError."""
+    size = os.path.getsize(path)
+    if size >= BIG_FILE and not count_lines and (sample is None or sample.ranges(size) == [(0, size)]):
+        return _hash_mapped(path, size, progress)
+    h = _hasher(size)
+    lines = 0 if count_lines else None
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    read = 0
+    with open(path, "rb", buffering=0) as fh:
+        if sample is not None and sample.ranges(size) != [(0, size)]:
+            # the size is part of the sampled content: equal samples of different sizes differ
+            h.update(size.to_bytes(8, "little"))
+            for off, length in sample.ranges(size):
+                fh.seek(off)
+                left = length
+                while left:
+                    n = fh.readinto(view[:min(chunk, left)])
+                    if not n:
+                        raise OSError(f"file shrank while reading (at byte {off + length - left})")
+                    h.update(view[:n])
+                    left -= n
+                    read += n
+                    if progress:
+                        progress(n)
+            return FileHash(h.hexdigest(), size, sample.mode(), read, None)
+        # not sampled, or small enough that the sample is the whole file: a full hash
+        while True:
+            n = fh.readinto(view)
+            if not n:
+                break
+            part = view[:n]
+            h.update(part)
+            if lines is not None:
+                lines += buf.count(b"\n", 0, n)
+            read += n
+            if progress:
+                progress(n)
+    return FileHash(h.hexdigest(), size, FULL, read, lines)
+
+
+MAP_SEGMENT = 256 * 1024 * 1024
+
+
+def _hash_mapped(path, size: int, progress=None) -> FileHash:
+    """A big file hashed through a read-only memory map, 256 MiB at a time.
+
+    No copy into a Python buffer, and blake3 spreads each segment over its threads; pages
+    are handed back after each segment so resident memory does not grow with the file.
+    """
+    import mmap
+
+    h = _hasher(size)
+    with open(path, "rb") as fh:
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(mm)
+        try:
+            n = len(mm)
+            for a in range(0, n, MAP_SEGMENT):
+                b = min(n, a + MAP_SEGMENT)
+                part = view[a:b]
+                h.update(part)
+                part.release()
+                if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+                    try:
+                        mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+                    except (OSError, ValueError):
+                        pass
+                if progress:
+                    progress(b - a)
+        finally:
+            view.release()
+            mm.close()
+    if n != size:
+        raise OSError(f"file changed size while hashing ({size} -> {n} bytes)")
+    return FileHash(h.hexdigest(), size, FULL, n, None)
+
+
+def hash_buffer(data) -> str:
+    """blake3 of a bytes-like object (a tensor's bytes); multithreaded for big ones."""
+    import blake3
+
+    n = len(data) if not isinstance(data, memoryview) else data.nbytes
+    h = blake3.blake3(max_threads=blake3.blake3.AUTO) if n >= BIG_FILE else blake3.blake3()
+    h.update(data)
+    return h.hexdigest()
+
+
+def new_hasher(size: int = 0):
+    return _hasher(size)
+
+
+def default_workers() -> int:
+    return max(2, min(8, (os.cpu_count() or 2)))

@@ -1,0 +1,508 @@
+"""Check 6, initial weights: both sides must start from the same tensors.
+
+A checkpoint (safetensors file, sharded safetensors folder, PyTorch .bin/.pt, Megatron
+mp_rank_*/model_optim_rng.pt) becomes one fact per tensor, key `weights:<tensor name>`,
+value {shape, dtype, hash}; the hash is blake3 over the tensor's raw little-endian bytes,
+so the same tensor hashes the same whichever file format or shard holds it. A fingerprint
+(`scriptdiff weights fingerprint`) is these facts as JSON, made where the checkpoint lives.
+
+When both checkpoints are at hand, tensors whose bytes differ are also compared by value,
+one tensor at a time and chunk by chunk (max |a-b|, relative L2 ||a-b||/||a||, cosine,
+float64 accumulation), so memory follows a few chunks, never the checkpoint.
+
+Security: safetensors headers are parsed here and the data is only mapped. PyTorch files
+are read only through torch.load(weights_only=True) when torch is installed; there is no
+other unpickling anywhere, so a malicious checkpoint cannot run code.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..compare import FactTable, classifier, compare_tables
+from ..model import Fact, Finding, InputError, RANK_SCRIPT, Report
+from ..rules import RuleSet
+from .hashing import ALGORITHM
+from .safetensors_io import Reader, TensorRef, WeightsError, hash_tensor, list_safetensors, tensor_stats
+
+SCHEMA = 1
+MARKER = "scriptdiff_weights"
+TORCH_HINT = "reading PyTorch .bin/.pt checkpoints needs the torch extra: pip install 'scriptdiff[torch]'"
+TORCH_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
+PREFIX = "weights:"
+
+
+@dataclass
+class Checkpoint:
+    root: str
+    kind: str  # safetensors | safetensors-sharded | torch | megatron | fingerprint
+    tensors: list[TensorRef] = field(default_factory=list)
+    entries: dict[str, dict] = field(default_factory=dict)  # from a fingerprint: name -> entry
+    errors: list[InputError] = field(default_factory=list)
+    source: str = ""  # where the tensors were read: the checkpoint a fingerprint was made from
+
+    @property
+    def has_data(self) -> bool:
+        return self.kind != "fingerprint"
+
+
+# ---------------------------------------------------------------- opening checkpoints
+
+def is_fingerprint(path: str) -> bool:
+    p = Path(path)
+    if not (p.is_file() and p.suffix.lower() == ".json"):
+        return False
+    try:
+        with p.open("r", encoding="utf-8", errors="replace") as fh:
+            return f'"{MARKER}"' in fh.read(2000)
+    except OSError:
+        return False
+
+
+def open_checkpoint(path: str) -> Checkpoint:
+    """The tensors of a checkpoint file or folder; raises WeightsError with a one-line reason."""
+    p = Path(path)
+    if not p.exists():
+        raise WeightsError(f"{path}: no such file or directory")
+    if p.is_file():
+        low = p.name.lower()
+        if low.endswith(".safetensors"):
+            refs, _ = list_safetensors(str(p), p.name)
+            return Checkpoint(path, "safetensors", refs)
+        if low.endswith(".safetensors.index.json"):
+            return _sharded(p.parent, p, path)
+        if low.endswith(".json") and is_fingerprint(path):
+            return load_fingerprint(path)
+        if low.endswith(TORCH_SUFFIXES):
+            return Checkpoint(path, "torch", torch_tensors(str(p), p.name))
+        raise WeightsError(f"{path}: not a checkpoint scriptdiff reads (.safetensors, sharded index, "
+                           f".bin/.pt, Megatron folder, or a weights fingerprint)")
+    # a folder
+    indexes = sorted(p.glob("*.safetensors.index.json"))
+    if indexes:
+        preferred = [i for i in indexes if i.name == "model.safetensors.index.json"]
+        return _sharded(p, (preferred or indexes)[0], path)
+    shards = sorted(p.glob("*.safetensors"))
+    if shards:
+        refs = []
+        for s in shards:
+            refs.extend(list_safetensors(str(s), s.name)[0])
+        return _unique(Checkpoint(path, "safetensors", refs))
+    mega = _megatron_files(p)
+    if mega:
+        refs = []
+        for rank_dir, f in mega:
+            for r in torch_tensors(str(f), f"{rank_dir}/{f.name}", subset="model"):
+                r.name = f"{rank_dir}/{r.name}" if len(mega) > 1 else r.name
+                refs.append(r)
+        return _unique(Checkpoint(path, "megatron", refs))
+    bins = sorted(x for x in p.iterdir() if x.is_file() and x.name.lower().endswith(TORCH_SUFFIXES))
+    if bins:
+        refs = []
+        for b in bins:
+            refs.extend(torch_tensors(str(b), b.name))
+        return _unique(Checkpoint(path, "torch", refs))
+    raise WeightsError(f"{path}: no checkpoint found (looked for *.safetensors, *.safetensors.index.json, "
+                       f"mp_rank_*/model_optim_rng.pt, *.bin, *.pt)")
+
+
+def _unique(ck: Checkpoint) -> Checkpoint:
+    seen: dict[str, str] = {}
+    for r in ck.tensors:
+        if r.name in seen:
+            raise WeightsError(f"{ck.root}: tensor {r.name!r} is stored twice ({seen[r.name]} and {r.display})")
+        seen[r.name] = r.display
+    return ck
+
+
+def _sharded(folder: Path, index: Path, root: str) -> Checkpoint:
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise WeightsError(f"{index}: not a readable safetensors index: {str(e).splitlines()[0]}") from None
+    wmap = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
+        raise WeightsError(f"{index}: safetensors index has no weight_map of tensor -> shard file")
+    base = folder.resolve()
+    refs: list[TensorRef] = []
+    for shard in sorted(set(wmap.values())):
+        sp = (folder / shard)
+        if not str(sp.resolve()).startswith(str(base) + os.sep):
+            raise WeightsError(f"{index}: shard {shard!r} lies outside the checkpoint folder")
+        if not sp.is_file():
+            raise WeightsError(f"{index}: shard {shard} is listed but missing")
+        shard_refs, _ = list_safetensors(str(sp), shard)
+        held = {r.name for r in shard_refs}
+        for name, s in wmap.items():
+            if s == shard and name not in held:
+                raise WeightsError(f"{index}: tensor {name!r} is listed in {shard} but that shard does not hold it")
+        refs.extend(r for r in shard_refs if wmap.get(r.name) == shard)
+    return _unique(Checkpoint(root, "safetensors-sharded", refs))
+
+
+def _megatron_files(p: Path) -> list[tuple[str, Path]]:
+    """mp_rank_*/model_optim_rng.pt under p, or under the iteration named by latest_checkpointed_iteration.txt."""
+    tracker = p / "latest_checkpointed_iteration.txt"
+    base = p
+    if tracker.is_file():
+        try:
+            it = tracker.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            it = ""
+        if it == "release":
+            base = p / "release"
+        elif it.isdigit():
+            base = p / f"iter_{int(it):07d}"
+    out = []
+    for d in sorted(base.glob("mp_rank_*")):
+        f = d / "model_optim_rng.pt"
+        if f.is_file():
+            out.append((d.name, f))
+    return out
+
+
+# ---------------------------------------------------------------- PyTorch, through the safe loader only
+
+_TORCH_DTYPES = {
+    "float32": "F32", "float16": "F16", "bfloat16": "BF16", "float64": "F64", "int64": "I64", "int32": "I32",
+    "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL", "float8_e4m3fn": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2", "uint16": "U16", "uint32": "U32", "uint64": "U64",
+}
+
+
+def _torch_load(path: str, display: str):
+    try:
+        import torch
+    except ImportError:
+        raise WeightsError(f"{display}: {TORCH_HINT}") from None
+    import argparse
+    import contextlib
+
+    allow = getattr(torch.serialization, "safe_globals", None)
+    ctx = allow([argparse.Namespace]) if allow else contextlib.nullcontext()
+    try:
+        with ctx:
+            try:
+                return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            except RuntimeError as e:
+                if "mmap" not in str(e):
+                    raise
+                # legacy (non-zip) files cannot be memory-mapped; still the safe loader
+                return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # UnpicklingError for refused globals, RuntimeError for bad archives, ...
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        import pickle
+
+        if isinstance(e, pickle.UnpicklingError):
+            raise WeightsError(f"{display}: refused by the safe loader (torch.load weights_only=True): {first}") from None
+        raise WeightsError(f"{display}: cannot load: {first}") from None
+
+
+def torch_tensors(path: str, display: str, subset: str | None = None) -> list[TensorRef]:
+    obj = _torch_load(path, display)  # raises WeightsError first when torch is absent
+    import torch
+    if isinstance(obj, dict):
+        keys = [k for k in obj if isinstance(k, str) and (k == "model" or re.fullmatch(r"model\d+", k)
+                                                          or k in ("state_dict", "module"))]
+        if subset == "model" or keys:
+            obj = {k: obj[k] for k in keys} if len(keys) > 1 else (obj[keys[0]] if keys else {})
+    flat: dict[str, object] = {}
+    _flatten(obj, "", flat, torch)
+    refs = []
+    for name, t in flat.items():
+        dtype = _TORCH_DTYPES.get(str(t.dtype).replace("torch.", ""), str(t.dtype).replace("torch.", ""))
+
+        def loader(t=t):
+            c = t.detach().contiguous().reshape(-1)
+            return c.view(torch.uint8).numpy() if c.numel() else b""
+
+        refs.append(TensorRef(name=name, dtype=dtype, shape=tuple(int(d) for d in t.shape), display=display,
+                              nbytes=t.numel() * t.element_size(), loader=loader))
+    return refs
+
+
+def _flatten(obj, prefix: str, out: dict, torch) -> None:
+    if torch.is_tensor(obj):
+        out[prefix] = obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out, torch)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _flatten(v, f"{prefix}.{i}" if prefix else str(i), out, torch)
+
+
+# ---------------------------------------------------------------- fingerprints
+
+def fingerprint(ck: Checkpoint, progress=None) -> dict:
+    """{marker, algorithm, source, format, tensors: name -> {dtype, shape, hash, file, bytes}}."""
+    from .. import __version__
+
+    tensors = {}
+    with Reader() as reader:
+        for ref in ck.tensors:
+            tensors[ref.name] = {"dtype": ref.dtype, "shape": list(ref.shape), "hash": hash_tensor(reader, ref),
+                                 "file": ref.display, "bytes": ref.nbytes}
+            if progress:
+                progress(ref.nbytes)
+    return {MARKER: SCHEMA, "tool": {"name": "scriptdiff", "version": __version__}, "algorithm": ALGORITHM,
+            "source": ck.root, "format": ck.kind, "tensors": dict(sorted(tensors.items()))}
+
+
+def dumps(fp: dict) -> str:
+    head = {k: v for k, v in fp.items() if k != "tensors"}
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+    lines = [f"  {json.dumps(n, ensure_ascii=False)}: {json.dumps(e, sort_keys=True, ensure_ascii=False)}"
+             for n, e in fp["tensors"].items()]
+    return text + ',\n "tensors": {\n' + ",\n".join(lines) + ("\n }\n}\n" if lines else " }\n}\n")
+
+
+def parse_fingerprint(text: str, name: str) -> dict:
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise WeightsError(f"{name}: not valid JSON: {e}") from None
+    if not isinstance(data, dict) or MARKER not in data:
+        raise WeightsError(f"{name}: not a scriptdiff weights fingerprint (no \"{MARKER}\" field)")
+    if data[MARKER] != SCHEMA:
+        raise WeightsError(f"{name}: weights fingerprint schema {data[MARKER]!r} is not supported (this reads {SCHEMA})")
+    if data.get("algorithm", ALGORITHM) != ALGORITHM:
+        raise WeightsError(f"{name}: fingerprint hashed with {data.get('algorithm')!r}; this compares {ALGORITHM}")
+    tensors = data.get("tensors")
+    if not isinstance(tensors, dict):
+        raise WeightsError(f"{name}: weights fingerprint has no \"tensors\" object")
+    for t, e in tensors.items():
+        if (not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or not isinstance(e.get("hash"), str)
+                or not isinstance(e.get("shape"), list) or not all(isinstance(d, int) for d in e["shape"])):
+            raise WeightsError(f"{name}: fingerprint entry {t!r} needs dtype, shape (list of ints) and hash")
+    return data
+
+
+def load_fingerprint(path: str) -> Checkpoint:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise WeightsError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    data = parse_fingerprint(text, path)
+    ck = Checkpoint(path, "fingerprint", entries=data["tensors"])
+    ck.source = str(data.get("source") or path)
+    return ck
+
+
+# ---------------------------------------------------------------- renames
+
+class Renamer:
+    """NPU tensor names -> GPU names: exact pairs from a file, then regex substitutions."""
+
+    def __init__(self, subs: list[str] | None = None, exact: dict[str, str] | None = None):
+        self.exact = dict(exact or {})
+        self.subs = []
+        for s in subs or []:
+            if "=" not in s:
+                raise ValueError(f"--map expects PATTERN=REPLACEMENT, got {s!r}")
+            pat, rep = s.split("=", 1)
+            try:
+                self.subs.append((re.compile(pat), rep))
+            except re.error as e:
+                raise ValueError(f"--map {s!r}: bad pattern: {e}") from None
+
+    def __call__(self, name: str) -> str:
+        if name in self.exact:
+            return self.exact[name]
+        for pat, rep in self.subs:
+            name = pat.sub(rep, name)
+        return name
+
+    @classmethod
+    def from_file(cls, path: str, subs: list[str] | None = None) -> "Renamer":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise ValueError(f"{path}: not a readable JSON name map: {str(e).splitlines()[0]}") from None
+        if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+            raise ValueError(f"{path}: a name map is a JSON object of NPU name -> GPU name")
+        return cls(subs, data)
+
+
+# ---------------------------------------------------------------- facts
+
+def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=None,
+          errors: list[InputError] | None = None) -> list[Fact]:
+    out = []
+    seen: dict[str, str] = {}
+    for name, e in entries.items():
+        key_name = rename(name) if rename else name
+        if key_name in seen and errors is not None:
+            errors.append(InputError(root, f"tensors {seen[key_name]!r} and {name!r} both map to {key_name!r}; "
+                                           f"the second is compared"))
+        seen[key_name] = name
+        f = e.get("file")
+        single = not f or os.path.basename(root.rstrip("/")) == f  # a one-file checkpoint: root is the file
+        out.append(Fact(key=PREFIX + key_name, value={"shape": list(e["shape"]), "dtype": e["dtype"], "hash": e["hash"]},
+                        check="weights", path=root if single else f"{root.rstrip('/')}/{f}", line=None,
+                        source=name, via=(via if key_name == name else f"{via + '; ' if via else ''}renamed from {name}"),
+                        rank=RANK_SCRIPT))
+    return out
+
+
+def extract(src, ctx):
+    """A weights fingerprint read through the shared engine."""
+    from ..engine import Extract
+
+    try:
+        data = parse_fingerprint(src.text, src.name)
+    except WeightsError as e:
+        return Extract(errors=[InputError(src.name, str(e).split(": ", 1)[-1], fatal=True)])
+    return Extract(facts=facts(data["tensors"], str(data.get("source") or src.name), via=f"fingerprint {src.name}"))
+
+
+# ---------------------------------------------------------------- classification
+
+def _fmt(v: dict) -> str:
+    return f"{v.get('dtype')}{list(v.get('shape', []))}"
+
+
+@classifier("weights")
+def classify_weights(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
+    name = key[len(PREFIX):]
+
+    def finding(code, msg):
+        return Finding(rule=code, check="weights", severity=rs.severity(code), key=key,
+                       gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
+
+    if n is None:
+        return finding("SD601", f"tensor {name} ({_fmt(g.value)}) is in the GPU checkpoint only; missing on NPU")
+    if g is None:
+        return finding("SD602", f"tensor {name} ({_fmt(n.value)}) is in the NPU checkpoint only; missing on GPU")
+    gv, nv = g.value, n.value
+    if list(gv.get("shape", [])) != list(nv.get("shape", [])):
+        return finding("SD603", f"tensor {name} has shape {gv.get('shape')} on GPU and {nv.get('shape')} on NPU"
+                       + ("" if gv.get("dtype") == nv.get("dtype") else f" (dtype {gv.get('dtype')} vs {nv.get('dtype')})"))
+    if gv.get("dtype") != nv.get("dtype"):
+        return finding("SD604", f"tensor {name} is {gv.get('dtype')} on GPU and {nv.get('dtype')} on NPU "
+                                f"(same shape {gv.get('shape')})")
+    if gv.get("hash") != nv.get("hash"):
+        return finding("SD605", f"tensor {name} ({_fmt(gv)}) has different values on GPU and NPU")
+    return None
+
+
+def describe_stats(st: dict) -> str:
+    if not st:
+        return ""
+    parts = ["max |diff| " + ("n/a (overflow)" if st.get("max_abs_diff") is None else f"{st['max_abs_diff']:.3g}")]
+    parts.append("rel L2 " + ("n/a (GPU tensor is zero)" if st.get("rel_l2") is None else f"{st['rel_l2']:.3g}"))
+    parts.append("cosine " + ("n/a" if st.get("cosine") is None else f"{st['cosine']:.6f}"))
+    parts.append(f"{st['differing_elements']} of {st['elements']} elements differ")
+    if st.get("nonfinite_mismatches"):
+        parts.append(f"{st['nonfinite_mismatches']} NaN/inf mismatches")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------- the comparison
+
+@dataclass
+class Summary:
+    gpu_tensors: int = 0
+    npu_tensors: int = 0
+    identical: int = 0
+    by_rule: dict = field(default_factory=dict)
+    worst: list = field(default_factory=list)  # value findings, worst first
+
+
+def open_side(path: str) -> tuple[Checkpoint | None, list[InputError]]:
+    """A checkpoint or fingerprint opened (headers read, nothing hashed yet)."""
+    try:
+        return (load_fingerprint(path) if is_fingerprint(path) else open_checkpoint(path)), []
+    except WeightsError as e:
+        msg = str(e)
+        where, _, reason = msg.partition(": ")
+        return None, [InputError(where or path, reason or msg, fatal=True)]
+    except OSError as e:
+        return None, [InputError(path, f"cannot read: {e.strerror or e}", fatal=True)]
+
+
+def side_facts(ck: Checkpoint, rename=None, progress=None) -> tuple[list[Fact], list[InputError]]:
+    """Hash a checkpoint's tensors (a fingerprint already has them) and make its facts."""
+    errors: list[InputError] = []
+    if ck.has_data:
+        try:
+            ck.entries = fingerprint(ck, progress)["tensors"]
+        except WeightsError as e:
+            msg = str(e)
+            where, _, reason = msg.partition(": ")
+            return [], [InputError(where or ck.root, reason or msg, fatal=True)]
+        except OSError as e:
+            return [], [InputError(ck.root, f"cannot read: {e.strerror or e}", fatal=True)]
+    via = f"fingerprint {ck.root}" if not ck.has_data else None
+    return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors), errors
+
+
+def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None, ignore=None
+            ) -> tuple[Report, Summary]:
+    """`scriptdiff weights GPU NPU`: fingerprints compared through the shared model, then the
+    differing tensors' values compared when both checkpoints are at hand."""
+    from ..engine import Options, filter_findings
+    from .dataset import _Progress
+
+    report = Report(gpu=gpu, npu=npu)
+    summary = Summary()
+    gck, gerr = open_side(gpu)
+    nck, nerr = open_side(npu)
+    report.errors.extend(gerr + nerr)
+    if gck is None or nck is None:
+        return report.sorted(), summary
+    total = sum(r.nbytes for ck in (gck, nck) for r in ck.tensors)
+    bar = _Progress(total, progress, "hashing tensors")
+    try:
+        gfacts, gerr = side_facts(gck, None, bar.advance)
+        nfacts, nerr = side_facts(nck, rename, bar.advance)
+    finally:
+        bar.close()
+    report.errors.extend(gerr + nerr)
+    if any(e.fatal for e in report.errors):
+        return report.sorted(), summary
+    gt, nt = FactTable(), FactTable()
+    gt.extend(gfacts)
+    nt.extend(nfacts)
+    findings, _ = compare_tables(gt, nt, checks=["weights"])
+    summary.gpu_tensors, summary.npu_tensors = len(gck.entries), len(nck.entries)
+    summary.identical = len(gt.keys() & nt.keys()) - sum(1 for f in findings if f.rule in ("SD603", "SD604", "SD605"))
+    if gck.has_data and nck.has_data:
+        _add_stats(findings, gck, nck, rename)
+    findings = filter_findings(findings, Options(select=select, ignore=ignore))
+    for f in findings:
+        summary.by_rule[f.rule] = summary.by_rule.get(f.rule, 0) + 1
+    summary.worst = sorted((f for f in findings if f.rule in ("SD604", "SD605")), key=_badness)
+    report.findings = findings
+    report.compared = 1
+    return report.sorted(), summary
+
+
+def _badness(f: Finding) -> tuple:
+    rel = f.extra.get("rel_l2")
+    cos = f.extra.get("cosine")
+    if "rel_l2" not in f.extra:
+        return (1, 0.0, f.key)  # no statistics: after the measured ones
+    return (0, -(rel if rel is not None else float("inf")), -(1 - cos if cos is not None else 2.0), f.key)
+
+
+def _add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename) -> None:
+    gref = {r.name: r for r in gck.tensors}
+    nref = {(rename(r.name) if rename else r.name): r for r in nck.tensors}
+    with Reader() as rg, Reader() as rn:
+        for f in findings:
+            if f.rule not in ("SD604", "SD605"):
+                continue
+            name = f.key[len(PREFIX):]
+            g, n = gref.get(name), nref.get(name)
+            if g is None or n is None:
+                continue
+            st = tensor_stats(rg, g, rn, n)
+            if st:
+                f.extra.update(st)
+                f.message += ": " + describe_stats(st)
+            elif f.rule == "SD605":
+                f.message += f" (values not compared: dtype {g.dtype} is not one scriptdiff converts)"

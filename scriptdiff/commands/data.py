@@ -1,0 +1,166 @@
+"""scriptdiff data fingerprint PATH... | scriptdiff data GPU NPU"""
+from __future__ import annotations
+
+import sys
+
+from .common import add_output_arguments, emit, fail, options_from
+
+DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
+
+  scriptdiff data fingerprint PATH... [-o manifest.json] [--sample]
+      Hash every file under PATH (blake3, files in parallel) and write a manifest: relative
+      path, size, hash, and cheap structure (Megatron .idx sequence/document counts and
+      dtype, JSONL line counts, Parquet/Arrow row counts when pyarrow is installed). Run it
+      where the data lives; copy the small manifest to the other side. Here -o is the
+      manifest file (default: standard output).
+
+  scriptdiff data GPU NPU
+      Compare two datasets. Each side is a folder or file (fingerprinted now) or a manifest.
+      Files are paired by relative path; missing, extra and different files are reported
+      (key data:<path>). --tokenizer / --script add the tokenizer files to the check
+      (given twice: GPU first, then NPU).
+
+--sample hashes only the head, tail and strided blocks of large files: quick, and the
+manifest and every comparison built on it say that only those bytes were checked."""
+
+
+def allow_intermixed(p) -> None:
+    """Let options come between positionals (`data fingerprint --sample PATH`).
+
+    Plain argparse binds all positionals at the first chunk it meets, so `fingerprint
+    --sample PATH` would leave PATH unrecognised; this subparser alone parses intermixed.
+    """
+    import argparse
+
+    class _Intermixed(type(p)):
+        def parse_known_args(self, args=None, namespace=None):
+            if getattr(self, "_mixing", False):
+                return super().parse_known_args(args, namespace)
+            self._mixing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._mixing = False
+
+    if isinstance(p, argparse.ArgumentParser):
+        p.__class__ = _Intermixed
+
+
+def add_arguments(p) -> None:
+    allow_intermixed(p)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="`fingerprint PATH...`, or the GPU and NPU sides (folder, file or manifest)")
+    p.add_argument("--sample", action="store_true",
+                   help="hash only head, tail and strided blocks of large files (marked as sampled)")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="files hashed in parallel (default: cores, 2..8)")
+    p.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a terminal")
+    p.add_argument("--tokenizer", action="append", default=[], metavar="PATH",
+                   help="tokenizer file or folder, part of the data check; when comparing give it twice: GPU, then NPU")
+    p.add_argument("--script", action="append", default=[], metavar="PATH",
+                   help="launch script or config whose tokenizer settings name tokenizer files; "
+                        "when comparing give it twice: GPU, then NPU")
+    add_output_arguments(p)
+
+
+def run(args) -> int:
+    from ..checks.hashing import SampleSpec
+
+    if args.workers is not None and args.workers < 1:
+        return fail("--workers must be at least 1")
+    sample = SampleSpec() if args.sample else None
+    if args.paths[0] == "fingerprint":
+        return _fingerprint(args, args.paths[1:], sample)
+    if len(args.paths) != 2:
+        return fail("data takes `fingerprint PATH...` or two sides: GPU NPU")
+    return _compare(args, args.paths[0], args.paths[1], sample)
+
+
+def _fingerprint(args, paths: list[str], sample) -> int:
+    from ..checks import dataset
+
+    if not paths:
+        return fail("data fingerprint needs at least one PATH")
+    if len(args.output) > 1:
+        return fail("data fingerprint writes one manifest: give -o once")
+    manifest, errors = dataset.fingerprint(paths, sample=sample, workers=args.workers,
+                                           progress=dataset.progress_wanted(args.progress),
+                                           exclude=set(args.output[:1]))
+    if args.tokenizer or args.script:
+        entries, terrs, root = dataset.tokenizer_files(args.tokenizer, args.script)
+        errors.extend(terrs)
+        manifest["tokenizer"] = dict(sorted(entries.items()))
+        manifest["tokenizer_root"] = root
+    for e in errors:
+        print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+    if any(e.fatal for e in errors) and not manifest["files"]:
+        return 2
+    text = dataset.dumps(manifest)
+    if args.output:
+        out = args.output[0]
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            return fail(f"cannot write {out}: {e.strerror or e}")
+        t = manifest["totals"]
+        print(f"scriptdiff: {t['files']} file(s), {t['bytes']} bytes"
+              f"{' (sampled)' if manifest['sampled'] else ''} -> {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 2 if any(e.fatal for e in errors) else 0
+
+
+def _compare(args, gpu: str, npu: str, sample) -> int:
+    from ..checks import dataset
+    from ..compare import FactTable, compare_tables
+    from ..engine import filter_findings
+    from ..model import Report
+
+    for opt, vals in (("--tokenizer", args.tokenizer), ("--script", args.script)):
+        if vals and len(vals) != 2:
+            return fail(f"{opt}: when comparing, give it twice (GPU, then NPU)")
+    report = Report(gpu=gpu, npu=npu)
+    progress = dataset.progress_wanted(args.progress)
+    tables = []
+    for i, path in enumerate((gpu, npu)):
+        manifest, display, errors, via = dataset.load_side(path, sample, args.workers, progress)
+        report.errors.extend(errors)
+        table = FactTable()
+        if manifest is not None:
+            toks = [args.tokenizer[i]] if args.tokenizer else []
+            scripts = [args.script[i]] if args.script else []
+            if toks or scripts:
+                entries, terrs, root = dataset.tokenizer_files(toks, scripts)
+                report.errors.extend(terrs)
+                manifest["tokenizer"] = entries
+                manifest["tokenizer_root"] = root
+            table.extend(dataset.manifest_facts(manifest, display, via=via))
+        tables.append((manifest, table))
+    if any(m is None for m, _ in tables):
+        return emit(report.sorted(), args)
+    _pair_single_files(gpu, npu, tables)
+    findings, masked = compare_tables(tables[0][1], tables[1][1], checks=["dataset"])
+    report.findings = filter_findings(findings, options_from(args))
+    report.masked = masked
+    report.compared = 1
+    return emit(report.sorted(), args)
+
+
+def _pair_single_files(gpu: str, npu: str, tables) -> None:
+    """Two single data files (not folders, not manifests) are compared with each other
+    whatever their names: the NPU file's key takes the GPU file's name."""
+    import os
+
+    if not (os.path.isfile(gpu) and os.path.isfile(npu)):
+        return
+    (gm, _), (nm, nt) = tables
+    if gm.get("roots") != [gpu] or nm.get("roots") != [npu]:
+        return  # a manifest: it names its own files
+    if len(gm["files"]) != 1 or len(nm["files"]) != 1:
+        return
+    gkey = "data:" + next(iter(gm["files"]))
+    nkey = "data:" + next(iter(nm["files"]))
+    if gkey != nkey and nkey in nt.facts:
+        for f in nt.facts.pop(nkey):
+            f.key = gkey
+            nt.add(f)
