@@ -134,6 +134,7 @@ class SideContext:
     side: str  # "gpu" | "npu"
     root: str | None = None  # folder that relative references resolve against
     options: Options = field(default_factory=Options)
+    analysed: int = 0  # sources whose extraction did not fail outright
 
 
 def read_source(path: str, name: str | None = None) -> Source:
@@ -228,6 +229,8 @@ def analyse_side(sources: list[Source], ctx: SideContext,
     for src in sources:
         ex = extract(src, ctx)
         extracts.append(ex)
+        if not any(e.fatal for e in ex.errors):
+            ctx.analysed += 1
         for _rsrc, rex in follow_references(ex, src, ctx, seen):
             extracts.append(rex)
     table = build_table(extracts)
@@ -296,7 +299,10 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
 
     apply_suppressions(report, gpu_sources, npu_sources, opts)
     report.findings = filter_findings(report.findings, opts)
-    report.compared += max(len(gpu_sources), len(npu_sources)) if gpu_sources and npu_sources else 0
+    # "compared" counts what both sides could contribute: a run where every file of a side
+    # failed outright compared nothing (exit 2), whatever the other side held
+    sides_ok = (gctx.analysed or (extracts and extracts[0])) and (nctx.analysed or (extracts and extracts[1]))
+    report.compared += min(gctx.analysed, nctx.analysed) or (1 if sides_ok else 0)
     return report.sorted()
 
 

@@ -121,3 +121,11 @@ def test_rules_lists_every_code(cli):
     assert code == 0
     listed = [line.split()[0] for line in out.splitlines() if line.strip()]
     assert listed == list(load().rules)
+
+
+def test_all_inputs_of_a_side_failing_is_exit_2(cli, tmp_path):
+    bad = tmp_path / "snap.json"
+    bad.write_text('{"scriptdiff_snapshot": "x"}')
+    code, _, err = cli("diff", str(bad), str(bad))
+    assert code == 2
+    assert err.strip().splitlines() == [f"scriptdiff: {bad}: snapshot schema must be an integer, got 'x'"] * 2
