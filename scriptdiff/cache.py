@@ -81,34 +81,65 @@ def put(k: str, value: Any) -> None:
 
 # --- (de)serialisation of the model -------------------------------------------------------
 
-def _side(s: Side | None):
-    return None if s is None else [s.value, s.path, s.line, s.source, s.via]
+def enc(v):
+    """A value as JSON, keeping what JSON would lose: tuples, sets, non-string keys, inf/nan."""
+    if isinstance(v, tuple):
+        return {"__t": [enc(x) for x in v]}
+    if isinstance(v, (set, frozenset)):
+        return {"__s": sorted((enc(x) for x in v), key=repr)}
+    if isinstance(v, list):
+        return [enc(x) for x in v]
+    if isinstance(v, dict):
+        if all(isinstance(k, str) for k in v) and not ({"__t", "__s", "__d", "__f"} & set(v)):
+            return {k: enc(x) for k, x in v.items()}
+        return {"__d": [[enc(k), enc(x)] for k, x in v.items()]}
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return {"__f": repr(v)}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(f"cannot cache a {type(v).__name__}")
 
 
-def _unside(x) -> Side | None:
-    return None if x is None else Side(value=_untuple(x[0]), path=x[1], line=x[2], source=x[3], via=x[4])
-
-
-def _untuple(v):
+def dec(v):
+    if isinstance(v, list):
+        return [dec(x) for x in v]
+    if isinstance(v, dict):
+        if "__t" in v and len(v) == 1:
+            return tuple(dec(x) for x in v["__t"])
+        if "__s" in v and len(v) == 1:
+            return set(dec(x) for x in v["__s"])
+        if "__d" in v and len(v) == 1:
+            return {dec(k): dec(x) for k, x in v["__d"]}
+        if "__f" in v and len(v) == 1:
+            return float(v["__f"])
+        return {k: dec(x) for k, x in v.items()}
     return v
 
 
+def _side(s: Side | None):
+    return None if s is None else [enc(s.value), s.path, s.line, s.source, s.via]
+
+
+def _unside(x) -> Side | None:
+    return None if x is None else Side(value=dec(x[0]), path=x[1], line=x[2], source=x[3], via=x[4])
+
+
 def dump_fact(f: Fact) -> list:
-    return [f.key, f.value, f.check, f.path, f.line, f.source, f.origin, f.via, f.rank, f.note, f.meta]
+    return [f.key, enc(f.value), f.check, f.path, f.line, f.source, f.origin, f.via, f.rank, f.note, enc(f.meta)]
 
 
 def load_fact(x: list) -> Fact:
-    return Fact(key=x[0], value=x[1], check=x[2], path=x[3], line=x[4], source=x[5], origin=x[6], via=x[7],
-                rank=x[8], note=x[9], meta=x[10] or {})
+    return Fact(key=x[0], value=dec(x[1]), check=x[2], path=x[3], line=x[4], source=x[5], origin=x[6], via=x[7],
+                rank=x[8], note=x[9], meta=dec(x[10]) or {})
 
 
 def dump_finding(f: Finding) -> list:
-    return [f.rule, f.check, f.severity, f.key, _side(f.gpu), _side(f.npu), f.message, f.derived, f.extra]
+    return [f.rule, f.check, f.severity, f.key, _side(f.gpu), _side(f.npu), f.message, f.derived, enc(f.extra)]
 
 
 def load_finding(x: list) -> Finding:
     return Finding(rule=x[0], check=x[1], severity=x[2], key=x[3], gpu=_unside(x[4]), npu=_unside(x[5]),
-                   message=x[6], derived=x[7], extra=x[8] or {})
+                   message=x[6], derived=x[7], extra=dec(x[8]) or {})
 
 
 def dump_masked(m: Masked) -> list:
@@ -125,3 +156,29 @@ def dump_error(e: InputError) -> list:
 
 def load_error(x: list) -> InputError:
     return InputError(path=x[0], message=x[1], fatal=x[2])
+
+
+def dump_extract(ex) -> dict:
+    return {"facts": [dump_fact(f) for f in ex.facts], "errors": [dump_error(e) for e in ex.errors],
+            "masked": [dump_masked(m) for m in ex.masked], "frameworks": sorted(ex.frameworks),
+            "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings]}
+
+
+def load_extract(d: dict):
+    from .engine import Extract
+
+    return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
+                   masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
+                   references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]])
+
+
+def dump_pair(res) -> dict:
+    return {"findings": [dump_finding(f) for f in res.findings], "masked": [dump_masked(m) for m in res.masked],
+            "errors": [dump_error(e) for e in res.errors]}
+
+
+def load_pair(d: dict):
+    from .engine import PairResult
+
+    return PairResult(findings=[load_finding(x) for x in d["findings"]], masked=[load_masked(x) for x in d["masked"]],
+                      errors=[load_error(x) for x in d["errors"]])

@@ -51,7 +51,8 @@ class Options:
     use_cache: bool = True
     checks: set[str] | None = None  # restrict to these checks
     strict_local: bool = False  # compare local version tags (+cu121)
-    max_bytes: int = 2_000_000  # above this, code is compared as text
+    max_bytes: int = 1_000_000  # above this, code is compared as text (a hard limit, as difftastic has)
+    jobs: int | None = None  # worker processes for parsing; None = one per core
     baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
 
 
@@ -141,19 +142,79 @@ def read_source(path: str, name: str | None = None) -> Source:
     return read_path(path, name)
 
 
+# Kinds whose per-file work is worth caching on disk and spreading over worker processes
+# (a libcst parse costs milliseconds per hundred lines; tree-sitter and YAML are cheap).
+CACHED_KINDS = {"python"}
+# results computed in this process or received from workers, by cache key
+_MEMO: dict[str, object] = {}
+
+
+def _extract_key(src: Source, ctx: SideContext, kind: str) -> str:
+    from . import cache
+
+    return cache.key("extract", kind, src.name, ctx.side, str(ctx.options.max_bytes), src.data)
+
+
+def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: str) -> str:
+    from . import cache
+
+    return cache.key("pair", kind, gsrc.name, nsrc.name, str(opts.max_bytes), gsrc.data, b"\x01", nsrc.data)
+
+
+def _cached(key: str, use_disk: bool, compute, dump, load):
+    """compute() once per key: from this process's memo, the disk cache, or by computing."""
+    from . import cache
+
+    if key in _MEMO:
+        return load(_MEMO[key])
+    if use_disk:
+        hit = cache.get(key)
+        if hit is not None:
+            try:
+                return load(hit)
+            except (TypeError, ValueError, IndexError, KeyError):
+                pass  # an entry from another layout: recompute
+    result = compute()
+    try:
+        dumped = dump(result)
+    except TypeError:  # a value the cache cannot represent: keep the result, skip caching
+        return result
+    _MEMO[key] = dumped
+    if use_disk:
+        cache.put(key, dumped)
+    return result
+
+
 def extract(src: Source, ctx: SideContext) -> Extract:
     """Facts from one file; never raises: a failure becomes an errors entry."""
     kind = detect_kind(src)
     if src.is_binary():
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
+    if kind in CACHED_KINDS:
+        from . import cache
+
+        return _cached(_extract_key(src, ctx, kind), ctx.options.use_cache, lambda: _extract(src, ctx, kind),
+                       cache.dump_extract, cache.load_extract)
+    return _extract(src, ctx, kind)
+
+
+def _extract(src: Source, ctx: SideContext, kind: str) -> Extract:
     try:
         mod = _module(LANGS[kind])
     except ModuleNotFoundError as e:  # a language this build does not have
         return Extract(errors=[InputError(src.name, f"cannot analyse {kind} files: {e}")])
-    try:
-        ex: Extract = mod.extract(src, ctx)
-    except RecursionError:
-        ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")])
+    if kind in CACHED_KINDS and len(src.data) > ctx.options.max_bytes:
+        ex = Extract(errors=[InputError(src.name, f"larger than the structural limit ({len(src.data):,} > "
+                                                  f"{ctx.options.max_bytes:,} bytes, --max-bytes): settings not "
+                                                  f"read, compared as text")])
+    else:
+        try:
+            ex = mod.extract(src, ctx)
+        except RecursionError:
+            ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")])
+        except Exception as e:  # a reader's bug must not cost the user the other inputs
+            ex = Extract(errors=[InputError(src.name, f"could not be analysed ({type(e).__name__}: "
+                                                      f"{str(e).splitlines()[0] if str(e) else ''}); skipped")])
     note = src.decode_note()
     if note:
         ex.errors.append(InputError(src.name, note))
@@ -162,6 +223,17 @@ def extract(src: Source, ctx: SideContext) -> Extract:
 
 def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
     kind = detect_kind(gsrc)
+    if kind in CACHED_KINDS:
+        from . import cache
+
+        return _cached(_pair_key(gsrc, nsrc, opts, kind), opts.use_cache, lambda: _diff_pair(gsrc, nsrc, opts, kind),
+                       cache.dump_pair, cache.load_pair)
+    return _diff_pair(gsrc, nsrc, opts, kind)
+
+
+def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: str) -> PairResult:
+    from .lang import text
+
     try:
         mod = _module(LANGS.get(kind, "lang.text"))
     except ModuleNotFoundError:  # a build without this language: its extract() already said so
@@ -169,14 +241,79 @@ def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
     fn: Callable | None = getattr(mod, "diff_pair", None)
     if fn is None:
         return PairResult()
+    if kind in CACHED_KINDS and max(len(gsrc.data), len(nsrc.data)) > opts.max_bytes:
+        return text.diff_pair(gsrc, nsrc, opts, reason=f"larger than {opts.max_bytes:,} bytes")
     try:
         return fn(gsrc, nsrc, opts)
     except RecursionError:
-        from .lang import text
-
         res = text.diff_pair(gsrc, nsrc, opts)
         res.errors.append(InputError(gsrc.name, "nested too deeply for a structural diff; compared as text"))
         return res
+    except Exception as e:  # a differ's bug: fall back to text rather than lose the pair
+        res = text.diff_pair(gsrc, nsrc, opts)
+        res.errors.append(InputError(gsrc.name, f"structural diff failed ({type(e).__name__}); compared as text"))
+        return res
+
+
+# --- worker processes -----------------------------------------------------------------------
+
+PARALLEL_MIN_JOBS = 8  # below this, starting workers costs more than it saves
+
+
+def _job(job):
+    """Run one cached unit of work in a worker; return (key, dumped result)."""
+    from . import cache
+
+    what, key, args = job
+    if what == "extract":
+        src, ctx, kind = args
+        return key, cache.dump_extract(_extract(src, ctx, kind))
+    gsrc, nsrc, opts, kind = args
+    return key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))
+
+
+def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
+             gctx: SideContext, nctx: SideContext, opts: Options) -> None:
+    """Compute the expensive per-file results in worker processes, ahead of the (ordered)
+    pipeline, which then finds them in the memo. Output order never depends on workers."""
+    from . import cache
+
+    jobs = []
+    for srcs, ctx in ((gpu_sources, gctx), (npu_sources, nctx)):
+        for src in srcs:
+            kind = detect_kind(src)
+            if kind in CACHED_KINDS and not src.is_binary():
+                k = _extract_key(src, ctx, kind)
+                if k not in _MEMO and not (opts.use_cache and cache.get(k) is not None):
+                    jobs.append(("extract", k, (src, ctx, kind)))
+    for g, n in pairs:
+        kind = detect_kind(g)
+        if kind in CACHED_KINDS and g.data != n.data and not (g.is_binary() or n.is_binary()):
+            k = _pair_key(g, n, opts, kind)
+            if k not in _MEMO and not (opts.use_cache and cache.get(k) is not None):
+                jobs.append(("pair", k, (g, n, opts, kind)))
+    workers = min(opts.jobs or (os.cpu_count() or 1), 8)
+    if len(jobs) < PARALLEL_MIN_JOBS or workers < 2:
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # no fork on this platform: run in order instead
+        return
+    # big jobs first so that the last worker is not left with the largest file
+    jobs.sort(key=lambda j: -sum(len(a.data) for a in j[2] if isinstance(a, Source)))
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for key, dumped in pool.map(_job, jobs, chunksize=max(1, len(jobs) // (workers * 4))):
+                _MEMO[key] = dumped
+                if opts.use_cache:
+                    cache.put(key, dumped)
+    except (OSError, RuntimeError, BrokenPipeError):
+        return  # workers unavailable (sandbox, resource limits): the pipeline computes in order
+    except Exception:  # a broken pool must not break the run
+        return
 
 
 def digest(data: bytes) -> str:
@@ -267,6 +404,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
     `scriptdiff check` fingerprinted in place; they merge into each side's table."""
     gctx = SideContext("gpu", options=opts)
     nctx = SideContext("npu", options=opts)
+    prefetch(gpu_sources, npu_sources, pairs, gctx, nctx, opts)
     gtable, gex = analyse_side(gpu_sources, gctx, extracts[0] if extracts else None)
     ntable, nex = analyse_side(npu_sources, nctx, extracts[1] if extracts else None)
     for ex in gex + nex:

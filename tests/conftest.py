@@ -1,6 +1,11 @@
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# the parse cache of test runs lives in a fresh folder, never in the user's ~/.cache
+os.environ["SCRIPTDIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="scriptdiff-test-cache-")
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -1,7 +1,7 @@
 """scriptdiff check: all six pre-checks from a [tool.scriptdiff] configuration."""
 from __future__ import annotations
 
-from .common import add_output_arguments, emit, fail, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, fail, options_from
 
 DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
 dataset, weights) on a GPU setup and its NPU port, and print one report with a verdict per
@@ -30,7 +30,7 @@ def add_arguments(p) -> None:
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a check is not checked (a gate that cannot pass on missing inputs)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    add_engine_arguments(p)
     add_output_arguments(p)
 
 

@@ -16,6 +16,14 @@ def add_output_arguments(p) -> None:
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
 
 
+def add_engine_arguments(p) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not read or write the parse cache (~/.cache/scriptdiff, or $SCRIPTDIFF_CACHE_DIR)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes for parsing (default: one per core)")
+    p.add_argument("--max-bytes", type=int, metavar="N", default=1_000_000,
+                   help="larger code files are compared as text, not structurally (default: 1000000)")
+
+
 def codes(s: str | None) -> list[str] | None:
     if not s:
         return None
@@ -26,7 +34,8 @@ def options_from(args):
     from ..engine import Options
 
     return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
-                   use_cache=not getattr(args, "no_cache", False))
+                   use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
+                   max_bytes=getattr(args, "max_bytes", None) or 1_000_000)
 
 
 def fail(message: str) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .common import add_output_arguments, emit, fail, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, fail, options_from
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
 
@@ -27,7 +27,7 @@ def add_arguments(p) -> None:
                    help="GPU and NPU are revisions: compare their trees (optionally only the PATHs that follow)")
     p.add_argument("--repo", default=".", help="the git repository for REV:path and --git (default: .)")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    add_engine_arguments(p)
     p.add_argument("--git-external", action="store_true", help=argparse_suppress())
     add_output_arguments(p)
 
