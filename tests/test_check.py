@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff.checkrun import CheckConfigError, counterparts, load_config, run_checks
+from scriptdiff.checkrun import counterparts, load_config, run_checks
 from scriptdiff.engine import Options
 from scriptdiff.model import CHECKS
 
