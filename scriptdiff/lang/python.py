@@ -347,7 +347,7 @@ class Comparer:
         for g, n, ctx in sites:
             gside = self.side(self.g, g, gs.line)
             nside = self.side(self.n, n, ns.line)
-            sev = self.classify(ctx, [gs, ns])
+            sev = self.classify(ctx, [gs, ns], scope)
             if ctx is None:
                 msg = "statement differs"
             elif ctx[0] == "call":
@@ -367,7 +367,7 @@ class Comparer:
             self.findings.append(Finding(rule=SEVERITY_RULE[sev], check="script", severity=sev,
                                          key=f"code:{self.base}:{scope}", gpu=gside, npu=nside, message=msg))
 
-    def classify(self, ctx, stmts: list[St]) -> str:
+    def classify(self, ctx, stmts: list[St], scope: str = "") -> str:
         classes = rules().classes
         names = classes.get("names") or {}
         calls = classes.get("calls") or {}
@@ -411,6 +411,11 @@ class Comparer:
         for sev in order:
             if sev in found:
                 return sev
+        # the enclosing function's name (loss_func, compute_loss, log_metrics)
+        fn = scope.rsplit(".", 1)[-1] if scope and scope != "<module>" else ""
+        for sev in order:
+            if fn and any(t in (names.get(sev) or []) for t in _split_name(fn)):
+                return sev
         return classes.get("default", "warning")
 
     @staticmethod
@@ -449,12 +454,16 @@ class Comparer:
                 return f"torch.optim.{k[1]}"
             return None
 
+        swaps = {"flash_attention": "flash_attn.flash_attn_func", "clip_grad_norm": "torch.nn.utils.clip_grad_norm_"}
+
         def walk(k):
             if isinstance(k, tuple):
                 if k and k[0] == "Call":
                     nm = name_of(k[1])
                     if nm:
                         out.append(nm)
+                elif len(k) == 2 and k[0] == "SWAP" and k[1] in swaps:
+                    out.append(swaps[k[1]])
                 for x in k:
                     walk(x)
 
@@ -488,7 +497,7 @@ class Comparer:
             inner = s.name if scope == "<module>" else f"{scope}.{s.name}"
         sd = Side(value=_one_line(s.hraw if s.kind == "compound" else s.raw), path=p.name, line=s.line,
                   source=p.text_at(s.line))
-        sev = self.classify(None, [s])
+        sev = self.classify(None, [s], inner)
         what = {"FunctionDef": "function", "ClassDef": "class"}.get(type(s.node).__name__, "statement")
         where = "GPU" if side == "gpu" else "NPU"
         msg = f"{what} on {where} only" + (f": {s.name}" if s.name else "")

@@ -184,8 +184,9 @@ class Reader:
         p = self.p
         ref = self.argref(arg.value)
         if ref is not None and isinstance(keys, str):
+            # the value is the argparse fact itself; the call is not a fact of its own, so a
+            # call removed on one side is still a structural difference
             p.owned[id(arg.value)] = keys
-            p.fact_calls.add(id(call))
             return True
         used: list = []
         try:

@@ -122,8 +122,14 @@ def parse(name: str, text: str) -> Parsed:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
-        reason = str(e.message if hasattr(e, "message") else e).strip().splitlines()[0]
-        return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: line {e.raw_line}: {reason}")
+        line, reason = e.raw_line, str(e.message if hasattr(e, "message") else e).strip().splitlines()[0]
+        try:  # CPython's own message and line are the ones users know
+            ast.parse(text)
+        except SyntaxError as se:
+            line, reason = se.lineno or line, se.msg or reason
+        except Exception:
+            pass
+        return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: line {line}: {reason}")
     except Exception as e:  # libcst refuses some inputs with other errors; never a traceback
         return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     st = LineState(module)
