@@ -353,7 +353,7 @@ class Comparer:
             elif ctx[0] == "call":
                 msg = f"a different function is called ({ctx[1]} on GPU)"
             elif ctx[1] is None:
-                msg = f"{ctx[0]} differs"
+                msg = f"the {ctx[0]} header differs" if not ctx[0].startswith("def ") else f"the signature of {ctx[0]} differs"
             else:
                 label = ctx[1] if ctx[1].startswith("argument") or ctx[1].startswith("*") else f"argument {ctx[1]}"
                 if ctx[0].startswith("def "):
