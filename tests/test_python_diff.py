@@ -325,3 +325,76 @@ def test_identical_files_have_nothing_to_report(tmp_path):
     shutil.copy(g, n)
     r = run(g, n)
     assert r.findings == [] and r.masked == []
+
+
+def test_python_rule_data_is_validated(tmp_path):
+    from scriptdiff.rules import RuleError, load_packs
+
+    src = (ROOT / "rules" / "python.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "python.yaml"
+    bad.write_text(src.replace("{npu: torch.npu, gpu: torch.cuda, rule: SD002}", "{npu: torch.npu, gpu: torch.cuda, rule: SD101}", 1),
+                   encoding="utf-8")
+    others = [p for p in (ROOT / "rules").glob("*.yaml") if p.name != "python.yaml"]
+    with pytest.raises(RuleError, match=r"rules/python.yaml:1: python.qualified_renames: 'SD101' is not a mask rule code"):
+        load_packs(others + [bad])
+
+
+def pair_of(tmp_path, gpu: str, npu: str, name: str = "train.py"):
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "npu").mkdir()
+    g, n = tmp_path / "gpu" / name, tmp_path / "npu" / name
+    g.write_text(gpu, encoding="utf-8")
+    n.write_text(npu, encoding="utf-8")
+    return g, n, run(g, n)
+
+
+def test_optimizer_argument_is_reported_once_as_hyperparameter(tmp_path):
+    g, n, r = pair_of(tmp_path, "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)\n",
+                      "import torch\nimport torch_npu\nopt = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=2e-4, weight_decay=0.1)\n")
+    assert [summary(f) for f in r.findings] == [("SD202", "lr", 1e-4, 2e-4, 2, 3)]
+    assert sorted(m.rule for m in r.masked) == ["SD006", "SD007"]
+
+
+def test_positional_optimizer_arguments_and_seeds(tmp_path):
+    g, n, r = pair_of(tmp_path,
+                      "import random\nimport torch\nrandom.seed(0)\nopt = torch.optim.SGD(params, 0.1, 0.9)\n",
+                      "import random\nimport torch\nrandom.seed(1)\nopt = torch.optim.SGD(params, 0.1, 0.8)\n")
+    assert sorted(summary(f) for f in r.findings) == [
+        ("SD206", "sgd_momentum", 0.9, 0.8, 4, 4), ("SD207", "python_seed", 0, 1, 3, 3)]
+
+
+def test_missing_optimizer_argument_compared_with_callee_default(tmp_path):
+    g, n, r = pair_of(tmp_path, "import torch\nopt = torch.optim.AdamW(p, lr=1e-3, eps=1e-6)\n",
+                      "import torch\nopt = torch.optim.AdamW(p, lr=1e-3)\n")
+    f = r.findings
+    assert [summary(x) for x in f] == [("SD206", "adam_eps", 1e-6, 1e-8, 2, None)]
+    assert f[0].npu.source == "default" and f[0].npu.via == "torch.optim.AdamW default"
+
+
+def test_equal_numbers_spelled_differently(tmp_path):
+    g, n, r = pair_of(tmp_path, "import torch\nLR = 1e-4\nopt = torch.optim.AdamW(p, lr=LR, betas=(0.9, 0.95))\n",
+                      "import torch\nLR = 0.0001\nopt = torch.optim.AdamW(p, lr=LR, betas=[0.90, 9.5e-1])\n")
+    assert r.findings == []
+
+
+def test_qualified_name_masks_all_import_styles(tmp_path):
+    g, n, r = pair_of(tmp_path,
+                      "import torch as th\nfrom torch import cuda\nth.cuda.synchronize()\ncuda.empty_cache()\n",
+                      "import torch\nimport torch_npu\nfrom torch_npu import npu as cuda\ntorch_npu.npu.synchronize()\ncuda.empty_cache()\n")
+    assert r.findings == []
+    assert sorted((m.rule, m.npu.line) for m in r.masked) == [("SD002", 3), ("SD002", 4), ("SD006", 2)]
+
+
+def test_statement_only_on_one_side_and_scope_key(tmp_path):
+    src = "class Trainer:\n    def step(self, loss):\n        loss.backward()\n        self.opt.step()\n"
+    g, n, r = pair_of(tmp_path, src, src.replace("        self.opt.step()\n", "        self.opt.step()\n        self.opt.step()\n"))
+    assert [summary(f) for f in r.findings] == [
+        ("SD101", "code:train.py:Trainer.step", None, "self.opt.step()", None, 5)]
+    assert r.findings[0].message == "statement on NPU only"
+
+
+def test_logging_difference_is_info_and_exit_0(tmp_path):
+    g, n, r = pair_of(tmp_path, "import logging\nlogger = logging.getLogger(__name__)\nlogger.info('step %d', 1)\n",
+                      "import logging\nlogger = logging.getLogger(__name__)\nlogger.info('npu step %d', 1)\n")
+    assert [(f.rule, f.severity) for f in r.findings] == [("SD103", "info")]
+    assert r.exit_code() == 0

@@ -270,16 +270,12 @@ class Reader:
                 pos = 10**6
                 continue
             if a.keyword is None:
-                key = positional[pos] if pos < len(positional) else None
-                kwname = None
-                for k, v in args.items():
-                    if v == key:
-                        kwname = k
+                kwname = positional[pos] if pos < len(positional) else None
                 pos += 1
-                if key is None:
+                if kwname is None or kwname not in args:
                     continue
-                seen.add(kwname or key)
-                self.read_arg(key, a, call, qn)
+                seen.add(kwname)
+                self.read_arg(args[kwname], a, call, qn, vmaps.get(kwname))
                 continue
             kw = a.keyword.value
             if kw in args:
