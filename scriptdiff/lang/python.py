@@ -49,7 +49,13 @@ def analyse(src) -> Parsed:
         return p
     p = parse(src.name, src.text)
     if p.error is None:
-        read_facts(p, "")
+        try:
+            read_facts(p, "")
+        except RecursionError:
+            raise
+        except Exception as e:  # never a traceback: keep the structural diff, note the lost facts
+            p.facts = []
+            p.fact_error = f"hyperparameters not read ({type(e).__name__}: {_one_line(str(e), 80)})"
     _CACHE[key] = p
     while len(_CACHE) > 8:
         _CACHE.popitem(last=False)
@@ -62,7 +68,8 @@ def extract(src, ctx):
     p = analyse(src)
     if p.error is not None:
         return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
-    return Extract(facts=list(p.facts), frameworks=set(p.frameworks))
+    errors = [InputError(src.name, p.fact_error)] if getattr(p, "fact_error", None) else []
+    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors)
 
 
 def diff_pair(gsrc, nsrc, opts=None):
@@ -80,7 +87,15 @@ def diff_pair(gsrc, nsrc, opts=None):
         # the error itself is reported by extract(); here only the text comparison
         return text.diff_pair(gsrc, nsrc, opts, reason="not valid Python")
     c = Comparer(g, n)
-    c.block(g.body, n.body, "<module>")
+    try:
+        c.block(g.body, n.body, "<module>")
+    except RecursionError:
+        raise  # the engine falls back to text with its own note
+    except Exception as e:  # a defect here must not cost the user the comparison
+        res = text.diff_pair(gsrc, nsrc, opts, reason="structural diff failed")
+        res.errors.append(InputError(nsrc.name, f"structural Python diff failed ({type(e).__name__}: "
+                                                f"{_one_line(str(e), 80)}); compared as text"))
+        return res
     return PairResult(findings=c.findings, masked=c.masked)
 
 

@@ -131,7 +131,15 @@ def parse(name: str, text: str) -> Parsed:
             pass
         return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: line {line}: {reason}")
     except Exception as e:  # libcst refuses some inputs with other errors; never a traceback
-        return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        reason = (str(e).splitlines() or [type(e).__name__])[0].rstrip(".")
+        where = ""
+        try:
+            ast.parse(text)
+        except SyntaxError as se:
+            where, reason = f"line {se.lineno}: ", se.msg or reason
+        except Exception:
+            pass
+        return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: {where}{reason}")
     st = LineState(module)
     module._codegen(st)
     p = Parsed(name=name, module=module, lines=lines, state=st)
@@ -189,6 +197,8 @@ def _block_body(b) -> list:
 
 def clauses(node, p: Parsed) -> list:
     t = type(node)
+    if t is cst.Match:
+        return [(f"case{i}", c, build_block(_block_body(c.body), p)) for i, c in enumerate(node.cases)]
     out = [("body", node, build_block(_block_body(node.body), p))]
     if t is cst.If:
         o = node.orelse
@@ -209,8 +219,6 @@ def clauses(node, p: Parsed) -> list:
             out.append(("else", node.orelse, build_block(_block_body(node.orelse.body), p)))
         if node.finalbody is not None:
             out.append(("finally", node.finalbody, build_block(_block_body(node.finalbody.body), p)))
-    elif t is cst.Match:
-        out = [(f"case{i}", c, build_block(_block_body(c.body), p)) for i, c in enumerate(node.cases)]
     return out
 
 
