@@ -398,3 +398,12 @@ def test_logging_difference_is_info_and_exit_0(tmp_path):
                       "import logging\nlogger = logging.getLogger(__name__)\nlogger.info('npu step %d', 1)\n")
     assert [(f.rule, f.severity) for f in r.findings] == [("SD103", "info")]
     assert r.exit_code() == 0
+
+
+def test_dataclass_field_defaults_are_hyperparameters(tmp_path):
+    src = ("from dataclasses import dataclass, field\n\n@dataclass\nclass TrainArgs:\n"
+           "    learning_rate: float = field(default=2e-5, metadata={'help': 'lr'})\n    warmup_ratio: float = 0.03\n"
+           "    output_dir: str = 'out'\n")
+    g, n, r = pair_of(tmp_path, src, src.replace("default=2e-5", "default=1e-5").replace("'out'", "'out-npu'"))
+    assert sorted(summary(f) for f in r.findings) == [
+        ("SD202", "lr", 2e-5, 1e-5, 5, 5), ("SD221", "save", "out", "out-npu", 7, 7)]

@@ -300,6 +300,37 @@ class Reader:
             elif keys:
                 p.facts.append(self.default(keys, dv, qn, call))
 
+    def dataclass_fields(self, node: cst.ClassDef) -> None:
+        """`@dataclass class Args: learning_rate: float = field(default=2e-5)` (HfArgumentParser style)."""
+        if not any((dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "")
+                   .rsplit(".", 1)[-1] == "dataclass" for d in node.decorators):
+            return
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        for stmt in node.body.body:
+            if type(stmt) is not cst.SimpleStatementLine:
+                continue
+            for small in stmt.body:
+                if type(small) is not cst.AnnAssign or type(small.target) is not cst.Name or small.value is None:
+                    continue
+                name = small.target.value
+                key = lookup(name, ("hf", "python", "megatron", "other"))
+                if key is None:
+                    continue
+                value = small.value
+                if type(value) is cst.Call and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+                    value = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), None)
+                    if value is None:
+                        continue
+                used: list = []
+                try:
+                    v = self.evaluate(value, used)
+                except NotLiteral:
+                    continue
+                self.p.facts.append(self.fact(key, v, value, used, f"{node.name.value}.{name}"))
+                self.p.owned[id(value)] = key
+                self.argdests.setdefault(name, key)
+
     def mixed_precision(self, flags: dict, call, qn: str) -> None:
         vals = {}
         for kw, a in flags.items():
@@ -339,6 +370,12 @@ def read_facts(p: Parsed, side: str) -> None:
         if type(f) is cst.Attribute and f.attr.value == "add_argument":
             try:
                 r.argparse(c)
+            except Exception:
+                continue
+    for st in p.body:
+        if st.kind == "compound" and type(st.node) is cst.ClassDef:
+            try:
+                r.dataclass_fields(st.node)
             except Exception:
                 continue
     exact, suffixes = _last_names()
