@@ -407,3 +407,21 @@ def test_dataclass_field_defaults_are_hyperparameters(tmp_path):
     g, n, r = pair_of(tmp_path, src, src.replace("default=2e-5", "default=1e-5").replace("'out'", "'out-npu'"))
     assert sorted(summary(f) for f in r.findings) == [
         ("SD202", "lr", 2e-5, 1e-5, 5, 5), ("SD221", "save", "out", "out-npu", 7, 7)]
+
+
+def test_apex_fused_adam_to_npu_fused_adam_changes_weight_decay_kind(tmp_path):
+    gsrc = "from apex.optimizers import FusedAdam\nopt = FusedAdam(params, lr=1e-4, weight_decay=0.1)\n"
+    nsrc = "from torch_npu.optim import NpuFusedAdam\nopt = NpuFusedAdam(params, lr=1e-4, weight_decay=0.1)\n"
+    g, n, r = pair_of(tmp_path, gsrc, nsrc)
+    assert [summary(f) for f in r.findings] == [
+        ("SD101", "code:train.py:<module>", "apex.optimizers.FusedAdam: decoupled (AdamW) weight decay",
+         "torch_npu.optim.NpuFusedAdam: L2 (Adam) weight decay", 2, 2)]
+    assert sorted(m.rule for m in r.masked) == ["SD007", "SD007", "SD007"]
+
+
+def test_apex_fused_adam_in_adam_mode_is_a_faithful_swap(tmp_path):
+    gsrc = "from apex.optimizers import FusedAdam\nopt = FusedAdam(params, lr=1e-4, adam_w_mode=False, weight_decay=0.1)\n"
+    nsrc = "from torch_npu.optim import NpuFusedAdam\nopt = NpuFusedAdam(params, lr=1e-4, weight_decay=0.1)\n"
+    g, n, r = pair_of(tmp_path, gsrc, nsrc)
+    # adam_w_mode=False on GPU only is an argument difference (warning), but no weight-decay mismatch
+    assert [f.rule for f in r.findings if f.rule == "SD101"] == []

@@ -228,6 +228,7 @@ class Comparer:
         gk, nk = self.key(gs, self.gn), self.key(ns, self.nn)
         self.record_masks(gs, ns)
         self.check_swaps(gs, ns, scope)
+        self.check_optimizers(gs, ns, scope)
         if gs.kind != "compound" or ns.kind != "compound":
             if gk != nk:
                 self.report_sites(self.diff_nodes(gs.node, ns.node, None), gs, ns, scope)
@@ -612,6 +613,49 @@ class Comparer:
                         if gv != nv and not (gv[0] == nv[0] == "NUM" and float(gv[1]) == float(nv[1])):
                             self.report_sites([(gnt.value if gnt else ("MISSING", gc), nnt.value if nnt else ("MISSING", nc),
                                                 (gq, "norm_type"))], gs, ns, scope)
+
+    def check_optimizers(self, gs: St, ns: St, scope: str) -> None:
+        """Decoupled (AdamW) vs L2 (Adam) weight decay across a fused-optimizer swap."""
+        gl, nl = getattr(gs, "_opts", []), getattr(ns, "_opts", [])
+        if not gl or not nl:
+            return
+        kinds = rules().raw.get("weight_decay_kind") or {}
+        from .python_facts import NotLiteral, Reader
+
+        def kind(p, qn, call):
+            if qn in (kinds.get("decoupled") or []):
+                return "decoupled"
+            if qn in (kinds.get("l2") or []):
+                return "l2"
+            sw = (kinds.get("switch") or {}).get(qn)
+            if sw is None:
+                return None
+            a = self.arg(call, sw["param"], sw.get("position"))
+            if a is None:
+                return "decoupled" if sw.get("default") else "l2"
+            try:
+                v = Reader(p, "").evaluate(a.value, [])
+            except (NotLiteral, Exception):
+                return None
+            return "decoupled" if v else "l2"
+
+        for (gf, gq, gc), (nf, nq, nc) in zip(gl, nl):
+            gk, nk = kind(self.g, gq, gc), kind(self.n, nq, nc)
+            if gk is None or nk is None or gk == nk:
+                continue
+            wd = self.arg(gc, "weight_decay", None) or self.arg(nc, "weight_decay", None)
+            p = self.g if self.arg(gc, "weight_decay", None) is not None else self.n
+            wdv = self.num(p, wd.value) if wd is not None else 0.0
+            if wdv == 0:
+                continue
+            gl_ = self.g.line_of(gc, gs.line)
+            nl_ = self.n.line_of(nc, ns.line)
+            what = {"decoupled": "decoupled (AdamW)", "l2": "L2 (Adam)"}
+            self.findings.append(Finding(
+                rule="SD101", check="script", severity="error", key=f"code:{self.base}:{scope}",
+                gpu=Side(value=f"{gq}: {what[gk]} weight decay", path=self.g.name, line=gl_, source=self.g.text_at(gl_)),
+                npu=Side(value=f"{nq}: {what[nk]} weight decay", path=self.n.name, line=nl_, source=self.n.text_at(nl_)),
+                message=f"optimizer swap changes how weight_decay is applied: {what[gk]} on GPU, {what[nk]} on NPU"))
 
     def mask_pair(self, rule: str, gc, nc, gs: St, ns: St) -> None:
         gl = self.g.line_of(gc, gs.line)
