@@ -213,14 +213,17 @@ def main() -> int:
     real = [f for f in report.findings]
     floor()
 
-    t_floor = median_time(floor, a.runs)
-    t_lib = median_time(library, a.runs)
-
     env_py = sys.executable
     parse_cmd = [env_py, "-c", f"import libcst; [libcst.parse_module(open(p, encoding='utf-8').read()) for p in {[str(gp), str(np_)]!r}]"]
     diff_cmd = [env_py, "-m", "scriptdiff", "diff", str(gp), str(np_), "--format", "json"]
-    t_floor_cmd = median_time(lambda: subprocess.run(parse_cmd, check=True, capture_output=True), a.runs)
-    t_cmd = median_time(lambda: subprocess.run(diff_cmd, capture_output=True), a.runs)
+    # interleaved, so that a busy machine slows the floor and the measured run alike
+    timings = {"floor": [], "library": [], "floor_cmd": [], "cmd": []}
+    for _ in range(a.runs):
+        timings["floor"].append(median_time(floor, 1))
+        timings["library"].append(median_time(library, 1))
+        timings["floor_cmd"].append(median_time(lambda: subprocess.run(parse_cmd, check=True, capture_output=True), 1))
+        timings["cmd"].append(median_time(lambda: subprocess.run(diff_cmd, capture_output=True), 1))
+    t_floor, t_lib, t_floor_cmd, t_cmd = (statistics.median(timings[k]) for k in ("floor", "library", "floor_cmd", "cmd"))
 
     print(f"pair: {gpu.count(chr(10))} / {npu.count(chr(10))} lines, {len(REAL_EDITS)} real differences injected")
     print(f"findings: {len(real)} ({sum(f.severity == 'error' for f in real)} error, "
