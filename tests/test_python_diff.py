@@ -106,7 +106,7 @@ def test_ddp_option_changed_is_a_warning(tmp_path):
     g, n = inject(tmp_path, "ddp_amp", ("broadcast_buffers=False", "broadcast_buffers=True"))
     r = run(g, n)
     assert [summary(f) for f in r.findings] == [
-        ("SD102", "code:train.py:main", "False", "True", line_of(g, "broadcast_buffers"), line_of(n, "broadcast_buffers"))]
+        ("SD102", "code:train.py:main", False, True, line_of(g, "broadcast_buffers"), line_of(n, "broadcast_buffers"))]
     assert r.findings[0].message == "torch.nn.parallel.DistributedDataParallel: argument broadcast_buffers differs"
 
 
@@ -114,7 +114,7 @@ def test_loss_argument_changed_is_an_error(tmp_path):
     g, n = inject(tmp_path, "ddp_amp", ("label_smoothing=0.1", "label_smoothing=0.0"))
     r = run(g, n)
     assert [summary(f) for f in r.findings] == [
-        ("SD101", "code:train.py:train_one_epoch", "0.1", "0.0", line_of(g, "label_smoothing"), line_of(n, "label_smoothing"))]
+        ("SD101", "code:train.py:train_one_epoch", 0.1, 0.0, line_of(g, "label_smoothing"), line_of(n, "label_smoothing"))]
 
 
 def test_autocast_dtype_and_grad_scaler(tmp_path):
@@ -199,14 +199,14 @@ def test_flash_attention_scale_missing_and_wrong_sparse_mode(tmp_path):
         ("SD105", "flash attention translation: sparse_mode 1 is not a causal mode (0, 2, 3)"),
     ]
     sm = [f for f in r.findings if "sparse_mode" in f.message][0]
-    assert (sm.gpu.value, sm.npu.value, sm.npu.line) == ("True", "1", line_of(n, "sparse_mode="))
+    assert (sm.gpu.value, sm.npu.value, sm.npu.line) == (True, 1, line_of(n, "sparse_mode="))
 
 
 def test_dropout_parameter_default_changed(tmp_path):
     g, n = inject(tmp_path, "flash_attention", ("hidden: int, dropout: float = 0.1", "hidden: int, dropout: float = 0.0"))
     r = run(g, n)
     assert [summary(f) for f in r.findings] == [
-        ("SD101", "code:model.py:DecoderLayer.__init__", "0.1", "0.0",
+        ("SD101", "code:model.py:DecoderLayer.__init__", 0.1, 0.0,
          line_of(g, "def __init__(self, dim: int, n_heads: int, hidden"), line_of(n, "def __init__(self, dim: int, n_heads: int, hidden"))]
     assert r.findings[0].message == "def __init__: parameter dropout differs"
 
@@ -425,3 +425,11 @@ def test_apex_fused_adam_in_adam_mode_is_a_faithful_swap(tmp_path):
     g, n, r = pair_of(tmp_path, gsrc, nsrc)
     # adam_w_mode=False on GPU only is an argument difference (warning), but no weight-decay mismatch
     assert [f.rule for f in r.findings if f.rule == "SD101"] == []
+
+
+def test_json_output_is_deterministic(cli):
+    args = ("diff", "fixtures/python/ddp_amp/gpu/train.py", "fixtures/python/ddp_amp/npu/train.py", "--format", "json")
+    a, b = cli(*args), cli(*args)
+    assert a == b and a[0] == 0
+    doc = json.loads(a[1])
+    assert doc["findings"] == [] and len(doc["masked"]) == 12

@@ -357,7 +357,25 @@ class Comparer:
             line = p.line_of(node[1], fallback_line)
             return Side(value=None, path=p.name, line=line, source=p.text_at(line))
         line = p.line_of(node, fallback_line)
-        return Side(value=_one_line(p.code(node)) if value else None, path=p.name, line=line, source=p.text_at(line))
+        return Side(value=self.typed_value(p, node) if value else None, path=p.name, line=line, source=p.text_at(line))
+
+    @staticmethod
+    def typed_value(p: Parsed, node):
+        """A literal as its value (0.1, True, 'out'); any other code as its source text."""
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.UnaryOperation,
+                             cst.Name, cst.Tuple, cst.List)):
+            from .python_facts import QName, Reader
+
+            used: list = []
+            try:
+                v = Reader(p, "").evaluate(node, used)
+            except Exception:
+                v = None
+                used = [None]
+            if not used and not isinstance(v, QName) and not isinstance(v, bytes) \
+                    and not (v is None and not (type(node) is cst.Name and node.value == "None")):
+                return v
+        return _one_line(p.code(node))
 
     def report_sites(self, sites: list, gs: St, ns: St, scope: str) -> None:
         for g, n, ctx in sites:
