@@ -433,3 +433,21 @@ def test_json_output_is_deterministic(cli):
     assert a == b and a[0] == 0
     doc = json.loads(a[1])
     assert doc["findings"] == [] and len(doc["masked"]) == 12
+
+
+def test_end_to_end_python_m_scriptdiff(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    binf = tmp_path / "model.py"
+    binf.write_bytes(b"\x00\x00torch\x00" * 100)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "scriptdiff", "diff", "fixtures/example/gpu/train.py", str(binf)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
+    assert p.stderr.strip() == f"scriptdiff: {binf}: binary file; not compared"
+    p = subprocess.run([sys.executable, "-m", "scriptdiff", "diff", "fixtures/example/gpu/train.py",
+                        "fixtures/example/npu/train.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert "3 error(s), 0 warning(s), 0 info; 11 expected substitution(s) masked" in p.stdout
