@@ -61,7 +61,8 @@ class _Parser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # GIT_EXTERNAL_DIFF calls `scriptdiff path old-file old-hex old-mode new-file new-hex new-mode`
-    if len(argv) == 7 and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+    # (plus new-path and rename metadata for a renamed file)
+    if len(argv) in (7, 9) and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv = ["diff", "--git-external", *argv]
     parser = build_parser()
     try:

@@ -52,6 +52,7 @@ class Options:
     checks: set[str] | None = None  # restrict to these checks
     strict_local: bool = False  # compare local version tags (+cu121)
     max_bytes: int = 2_000_000  # above this, code is compared as text
+    baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
 
 
 # kind -> module (relative to scriptdiff). Each module provides `extract(src, side, ctx)`
@@ -91,6 +92,8 @@ def detect_kind(src: Source) -> str:
         head = src.text[:4000]
         if ("dependencies:" in head and ("channels:" in head or "name:" in head)) and "pip" in head:
             return "conda"
+        if "dependencies:" in head and ("channels:" in head or name in ("environment.yml", "environment.yaml")):
+            return "conda"
         return "yaml"
     if suffix == ".json":
         head = src.text[:2000].lstrip()
@@ -107,6 +110,11 @@ def detect_kind(src: Source) -> str:
         return "log"
     if suffix == ".txt" and ("requirement" in name or "freeze" in name or "pip" in name):
         return "requirements"
+    if suffix == ".txt":
+        from .checks.libraries import looks_like_requirements  # pip freeze saved under another name
+
+        if looks_like_requirements(src.text[:4000]):
+            return "requirements"
     if suffix in (".toml", ".cfg", ".ini"):
         return "text"
     text = src.text[:4000]
@@ -153,7 +161,10 @@ def extract(src: Source, ctx: SideContext) -> Extract:
 
 def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
     kind = detect_kind(gsrc)
-    mod = _module(LANGS.get(kind, "lang.text"))
+    try:
+        mod = _module(LANGS.get(kind, "lang.text"))
+    except ModuleNotFoundError:  # a build without this language: its extract() already said so
+        return PairResult()
     fn: Callable | None = getattr(mod, "diff_pair", None)
     if fn is None:
         return PairResult()
@@ -210,8 +221,9 @@ def _display(referrer: str, ref: str) -> str:
     return f"{parent}/{Path(ref).name}" if parent else Path(ref).name
 
 
-def analyse_side(sources: list[Source], ctx: SideContext) -> tuple[FactTable, list[Extract]]:
-    extracts = []
+def analyse_side(sources: list[Source], ctx: SideContext,
+                 extra: list[Extract] | None = None) -> tuple[FactTable, list[Extract]]:
+    extracts = list(extra or [])
     seen = {str(Path(s.origin).resolve()) for s in sources if s.origin}
     for src in sources:
         ex = extract(src, ctx)
@@ -244,12 +256,16 @@ def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
 
 
 def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
-                  report: Report, opts: Options) -> Report:
-    """The whole pipeline over already-read sources; appends to `report`."""
+                  report: Report, opts: Options,
+                  extracts: tuple[list[Extract], list[Extract]] | None = None) -> Report:
+    """The whole pipeline over already-read sources; appends to `report`.
+
+    `extracts` (GPU, NPU) are facts made elsewhere, e.g. datasets or checkpoints that
+    `scriptdiff check` fingerprinted in place; they merge into each side's table."""
     gctx = SideContext("gpu", options=opts)
     nctx = SideContext("npu", options=opts)
-    gtable, gex = analyse_side(gpu_sources, gctx)
-    ntable, nex = analyse_side(npu_sources, nctx)
+    gtable, gex = analyse_side(gpu_sources, gctx, extracts[0] if extracts else None)
+    ntable, nex = analyse_side(npu_sources, nctx, extracts[1] if extracts else None)
     for ex in gex + nex:
         report.errors.extend(ex.errors)
         report.masked.extend(ex.masked)
@@ -265,13 +281,20 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.errors.extend(res.errors)
     for name in CHECK_MODULES:
         try:
-            _module(name)
+            mod = _module(name)
         except ModuleNotFoundError:
-            pass
+            continue
+        derive_pair = getattr(mod, "derive_pair", None)  # a check that needs both sides in view
+        if derive_pair is not None:
+            derive_pair(gtable, ntable)
     findings, masked = compare_tables(gtable, ntable)
     report.findings.extend(findings)
     report.masked.extend(masked)
     report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
+    report._tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+    from .suppress import apply as apply_suppressions  # inline comments + baseline, before --select
+
+    apply_suppressions(report, gpu_sources, npu_sources, opts)
     report.findings = filter_findings(report.findings, opts)
     report.compared += max(len(gpu_sources), len(npu_sources)) if gpu_sources and npu_sources else 0
     return report.sorted()

@@ -66,6 +66,77 @@ def check_env_map(rs: RuleSet) -> None:
 
 
 @validator
+def check_library_checks(rs: RuleSet) -> None:
+    lib = rs.section("library_checks")
+    if lib is None:
+        return
+    where = _where(rs, "library_checks")
+    if not isinstance(lib, dict) or not isinstance(lib.get("key_packages"), list):
+        raise RuleError(f"{where}:1: library_checks needs a 'key_packages' list")
+    for cp in lib.get("counterparts", []) or []:
+        if not isinstance(cp, dict) or not isinstance(cp.get("gpu"), str) or not isinstance(cp.get("npu"), str):
+            raise RuleError(f"{where}:1: each library_checks.counterparts entry needs 'gpu' and 'npu' names")
+        if cp.get("mask") not in rs.rules:
+            raise RuleError(f"{where}:1: counterpart {cp['gpu']} <-> {cp['npu']} must name a known mask rule")
+    plat = lib.get("platform_packages", {}) or {}
+    if not isinstance(plat, dict) or set(plat) - {"gpu", "npu"}:
+        raise RuleError(f"{where}:1: library_checks.platform_packages must map gpu/npu to lists")
+
+
+@validator
+def check_platform(rs: RuleSet) -> None:
+    comps = rs.section("platform_components")
+    if comps is None:
+        return
+    where = _where(rs, "platform_components")
+    groups = rs.section("platform_groups") or {}
+    pairs = rs.section("platform_pairs") or {}
+    for name, g in groups.items():
+        if not isinstance(g, dict) or g.get("major") not in rs.rules or g.get("patch") not in rs.rules:
+            raise RuleError(f"{where}:1: platform group {name!r} must name known rule codes for major and patch")
+    for name, c in comps.items():
+        if not isinstance(c, dict) or c.get("platform") not in ("gpu", "npu", "any"):
+            raise RuleError(f"{where}:1: component {name!r} needs platform gpu, npu or any")
+        if c.get("group") not in groups:
+            raise RuleError(f"{where}:1: component {name!r}: unknown group {c.get('group')!r}")
+        if c.get("pair") is not None and c["pair"] not in pairs:
+            raise RuleError(f"{where}:1: component {name!r}: unknown pair {c['pair']!r}")
+    env = rs.section("snapshot_env") or {}
+    for lst in ("prefixes", "names", "secret_words", "secret_suffixes", "secret_parts"):
+        if not isinstance(env.get(lst, []), list):
+            raise RuleError(f"{where}:1: snapshot_env.{lst} must be a list")
+def check_pairing(rs: RuleSet) -> None:
+    pairing = rs.section("pairing")
+    if pairing is None:
+        return
+    where = _where(rs, "pairing")
+    if not isinstance(pairing, dict):
+        raise RuleError(f"{where}:1: pairing must be a mapping")
+    for lst in ("skip_dirs", "relevant_kinds"):
+        if not all(isinstance(x, str) for x in pairing.get(lst, []) or []):
+            raise RuleError(f"{where}:1: pairing.{lst} must be a list of strings")
+    for lst in ("dir_renames", "name_renames"):
+        for ren in pairing.get(lst, []) or []:
+            if not isinstance(ren, dict) or not isinstance(ren.get("gpu"), str) or not isinstance(ren.get("npu"), str):
+                raise RuleError(f"{where}:1: pairing.{lst}: each entry needs 'gpu' and 'npu' strings (got {ren!r})")
+            if lst == "name_renames" and not all(ren[s].count("{base}") == 1 for s in ("gpu", "npu")):
+                raise RuleError(f"{where}:1: pairing.name_renames: {ren!r} must use {{base}} once on each side")
+
+
+@validator
+def check_example_modes(rs: RuleSet) -> None:
+    modes = rs.section("example_modes")
+    if modes is None:
+        return
+    where = _where(rs, "example_modes")
+    if not isinstance(modes, dict):
+        raise RuleError(f"{where}:1: example_modes must map rule codes to a mode")
+    for code, mode in modes.items():
+        if code not in rs.rules:
+            raise RuleError(f"{where}:1: example_modes refers to unknown rule code {code}")
+        if mode not in ("files", "tree", "review"):
+            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree or review")
+
 def check_python(rs: RuleSet) -> None:
     """rules/python.yaml `python:` section: masks name known mask rules, tables have their fields."""
     py = rs.section("python")

@@ -33,7 +33,10 @@ class Source:
 
     @property
     def basename(self) -> str:
-        return self.name.replace("\\", "/").rsplit("/", 1)[-1]
+        base = self.name.replace("\\", "/").rsplit("/", 1)[-1]
+        if self.origin is None and ":" in base:  # REV:file.py read from git
+            base = base.rsplit(":", 1)[-1]
+        return base
 
     def is_binary(self) -> bool:
         head = self.data[:MAX_BINARY_SNIFF]

@@ -97,3 +97,20 @@ def test_random_line_edits_never_raise(tmp_path):
         r = diff_files([str(g)], [str(n)], Options(use_cache=False))
         for e in r.errors:
             assert "\n" not in e.message and e.message.startswith("not valid Python: line "), e.message
+
+
+@pytest.mark.parametrize("src", [
+    "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",      # libcst's native parser would crash the process
+    "x = " + "+".join(["1"] * 8000) + "\n",
+    "x = " + "a." * 12000 + "b\n",
+    "x = " + "not " * 3000 + "y\n",                       # parses, but too deep to walk: text fallback
+])
+def test_deep_code_never_crashes(tmp_path, src):
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "npu").mkdir()
+    g, n = tmp_path / "gpu" / "d.py", tmp_path / "npu" / "d.py"
+    g.write_text(src, encoding="utf-8")
+    n.write_text(src + "y = 2\n", encoding="utf-8")
+    r = diff_files([str(g)], [str(n)], Options(use_cache=False))
+    assert r.errors and all("\n" not in e.message for e in r.errors)
+    assert r.findings  # the added line is still reported (as text)

@@ -3,6 +3,8 @@
 A rule must carry at least one example that fires and one that does not (the loader
 enforces it); here each example is written to a GPU and an NPU file and diffed, and the
 rule must appear among the findings or masked substitutions exactly when the example says.
+Rules about folders or patches say so in the `example_modes` section (rules/check.yaml):
+their examples run through the folder diff or `review` on the same two files.
 """
 from __future__ import annotations
 
@@ -21,20 +23,34 @@ DEFAULT_NAMES = {
 CASES = [(r.code, i, ex) for r in load().rules.values() for i, ex in enumerate(r.examples)]
 
 
-def codes_for(tmp_path, ex) -> set[str]:
+def codes_for(tmp_path, ex, code: str = "") -> set[str]:
     g = tmp_path / "gpu" / (ex.gpu_name or DEFAULT_NAMES[ex.lang])
     n = tmp_path / "npu" / (ex.npu_name or DEFAULT_NAMES[ex.lang])
     g.parent.mkdir(parents=True)
     n.parent.mkdir(parents=True)
     g.write_text(ex.gpu, encoding="utf-8", newline="")
     n.write_text(ex.npu, encoding="utf-8", newline="")
-    report = diff_files([str(g)], [str(n)], Options(use_cache=False))
+    mode = (load().section("example_modes", {}) or {}).get(code, "files")
+    if mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
+        from scriptdiff.tree import diff_trees
+
+        report = diff_trees(str(g.parent), str(n.parent), Options(use_cache=False))
+    elif mode == "review":  # the rule is about patches: review the unified diff GPU -> NPU
+        import difflib
+
+        from scriptdiff.commands.review import review
+
+        patch = "".join(difflib.unified_diff(ex.gpu.splitlines(True), ex.npu.splitlines(True),
+                                             f"a/{g.name}", f"b/{n.name}"))
+        report = review(patch.encode(), "example.patch", Options(use_cache=False), root=None)
+    else:
+        report = diff_files([str(g)], [str(n)], Options(use_cache=False))
     return {f.rule for f in report.findings} | {m.rule for m in report.masked}
 
 
 @pytest.mark.parametrize("code,index,example", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
 def test_rule_example(tmp_path, code, index, example):
-    got = codes_for(tmp_path, example)
+    got = codes_for(tmp_path, example, code)
     if example.fires:
         assert code in got, f"{code} example {index + 1} should fire; got {sorted(got)}"
     else:

@@ -38,8 +38,11 @@ def emit(report, args) -> int:
     """Write the report in the chosen format (and any --output extras); return the exit code."""
     from ..report import render
 
-    for e in report.errors:
-        print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+    if args.format != "text" or not sys.stdout.isatty():
+        # machine formats keep stdout clean: input errors go to stderr, one line each
+        # (the text report lists them itself, so a terminal does not see them twice)
+        for e in report.errors:
+            print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
     color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
     if color is None:
         color = sys.stdout.isatty()

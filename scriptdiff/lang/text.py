@@ -43,7 +43,7 @@ def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
         what = {"replace": "lines differ", "delete": "lines on GPU only", "insert": "lines on NPU only"}[tag]
         msg = f"{what} (compared as text{': ' + reason if reason else ''})"
         res.findings.append(Finding(rule=RULE, check="script", severity=severity,
-                                    key=f"code:{gsrc.name.rsplit('/', 1)[-1]}:lines",
+                                    key=f"code:{gsrc.basename}:lines",
                                     gpu=gside if i2 > i1 else None, npu=nside if j2 > j1 else None,
                                     message=msg))
     return res

@@ -13,7 +13,7 @@ def _loc(side) -> str:
     if side is None:
         return "(absent)"
     if side.path is None:
-        return side.source or "-"
+        return (side.source or "-") + (f" ({side.via})" if side.via else "")
     where = side.path + (f":{side.line}" if side.line else "")
     if side.line is None and side.source in ("default", "derived"):
         where += f" ({side.source}{', ' + side.via if side.via else ''})"
@@ -29,8 +29,12 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     from rich.text import Text
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width or 110,
-                      highlight=False, soft_wrap=False)
+    import shutil
+
+    # on a terminal, fit its width; in a file or pipe, never break lines (grep-friendly)
+    width = width or (shutil.get_terminal_size((110, 24)).columns if color else 10_000)
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
+                      highlight=False, soft_wrap=not color)
     report.sorted()
     console.print(Text(f"scriptdiff: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
     for e in report.errors:
@@ -41,10 +45,13 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     for check in sorted(set(by_check) | set(report.verdicts), key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
         items = by_check.get(check, [])
         head = f"\n== {check} "
+        reason = None
         if check in report.verdicts:
             verdict, reason = report.verdicts[check]
-            head += f"[{verdict}{': ' + reason if reason else ''}] "
+            head += f"[{verdict}] "
         console.print(Text(head + "=" * max(0, 60 - len(head)), style="bold"))
+        if reason:  # on its own line: reasons are long and must not wrap into the rule
+            console.print(Text(f"   {reason}", style="dim"))
         for f in items:
             line = Text()
             line.append(f"{f.severity:<7} ", style=STYLE.get(f.severity, ""))

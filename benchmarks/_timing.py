@@ -1,0 +1,44 @@
+"""Small helpers shared by the benchmark scripts: time whole commands, print medians."""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+
+def time_cmd(cmd: list[str], runs: int = 9, warmup: int = 1, **kw) -> list[float]:
+    for _ in range(warmup):
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def time_fn(fn, runs: int = 7, warmup: int = 1) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def row(label: str, xs: list[float], base: float | None = None) -> str:
+    m = med(xs)
+    s = f"{label:<48} median {m * 1000:8.1f} ms  (min {min(xs) * 1000:.1f}, max {max(xs) * 1000:.1f}, n={len(xs)})"
+    if base:
+        s += f"  ratio {m / base:.2f}x"
+    return s
+
+
+PY = sys.executable

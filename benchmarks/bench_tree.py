@@ -1,0 +1,46 @@
+"""Tree mode on a generated ~1,000-file repository pair, against `git diff --no-index --numstat`.
+
+Run: python benchmarks/bench_tree.py [runs]
+Prints medians for: the git baseline; scriptdiff with a cold cache (fresh cache folder
+each run); scriptdiff with a warm cache; and --no-cache. Ratios are against the git
+baseline measured in the same run.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import PY, med, row, time_cmd  # noqa: E402
+from gen_tree import generate  # noqa: E402
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        info = generate(root)
+        print(f"generated: {info}")
+        g, n = str(root / "gpu"), str(root / "npu")
+        git = time_cmd(["git", "diff", "--no-index", "--numstat", g, n], runs)
+        base = med(git)
+        print(row("git diff --no-index --numstat (baseline)", git))
+        cache = root / "cache"
+        cmd = [PY, "-m", "scriptdiff", "diff", g, n, "--format", "json"]
+
+        cold = []
+        for _ in range(runs):
+            shutil.rmtree(cache, ignore_errors=True)
+            cold += time_cmd(cmd, 1, warmup=0, env={**os.environ, "SCRIPTDIFF_CACHE_DIR": str(cache)})
+        print(row("scriptdiff diff DIR DIR (cold cache)", cold, base))
+        warm = time_cmd(cmd, runs, warmup=1, env={**os.environ, "SCRIPTDIFF_CACHE_DIR": str(cache)})
+        print(row("scriptdiff diff DIR DIR (warm cache)", warm, base))
+        nocache = time_cmd(cmd + ["--no-cache"], runs)
+        print(row("scriptdiff diff DIR DIR --no-cache", nocache, base))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+"""`scriptdiff check`: the six pre-checks in one run, from a configuration.
+
+The configuration names, for each side, its scripts and folders, launch scripts, configs,
+training logs, environment snapshots, package lists, datasets and weights (docs/check.md).
+Everything is read once and handed to the shared engine in a single comparison, so facts
+from a launch script, a DeepSpeed config and a training log merge per side exactly as in
+`scriptdiff diff`. Each check then gets a verdict, stored in Report.verdicts:
+
+  pass          its inputs were read on both sides and nothing of severity warning/error differs
+  differences   at least one warning or error in that check
+  not checked   and why: no inputs on a side, or this build cannot read them
+
+A check with no inputs is shown as not checked, never left out.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+
+from .model import CHECKS, InputError, Report
+
+# configuration keys (per side), in the order they are read
+INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights")
+SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
+TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline"}
+# which configured inputs feed which check
+CHECK_INPUTS = {
+    "hyperparameters": ("launch", "configs", "logs", "scripts"),
+    "script": ("scripts", "launch"),
+    "environment": ("environment",),
+    "libraries": ("environment", "packages"),
+    "dataset": ("dataset",),
+    "weights": ("weights",),
+}
+# modules a check needs whatever the file kinds (the others follow from the kinds read)
+CHECK_MODULES = {"environment": ("checks.environment",), "libraries": ("checks.libraries",),
+                 "dataset": ("checks.dataset",), "weights": ("checks.weights",)}
+KIND_CHECKS = {"python": ("script", "hyperparameters"), "shell": ("hyperparameters", "script"),
+               "yaml": ("hyperparameters",), "json": ("hyperparameters",), "log": ("hyperparameters",),
+               "snapshot": ("environment", "libraries"), "requirements": ("libraries",),
+               "pipjson": ("libraries",), "conda": ("libraries",)}
+
+
+class CheckConfigError(Exception):
+    """The configuration cannot be used; str() is one line naming the file."""
+
+
+@dataclass
+class SideConfig:
+    name: str  # gpu | npu
+    base: str  # folder the paths are relative to
+    git: str | None = None
+    inputs: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class CheckConfig:
+    path: str | None
+    gpu: SideConfig
+    npu: SideConfig
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    baseline: str | None = None
+
+
+def find_config(start: str = ".") -> str | None:
+    """scriptdiff.toml, else a pyproject.toml with [tool.scriptdiff], here or in a parent."""
+    d = os.path.abspath(start)
+    while True:
+        for name in ("scriptdiff.toml", "pyproject.toml"):
+            p = os.path.join(d, name)
+            if os.path.isfile(p) and (name == "scriptdiff.toml" or _has_tool_section(p)):
+                return p
+        if os.path.exists(os.path.join(d, ".git")):
+            return None
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _has_tool_section(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return "[tool.scriptdiff" in fh.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _toml(path: str) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise CheckConfigError(f"{path}: no such file") from None
+    except OSError as e:
+        raise CheckConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise CheckConfigError(f"{path}: not valid TOML: {str(e).splitlines()[0]}") from None
+
+
+def _list(v, where: str) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return list(v)
+    raise CheckConfigError(f"{where}: expected a path or a list of paths")
+
+
+def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_opts: list[str] | None = None,
+                start: str = ".") -> CheckConfig:
+    """The configuration from `path` (or found from `start`), with --gpu/--npu KEY=PATH added."""
+    gpu_opts, npu_opts = gpu_opts or [], npu_opts or []
+    if path is None:
+        path = find_config(start)
+        if path is None and not (gpu_opts or npu_opts):
+            raise CheckConfigError("no configuration: add [tool.scriptdiff] to pyproject.toml, write a "
+                                   "scriptdiff.toml, or give --gpu KEY=PATH / --npu KEY=PATH (docs/check.md)")
+    data: dict = {}
+    base = os.getcwd()
+    if path is not None:
+        doc = _toml(path)
+        base = os.path.dirname(os.path.abspath(path))
+        if os.path.basename(path) == "pyproject.toml" or "tool" in doc:
+            data = (doc.get("tool") or {}).get("scriptdiff")
+            if not isinstance(data, dict):
+                raise CheckConfigError(f"{path}: no [tool.scriptdiff] table")
+        else:
+            data = doc
+        unknown = set(data) - TOP_KEYS
+        if unknown:
+            raise CheckConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} "
+                                   f"(expected {', '.join(sorted(TOP_KEYS))})")
+    label = path or "--gpu/--npu"
+    sides = []
+    for name, extra in (("gpu", gpu_opts), ("npu", npu_opts)):
+        raw = data.get(name) or {}
+        if not isinstance(raw, dict):
+            raise CheckConfigError(f"{label}: [{name}] must be a table")
+        unknown = set(raw) - SIDE_KEYS
+        if unknown:
+            raise CheckConfigError(f"{label}: [{name}] unknown key(s) {', '.join(sorted(unknown))} "
+                                   f"(expected {', '.join(sorted(SIDE_KEYS))})")
+        root = raw.get("root", ".")
+        if not isinstance(root, str):
+            raise CheckConfigError(f"{label}: {name}.root must be a path")
+        git = raw.get("git")
+        if git is not None and not isinstance(git, str):
+            raise CheckConfigError(f"{label}: {name}.git must be a revision")
+        side = SideConfig(name=name, base=os.path.normpath(os.path.join(base, root)), git=git)
+        for key in INPUT_KEYS:
+            side.inputs[key] = [p if os.path.isabs(p) else os.path.join(side.base, p)
+                                for p in _list(raw.get(key), f"{label}: {name}.{key}")]
+        for spec in extra:
+            key, eq, value = spec.partition("=")
+            if not eq or key not in INPUT_KEYS or not value:
+                raise CheckConfigError(f"--{name} expects KEY=PATH with KEY one of {', '.join(INPUT_KEYS)}; "
+                                       f"got {spec!r}")
+            side.inputs[key].extend(os.path.abspath(v) for v in value.split(","))
+        sides.append(side)
+    codes = {}
+    for k in ("select", "ignore"):
+        codes[k] = [c.upper() for c in _list(data.get(k), f"{label}: {k}")] or None
+    baseline = data.get("baseline")
+    if baseline is not None:
+        baseline = _list(baseline, f"{label}: baseline")[0]
+        baseline = baseline if os.path.isabs(baseline) else os.path.join(base, baseline)
+    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, **codes)
+
+
+def _display(p: str) -> str:
+    """A configured path as shown in reports: relative to the current folder."""
+    try:
+        return os.path.relpath(p).replace(os.sep, "/")
+    except ValueError:  # another drive
+        return p
+
+
+def _module_present(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(f"scriptdiff.{name}") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class _Side:
+    """One side's configured inputs as listings, and how many of each key could be read."""
+
+    def __init__(self, cfg: SideConfig, report: Report):
+        self.cfg = cfg
+        self.report = report
+        self.read_ok: dict[str, int] = {}
+
+    def listing(self, key: str) -> dict:
+        """relative name -> Entry for the key's paths (folders walked, files by name)."""
+        from . import gitsrc
+        from .tree import Entry, skip_dirs, walk
+
+        skip = skip_dirs()
+        out: dict = {}
+        repo = None
+        for p in self.cfg.inputs.get(key, []):
+            if self.cfg.git:
+                try:
+                    repo = repo or gitsrc.open_repo(self.cfg.base)
+                    top = repo.working_tree_dir
+                    rel = os.path.relpath(p, top).replace(os.sep, "/")
+                    if gitsrc.is_tree(repo, self.cfg.git, rel):
+                        found = gitsrc.subtree_listing(repo, self.cfg.git, rel, skip)
+                    else:
+                        found = gitsrc.listing(repo, self.cfg.git, [rel])
+                        found = {k.rsplit("/", 1)[-1]: v for k, v in found.items()}
+                except gitsrc.GitError as e:
+                    self.report.errors.append(InputError(f"{self.cfg.git}:{_display(p)}", str(e), fatal=True))
+                    continue
+            elif os.path.isdir(p):
+                found = walk(p, skip, self.report.errors, _display(p))
+            elif os.path.isfile(p):
+                found = {os.path.basename(p): Entry(os.path.basename(p), os.path.getsize(p), _display(p), p)}
+            else:
+                self.report.errors.append(InputError(_display(p), "no such file or directory", fatal=True))
+                continue
+            for rel, e in found.items():
+                out.setdefault(rel if rel not in out else f"{key}:{len(out)}:{rel}", e)
+        return out
+
+
+def run_checks(cfg: CheckConfig, opts=None) -> Report:
+    """Read every configured input, compare both sides once, and give each check a verdict."""
+    from .engine import Extract, Options, compare_sides, detect_kind
+    from .tree import collect
+
+    opts = opts or Options()
+    if cfg.select and not opts.select:
+        opts.select = cfg.select
+    if cfg.ignore and not opts.ignore:
+        opts.ignore = cfg.ignore
+    report = Report(gpu=_label(cfg.gpu), npu=_label(cfg.npu))
+    sides = {"gpu": _Side(cfg.gpu, report), "npu": _Side(cfg.npu, report)}
+    gsrcs: list = []
+    nsrcs: list = []
+    pairs: list = []
+    kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
+    seen: dict[str, set] = {"gpu": set(), "npu": set()}
+    for key in ("scripts", "launch", "configs", "logs", "environment", "packages"):
+        gl, nl = sides["gpu"].listing(key), sides["npu"].listing(key)
+        for side, listing in (("gpu", gl), ("npu", nl)):
+            sides[side].read_ok[key] = len(listing)
+            for rel in [r for r, e in listing.items() if e.display in seen[side]]:
+                del listing[rel]  # already read under another key (a launch script inside a scripts folder)
+            seen[side] |= {e.display for e in listing.values()}
+        if not gl and not nl:
+            continue
+        g, n, p, _ = collect(gl, nl, report, opts, unpaired=(key == "scripts"))
+        if key in ("logs", "environment", "packages"):
+            p = []  # compared as facts only
+        gsrcs += g
+        nsrcs += n
+        pairs += p
+        for side, srcs in (("gpu", g), ("npu", n)):
+            kinds[side] |= {detect_kind(s) for s in srcs}
+    extracts: dict[str, list[Extract]] = {"gpu": [], "npu": []}
+    missing: dict[str, list[str]] = {c: [] for c in CHECKS}
+    for check, key in (("dataset", "dataset"), ("weights", "weights")):
+        if not (cfg.gpu.inputs[key] or cfg.npu.inputs[key]):
+            continue
+        mod_name = f"checks.{key}"
+        if not _module_present(mod_name):
+            missing[check].append(f"scriptdiff.{mod_name}")
+            continue
+        for side in ("gpu", "npu"):
+            for p in getattr(cfg, side).inputs[key]:
+                ex = _fingerprint(key, p)
+                extracts[side].append(ex)
+                if not any(e.fatal for e in ex.errors):
+                    sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
+    compare_sides(gsrcs, nsrcs, pairs, report, opts, extracts=(extracts["gpu"], extracts["npu"]))
+    # which checks this build could not do, from the kinds of file that were read
+    from .engine import LANGS
+
+    for side in ("gpu", "npu"):
+        for kind in sorted(kinds[side]):
+            mod = LANGS.get(kind)
+            if mod and not _module_present(mod):
+                for check in KIND_CHECKS.get(kind, ()):
+                    name = f"scriptdiff.{mod} ({kind} files)"
+                    if not any(m.split(" ")[0] == f"scriptdiff.{mod}" for m in missing[check]):
+                        missing[check].append(name)
+    for check, mods in CHECK_MODULES.items():
+        if any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in CHECK_INPUTS[check]):
+            for m in mods:
+                if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check]):
+                    missing[check].append(f"scriptdiff.{m}")
+    report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in CHECKS}
+    return report.sorted()
+
+
+def _label(side: SideConfig) -> str:
+    """How a side is named in the report: its scripts folders, else its first inputs."""
+    paths = side.inputs.get("scripts", []) or [p for k in INPUT_KEYS for p in side.inputs.get(k, [])]
+    where = " ".join(_display(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+    where = where or _display(side.base)
+    return f"{side.git}:{where}" if side.git else where
+
+
+def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[str, str]], list[str]]:
+    """For files about to be committed: (GPU, NPU) pairs of each with its counterpart.
+
+    A file under a configured NPU scripts folder is paired with the same (or renamed)
+    relative path under the GPU folder, and the other way round; without a configuration,
+    the rename rules are applied in place (train_npu.py <-> train.py, npu/ <-> gpu/).
+    Returns the pairs and the files that have no counterpart."""
+    from .tree import candidates, pairing_rules
+
+    rules = pairing_rules()
+    back = {k: [{"gpu": r["npu"], "npu": r["gpu"]} for r in rules.get(k, []) or []]
+            for k in ("dir_renames", "name_renames")}
+    roots: list[tuple[str, str]] = []
+    if cfg is not None:
+        roots = [(os.path.abspath(g), os.path.abspath(n))
+                 for g, n in zip(cfg.gpu.inputs.get("scripts", []), cfg.npu.inputs.get("scripts", []))
+                 if os.path.isdir(g) and os.path.isdir(n)]
+    pairs: list[tuple[str, str]] = []
+    alone: list[str] = []
+    for f in files:
+        full = os.path.abspath(f)
+        found = None
+        for groot, nroot in roots:
+            for here, there, side, rr in ((nroot, groot, "npu", back), (groot, nroot, "gpu", rules)):
+                if full.startswith(here + os.sep):
+                    rel = os.path.relpath(full, here).replace(os.sep, "/")
+                    for c in candidates(rel, rr):
+                        other = os.path.join(there, c)
+                        if os.path.isfile(other):
+                            found = (other, full) if side == "npu" else (full, other)
+                            break
+                if found:
+                    break
+            if found:
+                break
+        if found is None and not roots:
+            rel = f.replace(os.sep, "/")
+            for side, rr in (("npu", back), ("gpu", rules)):
+                for c in candidates(rel, rr)[1:]:
+                    if os.path.isfile(c):
+                        found = (c, f) if side == "npu" else (f, c)
+                        break
+                if found:
+                    break
+        if found is None:
+            alone.append(f)
+        else:
+            pair = (_display(found[0]), _display(found[1]))
+            if pair not in pairs:
+                pairs.append(pair)
+    return pairs, alone
+
+
+def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> Report:
+    """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart."""
+    from .engine import Options, compare_sides, read_inputs
+
+    opts = opts or Options()
+    pairs, _alone = counterparts(files, cfg)
+    report = Report(gpu="counterparts", npu=" ".join(files) if len(files) <= 3 else f"{len(files)} files")
+    for g, n in pairs:
+        srcs = read_inputs([g, n], report)
+        if len(srcs) == 2:
+            compare_sides([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])], report, opts)
+    return report.sorted()
+
+
+def _fingerprint(key: str, path: str):
+    """A dataset or checkpoint (or its manifest / fingerprint file) as an Extract of facts.
+
+    The stable hook is `checks.<key>.check_extract(path) -> Extract`; until a module has it,
+    its public side functions (`dataset.load_side` + `manifest_facts`, `weights.open_side`
+    + `side_facts`) are used. A module with neither interface leaves the check not checked,
+    with the reason, instead of failing the run."""
+    from .engine import Extract
+
+    display = _display(path)
+    try:
+        mod = importlib.import_module(f"scriptdiff.checks.{key}")
+        if hasattr(mod, "check_extract"):
+            return mod.check_extract(path)
+        if key == "dataset":
+            manifest, root, errors, via = mod.load_side(path, None, None, False)
+            if manifest is None:
+                return Extract(errors=errors)
+            return Extract(facts=mod.manifest_facts(manifest, root or display, via=via), errors=errors)
+        if hasattr(mod, "open_side"):
+            ck, errors = mod.open_side(path)
+            if ck is None:
+                return Extract(errors=errors)
+            facts, more = mod.side_facts(ck)
+            return Extract(facts=facts, errors=errors + more)
+        _ck, facts, errors = mod.load_side(path)
+        return Extract(facts=facts, errors=errors)
+    except (ImportError, AttributeError, TypeError, ValueError) as e:  # a module with another interface
+        return Extract(errors=[InputError(display, f"cannot fingerprint {key} here: {type(e).__name__}: {e}",
+                                          fatal=True)])
+
+
+def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing: list[str]) -> tuple[str, str]:
+    keys = CHECK_INPUTS[check]
+    given = {s: [k for k in keys if getattr(cfg, s).inputs[k]] for s in ("gpu", "npu")}
+    found = [f for f in report.findings if f.check == check]
+    bad = [f for f in found if f.severity in ("error", "warning")]
+    info = len(found) - len(bad)
+    wanted = " / ".join(keys)
+    if bad:
+        counts = {s: sum(1 for f in bad if f.severity == s) for s in ("error", "warning")}
+        reason = ", ".join(f"{n} {s}(s)" for s, n in counts.items() if n)
+        if missing:
+            reason += f"; partly not checked: this build lacks {', '.join(missing)}"
+        return "differences", reason
+    shown = f"; {len(found)} info finding(s) from other inputs shown" if found else ""
+    if not given["gpu"] and not given["npu"]:
+        return "not checked", f"no inputs: configure {wanted} for gpu and npu{shown}"
+    for s, other in (("gpu", "npu"), ("npu", "gpu")):
+        if not given[s]:
+            return "not checked", f"no {s.upper()} input ({other.upper()} has {', '.join(given[other])}){shown}"
+    if missing:
+        return "not checked", f"this build lacks {', '.join(missing)}"
+    for s in ("gpu", "npu"):
+        if not any(sides[s].read_ok.get(k) for k in keys):
+            return "not checked", f"no {s.upper()} input could be read (see errors)"
+    return "pass", "no differences" + (f" ({info} info)" if info else "")

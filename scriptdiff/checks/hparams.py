@@ -1,0 +1,242 @@
+"""Hyperparameters: spellings -> canonical keys, derived values, and how differences read.
+
+Shared by the launch-script, config-file and Megatron-log readers (lang/shell.py,
+lang/config.py, lang/megatron_log.py):
+
+- `spelling_index()` maps every spelling in rules/vocabulary.yaml (Megatron destinations,
+  Hugging Face / LLaMA-Factory keys, DeepSpeed dotted paths, other dotted paths) onto its
+  canonical key; `canonical_flag`, `canonical_path` look names up.
+- `convert(key, raw)` turns a raw value into the canonical one for the few keys whose
+  spellings carry different encodings (params_dtype from --bf16 / torch_dtype /
+  mixed_precision, use_flash_attn from attn_implementation / LLaMA-Factory flash_attn).
+- `derive(table)` (called by the engine for each side) adds data_parallel_size,
+  gradient_accumulation_steps and global_batch_size where they can be computed and were
+  not set, as facts with origin `derived` whose `via` names the formula and inputs.
+- The `hyperparameters` classifier wraps compare.classify_hparam: it classifies a dotted
+  config path that is not in the vocabulary by its last segment (actor_rollout_ref.actor.
+  optim.lr is an lr setting, reported under its full path), reports a differing config
+  reference that could not be followed (SD222), unresolved variables (said in the message),
+  and masks the expected Megatron flag ports (SD011 nccl->hccl, SD012 transformer_engine->local).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from ..compare import FactTable, classifier, classify_hparam, default_fact, normalize, show, vocab
+from ..model import ORIGIN_DERIVED, Fact, Finding, Masked
+
+DTYPES = {
+    "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
+    "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16", "torch.half": "fp16",
+    "fp32": "fp32", "float32": "fp32", "float": "fp32", "torch.float32": "fp32", "torch.float": "fp32",
+    "no": "fp32", "none": "fp32",
+}
+FLASH_VALUES = {  # attn_implementation and LLaMA-Factory flash_attn
+    "flash_attention_2": True, "flash_attention_3": True, "fa2": True, "fa3": True,
+    "eager": False, "sdpa": False, "disabled": False, "false": False, "true": True,
+}
+REF_RULE = "SD222"
+
+
+@lru_cache(maxsize=1)
+def spelling_index() -> dict[str, dict[str, str]]:
+    """{"megatron": {spelling: key}, "hf": ..., "deepspeed": ..., "other": ..., "python": ...}."""
+    out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "other", "python")}
+    for key, entry in vocab().items():
+        for fw in out:
+            for s in entry.get(fw, []) or []:
+                out[fw].setdefault(str(s), key)
+    return out
+
+
+def canonical_flag(name: str, prefer: str = "megatron") -> str | None:
+    """The canonical key of a command-line flag destination (dashes already underscores)."""
+    idx = spelling_index()
+    if name in vocab():
+        return name
+    order = ("megatron", "hf", "other") if prefer == "megatron" else ("hf", "megatron", "other")
+    for fw in order:
+        if name in idx[fw]:
+            return idx[fw][name]
+    return None
+
+
+def canonical_path(path: str, style: str) -> str | None:
+    """The canonical key of a config file's full dotted path (never its last segment alone)."""
+    idx = spelling_index()
+    if style == "deepspeed" and path in idx["deepspeed"]:
+        return idx["deepspeed"][path]
+    if "." not in path and "[" not in path:
+        if path in idx["hf"]:
+            return idx["hf"][path]
+        if style != "deepspeed" and path in idx["megatron"]:
+            return idx["megatron"][path]
+    if path in idx["other"]:
+        return idx["other"][path]
+    return None
+
+
+def category_key(key: str) -> str | None:
+    """For a dotted path outside the vocabulary: the vocabulary key its last segment names."""
+    if key in vocab() or ("." not in key):
+        return None
+    last = key.rsplit(".", 1)[-1].split("[", 1)[0]
+    return canonical_flag(last, prefer="hf")
+
+
+def convert(key: str, raw: Any) -> tuple[str, Any] | None:
+    """Canonical (key, value) for spellings whose values are encoded differently.
+
+    Returns None when the setting carries no value (e.g. `bf16: false`, which leaves the
+    dtype to whatever else says it)."""
+    if key == "params_dtype":
+        s = str(raw).strip().strip("'\"").lower()
+        return key, DTYPES.get(s, s)
+    if key == "use_flash_attn":
+        if isinstance(raw, bool):
+            return key, raw
+        s = str(raw).strip().strip("'\"").lower()
+        if s == "auto":
+            return key, "auto"  # LLaMA-Factory: platform-dependent; compared as the word auto
+        return key, FLASH_VALUES.get(s, s)
+    entry = vocab().get(key, {})
+    value = normalize(raw, entry.get("type"))
+    if entry.get("type") == "str" and isinstance(value, str) and value.lower() in ("true", "false"):
+        value = value.lower() == "true"  # `--gradient_checkpointing True` and `gradient_checkpointing: true`
+    return key, value
+
+
+# ---------------------------------------------------------------- derivations
+
+def _num(table: FactTable, key: str, default: int | None = None) -> tuple[Any, str]:
+    f = table.get(key)
+    if f is None:
+        d = default_fact(key, table)
+        if d is not None and isinstance(d.value, (int, float)) and not isinstance(d.value, bool):
+            return d.value, f"{key}={show(d.value)} (default)"
+        return default, f"{key}={default} (unset)" if default is not None else ""
+    v = f.value
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None, ""
+    return v, f"{key}={show(v)}"
+
+
+def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]) -> None:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    table.add(Fact(key=key, value=value, origin=ORIGIN_DERIVED, rank=0, source="derived",
+                   via=f"{formula} with {', '.join(x for x in inputs if x)}"))
+
+
+def derive(table: FactTable) -> None:
+    """Add derived facts to one side's table (only for keys the side did not set)."""
+    _resolve_commented(table)
+    keys = table.keys()
+    if "world_size" in keys and "data_parallel_size" not in keys:
+        ws, ws_s = _num(table, "world_size")
+        tp, tp_s = _num(table, "tensor_model_parallel_size", 1)
+        pp, pp_s = _num(table, "pipeline_model_parallel_size", 1)
+        cp, cp_s = _num(table, "context_parallel_size", 1)
+        if all(isinstance(x, int) and x > 0 for x in (ws, tp, pp, cp)) and ws % (tp * pp * cp) == 0:
+            _add(table, "data_parallel_size", ws // (tp * pp * cp), "world_size / (tp * pp * cp)",
+                 [ws_s, tp_s, pp_s, cp_s])
+    keys = table.keys()
+    dp, dp_s = _num(table, "data_parallel_size")
+    mbs, mbs_s = _num(table, "micro_batch_size")
+    if "gradient_accumulation_steps" not in keys and "global_batch_size" in keys:
+        gbs, gbs_s = _num(table, "global_batch_size")
+        if all(isinstance(x, int) and x > 0 for x in (gbs, mbs, dp)) and gbs % (mbs * dp) == 0:
+            _add(table, "gradient_accumulation_steps", gbs // (mbs * dp),
+                 "global_batch_size / (micro_batch_size * data_parallel_size)", [gbs_s, mbs_s, dp_s])
+    elif "global_batch_size" not in keys and "micro_batch_size" in keys:
+        gas, gas_s = _num(table, "gradient_accumulation_steps")
+        if all(isinstance(x, int) and x > 0 for x in (gas, mbs, dp)):
+            _add(table, "global_batch_size", mbs * gas * dp,
+                 "micro_batch_size * gradient_accumulation_steps * data_parallel_size", [mbs_s, gas_s, dp_s])
+
+
+def _resolve_commented(table: FactTable) -> None:
+    """A flag that is only commented out on this side counts as absent: its placeholder fact
+    becomes the framework default (or no value), keeping the note 'commented out at line N'."""
+    for key in list(table.facts):
+        facts = table.facts[key]
+        live = [f for f in facts if not f.meta.get("commented")]
+        if live:
+            table.facts[key] = live
+            continue
+        note = facts[-1].note
+        d = default_fact(key, table)
+        if d is None:
+            d = Fact(key=key, value=None, origin="default", rank=0, source="default", via="not set")
+        d.check = facts[-1].check
+        d.note = note
+        table.facts[key] = [d]
+
+
+# ---------------------------------------------------------------- classifier
+
+def _unresolved_note(f: Fact | None, side: str) -> str:
+    if f is not None and f.meta.get("unresolved"):
+        names = ", ".join("$" + n for n in f.meta["unresolved"])
+        return f"{side} value depends on {names}, which the script does not set (unresolved)"
+    return ""
+
+
+@classifier("hyperparameters")
+def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
+    if (g is not None and g.meta.get("reference")) or (n is not None and n.meta.get("reference")):
+        return _classify_reference(key, g, n, rs)
+    g, n = _live(g), _live(n)
+    if (g is None or g.value is None) and (n is None or n.value is None):
+        return None
+    masked = _port_mask(key, g, n)
+    if masked is not None:
+        return masked
+    cat_key = category_key(key)
+    f = classify_hparam(cat_key or key, g, n, rs)
+    if f is None:
+        return None
+    f.key = key
+    if cat_key:
+        f.message = f.message.replace(f" {cat_key} ", f" {key} ", 1)
+    notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
+    if notes:
+        f.message += "; " + "; ".join(notes)
+    return f
+
+
+def _live(f: Fact | None) -> Fact | None:
+    """A commented-out flag with no known default stands for 'not set'."""
+    if f is not None and f.value is None and f.origin == "default" and f.via == "not set":
+        return None if not f.note else f
+    return f
+
+
+def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
+    if g is None or n is None:
+        return None
+    gv, nv = str(g.value).lower(), str(n.value).lower()
+    if key == "distributed_backend" and gv == "nccl" and nv in ("nccl", "hccl"):
+        return Masked(rule="SD011", gpu=g.side(), npu=n.side())
+    if key == "transformer_impl" and gv == "transformer_engine" and nv == "local":
+        return Masked(rule="SD012", gpu=g.side(), npu=n.side())
+    return None
+
+
+def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:
+    """A referenced config (--deepspeed ds.json): when both sides could follow it, its contents
+    were compared and the path is no finding; otherwise a differing reference is reported."""
+    if g is not None and n is not None and g.meta.get("exists") and n.meta.get("exists"):
+        return None
+    if g is not None and n is not None and str(g.value) == str(n.value) \
+            and bool(g.meta.get("exists")) == bool(n.meta.get("exists")):
+        return None  # the same name, missing on both sides: nothing to tell them apart
+    missing = [s for s, f in (("GPU", g), ("NPU", n)) if f is not None and not f.meta.get("exists")]
+    msg = (f"config reference {key} is {show(g.value if g else None)} on GPU and "
+           f"{show(n.value if n else None)} on NPU")
+    if missing:
+        msg += f"; not found beside the {' and '.join(missing)} script, so its settings were not compared"
+    sev = rs.severity(REF_RULE)
+    return Finding(rule=REF_RULE, check="hyperparameters", severity=sev, key=key,
+                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)

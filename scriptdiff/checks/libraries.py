@@ -1,0 +1,589 @@
+"""Third-party libraries (pre-check 3): package lists in, `pkg:<name>` facts out.
+
+Reads requirements / pip freeze / `pip list` text, `pip list --format=json`, and conda
+environment.yml files (snapshots are read by checks/environment.py, which hands their
+distributions to `package_facts`). Names are normalized as PEP 503 says, versions parsed as
+PEP 440 versions. The `libraries` classifier decides what a difference means, from the data
+in rules/libraries.yaml: the key packages (major/minor difference = error, patch = warning,
+other packages info), the GPU<->NPU counterparts (flash-attn <-> torch_npu, megatron-core
+<-> + mindspeed, deepspeed <-> + deepspeed-npu, torch's CUDA build <-> torch_npu), the
+platform-only packages, Ascend apex's +ascend tag, and local build tags (+cu121), which are
+ignored unless asked (`--strict-local`).
+
+Counterparts need both sides in view while a classifier sees one key at a time: `derive`
+(run per side by the engine) adds, on the side that has the counterpart, a stand-in fact
+for the package the other side has (meta["counterpart"]); the classifier masks a real
+package met by a stand-in. `derive` also checks, within one side, that torch_npu belongs to
+that side's torch release (key compat:torch-npu).
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..compare import classifier, show
+from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Fact, Finding, InputError, Masked
+
+_NAME_NORM = re.compile(r"[-_.]+")
+_HEX40 = re.compile(r"^[0-9a-fA-F]{7,40}$")
+STRICT_DIRECTIVE = "scriptdiff: strict-local"
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503: runs of -, _ and . become one -, lower case."""
+    return _NAME_NORM.sub("-", name.strip()).lower()
+
+
+@lru_cache(maxsize=1)
+def data() -> dict:
+    from ..rules import load
+
+    return load().section("library_checks", {}) or {}
+
+
+# --------------------------------------------------------------------------- versions
+
+@lru_cache(maxsize=4096)
+def parse_version(s: str):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(str(s).strip())
+    except (InvalidVersion, TypeError):
+        return None
+
+
+def _pad(rel: tuple, n: int) -> tuple:
+    return tuple(rel) + (0,) * (n - len(rel))
+
+
+def version_level(a: str, b: str, rc_is_release: bool = False, fuzzy_a: bool = False,
+                  fuzzy_b: bool = False) -> str:
+    """How two version strings differ: equal | local | patch | minor | major | unparsed.
+
+    'major' and 'minor' are the first two release numbers; 'patch' is anything finer
+    (third number, post, pre and dev releases), unless `rc_is_release` (CANN: 8.0.RC2 and
+    8.0.RC3 are two releases), where a pre-release difference counts as 'minor'. A fuzzy
+    side (conda's `numpy=1.26`) matches any version that starts with its release.
+    """
+    va, vb = parse_version(a), parse_version(b)
+    if va is None or vb is None:
+        return "equal" if str(a).strip().lower() == str(b).strip().lower() else "unparsed"
+    n = max(len(va.release), len(vb.release), 3)
+    ra, rb = _pad(va.release, n), _pad(vb.release, n)
+    if fuzzy_a and tuple(vb.release[:len(va.release)]) == tuple(va.release):
+        ra = _pad(vb.release, n)
+    if fuzzy_b and tuple(va.release[:len(vb.release)]) == tuple(vb.release):
+        rb = _pad(va.release, n)
+    if ra[0] != rb[0]:
+        return "major"
+    if ra[1] != rb[1]:
+        return "minor"
+    if rc_is_release and va.pre != vb.pre:
+        return "minor"
+    if ra != rb or va.pre != vb.pre or va.post != vb.post or va.dev != vb.dev:
+        return "patch"
+    if va.local != vb.local:
+        return "local"
+    return "equal"
+
+
+def _release3(v: str) -> str:
+    pv = parse_version(v)
+    return ".".join(str(x) for x in _pad(pv.release, 3)[:3]) if pv is not None else str(v)
+
+
+def public(v: str) -> str:
+    pv = parse_version(v)
+    return pv.public if pv is not None else str(v).split("+", 1)[0]
+
+
+# --------------------------------------------------------------------------- parsing
+
+@dataclass
+class Entry:
+    """One package as a list states it."""
+
+    name: str  # as written
+    line: int | None
+    source: str
+    version: str | None = None  # pinned version (exact)
+    spec: str = ""  # specifier as written, normalized ('' = any)
+    url: str | None = None
+    commit: str | None = None
+    editable: bool = False
+    installer: str | None = None
+    fuzzy: bool = False  # conda 'name=1.26' (any 1.26.*)
+    extra: dict = field(default_factory=dict)
+
+
+def scrub_url(url: str | None) -> str | None:
+    """A URL without user:password@ (tokens in git URLs never reach a report)."""
+    if not url:
+        return url
+    return re.sub(r"(://)[^/@\s]*@", r"\1", url)
+
+
+def _commit_of(url: str) -> str | None:
+    """The revision pinned in a VCS URL: git+https://host/x.git@<rev>#egg=..."""
+    u = url.split("#", 1)[0]
+    if "+" not in u.split("://", 1)[0] and not u.startswith("git"):
+        return None
+    path = u.split("://", 1)[-1]
+    if "@" in path.split("/", 1)[-1]:
+        rev = path.rsplit("@", 1)[1]
+        return rev or None
+    return None
+
+
+def _egg_name(url: str) -> str | None:
+    if "#" not in url:
+        return None
+    for part in url.split("#", 1)[1].split("&"):
+        if part.startswith("egg="):
+            return part[4:].split("[")[0] or None
+    return None
+
+
+def parse_requirements(text: str) -> tuple[list[Entry], list[str], bool]:
+    """requirements.txt / pip freeze / `pip list` columns -> entries, problems, strict-local asked."""
+    entries: list[Entry] = []
+    problems: list[str] = []
+    strict = False
+    raw = text.splitlines()
+    # `pip list` (columns) output
+    first = [(i, ln) for i, ln in enumerate(raw) if ln.strip()][:2]
+    if len(first) == 2 and first[0][1].split()[:2] == ["Package", "Version"] and first[1][1].lstrip().startswith("---"):
+        for i, ln in enumerate(raw[first[1][0] + 1:], start=first[1][0] + 2):
+            parts = ln.split()
+            if len(parts) >= 2:
+                e = Entry(name=parts[0], line=i, source=ln.strip(), version=parts[1], spec=f"=={parts[1]}")
+                if len(parts) >= 3 and parts[2].startswith("/"):
+                    e.editable, e.url = True, "file://" + parts[2]
+                entries.append(e)
+            elif parts:
+                problems.append(f"line {i}: not a 'name version' row: {ln.strip()[:60]}")
+        return entries, problems, strict
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    i = 0
+    while i < len(raw):
+        start = i + 1
+        line = raw[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(raw):
+            i += 1
+            line = line.rstrip()[:-1] + " " + raw[i].strip()
+        i += 1
+        stripped = scrub_url(line.strip())
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            body = stripped.lstrip("#").strip()
+            if body.lower() == STRICT_DIRECTIVE:
+                strict = True
+            m = re.match(r"Editable install with no version control \((.+)==(.+)\)$", body)
+            if m:  # pip freeze's note for `pip install -e <dir>`
+                entries.append(Entry(name=m.group(1), line=start, source=stripped, version=m.group(2),
+                                     spec=f"=={m.group(2)}", editable=True))
+            continue
+        # an inline comment starts at ' #'
+        code = re.split(r"\s+#", stripped, maxsplit=1)[0].strip()
+        if code.startswith(("-e ", "--editable ", "--editable=")):
+            target = code.split(None, 1)[1] if " " in code else code.split("=", 1)[1]
+            target = target.strip()
+            name = _egg_name(target)
+            if name is None:
+                if entries and entries[-1].line == start - 1 and entries[-1].editable and entries[-1].url is None:
+                    entries[-1].url = "file://" + target if target.startswith("/") else target
+                continue  # `-e .`: the name is in that folder's metadata, not here
+            entries.append(Entry(name=name, line=start, source=stripped, url=scrub_url(target.split("#", 1)[0]),
+                                 commit=_commit_of(target), editable=True))
+            continue
+        if code.startswith("-"):
+            continue  # -r, -c, --index-url, -f, --hash ...: not packages
+        try:
+            req = Requirement(code)
+        except InvalidRequirement as e:
+            problems.append(f"line {start}: not a requirement: {str(e).splitlines()[0][:80]}")
+            continue
+        e = Entry(name=req.name, line=start, source=stripped)
+        if req.url:
+            e.url = scrub_url(req.url)
+            e.commit = _commit_of(req.url)
+        specs = list(req.specifier)
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+            e.version = specs[0].version
+        e.spec = ",".join(sorted(str(s) for s in specs))
+        entries.append(e)
+    return entries, problems, strict
+
+
+_PIN_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\[[^\]]*\])?\s*(==|===|>=|<=|~=|!=|<|>| @ )")
+
+
+def looks_like_requirements(head: str) -> bool:
+    """A .txt whose every entry line is a requirement (pip freeze saved as packages.txt)."""
+    rows = [ln.strip() for ln in head.splitlines()[:-1] if ln.strip() and not ln.lstrip().startswith("#")]
+    if len(head.splitlines()) <= 1:
+        rows = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not rows:
+        return False
+    if rows[0].split()[:2] == ["Package", "Version"] and len(rows) > 1 and rows[1].startswith("---"):
+        return True
+    pins = 0
+    for r in rows:
+        if r.startswith(("-e ", "--editable", "-r ", "-c ", "--index-url", "--extra-index-url", "-f ", "--find-links")):
+            continue
+        if not _PIN_LINE.match(r):
+            return False
+        pins += 1
+    return pins > 0
+
+
+def parse_pip_json(text: str) -> tuple[list[Entry], list[str]]:
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        return [], [f"not valid JSON: {e}"]
+    if not isinstance(data, list):
+        return [], ["a pip list JSON file must be a list of {name, version} objects"]
+    lines = _json_name_lines(text)
+    out, problems = [], []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or "version" not in item:
+            problems.append(f"item {i + 1}: not a {{name, version}} object; skipped")
+            continue
+        name = item["name"]
+        ver = str(item["version"])
+        e = Entry(name=name, line=lines.get(name), source=f"{name}=={ver}", version=ver, spec=f"=={ver}")
+        loc = item.get("editable_project_location")
+        if isinstance(loc, str):
+            e.editable, e.url = True, "file://" + loc
+        if isinstance(item.get("installer"), str):
+            e.installer = item["installer"]
+        out.append(e)
+    return out, problems
+
+
+def _json_name_lines(text: str) -> dict[str, int]:
+    """Line of each `"name": "<x>"` in a JSON text (first occurrence)."""
+    out: dict[str, int] = {}
+    for i, ln in enumerate(text.splitlines(), 1):
+        for m in re.finditer(r'"name"\s*:\s*"([^"]+)"', ln):
+            out.setdefault(m.group(1), i)
+    return out
+
+
+def parse_conda(text: str) -> tuple[list[Entry], list[str], str | None, int | None]:
+    """environment.yml -> entries (conda and pip), problems, python version and its line."""
+    from ..yamlload import YAMLError, load
+
+    try:
+        doc, lines = load(text)
+    except YAMLError as e:
+        return [], [f"not valid YAML: {e}"], None, None
+    if not isinstance(doc, dict) or not isinstance(doc.get("dependencies"), list):
+        return [], ["no 'dependencies' list; not a conda environment file"], None, None
+    names = data().get("conda_names", {}) or {}
+    out: list[Entry] = []
+    problems: list[str] = []
+    python, pyline = None, None
+    for i, dep in enumerate(doc["dependencies"]):
+        line = lines.get(("dependencies", i))
+        if isinstance(dep, dict) and isinstance(dep.get("pip"), list):
+            for j, req in enumerate(dep["pip"]):
+                if not isinstance(req, str):
+                    continue
+                sub, probs, _ = parse_requirements(req)
+                pline = lines.get(("dependencies", i, "pip", j))
+                for e in sub:
+                    e.line = pline
+                    e.installer = "pip"
+                out.extend(sub)
+                problems.extend(f"line {pline}: {p.split(': ', 1)[-1]}" for p in probs)
+            continue
+        if not isinstance(dep, str):
+            problems.append(f"line {line}: dependency is not a string; skipped")
+            continue
+        spec = dep.strip()
+        if "::" in spec:
+            spec = spec.split("::", 1)[1]
+        m = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", spec)
+        if not m:
+            problems.append(f"line {line}: not a conda package spec: {spec[:60]}")
+            continue
+        name, rest = m.group(1), m.group(2).strip()
+        version, fuzzy, spec_s = None, False, rest
+        if rest.startswith("=="):
+            version = rest[2:].split("=", 1)[0].strip()
+        elif rest.startswith("=") or re.match(r"^\d", rest):
+            version = rest.lstrip("=").split("=", 1)[0].strip().rstrip("*").rstrip(".")
+            fuzzy = True  # conda's `numpy=1.26` means 1.26.*
+        if version and any(c in version for c in "<>|,!"):
+            version, fuzzy = None, False
+        if normalize_name(name) == "python":
+            python, pyline = version or rest, line
+            continue
+        key_name = names.get(normalize_name(name), name) if normalize_name(name) in names else name
+        if key_name is None:
+            continue  # conda-only plumbing (pip, cudatoolkit ...), not a Python package
+        out.append(Entry(name=key_name, line=line, source=scrub_url(dep), version=version or None,
+                         spec=f"=={version}" if version else spec_s, installer="conda", fuzzy=fuzzy))
+    return out, problems, python, pyline
+
+
+# --------------------------------------------------------------------------- facts
+
+def entry_value(e: Entry):
+    if e.version is not None:
+        v = e.version
+        if e.commit:
+            v += f" @ {e.commit[:12]}"
+        return v
+    if e.url:
+        return e.url + (f"@{e.commit}" if e.commit and e.commit not in e.url else "")
+    return e.spec or "(any version)"
+
+
+def package_facts(entries: list[Entry], path: str, side: str, rank: int, strict: bool = False,
+                  platform: str | None = None, exhaustive: bool = False) -> list[Fact]:
+    """`exhaustive`: the list names everything installed (snapshot, pip freeze, pip list), not a
+    hand-written selection (requirements, environment.yml)."""
+    facts = []
+    for e in entries:
+        meta = {"name": e.name, "version": e.version, "spec": e.spec, "pinned": e.version is not None,
+                "side": side, "exhaustive": exhaustive}
+        if e.url:
+            meta["url"] = e.url
+        if e.commit:
+            meta["commit"] = e.commit
+        if e.editable:
+            meta["editable"] = True
+        if e.installer:
+            meta["installer"] = e.installer
+        if e.fuzzy:
+            meta["fuzzy"] = True
+        if strict:
+            meta["strict_local"] = True
+        if platform:
+            meta["platform"] = platform
+        facts.append(Fact(key=f"pkg:{normalize_name(e.name)}", value=entry_value(e), check="libraries", path=path,
+                          line=e.line, source=e.source, rank=rank, meta=meta))
+    return facts
+
+
+def extract(src, ctx):
+    from ..engine import Extract, detect_kind
+
+    kind = detect_kind(src)
+    strict = bool(getattr(getattr(ctx, "options", None), "strict_local", False))
+    side = getattr(ctx, "side", "gpu")
+    ex = Extract()
+    rank = RANK_CONFIG
+    exhaustive = False
+    if kind == "pipjson":
+        entries, problems = parse_pip_json(src.text)
+        rank, exhaustive = RANK_LOG, True
+    elif kind == "conda":
+        entries, problems, python, pyline = parse_conda(src.text)
+        if python:
+            ex.facts.append(Fact(key="version:python", value=python, check="environment", path=src.name, line=pyline,
+                                 source=f"python={python}", rank=RANK_CONFIG,
+                                 meta={"component": "python", "platform": "any", "fuzzy": True}))
+    else:
+        entries, problems, asked = parse_requirements(src.text)
+        strict = strict or asked
+        if "freeze" in src.basename.lower() or _is_pip_list(src.text):
+            rank, exhaustive = RANK_LOG, True
+    fatal = not entries and bool(problems) and kind in ("pipjson", "conda")
+    for p in problems:
+        ex.errors.append(InputError(src.name, p + ("" if fatal else "; line skipped"), fatal=fatal))
+    ex.facts.extend(package_facts(entries, src.name, side, rank, strict, exhaustive=exhaustive))
+    ex.facts.append(list_marker(src.name, exhaustive))
+    return ex
+
+
+LIST_KEY = "pkglist"
+
+
+def list_marker(path: str, exhaustive: bool) -> Fact:
+    """Says that this side gave a package list (even an empty one), and of which sort."""
+    return Fact(key=LIST_KEY, value=exhaustive, check="libraries", path=path, source="package list",
+                rank=RANK_DEFAULT, meta={"marker": True})
+
+
+def _is_pip_list(text: str) -> bool:
+    rows = [ln for ln in text.splitlines()[:3] if ln.strip()]
+    return len(rows) >= 2 and rows[0].split()[:2] == ["Package", "Version"] and rows[1].lstrip().startswith("---")
+
+
+def derive_pair(gpu, npu) -> None:
+    """Tell each package fact what the other side's list is: none at all, a hand-written
+    selection, or everything installed (decides what "on one side only" means)."""
+    def summary(table):
+        markers = table.facts.get(LIST_KEY, [])
+        return bool(markers), any(f.value is True for f in markers)
+
+    gs, ns = summary(gpu), summary(npu)
+    for table, other in ((gpu, ns), (npu, gs)):
+        for k in table.keys("libraries"):
+            if k.startswith("pkg:"):
+                for f in table.facts[k]:
+                    f.meta["other_has_pkgs"], f.meta["other_exhaustive"] = other
+
+
+# --------------------------------------------------------------------------- both sides
+
+NPU_MARKERS = ("torch-npu", "mindspeed", "deepspeed-npu")
+
+
+def _match(name: str, patterns) -> bool:
+    return any(name == p or ("*" in p and fnmatch.fnmatchcase(name, p)) for p in patterns or [])
+
+
+def side_platform(real: dict[str, Fact]) -> str | None:
+    for f in real.values():
+        p = f.meta.get("platform")
+        if p in ("gpu", "npu"):
+            return p
+    plat = data().get("platform_packages", {}) or {}
+    if any(n in real for n in NPU_MARKERS) or any(_match(n, plat.get("npu")) for n in real if n != "torch-npu"):
+        return "npu"
+    torch = real.get("torch")
+    if torch is not None and str(torch.meta.get("version") or "").split("+", 1)[-1].startswith("cu"):
+        return "gpu"
+    if "flash-attn" in real or any(_match(n, plat.get("gpu")) for n in real):
+        return "gpu"
+    return None
+
+
+def derive(table) -> None:
+    """Per side: stand-ins for counterparts, and the torch_npu/torch release check."""
+    pkgs = {k[4:]: table.get(k) for k in table.keys("libraries") if k.startswith("pkg:")}
+    real = {n: f for n, f in pkgs.items() if f is not None and not f.meta.get("counterpart")}
+    if not real:
+        return
+    side = next((f.meta.get("side") for f in real.values() if f.meta.get("side")), None)
+    platform = side_platform(real)
+    tn, t = real.get("torch-npu"), real.get("torch")
+    if tn is not None and t is not None and tn.meta.get("version") and t.meta.get("version"):
+        a, b = parse_version(tn.meta["version"]), parse_version(t.meta["version"])
+        if a is not None and b is not None and _pad(a.release, 3)[:3] != _pad(b.release, 3)[:3]:
+            table.add(Fact(key="compat:torch-npu", value=f"torch_npu {tn.meta['version']} with torch {t.meta['version']}",
+                           check="libraries", path=tn.path, line=tn.line, source=tn.source, origin=ORIGIN_DERIVED,
+                           rank=RANK_LOG, via=f"torch {t.meta['version']} at {t.path}:{t.line or '-'}",
+                           meta={"force": True, "torch_npu": tn.meta["version"], "torch": t.meta["version"]}))
+    for cp in data().get("counterparts", []) or []:
+        g, n = cp["gpu"], cp["npu"]
+        if side == "npu" and platform != "gpu" and n in real and g not in real and g != "torch":
+            have = real[n]
+            table.add(_standin(g, have, cp))
+        if side == "gpu" and platform != "npu" and n not in real:
+            have = real.get(g) or next((real[a] for a in cp.get("also_gpu", []) or [] if a in real), None)
+            if have is not None:
+                table.add(_standin(n, have, cp))
+
+
+def _standin(name: str, have: Fact, cp: dict) -> Fact:
+    return Fact(key=f"pkg:{name}", value=f"(counterpart: {have.meta.get('name')} {have.value})", check="libraries",
+                path=have.path, line=have.line, source=have.source, rank=RANK_DEFAULT, via="counterpart",
+                meta={"counterpart": True, "mask": cp["mask"], "of": have.meta.get("name"), "why": cp.get("why", ""),
+                      "side": have.meta.get("side")})
+
+
+@classifier("libraries")
+def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
+    lib = rs.section("library_checks", {}) or {}
+    if key == LIST_KEY:
+        return None  # bookkeeping (see derive_pair), never a finding
+    if key.startswith("compat:"):
+        f = g or n
+        where = "NPU" if n is not None else "GPU"
+        return Finding(rule="SD410", check="libraries", severity=rs.severity("SD410"), key=key,
+                       gpu=g.side() if g else None, npu=n.side() if n else None, derived=True,
+                       message=f"torch_npu {f.meta['torch_npu']} belongs to torch "
+                               f"{_release3(f.meta['torch_npu'])}, but the {where} side has torch "
+                               f"{f.meta['torch']}")
+    if not key.startswith("pkg:"):
+        return None
+    name = key[4:]
+    is_key = name in set(lib.get("key_packages", []) or [])
+    label = (g or n).meta.get("name", name)
+
+    def finding(code: str, msg: str) -> Finding:
+        return Finding(rule=code, check="libraries", severity=rs.severity(code), key=key,
+                       gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
+
+    if g is not None and n is not None:
+        gs, ns = g.meta.get("counterpart"), n.meta.get("counterpart")
+        if gs and ns:
+            return None
+        if gs or ns:
+            stand = g if gs else n
+            return Masked(rule=stand.meta["mask"], gpu=g.side(), npu=n.side())
+        return _compare(key, label, is_key, g, n, lib, finding)
+    present = g if g is not None else n
+    side = "gpu" if g is not None else "npu"
+    if present.meta.get("counterpart"):
+        return None
+    plat = (lib.get("platform_packages", {}) or {}).get(side, [])
+    if _match(name, plat):
+        return Masked(rule="SD424", gpu=g.side() if g else None, npu=n.side() if n else None)
+    for cp in lib.get("counterparts", []) or []:
+        if side == "gpu" and cp["gpu"] == name and cp.get("required"):
+            return finding("SD409", f"{label} {show(present.value)} on GPU, and the NPU side has no {cp['npu']} "
+                                    f"to stand for it ({cp.get('why', '')})")
+    where, other = ("GPU", "NPU") if side == "gpu" else ("NPU", "GPU")
+    if present.meta.get("other_has_pkgs") is False:
+        return None  # the other side gave no package list at all: nothing to compare against
+    if present.meta.get("exhaustive") and present.meta.get("other_exhaustive") is False:
+        return finding("SD411", f"{label} {show(present.value)} is installed on {where}; the {other} side's "
+                                f"package list (a hand-written selection) does not name it")
+    if is_key:
+        return finding("SD404", f"key package {label} {show(present.value)} is installed on {where} only")
+    return finding("SD405", f"{label} {show(present.value)} is installed on {where} only")
+
+
+def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
+    gm, nm = g.meta, n.meta
+    gv, nv = gm.get("version"), nm.get("version")
+    if gv is None or nv is None:  # a range, a URL or a bare name on at least one side
+        gc, nc = gm.get("commit"), nm.get("commit")
+        if gc and nc:
+            if gc[:len(nc)] == nc or nc[:len(gc)] == gc:
+                return None
+            return finding("SD408" if is_key else "SD403",
+                           f"{label} comes from commit {gc[:12]} on GPU and {nc[:12]} on NPU")
+        if gm.get("spec", "") == nm.get("spec", "") and gm.get("url") == nm.get("url"):
+            return None
+        return finding("SD407" if is_key else "SD403",
+                       f"{label} is required as {show(g.value)} on GPU and {show(n.value)} on NPU; "
+                       f"the installed versions cannot be compared (pin them, or compare snapshots)")
+    level = version_level(gv, nv, fuzzy_a=bool(gm.get("fuzzy")), fuzzy_b=bool(nm.get("fuzzy")))
+    if level == "equal":
+        gc, nc = gm.get("commit"), nm.get("commit")
+        if (gc or nc) and (gc or "")[:12] != (nc or "")[:12]:
+            return finding("SD408" if is_key else "SD403",
+                           f"{label} {public(gv)} comes from {('commit ' + gc[:12]) if gc else 'a release'} on GPU and "
+                           f"{('commit ' + nc[:12]) if nc else 'a release'} on NPU")
+        return None
+    if level == "local":
+        gl, nl = (parse_version(gv).local or ""), (parse_version(nv).local or "")
+        tag = (lib.get("npu_local_tags", {}) or {}).get(key[4:])
+        if tag and nl.startswith(tag) and not gl.startswith(tag):
+            return Masked(rule="SD425", gpu=g.side(), npu=n.side())
+        if gm.get("strict_local") or nm.get("strict_local"):
+            return finding("SD406", f"{label} {public(gv)} is built as +{gl or '(none)'} on GPU and "
+                                    f"+{nl or '(none)'} on NPU (--strict-local)")
+        return Masked(rule="SD426", gpu=g.side(), npu=n.side())
+    if level == "unparsed":
+        return finding("SD402" if is_key else "SD403",
+                       f"{label} is {gv} on GPU and {nv} on NPU (not PEP 440 versions; compared as text)")
+    if not is_key:
+        return finding("SD403", f"{label} is {gv} on GPU and {nv} on NPU ({level} version)")
+    if level in ("major", "minor"):
+        return finding("SD401", f"key package {label} is {gv} on GPU and {nv} on NPU ({level} version differs)")
+    return finding("SD402", f"key package {label} is {gv} on GPU and {nv} on NPU (patch level differs)")

@@ -1,0 +1,79 @@
+"""scriptdiff check: all six pre-checks from a [tool.scriptdiff] configuration."""
+from __future__ import annotations
+
+from .common import add_output_arguments, emit, fail, options_from
+
+DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
+dataset, weights) on a GPU setup and its NPU port, and print one report with a verdict per
+check: pass, differences, or not checked (and why).
+
+The inputs come from [tool.scriptdiff] in pyproject.toml or from scriptdiff.toml (found
+in the current folder or a parent), or from --gpu/--npu KEY=PATH, KEY one of scripts,
+launch, configs, logs, environment, packages, dataset, weights. docs/check.md describes
+every key. Example:
+
+  [tool.scriptdiff.gpu]            [tool.scriptdiff.npu]
+  scripts = ["gpu"]                scripts = ["npu"]
+  launch = ["gpu/pretrain.sh"]     launch = ["npu/pretrain.sh"]
+  environment = "env-gpu.json"     environment = "env-npu.json"
+"""
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--config", "-c", metavar="FILE", help="pyproject.toml or scriptdiff.toml to read "
+                                                          "(default: found from the current folder)")
+    p.add_argument("--gpu", action="append", default=[], metavar="KEY=PATH",
+                   help="add a GPU input, e.g. --gpu scripts=gpu/ --gpu environment=env-gpu.json (repeatable)")
+    p.add_argument("--npu", action="append", default=[], metavar="KEY=PATH", help="add an NPU input (repeatable)")
+    p.add_argument("--files", nargs="*", metavar="FILE",
+                   help="only these files, each against its GPU/NPU counterpart (the pre-commit hook)")
+    p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a check is not checked (a gate that cannot pass on missing inputs)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    add_output_arguments(p)
+
+
+def run(args) -> int:
+    from ..checkrun import CheckConfigError, load_config, run_checks
+    from .baseline import load_baseline_into
+
+    if args.files is not None:
+        return _files(args)
+    try:
+        cfg = load_config(args.config, args.gpu, args.npu)
+    except CheckConfigError as e:
+        return fail(str(e))
+    opts = options_from(args)
+    if not args.baseline and cfg.baseline:
+        args.baseline = cfg.baseline
+    err = load_baseline_into(opts, args)
+    if err:
+        return err
+    report = run_checks(cfg, opts)
+    code = emit(report, args)
+    if code == 0 and args.strict and any(v[0] == "not checked" for v in report.verdicts.values()):
+        return 1
+    return code
+
+
+def _files(args) -> int:
+    from ..checkrun import CheckConfigError, diff_counterparts, find_config, load_config
+    from .baseline import load_baseline_into
+
+    cfg = None
+    if args.config or find_config():
+        try:
+            cfg = load_config(args.config, args.gpu, args.npu)
+        except CheckConfigError as e:
+            return fail(str(e))
+    opts = options_from(args)
+    if not args.baseline and cfg is not None and cfg.baseline:
+        args.baseline = cfg.baseline
+    err = load_baseline_into(opts, args)
+    if err:
+        return err
+    report = diff_counterparts(args.files, cfg, opts)
+    if not report.findings and not report.errors and args.format == "text":
+        return 0  # nothing to say for a commit that keeps the port faithful
+    return emit(report, args)

@@ -1,0 +1,51 @@
+"""scriptdiff collect: write this machine's environment snapshot."""
+from __future__ import annotations
+
+import sys
+
+DESCRIPTION = """Write this machine's environment snapshot (JSON, schema in docs/snapshot.md).
+
+Records Python, OS and CPU architecture; installed distributions (name, version, installer,
+source of editable and direct-URL installs); the conda environment; Ascend CANN toolkit,
+kernels, NNAL, HCCL, driver and firmware versions and npu-smi output; NVIDIA driver, CUDA,
+cuDNN and NCCL versions; and allowlisted training environment variables. Secret-looking
+variables (TOKEN, KEY, SECRET, PASSWORD, CREDENTIAL, AUTH, ...) are never recorded.
+Nothing is imported from the installed packages: versions come from files.
+
+Compare two snapshots with `scriptdiff env gpu.json npu.json`."""
+
+
+def add_arguments(p) -> None:
+    p.add_argument("-o", "--output", metavar="FILE", help="write the snapshot to FILE (default: standard output)")
+    p.add_argument("--root", metavar="DIR",
+                   help="read every absolute path under DIR instead of / (an install tree laid out for tests "
+                        "or an offline audit); no command is run")
+    p.add_argument("--site", action="append", default=[], metavar="DIR",
+                   help="read distributions from DIR (repeatable; under --root, DIR is taken under the root); "
+                        "default: this Python's sys.path, or under --root the usual site-packages folders")
+    p.add_argument("--no-commands", action="store_true", help="do not run npu-smi, nvidia-smi or nvcc")
+
+
+def run(args) -> int:
+    from ..collect import collect, dumps
+    from .common import fail
+
+    if args.root:
+        import os
+
+        if not os.path.isdir(args.root):
+            return fail(f"--root {args.root}: not a directory")
+    snap = collect(root=args.root, run_commands=False if (args.no_commands or args.root) else None,
+                   sites=args.site or None)
+    text = dumps(snap)
+    if args.output and args.output != "-":
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            return fail(f"cannot write {args.output}: {e.strerror or e}")
+        print(f"scriptdiff: wrote {args.output} ({len(snap['distributions'])} distributions, platform "
+              f"{snap['platform']}, {snap['collect_seconds']:.3f} s)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

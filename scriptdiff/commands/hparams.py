@@ -1,0 +1,92 @@
+"""scriptdiff hparams GPU... -- NPU...: the effective hyperparameter table, side by side."""
+from __future__ import annotations
+
+from .common import add_output_arguments, fail, options_from
+
+DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
+
+Each side may be several files of any kind: launch scripts (.sh), configs (.yaml/.yml/
+.json), Megatron training logs (.log) and Python scripts. Give the GPU files, then `vs`
+(or `--npu`) and the NPU files; with exactly two paths, the first is GPU and the second
+NPU. Every key on the pre-check list is shown (lr, global and micro batch size, DP/TP/PP/
+CP/EP, sequence parallel, warm-up, num_layers, hidden_size, seq_length, use_flash_attn,
+params_dtype, seed) plus every other key found, equal or not, each with its origin:
+explicit at file:line, via a variable, a framework default, or derived. A training log
+outranks scripts, which outrank configs. --format json gives the findings contract plus a
+"table" list of all rows."""
+
+PRECHECK = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumulation_steps", "data_parallel_size",
+            "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+            "expert_model_parallel_size", "sequence_parallel", "lr_warmup_iters", "lr_warmup_fraction",
+            "num_layers", "hidden_size", "seq_length", "use_flash_attn", "params_dtype", "seed")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE", help="GPU files, then `vs` (or --npu) and NPU files")
+    p.add_argument("--npu", nargs="+", metavar="FILE", default=None, help="the NPU-side files")
+    p.add_argument("--all-checks", action="store_true", help="also list environment variables found in scripts")
+    add_output_arguments(p)
+
+
+def split_sides(paths: list[str], npu: list[str] | None) -> tuple[list[str], list[str]] | None:
+    if npu:
+        return list(paths), list(npu)
+    if "vs" in paths:
+        i = paths.index("vs")
+        return paths[:i], paths[i + 1:]
+    if len(paths) == 2:
+        return [paths[0]], [paths[1]]
+    return None
+
+
+def run(args) -> int:
+    import sys
+
+    from ..engine import diff_files
+
+    sides = split_sides(args.paths, args.npu)
+    if sides is None or not sides[0] or not sides[1]:
+        return fail("hparams expects GPU files and NPU files: `hparams gpu.sh npu.sh` or "
+                    "`hparams a.sh ds.json vs b.sh ds.json`")
+    opts = options_from(args)
+    report = diff_files(sides[0], sides[1], opts)
+    report.table = fill_table(report, include_env=args.all_checks)
+    from ..report.hparams_table import render
+
+    for e in report.errors:
+        print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
+    if color is None:
+        color = sys.stdout.isatty()
+    for spec in args.output or []:
+        fmt, _, path = spec.partition("=")
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(render(report, fmt, color=False, show_masked=args.show_masked))
+        except (OSError, ValueError) as e:
+            return fail(f"cannot write {path}: {e}")
+    sys.stdout.write(render(report, args.format, color=color, show_masked=args.show_masked))
+    return report.exit_code()
+
+
+def fill_table(report, include_env: bool = False) -> list:
+    """Every pre-check key (with defaults where a side did not set it) plus every key found."""
+    from ..compare import default_fact
+    from ..engine import Extract  # noqa: F401  (engine loaded: rules and vocabulary ready)
+
+    rows = {k: (g, n) for k, g, n in report.table}
+    tables = getattr(report, "_tables", None)
+    out = []
+    keys = list(PRECHECK) + sorted(k for k in rows if k not in PRECHECK)
+    for k in keys:
+        g, n = rows.get(k, (None, None))
+        if tables is not None:
+            if g is None:
+                g = default_fact(k, tables[0])
+            if n is None:
+                n = default_fact(k, tables[1])
+        f = g or n
+        if f is not None and f.check != "hyperparameters" and not include_env:
+            continue
+        out.append((k, g, n))
+    return out

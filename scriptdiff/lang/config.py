@@ -1,0 +1,251 @@
+"""Config files: YAML (safe loading) and JSON, with line numbers, as hyperparameter facts.
+
+Every leaf is compared under its full dotted path (`actor_rollout_ref.actor.optim.lr`,
+`optimizer.params.betas[0]`), never under its last segment alone; key order is ignored.
+Paths the vocabulary knows become canonical keys: DeepSpeed paths in a DeepSpeed config
+(train_micro_batch_size_per_gpu -> micro_batch_size, fp16.initial_scale_power p ->
+initial_loss_scale 2**p, fp16/bf16.enabled -> params_dtype, ...), top-level Hugging Face /
+LLaMA-Factory / accelerate keys (learning_rate, cutoff_len, flash_attn, bf16: true,
+mixed_precision, ...). A key naming another config (deepspeed: ds.json,
+deepspeed_config_file:, config:) is a reference the engine follows when the file exists.
+
+JSON is read by a small line-tracking parser (the standard library's string decoder for
+string tokens); malformed input gives one errors entry naming the line.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from ..model import RANK_CONFIG, Fact, InputError
+
+REFERENCE_KEYS = {"deepspeed", "deepspeed_config", "deepspeed_config_file", "config", "config_file",
+                  "ds_config", "deepspeed_config_path"}
+CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
+DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
+              "fp16", "bf16", "zero_allow_untested_optimizer", "steps_per_print", "wall_clock_breakdown"}
+SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key")
+
+
+class JSONError(Exception):
+    def __init__(self, msg: str, line: int):
+        super().__init__(f"line {line}: {msg}")
+        self.line = line
+
+
+_NUM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")  # one JSON number token
+_WS = " \t\n\r"
+
+
+def load_json(text: str) -> tuple[Any, dict[tuple, int]]:
+    """JSON -> (data, {path tuple: line}); raises JSONError with the line of the problem."""
+    lines: dict[tuple, int] = {}
+    n = len(text)
+    pos = 0
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+
+    def line_at(p: int) -> int:
+        import bisect
+
+        return bisect.bisect_left(newlines, p) + 1
+
+    def ws(p: int) -> int:
+        while p < n and text[p] in _WS:
+            p += 1
+        return p
+
+    def value(p: int, path: tuple, depth: int) -> tuple[Any, int]:
+        if depth > 200:
+            raise JSONError("nested too deeply", line_at(p))
+        p = ws(p)
+        if p >= n:
+            raise JSONError("unexpected end of file (truncated?)", line_at(n))
+        lines.setdefault(path, line_at(p))
+        c = text[p]
+        if c == "{":
+            out = {}
+            p = ws(p + 1)
+            if p < n and text[p] == "}":
+                return out, p + 1
+            while True:
+                p = ws(p)
+                if p >= n or text[p] != '"':
+                    raise JSONError("expected a quoted key", line_at(min(p, n)))
+                kline = line_at(p)
+                try:
+                    key, p = json.decoder.scanstring(text, p + 1)
+                except json.JSONDecodeError as e:
+                    raise JSONError(e.msg, kline) from None
+                p = ws(p)
+                if p >= n or text[p] != ":":
+                    raise JSONError("expected ':' after a key", line_at(min(p, n)))
+                lines[path + (key,)] = kline
+                v, p = value(p + 1, path + (key,), depth + 1)
+                lines[path + (key,)] = kline
+                out[key] = v
+                p = ws(p)
+                if p < n and text[p] == ",":
+                    p += 1
+                    continue
+                if p < n and text[p] == "}":
+                    return out, p + 1
+                raise JSONError("expected ',' or '}'" if p < n else "unexpected end of file (truncated?)",
+                                line_at(min(p, n)))
+        if c == "[":
+            arr = []
+            p = ws(p + 1)
+            if p < n and text[p] == "]":
+                return arr, p + 1
+            while True:
+                v, p = value(p, path + (len(arr),), depth + 1)
+                arr.append(v)
+                p = ws(p)
+                if p < n and text[p] == ",":
+                    p += 1
+                    continue
+                if p < n and text[p] == "]":
+                    return arr, p + 1
+                raise JSONError("expected ',' or ']'" if p < n else "unexpected end of file (truncated?)",
+                                line_at(min(p, n)))
+        if c == '"':
+            try:
+                return json.decoder.scanstring(text, p + 1)
+            except json.JSONDecodeError as e:
+                raise JSONError(e.msg, line_at(p)) from None
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if text.startswith(word, p):
+                return val, p + len(word)
+        m = _NUM.match(text, p)
+        if m:
+            tok = m.group(0)
+            return (float(tok) if any(ch in tok for ch in ".eE") else int(tok)), m.end()
+        raise JSONError(f"unexpected character {c!r}", line_at(p))
+
+    data, pos = value(0, (), 0)
+    pos = ws(pos)
+    if pos < n:
+        raise JSONError("extra data after the document", line_at(pos))
+    return data, lines
+
+
+def is_deepspeed(data: dict) -> bool:
+    """A DeepSpeed config: its own top-level keys, or fp16/bf16 given as sections."""
+    if set(data) & (DS_MARKERS - {"fp16", "bf16"}):
+        return True
+    return any(isinstance(data.get(k), dict) for k in ("fp16", "bf16", "optimizer", "scheduler"))
+
+
+def dotted(path: tuple) -> str:
+    out = ""
+    for p in path:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def leaves(data: Any, path: tuple = ()):
+    if isinstance(data, dict):
+        if not data and path:
+            yield path, {}
+        for k, v in data.items():
+            yield from leaves(v, path + (k,))
+    elif isinstance(data, list) and any(isinstance(x, (dict, list)) for x in data):
+        for i, v in enumerate(data):
+            yield from leaves(v, path + (i,))
+    elif isinstance(data, list) and path and path[-1] == "betas":
+        for i, v in enumerate(data):
+            yield path + (i,), v
+    else:
+        yield path, data
+
+
+def extract(src, ctx):
+    from ..engine import Extract
+
+    ex = Extract()
+    text = src.text
+    kind = "json" if src.suffix == ".json" else "yaml"
+    if not text.strip():
+        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
+        return ex
+    try:
+        if kind == "json":
+            data, lines = load_json(text)
+        else:
+            from ..yamlload import YAMLError, load
+
+            try:
+                data, lines = load(text)
+            except YAMLError as e:
+                raise JSONError(str(e).split(": ", 1)[-1] if str(e).startswith("line ") else str(e),
+                                e.line or 1) from None
+    except JSONError as e:
+        ex.errors.append(InputError(src.name, f"not valid {kind.upper()}: {e}; not compared", fatal=True))
+        return ex
+    if not isinstance(data, dict):
+        ex.errors.append(InputError(src.name, f"top level of the {kind.upper()} file is not a mapping; not compared"))
+        return ex
+    style = "deepspeed" if is_deepspeed(data) else "hf"
+    ex.frameworks.add("deepspeed" if style == "deepspeed" else "hf")
+    src_lines = text.splitlines()
+    for path, value in leaves(data):
+        if not path:
+            continue
+        line = lines.get(path) or lines.get(path[:-1])
+        facts = facts_for(path, value, style, src, line, src_lines, ex)
+        ex.facts.extend(facts)
+    return ex
+
+
+def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> list[Fact]:
+    from ..checks.hparams import canonical_path, convert
+
+    dp = dotted(path)
+    last = str(path[-1]) if not isinstance(path[-1], int) else ""
+    source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
+
+    def fact(key, val, via=None, meta=None):
+        return Fact(key=key, value=val, path=src.name, line=line, source=source, rank=RANK_CONFIG,
+                    via=via, meta=meta or {})
+
+    if any(w in dp.lower() for w in SECRET_WORDS):
+        return []
+    if last in REFERENCE_KEYS and isinstance(value, str) and value.lower().endswith(CONFIG_SUFFIXES):
+        ex.references.append((value, line, dp))
+        base = os.path.dirname(src.origin) if src.origin else None
+        exists = bool(base) and (os.path.isfile(os.path.join(base, value)) or
+                                 os.path.isfile(os.path.join(base, os.path.basename(value))))
+        return [fact(f"config:{dp}", os.path.basename(value),
+                     meta={"reference": True, "exists": exists, "written": value, "force": True})]
+    if isinstance(value, str) and value.strip().lower() == "auto" and style == "deepspeed":
+        # HF fills "auto" from its own arguments: not a setting of this file
+        return []
+    # dtype switches
+    if style == "deepspeed" and len(path) == 2 and path[0] in ("fp16", "bf16") and path[1] == "enabled":
+        if value is True or str(value).lower() == "true":
+            return [fact("params_dtype", str(path[0]), via=f"{path[0]}.enabled")]
+        return []
+    if style == "deepspeed" and dp == "fp16.initial_scale_power" and isinstance(value, int):
+        return [fact("initial_loss_scale", float(2 ** value), via=f"2**{value} from fp16.initial_scale_power")]
+    if style == "deepspeed" and dp == "fp16.loss_scale" and value in (0, 0.0):
+        return []  # 0 = dynamic, DeepSpeed's default
+    if len(path) == 1 and last in ("bf16", "fp16", "pure_bf16"):
+        if value is True:
+            return [fact("params_dtype", "bf16" if "bf16" in last else "fp16", via=last)]
+        return []
+    key = canonical_path(dp, style)
+    if key is None and style != "deepspeed":
+        key = canonical_path(dp, "deepspeed") if dp.startswith(("optimizer.", "scheduler.", "zero_optimization.")) else None
+    if key is None:
+        from ..compare import normalize
+
+        return [fact(dp, normalize(value, None) if not isinstance(value, (list, dict)) else value)]
+    conv = convert(key, value)
+    if conv is None:
+        return []
+    key, val = conv
+    return [fact(key, val, via=None if key == dp else dp)]

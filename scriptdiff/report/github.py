@@ -1,0 +1,47 @@
+"""GitHub Actions workflow commands: one annotation per finding on the changed (NPU) file.
+
+`::error file=npu/train.py,line=12,title=SD201 use_flash_attn::message`. Severity maps to
+error / warning / notice. Paths are repository-relative (see sarif.repo_relative).
+"""
+from __future__ import annotations
+
+LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(s: str) -> str:
+    return _data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report, root: str | None = None, **_options) -> str:
+    from ..compare import show
+    from .sarif import repo_relative, repo_root
+
+    report.sorted()
+    root = root or repo_root()
+    out = []
+    for f in report.findings:
+        side = f.npu if (f.npu is not None and f.npu.path) else f.gpu
+        props = []
+        path = repo_relative(side.path, root) if side is not None else None
+        if path and not path.startswith("file://"):
+            props.append(f"file={_prop(path)}")
+            if side.line:
+                props.append(f"line={int(side.line)}")
+        props.append(f"title={_prop(f'{f.rule} {f.key}')}")
+        g = "(absent)" if f.gpu is None else show(f.gpu.value)
+        n = "(absent)" if f.npu is None else show(f.npu.value)
+        where = ""
+        if f.gpu is not None and f.gpu.path:
+            where = f" [GPU at {f.gpu.path}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
+        msg = f"{f.message}\nGPU: {g}\nNPU: {n}{where}"
+        out.append(f"::{LEVEL.get(f.severity, 'warning')} {','.join(props)}::{_data(msg)}")
+    for e in report.errors:
+        out.append(f"::{'error' if e.fatal else 'warning'} title=scriptdiff input::{_data(f'{e.path}: {e.message}')}")
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    out.append(f"scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+               f"{len(report.masked)} expected substitution(s) masked")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,88 @@
+"""`scriptdiff hparams` output: the side-by-side table (text) or the contract plus "table" (JSON)."""
+from __future__ import annotations
+
+import io
+import json
+
+from ..compare import equal, show
+from ..model import jsonable
+
+
+def origin(f) -> str:
+    """How a value was obtained: explicit at file:line (via $X), default, derived, unresolved."""
+    if f is None:
+        return "not set"
+    if f.origin == "default":
+        text = f"default ({f.via})" if f.via and f.via != "not set" else "default"
+        if f.value is None:
+            text = "not set"
+        return text + (f"; {f.note}" if f.note else "")
+    if f.origin == "derived":
+        return f"derived: {f.via}" if f.via else "derived"
+    where = f"{f.path}:{f.line}" if f.line else (f.path or "")
+    text = f"explicit at {where}"
+    if f.via:
+        text += f" via {f.via}"
+    if f.meta.get("unresolved"):
+        text += " (unresolved: " + ", ".join("$" + u.lstrip("$") for u in f.meta["unresolved"]) + ")"
+    return text
+
+
+def row_json(key, g, n) -> dict:
+    def side(f):
+        if f is None:
+            return None
+        d = {"value": jsonable(f.value), "origin": f.origin, "path": f.path,
+             "line": f.line if f.origin == "explicit" else None, "source": f.side().source, "via": f.via}
+        if f.note:
+            d["note"] = f.note
+        if f.meta.get("unresolved"):
+            d["unresolved"] = list(f.meta["unresolved"])
+        return d
+
+    gv = g.value if g is not None else None
+    nv = n.value if n is not None else None
+    same = (gv is None and nv is None) or (gv is not None and nv is not None and equal(gv, nv))
+    return {"key": key, "equal": same, "derived": bool((g and g.derived) or (n and n.derived)),
+            "gpu": side(g), "npu": side(n)}
+
+
+def render(report, fmt: str = "text", color: bool = False, show_masked: bool = False, **opts) -> str:
+    if fmt == "json":
+        doc = report.to_json()
+        doc["table"] = [row_json(k, g, n) for k, g, n in report.table]
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if fmt != "text":
+        from . import render as r
+
+        return r(report, fmt, color=color, show_masked=show_masked, **opts)
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=opts.get("width") or 160,
+                      highlight=False, soft_wrap=False)
+    console.print(Text(f"scriptdiff hparams: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
+    for e in report.errors:
+        console.print(Text(f"error: {e.path}: {e.message}", style="red"))
+    flagged = {f.key: f for f in report.findings}
+    table = Table(show_lines=False, pad_edge=False)
+    for col in ("", "key", "GPU", "GPU origin", "NPU", "NPU origin"):
+        table.add_column(col, overflow="fold")
+    for key, g, n in report.table:
+        f = flagged.get(key)
+        mark = ""
+        style = ""
+        if f is not None:
+            mark = {"error": "E", "warning": "W", "info": "i"}.get(f.severity, "?") + " " + f.rule
+            style = {"error": "red", "warning": "yellow", "info": "cyan"}.get(f.severity, "")
+        elif g is not None and n is not None and not equal(g.value, n.value):
+            mark = "~"
+        table.add_row(mark, key, show(g.value if g else None), origin(g), show(n.value if n else None), origin(n),
+                      style=style)
+    console.print(table)
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    console.print(f"{len(report.table)} keys; {counts['error']} error(s), {counts['warning']} warning(s), "
+                  f"{counts['info']} info; {len(report.masked)} expected substitution(s) masked")
+    return buf.getvalue()

@@ -1,0 +1,73 @@
+"""Markdown for a pull-request comment: verdicts, then one table per check."""
+from __future__ import annotations
+
+from ..model import CHECKS
+
+ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
+VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
+
+
+def _cell(s) -> str:
+    s = "" if s is None else str(s)
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    return s
+
+
+def _code(s) -> str:
+    s = _cell(s)
+    if not s:
+        return ""
+    fence = "``" if "`" in s else "`"
+    return f"{fence}{s}{fence}" if fence == "`" else f"{fence} {s} {fence}"
+
+
+def _where(side) -> str:
+    if side is None:
+        return "(absent)"
+    if side.path is None:
+        return _cell(side.source or "-")
+    loc = side.path + (f":{side.line}" if side.line else "")
+    if not side.line and side.source in ("default", "derived"):
+        loc += f" ({side.source})"
+    return _cell(loc)
+
+
+def render(report, show_masked: bool = False, **_options) -> str:
+    from ..compare import show
+
+    report.sorted()
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
+           "", f"GPU `{_cell(report.gpu)}` vs NPU `{_cell(report.npu)}`; "
+               f"{len(report.masked)} expected substitution(s) masked.", ""]
+    if report.verdicts:
+        out += ["| Check | Verdict | Why |", "|---|---|---|"]
+        for check in sorted(report.verdicts, key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
+            verdict, reason = report.verdicts[check]
+            out.append(f"| {check} | {VERDICT_ICON.get(verdict, '')} {verdict} | {_cell(reason)} |")
+        out.append("")
+    by_check: dict[str, list] = {}
+    for f in report.findings:
+        by_check.setdefault(f.check, []).append(f)
+    for check in sorted(by_check, key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
+        out += [f"#### {check}", "", "| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
+        for f in by_check[check]:
+            g = "(absent)" if f.gpu is None else f"{_code(show(f.gpu.value))} at {_where(f.gpu)}"
+            n = "(absent)" if f.npu is None else f"{_code(show(f.npu.value))} at {_where(f.npu)}"
+            out.append(f"| {ICON.get(f.severity, f.severity)} | {f.rule} | {_code(f.key)} | {g} | {n} | "
+                       f"{_cell(f.message)} |")
+        out.append("")
+    if not report.findings:
+        out += ["No differences that can change numerics.", ""]
+    if report.errors:
+        out += ["#### input errors", ""]
+        out += [f"- `{_cell(e.path)}`: {_cell(e.message)}" for e in report.errors]
+        out.append("")
+    if show_masked and report.masked:
+        out += ["<details><summary>masked substitutions</summary>", ""]
+        for m in report.masked:
+            g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
+            n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
+            out.append(f"- {m.rule} {_code(g)} → {_code(n)}")
+        out += ["", "</details>", ""]
+    return "\n".join(out)

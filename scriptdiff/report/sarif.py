@@ -1,0 +1,148 @@
+"""SARIF 2.1.0, as GitHub code scanning accepts it.
+
+One run; tool.driver.rules is the rule catalogue (id = code, short description = summary,
+full description and help = the rule's doc, default level = its severity); each finding is
+a result located on the NPU side (the port is what gets changed) with the GPU side as a
+related location, URIs relative to the repository root with forward slashes. Input errors
+become tool execution notifications.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/scriptdiff/scriptdiff"
+
+
+def repo_root(start: str | None = None) -> str:
+    """The enclosing git work tree of `start` (default: the current folder), else the folder."""
+    here = os.path.abspath(start or os.getcwd())
+    d = here
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return here
+        d = parent
+
+
+def repo_relative(path: str | None, root: str | None = None) -> str | None:
+    """A path as the repository sees it: relative to its root, forward slashes.
+
+    `REV:path` names (read from git) are already repository paths; a path outside the
+    repository stays absolute (file URI)."""
+    if not path:
+        return None
+    if not os.path.exists(path) and ":" in path and not os.path.isabs(path):
+        rev, rest = path.split(":", 1)
+        if rev and "/" not in rev:
+            return rest.replace("\\", "/").lstrip("/")
+    root = root or repo_root()
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full, root)
+    except ValueError:  # another drive
+        rel = None
+    if rel is None or rel.startswith(".."):
+        return "file://" + full.replace("\\", "/") if os.path.isabs(path) else path.replace("\\", "/")
+    return rel.replace(os.sep, "/")
+
+
+def _location(side, root: str, message: str | None = None) -> dict | None:
+    uri = repo_relative(side.path, root) if side is not None else None
+    if uri is None:
+        return None
+    phys: dict = {"artifactLocation": {"uri": uri}}
+    if not uri.startswith("file://"):
+        phys["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
+    if side.line:
+        region: dict = {"startLine": int(side.line)}
+        if side.source and side.source not in ("default", "derived"):
+            region["snippet"] = {"text": side.source}
+        phys["region"] = region
+    loc: dict = {"physicalLocation": phys}
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def _value(side) -> str:
+    from ..compare import show
+
+    return "(absent)" if side is None else show(side.value)
+
+
+def render(report, root: str | None = None, **_options) -> str:
+    from .. import __version__
+    from ..rules import load
+    from ..suppress import fingerprint
+
+    report.sorted()
+    root = root or repo_root()
+    rs = load()
+    rule_list = [r for r in rs.rules.values() if r.kind == "finding"]
+    index = {r.code: i for i, r in enumerate(rule_list)}
+    rules = []
+    for r in rule_list:
+        rules.append({
+            "id": r.code,
+            "name": "".join(w.capitalize() for w in r.name.split("-")),
+            "shortDescription": {"text": r.summary.strip()},
+            "fullDescription": {"text": r.doc.strip()},
+            "help": {"text": r.doc.strip(), "markdown": f"**{r.code} {r.name}**: {r.summary.strip()}\n\n{r.doc.strip()}"},
+            "defaultConfiguration": {"level": LEVEL.get(r.severity, "warning")},
+            "properties": {"tags": ["scriptdiff", r.check], "check": r.check},
+        })
+    results = []
+    for f in report.findings:
+        msg = f"{f.message} (GPU: {_value(f.gpu)}; NPU: {_value(f.npu)})"
+        primary, related = (f.npu, f.gpu) if (f.npu is not None and f.npu.path) else (f.gpu, f.npu)
+        loc = _location(primary, root)
+        res: dict = {
+            "ruleId": f.rule,
+            "level": LEVEL.get(f.severity, "warning"),
+            "message": {"text": msg},
+            "partialFingerprints": {"scriptdiff/v1": fingerprint(f)},
+            "properties": {"check": f.check, "key": f.key, "severity": f.severity, "derived": f.derived},
+        }
+        if f.rule in index:
+            res["ruleIndex"] = index[f.rule]
+        if loc is None:  # code scanning needs a location: the side as given on the command line
+            loc = _location(_PathOnly(report.npu), root) or _location(_PathOnly(report.gpu), root)
+        if loc is not None:
+            res["locations"] = [loc]
+        other = _location(related, root, f"{'GPU' if related is f.gpu else 'NPU'} side: {_value(related)}")
+        if other is not None:
+            other["id"] = 1
+            res["relatedLocations"] = [other]
+        results.append(res)
+    notes = []
+    for e in report.errors:
+        n: dict = {"level": "error" if e.fatal else "warning", "message": {"text": f"{e.path}: {e.message}"}}
+        loc = _location(_PathOnly(e.path), root)
+        if loc is not None:
+            n["locations"] = [loc]
+        notes.append(n)
+    run: dict = {
+        "tool": {"driver": {"name": "scriptdiff", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": INFO_URI, "rules": rules}},
+        "invocations": [{"executionSuccessful": report.exit_code() != 2,
+                         "toolExecutionNotifications": notes}],
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace("\\", "/").rstrip("/") + "/"}},
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+    }
+    if report.verdicts:
+        run["properties"] = {"verdicts": {k: {"verdict": v[0], "reason": v[1]} for k, v in sorted(report.verdicts.items())}}
+    doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+class _PathOnly:
+    def __init__(self, path):
+        self.path = path
+        self.line = None
+        self.source = ""

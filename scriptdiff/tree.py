@@ -1,0 +1,305 @@
+"""Directory mode: `scriptdiff diff GPU_DIR NPU_DIR`.
+
+Both trees are walked (version-control, cache and virtualenv folders skipped; a symbolic
+link to a folder is followed only when it stays inside the tree, and each folder is
+walked once, so a link loop ends instead of hanging),
+files are paired by relative path and then by the rename rules in rules/pairing.yaml
+(train.py <-> train_npu.py, *_gpu.* <-> *_npu.*, gpu/ <-> npu/), and every file is handed
+to the shared engine so that each side's facts merge into one table per side.
+
+The cheap pass comes first: a pair whose sizes and content hashes match is never
+diffed. Identical code is not parsed at all; identical configs, launch scripts and logs
+(small ones) are still read for their settings, because a differing script on one side
+may override them and the other side's value must then come from them, not from a
+framework default. Files with no counterpart are findings: SD150 (warning) for a file
+that can decide a training run (script, config, launch script, log, package list),
+SD151 (info) for anything else.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+from pathlib import Path
+
+from .model import Finding, InputError, Report, Side
+from .sources import MAX_BINARY_SNIFF, Source, SourceError, read_path
+
+RULE_RELEVANT = "SD150"
+RULE_OTHER = "SD151"
+CHUNK = 1 << 20
+
+
+class Entry:
+    """One file of a tree: where it is, how big, and how to get its bytes and identity."""
+
+    def __init__(self, rel: str, size: int, display: str, path: Path | None = None):
+        self.rel = rel  # relative path with forward slashes
+        self.size = size
+        self.display = display  # the name shown in the report
+        self.path = path  # real path on disk, when there is one
+
+    def identity(self) -> str:
+        """A content hash; equal identities mean equal bytes."""
+        d = hashlib.blake2b(digest_size=16)
+        with open(self.path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(CHUNK), b""):
+                d.update(chunk)
+        return d.hexdigest()
+
+    def head(self) -> bytes:
+        with open(self.path, "rb") as fh:
+            return fh.read(MAX_BINARY_SNIFF)
+
+    def source(self) -> Source:
+        return read_path(self.path, self.display)
+
+
+def pairing_rules() -> dict:
+    """The `pairing` section of rules/pairing.yaml."""
+    from .rules import load
+
+    return load().section("pairing", {}) or {}
+
+
+def skip_dirs() -> list[str]:
+    return list(pairing_rules().get("skip_dirs", []) or [])
+
+
+def _skipped(name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError], display: str) -> dict[str, Entry]:
+    """Every regular file under root, by relative path. Never follows a link loop."""
+    out: dict[str, Entry] = {}
+    seen_dirs: set[tuple[int, int]] = set()
+    root = Path(root)
+    real_root = root.resolve()
+
+    def visit(d: Path, rel: str) -> None:
+        try:
+            st = d.stat()
+        except OSError as e:
+            errors.append(InputError(f"{display}/{rel}".rstrip("/"), f"cannot read folder: {e.strerror or e}"))
+            return
+        ident = (st.st_dev, st.st_ino)
+        if ident in seen_dirs:
+            return  # a symbolic link back into a folder already walked
+        seen_dirs.add(ident)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as e:
+            errors.append(InputError(f"{display}/{rel}".rstrip("/"), f"cannot read folder: {e.strerror or e}"))
+            return
+        for e in entries:
+            r = f"{rel}{e.name}"
+            try:
+                if e.is_dir(follow_symlinks=True):
+                    if _skipped(e.name, skip_dirs):
+                        continue
+                    if e.is_symlink() and not _inside(Path(e.path), real_root):
+                        errors.append(InputError(f"{display}/{r}", "symbolic link to a folder outside the tree; "
+                                                                   "not followed"))
+                        continue
+                    visit(Path(e.path), r + "/")
+                    continue
+                if e.is_file(follow_symlinks=True):
+                    out[r] = Entry(r, e.stat(follow_symlinks=True).st_size, _display(display, r), Path(e.path))
+                elif e.is_symlink():
+                    errors.append(InputError(f"{display}/{r}", "broken symbolic link; not compared"))
+            except OSError as exc:
+                errors.append(InputError(f"{display}/{r}", f"cannot read: {exc.strerror or exc}"))
+
+    visit(root, "")
+    return out
+
+
+def _inside(p: Path, root: Path) -> bool:
+    try:
+        p.resolve().relative_to(root)
+        return True
+    except (ValueError, OSError, RuntimeError):
+        return False
+
+
+def _split(rel: str) -> tuple[list[str], str, str]:
+    parts = rel.split("/")
+    name = parts[-1]
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:  # no extension, or a dot-file such as .env
+        stem, ext = name, ""
+    return parts[:-1], stem, ("." + ext) if ext else ""
+
+
+def _match(template: str, stem: str) -> str | None:
+    """The {base} of `stem` under `template` ('{base}_gpu' matches 'model_gpu' -> 'model')."""
+    pre, _, post = template.partition("{base}")
+    if len(stem) <= len(pre) + len(post) or not stem.startswith(pre) or not stem.endswith(post):
+        return None
+    return stem[len(pre):len(stem) - len(post)]
+
+
+def candidates(rel: str, rules: dict) -> list[str]:
+    """NPU-side names a GPU file may have been renamed to, most likely first."""
+    dirs, stem, ext = _split(rel)
+    dir_variants = [dirs]
+    for ren in rules.get("dir_renames", []) or []:
+        for i, seg in enumerate(dirs):
+            if seg == ren["gpu"]:
+                dir_variants.append(dirs[:i] + [ren["npu"]] + dirs[i + 1:])
+    stems = [stem]
+    for ren in rules.get("name_renames", []) or []:
+        base = _match(ren["gpu"], stem)
+        if base is not None:
+            stems.append(ren["npu"].replace("{base}", base))
+    out = []
+    for dv in dir_variants:
+        for s in stems:
+            c = "/".join([*dv, s + ext])
+            if c != rel and c not in out:
+                out.append(c)
+    if rel not in out:
+        out.insert(0, rel)
+    return out
+
+
+def pair_paths(gpu: list[str], npu: list[str], rules: dict) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """(pairs, GPU-only, NPU-only): same relative path first, then the rename rules."""
+    nset = set(npu)
+    pairs = [(g, g) for g in gpu if g in nset]
+    used = {g for g, _ in pairs}
+    free_npu = nset - used
+    left = []
+    for g in gpu:
+        if g in used:
+            continue
+        for c in candidates(g, rules):
+            if c in free_npu:
+                pairs.append((g, c))
+                free_npu.discard(c)
+                break
+        else:
+            left.append(g)
+    return sorted(pairs), sorted(left), sorted(free_npu)
+
+
+def _same_content(a: Entry, b: Entry) -> bool:
+    if a.size != b.size:
+        return False
+    try:
+        return a.identity() == b.identity()
+    except OSError:
+        return False  # reading it again will give the error its one line
+
+
+def _is_binary(e) -> bool:
+    """Whether an entry's first bytes look binary (sniffed once per entry)."""
+    cached = getattr(e, "_binary", None)
+    if cached is None:
+        try:
+            cached = Source("x", e.head()).is_binary()
+        except OSError:
+            cached = False
+        e._binary = cached
+    return cached
+
+
+def _display(root: str, rel: str) -> str:
+    root = str(root).replace("\\", "/").rstrip("/")
+    return f"{root}/{rel}" if root not in ("", ".") else rel
+
+
+def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
+    """`scriptdiff diff GPU_DIR NPU_DIR`: two folders on disk."""
+    report = Report(gpu=gpu_dir, npu=npu_dir)
+    for d in (gpu_dir, npu_dir):
+        if not os.path.isdir(d):
+            reason = "no such file or directory" if not os.path.exists(d) else "is a file (both sides must be folders)"
+            report.errors.append(InputError(d, reason, fatal=True))
+    if report.errors:
+        return report.sorted()
+    skip = skip_dirs()
+    gfiles = walk(gpu_dir, skip, report.errors, gpu_dir.rstrip("/"))
+    nfiles = walk(npu_dir, skip, report.errors, npu_dir.rstrip("/"))
+    return diff_listings(gfiles, nfiles, report, opts)
+
+
+def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None) -> Report:
+    """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest."""
+    from .engine import Options, compare_sides
+
+    opts = opts or Options()
+    gsrcs, nsrcs, src_pairs, npairs = collect(gfiles, nfiles, report, opts)
+    compare_sides(gsrcs, nsrcs, src_pairs, report, opts)
+    report.compared = max(report.compared, npairs)
+    return report.sorted()
+
+
+def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts,
+            unpaired: bool = True) -> tuple[list[Source], list[Source], list[tuple[Source, Source]], int]:
+    """The sources of two listings for the engine: (GPU, NPU, pairs to diff, number of pairs).
+
+    Identical pairs are not diffed; unpaired files become SD150/SD151 findings when
+    `unpaired` (a folder scan), and count for their side either way."""
+    from .engine import detect_kind
+
+    rules = pairing_rules()
+    relevant = set(rules.get("relevant_kinds", []) or [])
+    pairs, gonly, nonly = pair_paths(sorted(gfiles), sorted(nfiles), rules)
+
+    def read(e: Entry) -> Source | None:
+        if _is_binary(e):
+            return None
+        try:
+            return e.source()
+        except SourceError as exc:
+            report.errors.append(InputError(e.display, str(exc).split(": ", 1)[-1]))
+            return None
+
+    gsrcs: list[Source] = []
+    nsrcs: list[Source] = []
+    src_pairs: list[tuple[Source, Source]] = []
+    for g, n in pairs:
+        ge, ne = gfiles[g], nfiles[n]
+        if _same_content(ge, ne):
+            # identical settings files still count as each side's settings; identical code is skipped
+            if ge.size <= opts.max_bytes and not _is_binary(ge):
+                gs = read(ge)
+                if gs is not None and detect_kind(gs) in relevant - {"python"}:
+                    gsrcs.append(gs)
+                    nsrcs.append(Source(name=ne.display, data=gs.data, origin=str(ne.path) if ne.path else None))
+            continue
+        gb, nb = _is_binary(ge), _is_binary(ne)
+        if gb or nb:
+            report.errors.append(InputError(ne.display, "binary files differ; not compared"))
+            continue
+        gs, ns = read(ge), read(ne)
+        if gs is None or ns is None:
+            continue
+        gsrcs.append(gs)
+        nsrcs.append(ns)
+        src_pairs.append((gs, ns))
+    for rels, files, side in ((gonly, gfiles, "gpu"), (nonly, nfiles, "npu")):
+        for rel in rels:
+            e = files[rel]
+            src = read(e)
+            kind = detect_kind(src) if src is not None else "binary"
+            if src is not None and kind in relevant:
+                (gsrcs if side == "gpu" else nsrcs).append(src)
+            if unpaired:
+                report.findings.append(unpaired_finding(e.display, rel, side, kind in relevant, kind))
+    return gsrcs, nsrcs, src_pairs, len(pairs)
+
+
+def unpaired_finding(path: str, rel: str, side: str, relevant: bool, kind: str) -> Finding:
+    from .rules import load
+
+    rule = RULE_RELEVANT if relevant else RULE_OTHER
+    here = Side(value=rel, path=path, line=None, source=kind)
+    other = "NPU" if side == "gpu" else "GPU"
+    what = f"{kind} file" if relevant else "file"
+    msg = (f"{what} on {side.upper()} only: no counterpart on {other} by relative path or rename rule"
+           + ("" if relevant else " (not a script or config)"))
+    return Finding(rule=rule, check="script", severity=load().severity(rule), key=f"file:{rel}",
+                   gpu=here if side == "gpu" else None, npu=here if side == "npu" else None, message=msg)

@@ -1,0 +1,222 @@
+"""scriptdiff check: one run, six verdicts, from pyproject.toml, scriptdiff.toml or --gpu/--npu."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scriptdiff.checkrun import CheckConfigError, counterparts, load_config, run_checks
+from scriptdiff.engine import Options
+from scriptdiff.model import CHECKS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tree(tmp_path, files: dict[str, str]):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def check_json(cli, *args):
+    code, out, err = cli("check", *args, "-f", "json")
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def test_every_check_has_a_verdict_and_none_is_left_out(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"gpu/a.txt": "lr=1\n", "npu/a.txt": "lr=2\n",
+                    "scriptdiff.toml": '[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'})
+    monkeypatch.chdir(tmp_path)
+    code, doc, _ = check_json(cli)
+    assert code == 1
+    assert list(doc["verdicts"]) == sorted(CHECKS)
+    v = {k: (x["verdict"], x["reason"]) for k, x in doc["verdicts"].items()}
+    assert v["script"] == ("differences", "1 warning(s)")
+    assert v["hyperparameters"] == ("pass", "no differences")
+    assert v["environment"] == ("not checked", "no inputs: configure environment for gpu and npu")
+    assert v["libraries"] == ("not checked", "no inputs: configure environment / packages for gpu and npu")
+    assert v["dataset"] == ("not checked", "no inputs: configure dataset for gpu and npu")
+    assert v["weights"] == ("not checked", "no inputs: configure weights for gpu and npu")
+    assert [(f["rule"], f["gpu"]["value"], f["npu"]["value"], f["gpu"]["line"]) for f in doc["findings"]] == [
+        ("SD108", "lr=1", "lr=2", 1)]
+    assert doc["gpu"] == "gpu" and doc["npu"] == "npu"
+
+
+def test_text_output_shows_every_section(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"gpu/a.txt": "x\n", "npu/a.txt": "x\n",
+                    "scriptdiff.toml": '[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'})
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli("check", "--color", "never")
+    assert code == 0
+    for check in CHECKS:
+        assert f"== {check} [" in out
+    assert "== script [pass] " in out and "== weights [not checked] " in out
+    assert "   no inputs: configure weights for gpu and npu" in out
+
+
+def test_strict_fails_when_something_was_not_checked(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"gpu/a.txt": "x\n", "npu/a.txt": "x\n",
+                    "scriptdiff.toml": '[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'})
+    monkeypatch.chdir(tmp_path)
+    assert cli("check")[0] == 0
+    assert cli("check", "--strict")[0] == 1
+
+
+def test_pyproject_tool_section_and_root(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"setups/g/run.txt": "a\n", "setups/n/run.txt": "b\n",
+                    "pyproject.toml": '[project]\nname = "x"\n\n[tool.scriptdiff]\nignore = ["SD151"]\n'
+                                      '[tool.scriptdiff.gpu]\nroot = "setups"\nscripts = ["g"]\n'
+                                      '[tool.scriptdiff.npu]\nroot = "setups"\nscripts = ["n"]\n'})
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # found from a subfolder
+    code, doc, _ = check_json(cli)
+    assert code == 1
+    assert [(f["rule"], f["gpu"]["path"], f["npu"]["path"]) for f in doc["findings"]] == [
+        ("SD108", "../setups/g/run.txt", "../setups/n/run.txt")]
+
+
+def test_gpu_npu_options_without_config(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"g/x.txt": "1\n", "n/x.txt": "1\n", "g/only.sh": "echo\n"})
+    monkeypatch.chdir(tmp_path)
+    code, doc, _ = check_json(cli, "--gpu", "scripts=g", "--npu", "scripts=n")
+    assert code == 1
+    assert [(f["rule"], f["key"], f["severity"]) for f in doc["findings"]] == [("SD150", "file:only.sh", "warning")]
+    assert doc["verdicts"]["script"]["verdict"] == "differences"
+
+
+def test_one_sided_input_is_not_checked_with_reason(tmp_path):
+    tree(tmp_path, {"g/a.txt": "1\n", "n/a.txt": "1\n", "env.json": "{}"})
+    cfg = load_config(None, [f"scripts={tmp_path / 'g'}", f"environment={tmp_path / 'env.json'}"],
+                      [f"scripts={tmp_path / 'n'}"], start=str(tmp_path))
+    report = run_checks(cfg, Options(use_cache=False))
+    assert report.verdicts["environment"] == ("not checked", "no NPU input (GPU has environment)")
+
+
+def test_unreadable_input_is_an_error_and_not_a_pass(tmp_path):
+    cfg = load_config(None, [f"scripts={tmp_path / 'nope'}"], [f"scripts={tmp_path / 'nope2'}"],
+                      start=str(tmp_path))
+    report = run_checks(cfg, Options(use_cache=False))
+    assert sorted(e.message for e in report.errors) == ["no such file or directory"] * 2
+    assert report.verdicts["script"] == ("not checked", "no GPU input could be read (see errors)")
+
+
+def test_missing_module_is_not_checked_with_the_reason(tmp_path, monkeypatch):
+    import scriptdiff.checkrun as checkrun
+
+    tree(tmp_path, {"g/d/x.jsonl": "{}\n", "n/d/x.jsonl": "{}\n"})
+    monkeypatch.setattr(checkrun, "_module_present", lambda name: name != "checks.dataset")
+    cfg = load_config(None, [f"dataset={tmp_path / 'g' / 'd'}"], [f"dataset={tmp_path / 'n' / 'd'}"],
+                      start=str(tmp_path))
+    report = run_checks(cfg, Options(use_cache=False))
+    assert report.verdicts["dataset"] == ("not checked", "this build lacks scriptdiff.checks.dataset")
+
+
+@pytest.mark.parametrize("toml,message", [
+    ("[gpu]\nscripts = 3\n", "gpu.scripts: expected a path or a list of paths"),
+    ("[gpu]\nscrips = ['a']\n", "[gpu] unknown key(s) scrips"),
+    ("colour = 1\n", "unknown key(s) colour"),
+    ("[gpu\n", "not valid TOML"),
+])
+def test_bad_config_is_one_line_exit_2(tmp_path, cli, toml, message):
+    p = tmp_path / "scriptdiff.toml"
+    p.write_text(toml)
+    code, out, err = cli("check", "--config", str(p))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err and str(p) in err
+
+
+def test_no_config_anywhere(tmp_path, cli, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("check")
+    assert code == 2 and err.startswith("scriptdiff: no configuration: add [tool.scriptdiff]")
+
+
+def test_pyproject_without_tool_section(tmp_path, cli):
+    p = tmp_path / "pyproject.toml"
+    p.write_text('[project]\nname = "x"\n')
+    code, _, err = cli("check", "--config", str(p))
+    assert code == 2 and err.strip() == f"scriptdiff: {p}: no [tool.scriptdiff] table"
+
+
+def test_sides_from_git_revisions(tmp_path, cli, monkeypatch):
+    import subprocess
+
+    r = tmp_path
+    def git(*a):
+        subprocess.run(["git", "-C", str(r), *a], check=True, capture_output=True)
+    git("init", "-q", "-b", "gpu")
+    git("config", "user.email", "t@e")
+    git("config", "user.name", "t")
+    tree(r, {"src/a.txt": "lr=1\n"})
+    git("add", "-A")
+    git("commit", "-qm", "g")
+    git("checkout", "-qb", "npu")
+    tree(r, {"src/a.txt": "lr=2\n"})
+    git("commit", "-qam", "n")
+    git("checkout", "-q", "gpu")
+    tree(r, {"scriptdiff.toml": '[gpu]\ngit = "gpu"\nscripts = ["src"]\n[npu]\ngit = "npu"\nscripts = ["src"]\n'})
+    monkeypatch.chdir(r)
+    code, doc, _ = check_json(cli)
+    assert code == 1
+    assert [(f["rule"], f["gpu"]["path"], f["npu"]["path"], f["npu"]["value"]) for f in doc["findings"]] == [
+        ("SD108", "gpu:src/a.txt", "npu:src/a.txt", "lr=2")]
+    assert doc["gpu"] == "gpu:src"
+
+
+def test_counterparts_by_rename_rules_and_roots(tmp_path, monkeypatch):
+    tree(tmp_path, {"train.py": "", "train_npu.py": "", "gpu/m.py": "", "npu/m.py": "", "alone.py": ""})
+    monkeypatch.chdir(tmp_path)
+    pairs, alone = counterparts(["train_npu.py", "gpu/m.py", "alone.py", "train.py"], None)
+    assert pairs == [("train.py", "train_npu.py"), ("gpu/m.py", "npu/m.py")]
+    assert alone == ["alone.py"]
+    tree(tmp_path, {"A/x.py": "", "B/x_npu.py": ""})
+    cfg = load_config(None, ["scripts=A"], ["scripts=B"], start=str(tmp_path))
+    assert counterparts(["B/x_npu.py"], cfg) == ([("A/x.py", "B/x_npu.py")], [])
+
+
+def test_bundled_example(cli, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, doc, err = check_json(cli, "--config", "fixtures/example/scriptdiff.toml")
+    assert code in (0, 1), err
+    assert list(doc["verdicts"]) == sorted(CHECKS)
+    assert doc["verdicts"]["environment"]["verdict"] == "not checked"  # the example has no snapshots
+    assert doc["gpu"] == "fixtures/example/gpu" and doc["npu"] == "fixtures/example/npu"
+
+
+def test_bundled_example_full_findings():
+    """Once the shell, config and python modules are merged: the example's one real drift."""
+    pytest.importorskip("scriptdiff.lang.shell")
+    pytest.importorskip("scriptdiff.lang.config")
+    cfg = load_config(str(ROOT / "fixtures/example/scriptdiff.toml"))
+    report = run_checks(cfg, Options(use_cache=False))
+    flash = [f for f in report.findings if f.key == "use_flash_attn"]
+    assert [(f.rule, f.gpu.value, f.npu.value, f.gpu.line) for f in flash] == [("SD201", True, False, 12)]
+    assert flash[0].gpu.path.endswith("fixtures/example/gpu/pretrain.sh")
+    assert not [f for f in report.findings if f.key in ("lr", "min_lr", "seed", "micro_batch_size")]
+    assert report.verdicts["hyperparameters"][0] == "differences"
+    # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported
+    assert not [f for f in report.findings if f.key == "env:NCCL_DETERMINISTIC"]
+    assert report.verdicts["environment"][0] == "not checked"
+
+
+def test_dataset_and_weights_of_the_example(tmp_path):
+    """With the dataset and weights modules in the build: the example's data and initial
+    checkpoint are fingerprinted in place; a drifted data file turns the verdict."""
+    import shutil
+
+    pytest.importorskip("scriptdiff.checks.dataset")
+    pytest.importorskip("scriptdiff.checks.weights")
+    shutil.copytree(ROOT / "fixtures" / "example", tmp_path / "ex")
+    cfg = load_config(str(tmp_path / "ex" / "scriptdiff.toml"))
+    report = run_checks(cfg, Options(use_cache=False))
+    assert report.verdicts["dataset"] == ("pass", "no differences")
+    assert report.verdicts["weights"] == ("pass", "no differences")
+    with open(tmp_path / "ex" / "data-npu" / "train.jsonl", "a") as fh:
+        fh.write('{"text": "one more"}\n')
+    report = run_checks(load_config(str(tmp_path / "ex" / "scriptdiff.toml")), Options(use_cache=False))
+    assert [(f.check, f.severity, f.key) for f in report.findings if f.check == "dataset"] == [
+        ("dataset", "error", "data:train.jsonl")]
+    assert report.verdicts["dataset"] == ("differences", "1 error(s)")
