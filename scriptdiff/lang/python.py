@@ -574,7 +574,7 @@ class Comparer:
         gm, nmap = items(gi, self.g), items(ni, self.n)
         for c, (qn, s, hits) in nmap.items():
             if c in gm:
-                gqn, gs, _ = gm[c]
+                _gqn, gs, _ = gm[c]
                 for rule, _node in hits:
                     self.add_masked(rule, Side(path=self.g.name, line=gs.line, source=self.g.text_at(gs.line)),
                                     Side(path=self.n.name, line=s.line, source=self.n.text_at(s.line)))
