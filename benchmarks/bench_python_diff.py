@@ -7,7 +7,7 @@ swap, adapter imports) with 10 real differences, then times, median of N runs ea
   floor      libcst.parse_module on both files (in process)
   library    scriptdiff.engine.diff_files on the pair (in process, parse cache cleared)
   floor-cmd  a fresh interpreter that imports libcst and parses both files
-  command    a fresh `python -m scriptdiff diff GPU NPU --format json`
+  command    a fresh `python -m scriptdiff diff GPU NPU --format json --no-cache`
 
 and prints the figures and the ratios library/floor and command/floor-cmd.
 
@@ -215,7 +215,7 @@ def main() -> int:
 
     env_py = sys.executable
     parse_cmd = [env_py, "-c", f"import libcst; [libcst.parse_module(open(p, encoding='utf-8').read()) for p in {[str(gp), str(np_)]!r}]"]
-    diff_cmd = [env_py, "-m", "scriptdiff", "diff", str(gp), str(np_), "--format", "json"]
+    diff_cmd = [env_py, "-m", "scriptdiff", "diff", str(gp), str(np_), "--format", "json", "--no-cache"]
     # interleaved, so that a busy machine slows the floor and the measured run alike
     timings = {"floor": [], "library": [], "floor_cmd": [], "cmd": []}
     for _ in range(a.runs):
