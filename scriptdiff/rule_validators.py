@@ -136,3 +136,55 @@ def check_example_modes(rs: RuleSet) -> None:
             raise RuleError(f"{where}:1: example_modes refers to unknown rule code {code}")
         if mode not in ("files", "tree", "review"):
             raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree or review")
+
+def check_python(rs: RuleSet) -> None:
+    """rules/python.yaml `python:` section: masks name known mask rules, tables have their fields."""
+    py = rs.section("python")
+    if py is None:
+        return
+    where = _where(rs, "python")
+    if not isinstance(py, dict):
+        raise RuleError(f"{where}:1: 'python' must be a mapping")
+
+    def need_rule(code, what):
+        r = rs.rules.get(code)
+        if r is None or r.kind != "mask":
+            raise RuleError(f"{where}:1: python.{what}: {code!r} is not a mask rule code")
+
+    for name in ("qualified_renames", "method_renames", "attribute_renames"):
+        for i, e in enumerate(py.get(name) or []):
+            if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("npu", "gpu", "rule")):
+                raise RuleError(f"{where}:1: python.{name}[{i}] needs npu, gpu and rule strings")
+            need_rule(e["rule"], name)
+    for kind in ("whole", "substring"):
+        for i, e in enumerate((py.get("strings") or {}).get(kind) or []):
+            if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("npu", "gpu", "rule")):
+                raise RuleError(f"{where}:1: python.strings.{kind}[{i}] needs npu, gpu and rule strings")
+            need_rule(e["rule"], f"strings.{kind}")
+    for side in ("npu_only", "gpu_only"):
+        for i, e in enumerate((py.get("expected_imports") or {}).get(side) or []):
+            if not isinstance(e, dict) or not isinstance(e.get("module"), str):
+                raise RuleError(f"{where}:1: python.expected_imports.{side}[{i}] needs a module")
+            need_rule(e.get("rule"), f"expected_imports.{side}")
+    for fam, e in (py.get("optimizer_swaps") or {}).items():
+        if not isinstance(e, dict) or not isinstance(e.get("gpu"), list) or not isinstance(e.get("npu"), list):
+            raise RuleError(f"{where}:1: python.optimizer_swaps.{fam} needs gpu and npu lists")
+    voc = rs.section("vocabulary") or {}
+    for i, e in enumerate(py.get("fact_calls") or []):
+        if not isinstance(e, dict) or not isinstance(e.get("match"), list) or not e["match"]:
+            raise RuleError(f"{where}:1: python.fact_calls[{i}] needs a non-empty match list")
+        keys = []
+        for v in (e.get("args") or {}).values():
+            keys += v if isinstance(v, list) else [v]
+        for k in keys:
+            if voc and k not in voc:
+                raise RuleError(f"{where}:1: python.fact_calls[{i}]: key {k!r} is not in the vocabulary")
+        if e.get("spellings") not in (None, "hf"):
+            raise RuleError(f"{where}:1: python.fact_calls[{i}]: spellings must be 'hf'")
+    classes = py.get("classes") or {}
+    for part in ("names", "calls"):
+        for sev in (classes.get(part) or {}):
+            if sev not in ("error", "warning", "info"):
+                raise RuleError(f"{where}:1: python.classes.{part}: {sev!r} is not a severity")
+    if classes.get("default", "warning") not in ("error", "warning", "info"):
+        raise RuleError(f"{where}:1: python.classes.default must be a severity")

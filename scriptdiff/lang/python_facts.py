@@ -1,0 +1,406 @@
+"""Hyperparameter facts read from Python code.
+
+argparse `add_argument(..., default=)`, TrainingArguments-like config constructors,
+`from_pretrained(attn_implementation=, torch_dtype=)`, optimizer constructors, GradScaler,
+autocast, clip_grad_norm_, seeds and determinism switches: which calls and keywords are read
+is the `fact_calls` table in rules/python.yaml; keys and types come from the vocabulary.
+Values are evaluated without running anything: literals, arithmetic on literals, module
+level constants (`LR = 1e-4`) and `args.<dest>` references to an argparse default.
+
+Every argument read this way is *owned* by the hyperparameter comparison: the structural
+diff sees it as a placeholder, so a changed lr is reported once, as a hyperparameter.
+"""
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+import libcst as cst
+
+from ..compare import normalize
+from ..model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
+from .python_parse import Norm, Parsed, canon_qn, dotted, match_name, rules
+
+
+class NotLiteral(Exception):
+    pass
+
+
+class QName(str):
+    """A dotted name that resolved through the imports (torch.bfloat16)."""
+
+
+@lru_cache(maxsize=1)
+def spellings() -> dict[str, dict[str, str]]:
+    from ..rules import load
+
+    voc = load().section("vocabulary", {}) or {}
+    out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "python", "other")}
+    for key, e in voc.items():
+        for fw in out:
+            for sp in e.get(fw, []) or []:
+                out[fw].setdefault(str(sp), key)
+    return out
+
+
+def vocab_type(key: str) -> str | None:
+    from ..rules import load
+
+    return ((load().section("vocabulary", {}) or {}).get(key) or {}).get("type")
+
+
+def lookup(name: str, order=("megatron", "hf", "python", "other")) -> str | None:
+    sp = spellings()
+    for fw in order:
+        k = sp[fw].get(name)
+        if k is not None:
+            return k
+    from ..rules import load
+
+    if name in (load().section("vocabulary", {}) or {}):
+        return name
+    return None
+
+
+def norm_dtype(v):
+    if v is None:
+        return None
+    s = str(v).strip()
+    for canon, names in (rules().raw.get("dtype_names") or {}).items():
+        if s in names or s.rsplit(".", 1)[-1] in names:
+            return canon
+    return s
+
+
+def typed(key: str, v):
+    t = vocab_type(key)
+    if t == "dtype" or key in ("params_dtype", "autocast_dtype"):
+        return norm_dtype(v)
+    if isinstance(v, QName):
+        v = str(v)
+    return normalize(v, t)
+
+
+class Reader:
+    def __init__(self, p: Parsed, side: str):
+        self.p = p
+        self.side = side
+        self.nm = Norm(p)
+        self.argdests: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, node, used: list, depth: int = 0):
+        t = type(node)
+        if depth > 20:
+            raise NotLiteral
+        if t in (cst.Integer, cst.Float):
+            return ast.literal_eval(node.value.replace("_", ""))
+        if t in (cst.SimpleString, cst.ConcatenatedString):
+            v = node.evaluated_value
+            if v is None:
+                raise NotLiteral
+            return v
+        if t is cst.Name:
+            if node.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[node.value]
+            c = self.p.consts.get(node.value)
+            if c is not None:
+                used.append((node.value, c))
+                return self.evaluate(c, used, depth + 1)
+            q = self.p.aliases.get(node.value)
+            if q is not None:
+                return QName(canon_qn(q, None))
+            raise NotLiteral
+        if t is cst.Attribute:
+            q = self.nm.qualified(node)
+            if q is not None:
+                return QName(canon_qn(q, None))
+            raise NotLiteral
+        if t is cst.UnaryOperation:
+            v = self.evaluate(node.expression, used, depth + 1)
+            op = type(node.operator)
+            if op is cst.Minus and isinstance(v, (int, float)):
+                return -v
+            if op is cst.Plus and isinstance(v, (int, float)):
+                return v
+            if op is cst.Not:
+                return not v
+            raise NotLiteral
+        if t is cst.BinaryOperation:
+            a = self.evaluate(node.left, used, depth + 1)
+            b = self.evaluate(node.right, used, depth + 1)
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+                raise NotLiteral
+            op = type(node.operator)
+            try:
+                if op is cst.Add:
+                    return a + b
+                if op is cst.Subtract:
+                    return a - b
+                if op is cst.Multiply:
+                    return a * b
+                if op is cst.Divide:
+                    return a / b
+                if op is cst.FloorDivide:
+                    return a // b
+                if op is cst.Modulo:
+                    return a % b
+                if op is cst.Power and abs(b) <= 128 and abs(a) < 1e6:
+                    return a ** b
+            except (ZeroDivisionError, OverflowError, ValueError):
+                raise NotLiteral from None
+            raise NotLiteral
+        if t in (cst.Tuple, cst.List):
+            return [self.evaluate(e.value, used, depth + 1) for e in node.elements]
+        raise NotLiteral
+
+    def argref(self, node) -> str | None:
+        """`args.lr` where lr is an argparse dest read as a fact: its key."""
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
+            return self.argdests.get(node.attr.value)
+        return None
+
+    # --------------------------------------------------------------------- facts
+    def fact(self, key: str, value, node, used: list, callee: str) -> Fact:
+        p = self.p
+        via = None
+        line = p.line_of(node)
+        if used:
+            name, cnode = used[-1]
+            line = p.line_of(cnode, line)
+            via = name
+            for _n, c in used:
+                p.owned[id(c)] = key
+        return Fact(key=key, value=typed(key, value), check="hyperparameters", path=p.name, line=line,
+                    source=p.text_at(line), rank=RANK_CODE, via=via, meta={"callee": callee})
+
+    def default(self, key: str, value, callee: str, node) -> Fact:
+        return Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
+                    source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
+                    meta={"callee": callee, "call_line": self.p.line_of(node)})
+
+    def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None) -> bool:
+        """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
+        p = self.p
+        ref = self.argref(arg.value)
+        if ref is not None and isinstance(keys, str):
+            # the value is the argparse fact itself; the call is not a fact of its own, so a
+            # call removed on one side is still a structural difference
+            p.owned[id(arg.value)] = keys
+            return True
+        used: list = []
+        try:
+            v = self.evaluate(arg.value, used)
+        except (NotLiteral, Exception):
+            return False
+        if isinstance(keys, list):
+            if not isinstance(v, list) or len(v) != len(keys):
+                return False
+            for k, x in zip(keys, v):
+                p.facts.append(self.fact(k, x, arg, used, callee))
+            p.owned[id(arg.value)] = "+".join(keys)
+        else:
+            if vmap is not None:
+                if v in vmap:
+                    v = vmap[v]
+                elif isinstance(v, str) and v in {str(k): 1 for k in vmap}:
+                    v = {str(k): x for k, x in vmap.items()}[v]
+            p.facts.append(self.fact(keys, v, arg, used, callee))
+            p.owned[id(arg.value)] = keys
+        p.fact_calls.add(id(call))
+        return True
+
+    def argparse(self, call) -> None:
+        p = self.p
+        flags, kws = [], {}
+        for a in call.args:
+            if a.keyword is not None:
+                kws[a.keyword.value] = a
+            elif type(a.value) is cst.SimpleString:
+                s = a.value.evaluated_value
+                if isinstance(s, str):
+                    flags.append(s)
+        if "dest" in kws and type(kws["dest"].value) is cst.SimpleString:
+            dest = kws["dest"].value.evaluated_value
+        else:
+            longs = [f for f in flags if f.startswith("--")]
+            cand = longs[0] if longs else (flags[0] if flags else None)
+            if cand is None:
+                return
+            dest = cand.lstrip("-").replace("-", "_")
+        key = lookup(dest)
+        if key is None:
+            return
+        if "default" in kws:
+            if self.read_arg(key, kws["default"], call, "argparse"):
+                self.argdests[dest] = key
+            return
+        act = kws.get("action")
+        if act is not None and type(act.value) is cst.SimpleString and act.value.evaluated_value in ("store_true", "store_false"):
+            v = act.value.evaluated_value == "store_false"
+            p.facts.append(self.fact(key, v, act, [], "argparse"))
+            p.owned[id(act.value)] = key
+            p.fact_calls.add(id(call))
+            self.argdests[dest] = key
+
+    def call(self, call) -> None:
+        p = self.p
+        raw = self.nm.callee(call)
+        if raw is None:
+            return
+        qn = canon_qn(raw, None)
+        last = qn.rsplit(".", 1)[-1]
+        entry = None
+        for e in rules().raw.get("fact_calls", []):
+            if match_name(qn, e["match"]) or match_name(raw, e["match"]):
+                entry = e
+                break
+        if entry is None:
+            return
+        if entry.get("framework"):
+            p.frameworks.add(entry["framework"])
+        args = entry.get("args") or {}
+        positional = entry.get("positional") or (entry.get("positional_by_name") or {}).get(last) or []
+        vmaps = rules().raw.get("value_maps") or {}
+        seen: set = set()
+        pos = 0
+        dtype_flags = {}
+        for a in call.args:
+            if a.star:
+                pos = 10**6
+                continue
+            if a.keyword is None:
+                kwname = positional[pos] if pos < len(positional) else None
+                pos += 1
+                if kwname is None or kwname not in args:
+                    continue
+                seen.add(kwname)
+                self.read_arg(args[kwname], a, call, qn, vmaps.get(kwname))
+                continue
+            kw = a.keyword.value
+            if kw in args:
+                seen.add(kw)
+                self.read_arg(args[kw], a, call, qn, vmaps.get(kw))
+            elif entry.get("spellings") == "hf":
+                if kw in ("bf16", "fp16"):
+                    dtype_flags[kw] = a
+                    continue
+                key = spellings()["hf"].get(kw) or (rules().raw.get("hf_extra") or {}).get(kw) or spellings()["python"].get(kw)
+                if key is not None:
+                    self.read_arg(key, a, call, qn, vmaps.get(kw))
+        if dtype_flags:
+            self.mixed_precision(dtype_flags, call, qn)
+        for kw, dv in (entry.get("defaults") or {}).items():
+            if kw in seen:
+                continue
+            keys = args.get(kw)
+            if isinstance(keys, list):
+                for k, x in zip(keys, dv):
+                    p.facts.append(self.default(k, x, qn, call))
+            elif keys:
+                p.facts.append(self.default(keys, dv, qn, call))
+
+    def dataclass_fields(self, node: cst.ClassDef) -> None:
+        """`@dataclass class Args: learning_rate: float = field(default=2e-5)` (HfArgumentParser style)."""
+        if not any((dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "")
+                   .rsplit(".", 1)[-1] == "dataclass" for d in node.decorators):
+            return
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        for stmt in node.body.body:
+            if type(stmt) is not cst.SimpleStatementLine:
+                continue
+            for small in stmt.body:
+                if type(small) is not cst.AnnAssign or type(small.target) is not cst.Name or small.value is None:
+                    continue
+                name = small.target.value
+                key = lookup(name, ("hf", "python", "megatron", "other"))
+                if key is None:
+                    continue
+                value = small.value
+                if type(value) is cst.Call and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+                    value = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), None)
+                    if value is None:
+                        continue
+                used: list = []
+                try:
+                    v = self.evaluate(value, used)
+                except NotLiteral:
+                    continue
+                self.p.facts.append(self.fact(key, v, value, used, f"{node.name.value}.{name}"))
+                self.p.owned[id(value)] = key
+                self.argdests.setdefault(name, key)
+
+    def mixed_precision(self, flags: dict, call, qn: str) -> None:
+        vals = {}
+        for kw, a in flags.items():
+            try:
+                vals[kw] = bool(self.evaluate(a.value, []))
+            except NotLiteral:
+                return
+        dtype = "bf16" if vals.get("bf16") else ("fp16" if vals.get("fp16") else "fp32")
+        a = flags.get(dtype) or next(iter(flags.values()))
+        self.p.facts.append(self.fact("params_dtype", dtype, a, [], qn))
+        for a in flags.values():
+            self.p.owned[id(a.value)] = "params_dtype"
+        self.p.fact_calls.add(id(call))
+
+
+def module_consts(p: Parsed) -> None:
+    for s in p.body:
+        if s.kind != "simple":
+            continue
+        for small in s.node.body:
+            t = type(small)
+            if t is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+                p.consts[small.targets[0].target.value] = small.value
+            elif t is cst.AnnAssign and small.value is not None and type(small.target) is cst.Name:
+                p.consts[small.target.value] = small.value
+
+
+def read_facts(p: Parsed, side: str) -> None:
+    """Fill p.facts, p.owned, p.fact_calls, p.frameworks."""
+    if p.module is None:
+        return
+    module_consts(p)
+    r = Reader(p, side)
+    calls = p.state.calls
+    for c in calls:
+        f = c.func
+        if type(f) is cst.Attribute and f.attr.value == "add_argument":
+            try:
+                r.argparse(c)
+            except Exception:
+                continue
+    for st in p.body:
+        if st.kind == "compound" and type(st.node) is cst.ClassDef:
+            try:
+                r.dataclass_fields(st.node)
+            except Exception:
+                continue
+    exact, suffixes = _last_names()
+    for c in calls:
+        f = c.func
+        name = f.attr.value if type(f) is cst.Attribute else (f.value if type(f) is cst.Name else None)
+        if name is None or name == "add_argument":
+            continue
+        if name not in exact and not name.endswith(suffixes):
+            continue
+        try:
+            r.call(c)
+        except Exception:
+            continue
+
+
+@lru_cache(maxsize=1)
+def _last_names() -> tuple[set, tuple]:
+    """Cheap prefilter: the last name of every callee the fact table can match."""
+    exact, suffixes = set(), []
+    for e in rules().raw.get("fact_calls", []):
+        for pat in e["match"]:
+            last = pat.rsplit(".", 1)[-1]
+            if "*" in last:
+                suffixes.append(last.replace("*", ""))
+            else:
+                exact.add(last)
+    return exact, tuple(suffixes) or ("\0",)

@@ -1,0 +1,551 @@
+"""Parsing a Python file once, and the normalized form its statements are compared in.
+
+One libcst parse per file, then one code-generation pass with a light state that records,
+for every node, its line and its token span (libcst's PositionProvider and
+QualifiedNameProvider cost several parses each on a large file; this pass costs about half
+of one). Qualified names come from the file's own imports (`import torch as th`,
+`from torch import cuda`), which is what the masks need.
+
+`Norm` turns a node into a hashable key: formatting and comments dropped, literals
+evaluated, names resolved through imports, and the NPU forms in rules/python.yaml
+(`torch_npu.npu.X`, `.npu()`, 'hccl', 'npu:0', ...) rewritten into their GPU forms, with
+every rewrite recorded so it can be listed as a masked substitution.
+"""
+from __future__ import annotations
+
+import ast
+import fnmatch
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+_NULL = nullcontext()
+
+# statement types that hold blocks, and the fields that hold them
+COMPOUND = (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
+BLOCK_FIELDS = frozenset({"body", "orelse", "handlers", "finalbody", "cases"})
+# fields that are pure formatting
+SKIP_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+    "trailing_whitespace", "indent", "newline", "equal", "colon", "lbracket", "rbracket", "lbrace", "rbrace",
+    "default_indent", "default_newline", "has_trailing_newline", "encoding", "dot", "first_line",
+})
+
+
+class LineState(CodegenState):
+    """Code generation that records each node's line and token span, and collects calls."""
+
+    def __init__(self, module: cst.Module):
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.line = 1
+        self.lines: dict[int, int] = {}
+        self.syn_tok: dict[int, int] = {}
+        self.start_tok: dict[int, int] = {}
+        self.end_tok: dict[int, int] = {}
+        self.calls: list[cst.Call] = []
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value:
+            self.line += value.count("\n")
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        k = id(node)
+        self.lines[k] = self.line
+        self.syn_tok[k] = len(self.tokens)
+        return _NULL
+
+    def before_codegen(self, node) -> None:
+        self.start_tok[id(node)] = len(self.tokens)
+        if type(node) is cst.Call:
+            self.calls.append(node)
+
+    def after_codegen(self, node) -> None:
+        self.end_tok[id(node)] = len(self.tokens)
+
+
+@dataclass
+class St:
+    """One statement of a block, as compared."""
+
+    node: cst.CSTNode
+    kind: str  # simple | import | compound
+    raw: str
+    line: int
+    name: str | None = None  # def/class name
+    clauses: list = field(default_factory=list)  # [(label, clause node, [St])]
+    hraw: str = ""  # header text of a compound statement
+
+
+@dataclass
+class Parsed:
+    name: str
+    module: cst.Module | None
+    lines: list[str]
+    state: LineState | None = None
+    aliases: dict[str, str] = field(default_factory=dict)  # bound name -> qualified name
+    body: list[St] = field(default_factory=list)
+    error: str | None = None
+    # fact bookkeeping (python_facts fills these)
+    owned: dict[int, str] = field(default_factory=dict)  # id(node) -> fact key (compared as facts)
+    fact_calls: set[int] = field(default_factory=set)  # ids of calls that yielded facts
+    facts: list = field(default_factory=list)
+    frameworks: set[str] = field(default_factory=set)
+    consts: dict[str, cst.CSTNode] = field(default_factory=dict)
+
+    def line_of(self, node, default: int | None = None) -> int | None:
+        return self.state.lines.get(id(node), default) if self.state else default
+
+    def text_at(self, line: int | None) -> str:
+        if line is None or not (1 <= line <= len(self.lines)):
+            return ""
+        return self.lines[line - 1].strip()
+
+    def code(self, node) -> str:
+        """The source text of a node (formatting as written), from the recorded token span."""
+        st = self.state
+        a = st.syn_tok.get(id(node), st.start_tok.get(id(node)))
+        b = st.end_tok.get(id(node))
+        if a is None or b is None:
+            try:
+                return self.module.code_for_node(node).strip()
+            except Exception:
+                return type(node).__name__
+        return "".join(st.tokens[a:b]).strip()
+
+
+_DEPTH_WORDS = ("too many nested", "too many statically nested", "too many levels of indentation", "too complex")
+
+
+def parse(name: str, text: str) -> Parsed:
+    lines = text.splitlines()
+    # CPython's parser first: it is cheap (under a tenth of libcst's) and guards its stack,
+    # while libcst's native parser crashes the process on very deep nesting (a 5,000-deep
+    # parenthesis or a 7,000-term chain). A plain syntax error is left to libcst, which may
+    # know newer syntax than the running interpreter.
+    try:
+        ast.parse(text)
+    except (RecursionError, MemoryError):
+        return Parsed(name=name, module=None, lines=lines, error="not valid Python: nested too deeply to parse")
+    except SyntaxError as se:
+        if se.msg and any(w in se.msg for w in _DEPTH_WORDS):
+            return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: line {se.lineno}: {se.msg}")
+    except Exception:
+        pass
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as e:
+        line, reason = e.raw_line, str(e.message if hasattr(e, "message") else e).strip().splitlines()[0]
+        try:  # CPython's own message and line are the ones users know
+            ast.parse(text)
+        except SyntaxError as se:
+            line, reason = se.lineno or line, se.msg or reason
+        except Exception:
+            pass
+        return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: line {line}: {reason}")
+    except Exception as e:  # libcst refuses some inputs with other errors; never a traceback
+        reason = (str(e).splitlines() or [type(e).__name__])[0].rstrip(".")
+        where = ""
+        try:
+            ast.parse(text)
+        except SyntaxError as se:
+            where, reason = f"line {se.lineno}: ", se.msg or reason
+        except Exception:
+            pass
+        return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: {where}{reason}")
+    st = LineState(module)
+    module._codegen(st)
+    p = Parsed(name=name, module=module, lines=lines, state=st)
+    p.body = build_block(module.body, p)
+    return p
+
+
+# ---------------------------------------------------------------- statements and imports
+def _span(p: Parsed, node, start_syntactic: bool = True) -> str:
+    st = p.state
+    a = st.syn_tok.get(id(node)) if start_syntactic else None
+    if a is None:
+        a = st.start_tok.get(id(node), 0)
+    b = st.end_tok.get(id(node), a)
+    return "".join(st.tokens[a:b])
+
+
+def build_block(stmts, p: Parsed) -> list[St]:
+    out = []
+    for node in stmts:
+        t = type(node)
+        if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
+            small = node.body
+            kind = "import" if small and all(type(s) in (cst.Import, cst.ImportFrom) for s in small) else "simple"
+            for s in small:
+                if type(s) in (cst.Import, cst.ImportFrom):
+                    _record_imports(s, p)
+            out.append(St(node=node, kind=kind, raw=_span(p, node), line=p.line_of(node, 0)))
+        elif isinstance(node, COMPOUND):
+            start = None
+            decos = getattr(node, "decorators", ())
+            if decos:
+                start = p.state.syn_tok.get(id(decos[0]))
+            a = start if start is not None else p.state.syn_tok.get(id(node), p.state.start_tok.get(id(node), 0))
+            b = p.state.end_tok.get(id(node), a)
+            raw = "".join(p.state.tokens[a:b])
+            s = St(node=node, kind="compound", raw=raw, line=p.line_of(node, 0),
+                   name=node.name.value if t in (cst.FunctionDef, cst.ClassDef) else None)
+            s.clauses = clauses(node, p)
+            body_start = p.state.start_tok.get(id(node.body), b) if hasattr(node, "body") else b
+            s.hraw = "".join(p.state.tokens[a:body_start]) if t not in (cst.Match,) else raw
+            out.append(s)
+        else:  # pragma: no cover  (every statement is one of the above)
+            out.append(St(node=node, kind="simple", raw=_span(p, node), line=p.line_of(node, 0)))
+    return out
+
+
+def _block_body(b) -> list:
+    if isinstance(b, cst.IndentedBlock):
+        return list(b.body)
+    if isinstance(b, cst.SimpleStatementSuite):
+        return [b]
+    return []
+
+
+def clauses(node, p: Parsed) -> list:
+    t = type(node)
+    if t is cst.Match:
+        return [(f"case{i}", c, build_block(_block_body(c.body), p)) for i, c in enumerate(node.cases)]
+    out = [("body", node, build_block(_block_body(node.body), p))]
+    if t is cst.If:
+        o = node.orelse
+        while o is not None:
+            if isinstance(o, cst.If):
+                out.append(("elif", o, build_block(_block_body(o.body), p)))
+                o = o.orelse
+            else:
+                out.append(("else", o, build_block(_block_body(o.body), p)))
+                o = None
+    elif t in (cst.For, cst.While):
+        if node.orelse is not None:
+            out.append(("else", node.orelse, build_block(_block_body(node.orelse.body), p)))
+    elif t in (cst.Try, cst.TryStar):
+        for i, h in enumerate(node.handlers):
+            out.append((f"except{i}", h, build_block(_block_body(h.body), p)))
+        if node.orelse is not None:
+            out.append(("else", node.orelse, build_block(_block_body(node.orelse.body), p)))
+        if node.finalbody is not None:
+            out.append(("finally", node.finalbody, build_block(_block_body(node.finalbody.body), p)))
+    return out
+
+
+def dotted(node) -> str | None:
+    """'a.b.c' for a Name/Attribute chain, else None."""
+    parts = []
+    while type(node) is cst.Attribute:
+        parts.append(node.attr.value)
+        node = node.value
+    if type(node) is not cst.Name:
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def import_items(s) -> list[tuple[str, str]]:
+    """(bound name, qualified name) for each alias of an import statement."""
+    out = []
+    if type(s) is cst.Import:
+        for a in s.names:
+            full = dotted(a.name) or ""
+            if a.asname is not None:
+                out.append((a.asname.name.value, full))
+            else:
+                out.append((full.split(".")[0], full))
+    elif type(s) is cst.ImportFrom:
+        mod = dotted(s.module) if s.module is not None else ""
+        mod = "." * len(s.relative) + (mod or "")
+        if isinstance(s.names, cst.ImportStar):
+            return [("*", mod + ".*")]
+        for a in s.names:
+            nm = dotted(a.name) or ""
+            bound = a.asname.name.value if a.asname is not None else nm
+            out.append((bound, f"{mod}.{nm}" if mod and not mod.endswith(".") else f"{mod}{nm}"))
+    return out
+
+
+def _record_imports(s, p: Parsed) -> None:
+    for bound, qn in import_items(s):
+        if bound == "*" or bound in p.aliases:
+            continue
+        if type(s) is cst.Import and bound == qn.split(".")[0]:
+            p.aliases[bound] = bound  # `import torch.nn` binds torch
+        else:
+            p.aliases[bound] = qn
+
+
+# ------------------------------------------------------------------- rule data, prepared
+@dataclass
+class PyRules:
+    qrenames: list  # [(npu prefix, gpu prefix, rule)] longest first
+    methods: dict  # npu name -> (gpu name, rule)
+    attrs: dict
+    whole: dict  # npu string -> (gpu string, rule)
+    substr: list  # [(npu, gpu, rule)]
+    npu_imports: list
+    gpu_imports: list
+    opt_family: dict  # qualified name -> (family, side)
+    clip_gpu: set
+    clip_method: str
+    clip_rule: str
+    fa_gpu: dict
+    fa_npu: dict
+    fa: dict
+    classes: dict
+    raw: dict
+
+
+@lru_cache(maxsize=1)
+def rules() -> PyRules:
+    from ..rules import load
+
+    d = load().section("python", {}) or {}
+    q = sorted(((r["npu"], r["gpu"], r["rule"]) for r in d.get("qualified_renames", [])), key=lambda x: -len(x[0]))
+    fam = {}
+    for name, f in (d.get("optimizer_swaps") or {}).items():
+        for qn in f.get("gpu", []):
+            fam[qn] = (name, "gpu")
+        for qn in f.get("npu", []):
+            fam[qn] = (name, "npu")
+    fa = d.get("flash_attention") or {}
+    clip = d.get("clip_swap") or {}
+    strings = d.get("strings") or {}
+    ei = d.get("expected_imports") or {}
+    return PyRules(
+        qrenames=q,
+        methods={r["npu"]: (r["gpu"], r["rule"]) for r in d.get("method_renames", [])},
+        attrs={r["npu"]: (r["gpu"], r["rule"]) for r in d.get("attribute_renames", [])},
+        whole={r["npu"]: (r["gpu"], r["rule"]) for r in strings.get("whole", [])},
+        substr=[(r["npu"], r["gpu"], r["rule"]) for r in strings.get("substring", [])],
+        npu_imports=[(r["module"], r["rule"]) for r in ei.get("npu_only", [])],
+        gpu_imports=[(r["module"], r["rule"]) for r in ei.get("gpu_only", [])],
+        opt_family=fam,
+        clip_gpu=set(clip.get("gpu", [])), clip_method=clip.get("npu_method", ""), clip_rule=clip.get("rule", "SD007"),
+        fa_gpu=dict(fa.get("gpu") or {}), fa_npu=dict(fa.get("npu") or {}), fa=fa,
+        classes=d.get("classes") or {}, raw=d,
+    )
+
+
+def expected_import(qn: str, side: str) -> str | None:
+    """The mask rule of an import expected on this side only (a prefix match), else None."""
+    r = rules()
+    for mod, rule in (r.npu_imports if side == "npu" else r.gpu_imports):
+        if qn.startswith(mod):
+            return rule
+    return None
+
+
+def canon_qn(qn: str, hits: list | None, node=None) -> str:
+    """The GPU form of a qualified name (NPU renames applied), recording a hit."""
+    r = rules()
+    for npu, gpu, rule in r.qrenames:
+        if qn == npu or qn.startswith(npu + "."):
+            qn = gpu + qn[len(npu):]
+            if hits is not None:
+                hits.append((rule, node))
+            break
+    last = qn.rsplit(".", 1)
+    if len(last) == 2 and last[1] in r.attrs:
+        gpu, rule = r.attrs[last[1]]
+        qn = last[0] + "." + gpu
+        if hits is not None:
+            hits.append((rule, node))
+    return qn
+
+
+# --------------------------------------------------------------------------- normalizing
+_FIELDS: dict[type, tuple] = {}
+
+
+def fields_of(t: type) -> tuple:
+    f = _FIELDS.get(t)
+    if f is None:
+        f = tuple(n for n in t.__dataclass_fields__ if n not in SKIP_FIELDS and not n.startswith("whitespace"))
+        _FIELDS[t] = f
+    return f
+
+
+class Norm:
+    """Normalizes nodes of one file; memoizes keys; records masks and swap calls."""
+
+    def __init__(self, p: Parsed):
+        self.p = p
+        self.memo: dict[int, object] = {}
+        self.hits: list = []  # (rule, node)
+        self.swaps: list = []  # (family, call node)
+        self.opt_calls: list = []  # (family, qualified name, call node)
+
+    def __call__(self, node, skip_blocks: bool = False):
+        k = id(node)
+        if not skip_blocks:
+            v = self.memo.get(k)
+            if v is not None:
+                return v
+        own = self.p.owned.get(k)
+        if own is not None:
+            v = ("FACT", own)
+        else:
+            h = _HANDLERS.get(type(node))
+            v = h(self, node) if h is not None and not skip_blocks else self.generic(node, skip_blocks)
+        if not skip_blocks:
+            self.memo[k] = v
+        return v
+
+    def generic(self, node, skip_blocks: bool = False):
+        t = type(node)
+        out = [t.__name__]
+        for name in fields_of(t):
+            if skip_blocks and name in BLOCK_FIELDS:
+                continue
+            out.append(self.value(getattr(node, name)))
+        return tuple(out)
+
+    def value(self, v):
+        if isinstance(v, cst.CSTNode):
+            return self(v)
+        if isinstance(v, (list, tuple)):
+            return tuple(self.value(x) for x in v)
+        if isinstance(v, cst.MaybeSentinel):
+            return None
+        return v
+
+    # -- names
+    def qualified(self, node) -> str | None:
+        """Qualified GPU-form name of a Name/Attribute chain whose head is imported."""
+        d = dotted(node)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        base = self.p.aliases.get(head)
+        if base is None:
+            return None
+        return base + ("." + rest if rest else "")
+
+    def name(self, node):
+        q = self.p.aliases.get(node.value)
+        if q is not None:
+            return ("QN", canon_qn(q, self.hits, node))
+        return ("N", node.value)
+
+    def attribute(self, node):
+        q = self.qualified(node)
+        if q is not None:
+            return ("QN", canon_qn(q, self.hits, node))
+        attr = node.attr.value
+        r = rules().attrs.get(attr)
+        if r is not None:
+            self.hits.append((r[1], node))
+            attr = r[0]
+        return ("A", self(node.value), attr)
+
+    def callee(self, node) -> str | None:
+        """The called function's qualified name (raw, before renames), or a dotted local name."""
+        f = node.func
+        q = self.qualified(f)
+        if q is not None:
+            return q
+        return dotted(f)
+
+    def call(self, node):
+        r = rules()
+        raw_qn = self.callee(node)
+        f = node.func
+        if raw_qn is not None:
+            if raw_qn in r.fa_gpu or raw_qn in r.fa_npu:
+                self.swaps.append(("flash_attention", node))
+                return ("SWAP", "flash_attention")
+            if raw_qn in r.clip_gpu or (type(f) is cst.Attribute and f.attr.value == r.clip_method):
+                self.swaps.append(("clip_grad_norm", node))
+                return ("SWAP", "clip_grad_norm")
+            fam = r.opt_family.get(raw_qn)
+            if fam is not None:
+                if fam[1] == "npu":
+                    self.hits.append(("SD007", node))
+                self.opt_calls.append((fam[0], raw_qn, node))
+                return ("Call", ("OPT", fam[0]), self.value(node.args))
+        if type(f) is cst.Attribute and f.attr.value in r.methods and self.qualified(f) is None:
+            gpu, rule = r.methods[f.attr.value]
+            self.hits.append((rule, node))
+            return ("Call", ("A", self(f.value), gpu), self.value(node.args))
+        return ("Call", self(f), self.value(node.args))
+
+    def subscript(self, node):
+        v = node.value
+        if type(v) is cst.Call:
+            q = self.callee(v)
+            if q is not None and q in rules().fa_npu and len(node.slice) == 1:
+                return self(v)
+        return self.generic(node)
+
+    def string(self, node):
+        try:
+            s = node.evaluated_value
+        except Exception:
+            return self.generic(node)
+        return ("S", self.mask_string(s, node))
+
+    def mask_string(self, s, node, whole: bool = True):
+        if not isinstance(s, str):
+            return s
+        r = rules()
+        if whole and s in r.whole:
+            gpu, rule = r.whole[s]
+            self.hits.append((rule, node))
+            return gpu
+        for npu, gpu, rule in r.substr:
+            if npu in s:
+                s = s.replace(npu, gpu)
+                self.hits.append((rule, node))
+        return s
+
+    def fstring_text(self, node):
+        return ("FT", self.mask_string(node.value, node, whole=False))
+
+    def number(self, node):
+        try:
+            return ("NUM", ast.literal_eval(node.value.replace("_", "")))
+        except Exception:
+            return ("NUM", node.value)
+
+    def concat(self, node):
+        try:
+            s = node.evaluated_value
+        except Exception:
+            s = None
+        if s is None:
+            return self.generic(node)
+        return ("S", self.mask_string(s, node))
+
+
+_HANDLERS = {
+    cst.Name: Norm.name,
+    cst.Attribute: Norm.attribute,
+    cst.Call: Norm.call,
+    cst.Subscript: Norm.subscript,
+    cst.SimpleString: Norm.string,
+    cst.ConcatenatedString: Norm.concat,
+    cst.FormattedStringText: Norm.fstring_text,
+    cst.Integer: Norm.number,
+    cst.Float: Norm.number,
+    cst.Imaginary: Norm.number,
+}
+
+
+def match_name(qn: str | None, patterns) -> bool:
+    if not qn:
+        return False
+    for pat in patterns:
+        if pat.startswith("*.") and "*" not in pat[2:] and "?" not in pat[2:]:
+            if qn == pat[2:] or qn.endswith(pat[1:]):
+                return True
+        elif fnmatch.fnmatchcase(qn, pat):
+            return True
+    return False
