@@ -182,7 +182,7 @@ def test_bundled_example(cli, monkeypatch):
     code, doc, err = check_json(cli, "--config", "fixtures/example/scriptdiff.toml")
     assert code in (0, 1), err
     assert list(doc["verdicts"]) == sorted(CHECKS)
-    assert doc["verdicts"]["environment"]["verdict"] == "not checked"  # the example has no snapshots
+    assert doc["verdicts"]["environment"]["verdict"] == "pass"  # only platform-specific info differs
     assert doc["gpu"] == "fixtures/example/gpu" and doc["npu"] == "fixtures/example/npu"
 
 
@@ -199,7 +199,18 @@ def test_bundled_example_full_findings():
     assert report.verdicts["hyperparameters"][0] == "differences"
     # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported
     assert not [f for f in report.findings if f.key == "env:NCCL_DETERMINISTIC"]
-    assert report.verdicts["environment"][0] == "not checked"
+    # the whole story of the example, exactly: three real drifts among many expected edits
+    rows = [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.path.split("fixtures/example/")[-1], f.gpu.line,
+             f.npu.path.split("fixtures/example/")[-1], f.npu.line)
+            for f in report.findings if f.severity in ("error", "warning")]
+    assert sorted(rows) == [
+        ("SD201", "use_flash_attn", True, False, "gpu/pretrain.sh", 12, "npu/train.py", 80),
+        ("SD206", "adam_beta2", 0.95, 0.999, "gpu/train.py", 94, "npu/train.py", 96),
+        ("SD401", "pkg:transformers", "4.40.0", "4.38.2", "env-gpu.json", 106, "env-npu.json", 108),
+    ]
+    assert {k: v[0] for k, v in report.verdicts.items()} == {
+        "hyperparameters": "differences", "script": "pass", "environment": "pass", "libraries": "differences",
+        "dataset": "pass", "weights": "pass"}
 
 
 def test_dataset_and_weights_of_the_example(tmp_path):
