@@ -43,6 +43,29 @@ def fail(message: str) -> int:
     return 2
 
 
+def use_color(args) -> bool:
+    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
+    return sys.stdout.isatty() if color is None else color
+
+
+def write_outputs(report, args) -> int | None:
+    """The --output FORMAT=FILE extras, always complete and uncoloured; 2 on failure."""
+    from ..report import render
+
+    for spec in getattr(args, "output", []) or []:
+        if "=" not in spec:
+            return fail(f"--output expects FORMAT=FILE, got {spec!r}")
+        fmt, path = spec.split("=", 1)
+        if fmt not in FORMATS:
+            return fail(f"--output: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(render(report, fmt, show_masked=getattr(args, "show_masked", False), color=False))
+        except OSError as e:
+            return fail(f"cannot write {path}: {e.strerror or e}")
+    return None
+
+
 def emit(report, args) -> int:
     """Write the report in the chosen format (and any --output extras); return the exit code."""
     from ..report import render
@@ -52,21 +75,10 @@ def emit(report, args) -> int:
         # (the text report lists them itself, so a terminal does not see them twice)
         for e in report.errors:
             print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
-    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
-    if color is None:
-        color = sys.stdout.isatty()
-    opts = {"show_masked": getattr(args, "show_masked", False), "color": color}
-    for spec in getattr(args, "output", []) or []:
-        if "=" not in spec:
-            return fail(f"--output expects FORMAT=FILE, got {spec!r}")
-        fmt, path = spec.split("=", 1)
-        if fmt not in FORMATS:
-            return fail(f"--output: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(render(report, fmt, **{**opts, "color": False}))
-        except OSError as e:
-            return fail(f"cannot write {path}: {e.strerror or e}")
+    opts = {"show_masked": getattr(args, "show_masked", False), "color": use_color(args)}
+    failed = write_outputs(report, args)
+    if failed is not None:
+        return failed
     out = render(report, args.format, **opts)
     sys.stdout.write(out)
     sys.stdout.flush()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import FORMATS, add_output_arguments, codes, emit, fail
+from .common import add_output_arguments, codes, emit, fail, use_color, write_outputs
 
 DESCRIPTION = """Fingerprint or compare initial weights (check 6: same starting point).
 
@@ -105,20 +105,10 @@ def _emit_summarized(report, summary, args) -> int:
     from ..model import Report
     from ..report import render
 
-    color = {"always": True, "never": False}.get(args.color, None)
-    if color is None:
-        color = sys.stdout.isatty()
-    for spec in args.output:
-        if "=" not in spec:
-            return fail(f"--output expects FORMAT=FILE, got {spec!r}")
-        fmt, path = spec.split("=", 1)
-        if fmt not in FORMATS:
-            return fail(f"--output: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(render(report, fmt, show_masked=args.show_masked, color=False))
-        except OSError as e:
-            return fail(f"cannot write {path}: {e.strerror or e}")
+    color = use_color(args)
+    failed = write_outputs(report, args)
+    if failed is not None:
+        return failed
     top = max(0, args.top)
     kept, left = [], 0
     per_rule: dict[str, int] = {}
