@@ -1,13 +1,24 @@
 """Small helpers shared by the benchmark scripts: time whole commands, print medians."""
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 
+def bench_env(extra: dict | None = None) -> dict:
+    """The environment for timed commands: as a user's shell has it. PYTHONDONTWRITEBYTECODE
+    (set in some sandboxes) is dropped, since without .pyc files every run recompiles every
+    module, which no installed tool pays."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(extra or {})
+    return env
+
+
 def time_cmd(cmd: list[str], runs: int = 9, warmup: int = 1, **kw) -> list[float]:
+    kw.setdefault("env", bench_env())
     for _ in range(warmup):
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
     out = []

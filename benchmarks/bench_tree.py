@@ -7,14 +7,13 @@ baseline measured in the same run.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import PY, med, row, time_cmd  # noqa: E402
+from _timing import PY, bench_env, med, row, time_cmd  # noqa: E402
 from gen_tree import generate  # noqa: E402
 
 
@@ -34,11 +33,11 @@ def main() -> None:
         cold = []
         for _ in range(runs):
             shutil.rmtree(cache, ignore_errors=True)
-            cold += time_cmd(cmd, 1, warmup=0, env={**os.environ, "SCRIPTDIFF_CACHE_DIR": str(cache)})
+            cold += time_cmd(cmd, 1, warmup=0, env=bench_env({"SCRIPTDIFF_CACHE_DIR": str(cache)}))
         print(row("scriptdiff diff DIR DIR (cold cache)", cold, base))
-        warm = time_cmd(cmd, runs, warmup=1, env={**os.environ, "SCRIPTDIFF_CACHE_DIR": str(cache)})
+        warm = time_cmd(cmd, runs, warmup=1, env=bench_env({"SCRIPTDIFF_CACHE_DIR": str(cache)}))
         print(row("scriptdiff diff DIR DIR (warm cache)", warm, base))
-        nocache = time_cmd(cmd + ["--no-cache"], runs)
+        nocache = time_cmd(cmd + ["--no-cache"], runs, env=bench_env({"SCRIPTDIFF_CACHE_DIR": str(cache)}))
         print(row("scriptdiff diff DIR DIR --no-cache", nocache, base))
 
 

@@ -144,7 +144,9 @@ def read_source(path: str, name: str | None = None) -> Source:
 
 # Kinds whose per-file work is worth caching on disk and spreading over worker processes
 # (a libcst parse costs milliseconds per hundred lines; tree-sitter and YAML are cheap).
-CACHED_KINDS = {"python"}
+CACHED_KINDS = {"python", "shell", "yaml", "json", "log"}
+# kinds compared structurally, which above --max-bytes are compared as text instead
+LIMITED_KINDS = {"python"}
 # results computed in this process or received from workers, by cache key
 _MEMO: dict[str, object] = {}
 
@@ -203,7 +205,7 @@ def _extract(src: Source, ctx: SideContext, kind: str) -> Extract:
         mod = _module(LANGS[kind])
     except ModuleNotFoundError as e:  # a language this build does not have
         return Extract(errors=[InputError(src.name, f"cannot analyse {kind} files: {e}")])
-    if kind in CACHED_KINDS and len(src.data) > ctx.options.max_bytes:
+    if kind in LIMITED_KINDS and len(src.data) > ctx.options.max_bytes:
         ex = Extract(errors=[InputError(src.name, f"larger than the structural limit ({len(src.data):,} > "
                                                   f"{ctx.options.max_bytes:,} bytes, --max-bytes): settings not "
                                                   f"read, compared as text")])
@@ -241,7 +243,7 @@ def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: str) -> PairResu
     fn: Callable | None = getattr(mod, "diff_pair", None)
     if fn is None:
         return PairResult()
-    if kind in CACHED_KINDS and max(len(gsrc.data), len(nsrc.data)) > opts.max_bytes:
+    if kind in LIMITED_KINDS and max(len(gsrc.data), len(nsrc.data)) > opts.max_bytes:
         return text.diff_pair(gsrc, nsrc, opts, reason=f"larger than {opts.max_bytes:,} bytes")
     try:
         return fn(gsrc, nsrc, opts)
@@ -257,63 +259,98 @@ def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: str) -> PairResu
 
 # --- worker processes -----------------------------------------------------------------------
 
-PARALLEL_MIN_JOBS = 8  # below this, starting workers costs more than it saves
+PARALLEL_MIN_JOBS = 4  # units (changed pairs or lone files); below this, workers cost more than they save
 
 
-def _job(job):
-    """Run one cached unit of work in a worker; return (key, dumped result)."""
+def _unit(unit):
+    """Run one unit of work (a pair's two extracts and its diff, or one lone extract) in
+    this process or a worker; return [(key, dumped result)]. Doing a pair's three steps
+    together lets the language module parse each file once."""
     from . import cache
 
-    what, key, args = job
-    if what == "extract":
-        src, ctx, kind = args
-        return key, cache.dump_extract(_extract(src, ctx, kind))
-    gsrc, nsrc, opts, kind = args
-    return key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))
+    out = []
+    for what, key, args in unit:
+        if what == "extract":
+            src, ctx, kind = args
+            out.append((key, cache.dump_extract(_extract(src, ctx, kind))))
+        else:
+            gsrc, nsrc, opts, kind = args
+            out.append((key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))))
+    return out
 
 
 def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
              gctx: SideContext, nctx: SideContext, opts: Options) -> None:
-    """Compute the expensive per-file results in worker processes, ahead of the (ordered)
-    pipeline, which then finds them in the memo. Output order never depends on workers."""
+    """Compute the expensive per-file results ahead of the (ordered) pipeline, in worker
+    processes when there are enough of them, and leave them in the memo, where the
+    pipeline finds them. Output order never depends on workers."""
     from . import cache
 
-    jobs = []
-    for srcs, ctx in ((gpu_sources, gctx), (npu_sources, nctx)):
-        for src in srcs:
-            kind = detect_kind(src)
-            if kind in CACHED_KINDS and not src.is_binary():
-                k = _extract_key(src, ctx, kind)
-                if k not in _MEMO and not (opts.use_cache and cache.get(k) is not None):
-                    jobs.append(("extract", k, (src, ctx, kind)))
+    def todo(key: str) -> bool:
+        return key not in _MEMO and not (opts.use_cache and cache.get(key) is not None)
+
+    def extract_step(src: Source, ctx: SideContext):
+        kind = detect_kind(src)
+        if kind in CACHED_KINDS and not src.is_binary():
+            k = _extract_key(src, ctx, kind)
+            if todo(k):
+                return ("extract", k, (src, ctx, kind))
+        return None
+
+    units: list[list] = []
+    paired: set[int] = set()
     for g, n in pairs:
         kind = detect_kind(g)
-        if kind in CACHED_KINDS and g.data != n.data and not (g.is_binary() or n.is_binary()):
-            k = _pair_key(g, n, opts, kind)
-            if k not in _MEMO and not (opts.use_cache and cache.get(k) is not None):
-                jobs.append(("pair", k, (g, n, opts, kind)))
-    workers = min(opts.jobs or (os.cpu_count() or 1), 8)
-    if len(jobs) < PARALLEL_MIN_JOBS or workers < 2:
+        if kind not in CACHED_KINDS or g.data == n.data or g.is_binary() or n.is_binary():
+            continue
+        paired.update((id(g), id(n)))
+        steps = [extract_step(g, gctx), extract_step(n, nctx)]
+        k = _pair_key(g, n, opts, kind)
+        if todo(k):
+            steps.append(("pair", k, (g, n, opts, kind)))
+        steps = [st for st in steps if st]
+        if steps:
+            units.append(steps)
+    for srcs, ctx in ((gpu_sources, gctx), (npu_sources, nctx)):
+        for src in srcs:
+            if id(src) not in paired:
+                st = extract_step(src, ctx)
+                if st:
+                    units.append([st])
+    if not units:
         return
+    workers = min(opts.jobs or (os.cpu_count() or 1), 8, len(units))
+    results = None
+    if len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
+        results = _run_pool(units, workers)
+    if results is None:  # few units, one core, or no workers to be had: in order, here
+        results = (_unit(u) for u in units)
+    for batch in results:
+        for key, dumped in batch:
+            _MEMO[key] = dumped
+            if opts.use_cache:
+                cache.put(key, dumped)
+
+
+def _run_pool(units: list[list], workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     try:
         ctx = multiprocessing.get_context("fork")
-    except ValueError:  # no fork on this platform: run in order instead
-        return
-    # big jobs first so that the last worker is not left with the largest file
-    jobs.sort(key=lambda j: -sum(len(a.data) for a in j[2] if isinstance(a, Source)))
+    except ValueError:  # no fork on this platform
+        return None
+
+    def size(unit) -> int:
+        return sum(len(a.data) for _w, _k, args in unit for a in args if isinstance(a, Source))
+
+    # big units first, so that the last worker is not left with the largest file
+    units = sorted(units, key=lambda u: -size(u))
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for key, dumped in pool.map(_job, jobs, chunksize=max(1, len(jobs) // (workers * 4))):
-                _MEMO[key] = dumped
-                if opts.use_cache:
-                    cache.put(key, dumped)
-    except (OSError, RuntimeError, BrokenPipeError):
-        return  # workers unavailable (sandbox, resource limits): the pipeline computes in order
-    except Exception:  # a broken pool must not break the run
-        return
+            return list(pool.map(_unit, units, chunksize=max(1, len(units) // (workers * 4))))
+    except Exception:  # workers unavailable (sandbox, limits) or a broken pool: run in order
+        return None
 
 
 def digest(data: bytes) -> str:

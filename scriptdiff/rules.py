@@ -201,6 +201,40 @@ def require_rule(rs: RuleSet, code: str, where: str):
 
 @lru_cache(maxsize=1)
 def load() -> RuleSet:
+    """The rule packs, parsed and validated. A validated RuleSet is kept in the parse cache
+    (JSON, keyed by the packs' bytes, the version and the code), since parsing the YAML
+    costs more than the rest of a small run; a stale or corrupt entry is simply re-parsed."""
+    from . import cache
+
+    key = cache.key("ruleset")
+    hit = cache.get(key)
+    if hit is not None:
+        try:
+            return _from_json(hit)
+        except (KeyError, TypeError, ValueError):
+            pass
     from . import rule_validators  # noqa: F401  (registers the section validators)
 
-    return load_packs(sorted(rules_dir().glob("*.yaml")))
+    rs = load_packs(sorted(rules_dir().glob("*.yaml")))
+    cache.put(key, _to_json(rs))
+    return rs
+
+
+def _to_json(rs: RuleSet) -> dict:
+    from dataclasses import asdict
+
+    from .cache import enc
+
+    return {"rules": [asdict(r) for r in rs.rules.values()], "sections": enc(rs.sections),
+            "origin": rs.section_origin}
+
+
+def _from_json(d: dict) -> RuleSet:
+    from .cache import dec
+
+    rules = {}
+    for r in d["rules"]:
+        r = dict(r)
+        r["examples"] = [Example(**e) for e in r["examples"]]
+        rules[r["code"]] = Rule(**r)
+    return RuleSet(rules=rules, sections=dec(d["sections"]), section_origin=dict(d["origin"]))

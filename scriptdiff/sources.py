@@ -7,6 +7,7 @@ report can say so. Binary content is detected and refused with a one-line reason
 """
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,18 +91,18 @@ def read_path(path: str | os.PathLike, name: str | None = None) -> Source:
     p = Path(path)
     display = name or str(path)
     try:
-        if not p.exists():
-            if p.is_symlink():
-                raise SourceError(f"{display}: broken symbolic link")
-            raise SourceError(f"{display}: no such file or directory")
-        if p.is_dir():
-            raise SourceError(f"{display}: is a directory")
-        data = p.read_bytes()
-    except SourceError:
-        raise
+        data = p.read_bytes()  # one open(); the reasons are worked out only when it fails
+    except FileNotFoundError:
+        if p.is_symlink():
+            raise SourceError(f"{display}: broken symbolic link") from None
+        raise SourceError(f"{display}: no such file or directory") from None
+    except IsADirectoryError:
+        raise SourceError(f"{display}: is a directory") from None
     except PermissionError:
         raise SourceError(f"{display}: permission denied") from None
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise SourceError(f"{display}: symbolic link loop") from None
         raise SourceError(f"{display}: cannot read: {e.strerror or e}") from None
     return Source(name=display, data=data, origin=str(p))
 

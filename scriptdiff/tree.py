@@ -25,6 +25,7 @@ from pathlib import Path
 from .model import Finding, InputError, Report, Side
 from .sources import MAX_BINARY_SNIFF, Source, SourceError, read_path
 
+CODE_SUFFIXES = (".py", ".pyi")
 RULE_RELEVANT = "SD150"
 RULE_OTHER = "SD151"
 CHUNK = 1 << 20
@@ -33,7 +34,7 @@ CHUNK = 1 << 20
 class Entry:
     """One file of a tree: where it is, how big, and how to get its bytes and identity."""
 
-    def __init__(self, rel: str, size: int, display: str, path: Path | None = None):
+    def __init__(self, rel: str, size: int, display: str, path: str | None = None):
         self.rel = rel  # relative path with forward slashes
         self.size = size
         self.display = display  # the name shown in the report
@@ -105,7 +106,7 @@ def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError]
                     visit(Path(e.path), r + "/")
                     continue
                 if e.is_file(follow_symlinks=True):
-                    out[r] = Entry(r, e.stat(follow_symlinks=True).st_size, _display(display, r), Path(e.path))
+                    out[r] = Entry(r, e.stat(follow_symlinks=True).st_size, _display(display, r), e.path)
                 elif e.is_symlink():
                     errors.append(InputError(f"{display}/{r}", "broken symbolic link; not compared"))
             except OSError as exc:
@@ -263,7 +264,10 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     for g, n in pairs:
         ge, ne = gfiles[g], nfiles[n]
         if _same_content(ge, ne):
-            # identical settings files still count as each side's settings; identical code is skipped
+            # identical settings files still count as each side's settings; identical code is
+            # skipped (by name first: a .py file is code whatever it holds, no need to read it)
+            if ge.rel.endswith(CODE_SUFFIXES):
+                continue
             if ge.size <= opts.max_bytes and not _is_binary(ge):
                 gs = read(ge)
                 if gs is not None and detect_kind(gs) in relevant - {"python"}:
