@@ -190,6 +190,7 @@ def main() -> int:
 
     import libcst
 
+    from scriptdiff import engine
     from scriptdiff.engine import Options, diff_files
     from scriptdiff.lang import python as pylang
 
@@ -207,6 +208,7 @@ def main() -> int:
 
     def library():
         pylang._CACHE.clear()
+        engine._MEMO.clear()  # the per-process memo of parse results, as a fresh run has it
         return diff_files([str(gp)], [str(np_)], Options(use_cache=False))
 
     report = library()  # warm-up (rule packs load once per process), and the findings

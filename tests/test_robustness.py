@@ -104,3 +104,32 @@ def test_broken_symlink_is_one_line(tmp_path, cli):
     code, _, err = cli("diff", str(g), str(link))
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and str(link) in err and "Traceback" not in err
+
+
+def test_folder_of_ten_thousand_files(tmp_path):
+    """A wide tree: every file is walked and paired, identical ones skipped before parsing,
+    and the one real difference is still found."""
+    from scriptdiff.tree import diff_trees
+
+    for side in ("gpu", "npu"):
+        for i in range(10_000):
+            d = tmp_path / side / f"d{i % 100}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / f"f{i}.txt").write_text(f"value {i}\n")
+    (tmp_path / "npu" / "d7" / "f7.txt").write_text("value 8\n")
+    report = diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False))
+    assert [(f.rule, f.gpu.path.rsplit("/", 2)[-2:], f.gpu.value, f.npu.value) for f in report.findings] == [
+        ("SD108", ["d7", "f7.txt"], "value 7", "value 8")]
+    assert report.errors == [] and report.compared == 10_000
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_symlink_loop_in_a_tree_ends(tmp_path):
+    from scriptdiff.tree import diff_trees
+
+    for side in ("gpu", "npu"):
+        (tmp_path / side / "a").mkdir(parents=True)
+        (tmp_path / side / "a" / "x.sh").write_text("torchrun train.py --lr 1e-4\n")
+        (tmp_path / side / "a" / "loop").symlink_to(tmp_path / side / "a")
+    report = diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False))
+    assert report.findings == [] and report.exit_code() == 0
