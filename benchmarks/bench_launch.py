@@ -85,6 +85,7 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=300)
     args = ap.parse_args()
 
+    from scriptdiff import engine
     from scriptdiff.engine import Options, SideContext, diff_files
     from scriptdiff.lang import shell, text
     from scriptdiff.sources import read_path
@@ -107,6 +108,7 @@ def main() -> int:
             shell.extract(read_path(n), SideContext("npu"))
 
         def diff():
+            engine._MEMO.clear()  # per-process memo of parse results: a fresh run has none
             return diff_files([str(g)], [str(n)], Options(use_cache=False))
 
         rep = diff()
