@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import compare
 from ..compare import show
 from ..model import RANK_LOG, Fact, Finding, InputError, Masked
 
@@ -258,14 +257,3 @@ def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | 
     what = {"major": "major version", "minor": "minor version", "patch": "patch level", "local": "build tag",
             "unparsed": "version"}[level]
     return finding(code, f"{label} is {show(gv)} on GPU and {show(nv)} on NPU ({what} differs)")
-
-
-def _fallback(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
-    """Used only while no `environment` classifier is registered (checks/envvars.py owns it)."""
-    if key.startswith("version:"):
-        return classify_version(key, g, n, rs)
-    return None
-
-
-if "environment" not in compare._CLASSIFIERS:  # checks/envvars.py registers the real one, and wins
-    compare.classifier("environment")(_fallback)
