@@ -9,7 +9,7 @@ from ..model import jsonable
 
 
 def origin(f) -> str:
-    """How a value was obtained: explicit at file:line (via $X), default, derived, unresolved."""
+    """How a value was obtained: at file:line (via $X), default, derived, unresolved."""
     if f is None:
         return "not set"
     if f.origin == "default":
@@ -19,8 +19,10 @@ def origin(f) -> str:
         return text + (f"; {f.note}" if f.note else "")
     if f.origin == "derived":
         return f"derived: {f.via}" if f.via else "derived"
-    where = f"{f.path}:{f.line}" if f.line else (f.path or "")
-    text = f"explicit at {where}"
+    # the header names each side's files; the basename keeps the table readable
+    name = (f.path or "").replace("\\", "/").rsplit("/", 1)[-1]
+    where = f"{name}:{f.line}" if f.line else name
+    text = f"at {where}"
     if f.via:
         text += f" via {f.via}"
     if f.meta.get("unresolved"):
@@ -60,8 +62,11 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     from rich.table import Table
     from rich.text import Text
 
+    import shutil
+
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=opts.get("width") or 160,
+    width = opts.get("width") or (shutil.get_terminal_size((160, 24)).columns if color else 240)
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=False)
     console.print(Text(f"scriptdiff hparams: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
     for e in report.errors:
