@@ -469,7 +469,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
     report.findings.extend(findings)
     report.masked.extend(masked)
     report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
-    report._tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+    report.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
     from .suppress import apply as apply_suppressions  # inline comments + baseline, before --select
 
     apply_suppressions(report, gpu_sources, npu_sources, opts)

@@ -153,6 +153,8 @@ class Report:
     # side-by-side rows for `hparams` (key -> (gpu Fact|None, npu Fact|None))
     table: list = field(default_factory=list)
     compared: int = 0  # how many inputs (or input pairs) were actually compared
+    # each side's FactTable (GPU, NPU), for views that need more than the findings (hparams)
+    tables: tuple | None = None
 
     def sorted(self) -> "Report":
         self.findings.sort(key=Finding.sort_key)

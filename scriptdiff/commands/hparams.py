@@ -75,7 +75,7 @@ def fill_table(report, include_env: bool = False) -> list:
     from ..engine import Extract  # noqa: F401  (engine loaded: rules and vocabulary ready)
 
     rows = {k: (g, n) for k, g, n in report.table}
-    tables = getattr(report, "_tables", None)
+    tables = report.tables
     out = []
     keys = list(PRECHECK) + sorted(k for k in rows if k not in PRECHECK)
     for k in keys:
