@@ -115,3 +115,22 @@ def test_review_with_baseline_over_several_files(tmp_path):
     again = review(two.encode(), "p.diff", opts, root=None)
     # the accepted hunk is gone, the other stays, and the entry is not "unused" for the other file
     assert [(f.rule, f.key) for f in again.findings] == [("SD153", "hunk:other/notes.txt")]
+
+
+def test_hunk_changing_only_a_hyperparameter_argument_is_reported(tmp_path):
+    """The structural diff leaves hyperparameter arguments to the fact comparison; review
+    must still see them (momentum=args.momentum -> 0.8 in a fused-optimizer swap)."""
+    from pathlib import Path
+
+    ROOT = Path(__file__).resolve().parent.parent
+    old = (ROOT / "fixtures/python/ddp_amp/gpu/train.py").read_text()
+    new = (ROOT / "fixtures/python/ddp_amp/npu/train.py").read_text()
+    drifted = new.replace("momentum=args.momentum,", "momentum=0.8,")
+    assert drifted != new
+    (tmp_path / "train.py").write_text(drifted)
+    report = review(patch(old, drifted, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
+    assert [(f.rule, f.severity, f.npu.line) for f in report.findings] == [("SD153", "error", 88)]
+    assert "SD206" in report.findings[0].message and "sgd_momentum" in report.findings[0].message
+    (tmp_path / "train.py").write_text(new)
+    faithful = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
+    assert faithful.findings == [] and faithful.masked

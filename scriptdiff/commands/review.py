@@ -96,10 +96,9 @@ def review(data: bytes, name: str, opts=None, root: str | None = None):
 
 
 def _review_file(pf, report, opts, root) -> None:
-    from ..engine import diff_pair
+    from ..engine import compare_sides
     from ..model import InputError
     from ..sources import Source
-    from ..suppress import apply as apply_suppressions
 
     old_name = _strip(pf.source_file) or _strip(pf.target_file)
     new_name = _strip(pf.target_file) or old_name
@@ -112,13 +111,14 @@ def _review_file(pf, report, opts, root) -> None:
                                                    "fragments"))
     gsrc = Source(name=old_name, data="".join(old_lines).encode("utf-8"))
     nsrc = Source(name=new_name, data="".join(new_lines).encode("utf-8"))
-    res = diff_pair(gsrc, nsrc, opts)
+    # the whole pipeline, not only the structural diff: a changed argument that is a
+    # hyperparameter (momentum=0.8) is reported as that key, and must count for its hunk
+    sub = type(report)(gpu=old_name, npu=new_name)
+    compare_sides([gsrc], [nsrc], [(gsrc, nsrc)], sub, opts)  # inline suppressions applied there
     if not full:  # fragments rarely parse: one note above says how they were compared
-        res.errors = [e for e in res.errors if "nested too deeply" in e.message]
-    report.errors.extend(res.errors)
-    report.masked.extend(res.masked)
-    sub = type(report)(gpu=old_name, npu=new_name, findings=list(res.findings))
-    apply_suppressions(sub, [gsrc], [nsrc], opts)
+        sub.errors = [e for e in sub.errors if "nested too deeply" in e.message]
+    report.errors.extend(sub.errors)
+    report.masked.extend(sub.masked)
     unused = [f for f in sub.findings if f.rule == "SD152"]
     found = [f for f in sub.findings if f.rule != "SD152"]
     for hunk in pf:
