@@ -54,10 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Parser(argparse.ArgumentParser):
-    pass
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # GIT_EXTERNAL_DIFF calls `scriptdiff path old-file old-hex old-mode new-file new-hex new-mode`

@@ -12,7 +12,6 @@ kind is met, so `scriptdiff --help` imports none of them.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from dataclasses import dataclass, field
@@ -81,6 +80,15 @@ def _module(name: str):
     return importlib.import_module(f"scriptdiff.{name}")
 
 
+def check_modules():
+    """The check modules this build has (importing one registers its classifiers)."""
+    for name in CHECK_MODULES:
+        try:
+            yield _module(name)
+        except ModuleNotFoundError:
+            continue
+
+
 def detect_kind(src: Source) -> str:
     """The kind of a file, from its name and, where the name is ambiguous, its content."""
     name = src.basename.lower()
@@ -91,9 +99,8 @@ def detect_kind(src: Source) -> str:
         return "shell"
     if suffix in (".yaml", ".yml"):
         head = src.text[:4000]
-        if ("dependencies:" in head and ("channels:" in head or "name:" in head)) and "pip" in head:
-            return "conda"
-        if "dependencies:" in head and ("channels:" in head or name in ("environment.yml", "environment.yaml")):
+        if "dependencies:" in head and ("channels:" in head or name in ("environment.yml", "environment.yaml")
+                                        or ("name:" in head and "pip" in head)):
             return "conda"
         return "yaml"
     if suffix == ".json":
@@ -353,10 +360,6 @@ def _run_pool(units: list[list], workers: int):
         return None
 
 
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def build_table(extracts: list[Extract]) -> FactTable:
     table = FactTable()
     for ex in extracts:
@@ -408,11 +411,7 @@ def analyse_side(sources: list[Source], ctx: SideContext,
         for _rsrc, rex in follow_references(ex, src, ctx, seen):
             extracts.append(rex)
     table = build_table(extracts)
-    for name in CHECK_MODULES:
-        try:
-            mod = _module(name)
-        except ModuleNotFoundError:
-            continue
+    for mod in check_modules():
         derive = getattr(mod, "derive", None)
         if derive is not None:
             derive(table)
@@ -457,11 +456,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.findings.extend(res.findings)
         report.masked.extend(res.masked)
         report.errors.extend(res.errors)
-    for name in CHECK_MODULES:
-        try:
-            mod = _module(name)
-        except ModuleNotFoundError:
-            continue
+    for mod in check_modules():
         derive_pair = getattr(mod, "derive_pair", None)  # a check that needs both sides in view
         if derive_pair is not None:
             derive_pair(gtable, ntable)

@@ -106,6 +106,3 @@ def read_path(path: str | os.PathLike, name: str | None = None) -> Source:
         raise SourceError(f"{display}: cannot read: {e.strerror or e}") from None
     return Source(name=display, data=data, origin=str(p))
 
-
-def text_lines(text: str) -> list[str]:
-    return text.splitlines()

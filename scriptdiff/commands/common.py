@@ -20,7 +20,7 @@ def add_engine_arguments(p) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the parse cache (~/.cache/scriptdiff, or $SCRIPTDIFF_CACHE_DIR)")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes for parsing (default: one per core)")
-    p.add_argument("--max-bytes", type=int, metavar="N", default=1_000_000,
+    p.add_argument("--max-bytes", type=int, metavar="N",
                    help="larger code files are compared as text, not structurally (default: 1000000)")
 
 
@@ -35,7 +35,7 @@ def options_from(args):
 
     return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
-                   max_bytes=getattr(args, "max_bytes", None) or 1_000_000)
+                   max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes)
 
 
 def fail(message: str) -> int:

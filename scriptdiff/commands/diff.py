@@ -1,6 +1,8 @@
 """scriptdiff diff GPU NPU"""
 from __future__ import annotations
 
+import argparse
+
 import os
 
 from .common import add_engine_arguments, add_output_arguments, emit, fail, options_from
@@ -28,14 +30,9 @@ def add_arguments(p) -> None:
     p.add_argument("--repo", default=".", help="the git repository for REV:path and --git (default: .)")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_engine_arguments(p)
-    p.add_argument("--git-external", action="store_true", help=argparse_suppress())
+    p.add_argument("--git-external", action="store_true", help=argparse.SUPPRESS)
     add_output_arguments(p)
 
-
-def argparse_suppress():
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 def run(args) -> int:
