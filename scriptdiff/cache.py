@@ -33,7 +33,7 @@ def cache_dir() -> Path:
 def salt() -> str:
     """Changes whenever scriptdiff's version or any rule pack changes."""
     from . import __version__
-    from .rules import rules_dir
+    from .rulepack import rules_dir
 
     h = hashlib.blake2b(__version__.encode(), digest_size=16)
     for p in sorted(rules_dir().glob("*.yaml")):
@@ -165,7 +165,7 @@ def dump_extract(ex) -> dict:
 
 
 def load_extract(d: dict):
-    from .engine import Extract
+    from .model import Extract
 
     return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
                    masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
@@ -178,7 +178,7 @@ def dump_pair(res) -> dict:
 
 
 def load_pair(d: dict):
-    from .engine import PairResult
+    from .model import PairResult
 
     return PairResult(findings=[load_finding(x) for x in d["findings"]], masked=[load_masked(x) for x in d["masked"]],
                       errors=[load_error(x) for x in d["errors"]])

@@ -234,7 +234,8 @@ class _Side:
 
 def run_checks(cfg: CheckConfig, opts=None) -> Report:
     """Read every configured input, compare both sides once, and give each check a verdict."""
-    from .engine import Extract, Options, compare_sides, detect_kind
+    from .model import Extract, Options
+    from .engine import compare_sides, detect_kind
     from .tree import collect
 
     opts = opts or Options()
@@ -365,7 +366,8 @@ def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[
 
 def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> Report:
     """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart."""
-    from .engine import Options, compare_sides, read_inputs
+    from .model import Options
+    from .engine import compare_sides, read_inputs
 
     opts = opts or Options()
     pairs, _alone = counterparts(files, cfg)
@@ -384,7 +386,7 @@ def _fingerprint(key: str, path: str):
     its public side functions (`dataset.load_side` + `manifest_facts`, `weights.open_side`
     + `side_facts`) are used. A module with neither interface leaves the check not checked,
     with the reason, instead of failing the run."""
-    from .engine import Extract
+    from .model import Extract
 
     display = _display(path)
     try:

@@ -14,45 +14,12 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from .compare import FactTable, compare_tables
-from .model import Fact, Finding, InputError, Masked, Report
+from .model import Extract, Finding, InputError, Options, PairResult, Report, SideContext
 from .sources import Source, SourceError, read_path
-
-
-@dataclass
-class Extract:
-    """What one file yields."""
-
-    facts: list[Fact] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-    masked: list[Masked] = field(default_factory=list)
-    frameworks: set[str] = field(default_factory=set)
-    # configs this file refers to: (path as written, line, referring key); followed when they exist
-    references: list[tuple[str, int | None, str]] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # rare: one-sided findings (e.g. unresolved)
-
-
-@dataclass
-class PairResult:
-    findings: list[Finding] = field(default_factory=list)
-    masked: list[Masked] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-
-
-@dataclass
-class Options:
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    use_cache: bool = True
-    checks: set[str] | None = None  # restrict to these checks
-    strict_local: bool = False  # compare local version tags (+cu121)
-    max_bytes: int = 1_000_000  # above this, code is compared as text (a hard limit, as difftastic has)
-    jobs: int | None = None  # worker processes for parsing; None = one per core
-    baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
 
 
 # kind -> module (relative to scriptdiff). Each module provides `extract(src, side, ctx)`
@@ -135,14 +102,6 @@ def detect_kind(src: Source) -> str:
     if "------------------------ arguments ------------------------" in text:
         return "log"
     return "text"
-
-
-@dataclass
-class SideContext:
-    side: str  # "gpu" | "npu"
-    root: str | None = None  # folder that relative references resolve against
-    options: Options = field(default_factory=Options)
-    analysed: int = 0  # sources whose extraction did not fail outright
 
 
 def read_source(path: str, name: str | None = None) -> Source:

@@ -1,9 +1,12 @@
-"""The data that flows through the pipeline: facts in, findings out.
+"""Every type that crosses a stage of the pipeline: facts in, findings out.
 
-Plain dataclasses, no behaviour beyond ordering and serialisation, so that every check
-(hyperparameters, script, environment, libraries, dataset, weights) and every writer
-(text, json, sarif, markdown, github) share one model. The JSON shape is the contract in
-README ("JSON output"); fields may be added, none renamed.
+sources -> parse -> normalize -> facts (Fact, Extract) -> compare (PairResult) -> classify
+(Finding, Masked) -> report (Report), steered by Options and a per-side SideContext.
+
+Plain dataclasses, no behaviour beyond ordering and serialisation, so that every reader
+(lang/, checks/), the engine, every writer (report/) and the library API share one model
+and import nothing above it. The JSON shape is the contract in README ("JSON output");
+fields may be added, none renamed.
 """
 from __future__ import annotations
 
@@ -200,3 +203,51 @@ def jsonable(v: Any) -> Any:
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     return str(v)
+
+
+# --- what one stage hands the next ---------------------------------------------------------
+
+@dataclass
+class Extract:
+    """What one file yields: its facts, and the masks, errors and references met on the way."""
+
+    facts: list[Fact] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    masked: list[Masked] = field(default_factory=list)
+    frameworks: set[str] = field(default_factory=set)
+    # configs this file refers to: (path as written, line, referring key); followed when they exist
+    references: list[tuple[str, int | None, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # rare: one-sided findings (e.g. unresolved)
+
+
+@dataclass
+class PairResult:
+    """What a structural diff of two files (Python, or text as a fallback) finds."""
+
+    findings: list[Finding] = field(default_factory=list)
+    masked: list[Masked] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    """How a run is steered; the same object for every command and every check."""
+
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    use_cache: bool = True
+    checks: set[str] | None = None  # restrict to these checks
+    strict_local: bool = False  # compare local version tags (+cu121)
+    max_bytes: int = 1_000_000  # above this, code is compared as text (a hard limit, as difftastic has)
+    jobs: int | None = None  # worker processes for parsing; None = one per core
+    baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
+
+
+@dataclass
+class SideContext:
+    """One side (GPU or NPU) of a run, as the readers see it."""
+
+    side: str  # "gpu" | "npu"
+    root: str | None = None  # folder that relative references resolve against
+    options: Options = field(default_factory=Options)
+    analysed: int = 0  # sources whose extraction did not fail outright

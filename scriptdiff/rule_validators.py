@@ -6,7 +6,7 @@ validator here.
 """
 from __future__ import annotations
 
-from .rules import RuleError, RuleSet, validator
+from .rulepack import RuleError, RuleSet, validator
 
 TYPES = {"float", "int", "bool", "str", "list", "dtype"}
 FRAMEWORK_FIELDS = {"megatron", "hf", "deepspeed", "python", "other"}
@@ -105,6 +105,9 @@ def check_platform(rs: RuleSet) -> None:
     for lst in ("prefixes", "names", "secret_words", "secret_suffixes", "secret_parts"):
         if not isinstance(env.get(lst, []), list):
             raise RuleError(f"{where}:1: snapshot_env.{lst} must be a list")
+
+
+@validator
 def check_pairing(rs: RuleSet) -> None:
     pairing = rs.section("pairing")
     if pairing is None:
@@ -137,6 +140,8 @@ def check_example_modes(rs: RuleSet) -> None:
         if mode not in ("files", "tree", "review"):
             raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree or review")
 
+
+@validator
 def check_python(rs: RuleSet) -> None:
     """rules/python.yaml `python:` section: masks name known mask rules, tables have their fields."""
     py = rs.section("python")

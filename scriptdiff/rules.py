@@ -1,202 +1,19 @@
-"""Load and validate the rule packs in rules/*.yaml, once per process.
+"""The rule packs in rules/*.yaml, loaded and validated once per process.
 
-Every pack is a YAML mapping. Its `rules:` list is the catalogue (one entry per stable
-rule code, with check, severity, summary, doc and examples that the tests run); every other
-top-level key is a named *section* of data (substitution masks, the hyperparameter
-vocabulary, the GPU<->NPU environment-variable table, ...) read by the module that needs it
-through `section(name)`. A malformed pack stops the run with an error that names the pack
-file and line.
+The format and its checks live in `rulepack` (parse, RuleSet) and `rule_validators` (one
+validator per data section); this module loads the packs shipped with this build, caches
+the validated RuleSet, and resolves rule names to their stable codes: code refers to a rule
+by the name written next to its code in the pack (`code("unused-suppression")` is SD152),
+so each code is written exactly once, in rules/.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import asdict
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
-from typing import Any
 
-from .model import CHECKS, SEVERITIES
-
-CODE_RE = re.compile(r"^SD\d{3}$")
-EXAMPLE_LANGS = ("python", "shell", "yaml", "json", "log", "requirements", "snapshot", "pipjson",
-                 "conda", "manifest", "weights", "text")
-KINDS = ("finding", "mask")
-
-
-class RuleError(Exception):
-    """A rule pack is malformed. str() is one line: file:line: reason."""
-
-
-@dataclass
-class Example:
-    lang: str
-    gpu: str
-    npu: str
-    fires: bool
-    note: str = ""
-    line: int | None = None
-    # optional file names (e.g. 'pretrain.sh', 'ds_config.json') when the extension is not enough
-    gpu_name: str | None = None
-    npu_name: str | None = None
-
-
-@dataclass
-class Rule:
-    code: str
-    name: str
-    check: str
-    kind: str  # finding | mask
-    severity: str  # error | warning | info (for masks: "masked")
-    summary: str
-    doc: str
-    examples: list[Example] = field(default_factory=list)
-    pack: str = ""
-    line: int | None = None
-
-
-@dataclass
-class RuleSet:
-    rules: dict[str, Rule]
-    sections: dict[str, Any]
-    section_origin: dict[str, str]
-
-    def rule(self, code: str) -> Rule:
-        return self.rules[code]
-
-    def section(self, name: str, default: Any = None) -> Any:
-        return self.sections.get(name, default)
-
-    def severity(self, code: str) -> str:
-        return self.rules[code].severity
-
-
-def rules_dir() -> Path:
-    """rules/ of this source checkout when run from one, else the packs shipped in the wheel."""
-    here = Path(__file__).resolve().parent.parent / "rules"
-    if (here / "vocabulary.yaml").is_file():
-        return here
-    return Path(str(resources.files("scriptdiff.rulepacks")))
-
-
-def _fail(pack: str, line: int | None, msg: str):
-    raise RuleError(f"{pack}:{line or 1}: {msg}")
-
-
-def _str(entry: dict, key: str, pack: str, line: int | None, required: bool = True) -> str:
-    v = entry.get(key)
-    if v is None and not required:
-        return ""
-    if not isinstance(v, str) or not v.strip():
-        _fail(pack, line, f"rule field '{key}' must be a non-empty string")
-    return v
-
-
-def parse_pack(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
-    from .yamlload import YAMLError, load
-
-    try:
-        data, lines = load(text)
-    except YAMLError as e:
-        _fail(pack, e.line, f"not valid YAML: {e}")
-    if data is None:
-        return [], {}
-    if not isinstance(data, dict):
-        _fail(pack, 1, "a rule pack must be a mapping")
-    rules: list[Rule] = []
-    raw_rules = data.get("rules", []) or []
-    if not isinstance(raw_rules, list):
-        _fail(pack, lines.get(("rules",)), "'rules' must be a list")
-    for i, entry in enumerate(raw_rules):
-        line = lines.get(("rules", i))
-        if not isinstance(entry, dict):
-            _fail(pack, line, "each rule must be a mapping")
-        unknown = set(entry) - {"code", "name", "check", "kind", "severity", "summary", "doc", "examples"}
-        if unknown:
-            _fail(pack, line, f"unknown rule field(s): {', '.join(sorted(unknown))}")
-        code = _str(entry, "code", pack, line)
-        if not CODE_RE.match(code):
-            _fail(pack, line, f"rule code {code!r} is not of the form SD123")
-        kind = entry.get("kind", "finding")
-        if kind not in KINDS:
-            _fail(pack, line, f"{code}: kind must be one of {', '.join(KINDS)}")
-        check = _str(entry, "check", pack, line)
-        if check not in CHECKS:
-            _fail(pack, line, f"{code}: check {check!r} is not one of {', '.join(CHECKS)}")
-        severity = entry.get("severity", "masked" if kind == "mask" else None)
-        if kind == "finding" and severity not in SEVERITIES:
-            _fail(pack, line, f"{code}: severity must be one of {', '.join(SEVERITIES)}")
-        if kind == "mask":
-            severity = "masked"
-        examples = []
-        raw_ex = entry.get("examples")
-        if not isinstance(raw_ex, list) or not raw_ex:
-            _fail(pack, line, f"{code}: a rule needs examples (at least one that fires and one that does not)")
-        for j, ex in enumerate(raw_ex):
-            eline = lines.get(("rules", i, "examples", j))
-            if not isinstance(ex, dict):
-                _fail(pack, eline, f"{code}: each example must be a mapping")
-            unknown = set(ex) - {"lang", "gpu", "npu", "fires", "note", "gpu_name", "npu_name"}
-            if unknown:
-                _fail(pack, eline, f"{code}: unknown example field(s): {', '.join(sorted(unknown))}")
-            lang = ex.get("lang")
-            if lang not in EXAMPLE_LANGS:
-                _fail(pack, eline, f"{code}: example lang must be one of {', '.join(EXAMPLE_LANGS)}")
-            if not isinstance(ex.get("fires"), bool):
-                _fail(pack, eline, f"{code}: example needs 'fires: true' or 'fires: false'")
-            for side in ("gpu", "npu"):
-                if not isinstance(ex.get(side), str):
-                    _fail(pack, eline, f"{code}: example needs '{side}' text")
-            examples.append(Example(lang=lang, gpu=ex["gpu"], npu=ex["npu"], fires=ex["fires"],
-                                    note=str(ex.get("note", "")), line=eline,
-                                    gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name")))
-        if not any(e.fires for e in examples) or all(e.fires for e in examples):
-            _fail(pack, line, f"{code}: needs at least one example that fires and one that does not")
-        rules.append(Rule(code=code, name=_str(entry, "name", pack, line), check=check, kind=kind,
-                          severity=severity, summary=_str(entry, "summary", pack, line),
-                          doc=_str(entry, "doc", pack, line), examples=examples, pack=pack, line=line))
-    sections = {k: v for k, v in data.items() if k != "rules"}
-    return rules, sections
-
-
-def load_packs(paths: list[Path]) -> RuleSet:
-    rules: dict[str, Rule] = {}
-    sections: dict[str, Any] = {}
-    origin: dict[str, str] = {}
-    for path in sorted(paths):
-        pack = f"rules/{path.name}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise RuleError(f"{pack}:1: cannot read rule pack: {e}") from None
-        pack_rules, pack_sections = parse_pack(text, pack)
-        for r in pack_rules:
-            if r.code in rules:
-                _fail(pack, r.line, f"duplicate rule code {r.code} (also in {rules[r.code].pack})")
-            rules[r.code] = r
-        for name, value in pack_sections.items():
-            if name in sections:
-                _fail(pack, 1, f"section '{name}' is defined twice (also in {origin[name]})")
-            sections[name] = value
-            origin[name] = pack
-    rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin)
-    for validator in _VALIDATORS:
-        validator(rs)
-    return rs
-
-
-_VALIDATORS: list = []
-
-
-def validator(fn):
-    """Register a section validator: fn(ruleset) raises RuleError on bad data."""
-    _VALIDATORS.append(fn)
-    return fn
-
-
-def require_rule(rs: RuleSet, code: str, where: str):
-    if code not in rs.rules:
-        raise RuleError(f"{where}: refers to unknown rule code {code}")
+from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
+from .rulepack import (CODE_RE, EXAMPLE_LANGS, KINDS, Example, Rule, RuleError, RuleSet, load_packs,  # noqa: F401
+                       parse_pack, require_rule, rules_dir, validator)
 
 
 @lru_cache(maxsize=1)
@@ -204,8 +21,6 @@ def load() -> RuleSet:
     """The rule packs, parsed and validated. A validated RuleSet is kept in the parse cache
     (JSON, keyed by the packs' bytes, the version and the code), since parsing the YAML
     costs more than the rest of a small run; a stale or corrupt entry is simply re-parsed."""
-    from . import cache
-
     key = cache.key("ruleset")
     hit = cache.get(key)
     if hit is not None:
@@ -213,28 +28,33 @@ def load() -> RuleSet:
             return _from_json(hit)
         except (KeyError, TypeError, ValueError):
             pass
-    from . import rule_validators  # noqa: F401  (registers the section validators)
-
     rs = load_packs(sorted(rules_dir().glob("*.yaml")))
     cache.put(key, _to_json(rs))
     return rs
 
 
 def _to_json(rs: RuleSet) -> dict:
-    from dataclasses import asdict
-
-    from .cache import enc
-
-    return {"rules": [asdict(r) for r in rs.rules.values()], "sections": enc(rs.sections),
+    return {"rules": [asdict(r) for r in rs.rules.values()], "sections": cache.enc(rs.sections),
             "origin": rs.section_origin}
 
 
 def _from_json(d: dict) -> RuleSet:
-    from .cache import dec
-
     rules = {}
     for r in d["rules"]:
         r = dict(r)
         r["examples"] = [Example(**e) for e in r["examples"]]
         rules[r["code"]] = Rule(**r)
-    return RuleSet(rules=rules, sections=dec(d["sections"]), section_origin=dict(d["origin"]))
+    return RuleSet(rules=rules, sections=cache.dec(d["sections"]), section_origin=dict(d["origin"]))
+
+
+@lru_cache(maxsize=None)
+def _codes_by_name() -> dict[str, str]:
+    return {r.name: r.code for r in load().rules.values()}
+
+
+def code(name: str) -> str:
+    """The stable code of the rule called `name` in rules/*.yaml (RuleError if there is none)."""
+    try:
+        return _codes_by_name()[name]
+    except KeyError:
+        raise RuleError(f"rules/: no rule is named {name!r}") from None

@@ -228,7 +228,8 @@ def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
 
 def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None) -> Report:
     """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest."""
-    from .engine import Options, compare_sides
+    from .model import Options
+    from .engine import compare_sides
 
     opts = opts or Options()
     gsrcs, nsrcs, src_pairs, npairs = collect(gfiles, nfiles, report, opts)

@@ -351,7 +351,7 @@ def manifest_facts(manifest: dict, display: str, via: str | None = None, tokeniz
 
 def extract(src, ctx):
     """A manifest JSON read through the shared engine (`scriptdiff diff a.json b.json`)."""
-    from ..engine import Extract
+    from ..model import Extract
 
     try:
         manifest = load_manifest_text(src.text, src.name)
@@ -493,7 +493,8 @@ def tokenizer_files(paths: list[str], scripts: list[str]) -> tuple[dict[str, dic
     always hashed whole. A tokenizer named by a hub id rather than a local path is reported
     in the errors (not compared) rather than dropped silently.
     """
-    from ..engine import SideContext, extract, read_source
+    from ..model import SideContext
+    from ..engine import extract, read_source
     from ..sources import SourceError
 
     errors: list[InputError] = []

@@ -65,7 +65,7 @@ def _version_of(entry):
 
 
 def extract(src, ctx):
-    from ..engine import Extract
+    from ..model import Extract
     from ..lang.config import JSONError, load_json
     from . import libraries
 

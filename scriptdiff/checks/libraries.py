@@ -376,7 +376,8 @@ def package_facts(entries: list[Entry], path: str, side: str, rank: int, strict:
 
 
 def extract(src, ctx):
-    from ..engine import Extract, detect_kind
+    from ..model import Extract
+    from ..engine import detect_kind
 
     kind = detect_kind(src)
     strict = bool(getattr(getattr(ctx, "options", None), "strict_local", False))

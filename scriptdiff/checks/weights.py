@@ -350,7 +350,7 @@ def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=No
 
 def extract(src, ctx):
     """A weights fingerprint read through the shared engine."""
-    from ..engine import Extract
+    from ..model import Extract
 
     try:
         data = parse_fingerprint(src.text, src.name)
@@ -444,7 +444,8 @@ def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None
             ) -> tuple[Report, Summary]:
     """`scriptdiff weights GPU NPU`: fingerprints compared through the shared model, then the
     differing tensors' values compared when both checkpoints are at hand."""
-    from ..engine import Options, filter_findings
+    from ..model import Options
+    from ..engine import filter_findings
     from .dataset import _Progress
 
     report = Report(gpu=gpu, npu=npu)

@@ -31,7 +31,7 @@ def codes(s: str | None) -> list[str] | None:
 
 
 def options_from(args):
-    from ..engine import Options
+    from ..model import Options
 
     return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),

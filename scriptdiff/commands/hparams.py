@@ -72,7 +72,7 @@ def run(args) -> int:
 def fill_table(report, include_env: bool = False) -> list:
     """Every pre-check key (with defaults where a side did not set it) plus every key found."""
     from ..compare import default_fact
-    from ..engine import Extract  # noqa: F401  (engine loaded: rules and vocabulary ready)
+    from ..model import Extract  # noqa: F401  (engine loaded: rules and vocabulary ready)
 
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables

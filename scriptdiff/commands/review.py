@@ -62,7 +62,7 @@ def review(data: bytes, name: str, opts=None, root: str | None = None):
     from unidiff import PatchSet
     from unidiff.errors import UnidiffParseError
 
-    from ..engine import Options
+    from ..model import Options
     from ..model import InputError, Report
     from ..sources import decode
 

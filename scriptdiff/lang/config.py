@@ -164,7 +164,7 @@ def leaves(data: Any, path: tuple = ()):
 
 
 def extract(src, ctx):
-    from ..engine import Extract
+    from ..model import Extract
 
     ex = Extract()
     text = src.text

@@ -57,7 +57,7 @@ def block(lines: list[str]):
 
 def extract(src, ctx):
     from ..checks.hparams import convert, canonical_flag
-    from ..engine import Extract
+    from ..model import Extract
 
     ex = Extract()
     lines = src.text.splitlines()

@@ -63,7 +63,7 @@ def analyse(src) -> Parsed:
 
 
 def extract(src, ctx):
-    from ..engine import Extract
+    from ..model import Extract
 
     p = analyse(src)
     if p.error is not None:
@@ -73,7 +73,7 @@ def extract(src, ctx):
 
 
 def diff_pair(gsrc, nsrc, opts=None):
-    from ..engine import PairResult
+    from ..model import PairResult
     from . import text
 
     limit = getattr(opts, "max_bytes", None)

@@ -967,7 +967,7 @@ def _multiline(segs: list[Seg]) -> bool:
 
 
 def extract(src, ctx):
-    from ..engine import Extract
+    from ..model import Extract
 
     ex = Extract()
     try:

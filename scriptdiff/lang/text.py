@@ -14,7 +14,7 @@ RULE = "SD108"
 
 
 def extract(src, ctx):
-    from ..engine import Extract
+    from ..model import Extract
 
     return Extract()
 
@@ -24,7 +24,7 @@ def _lines(src) -> list[str]:
 
 
 def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
-    from ..engine import PairResult
+    from ..model import PairResult
     from ..rules import load
 
     severity = load().severity(RULE)

@@ -1,0 +1,201 @@
+"""The rule-pack format: parse and validate rules/*.yaml (scriptdiff.rules loads them once).
+
+Every pack is a YAML mapping. Its `rules:` list is the catalogue (one entry per stable
+rule code, with check, severity, summary, doc and examples that the tests run); every other
+top-level key is a named *section* of data (substitution masks, the hyperparameter
+vocabulary, the GPU<->NPU environment-variable table, ...) read by the module that needs it
+through `section(name)`. A malformed pack stops the run with an error that names the pack
+file and line.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .model import CHECKS, SEVERITIES
+from .yamlload import YAMLError, load
+
+CODE_RE = re.compile(r"^SD\d{3}$")
+EXAMPLE_LANGS = ("python", "shell", "yaml", "json", "log", "requirements", "snapshot", "pipjson",
+                 "conda", "manifest", "weights", "text")
+KINDS = ("finding", "mask")
+
+
+class RuleError(Exception):
+    """A rule pack is malformed. str() is one line: file:line: reason."""
+
+
+@dataclass
+class Example:
+    lang: str
+    gpu: str
+    npu: str
+    fires: bool
+    note: str = ""
+    line: int | None = None
+    # optional file names (e.g. 'pretrain.sh', 'ds_config.json') when the extension is not enough
+    gpu_name: str | None = None
+    npu_name: str | None = None
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    check: str
+    kind: str  # finding | mask
+    severity: str  # error | warning | info (for masks: "masked")
+    summary: str
+    doc: str
+    examples: list[Example] = field(default_factory=list)
+    pack: str = ""
+    line: int | None = None
+
+
+@dataclass
+class RuleSet:
+    rules: dict[str, Rule]
+    sections: dict[str, Any]
+    section_origin: dict[str, str]
+
+    def rule(self, code: str) -> Rule:
+        return self.rules[code]
+
+    def section(self, name: str, default: Any = None) -> Any:
+        return self.sections.get(name, default)
+
+    def severity(self, code: str) -> str:
+        return self.rules[code].severity
+
+
+def rules_dir() -> Path:
+    """rules/ of this source checkout when run from one, else the packs shipped in the wheel."""
+    here = Path(__file__).resolve().parent.parent / "rules"
+    if (here / "vocabulary.yaml").is_file():
+        return here
+    return Path(str(resources.files("scriptdiff.rulepacks")))
+
+
+def _fail(pack: str, line: int | None, msg: str):
+    raise RuleError(f"{pack}:{line or 1}: {msg}")
+
+
+def _str(entry: dict, key: str, pack: str, line: int | None, required: bool = True) -> str:
+    v = entry.get(key)
+    if v is None and not required:
+        return ""
+    if not isinstance(v, str) or not v.strip():
+        _fail(pack, line, f"rule field '{key}' must be a non-empty string")
+    return v
+
+
+def parse_pack(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
+    try:
+        data, lines = load(text)
+    except YAMLError as e:
+        _fail(pack, e.line, f"not valid YAML: {e}")
+    if data is None:
+        return [], {}
+    if not isinstance(data, dict):
+        _fail(pack, 1, "a rule pack must be a mapping")
+    rules: list[Rule] = []
+    raw_rules = data.get("rules", []) or []
+    if not isinstance(raw_rules, list):
+        _fail(pack, lines.get(("rules",)), "'rules' must be a list")
+    for i, entry in enumerate(raw_rules):
+        line = lines.get(("rules", i))
+        if not isinstance(entry, dict):
+            _fail(pack, line, "each rule must be a mapping")
+        unknown = set(entry) - {"code", "name", "check", "kind", "severity", "summary", "doc", "examples"}
+        if unknown:
+            _fail(pack, line, f"unknown rule field(s): {', '.join(sorted(unknown))}")
+        code = _str(entry, "code", pack, line)
+        if not CODE_RE.match(code):
+            _fail(pack, line, f"rule code {code!r} is not of the form SD123")
+        kind = entry.get("kind", "finding")
+        if kind not in KINDS:
+            _fail(pack, line, f"{code}: kind must be one of {', '.join(KINDS)}")
+        check = _str(entry, "check", pack, line)
+        if check not in CHECKS:
+            _fail(pack, line, f"{code}: check {check!r} is not one of {', '.join(CHECKS)}")
+        severity = entry.get("severity", "masked" if kind == "mask" else None)
+        if kind == "finding" and severity not in SEVERITIES:
+            _fail(pack, line, f"{code}: severity must be one of {', '.join(SEVERITIES)}")
+        if kind == "mask":
+            severity = "masked"
+        examples = []
+        raw_ex = entry.get("examples")
+        if not isinstance(raw_ex, list) or not raw_ex:
+            _fail(pack, line, f"{code}: a rule needs examples (at least one that fires and one that does not)")
+        for j, ex in enumerate(raw_ex):
+            eline = lines.get(("rules", i, "examples", j))
+            if not isinstance(ex, dict):
+                _fail(pack, eline, f"{code}: each example must be a mapping")
+            unknown = set(ex) - {"lang", "gpu", "npu", "fires", "note", "gpu_name", "npu_name"}
+            if unknown:
+                _fail(pack, eline, f"{code}: unknown example field(s): {', '.join(sorted(unknown))}")
+            lang = ex.get("lang")
+            if lang not in EXAMPLE_LANGS:
+                _fail(pack, eline, f"{code}: example lang must be one of {', '.join(EXAMPLE_LANGS)}")
+            if not isinstance(ex.get("fires"), bool):
+                _fail(pack, eline, f"{code}: example needs 'fires: true' or 'fires: false'")
+            for side in ("gpu", "npu"):
+                if not isinstance(ex.get(side), str):
+                    _fail(pack, eline, f"{code}: example needs '{side}' text")
+            examples.append(Example(lang=lang, gpu=ex["gpu"], npu=ex["npu"], fires=ex["fires"],
+                                    note=str(ex.get("note", "")), line=eline,
+                                    gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name")))
+        if not any(e.fires for e in examples) or all(e.fires for e in examples):
+            _fail(pack, line, f"{code}: needs at least one example that fires and one that does not")
+        rules.append(Rule(code=code, name=_str(entry, "name", pack, line), check=check, kind=kind,
+                          severity=severity, summary=_str(entry, "summary", pack, line),
+                          doc=_str(entry, "doc", pack, line), examples=examples, pack=pack, line=line))
+    sections = {k: v for k, v in data.items() if k != "rules"}
+    return rules, sections
+
+
+def load_packs(paths: list[Path]) -> RuleSet:
+    rules: dict[str, Rule] = {}
+    sections: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for path in sorted(paths):
+        pack = f"rules/{path.name}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise RuleError(f"{pack}:1: cannot read rule pack: {e}") from None
+        pack_rules, pack_sections = parse_pack(text, pack)
+        for r in pack_rules:
+            if r.code in rules:
+                _fail(pack, r.line, f"duplicate rule code {r.code} (also in {rules[r.code].pack})")
+            rules[r.code] = r
+        for name, value in pack_sections.items():
+            if name in sections:
+                _fail(pack, 1, f"section '{name}' is defined twice (also in {origin[name]})")
+            sections[name] = value
+            origin[name] = pack
+    rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin)
+    for check in VALIDATORS:
+        check(rs)
+    return rs
+
+
+# Section validators, registered with @validator (scriptdiff.rule_validators holds them all;
+# tests/test_rules_loader.py fails on a check_* function there that is not registered).
+VALIDATORS: list = []
+
+
+def validator(fn):
+    """Register a section validator: fn(ruleset) raises RuleError on bad data."""
+    VALIDATORS.append(fn)
+    return fn
+
+
+def require_rule(rs: RuleSet, code: str, where: str):
+    if code not in rs.rules:
+        raise RuleError(f"{where}: refers to unknown rule code {code}")
+
+
