@@ -18,28 +18,19 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 
-from .model import CHECKS, InputError, Report
+from . import gitsrc
+from .engine import compare_sides, read_inputs
+from .model import Extract, InputError, Options, Report
+from .registry import check_names, checks, detect, kind
+from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
-# configuration keys (per side), in the order they are read
+# configuration keys (per side), in the order they are read; which of them feed which check
+# is each check's `inputs` in the check registry (rules/kinds.yaml)
 INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights")
 SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
 TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline"}
-# which configured inputs feed which check
-CHECK_INPUTS = {
-    "hyperparameters": ("launch", "configs", "logs", "scripts"),
-    "script": ("scripts", "launch"),
-    "environment": ("environment",),
-    "libraries": ("environment", "packages"),
-    "dataset": ("dataset",),
-    "weights": ("weights",),
-}
-# modules a check needs whatever the file kinds (the others follow from the kinds read)
-CHECK_MODULES = {"environment": ("checks.environment",), "libraries": ("checks.libraries",),
-                 "dataset": ("checks.dataset",), "weights": ("checks.weights",)}
-KIND_CHECKS = {"python": ("script", "hyperparameters"), "shell": ("hyperparameters", "script"),
-               "yaml": ("hyperparameters",), "json": ("hyperparameters",), "log": ("hyperparameters",),
-               "snapshot": ("environment", "libraries"), "requirements": ("libraries",),
-               "pipjson": ("libraries",), "conda": ("libraries",)}
+# inputs that are files of a kind, read as sources (the others are measured in place)
+SOURCE_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages")
 
 
 class CheckConfigError(Exception):
@@ -200,9 +191,6 @@ class _Side:
 
     def listing(self, key: str) -> dict:
         """relative name -> Entry for the key's paths (folders walked, files by name)."""
-        from . import gitsrc
-        from .tree import Entry, skip_dirs, walk
-
         skip = skip_dirs()
         out: dict = {}
         repo = None
@@ -234,10 +222,6 @@ class _Side:
 
 def run_checks(cfg: CheckConfig, opts=None) -> Report:
     """Read every configured input, compare both sides once, and give each check a verdict."""
-    from .model import Extract, Options
-    from .engine import compare_sides, detect_kind
-    from .tree import collect
-
     opts = opts or Options()
     if cfg.select and not opts.select:
         opts.select = cfg.select
@@ -250,7 +234,7 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     pairs: list = []
     kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
     seen: dict[str, set] = {"gpu": set(), "npu": set()}
-    for key in ("scripts", "launch", "configs", "logs", "environment", "packages"):
+    for key in SOURCE_KEYS:
         gl, nl = sides["gpu"].listing(key), sides["npu"].listing(key)
         for side, listing in (("gpu", gl), ("npu", nl)):
             sides[side].read_ok[key] = len(listing)
@@ -266,40 +250,41 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
         nsrcs += n
         pairs += p
         for side, srcs in (("gpu", g), ("npu", n)):
-            kinds[side] |= {detect_kind(s) for s in srcs}
+            kinds[side] |= {detect(s).name for s in srcs}
     extracts: dict[str, list[Extract]] = {"gpu": [], "npu": []}
-    missing: dict[str, list[str]] = {c: [] for c in CHECKS}
-    for check, key in (("dataset", "dataset"), ("weights", "weights")):
-        if not (cfg.gpu.inputs[key] or cfg.npu.inputs[key]):
+    missing: dict[str, list[str]] = {c: [] for c in check_names()}
+    for check in checks().values():  # inputs measured in place: datasets, checkpoints
+        if not check.measure:
             continue
-        mod_name = f"checks.{key}"
-        if not _module_present(mod_name):
-            missing[check].append(f"scriptdiff.{mod_name}")
-            continue
-        for side in ("gpu", "npu"):
-            for p in getattr(cfg, side).inputs[key]:
-                ex = _fingerprint(key, p)
-                extracts[side].append(ex)
-                if not any(e.fatal for e in ex.errors):
-                    sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
+        for key in check.inputs:
+            if not (cfg.gpu.inputs[key] or cfg.npu.inputs[key]):
+                continue
+            absent = [m for m in check.needs if not _module_present(m)]
+            if absent:
+                missing[check.name].extend(f"scriptdiff.{m}" for m in absent)
+                continue
+            for side in ("gpu", "npu"):
+                for p in getattr(cfg, side).inputs[key]:
+                    ex = _fingerprint(key, p)
+                    extracts[side].append(ex)
+                    if not any(e.fatal for e in ex.errors):
+                        sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
     compare_sides(gsrcs, nsrcs, pairs, report, opts, extracts=(extracts["gpu"], extracts["npu"]))
     # which checks this build could not do, from the kinds of file that were read
-    from .engine import LANGS
-
     for side in ("gpu", "npu"):
-        for kind in sorted(kinds[side]):
-            mod = LANGS.get(kind)
-            if mod and not _module_present(mod):
-                for check in KIND_CHECKS.get(kind, ()):
-                    name = f"scriptdiff.{mod} ({kind} files)"
-                    if not any(m.split(" ")[0] == f"scriptdiff.{mod}" for m in missing[check]):
-                        missing[check].append(name)
-    for check, mods in CHECK_MODULES.items():
-        if any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in CHECK_INPUTS[check]):
-            for m in mods:
-                if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check]):
-                    missing[check].append(f"scriptdiff.{m}")
-    report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in CHECKS}
+        for name in sorted(kinds[side]):
+            k = kind(name)
+            if not _module_present(k.reader):
+                for check in k.checks:
+                    label = f"scriptdiff.{k.reader} ({name} files)"
+                    if not any(m.split(" ")[0] == f"scriptdiff.{k.reader}" for m in missing[check]):
+                        missing[check].append(label)
+    for check in checks().values():
+        if any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in check.inputs):
+            for m in check.needs:
+                if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check.name]):
+                    missing[check.name].append(f"scriptdiff.{m}")
+    report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in check_names()}
     return report.sorted()
 
 
@@ -318,8 +303,6 @@ def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[
     relative path under the GPU folder, and the other way round; without a configuration,
     the rename rules are applied in place (train_npu.py <-> train.py, npu/ <-> gpu/).
     Returns the pairs and the files that have no counterpart."""
-    from .tree import candidates, pairing_rules
-
     rules = pairing_rules()
     back = {k: [{"gpu": r["npu"], "npu": r["gpu"]} for r in rules.get(k, []) or []]
             for k in ("dir_renames", "name_renames")}
@@ -366,9 +349,6 @@ def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[
 
 def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> Report:
     """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart."""
-    from .model import Options
-    from .engine import compare_sides, read_inputs
-
     opts = opts or Options()
     pairs, _alone = counterparts(files, cfg)
     report = Report(gpu="counterparts", npu=" ".join(files) if len(files) <= 3 else f"{len(files)} files")
@@ -386,8 +366,6 @@ def _fingerprint(key: str, path: str):
     its public side functions (`dataset.load_side` + `manifest_facts`, `weights.open_side`
     + `side_facts`) are used. A module with neither interface leaves the check not checked,
     with the reason, instead of failing the run."""
-    from .model import Extract
-
     display = _display(path)
     try:
         mod = importlib.import_module(f"scriptdiff.checks.{key}")
@@ -412,7 +390,7 @@ def _fingerprint(key: str, path: str):
 
 
 def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing: list[str]) -> tuple[str, str]:
-    keys = CHECK_INPUTS[check]
+    keys = checks()[check].inputs
     given = {s: [k for k in keys if getattr(cfg, s).inputs[k]] for s in ("gpu", "npu")}
     found = [f for f in report.findings if f.check == check]
     bad = [f for f in found if f.severity in ("error", "warning")]

@@ -5,15 +5,16 @@ packages, dataset files, tensors. One side's facts form a `FactTable`; the effec
 of a key is its highest-ranked fact (a training log over a launch script over a config over
 a default). A key on one side only is compared against the other framework's default where
 the vocabulary knows one. How a difference is classified (rule code, severity, message) is
-decided by the check's *classifier*, registered with `@classifier("check")`; the default
-classifier reads the vocabulary's categories in rules/vocabulary.yaml.
+decided by the check's *classifier*, named in the check registry (rules/kinds.yaml `checks`,
+scriptdiff/registry.py) and handed in by the engine; the default classifier reads the
+vocabulary's categories in rules/vocabulary.yaml.
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .model import ORIGIN_DEFAULT, RANK_DEFAULT, Fact, Finding, Masked
 from .rules import RuleSet, load
@@ -162,20 +163,24 @@ def default_fact(key: str, table: FactTable, rs: RuleSet | None = None) -> Fact 
 # A classifier turns a difference into a Finding, or into a Masked entry when the difference
 # is an expected substitution, or None when it is no difference at all.
 Classifier = Callable[[str, Fact | None, Fact | None, RuleSet], "Finding | Masked | None"]
-_CLASSIFIERS: dict[str, Classifier] = {}
 
 
 def classifier(check: str):
+    """Marks a function as the classifier of `check` (documentation only: which function
+    classifies which check is declared in the check registry, never decided by imports)."""
     def deco(fn: Classifier) -> Classifier:
-        _CLASSIFIERS[check] = fn
         return fn
 
     return deco
 
 
 def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None = None,
-                   rs: RuleSet | None = None) -> tuple[list[Finding], list[Masked]]:
+                   rs: RuleSet | None = None,
+                   classifiers: Mapping[str, Classifier] | None = None) -> tuple[list[Finding], list[Masked]]:
     """Every key of either side, compared; one finding per difference.
+
+    `classifiers` maps a check to its classifier (the engine passes the registry's); a check
+    without one is classified by the vocabulary's categories (`classify_hparam`).
 
     Equal values whose facts carry `meta["mask"] = CODE` (a renamed environment variable, a
     remapped flag) are listed as masked substitutions.
@@ -200,7 +205,7 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
             if code:
                 masked.append(Masked(rule=code, gpu=g.side(), npu=n.side()))
             continue
-        fn = _CLASSIFIERS.get(check, classify_hparam)
+        fn = (classifiers or {}).get(check, classify_hparam)
         f = fn(key, g, n, rs)
         if isinstance(f, Masked):
             masked.append(f)
@@ -209,7 +214,6 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
     return findings, masked
 
 
-@classifier("hyperparameters")
 def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet) -> Finding | None:
     entry = vocab(rs).get(key, {})
     cats = rs.section("categories", {})

@@ -1,138 +1,52 @@
 """The pipeline shared by every command: sources -> parse -> facts -> compare -> findings.
 
-Each input file is given a *kind* (python, shell, yaml, json, log, requirements, ...) by
-`detect_kind`. A language module turns one file into an `Extract` (facts plus the masks,
-errors and references it met); a module may also offer `diff_pair` for code that is compared
-structurally (Python) rather than as facts. The engine merges one side's facts into a
-FactTable, lets the checks derive values (data-parallel size, ...), compares the two tables
-and collects everything into one Report.
+Each input file has a *kind* (python, shell, yaml, json, log, requirements, ...), detected by
+the kind registry (scriptdiff/registry.py, declared in rules/kinds.yaml). The kind's reader
+turns one file into an `Extract` (facts plus the masks, errors and references it met); a
+structural kind also diffs two files statement by statement (`diff_pair`, Python). The engine
+merges one side's facts into a FactTable, lets every check derive values (data-parallel size,
+...), compares the two tables with each check's classifier and collects everything into one
+Report, then applies suppressions, the baseline and --select/--ignore. Every command, every
+check (datasets and checkpoints included) ends here.
 
-Language modules are registered by name in `LANGS` and imported only when a file of their
-kind is met, so `scriptdiff --help` imports none of them.
+Readers are imported by the registry when a file of their kind is met, so `scriptdiff --help`
+imports none of them.
 """
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
-from typing import Callable
 
+from . import cache
 from .compare import FactTable, compare_tables
 from .model import Extract, Finding, InputError, Options, PairResult, Report, SideContext
+from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind  # noqa: F401 (detect_kind: API)
+from .registry import kind as registry_kind
 from .sources import Source, SourceError, read_path
-
-
-# kind -> module (relative to scriptdiff). Each module provides `extract(src, side, ctx)`
-# and may provide `diff_pair(gpu_src, npu_src, ctx) -> PairResult`.
-LANGS: dict[str, str] = {
-    "python": "lang.python",
-    "shell": "lang.shell",
-    "yaml": "lang.config",
-    "json": "lang.config",
-    "log": "lang.megatron_log",
-    "requirements": "checks.libraries",
-    "pipjson": "checks.libraries",
-    "conda": "checks.libraries",
-    "snapshot": "checks.environment",
-    "manifest": "checks.dataset",
-    "weights": "checks.weights",
-    "text": "lang.text",
-}
-
-# modules whose import registers classifiers and derivations for compare_tables
-CHECK_MODULES = ("checks.hparams", "checks.envvars", "checks.environment", "checks.libraries", "checks.dataset", "checks.weights")
-
-
-def _module(name: str):
-    return importlib.import_module(f"scriptdiff.{name}")
-
-
-def check_modules():
-    """The check modules this build has (importing one registers its classifiers)."""
-    for name in CHECK_MODULES:
-        try:
-            yield _module(name)
-        except ModuleNotFoundError:
-            continue
-
-
-def detect_kind(src: Source) -> str:
-    """The kind of a file, from its name and, where the name is ambiguous, its content."""
-    name = src.basename.lower()
-    suffix = src.suffix
-    if suffix in (".py", ".pyi"):
-        return "python"
-    if suffix in (".sh", ".bash", ".zsh"):
-        return "shell"
-    if suffix in (".yaml", ".yml"):
-        head = src.text[:4000]
-        if "dependencies:" in head and ("channels:" in head or name in ("environment.yml", "environment.yaml")
-                                        or ("name:" in head and "pip" in head)):
-            return "conda"
-        return "yaml"
-    if suffix == ".json":
-        head = src.text[:2000].lstrip()
-        if '"scriptdiff_snapshot"' in head:
-            return "snapshot"
-        if '"scriptdiff_manifest"' in head:
-            return "manifest"
-        if '"scriptdiff_weights"' in head:
-            return "weights"
-        if head.startswith("[") and '"name"' in head and '"version"' in head:
-            return "pipjson"
-        return "json"
-    if suffix in (".log", ".out") or name.endswith(".log.txt"):
-        return "log"
-    if suffix == ".txt" and ("requirement" in name or "freeze" in name or "pip" in name):
-        return "requirements"
-    if suffix == ".txt":
-        from .checks.libraries import looks_like_requirements  # pip freeze saved under another name
-
-        if looks_like_requirements(src.text[:4000]):
-            return "requirements"
-    if suffix in (".toml", ".cfg", ".ini"):
-        return "text"
-    text = src.text[:4000]
-    if text.startswith("#!"):
-        first = text.splitlines()[0]
-        if "python" in first:
-            return "python"
-        if "sh" in first:
-            return "shell"
-    if "------------------------ arguments ------------------------" in text:
-        return "log"
-    return "text"
+from .suppress import apply as apply_suppressions
 
 
 def read_source(path: str, name: str | None = None) -> Source:
     return read_path(path, name)
 
 
-# Kinds whose per-file work is worth caching on disk and spreading over worker processes
-# (a libcst parse costs milliseconds per hundred lines; tree-sitter and YAML are cheap).
-CACHED_KINDS = {"python", "shell", "yaml", "json", "log"}
-# kinds compared structurally, which above --max-bytes are compared as text instead
-LIMITED_KINDS = {"python"}
+# Which kinds are worth caching on disk and spreading over worker processes (a libcst parse
+# costs milliseconds per hundred lines), and which are compared as text above --max-bytes,
+# is each kind's `cached` / `limited` in the registry.
 # results computed in this process or received from workers, by cache key
 _MEMO: dict[str, object] = {}
 
 
-def _extract_key(src: Source, ctx: SideContext, kind: str) -> str:
-    from . import cache
-
-    return cache.key("extract", kind, src.name, ctx.side, str(ctx.options.max_bytes), src.data)
+def _extract_key(src: Source, ctx: SideContext, kind: Kind) -> str:
+    return cache.key("extract", kind.name, src.name, ctx.side, str(ctx.options.max_bytes), src.data)
 
 
-def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: str) -> str:
-    from . import cache
-
-    return cache.key("pair", kind, gsrc.name, nsrc.name, str(opts.max_bytes), gsrc.data, b"\x01", nsrc.data)
+def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> str:
+    return cache.key("pair", kind.name, gsrc.name, nsrc.name, str(opts.max_bytes), gsrc.data, b"\x01", nsrc.data)
 
 
 def _cached(key: str, use_disk: bool, compute, dump, load):
     """compute() once per key: from this process's memo, the disk cache, or by computing."""
-    from . import cache
-
     if key in _MEMO:
         return load(_MEMO[key])
     if use_disk:
@@ -155,23 +69,21 @@ def _cached(key: str, use_disk: bool, compute, dump, load):
 
 def extract(src: Source, ctx: SideContext) -> Extract:
     """Facts from one file; never raises: a failure becomes an errors entry."""
-    kind = detect_kind(src)
     if src.is_binary():
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
-    if kind in CACHED_KINDS:
-        from . import cache
-
+    kind = detect(src)
+    if kind.cached:
         return _cached(_extract_key(src, ctx, kind), ctx.options.use_cache, lambda: _extract(src, ctx, kind),
                        cache.dump_extract, cache.load_extract)
     return _extract(src, ctx, kind)
 
 
-def _extract(src: Source, ctx: SideContext, kind: str) -> Extract:
+def _extract(src: Source, ctx: SideContext, kind: Kind) -> Extract:
     try:
-        mod = _module(LANGS[kind])
+        mod = kind.module()
     except ModuleNotFoundError as e:  # a language this build does not have
-        return Extract(errors=[InputError(src.name, f"cannot analyse {kind} files: {e}")])
-    if kind in LIMITED_KINDS and len(src.data) > ctx.options.max_bytes:
+        return Extract(errors=[InputError(src.name, f"cannot analyse {kind.name} files: {e}")])
+    if kind.limited and len(src.data) > ctx.options.max_bytes:
         ex = Extract(errors=[InputError(src.name, f"larger than the structural limit ({len(src.data):,} > "
                                                   f"{ctx.options.max_bytes:,} bytes, --max-bytes): settings not "
                                                   f"read, compared as text")])
@@ -190,26 +102,22 @@ def _extract(src: Source, ctx: SideContext, kind: str) -> Extract:
 
 
 def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
-    kind = detect_kind(gsrc)
-    if kind in CACHED_KINDS:
-        from . import cache
-
+    kind = detect(gsrc)
+    if not kind.structural:
+        return PairResult()
+    if kind.cached:
         return _cached(_pair_key(gsrc, nsrc, opts, kind), opts.use_cache, lambda: _diff_pair(gsrc, nsrc, opts, kind),
                        cache.dump_pair, cache.load_pair)
     return _diff_pair(gsrc, nsrc, opts, kind)
 
 
-def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: str) -> PairResult:
-    from .lang import text
-
+def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> PairResult:
     try:
-        mod = _module(LANGS.get(kind, "lang.text"))
-    except ModuleNotFoundError:  # a build without this language: its extract() already said so
+        fn = kind.module().diff_pair
+        text = registry_kind("text").module()
+    except (ModuleNotFoundError, AttributeError):  # a build without this language: its extract() said so
         return PairResult()
-    fn: Callable | None = getattr(mod, "diff_pair", None)
-    if fn is None:
-        return PairResult()
-    if kind in LIMITED_KINDS and max(len(gsrc.data), len(nsrc.data)) > opts.max_bytes:
+    if kind.limited and max(len(gsrc.data), len(nsrc.data)) > opts.max_bytes:
         return text.diff_pair(gsrc, nsrc, opts, reason=f"larger than {opts.max_bytes:,} bytes")
     try:
         return fn(gsrc, nsrc, opts)
@@ -232,8 +140,6 @@ def _unit(unit):
     """Run one unit of work (a pair's two extracts and its diff, or one lone extract) in
     this process or a worker; return [(key, dumped result)]. Doing a pair's three steps
     together lets the language module parse each file once."""
-    from . import cache
-
     out = []
     for what, key, args in unit:
         if what == "extract":
@@ -250,14 +156,14 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     """Compute the expensive per-file results ahead of the (ordered) pipeline, in worker
     processes when there are enough of them, and leave them in the memo, where the
     pipeline finds them. Output order never depends on workers."""
-    from . import cache
-
     def todo(key: str) -> bool:
         return key not in _MEMO and not (opts.use_cache and cache.get(key) is not None)
 
     def extract_step(src: Source, ctx: SideContext):
-        kind = detect_kind(src)
-        if kind in CACHED_KINDS and not src.is_binary():
+        if src.is_binary():
+            return None
+        kind = detect(src)
+        if kind.cached:
             k = _extract_key(src, ctx, kind)
             if todo(k):
                 return ("extract", k, (src, ctx, kind))
@@ -266,13 +172,15 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     units: list[list] = []
     paired: set[int] = set()
     for g, n in pairs:
-        kind = detect_kind(g)
-        if kind not in CACHED_KINDS or g.data == n.data or g.is_binary() or n.is_binary():
+        if g.data == n.data or g.is_binary() or n.is_binary():
+            continue
+        kind = detect(g)
+        if not kind.cached:
             continue
         paired.update((id(g), id(n)))
         steps = [extract_step(g, gctx), extract_step(n, nctx)]
         k = _pair_key(g, n, opts, kind)
-        if todo(k):
+        if kind.structural and todo(k):
             steps.append(("pair", k, (g, n, opts, kind)))
         steps = [st for st in steps if st]
         if steps:
@@ -370,10 +278,8 @@ def analyse_side(sources: list[Source], ctx: SideContext,
         for _rsrc, rex in follow_references(ex, src, ctx, seen):
             extracts.append(rex)
     table = build_table(extracts)
-    for mod in check_modules():
-        derive = getattr(mod, "derive", None)
-        if derive is not None:
-            derive(table)
+    for derive in derivations("derive"):
+        derive(table)
     return table, extracts
 
 
@@ -415,18 +321,15 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.findings.extend(res.findings)
         report.masked.extend(res.masked)
         report.errors.extend(res.errors)
-    for mod in check_modules():
-        derive_pair = getattr(mod, "derive_pair", None)  # a check that needs both sides in view
-        if derive_pair is not None:
-            derive_pair(gtable, ntable)
-    findings, masked = compare_tables(gtable, ntable)
+    for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
+        derive_pair(gtable, ntable)
+    findings, masked = compare_tables(gtable, ntable, classifiers=classifiers())
     report.findings.extend(findings)
     report.masked.extend(masked)
     report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
     report.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
-    from .suppress import apply as apply_suppressions  # inline comments + baseline, before --select
-
-    apply_suppressions(report, gpu_sources, npu_sources, opts)
+    report.check_order = check_names()
+    apply_suppressions(report, gpu_sources, npu_sources, opts)  # inline comments + baseline, before --select
     report.findings = filter_findings(report.findings, opts)
     # "compared" counts what both sides could contribute: a run where every file of a side
     # failed outright compared nothing (exit 2), whatever the other side held

@@ -15,7 +15,6 @@ from typing import Any
 
 SCHEMA = 1
 
-CHECKS = ("hyperparameters", "script", "environment", "libraries", "dataset", "weights")
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
@@ -90,11 +89,12 @@ class Finding:
     derived: bool = False
     extra: dict = field(default_factory=dict)  # writer hints (e.g. tensor statistics)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self, check_order: tuple[str, ...] = ()) -> tuple:
+        """Report order: by check (in the order given: the check registry's), path, line, key."""
         path = (self.gpu.path if self.gpu else None) or (self.npu.path if self.npu else None) or ""
         line = (self.gpu.line if self.gpu else None) or (self.npu.line if self.npu else None) or 0
-        return (CHECKS.index(self.check) if self.check in CHECKS else 99, path, line, self.key, self.rule,
-                self.message)
+        rank = check_order.index(self.check) if self.check in check_order else len(check_order)
+        return (rank, path, line, self.key, self.rule, self.message)
 
     def to_json(self) -> dict:
         d = {
@@ -158,9 +158,11 @@ class Report:
     compared: int = 0  # how many inputs (or input pairs) were actually compared
     # each side's FactTable (GPU, NPU), for views that need more than the findings (hparams)
     tables: tuple | None = None
+    # the checks in report order (the engine fills it from the check registry)
+    check_order: tuple[str, ...] = ()
 
     def sorted(self) -> "Report":
-        self.findings.sort(key=Finding.sort_key)
+        self.findings.sort(key=lambda f: f.sort_key(self.check_order))
         self.masked.sort(key=Masked.sort_key)
         self.errors.sort(key=lambda e: (e.path, e.message))
         return self

@@ -13,7 +13,8 @@ FRAMEWORK_FIELDS = {"megatron", "hf", "deepspeed", "python", "other"}
 
 
 def _where(rs: RuleSet, section: str) -> str:
-    return rs.section_origin.get(section, "rules/?")
+    """The pack that defines a section (or, for merged sections, `section.entry`)."""
+    return rs.section_origin.get(section) or rs.section_origin.get(section.split(".", 1)[0], "rules/?")
 
 
 @validator
@@ -115,7 +116,7 @@ def check_pairing(rs: RuleSet) -> None:
     where = _where(rs, "pairing")
     if not isinstance(pairing, dict):
         raise RuleError(f"{where}:1: pairing must be a mapping")
-    for lst in ("skip_dirs", "relevant_kinds"):
+    for lst in ("skip_dirs",):
         if not all(isinstance(x, str) for x in pairing.get(lst, []) or []):
             raise RuleError(f"{where}:1: pairing.{lst} must be a list of strings")
     for lst in ("dir_renames", "name_renames"):
@@ -193,3 +194,97 @@ def check_python(rs: RuleSet) -> None:
                 raise RuleError(f"{where}:1: python.classes.{part}: {sev!r} is not a severity")
     if classes.get("default", "warning") not in ("error", "warning", "info"):
         raise RuleError(f"{where}:1: python.classes.default must be a severity")
+
+
+KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "markers": list, "sniff": str,
+               "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
+               "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
+               "relevant": bool, "example": str}
+CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
+                "derive_pair": str, "measure": str}
+COMMENT_STYLES = ("python", "hash", "none")
+
+
+def _spec(value: str) -> bool:
+    """A "module:function" reference under scriptdiff/."""
+    mod, sep, fn = value.partition(":")
+    return bool(sep) and all(p.isidentifier() for p in mod.split(".")) and fn.isidentifier()
+
+
+def _fields(where: str, what: str, entry, spec: dict) -> None:
+    if not isinstance(entry, dict):
+        raise RuleError(f"{where}:1: {what} must be a mapping")
+    unknown = set(entry) - set(spec)
+    if unknown:
+        raise RuleError(f"{where}:1: {what}: unknown field(s) {', '.join(sorted(unknown))}")
+    for name, typ in spec.items():
+        if name in entry and not (isinstance(entry[name], typ) and not (typ is int and isinstance(entry[name], bool))):
+            raise RuleError(f"{where}:1: {what}.{name} must be a {typ.__name__}")
+        if typ is list and name in entry and not all(isinstance(x, str) for x in entry[name]):
+            raise RuleError(f"{where}:1: {what}.{name} must be a list of strings")
+
+
+@validator
+def check_registry(rs: RuleSet) -> None:
+    """`kinds` and `checks` (rules/kinds.yaml and any pack adding to them): the registries."""
+    kinds = rs.section("kinds")
+    checks = rs.section("checks")
+    if kinds is None and checks is None:
+        return
+    where = _where(rs, "kinds")
+    if not isinstance(kinds, dict) or not isinstance(checks, dict):
+        raise RuleError(f"{where}:1: 'kinds' and 'checks' must both be mappings")
+    if "text" not in kinds:
+        raise RuleError(f"{where}:1: kinds needs 'text', the kind of any file no other kind claims")
+    for name, c in checks.items():
+        cw = _where(rs, f"checks.{name}")
+        _fields(cw, f"checks.{name}", c, CHECK_FIELDS)
+        if not isinstance(c.get("order"), int) or not isinstance(c.get("title"), str):
+            raise RuleError(f"{cw}:1: checks.{name} needs an order and a title")
+        for hook in ("classify", "derive", "derive_pair", "measure"):
+            if hook in c and not _spec(c[hook]):
+                raise RuleError(f"{cw}:1: checks.{name}.{hook} must be \"module:function\"")
+    for name, k in kinds.items():
+        where = _where(rs, f"kinds.{name}")
+        _fields(where, f"kinds.{name}", k, KIND_FIELDS)
+        if not isinstance(k.get("reader"), str):
+            raise RuleError(f"{where}:1: kinds.{name} needs a reader module")
+        if not all(s.startswith(".") and s == s.lower() for s in k.get("suffixes", [])):
+            raise RuleError(f"{where}:1: kinds.{name}.suffixes must be lower-case endings with their dot")
+        if "sniff" in k and not _spec(k["sniff"]):
+            raise RuleError(f"{where}:1: kinds.{name}.sniff must be \"module:function\"")
+        if k.get("comments", "hash") not in COMMENT_STYLES:
+            raise RuleError(f"{where}:1: kinds.{name}.comments must be one of {', '.join(COMMENT_STYLES)}")
+        unknown = set(k.get("checks", [])) - set(checks)
+        if unknown:
+            raise RuleError(f"{where}:1: kinds.{name}.checks: unknown check(s) {', '.join(sorted(unknown))}")
+        if k.get("anywhere") and not k.get("markers"):
+            raise RuleError(f"{where}:1: kinds.{name}: 'anywhere' needs markers")
+
+
+@validator
+def check_dialects(rs: RuleSet) -> None:
+    """`dialects`: a framework's spellings for the kinds of file it writes (rules/<framework>.yaml).
+
+    dialects.<name>: kinds (the file kinds it applies to), paths (a dotted config path -> the
+    canonical vocabulary key), optional strip_prefix (a path prefix pattern such as `tool.*.`
+    removed before lookup), skip (path prefixes that are not settings), cosmetic (path
+    prefixes whose differences are info), doc."""
+    dialects = rs.section("dialects")
+    if dialects is None:
+        return
+    where = _where(rs, "dialects")
+    kinds = rs.section("kinds") or {}
+    voc = rs.section("vocabulary") or {}
+    if not isinstance(dialects, dict):
+        raise RuleError(f"{where}:1: 'dialects' must be a mapping")
+    for name, d in dialects.items():
+        where = _where(rs, f"dialects.{name}")
+        _fields(where, f"dialects.{name}", d, {"kinds": list, "paths": dict, "strip_prefix": str, "skip": list,
+                                               "cosmetic": list, "doc": str})
+        unknown = set(d.get("kinds", [])) - set(kinds)
+        if not d.get("kinds") or unknown:
+            raise RuleError(f"{where}:1: dialects.{name}.kinds must name known kinds (unknown: {sorted(unknown)})")
+        for path, key in (d.get("paths") or {}).items():
+            if not isinstance(path, str) or key not in voc:
+                raise RuleError(f"{where}:1: dialects.{name}.paths: {path!r} -> {key!r} is not a vocabulary key")

@@ -15,12 +15,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .model import CHECKS, SEVERITIES
+from .model import SEVERITIES
 from .yamlload import YAMLError, load
 
 CODE_RE = re.compile(r"^SD\d{3}$")
-EXAMPLE_LANGS = ("python", "shell", "yaml", "json", "log", "requirements", "snapshot", "pipjson",
-                 "conda", "manifest", "weights", "text")
+# sections that several packs may each contribute to (entries merge by name; a name
+# given twice is an error): a new file kind, check or dialect lives in its own pack
+MERGED_SECTIONS = ("kinds", "checks", "dialects")
 KINDS = ("finding", "mask")
 
 
@@ -92,7 +93,43 @@ def _str(entry: dict, key: str, pack: str, line: int | None, required: bool = Tr
     return v
 
 
-def parse_pack(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
+def parse_pack(text: str, pack: str, checks=None, kinds=None) -> tuple[list[Rule], dict[str, Any]]:
+    """One pack's rules and data sections. Each rule's check and each example's kind must be
+    declared (`checks`, `kinds`: the names; by default those of the packs shipped here)."""
+    rules, sections = _parse(text, pack)
+    if checks is None or kinds is None:
+        shipped = shipped_names()
+        checks = shipped["checks"] if checks is None else checks
+        kinds = shipped["kinds"] if kinds is None else kinds
+    _check_names(rules, set(checks) | set((sections.get("checks") or {})),
+                 set(kinds) | set((sections.get("kinds") or {})))
+    return rules, sections
+
+
+def _check_names(rules: list[Rule], checks: set, kinds: set) -> None:
+    for r in rules:
+        if r.check not in checks:
+            _fail(r.pack, r.line, f"{r.code}: check {r.check!r} is not one of {', '.join(sorted(checks))}")
+        for ex in r.examples:
+            if ex.lang not in kinds:
+                _fail(r.pack, ex.line, f"{r.code}: example lang must be one of {', '.join(sorted(kinds))}")
+
+
+def shipped_names() -> dict[str, set]:
+    """The check and kind names the packs shipped with this build declare."""
+    out: dict[str, set] = {"checks": set(), "kinds": set()}
+    for path in sorted(rules_dir().glob("*.yaml")):
+        try:
+            data, _ = load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, YAMLError):
+            continue
+        for name in out:
+            if isinstance(data, dict) and isinstance(data.get(name), dict):
+                out[name] |= set(data[name])
+    return out
+
+
+def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
     try:
         data, lines = load(text)
     except YAMLError as e:
@@ -119,8 +156,6 @@ def parse_pack(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
         if kind not in KINDS:
             _fail(pack, line, f"{code}: kind must be one of {', '.join(KINDS)}")
         check = _str(entry, "check", pack, line)
-        if check not in CHECKS:
-            _fail(pack, line, f"{code}: check {check!r} is not one of {', '.join(CHECKS)}")
         severity = entry.get("severity", "masked" if kind == "mask" else None)
         if kind == "finding" and severity not in SEVERITIES:
             _fail(pack, line, f"{code}: severity must be one of {', '.join(SEVERITIES)}")
@@ -138,8 +173,8 @@ def parse_pack(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
             if unknown:
                 _fail(pack, eline, f"{code}: unknown example field(s): {', '.join(sorted(unknown))}")
             lang = ex.get("lang")
-            if lang not in EXAMPLE_LANGS:
-                _fail(pack, eline, f"{code}: example lang must be one of {', '.join(EXAMPLE_LANGS)}")
+            if not isinstance(lang, str):
+                _fail(pack, eline, f"{code}: example needs a 'lang' (a file kind)")
             if not isinstance(ex.get("fires"), bool):
                 _fail(pack, eline, f"{code}: example needs 'fires: true' or 'fires: false'")
             for side in ("gpu", "npu"):
@@ -167,16 +202,25 @@ def load_packs(paths: list[Path]) -> RuleSet:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise RuleError(f"{pack}:1: cannot read rule pack: {e}") from None
-        pack_rules, pack_sections = parse_pack(text, pack)
+        pack_rules, pack_sections = _parse(text, pack)
         for r in pack_rules:
             if r.code in rules:
                 _fail(pack, r.line, f"duplicate rule code {r.code} (also in {rules[r.code].pack})")
             rules[r.code] = r
         for name, value in pack_sections.items():
+            if name in MERGED_SECTIONS and isinstance(value, dict) and isinstance(sections.get(name, {}), dict):
+                twice = set(value) & set(sections.get(name, {}))
+                if twice:
+                    _fail(pack, 1, f"{name} {', '.join(sorted(twice))} defined twice (also in {origin[name]})")
+                sections.setdefault(name, {}).update(value)
+                origin.setdefault(name, pack)
+                origin.update({f"{name}.{entry}": pack for entry in value})  # validators name the right pack
+                continue
             if name in sections:
                 _fail(pack, 1, f"section '{name}' is defined twice (also in {origin[name]})")
             sections[name] = value
             origin[name] = pack
+    _check_names(list(rules.values()), set(sections.get("checks") or {}), set(sections.get("kinds") or {}))
     rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin)
     for check in VALIDATORS:
         check(rs)

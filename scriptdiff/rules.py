@@ -12,7 +12,7 @@ from dataclasses import asdict
 from functools import lru_cache
 
 from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
-from .rulepack import (CODE_RE, EXAMPLE_LANGS, KINDS, Example, Rule, RuleError, RuleSet, load_packs,  # noqa: F401
+from .rulepack import (CODE_RE, KINDS, Example, Rule, RuleError, RuleSet, load_packs,  # noqa: F401
                        parse_pack, require_rule, rules_dir, validator)
 
 

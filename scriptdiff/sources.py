@@ -26,6 +26,7 @@ class Source:
     origin: str | None = None  # the real file path on disk, when there is one
     _text: str | None = field(default=None, repr=False)
     encoding: str | None = None
+    kind: str | None = None  # the registry's file kind, once detected (registry.detect)
 
     @property
     def suffix(self) -> str:

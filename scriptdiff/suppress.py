@@ -24,15 +24,17 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 
 from .model import Finding, Side, jsonable
+from .registry import detect
+from .rules import code, load
+from .sources import SourceError, read_path
 
-RULE_UNUSED = "SD152"
 MARKER = "scriptdiff:"
 _MARKER_RE = re.compile(r"scriptdiff:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
-NO_COMMENTS = (".json", ".ipynb")
 BASELINE_KEY = "scriptdiff_baseline"
 
 
@@ -99,11 +101,15 @@ def comment_of(line: str) -> str | None:
 
 
 def comments(src) -> list[tuple[int, str]]:
-    """(line, comment text) of every comment of a source that mentions the marker."""
-    if MARKER.encode() not in src.data.lower() or src.suffix in NO_COMMENTS:
+    """(line, comment text) of every comment of a source that mentions the marker; how a
+    kind of file writes comments is its `comments` in the kind registry."""
+    if MARKER.encode() not in src.data.lower():
+        return []
+    style = detect(src).comments
+    if style == "none":
         return []
     text = src.text
-    found = _python_comments(text) if src.suffix in (".py", ".pyi") else None
+    found = _python_comments(text) if style == "python" else None
     if found is None:
         found = []
         for i, line in enumerate(text.splitlines(), 1):
@@ -140,7 +146,7 @@ def fingerprint(f: Finding) -> str:
 def baseline_document(findings: list[Finding]) -> dict:
     entries = {}
     for f in findings:
-        if f.rule == RULE_UNUSED:
+        if f.rule == code("unused-suppression"):
             continue
         entries[fingerprint(f)] = {"fingerprint": fingerprint(f), "rule": f.rule, "key": f.key,
                                    "gpu": jsonable(f.gpu.value) if f.gpu else None,
@@ -185,8 +191,6 @@ def _passes(rule: str, opts) -> bool:
 
 def apply(report, gpu_sources, npu_sources, opts=None) -> None:
     """Drop suppressed findings from `report`; add SD152 for suppressions left unused."""
-    from .rules import load
-
     marks: dict[tuple[str, int], list[Marker]] = {}
     all_marks: list[Marker] = []
     seen: set[tuple[str, str]] = set()
@@ -219,15 +223,15 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
             continue
         kept.append(f)
     report.findings = kept
-    rs = load()
-    severity = rs.severity(RULE_UNUSED)
+    unused = code("unused-suppression")
+    severity = load().severity(unused)
     for m in all_marks:
         if m.used or (m.codes is not None and not any(_passes(c, opts) for c in m.codes)):
             continue
         what = f"[{', '.join(m.codes)}]" if m.codes else "(all codes)"
         side = Side(value=m.text, path=m.path, line=m.line, source=m.text)
         report.findings.append(Finding(
-            rule=RULE_UNUSED, check="script", severity=severity, key=f"suppress:{m.path}:{m.line}",
+            rule=unused, check="script", severity=severity, key=f"suppress:{m.path}:{m.line}",
             gpu=side if m.side == "gpu" else None, npu=side if m.side == "npu" else None,
             message=f"suppression {what} matches no finding on this line or the next; remove it"))
     if baseline is not None:
@@ -236,16 +240,12 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
                 continue
             side = Side(value=fp, path=baseline.path, line=None, source="baseline")
             report.findings.append(Finding(
-                rule=RULE_UNUSED, check="script", severity=severity, key=f"baseline:{fp}", gpu=None, npu=side,
+                rule=unused, check="script", severity=severity, key=f"baseline:{fp}", gpu=None, npu=side,
                 message=f"baseline entry {entry.get('rule', '?')} {entry.get('key', '')} matches no finding "
                         "any more; rewrite the baseline"))
 
 
 def _markers_on_disk(path: str, side: str) -> list[Marker]:
-    import os
-
-    from .sources import SourceError, read_path
-
     if not os.path.isfile(path):
         return []
     try:

@@ -22,12 +22,12 @@ import hashlib
 import os
 from pathlib import Path
 
-from .model import Finding, InputError, Report, Side
+from .engine import compare_sides
+from .model import Finding, InputError, Options, Report, Side
+from .registry import detect, kind_by_name
+from .rules import code, load
 from .sources import MAX_BINARY_SNIFF, Source, SourceError, read_path
 
-CODE_SUFFIXES = (".py", ".pyi")
-RULE_RELEVANT = "SD150"
-RULE_OTHER = "SD151"
 CHUNK = 1 << 20
 
 
@@ -58,8 +58,6 @@ class Entry:
 
 def pairing_rules() -> dict:
     """The `pairing` section of rules/pairing.yaml."""
-    from .rules import load
-
     return load().section("pairing", {}) or {}
 
 
@@ -228,9 +226,6 @@ def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
 
 def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None) -> Report:
     """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest."""
-    from .model import Options
-    from .engine import compare_sides
-
     opts = opts or Options()
     gsrcs, nsrcs, src_pairs, npairs = collect(gfiles, nfiles, report, opts)
     compare_sides(gsrcs, nsrcs, src_pairs, report, opts)
@@ -243,11 +238,10 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     """The sources of two listings for the engine: (GPU, NPU, pairs to diff, number of pairs).
 
     Identical pairs are not diffed; unpaired files become SD150/SD151 findings when
-    `unpaired` (a folder scan), and count for their side either way."""
-    from .engine import detect_kind
-
+    `unpaired` (a folder scan), and count for their side either way. Which kinds of file
+    matter when unpaired, and which identical pairs are not read at all, the kind registry
+    says (`relevant`, `skip_identical`)."""
     rules = pairing_rules()
-    relevant = set(rules.get("relevant_kinds", []) or [])
     pairs, gonly, nonly = pair_paths(sorted(gfiles), sorted(nfiles), rules)
 
     def read(e: Entry) -> Source | None:
@@ -267,11 +261,13 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
         if _same_content(ge, ne):
             # identical settings files still count as each side's settings; identical code is
             # skipped (by name first: a .py file is code whatever it holds, no need to read it)
-            if ge.rel.endswith(CODE_SUFFIXES):
+            named = kind_by_name(ge.rel.rsplit("/", 1)[-1])
+            if named is not None and named.skip_identical:
                 continue
             if ge.size <= opts.max_bytes and not _is_binary(ge):
                 gs = read(ge)
-                if gs is not None and detect_kind(gs) in relevant - {"python"}:
+                k = detect(gs) if gs is not None else None
+                if k is not None and k.relevant and not k.skip_identical:
                     gsrcs.append(gs)
                     nsrcs.append(Source(name=ne.display, data=gs.data, origin=str(ne.path) if ne.path else None))
             continue
@@ -289,18 +285,17 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
         for rel in rels:
             e = files[rel]
             src = read(e)
-            kind = detect_kind(src) if src is not None else "binary"
-            if src is not None and kind in relevant:
+            k = detect(src) if src is not None else None
+            if k is not None and k.relevant:
                 (gsrcs if side == "gpu" else nsrcs).append(src)
             if unpaired:
-                report.findings.append(unpaired_finding(e.display, rel, side, kind in relevant, kind))
+                report.findings.append(unpaired_finding(e.display, rel, side, k is not None and k.relevant,
+                                                        k.name if k is not None else "binary"))
     return gsrcs, nsrcs, src_pairs, len(pairs)
 
 
 def unpaired_finding(path: str, rel: str, side: str, relevant: bool, kind: str) -> Finding:
-    from .rules import load
-
-    rule = RULE_RELEVANT if relevant else RULE_OTHER
+    rule = code("script-on-one-side-only") if relevant else code("other-file-on-one-side-only")
     here = Side(value=rel, path=path, line=None, source=kind)
     other = "NPU" if side == "gpu" else "GPU"
     what = f"{kind} file" if relevant else "file"

@@ -8,7 +8,9 @@ import pytest
 
 from scriptdiff.checkrun import counterparts, load_config, run_checks
 from scriptdiff.engine import Options
-from scriptdiff.model import CHECKS
+from scriptdiff.registry import check_names
+
+CHECKS = check_names()
 
 ROOT = Path(__file__).resolve().parent.parent
 

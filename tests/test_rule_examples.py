@@ -11,14 +11,11 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.engine import Options, diff_files
+from scriptdiff.registry import kinds
 from scriptdiff.rules import load
 
-DEFAULT_NAMES = {
-    "python": "train.py", "shell": "pretrain.sh", "yaml": "config.yaml", "json": "config.json",
-    "log": "train.log", "requirements": "requirements.txt", "snapshot": "snapshot.json",
-    "pipjson": "pip-list.json", "conda": "environment.yml", "manifest": "manifest.json",
-    "weights": "weights.json", "text": "notes.txt",
-}
+# each kind's example file name (rules/kinds.yaml `example`)
+DEFAULT_NAMES = {name: k.example for name, k in kinds().items()}
 
 CASES = [(r.code, i, ex) for r in load().rules.values() for i, ex in enumerate(r.examples)]
 

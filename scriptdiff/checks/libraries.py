@@ -377,9 +377,9 @@ def package_facts(entries: list[Entry], path: str, side: str, rank: int, strict:
 
 def extract(src, ctx):
     from ..model import Extract
-    from ..engine import detect_kind
 
-    kind = detect_kind(src)
+    # the engine detected the kind (registry.detect); a direct call falls back to the suffix
+    kind = src.kind or {".json": "pipjson", ".yaml": "conda", ".yml": "conda"}.get(src.suffix, "requirements")
     strict = bool(getattr(getattr(ctx, "options", None), "strict_local", False))
     side = getattr(ctx, "side", "gpu")
     ex = Extract()
@@ -588,3 +588,22 @@ def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
     if level in ("major", "minor"):
         return finding("SD401", f"key package {label} is {gv} on GPU and {nv} on NPU ({level} version differs)")
     return finding("SD402", f"key package {label} is {gv} on GPU and {nv} on NPU (patch level differs)")
+
+
+# --- content sniffing for the kind registry (rules/kinds.yaml `sniff`) ------------------------
+
+def looks_like_conda(head: str, basename: str) -> bool:
+    """A conda environment file: dependencies plus channels, its usual name, or a pip section."""
+    return "dependencies:" in head and ("channels:" in head or basename in ("environment.yml", "environment.yaml")
+                                        or ("name:" in head and "pip" in head))
+
+
+def looks_like_pip_json(head: str, basename: str) -> bool:
+    """`pip list --format json`: a list of {name, version} objects."""
+    head = head.lstrip()
+    return head.startswith("[") and '"name"' in head and '"version"' in head
+
+
+def looks_like_package_list(head: str, basename: str) -> bool:
+    """A .txt package list: named like one (requirements, freeze, pip) or pinned lines only."""
+    return any(w in basename for w in ("requirement", "freeze", "pip")) or looks_like_requirements(head)

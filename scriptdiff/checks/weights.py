@@ -468,7 +468,7 @@ def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None
     gt, nt = FactTable(), FactTable()
     gt.extend(gfacts)
     nt.extend(nfacts)
-    findings, _ = compare_tables(gt, nt, checks=["weights"])
+    findings, _ = compare_tables(gt, nt, checks=["weights"], classifiers={"weights": classify_weights})
     summary.gpu_tensors, summary.npu_tensors = len(gck.entries), len(nck.entries)
     summary.identical = len(gt.keys() & nt.keys()) - sum(1 for f in findings if f.rule in ("SD603", "SD604", "SD605"))
     if gck.has_data and nck.has_data:

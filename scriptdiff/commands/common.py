@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-FORMATS = ("text", "json", "sarif", "markdown", "github")
+from ..report import FORMATS
 
 
 def add_output_arguments(p) -> None:

@@ -139,7 +139,9 @@ def _compare(args, gpu: str, npu: str, sample) -> int:
     if any(m is None for m, _ in tables):
         return emit(report.sorted(), args)
     _pair_single_files(gpu, npu, tables)
-    findings, masked = compare_tables(tables[0][1], tables[1][1], checks=["dataset"])
+    from ..registry import classifiers
+
+    findings, masked = compare_tables(tables[0][1], tables[1][1], checks=["dataset"], classifiers=classifiers())
     report.findings = filter_findings(findings, options_from(args))
     report.masked = masked
     report.compared = 1

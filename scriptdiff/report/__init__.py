@@ -1,24 +1,23 @@
-"""Report writers: one per output format, all reading the same Report.
+"""Report writers: one module per output format, all reading the same Report.
 
-`render(report, fmt, **options) -> str`. Writers are imported when used, so `--help`
-stays fast.
+`render(report, fmt, **options) -> str`. WRITERS is the one list of formats (the CLI's
+--format choices come from it). A writer module is imported when its format is used
+(importlib, by the name below), so `scriptdiff --help` loads neither rich nor the writers.
 """
 from __future__ import annotations
 
-FORMATS = ("text", "json", "sarif", "markdown", "github")
+import importlib
+
+# format -> writer module under scriptdiff/report/, in the order --help lists them
+WRITERS = {"text": "text", "json": "json_writer", "sarif": "sarif", "markdown": "markdown", "github": "github"}
+FORMATS = tuple(WRITERS)
 
 
 def render(report, fmt: str, **options) -> str:
-    if fmt == "json":
-        from .json_writer import render as r
-    elif fmt == "text":
-        from .text import render as r
-    elif fmt == "sarif":
-        from .sarif import render as r
-    elif fmt == "markdown":
-        from .markdown import render as r
-    elif fmt == "github":
-        from .github import render as r
-    else:
+    if fmt not in WRITERS:
         raise ValueError(f"unknown format {fmt!r}")
-    return r(report, **options)
+    if not report.check_order:  # a Report built by hand: the registry's order
+        from ..registry import check_names  # lazy: keeps --help fast (loads the rule packs)
+
+        report.check_order = check_names()
+    return importlib.import_module(f"{__name__}.{WRITERS[fmt]}").render(report, **options)

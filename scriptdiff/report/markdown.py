@@ -1,7 +1,7 @@
 """Markdown for a pull-request comment: verdicts, then one table per check."""
 from __future__ import annotations
 
-from ..model import CHECKS
+from ..registry import check_order
 
 ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
@@ -42,14 +42,14 @@ def render(report, show_masked: bool = False, **_options) -> str:
                f"{len(report.masked)} expected substitution(s) masked.", ""]
     if report.verdicts:
         out += ["| Check | Verdict | Why |", "|---|---|---|"]
-        for check in sorted(report.verdicts, key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
+        for check in sorted(report.verdicts, key=check_order):
             verdict, reason = report.verdicts[check]
             out.append(f"| {check} | {VERDICT_ICON.get(verdict, '')} {verdict} | {_cell(reason)} |")
         out.append("")
     by_check: dict[str, list] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
-    for check in sorted(by_check, key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
+    for check in sorted(by_check, key=check_order):
         out += [f"#### {check}", "", "| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
         for f in by_check[check]:
             g = "(absent)" if f.gpu is None else f"{_code(show(f.gpu.value))} at {_where(f.gpu)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 
 from ..compare import show
-from ..model import CHECKS
+from ..registry import check_order
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -42,7 +42,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     by_check: dict[str, list] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
-    for check in sorted(set(by_check) | set(report.verdicts), key=lambda c: CHECKS.index(c) if c in CHECKS else 99):
+    for check in sorted(set(by_check) | set(report.verdicts), key=check_order):
         items = by_check.get(check, [])
         head = f"\n== {check} "
         reason = None

@@ -1,0 +1,223 @@
+"""What this build can read and check: the registry of file kinds and the registry of checks.
+
+Both are data, declared in the `kinds` and `checks` sections of rules/*.yaml (rules/kinds.yaml
+documents every field) and validated when the packs load. This module turns each entry into
+one object the engine works from:
+
+- a `Kind` says how a file of that kind is detected (suffixes, names, shebang, content
+  markers, a sniff function), which reader module turns it into facts (`extract`) and, for
+  kinds compared statement by statement, diffs two files (`diff_pair`), whether its results
+  are cached and spread over workers, whether --max-bytes bounds it, which checks it feeds,
+  how its comments are written (inline suppressions) and whether it matters when unpaired;
+- a `Check` says where a check stands in reports, its title, the functions that classify
+  its differences and derive values, and which `scriptdiff check` inputs feed it.
+
+Reader and hook modules are named as data and imported by name when first needed
+(importlib): that keeps `scriptdiff --help` from loading libcst, tree-sitter or numpy, lets a
+build without a module report "cannot analyse" instead of failing, and is the one place where
+the package imports its own modules indirectly. Framework dialects (`dialects` section) plug
+in here too: a reader asks `dialects_for(kind)` for the path maps that apply to its files.
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable
+
+from .rules import load
+from .sources import Source
+
+SNIFF_BYTES = 4000
+
+
+def _function(spec: str | None) -> Callable | None:
+    """"module:function" under scriptdiff/ -> the function (imported on first use)."""
+    if not spec:
+        return None
+    mod, _, name = spec.partition(":")
+    return getattr(importlib.import_module(f"scriptdiff.{mod}"), name)
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    reader: str
+    suffixes: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    shebang: str | None = None
+    markers: tuple[str, ...] = ()
+    sniff: str | None = None
+    sniff_bytes: int = SNIFF_BYTES
+    priority: int = 0
+    anywhere: bool = False
+    confirm: bool = True
+    cached: bool = False
+    structural: bool = False
+    limited: bool = False
+    skip_identical: bool = False
+    checks: tuple[str, ...] = ()
+    comments: str = "hash"
+    relevant: bool = True
+    example: str = ""
+
+    def module(self):
+        """The reader module (ModuleNotFoundError when this build lacks it)."""
+        return importlib.import_module(f"scriptdiff.{self.reader}")
+
+    def claims_name(self, basename: str, suffix: str) -> bool:
+        return suffix in self.suffixes or any(fnmatch.fnmatch(basename, p) for p in self.names)
+
+    def confirms(self, head: str, basename: str) -> bool:
+        """Whether the content says this is the kind (True when the kind needs no evidence)."""
+        if not self.markers and not self.sniff:
+            return True
+        part = head[:self.sniff_bytes]
+        if self.markers and any(m in part for m in self.markers):
+            return True
+        if self.sniff:
+            return bool(_function(self.sniff)(part, basename))
+        return False
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    order: int
+    title: str
+    inputs: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    classify: str | None = None
+    derive: str | None = None
+    derive_pair: str | None = None
+    measure: str | None = None
+
+    def hook(self, which: str) -> Callable | None:
+        return _function(getattr(self, which))
+
+
+@dataclass
+class Registry:
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    checks: dict[str, Check] = field(default_factory=dict)
+    dialects: dict[str, dict] = field(default_factory=dict)
+
+
+def _build(entry: dict, cls, name: str):
+    fields = {k: (tuple(v) if isinstance(v, list) else v) for k, v in entry.items() if k in cls.__dataclass_fields__}
+    return cls(name=name, **fields)
+
+
+@lru_cache(maxsize=1)
+def registry() -> Registry:
+    rs = load()
+    kinds = {n: _build(e, Kind, n) for n, e in (rs.section("kinds") or {}).items()}
+    checks = {n: _build(e, Check, n) for n, e in (rs.section("checks") or {}).items()}
+    checks = dict(sorted(checks.items(), key=lambda kv: (kv[1].order, kv[0])))
+    return Registry(kinds=kinds, checks=checks, dialects=dict(rs.section("dialects") or {}))
+
+
+def kind(name: str) -> Kind:
+    return registry().kinds[name]
+
+
+def kinds() -> dict[str, Kind]:
+    return registry().kinds
+
+
+def checks() -> dict[str, Check]:
+    """Every check, in report order."""
+    return registry().checks
+
+
+def check_names() -> tuple[str, ...]:
+    return tuple(registry().checks)
+
+
+def check_order(name: str) -> int:
+    names = check_names()
+    return names.index(name) if name in names else len(names)
+
+
+def detect(src: Source) -> Kind:
+    """The kind of a file, from its name and, where the name is ambiguous, its content.
+
+    Kinds that claim the file's suffix or name are tried by priority (a kind with markers or a
+    sniff function only when its content confirms it); then the `#!` line; then kinds whose
+    markers identify them anywhere; else text."""
+    if src.kind is not None:
+        return kind(src.kind)
+    found = _detect(src)
+    src.kind = found.name
+    return found
+
+
+def _detect(src: Source) -> Kind:
+    reg = registry()
+    base = src.basename.lower()
+    suffix = src.suffix
+    head: str | None = None
+
+    def text_head() -> str:
+        nonlocal head
+        if head is None:
+            head = src.text[:SNIFF_BYTES]
+        return head
+
+    order = sorted(reg.kinds.values(), key=lambda k: (-k.priority, k.name))
+    for k in order:
+        if k.claims_name(base, suffix) and (not k.confirm or k.confirms(text_head(), base)):
+            return k
+    first = text_head().splitlines()[0] if text_head().startswith("#!") else ""
+    if first:
+        for k in sorted(order, key=lambda k: -len(k.shebang or "")):  # "python" before "sh"
+            if k.shebang and k.shebang in first:
+                return k
+    for k in order:
+        if k.anywhere and k.markers and any(m in text_head()[:k.sniff_bytes] for m in k.markers):
+            return k
+    return reg.kinds["text"]
+
+
+def kind_by_name(basename: str) -> Kind | None:
+    """The kind a file name alone decides (one kind claims it and needs no content), else None."""
+    base = basename.lower()
+    suffix = ("." + base.rsplit(".", 1)[-1]) if "." in base else ""
+    claim = [k for k in registry().kinds.values() if k.claims_name(base, suffix)]
+    if len(claim) == 1 and (not claim[0].confirm or not (claim[0].markers or claim[0].sniff)):
+        return claim[0]
+    return None
+
+
+def detect_kind(src: Source) -> str:
+    """The kind's name (the engine's and the tests' long-standing spelling)."""
+    return detect(src).name
+
+
+def classifiers() -> dict[str, Callable]:
+    """check name -> its classifier, for compare.compare_tables."""
+    out = {}
+    for c in checks().values():
+        fn = _safe(c, "classify")
+        if fn is not None:
+            out[c.name] = fn
+    return out
+
+
+def derivations(which: str) -> list[Callable]:
+    """The `derive` (one side) or `derive_pair` (both sides) hooks of every check, in order."""
+    return [fn for c in checks().values() if (fn := _safe(c, which)) is not None]
+
+
+def _safe(c: Check, which: str) -> Callable | None:
+    try:
+        return c.hook(which)
+    except ModuleNotFoundError:  # a build without this check's module: its inputs say so
+        return None
+
+
+def dialects_for(kind_name: str) -> dict[str, dict]:
+    """The framework dialects that apply to files of a kind (name -> dialect entry)."""
+    return {n: d for n, d in registry().dialects.items() if kind_name in (d.get("kinds") or [])}
+

@@ -1,0 +1,92 @@
+"""The registries of file kinds and checks (rules/kinds.yaml, scriptdiff/registry.py)."""
+from __future__ import annotations
+
+import importlib
+import shutil
+
+import pytest
+
+from scriptdiff import registry
+from scriptdiff.rulepack import RuleError, load_packs, rules_dir
+from scriptdiff.sources import Source
+
+
+@pytest.mark.parametrize("name,text,kind", [
+    ("train.py", "x = 1\n", "python"),
+    ("run", "#!/usr/bin/env python3\nx = 1\n", "python"),
+    ("run", "#!/bin/bash\nexport A=1\n", "shell"),
+    ("pretrain.sh", "torchrun x.py\n", "shell"),
+    ("environment.yml", "name: x\ndependencies:\n  - pip\n", "conda"),
+    ("config.yaml", "lr: 1\n", "yaml"),
+    ("snap.json", '{"scriptdiff_snapshot": 1}', "snapshot"),
+    ("pip.json", '[{"name": "torch", "version": "2.1.0"}]', "pipjson"),
+    ("ds.json", '{"train_batch_size": 8}', "json"),
+    ("train.log", "iteration 1\n", "log"),
+    ("stdout", "------------------------ arguments ------------------------\n", "log"),
+    ("packages.txt", "torch==2.1.0\nnumpy==1.26.0\n", "requirements"),
+    ("notes.txt", "hello\n", "text"),
+    ("nb.ipynb", "{}", "notebook"),
+])
+def test_detect(name, text, kind):
+    assert registry.detect_kind(Source(name=name, data=text.encode())) == kind
+
+
+def test_every_kind_has_its_reader_and_every_check_its_hooks():
+    for k in registry.kinds().values():
+        mod = k.module()
+        assert callable(mod.extract), k.name
+        assert callable(getattr(mod, "diff_pair", None)) == k.structural or not k.structural, k.name
+        if k.sniff:
+            assert callable(registry._function(k.sniff)), k.name
+    for c in registry.checks().values():
+        for hook in ("classify", "derive", "derive_pair"):
+            if getattr(c, hook):
+                assert callable(c.hook(hook)), (c.name, hook)
+        for m in c.needs:
+            importlib.import_module(f"scriptdiff.{m}")
+    assert registry.check_names()[:6] == ("hyperparameters", "script", "environment", "libraries", "dataset",
+                                          "weights")
+
+
+def test_kind_by_name_only_when_the_name_decides():
+    assert registry.kind_by_name("train.py").name == "python"
+    assert registry.kind_by_name("config.json") is None  # json, snapshot, manifest... need the content
+    assert registry.kind_by_name("README") is None
+
+
+def _packs(tmp_path, extra: dict[str, str]):
+    d = tmp_path / "rules"
+    shutil.copytree(rules_dir(), d)
+    for name, text in extra.items():
+        (d / name).write_text(text, encoding="utf-8")
+    return load_packs(sorted(d.glob("*.yaml")))
+
+
+def test_a_new_kind_lives_in_its_own_pack(tmp_path):
+    rs = _packs(tmp_path, {"ini.yaml": "kinds:\n  ini:\n    reader: lang.text\n    suffixes: [.ini]\n"
+                                       "    priority: 5\n    structural: true\n"})
+    assert rs.section("kinds")["ini"]["reader"] == "lang.text"
+    assert rs.section_origin["kinds.ini"] == "rules/ini.yaml"
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("kinds:\n  python:\n    reader: lang.python\n", "kinds python defined twice"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    checks: [vibes]\n", "kinds.ini.checks: unknown check(s) vibes"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    sniff: not a function\n", "kinds.ini.sniff"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    suffixes: [INI]\n", "kinds.ini.suffixes"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    colour: blue\n", "unknown field(s) colour"),
+    ("checks:\n  curves:\n    title: process data\n", "checks.curves needs an order and a title"),
+    ("dialects:\n  x:\n    kinds: [yaml]\n    paths: {a.b: not_a_key}\n", "is not a vocabulary key"),
+])
+def test_bad_registry_entries_name_their_pack(tmp_path, text, needle):
+    with pytest.raises(RuleError) as e:
+        _packs(tmp_path, {"extra.yaml": text})
+    assert needle in str(e.value)
+    assert "rules/extra.yaml" in str(e.value)  # a duplicate names both packs
+
+
+def test_classifiers_come_from_the_registry_not_from_import_order():
+    cl = registry.classifiers()
+    assert cl["hyperparameters"].__module__ == "scriptdiff.checks.hparams"
+    assert cl["environment"].__module__ == "scriptdiff.checks.envvars"
+    assert "script" not in cl
