@@ -12,6 +12,7 @@ import os
 import sys
 
 from . import __version__
+from .model import UsageError
 
 # subcommand -> (module, one-line help). Order is the order shown in --help.
 COMMANDS = {
@@ -70,13 +71,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
+    except UsageError as e:
+        print(f"scriptdiff: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("scriptdiff: interrupted", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     except Exception as e:  # the last line of defence: one line, never a traceback
-        from .rules import RuleError
+        from .rulepack import RuleError  # lazy: keeps --help fast (the rule-pack loader imports yaml)
 
         if os.environ.get("SCRIPTDIFF_DEBUG"):
             raise

@@ -207,6 +207,11 @@ def jsonable(v: Any) -> Any:
     return str(v)
 
 
+class UsageError(Exception):
+    """A request that cannot be carried out (bad arguments, an unreadable configuration or
+    baseline): one line, shown by the CLI as `scriptdiff: <message>` with exit status 2."""
+
+
 # --- what one stage hands the next ---------------------------------------------------------
 
 @dataclass

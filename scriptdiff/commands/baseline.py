@@ -28,44 +28,32 @@ def add_arguments(p) -> None:
 
 def load_baseline_into(opts, args) -> int:
     """Load --baseline FILE into opts; 0 when fine, else the exit status after a one-line message."""
-    path = getattr(args, "baseline", None)
-    if not path:
-        return 0
-    from ..suppress import SuppressError, load_baseline
+    from .. import api  # lazy: keeps --help fast
 
-    try:
-        opts.baseline = load_baseline(path)
-    except SuppressError as e:
-        return fail(str(e))
+    path = getattr(args, "baseline", None)
+    if path:
+        try:
+            opts.baseline = api.load_baseline(path)
+        except api.UsageError as e:
+            return fail(str(e))
     return 0
 
 
 def run(args) -> int:
-    from ..suppress import baseline_document
+    from .. import api  # lazy: keeps --help fast
 
     opts = options_from(args)
     if args.check:
-        from ..checkrun import CheckConfigError, load_config, run_checks
-
-        try:
-            cfg = load_config(args.config)
-        except CheckConfigError as e:
-            return fail(str(e))
-        opts.baseline = None
-        report = run_checks(cfg, opts)
+        report = api.check(args.config, options=opts)
     else:
         if not args.gpu or not args.npu:
             return fail("baseline needs GPU and NPU (or --check)")
-        from .diff import build_report
-
-        report, code = build_report([args.gpu], args.npu, opts, git_rev=None)
-        if report is None:
-            return code
+        report = api.diff(args.gpu, args.npu, opts)
     if report.exit_code() == 2:
         for e in report.errors:
             print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
         return 2
-    doc = baseline_document(report.findings)
+    doc = api.baseline(report)
     try:
         with open(args.output, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2, ensure_ascii=False)

@@ -1,7 +1,7 @@
 """scriptdiff check: all six pre-checks from a [tool.scriptdiff] configuration."""
 from __future__ import annotations
 
-from .common import add_engine_arguments, add_output_arguments, emit, fail, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, options_from
 
 DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
 dataset, weights) on a GPU setup and its NPU port, and print one report with a verdict per
@@ -35,45 +35,18 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..checkrun import CheckConfigError, load_config, run_checks
-    from .baseline import load_baseline_into
+    from .. import api  # lazy: keeps --help fast
 
-    if args.files is not None:
-        return _files(args)
-    try:
-        cfg = load_config(args.config, args.gpu, args.npu)
-    except CheckConfigError as e:
-        return fail(str(e))
     opts = options_from(args)
-    if not args.baseline and cfg.baseline:
-        args.baseline = cfg.baseline
-    err = load_baseline_into(opts, args)
-    if err:
-        return err
-    report = run_checks(cfg, opts)
+    if args.baseline:
+        opts.baseline = api.load_baseline(args.baseline)
+    if args.files is not None:
+        report = api.check_files(args.files, args.config, args.gpu, args.npu, opts)
+        if not report.findings and not report.errors and args.format == "text":
+            return 0  # nothing to say for a commit that keeps the port faithful
+        return emit(report, args)
+    report = api.check(args.config, args.gpu, args.npu, opts)
     code = emit(report, args)
     if code == 0 and args.strict and any(v[0] == "not checked" for v in report.verdicts.values()):
         return 1
     return code
-
-
-def _files(args) -> int:
-    from ..checkrun import CheckConfigError, diff_counterparts, find_config, load_config
-    from .baseline import load_baseline_into
-
-    cfg = None
-    if args.config or find_config():
-        try:
-            cfg = load_config(args.config, args.gpu, args.npu)
-        except CheckConfigError as e:
-            return fail(str(e))
-    opts = options_from(args)
-    if not args.baseline and cfg is not None and cfg.baseline:
-        args.baseline = cfg.baseline
-    err = load_baseline_into(opts, args)
-    if err:
-        return err
-    report = diff_counterparts(args.files, cfg, opts)
-    if not report.findings and not report.errors and args.format == "text":
-        return 0  # nothing to say for a commit that keeps the port faithful
-    return emit(report, args)

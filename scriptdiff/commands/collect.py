@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from .common import fail
+
 DESCRIPTION = """Write this machine's environment snapshot (JSON, schema in docs/snapshot.md).
 
 Records Python, OS and CPU architecture; installed distributions (name, version, installer,
@@ -27,16 +29,10 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..collect import collect, dumps
-    from .common import fail
+    from .. import api  # lazy: keeps --help fast
+    from ..collect import dumps  # lazy: keeps --help fast
 
-    if args.root:
-        import os
-
-        if not os.path.isdir(args.root):
-            return fail(f"--root {args.root}: not a directory")
-    snap = collect(root=args.root, run_commands=False if (args.no_commands or args.root) else None,
-                   sites=args.site or None)
+    snap = api.collect(root=args.root, run_commands=False if args.no_commands else None, sites=args.site or None)
     text = dumps(snap)
     if args.output and args.output != "-":
         try:

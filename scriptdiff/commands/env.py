@@ -1,7 +1,7 @@
 """scriptdiff env GPU NPU: compare two environments."""
 from __future__ import annotations
 
-from .common import add_output_arguments, emit, fail, options_from
+from .common import add_output_arguments, emit, options_from
 
 DESCRIPTION = """Compare the GPU side's environment with the NPU side's.
 
@@ -23,18 +23,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    import os
-
-    from ..engine import diff_files
+    from .. import api  # lazy: keeps --help fast
 
     gpu = [x for x in args.gpu.split(",") if x]
     npu = [x for x in args.npu.split(",") if x]
-    for p in gpu + npu:
-        if os.path.isdir(p):
-            return fail(f"{p}: is a directory; `env` compares snapshot or package-list files")
-    opts = options_from(args)
-    opts.strict_local = bool(args.strict_local)
-    opts.checks = {"environment", "libraries"}
-    opts.use_cache = False
-    report = diff_files(gpu, npu, opts)
+    report = api.env(gpu, npu, options_from(args), strict_local=bool(args.strict_local))
     return emit(report, args)

@@ -1,7 +1,9 @@
 """scriptdiff hparams GPU... -- NPU...: the effective hyperparameter table, side by side."""
 from __future__ import annotations
 
-from .common import add_output_arguments, fail, options_from
+import sys
+
+from .common import add_output_arguments, fail, options_from, use_color
 
 DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
 
@@ -14,12 +16,6 @@ params_dtype, seed) plus every other key found, equal or not, each with its orig
 explicit at file:line, via a variable, a framework default, or derived. A training log
 outranks scripts, which outrank configs. --format json gives the findings contract plus a
 "table" list of all rows."""
-
-PRECHECK = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumulation_steps", "data_parallel_size",
-            "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
-            "expert_model_parallel_size", "sequence_parallel", "lr_warmup_iters", "lr_warmup_fraction",
-            "num_layers", "hidden_size", "seq_length", "use_flash_attn", "params_dtype", "seed")
-
 
 def add_arguments(p) -> None:
     p.add_argument("paths", nargs="+", metavar="FILE", help="GPU files, then `vs` (or --npu) and NPU files")
@@ -40,24 +36,16 @@ def split_sides(paths: list[str], npu: list[str] | None) -> tuple[list[str], lis
 
 
 def run(args) -> int:
-    import sys
-
-    from ..engine import diff_files
+    from .. import api  # lazy: keeps --help fast
+    from ..report.hparams_table import render  # lazy: keeps --help fast
 
     sides = split_sides(args.paths, args.npu)
     if sides is None or not sides[0] or not sides[1]:
         return fail("hparams expects GPU files and NPU files: `hparams gpu.sh npu.sh` or "
                     "`hparams a.sh ds.json vs b.sh ds.json`")
-    opts = options_from(args)
-    report = diff_files(sides[0], sides[1], opts)
-    report.table = fill_table(report, include_env=args.all_checks)
-    from ..report.hparams_table import render
-
+    report = api.hparams(sides[0], sides[1], options_from(args), include_env=args.all_checks)
     for e in report.errors:
         print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
-    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
-    if color is None:
-        color = sys.stdout.isatty()
     for spec in args.output or []:
         fmt, _, path = spec.partition("=")
         try:
@@ -65,28 +53,5 @@ def run(args) -> int:
                 fh.write(render(report, fmt, color=False, show_masked=args.show_masked))
         except (OSError, ValueError) as e:
             return fail(f"cannot write {path}: {e}")
-    sys.stdout.write(render(report, args.format, color=color, show_masked=args.show_masked))
+    sys.stdout.write(render(report, args.format, color=use_color(args), show_masked=args.show_masked))
     return report.exit_code()
-
-
-def fill_table(report, include_env: bool = False) -> list:
-    """Every pre-check key (with defaults where a side did not set it) plus every key found."""
-    from ..compare import default_fact
-    from ..model import Extract  # noqa: F401  (engine loaded: rules and vocabulary ready)
-
-    rows = {k: (g, n) for k, g, n in report.table}
-    tables = report.tables
-    out = []
-    keys = list(PRECHECK) + sorted(k for k in rows if k not in PRECHECK)
-    for k in keys:
-        g, n = rows.get(k, (None, None))
-        if tables is not None:
-            if g is None:
-                g = default_fact(k, tables[0])
-            if n is None:
-                n = default_fact(k, tables[1])
-        f = g or n
-        if f is not None and f.check != "hyperparameters" and not include_env:
-            continue
-        out.append((k, g, n))
-    return out

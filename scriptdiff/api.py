@@ -1,0 +1,239 @@
+"""scriptdiff as a library: every command's work, returned as data, never printed.
+
+The command line (scriptdiff/cli.py, scriptdiff/commands/) is a thin layer over these
+functions: it turns arguments into calls, renders the Report with a writer and prints it.
+Everything here returns a `Report` (findings, masked substitutions, input errors, verdicts;
+`report.to_json()` is the JSON contract, `report.exit_code()` the CLI's status) or plain
+data, and raises `UsageError` (one line) when the request itself cannot be carried out.
+
+    from scriptdiff import api
+
+    report = api.diff("fixtures/example/gpu", "fixtures/example/npu")
+    for f in report.findings:
+        print(f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
+    print(api.render(report, "markdown"))
+
+Functions: diff, hparams, check, check_files, env, collect, data, data_fingerprint, weights,
+weights_fingerprint, review, baseline, load_baseline, render. Options (select/ignore,
+cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
+"""
+from __future__ import annotations
+
+import os
+
+from . import gitsrc
+from .collect import collect as _collect
+from .checkrun import CheckConfig, CheckConfigError, diff_counterparts, find_config, load_config, run_checks
+from .engine import compare_sides, diff_files, read_inputs
+from .model import Fact, Finding, InputError, Options, Report, UsageError
+from .report import render as _render
+from .sources import Source, SourceError, read_path
+from .suppress import SuppressError, baseline_document
+from .suppress import load_baseline as _load_baseline
+from .tree import diff_listings, diff_trees, skip_dirs, walk
+
+__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "hparams", "check", "check_files", "env",
+           "collect", "diff_revisions", "baseline", "load_baseline", "render", "external_diff", "HPARAM_KEYS"]
+
+
+def render(report: Report, fmt: str = "text", **options) -> str:
+    """The report in a format: text, json, sarif, markdown, github."""
+    return _render(report, fmt, **options)
+
+
+def load_baseline(path: str):
+    """A baseline file, ready for Options(baseline=...)."""
+    try:
+        return _load_baseline(path)
+    except SuppressError as e:
+        raise UsageError(str(e)) from None
+
+
+def baseline(report: Report) -> dict:
+    """The baseline document accepting a report's findings (`scriptdiff baseline`)."""
+    return baseline_document(report.findings)
+
+
+# --- diff --------------------------------------------------------------------------------------
+
+def diff(gpu: str | list[str], npu: str, options: Options | None = None, git: bool = False,
+         repo: str = ".") -> Report:
+    """`scriptdiff diff`: two files, two folders, or REV:path on either side. With git=True the
+    arguments are the command line's `--git REV1 REV2 [PATH...]` (see diff_revisions)."""
+    opts = options or Options()
+    gpu_list = [gpu] if isinstance(gpu, str) else list(gpu)
+    if git:
+        revs = [*gpu_list, npu]
+        return diff_revisions(revs[0], revs[1], revs[2:], opts, repo)
+    if len(gpu_list) != 1:
+        raise UsageError("diff takes one GPU path and one NPU path (use --git REV1 REV2 PATH... for paths "
+                         "in two revisions)")
+    g, n = gpu_list[0], npu
+    if gitsrc.split_revpath(g) or gitsrc.split_revpath(n):
+        return _git_sides(g, n, opts, repo)
+    if os.path.isdir(g) or os.path.isdir(n):
+        return diff_trees(g, n, opts)
+    return diff_files([g], [n], opts)
+
+
+def diff_revisions(rev1: str, rev2: str, paths: list[str], options: Options | None = None,
+                   repo: str = ".") -> Report:
+    """`scriptdiff diff --git REV1 REV2 [PATH...]`: two revisions' trees, or these paths in them."""
+    opts = options or Options()
+    try:
+        r = gitsrc.open_repo(repo)
+        skip = skip_dirs()
+        gl = gitsrc.listing(r, rev1, paths, skip)
+        nl = gitsrc.listing(r, rev2, paths, skip)
+    except gitsrc.GitError as e:
+        raise UsageError(str(e)) from None
+    label = f" -- {' '.join(paths)}" if paths else ""
+    report = Report(gpu=f"{rev1}{label}", npu=f"{rev2}{label}")
+    return diff_listings(gl, nl, report, opts)
+
+
+def _git_sides(g: str, n: str, opts: Options, repo_dir: str) -> Report:
+    """REV:path against REV:path (or a file/folder on disk): files or folders on both sides."""
+    skip = skip_dirs()
+    report = Report(gpu=g, npu=n)
+    repo = None
+    sides = []
+    try:
+        for arg in (g, n):
+            rp = gitsrc.split_revpath(arg)
+            if rp is None:
+                if os.path.isdir(arg):
+                    sides.append(("tree", walk(arg, skip, report.errors, arg.rstrip("/"))))
+                else:
+                    srcs = read_inputs([arg], report)
+                    sides.append(("file", srcs[0] if srcs else None))
+                continue
+            repo = repo or gitsrc.open_repo(repo_dir)
+            rev, path = rp
+            if gitsrc.is_tree(repo, rev, path):
+                sides.append(("tree", gitsrc.subtree_listing(repo, rev, path, skip)))
+            else:
+                src = gitsrc.read_source(repo, rev, path)
+                if src.is_binary():
+                    raise UsageError(f"{src.name}: binary file; not compared")
+                sides.append(("file", src))
+    except gitsrc.GitError as e:
+        raise UsageError(str(e)) from None
+    (gk, gv), (nk, nv) = sides
+    if gk != nk:
+        raise UsageError(f"cannot compare a {'folder' if gk == 'tree' else 'file'} ({g}) with a "
+                         f"{'folder' if nk == 'tree' else 'file'} ({n})")
+    if gk == "tree":
+        return diff_listings(gv, nv, report, opts)
+    if gv is None or nv is None:
+        return report.sorted()
+    return compare_sides([gv], [nv], [(gv, nv)], report, opts)
+
+
+def external_diff(argv: list[str], options: Options | None = None) -> Report:
+    """git's external diff call: path old-file old-hex old-mode new-file new-hex new-mode
+    [new-path metadata] (GIT_EXTERNAL_DIFF=scriptdiff git diff)."""
+    opts = options or Options()
+    if len(argv) not in (7, 9):
+        raise UsageError("git external diff expects 7 (or 9) arguments")
+    path, old_file, new_file = argv[0], argv[1], argv[4]
+    new_path = argv[7] if len(argv) == 9 else path
+    report = Report(gpu=f"a/{path}", npu=f"b/{new_path}")
+    srcs = []
+    for f, name in ((old_file, f"a/{path}"), (new_file, f"b/{new_path}")):
+        if f == "/dev/null":
+            srcs.append(Source(name=name, data=b""))
+            continue
+        try:
+            srcs.append(read_path(f, name))
+        except SourceError as e:
+            report.errors.append(InputError(name, str(e).split(": ", 1)[-1], fatal=True))
+            return report
+    g, n = srcs
+    if g.is_binary() or n.is_binary():
+        report.errors.append(InputError(n.name, "binary file; not compared"))
+        return report
+    return compare_sides([g], [n], [(g, n)], report, opts)
+
+
+# --- hparams -----------------------------------------------------------------------------------
+
+# the pre-check keys `hparams` always lists, in this order (defaults where a side did not set them)
+HPARAM_KEYS = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumulation_steps", "data_parallel_size",
+               "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+               "expert_model_parallel_size", "sequence_parallel", "lr_warmup_iters", "lr_warmup_fraction",
+               "num_layers", "hidden_size", "seq_length", "use_flash_attn", "params_dtype", "seed")
+
+
+def hparams(gpu: list[str], npu: list[str], options: Options | None = None, include_env: bool = False) -> Report:
+    """`scriptdiff hparams`: both sides' effective settings; `report.table` holds the rows
+    (key, GPU fact, NPU fact), defaults filled in where a side did not set a key."""
+    from .compare import default_fact
+
+    report = diff_files(list(gpu), list(npu), options or Options())
+    rows = {k: (g, n) for k, g, n in report.table}
+    tables = report.tables
+    out = []
+    for k in list(HPARAM_KEYS) + sorted(k for k in rows if k not in HPARAM_KEYS):
+        g, n = rows.get(k, (None, None))
+        if tables is not None:
+            g = g if g is not None else default_fact(k, tables[0])
+            n = n if n is not None else default_fact(k, tables[1])
+        f = g or n
+        if f is not None and f.check != "hyperparameters" and not include_env:
+            continue
+        out.append((k, g, n))
+    report.table = out
+    return report
+
+
+# --- check -------------------------------------------------------------------------------------
+
+def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None, npu: list[str] | None = None,
+          options: Options | None = None) -> Report:
+    """`scriptdiff check`: the six pre-checks from a configuration (a path, a CheckConfig, or
+    found from the current folder), with KEY=PATH inputs added per side; verdicts in
+    `report.verdicts`. The configuration's baseline applies unless options carry one."""
+    opts = options or Options()
+    cfg = config if isinstance(config, CheckConfig) else _config(config, gpu, npu)
+    if opts.baseline is None and cfg.baseline:
+        opts.baseline = load_baseline(cfg.baseline)
+    return run_checks(cfg, opts)
+
+
+def check_files(files: list[str], config: str | None = None, gpu: list[str] | None = None,
+                npu: list[str] | None = None, options: Options | None = None) -> Report:
+    """`scriptdiff check --files`: each file against its GPU/NPU counterpart (pre-commit)."""
+    opts = options or Options()
+    cfg = _config(config, gpu, npu) if (config or find_config()) else None
+    if opts.baseline is None and cfg is not None and cfg.baseline:
+        opts.baseline = load_baseline(cfg.baseline)
+    return diff_counterparts(files, cfg, opts)
+
+
+def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> CheckConfig:
+    try:
+        return load_config(path, gpu or [], npu or [])
+    except CheckConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+# --- environment -------------------------------------------------------------------------------
+
+def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_local: bool = False) -> Report:
+    """`scriptdiff env`: snapshots, requirements, pip freeze / pip list, conda files per side."""
+    for p in list(gpu) + list(npu):
+        if os.path.isdir(p):
+            raise UsageError(f"{p}: is a directory; `env` compares snapshot or package-list files")
+    opts = options or Options()
+    opts.strict_local = strict_local or opts.strict_local
+    opts.checks = {"environment", "libraries"}
+    opts.use_cache = False
+    return diff_files(list(gpu), list(npu), opts)
+
+
+def collect(root: str | None = None, run_commands: bool | None = None, sites: list[str] | None = None) -> dict:
+    """`scriptdiff collect`: this machine's (or an install tree's) environment snapshot."""
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: not a directory")
+    return _collect(root=root, run_commands=False if root else run_commands, sites=sites)
