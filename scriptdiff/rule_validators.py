@@ -268,8 +268,7 @@ def check_dialects(rs: RuleSet) -> None:
 
     dialects.<name>: kinds (the file kinds it applies to), paths (a dotted config path -> the
     canonical vocabulary key), optional strip_prefix (a path prefix pattern such as `tool.*.`
-    removed before lookup), skip (path prefixes that are not settings), cosmetic (path
-    prefixes whose differences are info), doc."""
+    removed before lookup), skip (path prefixes that are not settings), doc."""
     dialects = rs.section("dialects")
     if dialects is None:
         return
@@ -281,7 +280,7 @@ def check_dialects(rs: RuleSet) -> None:
     for name, d in dialects.items():
         where = _where(rs, f"dialects.{name}")
         _fields(where, f"dialects.{name}", d, {"kinds": list, "paths": dict, "strip_prefix": str, "skip": list,
-                                               "cosmetic": list, "doc": str})
+                                               "doc": str})
         unknown = set(d.get("kinds", [])) - set(kinds)
         if not d.get("kinds") or unknown:
             raise RuleError(f"{where}:1: dialects.{name}.kinds must name known kinds (unknown: {sorted(unknown)})")

@@ -54,7 +54,7 @@ def repo(tmp_path):
     run(["git", "config", "user.name", "t"], r, env)
     for side in ("gpu", "npu"):
         (r / side).mkdir()
-        (r / side / "train.toml").write_text("lr = 1e-4\nbatch = 8\n")
+        (r / side / "train.ini").write_text("lr = 1e-4\nbatch = 8\n")
     return r, env
 
 
@@ -75,17 +75,17 @@ def test_staged_hook_refuses_a_drifting_commit(repo):
     (r / ".pre-commit-config.yaml").write_text(local_config({"scriptdiff-staged"}))
     run(PRE_COMMIT + ["install"], r, env)
     assert commit(r, env, "faithful start").returncode == 0
-    (r / "npu" / "train.toml").write_text("lr = 1e-4\nbatch = 8\n# a comment\n")
-    (r / "gpu" / "train.toml").write_text("lr = 1e-4\nbatch = 8\n# a comment\n")
+    (r / "npu" / "train.ini").write_text("lr = 1e-4\nbatch = 8\n# a comment\n")
+    (r / "gpu" / "train.ini").write_text("lr = 1e-4\nbatch = 8\n# a comment\n")
     assert commit(r, env, "same edit on both sides").returncode == 0
-    (r / "npu" / "train.toml").write_text("lr = 2e-4\nbatch = 8\n# a comment\n")
+    (r / "npu" / "train.ini").write_text("lr = 2e-4\nbatch = 8\n# a comment\n")
     p = commit(r, env, "drift")
     assert p.returncode != 0
     out = p.stdout + p.stderr
     assert "scriptdiff (staged files vs their GPU/NPU counterparts)" in out and "Failed" in out
-    assert "SD108 code:train.toml:lines" in out and "NPU: lr = 2e-4  at npu/train.toml:1" in out
+    assert "SD108 code:train.ini:lines" in out and "NPU: lr = 2e-4  at npu/train.ini:1" in out
     # an inline suppression accepts the drift on purpose
-    (r / "npu" / "train.toml").write_text("lr = 2e-4  # scriptdiff: ignore[SD108]\nbatch = 8\n# a comment\n")
+    (r / "npu" / "train.ini").write_text("lr = 2e-4  # scriptdiff: ignore[SD108]\nbatch = 8\n# a comment\n")
     assert commit(r, env, "accepted drift").returncode == 0
 
 
@@ -95,9 +95,9 @@ def test_check_hook_runs_the_configured_trees(repo):
     (r / ".pre-commit-config.yaml").write_text(local_config({"scriptdiff-check"}))
     p = run(PRE_COMMIT + ["run", "--all-files"], r, env, check=False)
     assert p.returncode == 0, p.stdout + p.stderr
-    (r / "npu" / "extra.toml").write_text("x = 1\n")  # a file on one side only: listed
-    (r / "npu" / "train.toml").write_text("lr = 3e-4\nbatch = 8\n")
+    (r / "npu" / "extra.ini").write_text("x = 1\n")  # a file on one side only: listed
+    (r / "npu" / "train.ini").write_text("lr = 3e-4\nbatch = 8\n")
     p = run(PRE_COMMIT + ["run", "--all-files"], r, env, check=False)
     assert p.returncode == 1
-    assert "== script [differences] " in p.stdout and "SD108 code:train.toml:lines" in p.stdout
-    assert "SD151 file:extra.toml" in p.stdout
+    assert "== script [differences] " in p.stdout and "SD108 code:train.ini:lines" in p.stdout
+    assert "SD151 file:extra.ini" in p.stdout

@@ -1,0 +1,181 @@
+"""TOML configs: a torchtitan-style training TOML and the [tool.*] tables of pyproject.toml.
+
+Values come from the standard library's TOML parser (tomllib; tomli on Python 3.10), which
+keeps no positions, so `line_map` walks the file's line structure once (table headers,
+arrays of tables, `key = value` lines, multi-line strings and arrays) to give each dotted
+path the line it was written on. Each leaf becomes a fact: a path that a framework dialect
+of rules/toml.yaml maps (torchtitan `optimizer.lr` -> `lr`) under its canonical key, any other
+path exactly as a YAML config key would be (lang/config.py), so nothing read is dropped.
+"""
+from __future__ import annotations
+
+import fnmatch
+
+from ..checks.hparams import convert
+from ..model import RANK_CONFIG, Extract, Fact, InputError
+from ..registry import dialects_for
+from .config import dotted, facts_for, leaves
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+KIND = "toml"
+
+
+def extract(src, ctx) -> Extract:
+    ex = Extract()
+    text = src.text
+    if not text.strip():
+        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
+        return ex
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        ex.errors.append(InputError(src.name, f"not valid TOML: {str(e).splitlines()[0]}; not compared", fatal=True))
+        return ex
+    lines = line_map(text)
+    src_lines = text.splitlines()
+    dialects = list(dialects_for(KIND).values())
+    for path, value in leaves(data):
+        if not path:
+            continue
+        line = lines.get(path) or lines.get(path[:-1])
+        ex.facts.extend(_facts(path, value, dialects, src, line, src_lines, ex))
+    return ex
+
+
+def _facts(path: tuple, value, dialects: list[dict], src, line, src_lines, ex) -> list[Fact]:
+    dp = dotted(path)
+    for d in dialects:
+        if any(dp.startswith(p) for p in d.get("skip") or []):
+            return []
+    for d in dialects:
+        pattern = d.get("strip_prefix")
+        if pattern and len(path) > 2 and fnmatch.fnmatchcase(f"{path[0]}.{path[1]}.", pattern):
+            path = path[2:]
+            dp = dotted(path)
+            break
+    for d in dialects:
+        key = (d.get("paths") or {}).get(dp)
+        if key is None:
+            continue
+        conv = convert(key, value)
+        if conv is None:
+            return []
+        source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
+        return [Fact(key=conv[0], value=conv[1], path=src.name, line=line, source=source, rank=RANK_CONFIG,
+                     via=dp if conv[0] != dp else None)]
+    return facts_for(path, value, "hf", src, line, src_lines, ex)
+
+
+# --- positions ---------------------------------------------------------------------------------
+
+def line_map(text: str) -> dict[tuple, int]:
+    """Dotted path (as a tuple; array-of-tables elements by index) -> the line it is set on."""
+    out: dict[tuple, int] = {}
+    table: tuple = ()
+    arrays: dict[tuple, int] = {}
+    pending = None  # an open multi-line string delimiter, or None
+    depth = 0  # open [ and { of a multi-line value
+    for no, raw in enumerate(text.splitlines(), 1):
+        if pending is not None or depth > 0:
+            pending, depth = _scan_value(raw, pending, depth)
+            continue
+        s = raw.strip()
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith("[["):
+            name = _keys(s[2:s.find("]]")] if "]]" in s else s[2:])
+            arrays[name] = arrays.get(name, -1) + 1
+            table = name + (arrays[name],)
+            out.setdefault(name, no)
+            out[table] = no
+            continue
+        if s.startswith("["):
+            table = _keys(s[1:_close(s)])
+            out.setdefault(table, no)
+            continue
+        eq = _equals(s)
+        if eq < 0:
+            continue
+        out[table + _keys(s[:eq])] = no
+        pending, depth = _scan_value(s[eq + 1:], None, 0)
+    return out
+
+
+def _close(s: str) -> int:
+    """Index of the `]` that ends a table header (quoted keys may hold brackets)."""
+    quote = None
+    for i, c in enumerate(s[1:], 1):
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "]":
+            return i
+    return len(s)
+
+
+def _equals(s: str) -> int:
+    """Index of the `=` after a (possibly quoted, dotted) key, or -1."""
+    quote = None
+    for i, c in enumerate(s):
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "=":
+            return i
+    return -1
+
+
+def _keys(s: str) -> tuple:
+    """`a."b.c".d` -> ("a", "b.c", "d")."""
+    parts, cur, quote = [], "", None
+    for c in s:
+        if quote:
+            if c == quote:
+                quote = None
+            else:
+                cur += c
+        elif c in "\"'":
+            quote = c
+        elif c == ".":
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur.strip())
+    return tuple(p for p in parts if p != "" or len(parts) == 1)
+
+
+def _scan_value(s: str, pending: str | None, depth: int) -> tuple[str | None, int]:
+    """Follow a value over one line: (open multi-line string delimiter, open bracket depth)."""
+    i = 0
+    while i < len(s):
+        if pending is not None:
+            j = s.find(pending, i)
+            if j < 0:
+                return pending, depth
+            i, pending = j + 3, None
+            continue
+        c = s[i]
+        if s.startswith('"""', i) or s.startswith("'''", i):
+            pending, i = s[i:i + 3], i + 3
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < len(s) and s[j] != c:
+                j += 2 if (c == '"' and s[j] == "\\") else 1
+            i = j + 1
+            continue
+        if c == "#":
+            break
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return pending, depth
