@@ -169,7 +169,7 @@ def _emit_summarized(report, summary, args) -> int:
     trimmed = Report(gpu=report.gpu, npu=report.npu, findings=kept, masked=report.masked, errors=report.errors,
                      compared=report.compared)
     text = render(trimmed, "text", show_masked=args.show_masked, color=color)
-    sys.stdout.write(overview + text)
+    sys.stdout.write(after_header(text, overview))
     sys.stdout.flush()
     return report.exit_code()
 
