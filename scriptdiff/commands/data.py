@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 import threading
 
+from ..checks.hashing import SampleSpec
 from ..model import Extract, InputError, Report, SideContext
 from ..sources import SourceError
 from .baseline import load_baseline_into
@@ -128,8 +129,6 @@ def read_scripts(paths: list[str]) -> list:
 
 
 def run(args) -> int:
-    from ..checks.hashing import SampleSpec  # lazy: keeps --help fast
-
     if args.workers is not None and args.workers < 1:
         return fail("--workers must be at least 1")
     sample = SampleSpec() if args.sample else None

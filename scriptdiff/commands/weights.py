@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..checks.safetensors_io import WeightsError
 from ..model import Report
 from .baseline import load_baseline_into
 from .common import add_output_arguments, emit, fail, options_from, use_color, write_outputs
@@ -54,7 +55,6 @@ def run(args) -> int:
 
 def _fingerprint(args, paths: list[str]) -> int:
     from ..checks import weights  # lazy: keeps --help fast
-    from ..checks.safetensors_io import WeightsError  # lazy: keeps --help fast
 
     if len(paths) != 1:
         return fail("weights fingerprint takes one checkpoint file or folder")
@@ -88,9 +88,9 @@ def _fingerprint(args, paths: list[str]) -> int:
 
 
 def _compare(args, gpu: str, npu: str) -> int:
-    report, summary, code_ = build_report(args, gpu, npu)
+    report, summary, status = build_report(args, gpu, npu)
     if report is None:
-        return code_
+        return status
     if args.format != "text" or args.all or report.errors:
         return emit(report, args)
     return _emit_summarized(report, summary, args)
