@@ -315,9 +315,10 @@ def test_text_output_summarizes_counts_and_worst(tmp_path, cli):
                        "--color", "never", "--output", f"json={tmp_path / 'all.json'}")
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == "weights: GPU 6 tensor(s), NPU 6; 1 identical, 5 values differ"
-    assert lines[1] == "worst tensors (by relative L2, GPU as reference; 2 of 5):"
-    assert lines[2].startswith("  layer5.w  rel L2 0.05") and lines[3].startswith("  layer4.w  rel L2 0.04")
+    assert lines[0].startswith("scriptdiff: GPU ")  # the report header first; the overview follows it
+    assert lines[1] == "weights: GPU 6 tensor(s), NPU 6; 1 identical, 5 values differ"
+    assert lines[2] == "worst tensors (by relative L2, GPU as reference; 2 of 5):"
+    assert lines[3].startswith("  layer5.w  rel L2 0.05") and lines[4].startswith("  layer4.w  rel L2 0.04")
     assert "(3 more finding(s) not shown; --all or --format json lists them)" in out
     assert out.count("SD605") == 2
     full = json.loads((tmp_path / "all.json").read_text())

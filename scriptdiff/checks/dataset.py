@@ -22,9 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import __version__
 from ..compare import classifier, show
-from ..model import Fact, Finding, InputError, RANK_SCRIPT
-from ..rules import RuleSet
+from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT
+from ..rules import RuleSet, code
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
 
 SCHEMA = 1
@@ -195,13 +196,13 @@ def planned_bytes(size: int, sample: SampleSpec | None) -> int:
 
 
 def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
-                progress: bool = False, exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
+                progress=None, exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
     """The manifest of `paths` and the errors met. Files are hashed in parallel threads.
 
+    `progress`: None, or an object with start(total_bytes), advance(nbytes) (called from the
+    hashing threads) and close(); it is started with the bytes to hash and closed at the end.
     `exclude`: files left out (the manifest being written, when it lies inside the data).
     """
-    from .. import __version__
-
     walked = walk(paths, exclude)
     errors = list(walked.errors)
     names = {rel for rel, _ in walked.files}
@@ -214,12 +215,14 @@ def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int
     todo = [(rel, full) for rel, full in walked.files if rel in sizes]
     total = sum(planned_bytes(sizes[rel], sample) for rel, _ in todo)
     files: dict[str, dict] = {}
-    bar = _Progress(total, enabled=progress)
+    if progress:
+        progress.start(total)
     try:
         def one(item):
             rel, full = item
             try:
-                return rel, *fingerprint_file(rel, full, _format(rel, names), sample, bar.advance)
+                return rel, *fingerprint_file(rel, full, _format(rel, names), sample,
+                                              progress.advance if progress else None)
             except OSError as e:
                 return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]
 
@@ -229,7 +232,8 @@ def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int
                 if entry is not None:
                     files[rel] = entry
     finally:
-        bar.close()
+        if progress:
+            progress.close()
     modes = {e["mode"] for e in files.values()}
     manifest = {
         MARKER: SCHEMA,
@@ -254,42 +258,6 @@ def dumps(manifest: dict) -> str:
     lines = [f"  {json.dumps(rel, ensure_ascii=False)}: {json.dumps(e, sort_keys=True, ensure_ascii=False)}"
              for rel, e in manifest["files"].items()]
     return text + ',\n "files": {\n' + ",\n".join(lines) + ("\n }\n}\n" if lines else " }\n}\n")
-
-
-class _Progress:
-    """A rich progress bar over bytes on stderr, or nothing."""
-
-    def __init__(self, total: int, enabled: bool, label: str = "hashing"):
-        self._p = None
-        if not enabled or total <= 0:
-            return
-        import threading
-
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
-                                   TransferSpeedColumn)
-        from rich.console import Console
-
-        self._lock = threading.Lock()
-        self._p = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                           TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                           transient=True)
-        self._p.start()
-        self._task = self._p.add_task(label, total=total)
-
-    def advance(self, n: int) -> None:
-        if self._p is not None:
-            with self._lock:
-                self._p.update(self._task, advance=n)
-
-    def close(self) -> None:
-        if self._p is not None:
-            self._p.stop()
-
-
-def progress_wanted(flag: bool) -> bool:
-    import sys
-
-    return flag or sys.stderr.isatty()
 
 
 # ---------------------------------------------------------------- manifests -> facts
@@ -351,8 +319,6 @@ def manifest_facts(manifest: dict, display: str, via: str | None = None, tokeniz
 
 def extract(src, ctx):
     """A manifest JSON read through the shared engine (`scriptdiff diff a.json b.json`)."""
-    from ..model import Extract
-
     try:
         manifest = load_manifest_text(src.text, src.name)
     except ManifestError as e:
@@ -404,17 +370,17 @@ def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     name = key[len(TOKENIZER_PREFIX):] if tok else key[len("data:"):]
     what = "tokenizer file" if tok else "data file"
 
-    def finding(code, msg, extra=None):
-        return Finding(rule=code, check="dataset", severity=rs.severity(code), key=key,
+    def finding(rule, msg, extra=None):
+        return Finding(rule=rule, check="dataset", severity=rs.severity(rule), key=key,
                        gpu=g.side() if g else None, npu=n.side() if n else None, message=msg,
                        extra=extra or {})
 
     if n is None:
-        code = "SD504" if tok else "SD501"
-        return finding(code, f"{what} {name} is on GPU only ({_describe(g.value)}); missing on NPU")
+        rule = code("tokenizer-file-differs" if tok else "data-file-missing-on-npu")
+        return finding(rule, f"{what} {name} is on GPU only ({_describe(g.value)}); missing on NPU")
     if g is None:
-        code = "SD504" if tok else "SD502"
-        return finding(code, f"{what} {name} is on NPU only ({_describe(n.value)}); missing on GPU")
+        rule = code("tokenizer-file-differs" if tok else "data-file-extra-on-npu")
+        return finding(rule, f"{what} {name} is on NPU only ({_describe(n.value)}); missing on GPU")
     gv, nv = g.value, n.value
     diffs = []
     if gv.get("size") != nv.get("size"):
@@ -430,11 +396,11 @@ def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
             diffs.append("content hash of the sampled bytes differs")
     if not diffs:
         return None  # e.g. sampled on one side only, same size: the summary finding says so
-    code = "SD504" if tok else "SD503"
+    rule = code("tokenizer-file-differs" if tok else "data-file-differs")
     msg = f"{what} {name} differs between GPU and NPU: " + "; ".join(diffs)
     if not same_mode:
         msg += " (content not compared: one side sampled, the other not)"
-    return finding(code, msg)
+    return finding(rule, msg)
 
 
 def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
@@ -456,14 +422,16 @@ def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
         msg = (f"both sides were fingerprinted by sampling ({_sample_words(g.value.get('mode', ''))}): "
                f"matching files are equal in the bytes read only, not proven identical; "
                f"GPU {cover(g.value)}, NPU {cover(n.value)}")
-        return Finding(rule="SD505", check="dataset", severity=rs.severity("SD505"), key=SUMMARY_KEY,
+        rule = code("data-compared-by-sample")
+        return Finding(rule=rule, check="dataset", severity=rs.severity(rule), key=SUMMARY_KEY,
                        gpu=g.side(), npu=n.side(), message=msg)
     side = "GPU" if gsampled and not nsampled else ("NPU" if nsampled and not gsampled else "each side")
     msg = (f"{side} was fingerprinted by sampling and the sides were hashed differently "
            f"(GPU {_sample_words(g.value.get('mode', ''))}, NPU {_sample_words(n.value.get('mode', ''))}): "
            f"the content of sampled files was not compared, only sizes and counts; "
            f"fingerprint both sides the same way")
-    return Finding(rule="SD506", check="dataset", severity=rs.severity("SD506"), key=SUMMARY_KEY,
+    rule = code("data-content-not-compared")
+    return Finding(rule=rule, check="dataset", severity=rs.severity(rule), key=SUMMARY_KEY,
                    gpu=g.side(), npu=n.side(), message=msg)
 
 
@@ -486,26 +454,19 @@ def tokenizer_refs(facts: list[Fact], base: str | None) -> list[tuple[str, Fact]
     return out
 
 
-def tokenizer_files(paths: list[str], scripts: list[str]) -> tuple[dict[str, dict], list[InputError], str]:
+def tokenizer_files(paths: list[str], scripts: list[tuple[str, Extract]] = ()
+                    ) -> tuple[dict[str, dict], list[InputError], str]:
     """Fingerprints of the tokenizer files given directly or named in launch scripts/configs.
 
-    Returns (relative name -> entry, errors, display root). Tokenizer files are small and
-    always hashed whole. A tokenizer named by a hub id rather than a local path is reported
-    in the errors (not compared) rather than dropped silently.
+    `scripts`: (path, Extract) of each launch script or config, read by the caller (the
+    engine reads them; this module does not import it). Returns (relative name -> entry,
+    errors, display root). Tokenizer files are small and always hashed whole. A tokenizer
+    named by a hub id rather than a local path is reported in the errors (not compared)
+    rather than dropped silently.
     """
-    from ..model import SideContext
-    from ..engine import extract, read_source
-    from ..sources import SourceError
-
     errors: list[InputError] = []
     found: list[str] = list(paths)
-    for script in scripts:
-        try:
-            src = read_source(script)
-        except SourceError as e:
-            errors.append(InputError(script, str(e).split(": ", 1)[-1]))
-            continue
-        ex = extract(src, SideContext("gpu"))
+    for script, ex in scripts:
         errors.extend(ex.errors)
         for path, fact in tokenizer_refs(ex.facts, os.path.dirname(script) or None):
             where = f"{script}:{fact.line}" if fact.line else script
@@ -527,11 +488,11 @@ def tokenizer_files(paths: list[str], scripts: list[str]) -> tuple[dict[str, dic
     return entries, errors, (roots[0] if len(roots) == 1 else "")
 
 
-def load_side(path: str, sample: SampleSpec | None, workers: int | None, progress: bool
+def load_side(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None
               ) -> tuple[dict | None, str, list[InputError], str | None]:
     """One side of `scriptdiff data`: a manifest file, or a path fingerprinted now.
 
-    Returns (manifest or None, display root, errors, via).
+    Returns (manifest or None, display root, errors, via). `progress` as for fingerprint().
     """
     p = Path(path)
     if p.is_file() and p.suffix.lower() == ".json":
@@ -552,3 +513,33 @@ def load_side(path: str, sample: SampleSpec | None, workers: int | None, progres
         return None, path, [InputError(path, "no such file or directory", fatal=True)], None
     manifest, errors = fingerprint([path], sample=sample, workers=workers, progress=progress)
     return manifest, base_of(manifest), errors, None
+
+
+def side_extract(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None,
+                 tokenizers: list[str] = (), scripts: list[tuple[str, Extract]] = ()
+                 ) -> tuple[dict | None, Extract]:
+    """One side of a dataset comparison: (its manifest or None, its Extract).
+
+    The manifest is None when the side could not be read at all (the Extract's errors say
+    why). `tokenizers` (files or folders) and `scripts` ((path, Extract) of launch scripts
+    naming tokenizer files) replace the manifest's tokenizer section when given."""
+    manifest, display, errors, via = load_side(path, sample, workers, progress)
+    ex = Extract(errors=list(errors))
+    if manifest is None:
+        return None, ex
+    if tokenizers or scripts:
+        entries, terrs, root = tokenizer_files(list(tokenizers), list(scripts))
+        ex.errors.extend(terrs)
+        manifest["tokenizer"] = entries
+        manifest["tokenizer_root"] = root
+    ex.facts = manifest_facts(manifest, display, via=via)
+    return manifest, ex
+
+
+def check_extract(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None,
+                  tokenizers: list[str] = (), scripts: list[tuple[str, Extract]] = ()) -> Extract:
+    """The stable hook (`scriptdiff check`, `scriptdiff data`): a dataset folder or file
+    (fingerprinted now) or its manifest, as an Extract of `data:<path>` facts.
+
+    `progress`: None, or an object with start(total_bytes), advance(nbytes), close()."""
+    return side_extract(path, sample, workers, progress, tokenizers, scripts)[1]

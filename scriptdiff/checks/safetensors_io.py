@@ -23,6 +23,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from .hashing import new_hasher
+
 MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit
 HASH_CHUNK = 64 * 1024 * 1024
 STAT_ELEMS = 256 * 1024  # elements per chunk for statistics: float64 chunks that stay in cache
@@ -216,8 +218,6 @@ def _drop_pages(mm: mmap.mmap, start: int, end: int) -> None:
 
 
 def hash_tensor(reader: Reader, ref: TensorRef) -> str:
-    from .hashing import new_hasher
-
     h = new_hasher(ref.nbytes)
     for part in reader.chunks(ref):
         h.update(part)

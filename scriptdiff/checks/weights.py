@@ -22,9 +22,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..compare import FactTable, classifier, compare_tables
-from ..model import Fact, Finding, InputError, RANK_SCRIPT, Report
-from ..rules import RuleSet
+from .. import __version__
+from ..compare import classifier
+from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
+from ..rules import RuleSet, code
 from .hashing import ALGORITHM
 from .safetensors_io import Reader, TensorRef, WeightsError, hash_tensor, list_safetensors, tensor_stats
 
@@ -238,9 +239,9 @@ def _flatten(obj, prefix: str, out: dict, torch) -> None:
 # ---------------------------------------------------------------- fingerprints
 
 def fingerprint(ck: Checkpoint, progress=None) -> dict:
-    """{marker, algorithm, source, format, tensors: name -> {dtype, shape, hash, file, bytes}}."""
-    from .. import __version__
+    """{marker, algorithm, source, format, tensors: name -> {dtype, shape, hash, file, bytes}}.
 
+    `progress`, when given, is called with the byte count of each tensor hashed."""
     tensors = {}
     with Reader() as reader:
         for ref in ck.tensors:
@@ -350,8 +351,6 @@ def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=No
 
 def extract(src, ctx):
     """A weights fingerprint read through the shared engine."""
-    from ..model import Extract
-
     try:
         data = parse_fingerprint(src.text, src.name)
     except WeightsError as e:
@@ -369,23 +368,23 @@ def _fmt(v: dict) -> str:
 def classify_weights(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     name = key[len(PREFIX):]
 
-    def finding(code, msg):
-        return Finding(rule=code, check="weights", severity=rs.severity(code), key=key,
+    def finding(rule, msg):
+        return Finding(rule=rule, check="weights", severity=rs.severity(rule), key=key,
                        gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
 
     if n is None:
-        return finding("SD601", f"tensor {name} ({_fmt(g.value)}) is in the GPU checkpoint only; missing on NPU")
+        return finding(code("tensor-missing-on-npu"), f"tensor {name} ({_fmt(g.value)}) is in the GPU checkpoint only; missing on NPU")
     if g is None:
-        return finding("SD602", f"tensor {name} ({_fmt(n.value)}) is in the NPU checkpoint only; missing on GPU")
+        return finding(code("tensor-extra-on-npu"), f"tensor {name} ({_fmt(n.value)}) is in the NPU checkpoint only; missing on GPU")
     gv, nv = g.value, n.value
     if list(gv.get("shape", [])) != list(nv.get("shape", [])):
-        return finding("SD603", f"tensor {name} has shape {gv.get('shape')} on GPU and {nv.get('shape')} on NPU"
+        return finding(code("tensor-shape-differs"), f"tensor {name} has shape {gv.get('shape')} on GPU and {nv.get('shape')} on NPU"
                        + ("" if gv.get("dtype") == nv.get("dtype") else f" (dtype {gv.get('dtype')} vs {nv.get('dtype')})"))
     if gv.get("dtype") != nv.get("dtype"):
-        return finding("SD604", f"tensor {name} is {gv.get('dtype')} on GPU and {nv.get('dtype')} on NPU "
+        return finding(code("tensor-dtype-differs"), f"tensor {name} is {gv.get('dtype')} on GPU and {nv.get('dtype')} on NPU "
                                 f"(same shape {gv.get('shape')})")
     if gv.get("hash") != nv.get("hash"):
-        return finding("SD605", f"tensor {name} ({_fmt(gv)}) has different values on GPU and NPU")
+        return finding(code("tensor-values-differ"), f"tensor {name} ({_fmt(gv)}) has different values on GPU and NPU")
     return None
 
 
@@ -440,46 +439,51 @@ def side_facts(ck: Checkpoint, rename=None, progress=None) -> tuple[list[Fact], 
     return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors), errors
 
 
-def compare(gpu: str, npu: str, rename=None, progress: bool = False, select=None, ignore=None
-            ) -> tuple[Report, Summary]:
-    """`scriptdiff weights GPU NPU`: fingerprints compared through the shared model, then the
-    differing tensors' values compared when both checkpoints are at hand."""
-    from ..model import Options
-    from ..engine import filter_findings
-    from .dataset import _Progress
+def checkpoint_extract(ck: Checkpoint, rename=None, progress=None) -> Extract:
+    """An opened checkpoint (or fingerprint) as an Extract: its tensors hashed, one fact each.
 
-    report = Report(gpu=gpu, npu=npu)
-    summary = Summary()
-    gck, gerr = open_side(gpu)
-    nck, nerr = open_side(npu)
-    report.errors.extend(gerr + nerr)
-    if gck is None or nck is None:
-        return report.sorted(), summary
-    total = sum(r.nbytes for ck in (gck, nck) for r in ck.tensors)
-    bar = _Progress(total, progress, "hashing tensors")
+    `rename` maps this side's tensor names onto the other side's (NPU -> GPU);
+    `progress` is called with the byte count of each tensor hashed."""
+    facts, errors = side_facts(ck, rename, progress)
+    return Extract(facts=facts, errors=errors)
+
+
+def check_extract(path: str, rename=None, progress=None) -> Extract:
+    """The stable hook (`scriptdiff check`, `scriptdiff weights`): one side's checkpoint file or
+    folder, or its fingerprint, as an Extract of `weights:<tensor>` facts.
+
+    `progress`: an object with start(total_bytes), advance(nbytes) and close(), or None;
+    it is started with the bytes to hash and closed when they are hashed."""
+    ck, errors = open_side(path)
+    if ck is None:
+        return Extract(errors=errors)
+    if progress is None:
+        return checkpoint_extract(ck, rename)
+    progress.start(sum(r.nbytes for r in ck.tensors))
     try:
-        gfacts, gerr = side_facts(gck, None, bar.advance)
-        nfacts, nerr = side_facts(nck, rename, bar.advance)
+        return checkpoint_extract(ck, rename, progress.advance)
     finally:
-        bar.close()
-    report.errors.extend(gerr + nerr)
-    if any(e.fatal for e in report.errors):
-        return report.sorted(), summary
-    gt, nt = FactTable(), FactTable()
-    gt.extend(gfacts)
-    nt.extend(nfacts)
-    findings, _ = compare_tables(gt, nt, checks=["weights"], classifiers={"weights": classify_weights})
-    summary.gpu_tensors, summary.npu_tensors = len(gck.entries), len(nck.entries)
-    summary.identical = len(gt.keys() & nt.keys()) - sum(1 for f in findings if f.rule in ("SD603", "SD604", "SD605"))
-    if gck.has_data and nck.has_data:
-        _add_stats(findings, gck, nck, rename)
-    findings = filter_findings(findings, Options(select=select, ignore=ignore))
-    for f in findings:
+        progress.close()
+
+
+def stats_rules() -> tuple[str, str]:
+    """The rules whose findings are measured by value (dtype and values differ)."""
+    return code("tensor-dtype-differs"), code("tensor-values-differ")
+
+
+def summarize(report: Report, gck: Checkpoint, nck: Checkpoint) -> Summary:
+    """Counts for the text overview, from a finished comparison: tensors per side, tensors
+    equal on both sides (report.tables), findings per rule, the measured ones worst first."""
+    summary = Summary(gpu_tensors=len(gck.entries), npu_tensors=len(nck.entries))
+    if report.tables is not None:
+        gt, nt = report.tables
+        summary.identical = sum(1 for k in gt.keys("weights") & nt.keys("weights")
+                                if gt.get(k).value == nt.get(k).value)
+    for f in report.findings:
         summary.by_rule[f.rule] = summary.by_rule.get(f.rule, 0) + 1
-    summary.worst = sorted((f for f in findings if f.rule in ("SD604", "SD605")), key=_badness)
-    report.findings = findings
-    report.compared = 1
-    return report.sorted(), summary
+    measured = stats_rules()
+    summary.worst = sorted((f for f in report.findings if f.rule in measured), key=_badness)
+    return summary
 
 
 def _badness(f: Finding) -> tuple:
@@ -490,12 +494,17 @@ def _badness(f: Finding) -> tuple:
     return (0, -(rel if rel is not None else float("inf")), -(1 - cos if cos is not None else 2.0), f.key)
 
 
-def _add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename) -> None:
+def add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename=None) -> None:
+    """Measure the differing tensors of findings (dtype or values differ) when both checkpoints
+    hold data: max |diff|, relative L2, cosine go into Finding.extra and the message."""
+    if not (gck.has_data and nck.has_data):
+        return
+    dtype_rule, values_rule = stats_rules()
     gref = {r.name: r for r in gck.tensors}
     nref = {(rename(r.name) if rename else r.name): r for r in nck.tensors}
     with Reader() as rg, Reader() as rn:
         for f in findings:
-            if f.rule not in ("SD604", "SD605"):
+            if f.rule not in (dtype_rule, values_rule):
                 continue
             name = f.key[len(PREFIX):]
             g, n = gref.get(name), nref.get(name)
@@ -505,5 +514,5 @@ def _add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename
             if st:
                 f.extra.update(st)
                 f.message += ": " + describe_stats(st)
-            elif f.rule == "SD605":
+            elif f.rule == values_rule:
                 f.message += f" (values not compared: dtype {g.dtype} is not one scriptdiff converts)"

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import sys
+import threading
 
+from ..checks.hashing import SampleSpec
+from ..model import Extract, InputError, Report, SideContext
+from ..sources import SourceError
+from .baseline import load_baseline_into
 from .common import add_output_arguments, emit, fail, options_from
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
@@ -21,7 +26,10 @@ DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
       (given twice: GPU first, then NPU).
 
 --sample hashes only the head, tail and strided blocks of large files: quick, and the
-manifest and every comparison built on it say that only those bytes were checked."""
+manifest and every comparison built on it say that only those bytes were checked.
+
+The comparison is reported like `scriptdiff diff`: --baseline, --select/--ignore, every
+--format and --output FORMAT=FILE, exit status 0/1/2."""
 
 
 def allow_intermixed(p) -> None:
@@ -59,12 +67,68 @@ def add_arguments(p) -> None:
     p.add_argument("--script", action="append", default=[], metavar="PATH",
                    help="launch script or config whose tokenizer settings name tokenizer files; "
                         "when comparing give it twice: GPU, then NPU")
+    p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_output_arguments(p)
 
 
-def run(args) -> int:
-    from ..checks.hashing import SampleSpec
+class ProgressBar:
+    """A rich progress bar over bytes on stderr, or nothing when not enabled.
 
+    The progress object the library takes: start(total_bytes), advance(nbytes) (from any
+    thread), close(); it may be started again after close()."""
+
+    def __init__(self, enabled: bool, label: str = "hashing"):
+        self.enabled = enabled
+        self.label = label
+        self._p = None
+        self._lock = threading.Lock()
+
+    def start(self, total: int) -> None:
+        self.close()
+        if not self.enabled or total <= 0:
+            return
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
+                                   TransferSpeedColumn)
+
+        self._p = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                           TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                           transient=True)
+        self._p.start()
+        self._task = self._p.add_task(self.label, total=total)
+
+    def advance(self, n: int) -> None:
+        if self._p is not None:
+            with self._lock:
+                self._p.update(self._task, advance=n)
+
+    def close(self) -> None:
+        if self._p is not None:
+            self._p.stop()
+            self._p = None
+
+
+def progress_wanted(flag: bool) -> bool:
+    """--progress, or stderr is a terminal."""
+    return flag or sys.stderr.isatty()
+
+
+def read_scripts(paths: list[str]) -> list:
+    """(path, Extract) of each launch script or config naming tokenizer files, read by the engine."""
+    from ..engine import extract, read_source  # lazy: keeps --help fast
+
+    out = []
+    for script in paths:
+        try:
+            src = read_source(script)
+        except SourceError as e:
+            out.append((script, Extract(errors=[InputError(script, str(e).split(": ", 1)[-1])])))
+            continue
+        out.append((script, extract(src, SideContext("gpu"))))
+    return out
+
+
+def run(args) -> int:
     if args.workers is not None and args.workers < 1:
         return fail("--workers must be at least 1")
     sample = SampleSpec() if args.sample else None
@@ -76,17 +140,17 @@ def run(args) -> int:
 
 
 def _fingerprint(args, paths: list[str], sample) -> int:
-    from ..checks import dataset
+    from ..checks import dataset  # lazy: keeps --help fast
 
     if not paths:
         return fail("data fingerprint needs at least one PATH")
     if len(args.output) > 1:
         return fail("data fingerprint writes one manifest: give -o once")
     manifest, errors = dataset.fingerprint(paths, sample=sample, workers=args.workers,
-                                           progress=dataset.progress_wanted(args.progress),
+                                           progress=ProgressBar(progress_wanted(args.progress)),
                                            exclude=set(args.output[:1]))
     if args.tokenizer or args.script:
-        entries, terrs, root = dataset.tokenizer_files(args.tokenizer, args.script)
+        entries, terrs, root = dataset.tokenizer_files(args.tokenizer, read_scripts(args.script))
         errors.extend(terrs)
         manifest["tokenizer"] = dict(sorted(entries.items()))
         manifest["tokenizer_root"] = root
@@ -111,58 +175,54 @@ def _fingerprint(args, paths: list[str], sample) -> int:
 
 
 def _compare(args, gpu: str, npu: str, sample) -> int:
-    from ..checks import dataset
-    from ..compare import FactTable, compare_tables
-    from ..engine import filter_findings
-    from ..model import Report
+    report, code = build_report(args, gpu, npu, sample)
+    if report is None:
+        return code
+    return emit(report, args)
+
+
+def build_report(args, gpu: str, npu: str, sample=None):
+    """(Report, 0) for `data GPU NPU`, through the pipeline `diff` uses (suppressions, the
+    baseline, --select/--ignore); (None, exit status) after a one-line message."""
+    from ..checks import dataset  # lazy: keeps --help fast
+    from ..engine import compare_sides  # lazy: keeps --help fast
 
     for opt, vals in (("--tokenizer", args.tokenizer), ("--script", args.script)):
         if vals and len(vals) != 2:
-            return fail(f"{opt}: when comparing, give it twice (GPU, then NPU)")
+            return None, fail(f"{opt}: when comparing, give it twice (GPU, then NPU)")
+    opts = options_from(args)
+    err = load_baseline_into(opts, args)
+    if err:
+        return None, err
     report = Report(gpu=gpu, npu=npu)
-    progress = dataset.progress_wanted(args.progress)
-    tables = []
+    bar = ProgressBar(progress_wanted(args.progress))
+    sides = []
     for i, path in enumerate((gpu, npu)):
-        manifest, display, errors, via = dataset.load_side(path, sample, args.workers, progress)
-        report.errors.extend(errors)
-        table = FactTable()
-        if manifest is not None:
-            toks = [args.tokenizer[i]] if args.tokenizer else []
-            scripts = [args.script[i]] if args.script else []
-            if toks or scripts:
-                entries, terrs, root = dataset.tokenizer_files(toks, scripts)
-                report.errors.extend(terrs)
-                manifest["tokenizer"] = entries
-                manifest["tokenizer_root"] = root
-            table.extend(dataset.manifest_facts(manifest, display, via=via))
-        tables.append((manifest, table))
-    if any(m is None for m, _ in tables):
-        return emit(report.sorted(), args)
-    _pair_single_files(gpu, npu, tables)
-    from ..registry import classifiers
-
-    findings, masked = compare_tables(tables[0][1], tables[1][1], checks=["dataset"], classifiers=classifiers())
-    report.findings = filter_findings(findings, options_from(args))
-    report.masked = masked
-    report.compared = 1
-    return emit(report.sorted(), args)
+        toks = [args.tokenizer[i]] if args.tokenizer else []
+        scripts = read_scripts([args.script[i]]) if args.script else []
+        sides.append(dataset.side_extract(path, sample, args.workers, bar, toks, scripts))
+    (gm, gex), (nm, nex) = sides
+    if gm is None or nm is None:  # a side that could not be read at all: nothing compared (exit 2)
+        report.errors.extend(gex.errors + nex.errors)
+        return report.sorted(), 0
+    _pair_single_files(gpu, npu, gm, nm, nex)
+    return compare_sides([], [], [], report, opts, extracts=([gex], [nex])), 0
 
 
-def _pair_single_files(gpu: str, npu: str, tables) -> None:
+def _pair_single_files(gpu: str, npu: str, gm: dict, nm: dict, nex) -> None:
     """Two single data files (not folders, not manifests) are compared with each other
     whatever their names: the NPU file's key takes the GPU file's name."""
     import os
 
     if not (os.path.isfile(gpu) and os.path.isfile(npu)):
         return
-    (gm, _), (nm, nt) = tables
     if gm.get("roots") != [gpu] or nm.get("roots") != [npu]:
         return  # a manifest: it names its own files
     if len(gm["files"]) != 1 or len(nm["files"]) != 1:
         return
     gkey = "data:" + next(iter(gm["files"]))
     nkey = "data:" + next(iter(nm["files"]))
-    if gkey != nkey and nkey in nt.facts:
-        for f in nt.facts.pop(nkey):
-            f.key = gkey
-            nt.add(f)
+    if gkey != nkey:
+        for f in nex.facts:
+            if f.key == nkey:
+                f.key = gkey
