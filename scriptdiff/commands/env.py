@@ -25,7 +25,7 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     import os
 
-    from ..engine import diff_files
+    from ..engine import diff_files  # lazy: keeps --help fast
 
     gpu = [x for x in args.gpu.split(",") if x]
     npu = [x for x in args.npu.split(",") if x]
