@@ -10,8 +10,8 @@ docs/snapshot.md; `SCHEMA_VERSION` changes when a field changes meaning or is re
 Every absolute path read is taken under `root` (default /), so that a laid-out install tree
 (tests, an offline audit of a mounted image) reads like a machine. Environment variables
 are recorded from an allowlist (rules/platform.yaml `snapshot_env`, plus every name of the
-GPU<->NPU table in rules/environment.yaml); a secret-looking name is never recorded, nor a
-value that carries credentials in a URL.
+GPU<->NPU table in rules/environment.yaml); a secret-looking name (rules/secrets.yaml) is
+never recorded, nor a value that carries credentials in a URL.
 """
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ import re
 import sys
 import time
 from pathlib import PurePosixPath
+
+from . import __version__
+from .rules import load
+from .secrets import is_secret_name
 
 SCHEMA_VERSION = 1
 ASCEND_ROOT = "/usr/local/Ascend"
@@ -361,8 +365,6 @@ def _scrub(url: str) -> str:
 # --------------------------------------------------------------------------- environment variables
 
 def env_policy() -> tuple[tuple, set, dict]:
-    from .rules import load
-
     rs = load()
     pol = rs.section("snapshot_env", {}) or {}
     names = set(pol.get("names", []) or [])
@@ -380,27 +382,21 @@ def env_policy() -> tuple[tuple, set, dict]:
     return prefixes, names, pol
 
 
-def looks_secret(name: str, pol: dict) -> bool:
-    words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
-    exact = set(pol.get("secret_words", []) or [])
-    suffixes = tuple(pol.get("secret_suffixes", []) or [])
-    parts = tuple(pol.get("secret_parts", []) or [])
-    for w in words:
-        if w in exact or (suffixes and w.endswith(suffixes)) or any(p in w for p in parts):
-            return True
-    return False
+def looks_secret(name: str, pol: dict | None = None) -> bool:
+    """scriptdiff.secrets.is_secret_name (rules/secrets.yaml); `pol` is not used any more."""
+    return is_secret_name(name)
 
 
 def collect_env(environ: dict) -> tuple[dict, int]:
     """Allowlisted variables (sorted) and how many allowlisted ones were withheld as secret-looking."""
-    prefixes, names, pol = env_policy()
+    prefixes, names, _ = env_policy()
     out: dict[str, str] = {}
     withheld = 0
     for name in sorted(environ):
         if not (name in names or name.startswith(prefixes)):
             continue
         value = str(environ[name])
-        if looks_secret(name, pol) or _URL_CRED.search(value):
+        if is_secret_name(name) or _URL_CRED.search(value):
             withheld += 1
             continue
         out[name] = value
@@ -478,8 +474,6 @@ def collect(root: str | None = None, environ: dict | None = None, run_commands: 
             sites: list[str] | None = None) -> dict:
     """The snapshot as a dict (see docs/snapshot.md)."""
     import platform as _platform
-
-    from . import __version__
 
     t0 = time.perf_counter()
     env = dict(os.environ if environ is None else environ)

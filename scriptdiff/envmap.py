@@ -10,11 +10,11 @@ from __future__ import annotations
 import fnmatch
 from functools import lru_cache
 
+from .rules import load
+
 
 @lru_cache(maxsize=1)
 def _table():
-    from .rules import load
-
     env = load().section("env_map", {}) or {}
     pairs = dict(env.get("pairs", {}))
     reverse = {v: k for k, v in pairs.items()}

@@ -103,7 +103,7 @@ def check_platform(rs: RuleSet) -> None:
         if c.get("pair") is not None and c["pair"] not in pairs:
             raise RuleError(f"{where}:1: component {name!r}: unknown pair {c['pair']!r}")
     env = rs.section("snapshot_env") or {}
-    for lst in ("prefixes", "names", "secret_words", "secret_suffixes", "secret_parts"):
+    for lst in ("prefixes", "names"):  # secret-looking names: rules/secrets.yaml
         if not isinstance(env.get(lst, []), list):
             raise RuleError(f"{where}:1: snapshot_env.{lst} must be a list")
 
@@ -287,3 +287,57 @@ def check_dialects(rs: RuleSet) -> None:
         for path, key in (d.get("paths") or {}).items():
             if not isinstance(path, str) or key not in voc:
                 raise RuleError(f"{where}:1: dialects.{name}.paths: {path!r} -> {key!r} is not a vocabulary key")
+
+
+@validator
+def check_value_ports(rs: RuleSet) -> None:
+    """rules/vocabulary.yaml `value_ports:`: per vocabulary key, written value -> canonical value."""
+    ports = rs.section("value_ports")
+    if ports is None:
+        return
+    where = _where(rs, "value_ports")
+    if not isinstance(ports, dict):
+        raise RuleError(f"{where}:1: value_ports must map vocabulary keys to tables")
+    voc = rs.section("vocabulary") or {}
+    for key, table in ports.items():
+        if key not in voc:
+            raise RuleError(f"{where}:1: value_ports.{key}: {key!r} is not a vocabulary key")
+        if not isinstance(table, dict) or not table:
+            raise RuleError(f"{where}:1: value_ports.{key} must map written values to canonical values")
+        for written, value in table.items():
+            if not isinstance(written, str) or not written or written != written.lower():
+                raise RuleError(f"{where}:1: value_ports.{key}: {written!r} must be a lower-case string "
+                                f"(quote yes/no/true/false/null)")
+            if not isinstance(value, (str, bool, int, float)):
+                raise RuleError(f"{where}:1: value_ports.{key}.{written}: {value!r} must be a string, "
+                                f"a boolean or a number")
+
+
+SECRET_LISTS = ("words", "suffixes", "not_secret")
+
+
+@validator
+def check_secrets(rs: RuleSet) -> None:
+    """rules/secrets.yaml `secrets:`: lists of upper-case words (an entry of several words joins
+    them with _; a suffix is one word)."""
+    sec = rs.section("secrets")
+    if sec is None:
+        return
+    where = _where(rs, "secrets")
+    if not isinstance(sec, dict):
+        raise RuleError(f"{where}:1: secrets must be a mapping of {', '.join(SECRET_LISTS)}")
+    unknown = set(sec) - set(SECRET_LISTS)
+    if unknown:
+        raise RuleError(f"{where}:1: secrets: unknown field(s) {sorted(unknown)}")
+    if not sec.get("words") or not sec.get("suffixes"):
+        raise RuleError(f"{where}:1: secrets needs non-empty 'words' and 'suffixes' lists")
+    for lst in SECRET_LISTS:
+        entries = sec.get(lst, []) or []
+        if not isinstance(entries, list):
+            raise RuleError(f"{where}:1: secrets.{lst} must be a list")
+        for e in entries:
+            words = e.split("_") if isinstance(e, str) else []
+            if not words or not all(w.isalnum() and w.isascii() and w == w.upper() for w in words):
+                raise RuleError(f"{where}:1: secrets.{lst}: {e!r} must be upper-case words joined by _")
+            if lst == "suffixes" and len(words) > 1:
+                raise RuleError(f"{where}:1: secrets.suffixes: {e!r} must be one word")

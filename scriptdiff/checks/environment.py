@@ -22,15 +22,18 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..compare import show
-from ..model import RANK_LOG, Fact, Finding, InputError, Masked
+from ..envmap import canonical
+from ..lang.config import JSONError, load_json
+from ..model import RANK_LOG, Extract, Fact, Finding, InputError, Masked
+from ..rules import code, load
+from . import libraries
+from .libraries import normalize_name, parse_version, version_level
 
 SUPPORTED_SCHEMA = 1
 
 
 @lru_cache(maxsize=1)
 def _platform_data():
-    from ..rules import load
-
     rs = load()
     return (rs.section("platform_components", {}) or {}, rs.section("platform_pairs", {}) or {},
             rs.section("platform_groups", {}) or {})
@@ -41,8 +44,6 @@ def _platform_data():
 def line_index(doc: dict, lines: dict[tuple, int]) -> dict[tuple, int]:
     """Lines of a snapshot's entries, from the line-keeping JSON loader: ("versions", comp),
     ("env", NAME), ("dist", pep503 name) and top-level keys."""
-    from .libraries import normalize_name
-
     idx: dict[tuple, int] = {k: v for k, v in lines.items() if len(k) == 1}
     for top in ("versions", "env"):
         for k, v in lines.items():
@@ -65,10 +66,6 @@ def _version_of(entry):
 
 
 def extract(src, ctx):
-    from ..model import Extract
-    from ..lang.config import JSONError, load_json
-    from . import libraries
-
     ex = Extract()
     try:
         doc, json_lines = load_json(src.text)
@@ -98,7 +95,7 @@ def extract(src, ctx):
         if not isinstance(d, dict) or not isinstance(d.get("name"), str) or d.get("version") is None:
             ex.errors.append(InputError(src.name, f"distribution {i + 1} has no name and version; skipped"))
             continue
-        e = libraries.Entry(name=d["name"], line=lines.get(("dist", libraries.normalize_name(d["name"]))),
+        e = libraries.Entry(name=d["name"], line=lines.get(("dist", normalize_name(d["name"]))),
                             source=f"{d['name']}=={d['version']}", version=str(d["version"]),
                             spec=f"=={d['version']}", installer=d.get("installer"))
         source = d.get("source")
@@ -186,8 +183,6 @@ def _infer_platform(versions: dict, entries) -> str:
 
 
 def _torch_backend(platform: str, entries) -> tuple[str, str] | None:
-    from .libraries import normalize_name, parse_version
-
     by = {normalize_name(e.name): e for e in entries}
     if platform == "npu" and "torch-npu" in by:
         return f"torch_npu {by['torch-npu'].version}", "torch-npu"
@@ -201,8 +196,6 @@ def _torch_backend(platform: str, entries) -> tuple[str, str] | None:
 
 def env_facts(env: dict, path: str, lines: dict | None = None) -> list[Fact]:
     """One fact per recorded variable, keyed by its GPU-side name (envmap.canonical)."""
-    from ..envmap import canonical
-
     facts = []
     for name, value in sorted(env.items()):
         if not isinstance(name, str):
@@ -210,7 +203,7 @@ def env_facts(env: dict, path: str, lines: dict | None = None) -> list[Fact]:
         key, role = canonical(name)
         meta = {"name": name, "role": role}
         if key != f"env:{name}":
-            meta["mask"] = "SD010"
+            meta["mask"] = code("env-var-renamed")
         val = "" if value is None else str(value)
         facts.append(Fact(key=key, value=val, check="environment", path=path,
                           line=(lines or {}).get(("env", name)), source=f"{name}={val}", rank=RANK_LOG, meta=meta))
@@ -226,8 +219,8 @@ def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | 
     comp = key.split(":", 1)[1]
     comps, pairs, groups = _platform_data()
 
-    def finding(code: str, msg: str) -> Finding:
-        return Finding(rule=code, check="environment", severity=rs.severity(code), key=key,
+    def finding(rule: str, msg: str) -> Finding:
+        return Finding(rule=rule, check="environment", severity=rs.severity(rule), key=key,
                        gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
 
     if g is None or n is None:
@@ -237,23 +230,22 @@ def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | 
         if gp == np_:
             return None  # same platform: the specific keys are compared instead
         label = pairs[comp].get("label", comp)
-        return finding("SD310", f"{label}: {show(g.value)} on GPU, {show(n.value)} on NPU "
-                                f"(platform-specific, shown side by side, not compared)")
+        return finding(code("accelerator-platform-pair"), f"{label}: {show(g.value)} on GPU, {show(n.value)} on NPU "
+                                                           f"(platform-specific, shown side by side, not compared)")
     spec = comps.get(comp, {"label": comp, "group": "host"})
     label = spec.get("label", comp)
     gv, nv = g.value, n.value
     if gv is None or nv is None:
         have, miss = ("GPU", "NPU") if gv is not None else ("NPU", "GPU")
-        return finding("SD317", f"{label} is {show(gv if gv is not None else nv)} on the {have} side and was not "
-                                f"found on the {miss} side")
-    from .libraries import version_level
-
+        return finding(code("component-not-found"), f"{label} is {show(gv if gv is not None else nv)} on the "
+                                                     f"{have} side and was not found on the {miss} side")
     level = version_level(str(gv), str(nv), rc_is_release=bool(spec.get("rc_is_release")),
                           fuzzy_a=bool(g.meta.get("fuzzy")), fuzzy_b=bool(n.meta.get("fuzzy")))
     if level == "equal":
         return None
-    group = groups.get(spec.get("group", "host"), groups.get("host", {"major": "SD316", "patch": "SD316"}))
-    code = group["major"] if level in ("major", "minor", "unparsed") else group["patch"]
+    host = code("host-differs")
+    group = groups.get(spec.get("group", "host"), groups.get("host", {"major": host, "patch": host}))
+    rule = group["major"] if level in ("major", "minor", "unparsed") else group["patch"]
     what = {"major": "major version", "minor": "minor version", "patch": "patch level", "local": "build tag",
             "unparsed": "version"}[level]
-    return finding(code, f"{label} is {show(gv)} on GPU and {show(nv)} on NPU ({what} differs)")
+    return finding(rule, f"{label} is {show(gv)} on GPU and {show(nv)} on NPU ({what} differs)")

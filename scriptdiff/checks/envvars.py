@@ -15,23 +15,24 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
 value_equivalents of env_map. Other `environment` keys (version:...) are delegated to
-scriptdiff.checks.environment.classify_version when that module provides it.
+scriptdiff.checks.environment.classify_version.
 """
 from __future__ import annotations
 
+import fnmatch
+
 from ..compare import classifier, show, to_bool
+from ..envmap import value_equivalent
 from ..model import Fact, Finding, Masked
+from ..rules import code, load
+from .environment import classify_version
 
 
 def _env():
-    from ..rules import load
-
     return load().section("env_map", {}) or {}
 
 
 def same_value(name: str, a, b) -> bool:
-    from ..envmap import value_equivalent
-
     if a == b:
         return True
     sa, sb = str(a).strip(), str(b).strip()
@@ -42,8 +43,6 @@ def same_value(name: str, a, b) -> bool:
 
 
 def _listed(name: str, patterns) -> bool:
-    import fnmatch
-
     return any(name == p or ("*" in p and fnmatch.fnmatchcase(name, p)) for p in patterns or [])
 
 
@@ -66,15 +65,7 @@ def _finding(rule: str, key: str, g, n, message: str, rs, severity: str | None =
 @classifier("environment")
 def classify(key: str, g: Fact | None, n: Fact | None, rs):
     if not key.startswith("env:"):
-        try:
-            from . import environment
-        except ImportError:
-            environment = None
-        fn = getattr(environment, "classify_version", None) if environment else None
-        if fn is not None:
-            return fn(key, g, n, rs)
-        return _finding("SD305", key, g, n, f"{key} differs: {show(g.value if g else None)} on GPU, "
-                                             f"{show(n.value if n else None)} on NPU", rs, severity="warning")
+        return classify_version(key, g, n, rs)
     return classify_env(key, g, n, rs)
 
 
@@ -85,49 +76,56 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     role = _role(g, n)
     sourced = (g or n).meta.get("sourced")
     if g is not None and n is not None and same_value(gpu_name, g.value, n.value):
-        code = g.meta.get("mask") or n.meta.get("mask")
-        return Masked(rule=code, gpu=g.side(), npu=n.side()) if code else None
+        mask = g.meta.get("mask") or n.meta.get("mask")
+        return Masked(rule=mask, gpu=g.side(), npu=n.side()) if mask else None
     both = g is not None and n is not None
     where = "GPU" if n is None else "NPU"
     present = g if n is None else n
     label = gname if n is None else nname
     if sourced:
         if role == "npu_tuning":
-            return _finding("SD302", key, g, n, f"NPU environment script {label[7:]} is sourced on {where} only "
-                                                "(sets the CANN paths; tuning, not numerics)", rs)
-        return _finding("SD305", key, g, n, f"{label} is sourced on {where} only", rs)
+            return _finding(code("npu-tuning-variable"), key, g, n,
+                            f"NPU environment script {label[7:]} is sourced on {where} only "
+                            "(sets the CANN paths; tuning, not numerics)", rs)
+        return _finding(code("env-var-one-side"), key, g, n, f"{label} is sourced on {where} only", rs)
     if role == "npu_tuning":
         what = (f"{nname} is {show(n.value)} on NPU and {show(g.value)} on GPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding("SD302", key, g, n, f"NPU tuning variable: {what} (performance, not numerics)", rs)
+        return _finding(code("npu-tuning-variable"), key, g, n,
+                        f"NPU tuning variable: {what} (performance, not numerics)", rs)
     if role == "gpu_tuning":
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding("SD303", key, g, n, f"GPU tuning variable: {what} (performance, not numerics)", rs)
+        return _finding(code("gpu-tuning-variable"), key, g, n,
+                        f"GPU tuning variable: {what} (performance, not numerics)", rs)
     if role in ("npu_precision", "gpu_precision"):
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding("SD304", key, g, n, f"precision-affecting variable: {what}", rs)
+        return _finding(code("precision-variable"), key, g, n, f"precision-affecting variable: {what}", rs)
     if not both and role == "paired":  # a paired variable that is tuning on its own side
-        for lst, rule, side in (("gpu_tuning", "SD303", "GPU"), ("npu_tuning", "SD302", "NPU")):
+        for lst, rule, side in (("gpu_tuning", "gpu-tuning-variable", "GPU"),
+                                ("npu_tuning", "npu-tuning-variable", "NPU")):
             if _listed(label, env.get(lst)):
-                return _finding(rule, key, g, n, f"{side} tuning variable: {label}={show(present.value)} is set "
-                                                 f"on {where} only (performance, not numerics)", rs)
+                return _finding(code(rule), key, g, n, f"{side} tuning variable: {label}={show(present.value)} "
+                                                       f"is set on {where} only (performance, not numerics)", rs)
     if gpu_name in (env.get("search_paths") or []):
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding("SD305", key, g, n, f"search path: {what} (expected to differ between platforms; "
-                                            "the libraries check compares what is installed)", rs)
+        return _finding(code("env-var-one-side"), key, g, n,
+                        f"search path: {what} (expected to differ between platforms; "
+                        "the libraries check compares what is installed)", rs)
     determinism = set(env.get("determinism", []) or [])
     is_det = gpu_name in determinism or gname in determinism or nname in determinism
     if both:
         names = gname if gname == nname else f"{gname} (GPU) / {nname} (NPU)"
-        return _finding("SD301", key, g, n, f"{names} is {show(g.value)} on GPU and {show(n.value)} on NPU",
+        return _finding(code("env-var-value-differs"), key, g, n,
+                        f"{names} is {show(g.value)} on GPU and {show(n.value)} on NPU",
                         rs, severity="error" if is_det else None)
     if is_det:
         other = nname if n is None else gname
         if n is None and gpu_name in (env.get("pairs") or {}):
             other = env["pairs"][gpu_name]
-        return _finding("SD301", key, g, n, f"determinism variable {label}={show(present.value)} is set on "
-                                            f"{where} only (no {other} on the other side)", rs, severity="error")
-    return _finding("SD305", key, g, n, f"{label}={show(present.value)} is set on {where} only", rs)
+        return _finding(code("env-var-value-differs"), key, g, n,
+                        f"determinism variable {label}={show(present.value)} is set on "
+                        f"{where} only (no {other} on the other side)", rs, severity="error")
+    return _finding(code("env-var-one-side"), key, g, n, f"{label}={show(present.value)} is set on {where} only", rs)

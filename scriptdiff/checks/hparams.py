@@ -8,7 +8,8 @@ lang/config.py, lang/megatron_log.py):
   canonical key; `canonical_flag`, `canonical_path` look names up.
 - `convert(key, raw)` turns a raw value into the canonical one for the few keys whose
   spellings carry different encodings (params_dtype from --bf16 / torch_dtype /
-  mixed_precision, use_flash_attn from attn_implementation / LLaMA-Factory flash_attn).
+  mixed_precision, use_flash_attn from attn_implementation / LLaMA-Factory flash_attn),
+  through the `value_ports` tables of rules/vocabulary.yaml.
 - `derive(table)` (called by the engine for each side) adds data_parallel_size,
   gradient_accumulation_steps and global_batch_size where they can be computed and were
   not set, as facts with origin `derived` whose `via` names the formula and inputs.
@@ -25,18 +26,13 @@ from typing import Any
 
 from ..compare import FactTable, classifier, classify_hparam, default_fact, normalize, show, vocab
 from ..model import ORIGIN_DERIVED, Fact, Finding, Masked
+from ..rules import code, load
 
-DTYPES = {
-    "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
-    "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16", "torch.half": "fp16",
-    "fp32": "fp32", "float32": "fp32", "float": "fp32", "torch.float32": "fp32", "torch.float": "fp32",
-    "no": "fp32", "none": "fp32",
-}
-FLASH_VALUES = {  # attn_implementation and LLaMA-Factory flash_attn
-    "flash_attention_2": True, "flash_attention_3": True, "fa2": True, "fa3": True,
-    "eager": False, "sdpa": False, "disabled": False, "false": False, "true": True,
-}
-REF_RULE = "SD222"
+
+@lru_cache(maxsize=1)
+def value_ports() -> dict[str, dict[str, Any]]:
+    """{key: {written value (lower case): canonical value}} from rules/vocabulary.yaml."""
+    return load().section("value_ports", {}) or {}
 
 
 @lru_cache(maxsize=1)
@@ -90,16 +86,10 @@ def convert(key: str, raw: Any) -> tuple[str, Any] | None:
 
     Returns None when the setting carries no value (e.g. `bf16: false`, which leaves the
     dtype to whatever else says it)."""
-    if key == "params_dtype":
+    port = value_ports().get(key)
+    if port is not None:  # params_dtype, use_flash_attn (a bool reads as "true"/"false")
         s = str(raw).strip().strip("'\"").lower()
-        return key, DTYPES.get(s, s)
-    if key == "use_flash_attn":
-        if isinstance(raw, bool):
-            return key, raw
-        s = str(raw).strip().strip("'\"").lower()
-        if s == "auto":
-            return key, "auto"  # LLaMA-Factory: platform-dependent; compared as the word auto
-        return key, FLASH_VALUES.get(s, s)
+        return key, port.get(s, s)
     entry = vocab().get(key, {})
     value = normalize(raw, entry.get("type"))
     if entry.get("type") == "str" and isinstance(value, str) and value.lower() in ("true", "false"):
@@ -218,9 +208,9 @@ def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
         return None
     gv, nv = str(g.value).lower(), str(n.value).lower()
     if key == "distributed_backend" and gv == "nccl" and nv in ("nccl", "hccl"):
-        return Masked(rule="SD011", gpu=g.side(), npu=n.side())
+        return Masked(rule=code("distributed-backend-port"), gpu=g.side(), npu=n.side())
     if key == "transformer_impl" and gv == "transformer_engine" and nv == "local":
-        return Masked(rule="SD012", gpu=g.side(), npu=n.side())
+        return Masked(rule=code("transformer-impl-port"), gpu=g.side(), npu=n.side())
     return None
 
 
@@ -237,6 +227,6 @@ def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding
            f"{show(n.value if n else None)} on NPU")
     if missing:
         msg += f"; not found beside the {' and '.join(missing)} script, so its settings were not compared"
-    sev = rs.severity(REF_RULE)
-    return Finding(rule=REF_RULE, check="hyperparameters", severity=sev, key=key,
+    rule = code("config-reference-differs")
+    return Finding(rule=rule, check="hyperparameters", severity=rs.severity(rule), key=key,
                    gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..compare import classifier, show
-from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Fact, Finding, InputError, Masked
+from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
+from ..rules import code, load
+from ..yamlload import YAMLError
+from ..yamlload import load as load_yaml
 
 _NAME_NORM = re.compile(r"[-_.]+")
 _HEX40 = re.compile(r"^[0-9a-fA-F]{7,40}$")
@@ -39,8 +42,6 @@ def normalize_name(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def data() -> dict:
-    from ..rules import load
-
     return load().section("library_checks", {}) or {}
 
 
@@ -279,10 +280,8 @@ def _json_name_lines(text: str) -> dict[str, int]:
 
 def parse_conda(text: str) -> tuple[list[Entry], list[str], str | None, int | None]:
     """environment.yml -> entries (conda and pip), problems, python version and its line."""
-    from ..yamlload import YAMLError, load
-
     try:
-        doc, lines = load(text)
+        doc, lines = load_yaml(text)
     except YAMLError as e:
         return [], [f"not valid YAML: {e}"], None, None
     if not isinstance(doc, dict) or not isinstance(doc.get("dependencies"), list):
@@ -376,7 +375,6 @@ def package_facts(entries: list[Entry], path: str, side: str, rank: int, strict:
 
 
 def extract(src, ctx):
-    from ..model import Extract
 
     # the engine detected the kind (registry.detect); a direct call falls back to the suffix
     kind = src.kind or {".json": "pipjson", ".yaml": "conda", ".yml": "conda"}.get(src.suffix, "requirements")
@@ -503,7 +501,8 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     if key.startswith("compat:"):
         f = g or n
         where = "NPU" if n is not None else "GPU"
-        return Finding(rule="SD410", check="libraries", severity=rs.severity("SD410"), key=key,
+        rule = code("torch-npu-torch-mismatch")
+        return Finding(rule=rule, check="libraries", severity=rs.severity(rule), key=key,
                        gpu=g.side() if g else None, npu=n.side() if n else None, derived=True,
                        message=f"torch_npu {f.meta['torch_npu']} belongs to torch "
                                f"{_release3(f.meta['torch_npu'])}, but the {where} side has torch "
@@ -514,8 +513,8 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     is_key = name in set(lib.get("key_packages", []) or [])
     label = (g or n).meta.get("name", name)
 
-    def finding(code: str, msg: str) -> Finding:
-        return Finding(rule=code, check="libraries", severity=rs.severity(code), key=key,
+    def finding(rule: str, msg: str) -> Finding:
+        return Finding(rule=rule, check="libraries", severity=rs.severity(rule), key=key,
                        gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
 
     if g is not None and n is not None:
@@ -532,20 +531,23 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
         return None
     plat = (lib.get("platform_packages", {}) or {}).get(side, [])
     if _match(name, plat):
-        return Masked(rule="SD424", gpu=g.side() if g else None, npu=n.side() if n else None)
+        return Masked(rule=code("platform-only-package"), gpu=g.side() if g else None, npu=n.side() if n else None)
     for cp in lib.get("counterparts", []) or []:
         if side == "gpu" and cp["gpu"] == name and cp.get("required"):
-            return finding("SD409", f"{label} {show(present.value)} on GPU, and the NPU side has no {cp['npu']} "
-                                    f"to stand for it ({cp.get('why', '')})")
+            return finding(code("counterpart-missing"),
+                           f"{label} {show(present.value)} on GPU, and the NPU side has no {cp['npu']} "
+                           f"to stand for it ({cp.get('why', '')})")
     where, other = ("GPU", "NPU") if side == "gpu" else ("NPU", "GPU")
     if present.meta.get("other_has_pkgs") is False:
         return None  # the other side gave no package list at all: nothing to compare against
     if present.meta.get("exhaustive") and present.meta.get("other_exhaustive") is False:
-        return finding("SD411", f"{label} {show(present.value)} is installed on {where}; the {other} side's "
-                                f"package list (a hand-written selection) does not name it")
+        return finding(code("installed-not-listed"),
+                       f"{label} {show(present.value)} is installed on {where}; the {other} side's "
+                       f"package list (a hand-written selection) does not name it")
     if is_key:
-        return finding("SD404", f"key package {label} {show(present.value)} is installed on {where} only")
-    return finding("SD405", f"{label} {show(present.value)} is installed on {where} only")
+        return finding(code("key-package-one-side"),
+                       f"key package {label} {show(present.value)} is installed on {where} only")
+    return finding(code("package-one-side"), f"{label} {show(present.value)} is installed on {where} only")
 
 
 def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
@@ -556,18 +558,18 @@ def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
         if gc and nc:
             if gc[:len(nc)] == nc or nc[:len(gc)] == gc:
                 return None
-            return finding("SD408" if is_key else "SD403",
+            return finding(code("package-source-differs" if is_key else "package-version-differs"),
                            f"{label} comes from commit {gc[:12]} on GPU and {nc[:12]} on NPU")
         if gm.get("spec", "") == nm.get("spec", "") and gm.get("url") == nm.get("url"):
             return None
-        return finding("SD407" if is_key else "SD403",
+        return finding(code("requirement-not-pinned" if is_key else "package-version-differs"),
                        f"{label} is required as {show(g.value)} on GPU and {show(n.value)} on NPU; "
                        f"the installed versions cannot be compared (pin them, or compare snapshots)")
     level = version_level(gv, nv, fuzzy_a=bool(gm.get("fuzzy")), fuzzy_b=bool(nm.get("fuzzy")))
     if level == "equal":
         gc, nc = gm.get("commit"), nm.get("commit")
         if (gc or nc) and (gc or "")[:12] != (nc or "")[:12]:
-            return finding("SD408" if is_key else "SD403",
+            return finding(code("package-source-differs" if is_key else "package-version-differs"),
                            f"{label} {public(gv)} comes from {('commit ' + gc[:12]) if gc else 'a release'} on GPU and "
                            f"{('commit ' + nc[:12]) if nc else 'a release'} on NPU")
         return None
@@ -575,19 +577,21 @@ def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
         gl, nl = (parse_version(gv).local or ""), (parse_version(nv).local or "")
         tag = (lib.get("npu_local_tags", {}) or {}).get(key[4:])
         if tag and nl.startswith(tag) and not gl.startswith(tag):
-            return Masked(rule="SD425", gpu=g.side(), npu=n.side())
+            return Masked(rule=code("ascend-apex"), gpu=g.side(), npu=n.side())
         if gm.get("strict_local") or nm.get("strict_local"):
-            return finding("SD406", f"{label} {public(gv)} is built as +{gl or '(none)'} on GPU and "
-                                    f"+{nl or '(none)'} on NPU (--strict-local)")
-        return Masked(rule="SD426", gpu=g.side(), npu=n.side())
+            return finding(code("local-build-tag-differs"), f"{label} {public(gv)} is built as +{gl or '(none)'} "
+                                                            f"on GPU and +{nl or '(none)'} on NPU (--strict-local)")
+        return Masked(rule=code("local-build-tag-ignored"), gpu=g.side(), npu=n.side())
     if level == "unparsed":
-        return finding("SD402" if is_key else "SD403",
+        return finding(code("key-package-patch-differs" if is_key else "package-version-differs"),
                        f"{label} is {gv} on GPU and {nv} on NPU (not PEP 440 versions; compared as text)")
     if not is_key:
-        return finding("SD403", f"{label} is {gv} on GPU and {nv} on NPU ({level} version)")
+        return finding(code("package-version-differs"), f"{label} is {gv} on GPU and {nv} on NPU ({level} version)")
     if level in ("major", "minor"):
-        return finding("SD401", f"key package {label} is {gv} on GPU and {nv} on NPU ({level} version differs)")
-    return finding("SD402", f"key package {label} is {gv} on GPU and {nv} on NPU (patch level differs)")
+        return finding(code("key-package-version-differs"),
+                       f"key package {label} is {gv} on GPU and {nv} on NPU ({level} version differs)")
+    return finding(code("key-package-patch-differs"),
+                   f"key package {label} is {gv} on GPU and {nv} on NPU (patch level differs)")
 
 
 # --- content sniffing for the kind registry (rules/kinds.yaml `sniff`) ------------------------

@@ -31,7 +31,7 @@ def codes(s: str | None) -> list[str] | None:
 
 
 def options_from(args):
-    from ..model import Options
+    from ..model import Options  # lazy: keeps --help fast
 
     return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
@@ -50,7 +50,7 @@ def use_color(args) -> bool:
 
 def write_outputs(report, args) -> int | None:
     """The --output FORMAT=FILE extras, always complete and uncoloured; 2 on failure."""
-    from ..report import render
+    from ..report import render  # lazy: keeps --help fast
 
     for spec in getattr(args, "output", []) or []:
         if "=" not in spec:
@@ -68,7 +68,7 @@ def write_outputs(report, args) -> int | None:
 
 def emit(report, args) -> int:
     """Write the report in the chosen format (and any --output extras); return the exit code."""
-    from ..report import render
+    from ..report import render  # lazy: keeps --help fast
 
     if args.format != "text" or not sys.stdout.isatty():
         # machine formats keep stdout clean: input errors go to stderr, one line each

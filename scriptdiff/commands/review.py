@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .baseline import load_baseline_into
 from .common import add_output_arguments, emit, fail, options_from
 
 DESCRIPTION = """Review a unified diff (a pull request) that ports a GPU file to NPU.
@@ -16,8 +17,6 @@ the whole files are compared, which is more precise than hunk fragments.
 
 PATCH may be `-` for standard input, e.g. `git diff main...npu-port | scriptdiff review -`."""
 
-RULE = "SD153"
-
 
 def add_arguments(p) -> None:
     p.add_argument("patch", metavar="PATCH", help="unified diff file, or - for standard input")
@@ -27,8 +26,6 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from .baseline import load_baseline_into
-
     opts = options_from(args)
     err = load_baseline_into(opts, args)
     if err:
@@ -62,9 +59,10 @@ def review(data: bytes, name: str, opts=None, root: str | None = None):
     from unidiff import PatchSet
     from unidiff.errors import UnidiffParseError
 
-    from ..model import Options
-    from ..model import InputError, Report
-    from ..sources import decode
+    from ..engine import filter_findings  # lazy: keeps --help fast
+    from ..model import InputError, Options, Report  # lazy: keeps --help fast
+    from ..sources import decode  # lazy: keeps --help fast
+    from ..suppress import apply as apply_suppressions  # lazy: keeps --help fast
 
     opts = opts or Options()
     report = Report(gpu=f"{name} (old)", npu=f"{name} (new)")
@@ -82,23 +80,20 @@ def review(data: bytes, name: str, opts=None, root: str | None = None):
         return report
     import dataclasses
 
-    from ..suppress import apply as apply_suppressions
-
     inline_only = dataclasses.replace(opts, baseline=None)
     for pf in patch:
         _review_file(pf, report, inline_only, root)
     if opts.baseline is not None:  # once for the whole patch, so an entry is unused only if no file used it
         apply_suppressions(report, [], [], opts)
-        from ..engine import filter_findings
-
         report.findings = filter_findings(report.findings, opts)
     return report.sorted()
 
 
 def _review_file(pf, report, opts, root) -> None:
-    from ..engine import compare_sides
-    from ..model import InputError
-    from ..sources import Source
+    from ..engine import compare_sides, filter_findings  # lazy: keeps --help fast
+    from ..model import InputError  # lazy: keeps --help fast
+    from ..rules import code  # lazy: keeps --help fast
+    from ..sources import Source  # lazy: keeps --help fast
 
     old_name = _strip(pf.source_file) or _strip(pf.target_file)
     new_name = _strip(pf.target_file) or old_name
@@ -119,14 +114,13 @@ def _review_file(pf, report, opts, root) -> None:
         sub.errors = [e for e in sub.errors if "nested too deeply" in e.message]
     report.errors.extend(sub.errors)
     report.masked.extend(sub.masked)
-    unused = [f for f in sub.findings if f.rule == "SD152"]
-    found = [f for f in sub.findings if f.rule != "SD152"]
+    unused_rule = code("unused-suppression")
+    unused = [f for f in sub.findings if f.rule == unused_rule]
+    found = [f for f in sub.findings if f.rule != unused_rule]
     for hunk in pf:
         inside = [f for f in found if _in_hunk(f, hunk)]
         if inside:
             report.findings.append(_hunk_finding(hunk, inside, old_name, new_name))
-    from ..engine import filter_findings
-
     report.findings.extend(filter_findings(unused, opts))
     report.findings = filter_findings(report.findings, opts)
     report.compared += 1
@@ -138,12 +132,12 @@ def _texts(pf, new_name: str, root: str | None) -> tuple[list[str], list[str], b
     With the new file on disk (and matching the hunks), the old file is rebuilt by undoing
     the hunks: whole files, full context. Otherwise each side is the hunks' lines placed at
     their line numbers, with blank lines in between."""
+    from ..sources import decode  # lazy: keeps --help fast
+
     if root is not None and not pf.is_removed_file:
         path = os.path.join(root, new_name)
         try:
             with open(path, "rb") as fh:
-                from ..sources import decode
-
                 current = decode(fh.read())[0].splitlines(keepends=True)
         except OSError:
             current = None
@@ -196,7 +190,8 @@ def _in_hunk(f, hunk) -> bool:
 
 
 def _hunk_finding(hunk, inside, old_name, new_name):
-    from ..model import SEVERITY_RANK, Finding, Side
+    from ..model import SEVERITY_RANK, Finding, Side  # lazy: keeps --help fast
+    from ..rules import code  # lazy: keeps --help fast
 
     lines = list(hunk)
     removed = [ln for ln in lines if ln.line_type == "-"]
@@ -227,6 +222,6 @@ def _hunk_finding(hunk, inside, old_name, new_name):
     n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name, line=nline, source=nsrc)
     severity = min((f.severity for f in inside), key=lambda s: SEVERITY_RANK.get(s, 9))
     what = "; ".join(f"{f.rule} {f.message}" for f in inside)
-    return Finding(rule=RULE, check="script", severity=severity, key=f"hunk:{new_name}",
-                   gpu=g, npu=n, message=f"hunk {header} changes semantics: {what}",
+    return Finding(rule=code("semantic-hunk-in-port-patch"), check="script", severity=severity,
+                   key=f"hunk:{new_name}", gpu=g, npu=n, message=f"hunk {header} changes semantics: {what}",
                    extra={"hunk": header, "findings": [f.to_json() for f in inside]})

@@ -1,6 +1,8 @@
 """scriptdiff rule CODE: one rule's documentation and examples."""
 from __future__ import annotations
 
+from .common import fail
+
 DESCRIPTION = "Show one rule's documentation and its examples (the tests run them)."
 
 
@@ -9,8 +11,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..rules import load
-    from .common import fail
+    from ..rules import load  # lazy: keeps --help fast
 
     rs = load()
     code = args.code.upper()

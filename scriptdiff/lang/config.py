@@ -19,14 +19,17 @@ import os
 import re
 from typing import Any
 
-from ..model import RANK_CONFIG, Fact, InputError
+from ..checks.hparams import canonical_path, convert
+from ..compare import normalize
+from ..model import RANK_CONFIG, Extract, Fact, InputError
+from ..secrets import is_secret_name
+from ..yamlload import YAMLError, load
 
 REFERENCE_KEYS = {"deepspeed", "deepspeed_config", "deepspeed_config_file", "config", "config_file",
                   "ds_config", "deepspeed_config_path"}
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
 DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
               "fp16", "bf16", "zero_allow_untested_optimizer", "steps_per_print", "wall_clock_breakdown"}
-SECRET_WORDS = ("token", "secret", "password", "api_key", "access_key")
 
 
 class JSONError(Exception):
@@ -164,8 +167,6 @@ def leaves(data: Any, path: tuple = ()):
 
 
 def extract(src, ctx):
-    from ..model import Extract
-
     ex = Extract()
     text = src.text
     kind = "json" if src.suffix == ".json" else "yaml"
@@ -176,8 +177,6 @@ def extract(src, ctx):
         if kind == "json":
             data, lines = load_json(text)
         else:
-            from ..yamlload import YAMLError, load
-
             try:
                 data, lines = load(text)
             except YAMLError as e:
@@ -202,8 +201,6 @@ def extract(src, ctx):
 
 
 def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> list[Fact]:
-    from ..checks.hparams import canonical_path, convert
-
     dp = dotted(path)
     last = str(path[-1]) if not isinstance(path[-1], int) else ""
     source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
@@ -212,8 +209,8 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> 
         return Fact(key=key, value=val, path=src.name, line=line, source=source, rank=RANK_CONFIG,
                     via=via, meta=meta or {})
 
-    if any(w in dp.lower() for w in SECRET_WORDS):
-        return []
+    if any(is_secret_name(k) for k in path if isinstance(k, str)):
+        return []  # a credential (hub_token, wandb.api_key): never written out
     if last in REFERENCE_KEYS and isinstance(value, str) and value.lower().endswith(CONFIG_SUFFIXES):
         ex.references.append((value, line, dp))
         base = os.path.dirname(src.origin) if src.origin else None
@@ -241,8 +238,6 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> 
     if key is None and style != "deepspeed":
         key = canonical_path(dp, "deepspeed") if dp.startswith(("optimizer.", "scheduler.", "zero_optimization.")) else None
     if key is None:
-        from ..compare import normalize
-
         return [fact(dp, normalize(value, None) if not isinstance(value, (list, dict)) else value)]
     conv = convert(key, value)
     if conv is None:

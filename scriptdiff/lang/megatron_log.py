@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from ..model import RANK_LOG, Fact, InputError
+from ..checks.hparams import canonical_flag, convert
+from ..model import RANK_LOG, Extract, Fact, InputError
 
 START = "------------------------ arguments ------------------------"
 END = "-------------------- end of arguments ---------------------"
@@ -56,9 +57,6 @@ def block(lines: list[str]):
 
 
 def extract(src, ctx):
-    from ..checks.hparams import convert, canonical_flag
-    from ..model import Extract
-
     ex = Extract()
     lines = src.text.splitlines()
     items = block(lines)

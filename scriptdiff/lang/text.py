@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import difflib
 
-from ..model import Finding, Side
-
-RULE = "SD108"
+from ..model import Extract, Finding, PairResult, Side
+from ..rules import code, load
 
 
 def extract(src, ctx):
-    from ..model import Extract
-
     return Extract()
 
 
@@ -24,10 +21,8 @@ def _lines(src) -> list[str]:
 
 
 def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
-    from ..model import PairResult
-    from ..rules import load
-
-    severity = load().severity(RULE)
+    rule = code("text-fallback-difference")
+    severity = load().severity(rule)
     g, n = _lines(gsrc), _lines(nsrc)
     res = PairResult()
     sm = difflib.SequenceMatcher(a=g, b=n, autojunk=False)
@@ -42,7 +37,7 @@ def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
                      source=n[j1] if j2 > j1 else "")
         what = {"replace": "lines differ", "delete": "lines on GPU only", "insert": "lines on NPU only"}[tag]
         msg = f"{what} (compared as text{': ' + reason if reason else ''})"
-        res.findings.append(Finding(rule=RULE, check="script", severity=severity,
+        res.findings.append(Finding(rule=rule, check="script", severity=severity,
                                     key=f"code:{gsrc.basename}:lines",
                                     gpu=gside if i2 > i1 else None, npu=nside if j2 > j1 else None,
                                     message=msg))

@@ -5,6 +5,9 @@ error / warning / notice. Paths are repository-relative (see sarif.repo_relative
 """
 from __future__ import annotations
 
+from ..compare import show
+from .sarif import repo_relative, repo_root
+
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
@@ -17,9 +20,6 @@ def _prop(s: str) -> str:
 
 
 def render(report, root: str | None = None, **_options) -> str:
-    from ..compare import show
-    from .sarif import repo_relative, repo_root
-
     report.sorted()
     root = root or repo_root()
     out = []
