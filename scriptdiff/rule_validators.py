@@ -341,3 +341,82 @@ def check_secrets(rs: RuleSet) -> None:
                 raise RuleError(f"{where}:1: secrets.{lst}: {e!r} must be upper-case words joined by _")
             if lst == "suffixes" and len(words) > 1:
                 raise RuleError(f"{where}:1: secrets.suffixes: {e!r} must be one word")
+
+
+@validator
+def check_launchers(rs: RuleSet) -> None:
+    """rules/shell.yaml `launchers:` section: one well-formed entry per launcher, each command
+    word and module claimed once, and the shared option, reference and hint tables as lists."""
+    d = rs.section("launchers")
+    if d is None:
+        return
+    where = _where(rs, "launchers")
+    programs = ("after-options", "interpreter", "subcommand")  # lang/shell/launchers.py reads these
+
+    def strings(v, what, allow_empty=True):
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v) or (not allow_empty and not v):
+            raise RuleError(f"{where}:1: launchers.{what} must be a {'' if allow_empty else 'non-empty '}"
+                            f"list of strings (got {v!r})")
+
+    if not isinstance(d, dict):
+        raise RuleError(f"{where}:1: 'launchers' must be a mapping")
+    unknown = set(d) - {"flags", "entries", "references", "hints"}
+    if unknown:
+        raise RuleError(f"{where}:1: launchers: unknown field(s) {sorted(unknown)}")
+    strings(d.get("flags", []), "flags")
+    entries = d.get("entries")
+    if not isinstance(entries, list) or not entries:
+        raise RuleError(f"{where}:1: launchers.entries must be a non-empty list, one entry per launcher")
+    fields = {"name", "commands", "modules", "versioned", "subcommands", "program", "module_only", "flags",
+              "framework", "world_size", "devices"}
+    names: set = set()
+    claimed: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not e["name"]:
+            raise RuleError(f"{where}:1: launchers.entries[{i}] must be a mapping with a name")
+        name = e["name"]
+        at = f"entries[{i}] ({name})"
+        unknown = set(e) - fields
+        if unknown:
+            raise RuleError(f"{where}:1: launchers.{at}: unknown field(s) {sorted(unknown)}")
+        if name in names:
+            raise RuleError(f"{where}:1: launchers.{at}: the name {name!r} is used twice")
+        names.add(name)
+        program = e.get("program")
+        if program not in programs:
+            raise RuleError(f"{where}:1: launchers.{at}: program must be one of {', '.join(programs)} (got {program!r})")
+        for lst in ("commands", "modules", "subcommands", "flags", "world_size"):
+            strings(e.get(lst, []), f"{at}.{lst}")
+        if not e.get("commands") and not e.get("modules"):
+            raise RuleError(f"{where}:1: launchers.{at}: needs commands or modules to be recognised by")
+        if e.get("modules") and program != "after-options":
+            raise RuleError(f"{where}:1: launchers.{at}: modules (python -m MODULE) need program after-options")
+        if program == "subcommand" and not e.get("subcommands"):
+            raise RuleError(f"{where}:1: launchers.{at}: program subcommand needs a subcommands list")
+        for flag in ("versioned", "module_only"):
+            if not isinstance(e.get(flag, False), bool):
+                raise RuleError(f"{where}:1: launchers.{at}.{flag} must be true or false")
+        if e.get("module_only") and program != "interpreter":
+            raise RuleError(f"{where}:1: launchers.{at}: module_only is for program interpreter")
+        if e.get("framework") is not None and e["framework"] not in ("megatron", "hf", "deepspeed"):
+            raise RuleError(f"{where}:1: launchers.{at}.framework must be megatron, hf or deepspeed")
+        if e.get("devices") is not None and (not isinstance(e["devices"], str) or not e["devices"]):
+            raise RuleError(f"{where}:1: launchers.{at}.devices must name an option")
+        for kind in ("commands", "modules"):
+            for word in e.get(kind) or []:
+                tag = f"{kind[:-1]} {word}"
+                if tag in claimed:
+                    raise RuleError(f"{where}:1: launchers.{at}: {tag} is also {claimed[tag]}'s")
+                claimed[tag] = name
+    refs = d.get("references", {})
+    if not isinstance(refs, dict) or set(refs) - {"flags", "suffixes"}:
+        raise RuleError(f"{where}:1: launchers.references must be a mapping with flags and suffixes")
+    strings(refs.get("flags", []), "references.flags")
+    strings(refs.get("suffixes", []), "references.suffixes")
+    if not all(s.startswith(".") for s in refs.get("suffixes", [])):
+        raise RuleError(f"{where}:1: launchers.references.suffixes must start with a dot (.yaml)")
+    hints = d.get("hints", {})
+    if not isinstance(hints, dict) or set(hints) - {"megatron", "hf"}:
+        raise RuleError(f"{where}:1: launchers.hints must be a mapping with megatron and hf lists")
+    for fw in ("megatron", "hf"):
+        strings(hints.get(fw, []), f"hints.{fw}")

@@ -220,7 +220,10 @@ def load_packs(paths: list[Path]) -> RuleSet:
                 _fail(pack, 1, f"section '{name}' is defined twice (also in {origin[name]})")
             sections[name] = value
             origin[name] = pack
-    _check_names(list(rules.values()), set(sections.get("checks") or {}), set(sections.get("kinds") or {}))
+    # a subset of packs without the registries (a test, a tool) is checked against the shipped ones
+    shipped = shipped_names() if not (sections.get("checks") and sections.get("kinds")) else None
+    _check_names(list(rules.values()), set(sections.get("checks") or shipped["checks"]),
+                 set(sections.get("kinds") or shipped["kinds"]))
     rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin)
     for check in VALIDATORS:
         check(rs)

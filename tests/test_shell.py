@@ -1,4 +1,4 @@
-"""Launch-script evaluation (lang/shell.py): assignments in order, expansions, launchers, flags."""
+"""Launch-script evaluation (lang/shell/): assignments in order, expansions, launchers, flags."""
 from __future__ import annotations
 
 import pytest

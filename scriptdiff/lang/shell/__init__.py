@@ -1,0 +1,105 @@
+"""Launch scripts (bash): tree-sitter-bash, evaluated in order, never executed.
+
+What is read:
+- assignments in order (`VAR=...`, `export`, `declare`/`local`/`readonly`), `${VAR}`,
+  `"$VAR"`, `${VAR:-default}` / `${VAR-d}` / `${VAR:=d}`, arrays `ARGS=(...)` / `ARGS+=(...)`
+  with `"${ARGS[@]}"`, multi-line strings holding flags, `$((...))` on known values. A
+  variable the script does not set is *unresolved*: kept as its text (`$DATA`) and said so,
+  never guessed. Command substitutions `$(...)` are unresolved too.
+- launcher commands: torchrun, `python -m torch.distributed.run|launch`, deepspeed,
+  `accelerate launch`, msrun, plain `python x.py`, and Hydra-style `python -m pkg key=value`.
+  The launcher's own options give world_size (nproc_per_node x nnodes, --num_gpus x
+  --num_nodes, --num_processes, --worker_num) and master_port/master_addr (info); the
+  training script's options become hyperparameter facts: `--k v`, `--k=v`, `--flag`,
+  `--no-flag`, Hydra `a.b=c` / `+a.b=c` / `++a.b=c`.
+- exported environment variables (and `VAR=x cmd` prefixes of a launcher) become
+  environment facts keyed by scriptdiff.envmap; `source .../set_env.sh` is an NPU tuning fact.
+- comments holding flags (`# --seed 42`) mark that flag as *commented out* on this side.
+- config files named by the script (--deepspeed ds.json, --config x.yaml, --config_file,
+  --deepspeed_config) are references the engine follows.
+
+A script that tree-sitter parses only partly is still analysed: the parsed statements give
+facts and one errors entry names the lines that did not parse.
+
+The package: `extract` (here) parses and assembles; evaluator.py walks the statements and
+keeps the variables; words.py expands words with their provenance; launch.py reads a
+launcher command with the table of launchers.py (data from rules/shell.yaml `launchers:`);
+program.py turns a program's options into facts; env.py and comments.py make environment
+facts and commented-out flags; record.py holds what one script has produced.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ...model import Extract, InputError
+from .comments import commented_facts, commented_flags
+from .evaluator import STATEMENTS, Evaluator
+from .record import Record
+from .words import Seg, Var, Word, split_words, tail_word  # noqa: F401  (the package's value types)
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def extract(src, ctx) -> Extract:
+    """The facts of one launch script `src`, read for the side in `ctx` (engine.LANGS entry point)."""
+    ex = Extract()
+    try:
+        parser = _parser()
+    except Exception as e:  # tree-sitter missing or broken: text comparison still runs
+        ex.errors.append(InputError(src.name, f"cannot parse shell (tree-sitter-bash unavailable: {e})"))
+        return ex
+    rec = Record(src, ctx)
+    data = src.text.encode("utf-8")
+    tree = parser.parse(data)
+    root = tree.root_node
+    if root.has_error:
+        bad = _error_lines(root)
+        where = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        ex.errors.append(InputError(src.name, f"shell syntax error at line(s) {where}; those lines were not "
+                                              f"analysed, the rest of the script was"))
+    commented = commented_flags(root, data)
+    Evaluator(rec, data).run(root)
+    if rec.launches == 0:
+        ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
+                                              "python) found; only environment exports were read"))
+    ex.facts = rec.facts + commented_facts(rec, commented)
+    ex.errors.extend(rec.errors)
+    ex.references = rec.references
+    ex.frameworks = rec.frameworks
+    return ex
+
+
+def _error_lines(root) -> list[tuple[int, int]]:
+    """Line ranges that did not parse: inside an ERROR node, whatever is not a whole statement."""
+    lines: set[int] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_missing:
+            lines.add(n.start_point[0] + 1)
+            continue
+        if n.type == "ERROR":
+            for c in n.children:
+                if c.type in STATEMENTS and not c.has_error:
+                    continue
+                if c.has_error and c.type != "ERROR" and c.child_count:
+                    stack.append(c)
+                lines.update(range(c.start_point[0] + 1, c.end_point[0] + 2))
+            if not n.children:
+                lines.add(n.start_point[0] + 1)
+            continue
+        if n.has_error:
+            stack.extend(n.children)
+    out: list[tuple[int, int]] = []
+    for ln in sorted(lines):
+        if out and ln == out[-1][1] + 1:
+            out[-1] = (out[-1][0], ln)
+        else:
+            out.append((ln, ln))
+    return out

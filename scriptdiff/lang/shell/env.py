@@ -1,0 +1,55 @@
+"""Environment facts from a launch script: exported variables, `VAR=x launcher ...`
+prefixes and sourced environment scripts (`source .../set_env.sh` is an NPU tuning fact).
+
+Each variable is keyed by scriptdiff.envmap (its GPU-side name when it has an NPU
+counterpart, masked as the expected rename); values of secret-looking names are redacted
+to a short hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+from ...envmap import canonical
+from ...model import RANK_SCRIPT, Fact
+from ...rules import code
+from ...secrets import is_secret_name
+from .record import Record
+from .words import Seg
+
+def _is_secret(name: str) -> bool:
+    """An environment variable whose value must not be shown: the one secret-name list
+    (rules/secrets.yaml), shared with `collect` and the config reader."""
+    return is_secret_name(name)
+
+
+def env_fact(rec: Record, name: str, line: int, segs: list[Seg]) -> None:
+    """The environment fact for variable `name` set to `segs` at `line`."""
+    value = "".join(s.text for s in segs)
+    unresolved = tuple(u for s in segs for u in s.unresolved)
+    key, role = canonical(name)
+    source = rec.src_line(line)
+    if _is_secret(name):
+        value = "redacted:" + hashlib.blake2b(value.encode(), digest_size=6).hexdigest()
+        source = f"export {name}=<redacted>"
+    meta = {"name": name, "role": role}
+    if key != f"env:{name}":
+        meta["mask"] = code("env-var-renamed")
+    if unresolved:
+        meta["unresolved"] = list(unresolved)
+    via = None
+    vias = [x for s in segs for x in s.via]
+    if vias:
+        via = "$" + vias[-1]
+    rec.facts.append(Fact(key=key, value=value, check="environment", path=rec.src.name, line=line, source=source,
+                          rank=RANK_SCRIPT, via=via, meta=meta))
+
+
+def sourced_fact(rec: Record, path: str, line: int) -> None:
+    """`source path` / `. path`: an NPU tuning fact when it is Ascend's or CANN's set_env script."""
+    base = os.path.basename(path)
+    role = "npu_tuning" if ("ascend" in path.lower() or base in ("set_env.sh", "setenv.sh")
+                            or "cann" in path.lower()) else "plain"
+    rec.facts.append(Fact(key=f"env:source {base}", value=path, check="environment", path=rec.src.name,
+                          line=line, source=rec.src_line(line), rank=RANK_SCRIPT,
+                          meta={"name": f"source {base}", "role": role, "sourced": True}))

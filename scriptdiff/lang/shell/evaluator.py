@@ -1,0 +1,194 @@
+"""The statements of a launch script, evaluated in order (never executed).
+
+Assignments (`VAR=...`, `+=`, arrays), `export` / `declare` / `local` / `readonly`, `unset`,
+functions (evaluated where they are called), `source`, control structures in order, and
+commands: a launcher command goes to the LaunchReader, with its `VAR=x` prefixes as
+environment; a command that a comment line cut in two is rejoined. The variables live here;
+expansion is the Expander's job.
+"""
+from __future__ import annotations
+
+import os
+
+from ...model import InputError
+from .env import env_fact, sourced_fact
+from .launch import LaunchReader
+from .launchers import table
+from .record import Record
+from .words import Expander, Var, Word
+
+STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline", "list", "subshell",
+              "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
+              "function_definition", "redirected_statement", "compound_statement", "comment", "unset_command",
+              "negated_command", "test_command"}
+
+
+class Evaluator:
+    """Walks a script's statements in order, keeping its variables, and records facts on `rec`."""
+
+    def __init__(self, rec: Record, data: bytes):
+        self.rec = rec
+        self.vars: dict[str, Var] = {}
+        self.x = Expander(data, self.vars)
+        self.table = table()
+        self.launcher = LaunchReader(rec, self.table)
+        self.functions: dict[str, object] = {}
+        self.depth = 0
+
+    def run(self, root) -> None:
+        self.block(root.children)
+
+    def block(self, nodes) -> None:
+        x = self.x
+        nodes = list(nodes)
+        i = 0
+        while i < len(nodes):
+            node = nodes[i]
+            # `cmd \` + commented line + `--more flags`: bash ends the command at the comment; the
+            # lines after it would run as a command named --flag. Read them as the author meant.
+            if node.type == "command" and self.is_launcher(node):
+                extra = []
+                j = i + 1
+                while j < len(nodes) and nodes[j].type in ("command", "comment"):
+                    n2 = nodes[j]
+                    if n2.type == "command":
+                        nm = n2.child_by_field_name("name")
+                        if nm is None or not x.t(nm).startswith("-"):
+                            break
+                        extra.append(n2)
+                    j += 1
+                if extra:
+                    self.rec.errors.append(InputError(self.rec.src.name, (
+                        f"line {x.line_of(extra[0])}: a comment line inside a continued command ends that "
+                        f"command in bash; the flags after it were read as part of the launcher command")))
+                    self.command(node, extra)
+                    i = j
+                    continue
+            self.statement(node)
+            i += 1
+
+    def statement(self, node) -> None:
+        t = node.type
+        if t == "variable_assignment":
+            self.assign(node)
+        elif t == "declaration_command":
+            self.declaration(node)
+        elif t == "command":
+            self.command(node)
+        elif t == "unset_command":
+            for c in node.children[1:]:
+                self.vars.pop(self.x.t(c), None)
+        elif t == "function_definition":  # evaluated where it is called
+            nm = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            if nm is not None and body is not None:
+                self.functions[self.x.t(nm)] = body
+        elif t == "comment":
+            return
+        elif t == "ERROR":  # a region that did not parse: its well-formed statements still count
+            self.block(c for c in node.children if c.type in STATEMENTS and not c.has_error)
+        elif t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body)
+        else:  # pipeline, list, subshell, if/for/while/case, compound statements: in order
+            self.block(c for c in node.children if c.is_named)
+
+    # ----------------------------------------------------------- assignments
+    def assign(self, node, exported: bool = False) -> str | None:
+        x = self.x
+        name_node = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name_node is None:
+            return None
+        name = x.t(name_node)
+        if name_node.type == "subscript":
+            return None
+        line = x.line_of(node)
+        append = any(c.type == "+=" for c in node.children)
+        old = self.vars.get(name)
+        if value is not None and value.type == "array":
+            ws = x.words(value)
+            if append and old is not None and old.kind == "array":
+                ws = old.words + ws
+            self.vars[name] = Var("array", words=ws, line=line, exported=exported)
+        else:
+            segs = x.concat_segs(value, quoted=True) if value is not None else []
+            if append and old is not None and old.kind == "scalar":
+                segs = old.segs + segs
+            self.vars[name] = Var("scalar", segs=segs, line=line, exported=exported or bool(old and old.exported))
+        if exported or (old and old.exported):
+            self.export(name, node)
+        return name
+
+    def declaration(self, node) -> None:
+        x = self.x
+        kw = x.t(node.children[0]) if node.children else ""
+        exported = kw == "export" or any(x.t(c) in ("-x", "-gx", "-xg") for c in node.children[1:])
+        for c in node.children[1:]:
+            if c.type == "variable_assignment":
+                self.assign(c, exported=exported)
+            elif c.type == "variable_name" and exported:
+                name = x.t(c)
+                v = self.vars.get(name)
+                if v is not None:
+                    v.exported = True
+                    self.export(name, c)
+
+    def export(self, name: str, node) -> None:
+        """The environment fact of exported variable `name`, with its current value."""
+        v = self.vars.get(name)
+        env_fact(self.rec, name, self.x.line_of(node), v.segs if v and v.kind == "scalar" else [])
+
+    # ----------------------------------------------------------- commands
+    def cmd_words(self, node, extra=()) -> tuple[list[Word], list]:
+        """The command's words after expansion, and its prefix assignments."""
+        x = self.x
+        words: list[Word] = []
+        prefix = []
+        for c in list(node.children) + [n for e in extra for n in e.children]:
+            if c.type == "variable_assignment":
+                prefix.append(c)
+            elif c.type in ("command_name",):
+                words.extend(x.words(c.children[0]) if c.children else [])
+            elif c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
+                continue
+            elif c.is_named:
+                words.extend(x.words(c))
+        return words, prefix
+
+    def is_launcher(self, node) -> bool:
+        nm = node.child_by_field_name("name")
+        if nm is None:
+            return False
+        return self.table.looks_like(os.path.basename(self.x.t(nm).strip("'\"")))
+
+    def command(self, node, extra=()) -> None:
+        x = self.x
+        words, prefix = self.cmd_words(node, extra)
+        if not words:
+            for p in prefix:
+                self.assign(p)
+            return
+        name = os.path.basename(words[0].text)
+        if words[0].text in self.functions and self.depth < 8:
+            self.depth += 1
+            try:
+                self.statement(self.functions[words[0].text])
+            finally:
+                self.depth -= 1
+            return
+        if name in ("source", ".") and len(words) > 1:
+            sourced_fact(self.rec, words[1].text, x.line_of(node))
+            return
+        if name == "export":  # export written as a plain command (rare)
+            return
+        if self.table.find(name) is None:
+            return
+        for p in prefix:  # VAR=x torchrun ...: environment of the launcher
+            pname = p.child_by_field_name("name")
+            pval = p.child_by_field_name("value")
+            if pname is not None:
+                segs = x.concat_segs(pval, quoted=True) if pval is not None else []
+                env_fact(self.rec, x.t(pname), x.line_of(p), segs)
+        self.launcher.launch(words, x.line_of(node))

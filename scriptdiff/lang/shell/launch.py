@@ -1,0 +1,147 @@
+"""One launcher command, read: which launcher it is, its own options, where the program starts.
+
+`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --lr 1e-4`: the launcher (found in
+the table of rules/shell.yaml) and its options give world_size (nproc_per_node x nnodes,
+num_gpus x num_nodes, num_processes, worker_num, or the devices in --include) and
+master_port / master_addr, mixed_precision and config-file references; the words from the
+program on go to the ProgramReader.
+"""
+from __future__ import annotations
+
+import os
+
+from ...checks.hparams import convert
+from ...model import RANK_SCRIPT, Fact
+from .launchers import Launcher, LauncherTable
+from .program import ProgramReader
+from .record import Record
+from .words import Seg, Word, tail_word, via_text
+
+
+class LaunchReader:
+    """Reads launcher commands (already expanded into words) into facts on the Record."""
+
+    def __init__(self, rec: Record, table: LauncherTable):
+        self.rec = rec
+        self.table = table
+        self.program = ProgramReader(rec, table)
+
+    def launch(self, words: list[Word], line: int) -> None:
+        """A command whose first word is a launcher's (see LauncherTable.find); `line` is the command's."""
+        texts = [w.text for w in words]
+        entry = self.table.find(os.path.basename(texts[0]))
+        if entry is None:
+            return
+        i = 1
+        if entry.subcommands:
+            if len(texts) < 2 or texts[1] not in entry.subcommands:
+                return
+            i = 2
+        if entry.framework:
+            self.rec.frameworks.add(entry.framework)
+        if entry.program == "subcommand":  # llamafactory-cli train config.yaml [key=value ...]
+            self.start(texts[i - 1], words[i:])
+            return
+        if entry.program == "interpreter":  # python [-u] [-m module] script args
+            while i < len(texts) and texts[i].startswith("-") and texts[i] not in ("-m",):
+                i += 1
+            if i < len(texts) and texts[i] == "-m" and i + 1 < len(texts):
+                mod = texts[i + 1]
+                runner = self.table.runner(mod)
+                if runner is None:
+                    self.start(mod, words[i + 2:])
+                    return
+                entry = runner  # python -m torch.distributed.run: torchrun, options and all
+                i += 2
+            elif entry.module_only:
+                return
+            else:
+                if i < len(texts):
+                    self.start(texts[i], words[i + 1:])
+                return
+        i, opts = self.options(entry, words, i)
+        self.launcher_facts(entry, opts, line)
+        if i < len(texts):
+            self.start(texts[i], words[i + 1:])
+
+    def start(self, program: str, words: list[Word]) -> None:
+        self.program.read(program, words)
+        self.rec.launches += 1
+
+    def options(self, entry: Launcher, words: list[Word], i: int) -> tuple[int, dict[str, Word]]:
+        """The launcher's own options from word i on (name with _ for -, -> value word), and
+        where the program starts."""
+        texts = [w.text for w in words]
+        opts: dict[str, Word] = {}
+        no_value = self.table.flags | entry.flags
+        while i < len(texts):
+            tok = texts[i]
+            if not tok.startswith("-") or tok == "--":
+                if tok == "--":
+                    i += 1
+                break
+            opt, eq, val = tok.lstrip("-").partition("=")
+            optn = opt.replace("-", "_")
+            if eq:
+                opts[optn] = tail_word(words[i], len(tok) - len(val))
+                i += 1
+                continue
+            if opt in no_value or optn in no_value or i + 1 >= len(texts) \
+                    or texts[i + 1].startswith("-") or texts[i + 1].endswith(".py"):
+                opts[optn] = Word([Seg("true", words[i].line)])
+                i += 1
+                continue
+            opts[optn] = words[i + 1]
+            i += 2
+        return i, opts
+
+    def launcher_facts(self, entry: Launcher, opts: dict[str, Word], line: int) -> None:
+        """world_size, master_port/master_addr, mixed_precision and config references from the
+        launcher's options."""
+        def num(w: Word | None):
+            if w is None:
+                return None
+            try:
+                return int(w.text)
+            except ValueError:
+                return None
+
+        parts = []
+        total = None
+        formula = ""
+        first = opts.get(entry.world_size[0]) if entry.world_size else None
+        devices = opts.get(entry.devices) if entry.devices else None
+        if first is not None:
+            parts = [first] + [opts[k] for k in entry.world_size[1:] if opts.get(k) is not None]
+            nums = [num(w) for w in parts]
+            if all(n is not None for n in nums):
+                total = 1
+                for n in nums:
+                    total *= n
+            formula = " * ".join(entry.world_size)
+        elif devices is not None and "@" not in devices.text and ":" in devices.text:
+            parts = [devices]
+            total = len(devices.text.split(":", 1)[1].split(","))
+            formula = f"devices in --{entry.devices}"
+        if parts:
+            unresolved = [u for w in parts for u in w.unresolved]
+            value = total if total is not None else " * ".join(w.text for w in parts)
+            meta = {"unresolved": unresolved} if unresolved else {}
+            fline = parts[0].line or line
+            self.rec.facts.append(Fact(key="world_size", value=value, path=self.rec.src.name, line=fline,
+                                       source=self.rec.src_line(fline), rank=RANK_SCRIPT,
+                                       via=formula + (f" ({via_text(parts[0].via)})" if parts[0].via else ""),
+                                       meta=meta))
+        for k in ("master_port", "master_addr", "main_process_port", "main_process_ip"):
+            w = opts.get(k)
+            if w is not None:
+                key = {"main_process_port": "master_port", "main_process_ip": "master_addr"}.get(k, k)
+                self.rec.facts.append(self.program.make_fact(key, convert(key, w.text)[1], w, key_text=f"--{k}"))
+        for k in ("mixed_precision",):
+            w = opts.get(k)
+            if w is not None:
+                self.program.add_hparam("mixed_precision", w.text, w, f"--{k}")
+        for k in ("config_file", "deepspeed_config_file"):
+            w = opts.get(k)
+            if w is not None:
+                self.program.reference(k, w)

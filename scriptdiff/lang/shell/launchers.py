@@ -1,0 +1,103 @@
+"""The launcher table: which commands start a training program, read from rules/shell.yaml.
+
+The `launchers:` section of rules/shell.yaml (validated by rule_validators.check_launchers)
+lists one entry per launcher: how it is recognised (a command word, or `python -m MODULE`),
+the subcommand it needs, which of its options take no value, where the program it starts
+begins, and which of its options give the world size. It also holds the flags that name
+config files, and the option names that tell a Megatron program from a Hugging Face one.
+This module turns that data into a LauncherTable; reading a command is launch.py's job.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...rules import load
+
+# `program:` where the program starts, after the command word (and its subcommand); the
+# validator (rule_validators.check_launchers) knows these three:
+#   after-options  the launcher's own options come first; the program is the first word that
+#                  is not one of them (`--` ends them): torchrun, deepspeed, accelerate launch
+#   interpreter    python's own options (no value), then `-m MODULE` or the script; a MODULE
+#                  another entry lists under `modules` is that launcher (python -m torch.distributed.run)
+#   subcommand     the subcommand is the program and every word after it is its option
+#                  (llamafactory-cli train x.yaml key=value)
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """One launcher entry of rules/shell.yaml `launchers.entries`."""
+
+    name: str
+    program: str  # after-options | interpreter | subcommand
+    commands: tuple = ()  # command words (basename), e.g. torchrun
+    modules: tuple = ()  # `python -m MODULE` forms of this launcher
+    versioned: bool = False  # a command word followed by a version (python3.10) is this launcher too
+    subcommands: frozenset = frozenset()  # the word after the command must be one of these
+    module_only: bool = False  # interpreter: only `-m MODULE` starts a program (mpirun)
+    flags: frozenset = frozenset()  # launcher options that take no value (besides the shared ones)
+    framework: str | None = None  # the framework its programs use (hf for llamafactory-cli)
+    world_size: tuple = ()  # options multiplied into the world size; the first must be given
+    devices: str | None = None  # option listing host:dev,dev,... counted when no world_size option is given
+
+
+@dataclass(frozen=True)
+class LauncherTable:
+    """All launchers, indexed by command word and by module, and the shared option tables."""
+
+    entries: tuple
+    by_command: dict
+    by_module: dict
+    flags: frozenset  # launcher options that take no value, for every launcher
+    reference_flags: frozenset  # options (and Hydra keys) naming a config file the engine follows
+    config_suffixes: tuple  # what a config file's name ends with
+    megatron_hints: frozenset  # two of these among a program's options: a Megatron program
+    hf_hints: frozenset  # one of these: a Hugging Face program
+
+    def find(self, name: str) -> Launcher | None:
+        """The launcher whose command word is `name` (a basename), or None."""
+        hit = self.by_command.get(name)
+        if hit is not None:
+            return hit
+        for word, entry in self.by_command.items():
+            if entry.versioned and name.startswith(word) and all(c in "0123456789." for c in name[len(word):]):
+                return entry
+        return None
+
+    def looks_like(self, name: str) -> bool:
+        """A launcher's command word, or any word starting with a versioned one (`python...`):
+        the looser test used to rejoin a launcher command that a comment line cut in two."""
+        return name in self.by_command or any(e.versioned and name.startswith(w) for w, e in self.by_command.items())
+
+    def runner(self, module: str) -> Launcher | None:
+        """The launcher that `python -m module` is, or None for an ordinary module."""
+        return self.by_module.get(module)
+
+
+@lru_cache(maxsize=1)
+def table() -> LauncherTable:
+    """The launcher table of rules/shell.yaml (already validated when the packs loaded)."""
+    return build(load().section("launchers", {}) or {})
+
+
+def build(d: dict) -> LauncherTable:
+    """A LauncherTable from a validated `launchers:` section."""
+    entries = []
+    for e in d.get("entries") or []:
+        entries.append(Launcher(
+            name=e["name"], program=e["program"], commands=tuple(e.get("commands") or ()),
+            modules=tuple(e.get("modules") or ()), versioned=bool(e.get("versioned", False)),
+            subcommands=frozenset(e.get("subcommands") or ()), module_only=bool(e.get("module_only", False)),
+            flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
+            world_size=tuple(e.get("world_size") or ()), devices=e.get("devices")))
+    refs = d.get("references") or {}
+    hints = d.get("hints") or {}
+    return LauncherTable(
+        entries=tuple(entries),
+        by_command={c: e for e in entries for c in e.commands},
+        by_module={m: e for e in entries for m in e.modules},
+        flags=frozenset(d.get("flags") or ()),
+        reference_flags=frozenset(refs.get("flags") or ()),
+        config_suffixes=tuple(refs.get("suffixes") or ()),
+        megatron_hints=frozenset(hints.get("megatron") or ()),
+        hf_hints=frozenset(hints.get("hf") or ()))

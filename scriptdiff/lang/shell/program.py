@@ -1,0 +1,172 @@
+"""A training program's options as facts: `--k v`, `--k=v`, `--flag`, `--no-flag`, Hydra
+`a.b=c` / `+a.b=c` / `++a.b=c`, and config files named by an option or a positional word.
+
+Each option becomes a hyperparameter fact under its canonical key (checks/hparams), spelled
+for the framework its options suggest (Megatron or Hugging Face, from the hints in
+rules/shell.yaml `launchers.hints`); a config file becomes a `config:<key>` reference fact
+that the engine follows.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from ...checks.hparams import canonical_flag, canonical_path, convert
+from ...compare import to_number
+from ...model import RANK_SCRIPT, Fact
+from ...rules import code
+from .launchers import LauncherTable
+from .record import Record
+from .words import Seg, Word, tail_word, via_text
+
+HYDRA_RE = re.compile(r"^(\+\+|\+|~)?([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)=(.*)$", re.S)  # one token
+
+
+class ProgramReader:
+    """Turns a program's words (after the launcher) into hyperparameter and reference facts."""
+
+    def __init__(self, rec: Record, table: LauncherTable):
+        self.rec = rec
+        self.table = table
+
+    def read(self, script: str, words: list[Word]) -> None:
+        """The options of program `script` (a path or module name), as facts."""
+        base = os.path.basename(script)
+        flags = []
+        hydra = []
+        i = 0
+        while i < len(words):
+            w = words[i]
+            tok = w.text
+            if tok in ("\\", ""):
+                i += 1
+                continue
+            if tok.startswith("--") and len(tok) > 2:
+                name, eq, val = tok[2:].partition("=")
+                if eq:
+                    vw = tail_word(w, len(tok) - len(val))
+                    flags.append((name, [vw], w))
+                    i += 1
+                    continue
+                vals = []
+                j = i + 1
+                while j < len(words) and not _is_option(words[j].text):
+                    if words[j].text not in ("\\", ""):
+                        if HYDRA_RE.match(words[j].text) and "." in words[j].text.split("=", 1)[0]:
+                            break
+                        vals.append(words[j])
+                    j += 1
+                flags.append((name, vals, w))
+                i = j
+                continue
+            m = HYDRA_RE.match(tok)
+            if m and not tok.startswith("-"):
+                hydra.append((m.group(2), m.group(3), w))
+            elif tok.lower().endswith(self.table.config_suffixes) and not tok.startswith("-"):
+                self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
+            i += 1
+        names = {n.replace("-", "_") for n, _, _ in flags}
+        megatron = base.startswith(("pretrain_", "posttrain_", "finetune_")) \
+            or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
+        hf = len(names & self.table.hf_hints) >= 1 and not base.startswith("pretrain_")
+        if megatron and not (hf and not any("-" in n for n, _, _ in flags)):
+            self.rec.frameworks.add("megatron")
+            prefer = "megatron"
+        elif hf:
+            self.rec.frameworks.add("hf")
+            prefer = "hf"
+        else:
+            prefer = "megatron"
+        for name, vals, w in flags:
+            self.flag(name, vals, w, prefer)
+        for path, val, w in hydra:
+            self.hydra(path, val, w)
+
+    def flag(self, name: str, vals: list[Word], w: Word, prefer: str) -> None:
+        dest = name.replace("-", "_")
+        if vals:
+            vw = Word([s for v in vals for s in (v.segs + [Seg(" ", v.line)])][:-1]) if len(vals) > 1 else vals[0]
+            raw = vw.text
+        else:
+            vw = w
+            raw = True
+        if dest in self.table.reference_flags and isinstance(raw, str) \
+                and raw.lower().endswith(self.table.config_suffixes):
+            self.reference(dest, vw, flag_word=w)
+            return
+        if dest in ("bf16", "fp16"):
+            on = raw is True or str(raw).lower() in ("true", "1", "yes")
+            if on:
+                self.add_hparam("params_dtype", dest, vw, f"--{name}", flag_word=w)
+            return
+        key = canonical_flag(dest, prefer)
+        if key is None and dest.startswith("no_"):
+            pos = canonical_flag(dest[3:], prefer)
+            if raw is True:
+                self.add_hparam(pos or dest[3:], False, w, f"--{name}", flag_word=w)
+                return
+        self.add_hparam(key or dest, raw, vw, f"--{name}", flag_word=w)
+
+    def hydra(self, path: str, val: str, w: Word) -> None:
+        key = canonical_path(path, "hydra") or path
+        vw = tail_word(w, len(w.text) - len(val))
+        if path.rsplit(".", 1)[-1] in self.table.reference_flags and val.lower().endswith(self.table.config_suffixes):
+            self.reference(path, vw)
+            return
+        self.add_hparam(key, _hydra_value(val), vw, path, flag_word=w)
+
+    def add_hparam(self, key: str, raw, vw: Word, flag_text: str, flag_word: Word | None = None) -> None:
+        if key in ("mixed_precision", "torch_dtype"):
+            key = "params_dtype"
+        conv = convert(key, raw)
+        if conv is None:
+            return
+        key, value = conv
+        self.rec.facts.append(self.make_fact(key, value, vw, flag_word=flag_word, key_text=flag_text))
+
+    def make_fact(self, key, value, vw: Word, flag_word: Word | None = None, key_text: str = "") -> Fact:
+        via = via_text(vw.via)
+        line = vw.line or (flag_word.line if flag_word else 0)
+        meta = {}
+        if vw.unresolved:
+            meta["unresolved"] = list(vw.unresolved)
+        ctx = self.rec.ctx
+        if key == "distributed_backend" and ctx is not None and getattr(ctx, "side", "") == "npu" \
+                and str(value).lower() == "nccl":
+            meta["mask"] = code("distributed-backend-port")
+        return Fact(key=key, value=value, path=self.rec.src.name, line=line, source=self.rec.src_line(line),
+                    rank=RANK_SCRIPT, via=via, meta=meta)
+
+    def reference(self, key: str, vw: Word, flag_word: Word | None = None) -> None:
+        path = vw.text
+        line = vw.line
+        self.rec.references.append((path, line, key))
+        exists = self._ref_exists(path)
+        self.rec.facts.append(Fact(key=f"config:{key}", value=os.path.basename(path), path=self.rec.src.name,
+                                   line=line, source=self.rec.src_line(line), rank=RANK_SCRIPT,
+                                   via=("$" + vw.via[-1]) if vw.via else None,
+                                   meta={"reference": True, "exists": exists, "written": path, "force": True}))
+
+    def _ref_exists(self, ref: str) -> bool:
+        origin = self.rec.src.origin
+        if not origin:
+            return False
+        base = os.path.dirname(origin)
+        p = ref if os.path.isabs(ref) else os.path.join(base, ref)
+        return os.path.isfile(p) or os.path.isfile(os.path.join(base, os.path.basename(ref)))
+
+
+def _is_option(tok: str) -> bool:
+    if not tok.startswith("-") or tok == "-":
+        return False
+    return not isinstance(to_number(tok), (int, float))  # -1, -1e-3 are values
+
+
+def _hydra_value(val: str):
+    v = val.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        return v[1:-1]
+    if v.startswith("[") and v.endswith("]"):
+        inner = v[1:-1].strip()
+        return [to_number(x.strip().strip("'\"")) for x in inner.split(",")] if inner else []
+    return v

@@ -1,0 +1,401 @@
+"""Shell words with provenance: values (Seg, Word, Var) and their expansion (Expander).
+
+A value is a list of segments, each remembering the line it was written on, the variables
+it came through and the names that could not be resolved. The Expander turns a
+tree-sitter-bash node into the words bash would see: quoting, `$VAR` / `${VAR}` and their
+default / alternative forms, `${#VAR}`, arrays `"${ARR[@]}"`, `$((...))` on known values and
+word splitting of unquoted expansions. It reads and (for `${VAR:=d}`) writes the variables it
+is given; it never runs anything: `$(...)` stays unresolved text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # one token: an environment variable name
+
+
+# ------------------------------------------------------------------ values with provenance
+
+@dataclass
+class Seg:
+    """A piece of text with the line it was written on and how it got here."""
+
+    text: str
+    line: int
+    via: tuple = ()  # variable names it came through, outermost last
+    unresolved: tuple = ()  # names that could not be resolved
+    quoted: bool = False
+
+
+@dataclass
+class Word:
+    """One shell word after expansion: its segments, and their joint text, line and provenance."""
+
+    segs: list = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.segs)
+
+    @property
+    def line(self) -> int:
+        for s in self.segs:
+            if s.text.strip():
+                return s.line
+        return self.segs[0].line if self.segs else 0
+
+    @property
+    def via(self) -> tuple:
+        out: list = []
+        for s in self.segs:
+            for v in s.via:
+                if v not in out:
+                    out.append(v)
+        return tuple(out)
+
+    @property
+    def unresolved(self) -> tuple:
+        out: list = []
+        for s in self.segs:
+            for v in s.unresolved:
+                if v not in out:
+                    out.append(v)
+        return tuple(out)
+
+
+@dataclass
+class Var:
+    """A shell variable as assigned so far: a scalar (segments) or an array (words)."""
+
+    kind: str  # scalar | array
+    segs: list = field(default_factory=list)  # scalar
+    words: list = field(default_factory=list)  # array
+    line: int = 0
+    exported: bool = False
+    default_via: str | None = None
+
+
+def tail_word(w: Word, start: int) -> Word:
+    """The part of a word from character `start` on, keeping each piece's line and variables."""
+    out = []
+    pos = 0
+    for sg in w.segs:
+        end = pos + len(sg.text)
+        if end > start:
+            cut = max(0, start - pos)
+            out.append(Seg(sg.text[cut:], sg.line, sg.via, sg.unresolved, sg.quoted))
+        pos = end
+    return Word(out or [Seg("", w.line)])
+
+
+def via_text(names: tuple) -> str | None:
+    """'$LR', or '$LR in $ARGS' when the value came through a variable inside another."""
+    if not names:
+        return None
+    shown = [n if n.startswith("${") else "$" + n for n in names]
+    return shown[0] + "".join(f" in {x}" for x in shown[1:])
+
+
+def split_words(segs: list[Seg]) -> list[Word]:
+    """Bash word splitting (IFS = blank, tab, newline) of an unquoted expansion's segments.
+
+    Lines that start with # inside the value are comments; a lone backslash is a leftover
+    line continuation and is dropped."""
+    words: list[Word] = []
+    cur: list[Seg] = []
+    line_start = True
+    skip_line = False
+    for s in segs:
+        buf = ""
+        for ch in s.text:
+            if ch == "\n":
+                skip_line = False
+            if skip_line:
+                if ch == "\n":
+                    line_start = True
+                continue
+            if ch in " \t\n":
+                if buf:
+                    cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted))
+                    buf = ""
+                if cur:
+                    w = Word(cur)
+                    if w.text != "\\":
+                        words.append(w)
+                    cur = []
+                if ch == "\n":
+                    line_start = True
+                continue
+            if ch == "#" and line_start and not buf and not cur and len(segs) > 0 and _multiline(segs):
+                skip_line = True
+                continue
+            line_start = False
+            buf += ch
+        if buf:
+            cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted))
+    if cur:
+        w = Word(cur)
+        if w.text != "\\":
+            words.append(w)
+    return words
+
+
+def _multiline(segs: list[Seg]) -> bool:
+    return any("\n" in s.text for s in segs)
+
+
+# ------------------------------------------------------------------ expansion
+
+class Expander:
+    """Expands tree-sitter-bash nodes of one script into Words, against the variables given."""
+
+    def __init__(self, data: bytes, variables: dict[str, Var]):
+        self.data = data
+        self.vars = variables
+        self._arith_unresolved: set = set()
+        self._arith_via: set = set()
+
+    # ----------------------------------------------------------- node helpers
+    def t(self, node) -> str:
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def line_of(self, node) -> int:
+        return node.start_point[0] + 1
+
+    # ----------------------------------------------------------- expansion
+    def lookup(self, name: str) -> Var | None:
+        return self.vars.get(name)
+
+    def var_segs(self, name: str, node_line: int, quoted: bool) -> list[Seg]:
+        var = self.lookup(name)
+        if var is None:
+            return [Seg(f"${name}", node_line, (), (name,), quoted)]
+        if var.kind == "array":  # $ARR is its first element
+            segs = var.words[0].segs if var.words else []
+        else:
+            segs = var.segs
+        return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted) for s in segs]
+
+    def expansion(self, node, quoted: bool) -> list[list[Seg]] | list[Seg]:
+        """${...}: returns a list of Seg (scalar) or a list of words (array [@])."""
+        line = self.line_of(node)
+        kids = [c for c in node.children if c.type not in ("${", "}")]
+        if not kids:
+            return [Seg(self.t(node), line, (), ("?",), quoted)]
+        first = kids[0]
+        if first.type == "#" and len(kids) > 1:  # ${#VAR}: length
+            name = self.t(kids[1])
+            v = self.lookup(name)
+            if v is None:
+                return [Seg(self.t(node), line, (), (name,), quoted)]
+            n = len(v.words) if v.kind == "array" else len("".join(s.text for s in v.segs))
+            return [Seg(str(n), line, (name,), (), quoted)]
+        if first.type == "subscript":
+            name_node = first.child_by_field_name("name")
+            idx_node = first.child_by_field_name("index")
+            name = self.t(name_node) if name_node else self.t(first)
+            idx = self.t(idx_node) if idx_node else "0"
+            v = self.lookup(name)
+            if v is None:
+                return [Seg(self.t(node), line, (), (name,), quoted)]
+            words = v.words if v.kind == "array" else [Word(list(v.segs))]
+            if idx in ("@", "*"):
+                return [[Seg(s.text, s.line, s.via + (name,), s.unresolved, True) for s in w.segs] for w in words]
+            try:
+                w = words[int(idx)]
+            except (ValueError, IndexError):
+                return [Seg(self.t(node), line, (), (f"{name}[{idx}]",), quoted)]
+            return [Seg(s.text, s.line, s.via + (name,), s.unresolved, quoted) for s in w.segs]
+        if first.type in ("variable_name", "special_variable_name"):
+            name = self.t(first)
+            rest = kids[1:]
+            op = self.t(rest[0]) if rest else ""
+            v = self.lookup(name)
+            if not rest:
+                return self.var_segs(name, line, quoted)
+            if op in (":-", "-", ":=", "="):
+                empty = v is None or (v.kind == "scalar" and not "".join(s.text for s in v.segs))
+                use_default = v is None if op in ("-", "=") else empty
+                if not use_default:
+                    return self.var_segs(name, line, quoted)
+                segs: list[Seg] = []
+                for c in rest[1:]:
+                    segs.extend(self.concat_segs(c, quoted=True))
+                shown = self.t(node)
+                segs = [Seg(s.text, s.line, s.via + (shown if len(shown) < 40 else f"${{{name}{op}...}}",),
+                            s.unresolved, quoted) for s in segs]
+                if op in (":=", "="):
+                    self.vars[name] = Var("scalar", segs=segs, line=line)
+                return segs
+            if op in (":+", "+"):
+                if v is None:
+                    return []
+                segs = []
+                for c in rest[1:]:
+                    segs.extend(self.concat_segs(c, quoted=True))
+                return segs
+            return [Seg(self.t(node), line, (), (name,), quoted)]  # other operators: not evaluated
+        return [Seg(self.t(node), line, (), (self.t(first),), quoted)]
+
+    def concat_segs(self, node, quoted: bool = False) -> list[Seg]:
+        """All of a node as one run of segments (no word splitting; arrays joined by spaces)."""
+        out: list[Seg] = []
+        for w in self.words(node, quoted=quoted, split=False):
+            if out:
+                out.append(Seg(" ", w.line, (), (), True))
+            out.extend(w.segs)
+        return out
+
+    def string_segs(self, node) -> list:
+        """A double-quoted string: segments, or words where "${ARR[@]}" expands to several."""
+        parts: list = [[]]
+        kids = list(node.children)
+        prev_end = kids[0].end_byte if kids and kids[0].type == '"' else node.start_byte
+        prev_row = node.start_point[0] + 1
+
+        def literal(text: str, row: int) -> None:
+            text = text.replace("\\\n", "\n").replace('\\"', '"').replace("\\$", "$").replace("\\`", "`")
+            for i, piece in enumerate(text.split("\n")):
+                if i:
+                    parts[-1].append(Seg("\n", row + i - 1, (), (), True))
+                if piece:
+                    parts[-1].append(Seg(piece, row + i, (), (), True))
+
+        for c in kids:
+            if c.start_byte > prev_end:  # text tree-sitter leaves between children (newlines)
+                gap = self.data[prev_end:c.start_byte].decode("utf-8", "replace")
+                literal(gap, prev_row)
+            prev_end = max(prev_end, c.end_byte)
+            prev_row = c.end_point[0] + 1
+            if c.type == '"':
+                continue
+            if c.type == "string_content":
+                literal(self.t(c), c.start_point[0] + 1)
+            elif c.type == "expansion":
+                r = self.expansion(c, quoted=True)
+                if r and isinstance(r[0], list):  # "${ARR[@]}": several words
+                    for j, wsegs in enumerate(r):
+                        if j:
+                            parts.append([])
+                        parts[-1].extend(wsegs)
+                else:
+                    parts[-1].extend(r)
+            elif c.type == "simple_expansion":
+                parts[-1].extend(self.simple(c, quoted=True))
+            else:
+                for w in self.words(c, quoted=True, split=False):
+                    parts[-1].extend(w.segs)
+        return parts
+
+    def simple(self, node, quoted: bool) -> list[Seg]:
+        name = self.t(node)[1:]
+        if not NAME_RE.match(name):  # $1, $@, $*, $#, $$ ...
+            return [Seg(self.t(node), self.line_of(node), (), (name,), quoted)]
+        return self.var_segs(name, self.line_of(node), quoted)
+
+    def arith(self, node):
+        """$((...)) on known values; None when a value is unknown or not a number."""
+        t = node.type
+        if t in ("arithmetic_expansion", "parenthesized_expression", "expansion_arithmetic"):
+            kids = [c for c in node.children if c.type not in ("$((", "))", "((", "(", ")", "$[", "]")]
+            return self.arith(kids[0]) if len(kids) == 1 else None
+        if t == "number":
+            try:
+                return int(self.t(node), 0)
+            except ValueError:
+                return None
+        if t in ("variable_name", "simple_expansion", "expansion", "word"):
+            if t == "word" and self.t(node).lstrip("-").isdigit():
+                return int(self.t(node))
+            name = self.t(node).lstrip("$").strip("{}")
+            v = self.lookup(name)
+            if v is None or v.kind != "scalar":
+                self._arith_unresolved.add(name)
+                return None
+            val = "".join(s.text for s in v.segs).strip()
+            self._arith_via.add(name)
+            try:
+                return int(val, 0)
+            except ValueError:
+                if any(s.unresolved for s in v.segs):
+                    self._arith_unresolved.update(u for s in v.segs for u in s.unresolved)
+                return None
+        if t == "binary_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            op = node.child_by_field_name("operator")
+            opt = self.t(op) if op is not None else self.t(node.children[1])
+            a, b = self.arith(left), self.arith(right)
+            if a is None or b is None:
+                return None
+            try:
+                return {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b else None, "%": a % b if b else None,
+                        "**": a ** b if 0 <= b < 64 else None}.get(opt)
+            except (ZeroDivisionError, OverflowError):
+                return None
+        if t == "unary_expression" and node.child_count == 2:
+            v = self.arith(node.children[1])
+            return -v if v is not None and self.t(node.children[0]) == "-" else v
+        return None
+
+    def words(self, node, quoted: bool = False, split: bool = True) -> list[Word]:
+        """The words a node expands to (bash word splitting for unquoted expansions)."""
+        t = node.type
+        line = self.line_of(node)
+        if t in ("word", "number"):
+            text = self.t(node)
+            if "\\" in text:
+                text = re.sub(r"\\(.)", r"\1", text)  # one token's escapes
+            return [Word([Seg(text, line, (), (), quoted)])]
+        if t == "raw_string":
+            text = self.t(node)[1:-1]
+            return [Word([Seg(piece, line + i, (), (), True) for i, piece in enumerate(text.split("\n")) if piece]
+                         or [Seg("", line, (), (), True)])]
+        if t == "ansi_c_string":
+            return [Word([Seg(self.t(node)[2:-1], line, (), (), True)])]
+        if t == "string":
+            parts = self.string_segs(node)
+            return [Word(p or [Seg("", line, (), (), True)]) for p in parts]
+        if t in ("simple_expansion", "expansion"):
+            r = self.simple(node, quoted) if t == "simple_expansion" else self.expansion(node, quoted)
+            if r and isinstance(r[0], list):
+                ws = [Word(x) for x in r]
+                if split and not quoted:
+                    out = []
+                    for w in ws:
+                        out.extend(split_words(w.segs))
+                    return out
+                return ws
+            if split and not quoted:
+                return split_words(r)
+            return [Word(r)]
+        if t == "arithmetic_expansion":
+            self._arith_unresolved = set()
+            self._arith_via = set()
+            v = self.arith(node)
+            if v is None:
+                return [Word([Seg(self.t(node), line, tuple(self._arith_via), tuple(self._arith_unresolved) or ("$((...))",),
+                                  quoted)])]
+            return [Word([Seg(str(v), line, tuple(sorted(self._arith_via)), (), quoted)])]
+        if t in ("command_substitution", "process_substitution"):
+            return [Word([Seg(self.t(node), line, (), (self.t(node),), quoted)])]
+        if t == "concatenation":
+            acc: list[Word] = []
+            for c in node.children:
+                ws = self.words(c, quoted=quoted, split=split)
+                if not ws:
+                    continue
+                if not acc:
+                    acc = ws
+                else:
+                    acc[-1] = Word(acc[-1].segs + ws[0].segs)
+                    acc.extend(ws[1:])
+            return acc
+        if t == "array":
+            out = []
+            for c in node.children:
+                if c.type in ("(", ")", "comment"):
+                    continue
+                out.extend(self.words(c, quoted=False, split=True))
+            return out
+        return [Word([Seg(self.t(node), line, (), (), quoted)])]

@@ -1,0 +1,95 @@
+"""The launcher table of rules/shell.yaml (`launchers:`): validated on load, and read as data,
+so a launcher is added by an entry, not by code (lang/shell/launchers.py)."""
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from scriptdiff.lang import shell
+from scriptdiff.lang.shell import env, evaluator, launchers
+from scriptdiff.model import SideContext
+from scriptdiff.rule_validators import check_launchers
+from scriptdiff.rules import RuleError, load_packs
+from scriptdiff.sources import Source
+from scriptdiff.yamlload import load as load_yaml
+
+SHELL = (ROOT / "rules" / "shell.yaml").read_text(encoding="utf-8")
+TORCHRUN = """    - name: torchrun
+      commands: [torchrun]
+"""
+
+
+def load_with(tmp_path, text: str):
+    """Load rules/shell.yaml alone (its rules and sections refer to no other pack), from `text`."""
+    pack = tmp_path / "shell.yaml"
+    pack.write_text(text, encoding="utf-8")
+    return check_launchers(load_packs([pack]))  # raises in load_packs, or here if validators were reset
+
+
+def test_shipped_launchers_load(tmp_path):
+    load_with(tmp_path, SHELL)
+    assert launchers.table().find("torchrun").world_size == ("nproc_per_node", "nnodes")
+
+
+@pytest.mark.parametrize("old,new,needle", [
+    ("      program: interpreter\n      module_only", "      program: bogus\n      module_only",
+     "launchers.entries[5] (mpirun): program must be one of after-options, interpreter, subcommand"),
+    (TORCHRUN, TORCHRUN.replace("[torchrun]", "[torchrun, deepspeed]"),
+     "launchers.entries[1] (deepspeed): command deepspeed is also torchrun's"),
+    (TORCHRUN, TORCHRUN + "      options: [nnodes]\n", "launchers.entries[0] (torchrun): unknown field(s) ['options']"),
+    ("      subcommands: [train, sft, pt, rm, ppo, dpo, kto]\n", "",
+     "launchers.entries[6] (llamafactory-cli): program subcommand needs a subcommands list"),
+    ("      commands: [msrun]\n", "", "launchers.entries[3] (msrun): needs commands or modules"),
+    ("      modules: [torch.distributed.run, torch.distributed.launch]\n      program: after-options",
+     "      modules: [torch.distributed.run, torch.distributed.launch]\n      program: interpreter",
+     "launchers.entries[0] (torchrun): modules (python -m MODULE) need program after-options"),
+    ("      world_size: [worker_num]\n", "      world_size: worker_num\n",
+     "launchers.entries[3] (msrun).world_size must be a list of strings"),
+    ("    suffixes: [.json, .yaml, .yml]\n", "    suffixes: [json]\n", "suffixes must start with a dot"),
+    ("  hints:\n", "  hintz:\n", "launchers: unknown field(s) ['hintz']"),
+    ("  entries:\n", "  entries: []\n  old_entries:\n", "launchers: unknown field(s) ['old_entries']"),
+])
+def test_malformed_launchers_fail_naming_the_pack(tmp_path, old, new, needle):
+    assert old in SHELL
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, SHELL.replace(old, new, 1))
+    assert str(e.value).startswith("rules/shell.yaml:1: ")
+    assert needle in str(e.value)
+
+
+def test_flags_must_be_strings(tmp_path):
+    start = SHELL.index("  flags: [standalone")
+    end = SHELL.index("dynamo_backend]") + len("dynamo_backend]")
+    with pytest.raises(RuleError, match=r"^rules/shell.yaml:1: launchers.flags must be a list of strings"):
+        load_with(tmp_path, SHELL[:start] + "  flags: {standalone: true}" + SHELL[end:])
+
+
+def test_a_launcher_is_added_as_data(monkeypatch):
+    """A dialect (`swift sft ...`) needs an entry only: recognised, its options read as the program's."""
+    section = load_yaml(SHELL)[0]["launchers"]
+    section["entries"].append({"name": "swift", "commands": ["swift"], "subcommands": ["sft"],
+                               "program": "subcommand", "framework": "hf"})
+    monkeypatch.setattr(evaluator, "table", lambda: launchers.build(section))
+    src = Source(name="sft.sh", data=b"swift sft --learning_rate 1e-4 --per_device_train_batch_size 2\n")
+    ex = shell.extract(src, SideContext("gpu"))
+    f = {x.key: x.value for x in ex.facts}
+    assert ex.errors == [] and "hf" in ex.frameworks
+    assert f["lr"] == 1e-4 and f["micro_batch_size"] == 2
+
+
+def test_unknown_launcher_word_is_not_a_launch():
+    ex = shell.extract(Source(name="sft.sh", data=b"swift sft --learning_rate 1e-4\n"), SideContext("gpu"))
+    assert ex.facts == [] and "no launcher command" in str(ex.errors[0])
+
+
+def test_python_versions_are_python():
+    t = launchers.table()
+    assert t.find("python3.10").name == "python" and t.find("python3x") is None
+    assert t.looks_like("python3x") and not t.looks_like("swift")
+    assert t.runner("torch.distributed.launch").name == "torchrun" and t.runner("verl.trainer.main_ppo") is None
+
+
+@pytest.mark.parametrize("name,secret", [("HF_TOKEN", True), ("wandb_api_key", True), ("MY_KEY", True),
+                                         ("DB_PASSWD", True), ("KEYRING", False), ("CUDA_VISIBLE_DEVICES", False)])
+def test_is_secret(name, secret):
+    assert env._is_secret(name) is secret
