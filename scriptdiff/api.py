@@ -24,6 +24,7 @@ import os
 from . import gitsrc
 from .collect import collect as _collect
 from .checkrun import CheckConfig, CheckConfigError, diff_counterparts, find_config, load_config, run_checks
+from .compare import default_fact
 from .engine import compare_sides, diff_files, read_inputs
 from .model import Fact, Finding, InputError, Options, Report, UsageError
 from .report import render as _render
@@ -168,8 +169,6 @@ HPARAM_KEYS = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumula
 def hparams(gpu: list[str], npu: list[str], options: Options | None = None, include_env: bool = False) -> Report:
     """`scriptdiff hparams`: both sides' effective settings; `report.table` holds the rows
     (key, GPU fact, NPU fact), defaults filled in where a side did not set a key."""
-    from .compare import default_fact
-
     report = diff_files(list(gpu), list(npu), options or Options())
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables

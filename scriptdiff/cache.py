@@ -18,7 +18,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .model import Fact, Finding, InputError, Masked, Side
+from . import __version__
+from .model import Extract, Fact, Finding, InputError, Masked, PairResult, Side
+from .rulepack import rules_dir
 
 
 def cache_dir() -> Path:
@@ -32,9 +34,6 @@ def cache_dir() -> Path:
 @lru_cache(maxsize=1)
 def salt() -> str:
     """Changes whenever scriptdiff's version or any rule pack changes."""
-    from . import __version__
-    from .rulepack import rules_dir
-
     h = hashlib.blake2b(__version__.encode(), digest_size=16)
     for p in sorted(rules_dir().glob("*.yaml")):
         h.update(p.name.encode())
@@ -165,8 +164,6 @@ def dump_extract(ex) -> dict:
 
 
 def load_extract(d: dict):
-    from .model import Extract
-
     return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
                    masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
                    references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]])
@@ -178,7 +175,5 @@ def dump_pair(res) -> dict:
 
 
 def load_pair(d: dict):
-    from .model import PairResult
-
     return PairResult(findings=[load_finding(x) for x in d["findings"]], masked=[load_masked(x) for x in d["masked"]],
                       errors=[load_error(x) for x in d["errors"]])

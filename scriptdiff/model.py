@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import __version__
+
 SCHEMA = 1
 
 SEVERITIES = ("error", "warning", "info")
@@ -175,8 +177,6 @@ class Report:
         return 0
 
     def to_json(self) -> dict:
-        from . import __version__
-
         self.sorted()
         d = {
             "schema": SCHEMA,

@@ -6,6 +6,7 @@ import json
 
 from ..compare import equal, show
 from ..model import jsonable
+from . import render as render_report
 
 
 def origin(f) -> str:
@@ -55,9 +56,7 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
         doc["table"] = [row_json(k, g, n) for k, g, n in report.table]
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if fmt != "text":
-        from . import render as r
-
-        return r(report, fmt, color=color, show_masked=show_masked, **opts)
+        return render_report(report, fmt, color=color, show_masked=show_masked, **opts)
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

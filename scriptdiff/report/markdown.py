@@ -1,6 +1,7 @@
 """Markdown for a pull-request comment: verdicts, then one table per check."""
 from __future__ import annotations
 
+from ..compare import show
 from ..registry import check_order
 
 ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
@@ -33,8 +34,6 @@ def _where(side) -> str:
 
 
 def render(report, show_masked: bool = False, **_options) -> str:
-    from ..compare import show
-
     report.sorted()
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",

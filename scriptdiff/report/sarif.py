@@ -11,6 +11,11 @@ from __future__ import annotations
 import json
 import os
 
+from .. import __version__
+from ..compare import show
+from ..rules import load
+from ..suppress import fingerprint
+
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/scriptdiff/scriptdiff"
@@ -70,16 +75,10 @@ def _location(side, root: str, message: str | None = None) -> dict | None:
 
 
 def _value(side) -> str:
-    from ..compare import show
-
     return "(absent)" if side is None else show(side.value)
 
 
 def render(report, root: str | None = None, **_options) -> str:
-    from .. import __version__
-    from ..rules import load
-    from ..suppress import fingerprint
-
     report.sorted()
     root = root or repo_root()
     rs = load()
