@@ -13,8 +13,10 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
         print(f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
     print(api.render(report, "markdown"))
 
-Functions: diff, hparams, check, check_files, env, collect, data, data_fingerprint, weights,
-weights_fingerprint, review, baseline, load_baseline, render. Options (select/ignore,
+Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
+data_fingerprint, weights, weights_fingerprint, review, baseline, load_baseline, render,
+external_diff. Long work (hashing) reports progress to an object with start(total),
+advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 """
 from __future__ import annotations
@@ -22,19 +24,25 @@ from __future__ import annotations
 import os
 
 from . import gitsrc
-from .collect import collect as _collect
+from .checks import dataset
+from .checks import weights as weights_mod
+from .checks.hashing import SampleSpec
+from .checks.safetensors_io import WeightsError
 from .checkrun import CheckConfig, CheckConfigError, diff_counterparts, find_config, load_config, run_checks
 from .compare import default_fact
-from .engine import compare_sides, diff_files, read_inputs
-from .model import Fact, Finding, InputError, Options, Report, UsageError
+from .collect import collect as _collect
+from .engine import compare_sides, diff_files, extract, read_inputs
+from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .report import render as _render
+from .review import review as _review
 from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
 
-__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "hparams", "check", "check_files", "env",
-           "collect", "diff_revisions", "baseline", "load_baseline", "render", "external_diff", "HPARAM_KEYS"]
+__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "SampleSpec", "diff", "diff_revisions", "hparams",
+           "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights", "weights_fingerprint",
+           "review", "baseline", "load_baseline", "render", "external_diff", "HPARAM_KEYS"]
 
 
 def render(report: Report, fmt: str = "text", **options) -> str:
@@ -236,3 +244,121 @@ def collect(root: str | None = None, run_commands: bool | None = None, sites: li
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: not a directory")
     return _collect(root=root, run_commands=False if root else run_commands, sites=sites)
+
+
+# --- patches -----------------------------------------------------------------------------------
+
+def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None) -> Report:
+    """`scriptdiff review PATCH`: one SD153 finding per hunk of a GPU->NPU patch that changes
+    semantics; files found under `root` are compared whole."""
+    return _review(patch, name, options or Options(), root=root)
+
+
+# --- dataset -----------------------------------------------------------------------------------
+
+def data(gpu: str, npu: str, options: Options | None = None, sample: SampleSpec | None = None,
+         workers: int | None = None, tokenizers: tuple[str, str] | None = None,
+         scripts: tuple[str, str] | None = None, progress=None) -> Report:
+    """`scriptdiff data GPU NPU`: two datasets (folders or files fingerprinted now, or
+    manifests), file by file. `tokenizers` / `scripts`: (GPU, NPU) tokenizer paths, or launch
+    scripts naming them. `progress`: an object with start(total_bytes), advance(n), close()."""
+    for what, pair in (("--tokenizer", tokenizers), ("--script", scripts)):
+        if pair is not None and len(pair) != 2:
+            raise UsageError(f"{what}: when comparing, give it twice (GPU, then NPU)")
+    if workers is not None and workers < 1:
+        raise UsageError("--workers must be at least 1")
+    report = Report(gpu=gpu, npu=npu)
+    sides = []
+    for i, path in enumerate((gpu, npu)):
+        toks = [tokenizers[i]] if tokenizers else []
+        scr = _read_scripts([scripts[i]]) if scripts else []
+        sides.append(dataset.side_extract(path, sample, workers, progress, toks, scr))
+    (gm, gex), (nm, nex) = sides
+    if gm is None or nm is None:  # a side that could not be read at all: nothing compared (exit 2)
+        report.errors.extend(gex.errors + nex.errors)
+        return report.sorted()
+    dataset.pair_single_files(gpu, npu, gm, nm, nex)
+    return compare_sides([], [], [], report, options or Options(), extracts=([gex], [nex]))
+
+
+def data_fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
+                     tokenizers: list[str] | None = None, scripts: list[str] | None = None, progress=None,
+                     exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
+    """`scriptdiff data fingerprint PATH...`: the manifest of the files under the paths, and the
+    input errors met (fatal ones when nothing could be read)."""
+    if not paths:
+        raise UsageError("data fingerprint needs at least one PATH")
+    if workers is not None and workers < 1:
+        raise UsageError("--workers must be at least 1")
+    manifest, errors = dataset.fingerprint(paths, sample=sample, workers=workers, progress=progress,
+                                           exclude=exclude or set())
+    if tokenizers or scripts:
+        entries, terrs, root = dataset.tokenizer_files(list(tokenizers or []), _read_scripts(list(scripts or [])))
+        errors.extend(terrs)
+        manifest["tokenizer"] = dict(sorted(entries.items()))
+        manifest["tokenizer_root"] = root
+    return manifest, errors
+
+
+def _read_scripts(paths: list[str]) -> list[tuple[str, Extract]]:
+    """(path, Extract) of each launch script or config naming tokenizer files."""
+    out = []
+    for script in paths:
+        try:
+            src = read_path(script)
+        except SourceError as e:
+            out.append((script, Extract(errors=[InputError(script, str(e).split(": ", 1)[-1])])))
+            continue
+        out.append((script, extract(src, SideContext("gpu"))))
+    return out
+
+
+# --- weights -----------------------------------------------------------------------------------
+
+def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights_mod.Renamer | None" = None,
+            progress=None) -> Report:
+    """`scriptdiff weights GPU NPU`: two checkpoints (or fingerprints) tensor by tensor; the
+    differing tensors measured (Finding.extra: max |diff|, relative L2, cosine) when both are
+    at hand. `report.overview` holds the summary lines (tensors, identical, worst first)."""
+    report = Report(gpu=gpu, npu=npu)
+    # both sides opened (headers only) before anything is hashed: a missing side fails fast
+    gck, gerr = weights_mod.open_side(gpu)
+    nck, nerr = weights_mod.open_side(npu)
+    report.errors.extend(gerr + nerr)
+    if gck is None or nck is None:
+        return report.sorted()
+    if progress is not None:
+        progress.start(sum(r.nbytes for ck in (gck, nck) for r in ck.tensors))
+    try:
+        advance = progress.advance if progress is not None else None
+        gex = weights_mod.checkpoint_extract(gck, None, advance)
+        nex = weights_mod.checkpoint_extract(nck, rename, advance)
+    finally:
+        if progress is not None:
+            progress.close()
+    if any(e.fatal for e in gex.errors + nex.errors):  # a side that could not be hashed: exit 2
+        report.errors.extend(gex.errors + nex.errors)
+        return report.sorted()
+    compare_sides([], [], [], report, options or Options(), extracts=([gex], [nex]))
+    weights_mod.add_stats(report.findings, gck, nck, rename)
+    report.details["weights"] = weights_mod.summarize(report, gck, nck)
+    return report.sorted()
+
+
+def weights_fingerprint(path: str, progress=None) -> dict:
+    """`scriptdiff weights fingerprint CHECKPOINT`: name, dtype, shape and hash of every tensor."""
+    try:
+        ck = weights_mod.open_checkpoint(path)
+        if not ck.has_data:
+            raise UsageError(f"{path}: is already a weights fingerprint")
+        if progress is not None:
+            progress.start(sum(r.nbytes for r in ck.tensors))
+        try:
+            return weights_mod.fingerprint(ck, progress.advance if progress is not None else None)
+        finally:
+            if progress is not None:
+                progress.close()
+    except WeightsError as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None

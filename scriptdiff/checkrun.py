@@ -265,7 +265,7 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                 continue
             for side in ("gpu", "npu"):
                 for p in getattr(cfg, side).inputs[key]:
-                    ex = _fingerprint(key, p)
+                    ex = _measure(check, p)
                     extracts[side].append(ex)
                     if not any(e.fatal for e in ex.errors):
                         sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
@@ -359,34 +359,13 @@ def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> R
     return report.sorted()
 
 
-def _fingerprint(key: str, path: str):
-    """A dataset or checkpoint (or its manifest / fingerprint file) as an Extract of facts.
-
-    The stable hook is `checks.<key>.check_extract(path) -> Extract`; until a module has it,
-    its public side functions (`dataset.load_side` + `manifest_facts`, `weights.open_side`
-    + `side_facts`) are used. A module with neither interface leaves the check not checked,
-    with the reason, instead of failing the run."""
-    display = _display(path)
+def _measure(check, path: str) -> Extract:
+    """A dataset or checkpoint (or its manifest / fingerprint file) read in place as an
+    Extract of facts, through the check's `measure` hook (rules/kinds.yaml)."""
     try:
-        mod = importlib.import_module(f"scriptdiff.checks.{key}")
-        if hasattr(mod, "check_extract"):
-            return mod.check_extract(path)
-        if key == "dataset":
-            manifest, root, errors, via = mod.load_side(path, None, None, False)
-            if manifest is None:
-                return Extract(errors=errors)
-            return Extract(facts=mod.manifest_facts(manifest, root or display, via=via), errors=errors)
-        if hasattr(mod, "open_side"):
-            ck, errors = mod.open_side(path)
-            if ck is None:
-                return Extract(errors=errors)
-            facts, more = mod.side_facts(ck)
-            return Extract(facts=facts, errors=errors + more)
-        _ck, facts, errors = mod.load_side(path)
-        return Extract(facts=facts, errors=errors)
-    except (ImportError, AttributeError, TypeError, ValueError) as e:  # a module with another interface
-        return Extract(errors=[InputError(display, f"cannot fingerprint {key} here: {type(e).__name__}: {e}",
-                                          fatal=True)])
+        return check.hook("measure")(path)
+    except (OSError, ValueError) as e:  # the hook reports input errors itself; this is the safety net
+        return Extract(errors=[InputError(_display(path), f"cannot read {check.name} input: {e}", fatal=True)])
 
 
 def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing: list[str]) -> tuple[str, str]:

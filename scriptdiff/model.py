@@ -162,6 +162,11 @@ class Report:
     tables: tuple | None = None
     # the checks in report order (the engine fills it from the check registry)
     check_order: tuple[str, ...] = ()
+    # what a check computed beyond its findings, for views (e.g. "weights": counts and the
+    # worst tensors); not part of the JSON contract
+    details: dict = field(default_factory=dict)
+    # lines the text report shows right after its header (a view's summary, e.g. weights)
+    overview: list[str] = field(default_factory=list)
 
     def sorted(self) -> "Report":
         self.findings.sort(key=lambda f: f.sort_key(self.check_order))

@@ -35,7 +35,7 @@ def codes_for(tmp_path, ex, code: str = "") -> set[str]:
     elif mode == "review":  # the rule is about patches: review the unified diff GPU -> NPU
         import difflib
 
-        from scriptdiff.commands.review import review
+        from scriptdiff.review import review
 
         patch = "".join(difflib.unified_diff(ex.gpu.splitlines(True), ex.npu.splitlines(True),
                                              f"a/{g.name}", f"b/{n.name}"))

@@ -543,3 +543,20 @@ def check_extract(path: str, sample: SampleSpec | None = None, workers: int | No
 
     `progress`: None, or an object with start(total_bytes), advance(nbytes), close()."""
     return side_extract(path, sample, workers, progress, tokenizers, scripts)[1]
+
+
+def pair_single_files(gpu: str, npu: str, gm: dict, nm: dict, nex) -> None:
+    """Two single data files (not folders, not manifests) are compared with each other
+    whatever their names: the NPU file's key takes the GPU file's name."""
+    if not (os.path.isfile(gpu) and os.path.isfile(npu)):
+        return
+    if gm.get("roots") != [gpu] or nm.get("roots") != [npu]:
+        return  # a manifest: it names its own files
+    if len(gm["files"]) != 1 or len(nm["files"]) != 1:
+        return
+    gkey = "data:" + next(iter(gm["files"]))
+    nkey = "data:" + next(iter(nm["files"]))
+    if gkey != nkey:
+        for f in nex.facts:
+            if f.key == nkey:
+                f.key = gkey

@@ -66,8 +66,11 @@ def write_outputs(report, args) -> int | None:
     return None
 
 
-def emit(report, args) -> int:
-    """Write the report in the chosen format (and any --output extras); return the exit code."""
+def emit(report, args, full=None) -> int:
+    """Write the report in the chosen format (and any --output extras); return the exit code.
+
+    `full`: when `report` is a shortened view of a larger report (weights' summary), the
+    --output files and the exit status come from the full one."""
     from ..report import render  # lazy: keeps --help fast
 
     if args.format != "text" or not sys.stdout.isatty():
@@ -76,10 +79,10 @@ def emit(report, args) -> int:
         for e in report.errors:
             print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
     opts = {"show_masked": getattr(args, "show_masked", False), "color": use_color(args)}
-    failed = write_outputs(report, args)
+    failed = write_outputs(full or report, args)
     if failed is not None:
         return failed
     out = render(report, args.format, **opts)
     sys.stdout.write(out)
     sys.stdout.flush()
-    return report.exit_code()
+    return (full or report).exit_code()

@@ -5,9 +5,6 @@ import sys
 import threading
 
 from ..checks.hashing import SampleSpec
-from ..model import Extract, InputError, Report, SideContext
-from ..sources import SourceError
-from .baseline import load_baseline_into
 from .common import add_output_arguments, emit, fail, options_from
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
@@ -113,47 +110,30 @@ def progress_wanted(flag: bool) -> bool:
     return flag or sys.stderr.isatty()
 
 
-def read_scripts(paths: list[str]) -> list:
-    """(path, Extract) of each launch script or config naming tokenizer files, read by the engine."""
-    from ..engine import extract, read_source  # lazy: keeps --help fast
-
-    out = []
-    for script in paths:
-        try:
-            src = read_source(script)
-        except SourceError as e:
-            out.append((script, Extract(errors=[InputError(script, str(e).split(": ", 1)[-1])])))
-            continue
-        out.append((script, extract(src, SideContext("gpu"))))
-    return out
-
-
 def run(args) -> int:
-    if args.workers is not None and args.workers < 1:
-        return fail("--workers must be at least 1")
+    from .. import api  # lazy: keeps --help fast
+
     sample = SampleSpec() if args.sample else None
+    bar = ProgressBar(progress_wanted(args.progress))
     if args.paths[0] == "fingerprint":
-        return _fingerprint(args, args.paths[1:], sample)
+        if len(args.output) > 1:
+            return fail("data fingerprint writes one manifest: give -o once")
+        manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.workers, args.tokenizer, args.script,
+                                                progress=bar, exclude=set(args.output[:1]))
+        return _write_manifest(args, manifest, errors)
     if len(args.paths) != 2:
         return fail("data takes `fingerprint PATH...` or two sides: GPU NPU")
-    return _compare(args, args.paths[0], args.paths[1], sample)
+    opts = options_from(args)
+    if args.baseline:
+        opts.baseline = api.load_baseline(args.baseline)
+    report = api.data(args.paths[0], args.paths[1], opts, sample, args.workers,
+                      tokenizers=tuple(args.tokenizer) or None, scripts=tuple(args.script) or None, progress=bar)
+    return emit(report, args)
 
 
-def _fingerprint(args, paths: list[str], sample) -> int:
+def _write_manifest(args, manifest: dict, errors: list) -> int:
     from ..checks import dataset  # lazy: keeps --help fast
 
-    if not paths:
-        return fail("data fingerprint needs at least one PATH")
-    if len(args.output) > 1:
-        return fail("data fingerprint writes one manifest: give -o once")
-    manifest, errors = dataset.fingerprint(paths, sample=sample, workers=args.workers,
-                                           progress=ProgressBar(progress_wanted(args.progress)),
-                                           exclude=set(args.output[:1]))
-    if args.tokenizer or args.script:
-        entries, terrs, root = dataset.tokenizer_files(args.tokenizer, read_scripts(args.script))
-        errors.extend(terrs)
-        manifest["tokenizer"] = dict(sorted(entries.items()))
-        manifest["tokenizer_root"] = root
     for e in errors:
         print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
     if any(e.fatal for e in errors) and not manifest["files"]:
@@ -172,57 +152,3 @@ def _fingerprint(args, paths: list[str], sample) -> int:
     else:
         sys.stdout.write(text)
     return 2 if any(e.fatal for e in errors) else 0
-
-
-def _compare(args, gpu: str, npu: str, sample) -> int:
-    report, code = build_report(args, gpu, npu, sample)
-    if report is None:
-        return code
-    return emit(report, args)
-
-
-def build_report(args, gpu: str, npu: str, sample=None):
-    """(Report, 0) for `data GPU NPU`, through the pipeline `diff` uses (suppressions, the
-    baseline, --select/--ignore); (None, exit status) after a one-line message."""
-    from ..checks import dataset  # lazy: keeps --help fast
-    from ..engine import compare_sides  # lazy: keeps --help fast
-
-    for opt, vals in (("--tokenizer", args.tokenizer), ("--script", args.script)):
-        if vals and len(vals) != 2:
-            return None, fail(f"{opt}: when comparing, give it twice (GPU, then NPU)")
-    opts = options_from(args)
-    err = load_baseline_into(opts, args)
-    if err:
-        return None, err
-    report = Report(gpu=gpu, npu=npu)
-    bar = ProgressBar(progress_wanted(args.progress))
-    sides = []
-    for i, path in enumerate((gpu, npu)):
-        toks = [args.tokenizer[i]] if args.tokenizer else []
-        scripts = read_scripts([args.script[i]]) if args.script else []
-        sides.append(dataset.side_extract(path, sample, args.workers, bar, toks, scripts))
-    (gm, gex), (nm, nex) = sides
-    if gm is None or nm is None:  # a side that could not be read at all: nothing compared (exit 2)
-        report.errors.extend(gex.errors + nex.errors)
-        return report.sorted(), 0
-    _pair_single_files(gpu, npu, gm, nm, nex)
-    return compare_sides([], [], [], report, opts, extracts=([gex], [nex])), 0
-
-
-def _pair_single_files(gpu: str, npu: str, gm: dict, nm: dict, nex) -> None:
-    """Two single data files (not folders, not manifests) are compared with each other
-    whatever their names: the NPU file's key takes the GPU file's name."""
-    import os
-
-    if not (os.path.isfile(gpu) and os.path.isfile(npu)):
-        return
-    if gm.get("roots") != [gpu] or nm.get("roots") != [npu]:
-        return  # a manifest: it names its own files
-    if len(gm["files"]) != 1 or len(nm["files"]) != 1:
-        return
-    gkey = "data:" + next(iter(gm["files"]))
-    nkey = "data:" + next(iter(nm["files"]))
-    if gkey != nkey:
-        for f in nex.facts:
-            if f.key == nkey:
-                f.key = gkey

@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ..checks.safetensors_io import WeightsError
-from ..model import Report
-from .baseline import load_baseline_into
-from .common import add_output_arguments, emit, fail, options_from, use_color, write_outputs
+from .common import add_output_arguments, emit, fail, options_from
 from .data import ProgressBar, allow_intermixed, progress_wanted
 
 DESCRIPTION = """Fingerprint or compare initial weights (check 6: same starting point).
@@ -46,34 +43,36 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    if args.paths[0] == "fingerprint":
-        return _fingerprint(args, args.paths[1:])
-    if len(args.paths) != 2:
-        return fail("weights takes `fingerprint CHECKPOINT` or two sides: GPU NPU")
-    return _compare(args, *args.paths)
-
-
-def _fingerprint(args, paths: list[str]) -> int:
+    from .. import api  # lazy: keeps --help fast
     from ..checks import weights  # lazy: keeps --help fast
 
-    if len(paths) != 1:
-        return fail("weights fingerprint takes one checkpoint file or folder")
-    if len(args.output) > 1:
-        return fail("weights fingerprint writes one file: give -o once")
+    bar = ProgressBar(progress_wanted(args.progress), "hashing tensors")
+    if args.paths[0] == "fingerprint":
+        if len(args.paths) != 2:
+            return fail("weights fingerprint takes one checkpoint file or folder")
+        if len(args.output) > 1:
+            return fail("weights fingerprint writes one file: give -o once")
+        return _write_fingerprint(args, api.weights_fingerprint(args.paths[1], progress=bar))
+    if len(args.paths) != 2:
+        return fail("weights takes `fingerprint CHECKPOINT` or two sides: GPU NPU")
     try:
-        ck = weights.open_checkpoint(paths[0])
-        if not ck.has_data:
-            return fail(f"{paths[0]}: is already a weights fingerprint")
-        bar = ProgressBar(progress_wanted(args.progress), "hashing tensors")
-        bar.start(sum(r.nbytes for r in ck.tensors))
-        try:
-            fp = weights.fingerprint(ck, bar.advance)
-        finally:
-            bar.close()
-    except WeightsError as e:
+        rename = (weights.Renamer.from_file(args.map_file, args.map) if args.map_file
+                  else (weights.Renamer(args.map) if args.map else None))
+    except ValueError as e:
         return fail(str(e))
-    except OSError as e:
-        return fail(f"{paths[0]}: cannot read: {e.strerror or e}")
+    opts = options_from(args)
+    if args.baseline:
+        opts.baseline = api.load_baseline(args.baseline)
+    report = api.weights(args.paths[0], args.paths[1], opts, rename=rename, progress=bar)
+    summary = report.details.get("weights")
+    if args.format != "text" or args.all or report.errors or summary is None:
+        return emit(report, args)
+    return emit(summarized(report, summary, max(0, args.top)), args, full=report)
+
+
+def _write_fingerprint(args, fp: dict) -> int:
+    from ..checks import weights  # lazy: keeps --help fast
+
     text = weights.dumps(fp)
     if args.output:
         try:
@@ -87,66 +86,12 @@ def _fingerprint(args, paths: list[str]) -> int:
     return 0
 
 
-def _compare(args, gpu: str, npu: str) -> int:
-    report, summary, status = build_report(args, gpu, npu)
-    if report is None:
-        return status
-    if args.format != "text" or args.all or report.errors:
-        return emit(report, args)
-    return _emit_summarized(report, summary, args)
-
-
-def build_report(args, gpu: str, npu: str):
-    """(Report, Summary, 0) for `weights GPU NPU`, through the pipeline `diff` uses
-    (suppressions, the baseline, --select/--ignore), then the differing tensors measured;
-    (None, None, exit status) after a one-line message. The Summary is None when a side
-    could not be read."""
-    from ..checks import weights  # lazy: keeps --help fast
-    from ..engine import compare_sides  # lazy: keeps --help fast
-
-    try:
-        rename = (weights.Renamer.from_file(args.map_file, args.map) if args.map_file
-                  else (weights.Renamer(args.map) if args.map else None))
-    except ValueError as e:
-        return None, None, fail(str(e))
-    opts = options_from(args)
-    err = load_baseline_into(opts, args)
-    if err:
-        return None, None, err
-    report = Report(gpu=gpu, npu=npu)
-    # both sides opened (headers only) before anything is hashed: a missing side fails fast
-    gck, gerr = weights.open_side(gpu)
-    nck, nerr = weights.open_side(npu)
-    report.errors.extend(gerr + nerr)
-    if gck is None or nck is None:
-        return report.sorted(), None, 0
-    bar = ProgressBar(progress_wanted(args.progress), "hashing tensors")
-    bar.start(sum(r.nbytes for ck in (gck, nck) for r in ck.tensors))
-    try:
-        gex = weights.checkpoint_extract(gck, None, bar.advance)
-        nex = weights.checkpoint_extract(nck, rename, bar.advance)
-    finally:
-        bar.close()
-    if any(e.fatal for e in gex.errors + nex.errors):  # a side that could not be hashed: exit 2
-        report.errors.extend(gex.errors + nex.errors)
-        return report.sorted(), None, 0
-    compare_sides([], [], [], report, opts, extracts=([gex], [nex]))
-    weights.add_stats(report.findings, gck, nck, rename)
-    return report.sorted(), weights.summarize(report, gck, nck), 0
-
-
-def _emit_summarized(report, summary, args) -> int:
-    """Text output for big checkpoints: the report header, the overview (counts, the worst
-    tensors), then at most --top findings per rule; files written with --output always get
-    the full report."""
+def summarized(report, summary, top: int):
+    """The text view for big checkpoints: the overview (counts, the worst tensors) under the
+    header, then at most `top` findings per rule; the exit status is the full report's."""
     from ..checks.weights import stats_rules  # lazy: keeps --help fast
-    from ..report import render  # lazy: keeps --help fast
+    from ..model import Report  # lazy: keeps --help fast
 
-    color = use_color(args)
-    failed = write_outputs(report, args)
-    if failed is not None:
-        return failed
-    top = max(0, args.top)
     measured = stats_rules()
     kept, left = [], 0
     per_rule: dict[str, int] = {}
@@ -163,25 +108,11 @@ def _emit_summarized(report, summary, args) -> int:
             kept.append(f)
         else:
             left += 1
-    overview = summary_text(summary, top)
+    overview = summary_text(summary, top).splitlines()
     if left:
-        overview += f"({left} more finding(s) not shown; --all or --format json lists them)\n"
-    trimmed = Report(gpu=report.gpu, npu=report.npu, findings=kept, masked=report.masked, errors=report.errors,
-                     compared=report.compared)
-    text = render(trimmed, "text", show_masked=args.show_masked, color=color)
-    sys.stdout.write(after_header(text, overview))
-    sys.stdout.flush()
-    return report.exit_code()
-
-
-def after_header(text: str, overview: str) -> str:
-    """The text report with `overview` placed right after its header. The text writer prints
-    the header, then (errors aside; a summarized report has none) every section and the
-    totals after a blank line, so the header ends at the first blank line (it may wrap)."""
-    cut = text.find("\n\n")
-    if cut < 0:
-        return text + overview
-    return text[:cut + 1] + overview + text[cut + 1:]
+        overview.append(f"({left} more finding(s) not shown; --all or --format json lists them)")
+    return Report(gpu=report.gpu, npu=report.npu, findings=kept, masked=report.masked, errors=report.errors,
+                  compared=report.compared, check_order=report.check_order, overview=overview)
 
 
 # rule name -> how the overview counts its findings

@@ -37,6 +37,8 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                       highlight=False, soft_wrap=not color)
     report.sorted()
     console.print(Text(f"scriptdiff: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
+    for line in report.overview:
+        console.print(Text(line))
     for e in report.errors:
         console.print(Text(f"error: {e.path}: {e.message}", style="red"))
     by_check: dict[str, list] = {}

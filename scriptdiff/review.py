@@ -1,0 +1,182 @@
+"""Review a unified diff that ports a GPU file to NPU (`scriptdiff review PATCH`).
+
+Each patched file is compared with the whole pipeline (masks, structural diff, facts), on
+the files under the root when they are there, else on the hunks' own lines; what changes
+semantics is reported per hunk (SD153), the expected substitutions masked.
+"""
+from __future__ import annotations
+
+import os
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from .engine import compare_sides, filter_findings
+from .model import SEVERITY_RANK, Finding, InputError, Options, Report, Side
+from .rules import code
+from .sources import Source, decode
+from .suppress import apply as apply_suppressions
+
+
+def _strip(path: str | None) -> str | None:
+    if path is None or path == "/dev/null":
+        return None
+    if path.startswith(("a/", "b/")):
+        return path[2:]
+    return path
+
+
+def review(data: bytes, name: str, opts=None, root: str | None = None):
+    """A Report with one SD153 finding per semantic hunk of the unified diff `data`."""
+    opts = opts or Options()
+    report = Report(gpu=f"{name} (old)", npu=f"{name} (new)")
+    text, _enc = decode(data)
+    try:
+        patch = PatchSet(text.splitlines(keepends=True))
+    except UnidiffParseError as e:
+        report.errors.append(InputError(name, f"not a unified diff: {str(e).splitlines()[0]}", fatal=True))
+        return report
+    if not len(patch):
+        if text.strip():
+            report.errors.append(InputError(name, "not a unified diff: no file headers (---/+++) found", fatal=True))
+        else:
+            report.compared = 1  # an empty patch changes nothing
+        return report
+    import dataclasses
+
+    inline_only = dataclasses.replace(opts, baseline=None)
+    for pf in patch:
+        _review_file(pf, report, inline_only, root)
+    if opts.baseline is not None:  # once for the whole patch, so an entry is unused only if no file used it
+        apply_suppressions(report, [], [], opts)
+        report.findings = filter_findings(report.findings, opts)
+    return report.sorted()
+
+
+def _review_file(pf, report, opts, root) -> None:
+    old_name = _strip(pf.source_file) or _strip(pf.target_file)
+    new_name = _strip(pf.target_file) or old_name
+    if pf.is_binary_file:
+        report.errors.append(InputError(new_name, "binary file in the patch; not reviewed"))
+        return
+    old_lines, new_lines, full = _texts(pf, new_name, root)
+    if not full:
+        report.errors.append(InputError(new_name, "file not found under the review root; hunks compared as "
+                                                   "fragments"))
+    gsrc = Source(name=old_name, data="".join(old_lines).encode("utf-8"))
+    nsrc = Source(name=new_name, data="".join(new_lines).encode("utf-8"))
+    # the whole pipeline, not only the structural diff: a changed argument that is a
+    # hyperparameter (momentum=0.8) is reported as that key, and must count for its hunk
+    sub = type(report)(gpu=old_name, npu=new_name)
+    compare_sides([gsrc], [nsrc], [(gsrc, nsrc)], sub, opts)  # inline suppressions applied there
+    if not full:  # fragments rarely parse: one note above says how they were compared
+        sub.errors = [e for e in sub.errors if "nested too deeply" in e.message]
+    report.errors.extend(sub.errors)
+    report.masked.extend(sub.masked)
+    unused_rule = code("unused-suppression")
+    unused = [f for f in sub.findings if f.rule == unused_rule]
+    found = [f for f in sub.findings if f.rule != unused_rule]
+    for hunk in pf:
+        inside = [f for f in found if _in_hunk(f, hunk)]
+        if inside:
+            report.findings.append(_hunk_finding(hunk, inside, old_name, new_name))
+    report.findings.extend(filter_findings(unused, opts))
+    report.findings = filter_findings(report.findings, opts)
+    report.compared += 1
+
+
+def _texts(pf, new_name: str, root: str | None) -> tuple[list[str], list[str], bool]:
+    """Old and new text of a patched file, with real line numbers.
+
+    With the new file on disk (and matching the hunks), the old file is rebuilt by undoing
+    the hunks: whole files, full context. Otherwise each side is the hunks' lines placed at
+    their line numbers, with blank lines in between."""
+
+    if root is not None and not pf.is_removed_file:
+        path = os.path.join(root, new_name)
+        try:
+            with open(path, "rb") as fh:
+                current = decode(fh.read())[0].splitlines(keepends=True)
+        except OSError:
+            current = None
+        if current is not None:
+            rebuilt = _undo(pf, current)
+            if rebuilt is not None:
+                return rebuilt, current, True
+    old: list[str] = []
+    new: list[str] = []
+    for hunk in pf:
+        for side, start, want in ((old, hunk.source_start, (" ", "-")), (new, hunk.target_start, (" ", "+"))):
+            while len(side) < start - 1:
+                side.append("\n")
+            for ln in hunk:
+                if ln.line_type in want:
+                    side.append(ln.value if ln.value.endswith("\n") else ln.value + "\n")
+    return old, new, False
+
+
+def _undo(pf, current: list[str]) -> list[str] | None:
+    old: list[str] = []
+    pos = 0  # index in current (the new file)
+    for hunk in pf:
+        start = max(hunk.target_start - 1, 0) if hunk.target_length else hunk.target_start
+        if start < pos or start > len(current):
+            return None
+        old.extend(current[pos:start])
+        pos = start
+        for ln in hunk:
+            if ln.line_type in (" ", "+"):
+                if pos >= len(current) or current[pos].rstrip("\r\n") != ln.value.rstrip("\r\n"):
+                    return None
+                if ln.line_type == " ":
+                    old.append(current[pos])
+                pos += 1
+            elif ln.line_type == "-":
+                old.append(ln.value if ln.value.endswith("\n") else ln.value + "\n")
+    old.extend(current[pos:])
+    return old
+
+
+def _in_hunk(f, hunk) -> bool:
+    if f.npu is not None and f.npu.line and hunk.target_length:
+        if hunk.target_start <= f.npu.line < hunk.target_start + hunk.target_length:
+            return True
+    if f.gpu is not None and f.gpu.line and hunk.source_length:
+        if hunk.source_start <= f.gpu.line < hunk.source_start + hunk.source_length:
+            return True
+    return False
+
+
+def _hunk_finding(hunk, inside, old_name, new_name):
+    lines = list(hunk)
+    removed = [ln for ln in lines if ln.line_type == "-"]
+    added = [ln for ln in lines if ln.line_type == "+"]
+    header = f"@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@"
+
+    def anchor(attr: str, start: int) -> int:
+        """Where a side without changed lines was changed: its last line before the first change."""
+        first = next(i for i, ln in enumerate(lines) if ln.line_type in ("-", "+"))
+        before = [getattr(ln, attr) for ln in lines[:first] if getattr(ln, attr)]
+        return before[-1] if before else max(start, 1)
+
+    def first(changed, attr: str, side: str, start: int):
+        """The first line of the hunk that carries a semantic difference (a hunk may also hold
+        masked substitutions above it), else its first changed line, else where it changed."""
+        lines_in = {getattr(ln, attr) for ln in changed}
+        hits = sorted(s.line for f in inside for s in [getattr(f, side)] if s is not None and s.line in lines_in)
+        if hits:
+            ln = next(x for x in changed if getattr(x, attr) == hits[0])
+            return hits[0], ln.value.rstrip("\r\n")
+        if changed:
+            return getattr(changed[0], attr), changed[0].value.rstrip("\r\n")
+        return anchor(attr, start), ""
+
+    gline, gsrc = first(removed, "source_line_no", "gpu", hunk.source_start)
+    nline, nsrc = first(added, "target_line_no", "npu", hunk.target_start)
+    g = Side(value="".join(ln.value for ln in removed).rstrip("\n") or None, path=old_name, line=gline, source=gsrc)
+    n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name, line=nline, source=nsrc)
+    severity = min((f.severity for f in inside), key=lambda s: SEVERITY_RANK.get(s, 9))
+    what = "; ".join(f"{f.rule} {f.message}" for f in inside)
+    return Finding(rule=code("semantic-hunk-in-port-patch"), check="script", severity=severity,
+                   key=f"hunk:{new_name}", gpu=g, npu=n, message=f"hunk {header} changes semantics: {what}",
+                   extra={"hunk": header, "findings": [f.to_json() for f in inside]})
