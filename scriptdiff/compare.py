@@ -165,15 +165,6 @@ def default_fact(key: str, table: FactTable, rs: RuleSet | None = None) -> Fact 
 Classifier = Callable[[str, Fact | None, Fact | None, RuleSet], "Finding | Masked | None"]
 
 
-def classifier(check: str):
-    """Marks a function as the classifier of `check` (documentation only: which function
-    classifies which check is declared in the check registry, never decided by imports)."""
-    def deco(fn: Classifier) -> Classifier:
-        return fn
-
-    return deco
-
-
 def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None = None,
                    rs: RuleSet | None = None,
                    classifiers: Mapping[str, Classifier] | None = None) -> tuple[list[Finding], list[Masked]]:

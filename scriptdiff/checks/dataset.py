@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..compare import classifier, show
+from ..compare import show
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT
 from ..rules import RuleSet, code
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
@@ -362,7 +362,6 @@ def _sample_words(mode: str) -> str:
             f"per large file")
 
 
-@classifier("dataset")
 def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     if key == SUMMARY_KEY:
         return _classify_summary(g, n, rs)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from ..compare import classifier, show, to_bool
+from ..compare import show, to_bool
 from ..envmap import value_equivalent
 from ..model import Fact, Finding, Masked
 from ..rules import code, load
@@ -62,7 +62,6 @@ def _finding(rule: str, key: str, g, n, message: str, rs, severity: str | None =
                    gpu=g.side() if g else None, npu=n.side() if n else None, message=message)
 
 
-@classifier("environment")
 def classify(key: str, g: Fact | None, n: Fact | None, rs):
     if not key.startswith("env:"):
         return classify_version(key, g, n, rs)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ..compare import FactTable, classifier, classify_hparam, default_fact, normalize, show, vocab
+from ..compare import FactTable, classify_hparam, default_fact, normalize, show, vocab
 from ..model import ORIGIN_DERIVED, Fact, Finding, Masked
 from ..rules import code, load
 
@@ -173,7 +173,6 @@ def _unresolved_note(f: Fact | None, side: str) -> str:
     return ""
 
 
-@classifier("hyperparameters")
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
     if (g is not None and g.meta.get("reference")) or (n is not None and n.meta.get("reference")):
         return _classify_reference(key, g, n, rs)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..compare import classifier, show
+from ..compare import show
 from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
 from ..rules import code, load
 from ..yamlload import YAMLError
@@ -493,7 +493,6 @@ def _standin(name: str, have: Fact, cp: dict) -> Fact:
                       "side": have.meta.get("side")})
 
 
-@classifier("libraries")
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
     lib = rs.section("library_checks", {}) or {}
     if key == LIST_KEY:

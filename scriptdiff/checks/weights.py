@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..compare import classifier
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..rules import RuleSet, code
 from .hashing import ALGORITHM
@@ -364,7 +363,6 @@ def _fmt(v: dict) -> str:
     return f"{v.get('dtype')}{list(v.get('shape', []))}"
 
 
-@classifier("weights")
 def classify_weights(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     name = key[len(PREFIX):]
 
