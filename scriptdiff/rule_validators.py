@@ -360,7 +360,7 @@ def check_launchers(rs: RuleSet) -> None:
 
     if not isinstance(d, dict):
         raise RuleError(f"{where}:1: 'launchers' must be a mapping")
-    unknown = set(d) - {"flags", "entries", "references", "hints"}
+    unknown = set(d) - {"flags", "entries", "references", "hints", "shared"}
     if unknown:
         raise RuleError(f"{where}:1: launchers: unknown field(s) {sorted(unknown)}")
     strings(d.get("flags", []), "flags")
@@ -416,7 +416,15 @@ def check_launchers(rs: RuleSet) -> None:
     if not all(s.startswith(".") for s in refs.get("suffixes", [])):
         raise RuleError(f"{where}:1: launchers.references.suffixes must start with a dot (.yaml)")
     hints = d.get("hints", {})
-    if not isinstance(hints, dict) or set(hints) - {"megatron", "hf"}:
-        raise RuleError(f"{where}:1: launchers.hints must be a mapping with megatron and hf lists")
-    for fw in ("megatron", "hf"):
+    if not isinstance(hints, dict) or set(hints) - {"megatron", "hf", "megatron_scripts"}:
+        raise RuleError(f"{where}:1: launchers.hints must be a mapping with megatron, hf and megatron_scripts lists")
+    for fw in ("megatron", "hf", "megatron_scripts"):
         strings(hints.get(fw, []), f"hints.{fw}")
+    shared = d.get("shared", {})
+    if not isinstance(shared, dict) or set(shared) - {"facts", "settings", "references"}:
+        raise RuleError(f"{where}:1: launchers.shared must be a mapping with facts, settings and references")
+    facts = shared.get("facts", {})
+    if not isinstance(facts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in facts.items()):
+        raise RuleError(f"{where}:1: launchers.shared.facts must map launcher options to keys")
+    strings(shared.get("settings", []), "shared.settings")
+    strings(shared.get("references", []), "shared.references")

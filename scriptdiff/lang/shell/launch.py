@@ -132,16 +132,16 @@ class LaunchReader:
                                        source=self.rec.src_line(fline), rank=RANK_SCRIPT,
                                        via=formula + (f" ({via_text(parts[0].via)})" if parts[0].via else ""),
                                        meta=meta))
-        for k in ("master_port", "master_addr", "main_process_port", "main_process_ip"):
+        table = self.program.table
+        for k, key in table.shared_facts.items():
             w = opts.get(k)
             if w is not None:
-                key = {"main_process_port": "master_port", "main_process_ip": "master_addr"}.get(k, k)
                 self.rec.facts.append(self.program.make_fact(key, convert(key, w.text)[1], w, key_text=f"--{k}"))
-        for k in ("mixed_precision",):
+        for k in table.shared_settings:
             w = opts.get(k)
             if w is not None:
-                self.program.add_hparam("mixed_precision", w.text, w, f"--{k}")
-        for k in ("config_file", "deepspeed_config_file"):
+                self.program.add_hparam(k, w.text, w, f"--{k}")
+        for k in table.shared_references:
             w = opts.get(k)
             if w is not None:
                 self.program.reference(k, w)

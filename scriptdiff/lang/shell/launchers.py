@@ -53,6 +53,10 @@ class LauncherTable:
     config_suffixes: tuple  # what a config file's name ends with
     megatron_hints: frozenset  # two of these among a program's options: a Megatron program
     hf_hints: frozenset  # one of these: a Hugging Face program
+    megatron_scripts: tuple  # a program script named with one of these prefixes is a Megatron program
+    shared_facts: dict  # launcher option -> the key of the fact it gives (master_port, ...)
+    shared_settings: tuple  # launcher options read as hyperparameters (mixed_precision)
+    shared_references: tuple  # launcher options naming a config file
 
     def find(self, name: str) -> Launcher | None:
         """The launcher whose command word is `name` (a basename), or None."""
@@ -100,4 +104,8 @@ def build(d: dict) -> LauncherTable:
         reference_flags=frozenset(refs.get("flags") or ()),
         config_suffixes=tuple(refs.get("suffixes") or ()),
         megatron_hints=frozenset(hints.get("megatron") or ()),
-        hf_hints=frozenset(hints.get("hf") or ()))
+        hf_hints=frozenset(hints.get("hf") or ()),
+        megatron_scripts=tuple(hints.get("megatron_scripts") or ()),
+        shared_facts=dict((d.get("shared") or {}).get("facts") or {}),
+        shared_settings=tuple((d.get("shared") or {}).get("settings") or ()),
+        shared_references=tuple((d.get("shared") or {}).get("references") or ()))

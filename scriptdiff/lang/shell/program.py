@@ -66,9 +66,9 @@ class ProgramReader:
                 self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
             i += 1
         names = {n.replace("-", "_") for n, _, _ in flags}
-        megatron = base.startswith(("pretrain_", "posttrain_", "finetune_")) \
+        megatron = base.startswith(self.table.megatron_scripts) \
             or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
-        hf = len(names & self.table.hf_hints) >= 1 and not base.startswith("pretrain_")
+        hf = len(names & self.table.hf_hints) >= 1 and not base.startswith(self.table.megatron_scripts[:1])
         if megatron and not (hf and not any("-" in n for n, _, _ in flags)):
             self.rec.frameworks.add("megatron")
             prefer = "megatron"
