@@ -105,30 +105,29 @@ def line_map(text: str) -> dict[tuple, int]:
     return out
 
 
-def _close(s: str) -> int:
-    """Index of the `]` that ends a table header (quoted keys may hold brackets)."""
+def _outside_quotes(s: str, char: str, start: int = 0) -> int:
+    """Index of the first `char` not inside a quoted key, or -1."""
     quote = None
-    for i, c in enumerate(s[1:], 1):
+    for i in range(start, len(s)):
+        c = s[i]
         if quote:
             quote = None if c == quote else quote
         elif c in "\"'":
             quote = c
-        elif c == "]":
+        elif c == char:
             return i
-    return len(s)
+    return -1
+
+
+def _close(s: str) -> int:
+    """Index of the `]` that ends a table header (quoted keys may hold brackets)."""
+    i = _outside_quotes(s, "]", 1)
+    return len(s) if i < 0 else i
 
 
 def _equals(s: str) -> int:
     """Index of the `=` after a (possibly quoted, dotted) key, or -1."""
-    quote = None
-    for i, c in enumerate(s):
-        if quote:
-            quote = None if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        elif c == "=":
-            return i
-    return -1
+    return _outside_quotes(s, "=")
 
 
 def _keys(s: str) -> tuple:
