@@ -112,6 +112,9 @@ BREAKS = {
         TypeError("unexpected keyword argument 'default_indent'"))),
     # the position hook was renamed: it is never called, nothing is recorded
     "hooks": lambda mp: mp.setattr(LineState, "record_syntactic_position", _silent_hooks),
+    # the node hooks were renamed: no spans are recorded
+    "node-hooks": lambda mp: (mp.setattr(LineState, "before_codegen", lambda self, node: None),
+                              mp.setattr(LineState, "after_codegen", lambda self, node: None)),
     # the token list was renamed: the tokens no longer rebuild the file
     "tokens": lambda mp: mp.setattr(LineState, "add_token", lambda self, value: None),
 }

@@ -136,12 +136,16 @@ def _private(module: cst.Module, text: str) -> LineState | None:
     try:
         st = LineState(module)
         module._codegen(st)
+    except RecursionError:
+        raise  # too deep for any code generation, private or public
     except Exception:  # the private API changed shape
         return None
     tokens = getattr(st, "tokens", None)
     if not isinstance(tokens, list) or "".join(tokens) != text:
         return None
-    if module.body and id(module.body[0]) not in st.lines:  # the position hooks did not fire
+    if st.start_tok.get(id(module)) != 0 or st.end_tok.get(id(module)) != len(tokens):
+        return None  # the before/after hooks did not fire
+    if module.body and id(module.body[0]) not in st.lines:  # the position hook did not fire
         return None
     return st
 
