@@ -19,6 +19,7 @@ import libcst as cst
 
 from ..compare import normalize
 from ..model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
+from ..rules import load
 from .python_parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
 
@@ -32,8 +33,6 @@ class QName(str):
 
 @lru_cache(maxsize=1)
 def spellings() -> dict[str, dict[str, str]]:
-    from ..rules import load
-
     voc = load().section("vocabulary", {}) or {}
     out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "python", "other")}
     for key, e in voc.items():
@@ -44,8 +43,6 @@ def spellings() -> dict[str, dict[str, str]]:
 
 
 def vocab_type(key: str) -> str | None:
-    from ..rules import load
-
     return ((load().section("vocabulary", {}) or {}).get(key) or {}).get("type")
 
 
@@ -55,8 +52,6 @@ def lookup(name: str, order=("megatron", "hf", "python", "other")) -> str | None
         k = sp[fw].get(name)
         if k is not None:
             return k
-    from ..rules import load
-
     if name in (load().section("vocabulary", {}) or {}):
         return name
     return None

@@ -3,7 +3,8 @@
 One libcst parse per file, then one code-generation pass with a light state that records,
 for every node, its line and its token span (libcst's PositionProvider and
 QualifiedNameProvider cost several parses each on a large file; this pass costs about half
-of one). Qualified names come from the file's own imports (`import torch as th`,
+of one). That pass uses libcst's private API, in python_spans only, which falls back to the
+public API when the private one is unusable. Qualified names come from the file's own imports (`import torch as th`,
 `from torch import cuda`), which is what the masks need.
 
 `Norm` turns a node into a hashable key: formatting and comments dropped, literals
@@ -15,14 +16,13 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
-_NULL = nullcontext()
+from ..rules import code, load
+from .python_spans import LineState, PublicState, SpansError, record
 
 # statement types that hold blocks, and the fields that hold them
 COMPOUND = (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
@@ -33,38 +33,6 @@ SKIP_FIELDS = frozenset({
     "trailing_whitespace", "indent", "newline", "equal", "colon", "lbracket", "rbracket", "lbrace", "rbrace",
     "default_indent", "default_newline", "has_trailing_newline", "encoding", "dot", "first_line",
 })
-
-
-class LineState(CodegenState):
-    """Code generation that records each node's line and token span, and collects calls."""
-
-    def __init__(self, module: cst.Module):
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.line = 1
-        self.lines: dict[int, int] = {}
-        self.syn_tok: dict[int, int] = {}
-        self.start_tok: dict[int, int] = {}
-        self.end_tok: dict[int, int] = {}
-        self.calls: list[cst.Call] = []
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        if "\n" in value:
-            self.line += value.count("\n")
-
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        k = id(node)
-        self.lines[k] = self.line
-        self.syn_tok[k] = len(self.tokens)
-        return _NULL
-
-    def before_codegen(self, node) -> None:
-        self.start_tok[id(node)] = len(self.tokens)
-        if type(node) is cst.Call:
-            self.calls.append(node)
-
-    def after_codegen(self, node) -> None:
-        self.end_tok[id(node)] = len(self.tokens)
 
 
 @dataclass
@@ -82,19 +50,23 @@ class St:
 
 @dataclass
 class Parsed:
+    """One Python file: its libcst module, node positions, statements, imports and facts."""
+
     name: str
     module: cst.Module | None
     lines: list[str]
-    state: LineState | None = None
+    state: LineState | PublicState | None = None  # node positions and spans (python_spans)
     aliases: dict[str, str] = field(default_factory=dict)  # bound name -> qualified name
     body: list[St] = field(default_factory=list)
-    error: str | None = None
+    error: str | None = None  # why the file is not compared structurally (it is compared as text)
+    text_reason: str = "not valid Python"  # the text comparison's note, when error is set
     # fact bookkeeping (python_facts fills these)
     owned: dict[int, str] = field(default_factory=dict)  # id(node) -> fact key (compared as facts)
     fact_calls: set[int] = field(default_factory=set)  # ids of calls that yielded facts
     facts: list = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
+    fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
@@ -114,7 +86,7 @@ class Parsed:
                 return self.module.code_for_node(node).strip()
             except Exception:
                 return type(node).__name__
-        return "".join(st.tokens[a:b]).strip()
+        return st.slice(a, b).strip()
 
 
 _DEPTH_WORDS = ("too many nested", "too many statically nested", "too many levels of indentation", "too complex")
@@ -156,8 +128,12 @@ def parse(name: str, text: str) -> Parsed:
         except Exception:
             pass
         return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: {where}{reason}")
-    st = LineState(module)
-    module._codegen(st)
+    try:
+        st = record(module, text)
+    except SpansError as e:
+        return Parsed(name=name, module=None, lines=lines,
+                      error=f"node positions not available from libcst ({e})",
+                      text_reason="libcst gave no node positions")
     p = Parsed(name=name, module=module, lines=lines, state=st)
     p.body = build_block(module.body, p)
     return p
@@ -170,7 +146,7 @@ def _span(p: Parsed, node, start_syntactic: bool = True) -> str:
     if a is None:
         a = st.start_tok.get(id(node), 0)
     b = st.end_tok.get(id(node), a)
-    return "".join(st.tokens[a:b])
+    return st.slice(a, b)
 
 
 def build_block(stmts, p: Parsed) -> list[St]:
@@ -191,12 +167,12 @@ def build_block(stmts, p: Parsed) -> list[St]:
                 start = p.state.syn_tok.get(id(decos[0]))
             a = start if start is not None else p.state.syn_tok.get(id(node), p.state.start_tok.get(id(node), 0))
             b = p.state.end_tok.get(id(node), a)
-            raw = "".join(p.state.tokens[a:b])
+            raw = p.state.slice(a, b)
             s = St(node=node, kind="compound", raw=raw, line=p.line_of(node, 0),
                    name=node.name.value if t in (cst.FunctionDef, cst.ClassDef) else None)
             s.clauses = clauses(node, p)
             body_start = p.state.start_tok.get(id(node.body), b) if hasattr(node, "body") else b
-            s.hraw = "".join(p.state.tokens[a:body_start]) if t not in (cst.Match,) else raw
+            s.hraw = p.state.slice(a, body_start) if t not in (cst.Match,) else raw
             out.append(s)
         else:  # pragma: no cover  (every statement is one of the above)
             out.append(St(node=node, kind="simple", raw=_span(p, node), line=p.line_of(node, 0)))
@@ -305,8 +281,6 @@ class PyRules:
 
 @lru_cache(maxsize=1)
 def rules() -> PyRules:
-    from ..rules import load
-
     d = load().section("python", {}) or {}
     q = sorted(((r["npu"], r["gpu"], r["rule"]) for r in d.get("qualified_renames", [])), key=lambda x: -len(x[0]))
     fam = {}
@@ -328,7 +302,7 @@ def rules() -> PyRules:
         npu_imports=[(r["module"], r["rule"]) for r in ei.get("npu_only", [])],
         gpu_imports=[(r["module"], r["rule"]) for r in ei.get("gpu_only", [])],
         opt_family=fam,
-        clip_gpu=set(clip.get("gpu", [])), clip_method=clip.get("npu_method", ""), clip_rule=clip.get("rule", "SD007"),
+        clip_gpu=set(clip.get("gpu", [])), clip_method=clip.get("npu_method", ""), clip_rule=clip["rule"] if "rule" in clip else code("fused-optimizer-swap"),
         fa_gpu=dict(fa.get("gpu") or {}), fa_npu=dict(fa.get("npu") or {}), fa=fa,
         classes=d.get("classes") or {}, raw=d,
     )
@@ -468,7 +442,7 @@ class Norm:
             fam = r.opt_family.get(raw_qn)
             if fam is not None:
                 if fam[1] == "npu":
-                    self.hits.append(("SD007", node))
+                    self.hits.append((code("fused-optimizer-swap"), node))
                 self.opt_calls.append((fam[0], raw_qn, node))
                 return ("Call", ("OPT", fam[0]), self.value(node.args))
         if type(f) is cst.Attribute and f.attr.value in r.methods and self.qualified(f) is None:

@@ -1,0 +1,155 @@
+"""Statement alignment: which GPU statement is compared with which NPU statement.
+
+Per block, imports go to the port checks; the other statements are aligned on their source
+text (identical statements cost a string comparison), what differs is aligned again on
+normalized keys (equal keys: every rewrite was an expected substitution), and what still
+differs is paired by anchor (assignment target, called function, def name). A pair is
+diffed node by node and its clauses' blocks recursively; an unpaired statement is reported
+as on one side only, unless it is a hyperparameter fact or NPU-only attention support code.
+"""
+from __future__ import annotations
+
+import difflib
+
+import libcst as cst
+
+from .python_classify import Classifier
+from .python_nodediff import NodeDiff
+from .python_pair import PairState, StKey
+from .python_parse import BLOCK_FIELDS, Norm, St, fields_of
+from .python_port import PortChecks
+
+
+class Aligner:
+    """Walks the two files' blocks, pairs their statements and hands each pair to the checks."""
+
+    def __init__(self, state: PairState, nodes: NodeDiff, classifier: Classifier, port: PortChecks):
+        self.s = state
+        self.nodes = nodes
+        self.cls = classifier
+        self.port = port
+
+    # ------------------------------------------------------------------ blocks
+    def block(self, G: list[St], N: list[St], scope: str) -> None:
+        self.port.imports([s for s in G if s.kind == "import"], [s for s in N if s.kind == "import"], scope)
+        Gs = [s for s in G if s.kind != "import"]
+        Ns = [s for s in N if s.kind != "import"]
+        sm = difflib.SequenceMatcher(None, [s.raw for s in Gs], [s.raw for s in Ns], autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag != "equal":
+                self.region(Gs[i1:i2], Ns[j1:j2], scope)
+
+    def key(self, s: St, nm: Norm):
+        """The statement's normalized key (a compound statement: its header), computed once."""
+        k = self.s.keys.get(id(s))
+        if k is not None:
+            return k.key
+        h0, w0, o0 = len(nm.hits), len(nm.swaps), len(nm.opt_calls)
+        if s.kind == "compound":
+            if s.name is not None:
+                key = ("C", type(s.node).__name__, s.name)
+                nm(s.node, skip_blocks=True)
+            else:
+                key = ("C", nm(s.node, skip_blocks=True))
+        else:
+            key = nm(s.node)
+        self.s.keys[id(s)] = StKey(key, nm.hits[h0:], nm.swaps[w0:], nm.opt_calls[o0:])
+        return key
+
+    def region(self, Gs: list[St], Ns: list[St], scope: str) -> None:
+        gk = [self.key(s, self.s.gn) for s in Gs]
+        nk = [self.key(s, self.s.nn) for s in Ns]
+        sm = difflib.SequenceMatcher(None, gk, nk, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                for gs, ns in zip(Gs[i1:i2], Ns[j1:j2]):
+                    self.pair(gs, ns, scope)
+            else:
+                self.pair_up(Gs[i1:i2], Ns[j1:j2], scope)
+
+    def anchor(self, s: St, nm: Norm):
+        if s.kind == "compound":
+            return ("C", type(s.node).__name__, s.name if s.name is not None else self.key(s, nm))
+        body = s.node.body
+        if not body:
+            return ("empty",)
+        first = body[0]
+        t = type(first)
+        if t is cst.Assign:
+            return ("=", tuple(nm(x.target) for x in first.targets))
+        if t in (cst.AugAssign, cst.AnnAssign):
+            return ("=", nm(first.target))
+        if t is cst.Expr and type(first.value) is cst.Call:
+            k = nm(first.value)
+            return ("call", k[1] if k[0] == "Call" else k)
+        return (t.__name__,)
+
+    def pair_up(self, Gs: list[St], Ns: list[St], scope: str) -> None:
+        ga = [self.anchor(s, self.s.gn) for s in Gs]
+        na = [self.anchor(s, self.s.nn) for s in Ns]
+        sm = difflib.SequenceMatcher(None, ga, na, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                for gs, ns in zip(Gs[i1:i2], Ns[j1:j2]):
+                    if gs.kind == ns.kind == "compound" and type(gs.node) is not type(ns.node):
+                        self.one_sided(gs, "gpu", scope)
+                        self.one_sided(ns, "npu", scope)
+                    else:
+                        self.pair(gs, ns, scope)
+            else:
+                for s in Gs[i1:i2]:
+                    self.one_sided(s, "gpu", scope)
+                for s in Ns[j1:j2]:
+                    self.one_sided(s, "npu", scope)
+
+    def one_sided(self, s: St, side: str, scope: str) -> None:
+        if self.cls.fact_only(s, self.s.g if side == "gpu" else self.s.n):
+            return
+        if side == "npu" and self.port.mask_support(s):
+            return
+        self.cls.report_one_sided(s, side, scope)
+
+    # ------------------------------------------------------------- a pair
+    def pair(self, gs: St, ns: St, scope: str) -> None:
+        st = self.s
+        gk, nk = self.key(gs, st.gn), self.key(ns, st.nn)
+        self.port.record_masks(gs, ns)
+        self.port.check_swaps(gs, ns, scope)
+        self.port.check_optimizers(gs, ns, scope)
+        if gs.kind != "compound" or ns.kind != "compound":
+            if gk != nk:
+                self.cls.report_sites(self.nodes.diff_nodes(gs.node, ns.node, None), gs, ns, scope)
+            return
+        inner = scope
+        if gs.name is not None:
+            inner = gs.name if scope == "<module>" else f"{scope}.{gs.name}"
+        if st.gn(gs.node, skip_blocks=True) != st.nn(ns.node, skip_blocks=True):
+            sites = []
+            ctx = (f"def {gs.name}" if type(gs.node) is cst.FunctionDef else type(gs.node).__name__.lower(), None)
+            for f in fields_of(type(gs.node)):
+                if f in BLOCK_FIELDS:
+                    continue
+                sites += self.nodes.diff_values(getattr(gs.node, f), getattr(ns.node, f), ctx, gs.node, ns.node)
+            self.cls.report_sites(sites, gs, ns, inner if gs.name else scope)
+        gcl = {label: (node, body) for label, node, body in gs.clauses}
+        ncl = {label: (node, body) for label, node, body in ns.clauses}
+        for label, (gnode, gbody) in gcl.items():
+            if label in ncl:
+                nnode, nbody = ncl[label]
+                if label != "body" and gnode is not gs.node:
+                    hg = st.gn(gnode, skip_blocks=True)
+                    hn = st.nn(nnode, skip_blocks=True)
+                    if hg != hn:
+                        sites = []
+                        for f in fields_of(type(gnode)):
+                            if f not in BLOCK_FIELDS:
+                                sites += self.nodes.diff_values(getattr(gnode, f), getattr(nnode, f), None, gnode, nnode)
+                        self.cls.report_sites(sites, gs, ns, scope)
+                self.block(gbody, nbody, inner)
+            else:
+                for s in gbody:
+                    self.one_sided(s, "gpu", inner)
+        for label, (nnode, nbody) in ncl.items():
+            if label not in gcl:
+                for s in nbody:
+                    self.one_sided(s, "npu", inner)

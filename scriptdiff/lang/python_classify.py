@@ -1,0 +1,194 @@
+"""What a structural difference means: its severity, its message, and its finding.
+
+Severity comes from `classes` in rules/python.yaml, tried in order: the argument or
+parameter name (`eps`, `dropout`), the called function (`torch.nn.functional.*`), a bare
+string (a docstring is info), the statements' assignment targets and the calls they make,
+then the enclosing function's name (`loss_func`). Each severity has its rule
+(code-changes-numerics, code-may-change-numerics, cosmetic-code-differs).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..model import Side
+from ..rules import code
+from .python_pair import PairState, one_line
+from .python_parse import Parsed, St, dotted, match_name, rules
+
+SEVERITY_RULES = {"error": "code-changes-numerics", "warning": "code-may-change-numerics",
+                  "info": "cosmetic-code-differs"}
+
+
+def severity_rule(severity: str) -> str:
+    """The code of the rule that reports a code difference of this severity."""
+    return code(SEVERITY_RULES[severity])
+
+
+def _split_name(name: str) -> list[str]:
+    return [t for t in name.lower().replace(".", "_").split("_") if t]
+
+
+class Classifier:
+    """Turns the sites of a pair, and statements on one side only, into findings."""
+
+    def __init__(self, state: PairState):
+        self.s = state
+
+    def report_sites(self, sites: list, gs: St, ns: St, scope: str) -> None:
+        s = self.s
+        for g, n, ctx in sites:
+            gside = s.side(s.g, g, gs.line)
+            nside = s.side(s.n, n, ns.line)
+            sev = self.classify(ctx, [gs, ns], scope)
+            if ctx is None:
+                msg = "statement differs"
+            elif ctx[0] == "call":
+                msg = f"a different function is called ({ctx[1]} on GPU)"
+            elif ctx[1] is None:
+                msg = f"the {ctx[0]} header differs" if not ctx[0].startswith("def ") else f"the signature of {ctx[0]} differs"
+            else:
+                label = ctx[1] if ctx[1].startswith("argument") or ctx[1].startswith("*") else f"argument {ctx[1]}"
+                if ctx[0].startswith("def "):
+                    label = f"parameter {ctx[1]}"
+                if gside.value is None:
+                    msg = f"{ctx[0]}: {label} is given on NPU only"
+                elif nside.value is None:
+                    msg = f"{ctx[0]}: {label} is given on GPU only"
+                else:
+                    msg = f"{ctx[0]}: {label} differs"
+            s.add_finding(severity_rule(sev), sev, scope, gside, nside, msg)
+
+    def report_one_sided(self, st: St, side: str, scope: str) -> None:
+        """A statement on one side only (its key is the whole statement's, blocks included)."""
+        s = self.s
+        p, nm = (s.g, s.gn) if side == "gpu" else (s.n, s.nn)
+        k = s.keys.get(id(st))
+        if k is None or st.kind == "compound":
+            s.set_key(st, nm(st.node))
+        inner = scope
+        if st.name is not None:
+            inner = st.name if scope == "<module>" else f"{scope}.{st.name}"
+        sd = Side(value=one_line(st.hraw if st.kind == "compound" else st.raw), path=p.name, line=st.line,
+                  source=p.text_at(st.line))
+        sev = self.classify(None, [st], inner)
+        what = {"FunctionDef": "function", "ClassDef": "class"}.get(type(st.node).__name__, "statement")
+        where = "GPU" if side == "gpu" else "NPU"
+        msg = f"{what} on {where} only" + (f": {st.name}" if st.name else "")
+        s.add_finding(severity_rule(sev), sev, inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
+
+    @staticmethod
+    def fact_only(s: St, p: Parsed) -> bool:
+        """A statement whose every part is compared as a hyperparameter fact."""
+        if s.kind != "simple":
+            return False
+        for small in s.node.body:
+            t = type(small)
+            if t is cst.Expr and type(small.value) is cst.Call and id(small.value) in p.fact_calls:
+                continue
+            if t in (cst.Assign, cst.AnnAssign) and small.value is not None and id(small.value) in p.owned:
+                continue
+            return False
+        return True
+
+    def classify(self, ctx, stmts: list[St], scope: str = "") -> str:
+        classes = rules().classes
+        names = classes.get("names") or {}
+        calls = classes.get("calls") or {}
+        order = ("error", "warning", "info")
+        if ctx is not None and ctx[1] and not ctx[1].startswith("argument") and not ctx[1].startswith("*"):
+            toks = _split_name(ctx[1])
+            for sev in order:
+                if any(t in (names.get(sev) or []) for t in toks):
+                    return sev
+        if ctx is not None and ctx[0]:
+            callee = ctx[0][4:] if ctx[0].startswith("def ") else ctx[0]
+            if ctx[0] == "call":
+                callee = ctx[1]
+            for sev in order:
+                if match_name(callee, calls.get(sev) or []):
+                    return sev
+            if ctx[0].startswith("def "):
+                for sev in order:
+                    if any(t in (names.get(sev) or []) for t in _split_name(callee)):
+                        return sev
+        # a bare string (docstring) cannot change numerics
+        if stmts and all(s is not None and s.kind == "simple" and all(
+                type(x) is cst.Expr and type(x.value) in (cst.SimpleString, cst.ConcatenatedString)
+                for x in s.node.body) for s in stmts):
+            return "info"
+        # the statements: assignment targets, then the calls they make
+        found = set()
+        for s in stmts:
+            if s is None:
+                continue
+            for tname in self.targets(s):
+                for sev in order:
+                    if any(t in (names.get(sev) or []) for t in _split_name(tname)):
+                        found.add(sev)
+                        break
+            for c in self.calls_in(self.s.key_of(s)):
+                for sev in order:
+                    if match_name(c, calls.get(sev) or []):
+                        found.add(sev)
+                        break
+        for sev in order:
+            if sev in found:
+                return sev
+        # the enclosing function's name (loss_func, compute_loss, log_metrics)
+        fn = scope.rsplit(".", 1)[-1] if scope and scope != "<module>" else ""
+        for sev in order:
+            if fn and any(t in (names.get(sev) or []) for t in _split_name(fn)):
+                return sev
+        return classes.get("default", "warning")
+
+    @staticmethod
+    def targets(s: St) -> list[str]:
+        out = []
+        if s.kind == "compound":
+            if s.name:
+                out.append(s.name)
+            return out
+        for small in s.node.body:
+            t = type(small)
+            tg = []
+            if t is cst.Assign:
+                tg = [x.target for x in small.targets]
+            elif t in (cst.AugAssign, cst.AnnAssign):
+                tg = [small.target]
+            for x in tg:
+                d = dotted(x)
+                if d:
+                    out.append(d.rsplit(".", 1)[-1])
+        return out
+
+    @staticmethod
+    def calls_in(key) -> list[str]:
+        out = []
+
+        def name_of(k):
+            if not isinstance(k, tuple) or not k:
+                return None
+            if k[0] in ("QN", "N"):
+                return k[1]
+            if k[0] == "A":
+                base = name_of(k[1])
+                return f"{base}.{k[2]}" if base else f"?.{k[2]}"
+            if k[0] == "OPT":
+                return f"torch.optim.{k[1]}"
+            return None
+
+        swaps = {"flash_attention": "flash_attn.flash_attn_func", "clip_grad_norm": "torch.nn.utils.clip_grad_norm_"}
+
+        def walk(k):
+            if isinstance(k, tuple):
+                if k and k[0] == "Call":
+                    nm = name_of(k[1])
+                    if nm:
+                        out.append(nm)
+                elif len(k) == 2 and k[0] == "SWAP" and k[1] in swaps:
+                    out.append(swaps[k[1]])
+                for x in k:
+                    walk(x)
+
+        walk(key)
+        return out

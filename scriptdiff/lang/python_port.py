@@ -1,0 +1,300 @@
+"""The port checks: what a GPU->NPU port is expected to change, and whether it kept the numerics.
+
+- imports are compared as sets of qualified names; an adapter import expected on one side
+  only is masked, any other one-sided import is an import-differs finding;
+- the NPU rewrites normalization met in a paired statement are listed as masked;
+- swapped calls (flash_attn -> npu_fusion_attention, clip_grad_norm_ -> the NPU method) are
+  masked, then their translation is checked (keep_prob = 1 - dropout_p, scale, causal mask:
+  flash-attention-translation; clip norm_type);
+- a fused-optimizer swap must keep decoupled (AdamW) or L2 (Adam) weight decay;
+- statements that only build the atten_mask of an npu_fusion_attention call are masked.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..model import Side
+from ..rules import code
+from .python_classify import Classifier
+from .python_facts import NotLiteral, Reader
+from .python_nodediff import NodeDiff
+from .python_pair import PairState
+from .python_parse import Parsed, St, canon_qn, dotted, expected_import, import_items, rules
+
+
+class PortChecks:
+    """Checks the expected GPU->NPU substitutions of one pair; records masks and findings."""
+
+    def __init__(self, state: PairState, nodes: NodeDiff, classifier: Classifier):
+        self.s = state
+        self.nodes = nodes
+        self.cls = classifier
+        self._fa_support: set | None = None
+
+    # -------------------------------------------------------- flash-attention support code
+    def fa_support(self) -> set:
+        """Names that hold the atten_mask of an npu_fusion_attention call (built on NPU only)."""
+        if self._fa_support is None:
+            s = self.s
+            out = set()
+            r = rules()
+            for c in s.n.state.calls:
+                q = s.nn.callee(c)
+                if q is None or q not in r.fa_npu:
+                    continue
+                names = r.fa_npu[q]
+                a = self.arg(c, "atten_mask", names.index("atten_mask") if "atten_mask" in names else None)
+                d = dotted(a.value) if a is not None else None
+                if d:
+                    out.add(d.rsplit(".", 1)[-1])
+            self._fa_support = out
+        return self._fa_support
+
+    def supports_swap(self, st: St) -> bool:
+        names = self.fa_support()
+        if not names or st.kind != "simple":
+            return False
+        if any(t in names for t in self.cls.targets(st)):
+            return True
+        for small in st.node.body:
+            if type(small) is cst.Expr and type(small.value) is cst.Call and small.value.args:
+                a0 = small.value.args[0].value
+                if type(a0) is cst.SimpleString and a0.evaluated_value in names:
+                    return True
+        return False
+
+    def mask_support(self, st: St) -> bool:
+        """An NPU-only statement that builds the atten_mask of the swap: masked (True), or not."""
+        if not self.supports_swap(st):
+            return False
+        p = self.s.n
+        self.s.add_masked(code("flash-attention-swap"), None, Side(path=p.name, line=st.line, source=p.text_at(st.line)))
+        return True
+
+    # --------------------------------------------------------------------------- masks
+    def record_masks(self, gs: St, ns: St) -> None:
+        s = self.s
+        k = s.keys.get(id(ns))
+        hits = k.hits if k is not None else []
+        if not hits:
+            return
+        same_shape = gs.raw.count("\n") == ns.raw.count("\n")
+        for rule, node in hits:
+            nline = s.n.line_of(node, ns.line) if node is not None else ns.line
+            gline = gs.line + (nline - ns.line) if same_shape else gs.line
+            s.add_masked(rule, Side(path=s.g.name, line=gline, source=s.g.text_at(gline)),
+                         Side(path=s.n.name, line=nline, source=s.n.text_at(nline)))
+
+    def mask_pair(self, rule: str, gc, nc, gs: St, ns: St) -> None:
+        s = self.s
+        gl = s.g.line_of(gc, gs.line)
+        nl = s.n.line_of(nc, ns.line)
+        s.add_masked(rule, Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+
+    # ------------------------------------------------------------------------- imports
+    def imports(self, gi: list[St], ni: list[St], scope: str) -> None:
+        s = self.s
+
+        def items(sts):
+            out = {}
+            for st in sts:
+                for small in st.node.body:
+                    for _bound, qn in import_items(small):
+                        hits: list = []
+                        c = canon_qn(qn, hits)
+                        out.setdefault(c, (qn, st, hits))
+            return out
+
+        if not gi and not ni:
+            return
+        gm, nmap = items(gi), items(ni)
+        for c, (qn, st, hits) in nmap.items():
+            if c in gm:
+                _gqn, gs, _ = gm[c]
+                for rule, _node in hits:
+                    s.add_masked(rule, Side(path=s.g.name, line=gs.line, source=s.g.text_at(gs.line)),
+                                 Side(path=s.n.name, line=st.line, source=s.n.text_at(st.line)))
+                continue
+            rule = expected_import(qn, "npu")
+            nside = Side(value=qn, path=s.n.name, line=st.line, source=s.n.text_at(st.line))
+            if rule:
+                s.add_masked(rule, None, nside)
+            else:
+                s.add_finding(code("import-differs"), "info", scope, None, nside, f"{qn} is imported on NPU only")
+        for c, (qn, st, _hits) in gm.items():
+            if c in nmap:
+                continue
+            rule = expected_import(qn, "gpu")
+            gside = Side(value=qn, path=s.g.name, line=st.line, source=s.g.text_at(st.line))
+            if rule:
+                s.add_masked(rule, gside, None)
+            else:
+                s.add_finding(code("import-differs"), "info", scope, gside, None, f"{qn} is imported on GPU only")
+
+    # --------------------------------------------------------------------------- swaps
+    def check_swaps(self, gs: St, ns: St, scope: str) -> None:
+        s = self.s
+        gk, nk = s.keys.get(id(gs)), s.keys.get(id(ns))
+        gsw = gk.swaps if gk is not None else []
+        nsw = nk.swaps if nk is not None else []
+        if not gsw and not nsw:
+            return
+        for fam in ("flash_attention", "clip_grad_norm"):
+            gl = [c for f, c in gsw if f == fam]
+            nl = [c for f, c in nsw if f == fam]
+            for gc, nc in zip(gl, nl):
+                gq = canon_qn(s.gn.callee(gc) or "", None)
+                nq = canon_qn(s.nn.callee(nc) or "", None)
+                if fam == "flash_attention":
+                    r = rules()
+                    if gq in r.fa_gpu and nq in r.fa_npu:
+                        self.mask_pair(code("flash-attention-swap"), gc, nc, gs, ns)
+                        self.check_fa(gc, nc, gq, nq, gs, ns, scope)
+                    else:
+                        self.cls.report_sites(self.nodes.diff_args(gc, nc, gq) if gq == nq else [(gc, nc, ("call", gq))],
+                                              gs, ns, scope)
+                else:
+                    if gq == nq or (gq.rsplit(".", 1)[-1] == nq.rsplit(".", 1)[-1]):
+                        self.cls.report_sites(self.nodes.diff_args(gc, nc, gq), gs, ns, scope)
+                    else:
+                        self.mask_pair(rules().clip_rule, gc, nc, gs, ns)
+                        gnt = self.arg(gc, "norm_type", 2)
+                        nnt = self.arg(nc, "norm_type", 1)
+                        gv = s.gn(gnt.value) if gnt is not None else ("NUM", 2)
+                        nv = s.nn(nnt.value) if nnt is not None else ("NUM", 2)
+                        if gv != nv and not (gv[0] == nv[0] == "NUM" and float(gv[1]) == float(nv[1])):
+                            self.cls.report_sites([(gnt.value if gnt else ("MISSING", gc),
+                                                    nnt.value if nnt else ("MISSING", nc),
+                                                    (gq, "norm_type"))], gs, ns, scope)
+
+    def check_optimizers(self, gs: St, ns: St, scope: str) -> None:
+        """Decoupled (AdamW) vs L2 (Adam) weight decay across a fused-optimizer swap."""
+        s = self.s
+        gk, nk = s.keys.get(id(gs)), s.keys.get(id(ns))
+        gl = gk.opts if gk is not None else []
+        nl = nk.opts if nk is not None else []
+        if not gl or not nl:
+            return
+        kinds = rules().raw.get("weight_decay_kind") or {}
+
+        def kind(p, qn, call):
+            if qn in (kinds.get("decoupled") or []):
+                return "decoupled"
+            if qn in (kinds.get("l2") or []):
+                return "l2"
+            sw = (kinds.get("switch") or {}).get(qn)
+            if sw is None:
+                return None
+            a = self.arg(call, sw["param"], sw.get("position"))
+            if a is None:
+                return "decoupled" if sw.get("default") else "l2"
+            try:
+                v = Reader(p, "").evaluate(a.value, [])
+            except (NotLiteral, Exception):
+                return None
+            return "decoupled" if v else "l2"
+
+        for (gf, gq, gc), (nf, nq, nc) in zip(gl, nl):
+            gkind, nkind = kind(s.g, gq, gc), kind(s.n, nq, nc)
+            if gkind is None or nkind is None or gkind == nkind:
+                continue
+            wd = self.arg(gc, "weight_decay", None) or self.arg(nc, "weight_decay", None)
+            p = s.g if self.arg(gc, "weight_decay", None) is not None else s.n
+            wdv = self.num(p, wd.value) if wd is not None else 0.0
+            if wdv == 0:
+                continue
+            gl_ = s.g.line_of(gc, gs.line)
+            nl_ = s.n.line_of(nc, ns.line)
+            what = {"decoupled": "decoupled (AdamW)", "l2": "L2 (Adam)"}
+            s.add_finding(
+                code("code-changes-numerics"), "error", scope,
+                Side(value=f"{gq}: {what[gkind]} weight decay", path=s.g.name, line=gl_, source=s.g.text_at(gl_)),
+                Side(value=f"{nq}: {what[nkind]} weight decay", path=s.n.name, line=nl_, source=s.n.text_at(nl_)),
+                f"optimizer swap changes how weight_decay is applied: {what[gkind]} on GPU, {what[nkind]} on NPU")
+
+    def check_fa(self, gc, nc, gq: str, nq: str, gs: St, ns: St, scope: str) -> None:
+        s = self.s
+        r = rules()
+        gnames = r.fa_gpu[gq]
+        nnames = r.fa_npu[nq]
+
+        def get(call, names, name):
+            return self.arg(call, name, names.index(name) if name in names else None)
+
+        problems = []  # (gpu node or MISSING, npu node or MISSING, message)
+        # dropout -> keep_prob
+        dp = get(gc, gnames, "dropout_p")
+        kp = get(nc, nnames, "keep_prob")
+        dpv = 0.0 if dp is None else self.num(s.g, dp.value)
+        kpv = 1.0 if kp is None else self.num(s.n, kp.value)
+        ok = False
+        if dpv is not None and kpv is not None and not isinstance(dpv, bool) and not isinstance(kpv, bool):
+            ok = abs((1.0 - float(dpv)) - float(kpv)) < 1e-9
+        elif kp is not None and dp is not None and type(kp.value) is cst.BinaryOperation \
+                and type(kp.value.operator) is cst.Subtract and self.num(s.n, kp.value.left) == 1:
+            ok = s.nn(kp.value.right) == s.gn(dp.value)
+        if not ok:
+            problems.append((dp.value if dp else ("MISSING", gc), kp.value if kp else ("MISSING", nc),
+                             "keep_prob must be 1 - dropout_p"))
+        # scale
+        ss = get(gc, gnames, "softmax_scale")
+        sc = get(nc, nnames, "scale")
+        ssv_none = ss is None or (type(ss.value) is cst.Name and ss.value.value == "None")
+        if sc is None:
+            problems.append((ss.value if ss else ("MISSING", gc), ("MISSING", nc),
+                             f"scale is not given: npu_fusion_attention defaults to {r.fa.get('npu_default_scale', 1.0)}, "
+                             "flash_attn to softmax_scale or 1/sqrt(head_dim)"))
+        elif not ssv_none:
+            a, b = self.num(s.g, ss.value), self.num(s.n, sc.value)
+            same = (a is not None and b is not None and abs(float(a) - float(b)) < 1e-12) or s.gn(ss.value) == s.nn(sc.value)
+            if not same:
+                problems.append((ss.value, sc.value, "scale differs from softmax_scale"))
+        else:
+            b = self.num(s.n, sc.value)
+            if b is not None and float(b) == 1.0:
+                problems.append((("MISSING", gc), sc.value, "scale=1.0 on NPU while flash_attn uses 1/sqrt(head_dim)"))
+        # causal
+        ca = get(gc, gnames, "causal")
+        cav = False if ca is None else self.num(s.g, ca.value)
+        am = get(nc, nnames, "atten_mask")
+        sm = get(nc, nnames, "sparse_mode")
+        smv = 0 if sm is None else self.num(s.n, sm.value)
+        has_mask = am is not None and not (type(am.value) is cst.Name and am.value.value == "None")
+        modes = r.fa.get("causal_sparse_modes", [0, 2, 3])
+        if cav is True or (cav is None and ca is not None):
+            if not has_mask:
+                problems.append((ca.value, am.value if am else ("MISSING", nc),
+                                 "causal=True needs a causal atten_mask on NPU"))
+            elif smv is not None and smv not in modes:
+                problems.append((ca.value, sm.value, f"sparse_mode {smv} is not a causal mode ({', '.join(map(str, modes))})"))
+        elif cav is False and smv in (2, 3):
+            problems.append((ca.value if ca else ("MISSING", gc), sm.value,
+                             f"sparse_mode {smv} makes NPU attention causal; GPU causal is off"))
+        for gnode, nnode, msg in problems:
+            gside = s.side(s.g, gnode, gs.line)
+            nside = s.side(s.n, nnode, ns.line)
+            s.add_finding(code("flash-attention-translation"), "error", scope, gside, nside,
+                          f"flash attention translation: {msg}")
+
+    # ------------------------------------------------------------------------- helpers
+    @staticmethod
+    def arg(call, name: str, index: int | None, names: list | None = None):
+        pos = 0
+        for a in call.args:
+            if a.keyword is not None:
+                if a.keyword.value == name:
+                    return a
+            elif not a.star:
+                if index is not None and pos == index:
+                    return a
+                pos += 1
+        return None
+
+    @staticmethod
+    def num(p: Parsed, node):
+        try:
+            v = Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            return None
+        return v if isinstance(v, (int, float, bool)) or v is None else None
