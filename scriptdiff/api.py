@@ -15,7 +15,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
 
 Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, baseline, load_baseline, render,
-external_diff. Long work (hashing) reports progress to an object with start(total),
+external_diff, rules, rule. Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 """
@@ -31,10 +31,14 @@ from .checks.safetensors_io import WeightsError
 from .checkrun import CheckConfig, CheckConfigError, diff_counterparts, find_config, load_config, run_checks
 from .compare import default_fact
 from .collect import collect as _collect
+from .collect import dumps as snapshot_dumps
 from .engine import compare_sides, diff_files, extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
+from .report import hparams_table
 from .report import render as _render
 from .review import review as _review
+from .rules import Rule
+from .rules import load as load_rules
 from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
@@ -42,7 +46,26 @@ from .tree import diff_listings, diff_trees, skip_dirs, walk
 
 __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "SampleSpec", "diff", "diff_revisions", "hparams",
            "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights", "weights_fingerprint",
-           "review", "baseline", "load_baseline", "render", "external_diff", "HPARAM_KEYS"]
+           "review", "baseline", "load_baseline", "render", "external_diff", "rules", "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text",
+           "fingerprint_text", "render_table", "HPARAM_KEYS"]
+
+
+def rules() -> list[Rule]:
+    """The rule catalogue (`scriptdiff rules`): every rule with its code, check, severity,
+    summary, doc and examples, in code order."""
+    return list(load_rules().rules.values())
+
+
+def rule(code_or_name: str) -> Rule:
+    """One rule (`scriptdiff rule CODE`), by code (SD201) or name (attention-kernel-differs)."""
+    rs = load_rules()
+    key = code_or_name.upper()
+    if key in rs.rules:
+        return rs.rules[key]
+    for r in rs.rules.values():
+        if r.name == code_or_name:
+            return r
+    raise UsageError(f"no rule {code_or_name!r}; `scriptdiff rules` lists them")
 
 
 def render(report: Report, fmt: str = "text", **options) -> str:
@@ -256,12 +279,13 @@ def review(patch: bytes, name: str = "<patch>", options: Options | None = None, 
 
 # --- dataset -----------------------------------------------------------------------------------
 
-def data(gpu: str, npu: str, options: Options | None = None, sample: SampleSpec | None = None,
+def data(gpu: str, npu: str, options: Options | None = None, sample: bool = False,
          workers: int | None = None, tokenizers: tuple[str, str] | None = None,
          scripts: tuple[str, str] | None = None, progress=None) -> Report:
     """`scriptdiff data GPU NPU`: two datasets (folders or files fingerprinted now, or
     manifests), file by file. `tokenizers` / `scripts`: (GPU, NPU) tokenizer paths, or launch
-    scripts naming them. `progress`: an object with start(total_bytes), advance(n), close()."""
+    scripts naming them. `sample`: hash only heads, tails and strided blocks of large files.
+    `progress`: an object with start(total_bytes), advance(n), close()."""
     for what, pair in (("--tokenizer", tokenizers), ("--script", scripts)):
         if pair is not None and len(pair) != 2:
             raise UsageError(f"{what}: when comparing, give it twice (GPU, then NPU)")
@@ -272,7 +296,7 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: SampleSpec 
     for i, path in enumerate((gpu, npu)):
         toks = [tokenizers[i]] if tokenizers else []
         scr = _read_scripts([scripts[i]]) if scripts else []
-        sides.append(dataset.side_extract(path, sample, workers, progress, toks, scr))
+        sides.append(dataset.side_extract(path, SampleSpec() if sample else None, workers, progress, toks, scr))
     (gm, gex), (nm, nex) = sides
     if gm is None or nm is None:  # a side that could not be read at all: nothing compared (exit 2)
         report.errors.extend(gex.errors + nex.errors)
@@ -281,7 +305,7 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: SampleSpec 
     return compare_sides([], [], [], report, options or Options(), extracts=([gex], [nex]))
 
 
-def data_fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
+def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None = None,
                      tokenizers: list[str] | None = None, scripts: list[str] | None = None, progress=None,
                      exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
     """`scriptdiff data fingerprint PATH...`: the manifest of the files under the paths, and the
@@ -290,7 +314,8 @@ def data_fingerprint(paths: list[str], sample: SampleSpec | None = None, workers
         raise UsageError("data fingerprint needs at least one PATH")
     if workers is not None and workers < 1:
         raise UsageError("--workers must be at least 1")
-    manifest, errors = dataset.fingerprint(paths, sample=sample, workers=workers, progress=progress,
+    manifest, errors = dataset.fingerprint(paths, sample=SampleSpec() if sample else None, workers=workers,
+                                           progress=progress,
                                            exclude=exclude or set())
     if tokenizers or scripts:
         entries, terrs, root = dataset.tokenizer_files(list(tokenizers or []), _read_scripts(list(scripts or [])))
@@ -362,3 +387,39 @@ def weights_fingerprint(path: str, progress=None) -> dict:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def weights_overview(report: Report, top: int = 10) -> Report:
+    """The text view of a big weights comparison: the summary (tensor counts, the worst
+    tensors) as the report's overview, and at most `top` findings per rule."""
+    return weights_mod.shortened(report, report.details["weights"], top)
+
+
+def renamer(patterns: list[str] | None = None, map_file: str | None = None):
+    """The NPU -> GPU tensor renaming of `weights --map PATTERN=REPLACEMENT` / `--map-file`."""
+    try:
+        if map_file:
+            return weights_mod.Renamer.from_file(map_file, patterns or [])
+        return weights_mod.Renamer(patterns) if patterns else None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def snapshot_text(snapshot: dict) -> str:
+    """An environment snapshot as the JSON text `collect` writes."""
+    return snapshot_dumps(snapshot)
+
+
+def manifest_text(manifest: dict) -> str:
+    """A dataset manifest as the JSON text `data fingerprint` writes."""
+    return dataset.dumps(manifest)
+
+
+def fingerprint_text(fingerprint: dict) -> str:
+    """A weights fingerprint as the JSON text `weights fingerprint` writes."""
+    return weights_mod.dumps(fingerprint)
+
+
+def render_table(report: Report, fmt: str = "text", **options) -> str:
+    """`hparams` output: the side-by-side table (text, json, markdown) or a report format."""
+    return hparams_table.render(report, fmt, **options)

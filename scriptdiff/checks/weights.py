@@ -514,3 +514,54 @@ def add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename=
                 f.message += ": " + describe_stats(st)
             elif f.rule == values_rule:
                 f.message += f" (values not compared: dtype {g.dtype} is not one scriptdiff converts)"
+
+
+# --- the text view of a big comparison ---------------------------------------------------
+
+def shortened(report: Report, summary: Summary, top: int) -> Report:
+    """The text view for big checkpoints: the overview (counts, the worst tensors) under the
+    header, then at most `top` findings per rule; the exit status is the full report's."""
+    measured = stats_rules()
+    kept, left = [], 0
+    per_rule: dict[str, int] = {}
+    worst_keys = {f.key for f in summary.worst[:top]}
+    for f in report.findings:
+        if f.rule in measured:
+            if f.key in worst_keys:
+                kept.append(f)
+            else:
+                left += 1
+            continue
+        per_rule[f.rule] = per_rule.get(f.rule, 0) + 1
+        if per_rule[f.rule] <= top:
+            kept.append(f)
+        else:
+            left += 1
+    overview = summary_text(summary, top).splitlines()
+    if left:
+        overview.append(f"({left} more finding(s) not shown; --all or --format json lists them)")
+    return Report(gpu=report.gpu, npu=report.npu, findings=kept, masked=report.masked, errors=report.errors,
+                  compared=report.compared, check_order=report.check_order, overview=overview)
+
+
+# rule name -> how the overview counts its findings (text view)
+NAMES = {"tensor-missing-on-npu": "missing on NPU", "tensor-extra-on-npu": "extra on NPU",
+         "tensor-shape-differs": "shape differs", "tensor-dtype-differs": "dtype differs",
+         "tensor-values-differ": "values differ"}
+
+
+def summary_text(summary, top: int) -> str:
+    words = {code(name): w for name, w in NAMES.items()}
+    lines = [f"weights: GPU {summary.gpu_tensors} tensor(s), NPU {summary.npu_tensors}; "
+             f"{summary.identical} identical"
+             + "".join(f", {n} {words.get(rule, rule)}" for rule, n in sorted(summary.by_rule.items()))]
+    shown = [f for f in summary.worst[:top] if "rel_l2" in f.extra]
+    if shown:
+        lines.append(f"worst tensors (by relative L2, GPU as reference; {len(shown)} of {len(summary.worst)}):")
+        for f in shown:
+            x = f.extra
+            rel = "n/a" if x.get("rel_l2") is None else f"{x['rel_l2']:.3g}"
+            cos = "n/a" if x.get("cosine") is None else f"{x['cosine']:.6f}"
+            mx = "n/a" if x.get("max_abs_diff") is None else f"{x['max_abs_diff']:.3g}"
+            lines.append(f"  {f.key[len('weights:'):]}  rel L2 {rel}  max |diff| {mx}  cosine {cos}")
+    return "\n".join(lines) + "\n"

@@ -30,10 +30,9 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
-    from ..collect import dumps  # lazy: keeps --help fast
 
     snap = api.collect(root=args.root, run_commands=False if args.no_commands else None, sites=args.site or None)
-    text = dumps(snap)
+    text = api.snapshot_text(snap)
     if args.output and args.output != "-":
         try:
             with open(args.output, "w", encoding="utf-8") as fh:

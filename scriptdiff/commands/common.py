@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ..report import FORMATS
+from ..model import Options
+from ..report import FORMATS, render
 
 
 def add_output_arguments(p) -> None:
@@ -31,8 +32,6 @@ def codes(s: str | None) -> list[str] | None:
 
 
 def options_from(args):
-    from ..model import Options  # lazy: keeps --help fast
-
     return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
                    max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes)
@@ -50,8 +49,6 @@ def use_color(args) -> bool:
 
 def write_outputs(report, args) -> int | None:
     """The --output FORMAT=FILE extras, always complete and uncoloured; 2 on failure."""
-    from ..report import render  # lazy: keeps --help fast
-
     for spec in getattr(args, "output", []) or []:
         if "=" not in spec:
             return fail(f"--output expects FORMAT=FILE, got {spec!r}")
@@ -71,8 +68,6 @@ def emit(report, args, full=None) -> int:
 
     `full`: when `report` is a shortened view of a larger report (weights' summary), the
     --output files and the exit status come from the full one."""
-    from ..report import render  # lazy: keeps --help fast
-
     if args.format != "text" or not sys.stdout.isatty():
         # machine formats keep stdout clean: input errors go to stderr, one line each
         # (the text report lists them itself, so a terminal does not see them twice)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import sys
 import threading
 
-from ..checks.hashing import SampleSpec
 from .common import add_output_arguments, emit, fail, options_from
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
@@ -113,7 +112,7 @@ def progress_wanted(flag: bool) -> bool:
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
-    sample = SampleSpec() if args.sample else None
+    sample = bool(args.sample)
     bar = ProgressBar(progress_wanted(args.progress))
     if args.paths[0] == "fingerprint":
         if len(args.output) > 1:
@@ -132,13 +131,13 @@ def run(args) -> int:
 
 
 def _write_manifest(args, manifest: dict, errors: list) -> int:
-    from ..checks import dataset  # lazy: keeps --help fast
+    from .. import api  # lazy: keeps --help fast
 
     for e in errors:
         print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
     if any(e.fatal for e in errors) and not manifest["files"]:
         return 2
-    text = dataset.dumps(manifest)
+    text = api.manifest_text(manifest)
     if args.output:
         out = args.output[0]
         try:

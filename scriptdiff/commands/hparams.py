@@ -37,7 +37,6 @@ def split_sides(paths: list[str], npu: list[str] | None) -> tuple[list[str], lis
 
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
-    from ..report.hparams_table import render  # lazy: keeps --help fast
 
     sides = split_sides(args.paths, args.npu)
     if sides is None or not sides[0] or not sides[1]:
@@ -50,8 +49,8 @@ def run(args) -> int:
         fmt, _, path = spec.partition("=")
         try:
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(render(report, fmt, color=False, show_masked=args.show_masked))
+                fh.write(api.render_table(report, fmt, color=False, show_masked=args.show_masked))
         except (OSError, ValueError) as e:
             return fail(f"cannot write {path}: {e}")
-    sys.stdout.write(render(report, args.format, color=use_color(args), show_masked=args.show_masked))
+    sys.stdout.write(api.render_table(report, args.format, color=use_color(args), show_masked=args.show_masked))
     return report.exit_code()

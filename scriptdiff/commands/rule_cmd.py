@@ -1,8 +1,6 @@
 """scriptdiff rule CODE: one rule's documentation and examples."""
 from __future__ import annotations
 
-from .common import fail
-
 DESCRIPTION = "Show one rule's documentation and its examples (the tests run them)."
 
 
@@ -11,13 +9,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..rules import load  # lazy: keeps --help fast
+    from .. import api  # lazy: keeps --help fast
 
-    rs = load()
-    code = args.code.upper()
-    if code not in rs.rules:
-        return fail(f"no rule {args.code!r}; `scriptdiff rules` lists them")
-    r = rs.rules[code]
+    r = api.rule(args.code)
     print(f"{r.code} {r.name}  [{r.check}, {r.severity}]  ({r.pack})")
     print(f"\n{r.summary}\n\n{r.doc.rstrip()}\n")
     for i, ex in enumerate(r.examples, 1):

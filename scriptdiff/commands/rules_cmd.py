@@ -11,13 +11,13 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     import json
 
-    from ..rules import load
+    from .. import api  # lazy: keeps --help fast
 
-    rs = load()
+    catalogue = api.rules()
     if args.format == "json":
         print(json.dumps([{"code": r.code, "name": r.name, "check": r.check, "kind": r.kind,
-                           "severity": r.severity, "summary": r.summary} for r in rs.rules.values()], indent=2))
+                           "severity": r.severity, "summary": r.summary} for r in catalogue], indent=2))
         return 0
-    for r in rs.rules.values():
+    for r in catalogue:
         print(f"{r.code}  {r.check:<15} {r.severity:<8} {r.name}: {r.summary}")
     return 0

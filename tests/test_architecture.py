@@ -1,0 +1,222 @@
+"""The shape of the package, checked: imports run one way, rule codes live in rules/.
+
+- The import graph of scriptdiff (every import, function-local ones included) has no cycle.
+- A function-local import of the package's own modules exists only to keep `scriptdiff
+  --help` fast, and says so on its line.
+- Package code never writes a rule code as a value; it names the rule (`code("name")`),
+  and every name it uses is a rule in rules/.
+- The layers: model, rule packs and sources import nothing above them; lang/ and checks/
+  never import the engine, the API, the CLI or the commands; the engine never imports the
+  API or the commands.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+from scriptdiff.rules import load
+
+PKG = Path(__file__).resolve().parent.parent / "scriptdiff"
+LAZY_NOTE = "# lazy: keeps --help fast"
+CODE = re.compile(r"^SD\d{3}$")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        parts = p.relative_to(PKG.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+def imports(name: str, path: Path, known: dict) -> list[tuple[str, int, bool]]:
+    """(imported package module, line, function-local) for each import of the package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    out = []
+
+    def visit(node, local: bool):
+        for child in ast.iter_child_nodes(node):
+            here = local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            targets = []
+            if isinstance(child, ast.Import):
+                targets = [a.name for a in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = name.split(".") if is_pkg else name.split(".")[:-1]
+                    base = base[:len(base) - (child.level - 1)]
+                    mod = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    mod = child.module or ""
+                targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in child.names]
+            for t in targets:
+                if t == "scriptdiff" or t.startswith("scriptdiff."):
+                    while t not in known and "." in t:
+                        t = t.rsplit(".", 1)[0]
+                    if t != name:
+                        out.append((t, child.lineno, here))
+            visit(child, here)
+
+    visit(tree, False)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: {t for t, _line, _local in imports(name, path, known)} for name, path in known.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    assert cycles(graph()) == []
+
+
+def test_a_cycle_would_be_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_function_local_imports_of_the_package_only_keep_help_fast():
+    known = modules()
+    bad = []
+    for name, path in known.items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for target, line, local in imports(name, path, known):
+            if local and LAZY_NOTE not in lines[line - 1]:
+                bad.append(f"{path.relative_to(PKG.parent)}:{line} imports {target}")
+    assert bad == []
+
+
+def _layer(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) > 1 and parts[1] in ("lang", "checks", "commands", "report"):
+        return parts[1]
+    return parts[-1]
+
+
+def test_imports_run_one_way():
+    forbidden = {  # layer -> layers it must not import
+        "model": {"*"},
+        "sources": {"*"},
+        "rulepack": {"rules", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
+        "rules": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
+        "compare": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
+        "lang": {"engine", "api", "cli", "commands"},
+        "checks": {"engine", "api", "cli", "commands"},
+        "engine": {"api", "cli", "commands"},
+        "api": {"cli", "commands"},
+    }
+    allowed_below_model = {"scriptdiff"}  # the package itself: its __version__
+    # the CLI layer talks to the library only through the API (and the model, the writers)
+    cli_may_use = {"api", "model", "report", "commands", "cli", "rulepack", "scriptdiff"}
+    bad = []
+    for src, targets in graph().items():
+        if _layer(src) in ("commands", "cli"):
+            bad += [f"{src} -> {t}" for t in targets if _layer(t) not in cli_may_use and t not in cli_may_use]
+            continue
+        rule = forbidden.get(_layer(src), set())
+        for t in targets:
+            if t in allowed_below_model:
+                continue
+            if "*" in rule or _layer(t) in rule:
+                bad.append(f"{src} -> {t}")
+    assert bad == []
+
+
+def _value_strings(path: Path) -> list[tuple[int, str]]:
+    """String literals that are not docstrings: (line, value)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = getattr(node, "body", [])
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docs.add(id(body[0].value))
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def test_no_rule_code_is_written_in_package_code():
+    bad = [f"{p.relative_to(PKG.parent)}:{line}: {v!r}" for p in modules().values()
+           for line, v in _value_strings(p) if CODE.match(v)]
+    assert bad == []
+
+
+def test_every_rule_name_the_code_uses_exists():
+    names = {r.name for r in load().rules.values()}
+    used = set()
+    for p in modules().values():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "code"
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                used.add(node.args[0].value)
+    assert used, "the package names its rules with code(...)"
+    assert used - names == set()
+
+
+def test_the_lazy_note_is_a_comment_not_a_string():
+    # the note must be a real comment on the import line, as the test above reads it
+    for p in modules().values():
+        for tok in tokenize.generate_tokens(io.StringIO(p.read_text(encoding="utf-8")).readline):
+            if tok.type == tokenize.STRING:
+                assert LAZY_NOTE not in tok.string, p
+
+
+def test_the_readme_library_example_runs(capsys, monkeypatch):
+    root = PKG.parent
+    text = (root / "README.md").read_text(encoding="utf-8")
+    block = text.split("## As a library", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(root)
+    exec(compile(block, "README.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == ["SD201 use_flash_attn True -> False",
+                                                    "SD206 adam_beta2 0.95 -> 0.999", "exit status: 1"]
+
+
+def test_only_the_cli_layer_prints():
+    printing = []
+    for name, p in modules().items():
+        if _layer(name) in ("cli", "commands", "report"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "print":
+                printing.append(f"{p.relative_to(PKG.parent)}:{node.lineno} print()")
+            if (isinstance(f, ast.Attribute) and f.attr == "write" and isinstance(f.value, ast.Attribute)
+                    and f.value.attr in ("stdout", "stderr")):
+                printing.append(f"{p.relative_to(PKG.parent)}:{node.lineno} sys.{f.value.attr}.write")
+    assert printing == []
