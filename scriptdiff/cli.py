@@ -12,7 +12,6 @@ import os
 import sys
 
 from . import __version__
-from .model import UsageError
 
 # subcommand -> (module, one-line help). Order is the order shown in --help.
 COMMANDS = {
@@ -71,17 +70,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
-    except UsageError as e:
-        print(f"scriptdiff: {e}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("scriptdiff: interrupted", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     except Exception as e:  # the last line of defence: one line, never a traceback
+        from .model import UsageError  # lazy: keeps --help fast (the model's dataclasses cost 20 ms)
         from .rulepack import RuleError  # lazy: keeps --help fast (the rule-pack loader imports yaml)
 
+        if isinstance(e, UsageError):  # a request that cannot be carried out: one line, no traceback
+            print(f"scriptdiff: {e}", file=sys.stderr)
+            return 2
         if os.environ.get("SCRIPTDIFF_DEBUG"):
             raise
         if isinstance(e, RuleError):

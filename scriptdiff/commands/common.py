@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import sys
 
-from ..model import Options
 from ..report import FORMATS, render
 
 
@@ -32,6 +31,8 @@ def codes(s: str | None) -> list[str] | None:
 
 
 def options_from(args):
+    from ..model import Options  # lazy: keeps --help fast (the model's dataclasses cost 20 ms)
+
     return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
                    max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes)
