@@ -239,10 +239,3 @@ def validator(fn):
     """Register a section validator: fn(ruleset) raises RuleError on bad data."""
     VALIDATORS.append(fn)
     return fn
-
-
-def require_rule(rs: RuleSet, code: str, where: str):
-    if code not in rs.rules:
-        raise RuleError(f"{where}: refers to unknown rule code {code}")
-
-

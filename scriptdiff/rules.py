@@ -12,8 +12,8 @@ from dataclasses import asdict
 from functools import lru_cache
 
 from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
-from .rulepack import (CODE_RE, KINDS, Example, Rule, RuleError, RuleSet, load_packs,  # noqa: F401
-                       parse_pack, require_rule, rules_dir, validator)
+# the rule-pack format's names, for callers that load packs themselves (tests, tools)
+from .rulepack import Example, Rule, RuleError, RuleSet, load_packs, parse_pack, rules_dir  # noqa: F401
 
 
 @lru_cache(maxsize=1)

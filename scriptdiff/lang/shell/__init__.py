@@ -35,7 +35,6 @@ from ...model import Extract, InputError
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator
 from .record import Record
-from .words import Seg, Var, Word, split_words, tail_word  # noqa: F401  (the package's value types)
 
 
 @lru_cache(maxsize=1)
