@@ -26,10 +26,6 @@ from .sources import Source, SourceError, read_path
 from .suppress import apply as apply_suppressions
 
 
-def read_source(path: str, name: str | None = None) -> Source:
-    return read_path(path, name)
-
-
 # Which kinds are worth caching on disk and spreading over worker processes (a libcst parse
 # costs milliseconds per hundred lines), and which are compared as text above --max-bytes,
 # is each kind's `cached` / `limited` in the registry.
@@ -251,7 +247,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
             continue
         seen.add(rp)
         try:
-            rsrc = read_source(str(p), name=_display(src.name, ref))
+            rsrc = read_path(str(p), name=_display(src.name, ref))
         except SourceError as e:
             out.append((None, Extract(errors=[InputError(str(p), str(e))])))
             continue
@@ -342,7 +338,7 @@ def read_inputs(paths: list[str], report: Report) -> list[Source]:
     out = []
     for p in paths:
         try:
-            src = read_source(p)
+            src = read_path(p)
         except SourceError as e:
             report.errors.append(InputError(p, str(e).split(": ", 1)[-1], fatal=True))
             continue
