@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from ..compare import show
 from ..envmap import canonical
-from ..lang.config import JSONError, load_json
+from ..jsonload import JSONError, load_json
 from ..model import RANK_LOG, Extract, Fact, Finding, InputError, Masked
 from ..rules import code, load
 from . import libraries
