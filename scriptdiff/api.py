@@ -44,10 +44,11 @@ from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
 
-__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "SampleSpec", "diff", "diff_revisions", "hparams",
-           "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights", "weights_fingerprint",
-           "review", "baseline", "load_baseline", "render", "external_diff", "rules", "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text",
-           "fingerprint_text", "render_table", "HPARAM_KEYS"]
+__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions",
+           "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
+           "weights_fingerprint", "review", "baseline", "load_baseline", "render", "external_diff", "rules",
+           "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
+           "render_table", "HPARAM_KEYS"]
 
 
 def rules() -> list[Rule]:
@@ -344,7 +345,8 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
             progress=None) -> Report:
     """`scriptdiff weights GPU NPU`: two checkpoints (or fingerprints) tensor by tensor; the
     differing tensors measured (Finding.extra: max |diff|, relative L2, cosine) when both are
-    at hand. `report.overview` holds the summary lines (tensors, identical, worst first)."""
+    at hand. `report.details["weights"]` holds the counts and the worst tensors;
+    `weights_overview(report)` gives the shortened text view."""
     report = Report(gpu=gpu, npu=npu)
     # both sides opened (headers only) before anything is hashed: a missing side fails fast
     gck, gerr = weights_mod.open_side(gpu)

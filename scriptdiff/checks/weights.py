@@ -537,7 +537,7 @@ def shortened(report: Report, summary: Summary, top: int) -> Report:
             kept.append(f)
         else:
             left += 1
-    overview = summary_text(summary, top).splitlines()
+    overview = summary_lines(summary, top)
     if left:
         overview.append(f"({left} more finding(s) not shown; --all or --format json lists them)")
     return Report(gpu=report.gpu, npu=report.npu, findings=kept, masked=report.masked, errors=report.errors,
@@ -550,7 +550,8 @@ NAMES = {"tensor-missing-on-npu": "missing on NPU", "tensor-extra-on-npu": "extr
          "tensor-values-differ": "values differ"}
 
 
-def summary_text(summary, top: int) -> str:
+def summary_lines(summary: Summary, top: int) -> list[str]:
+    """The overview: tensor counts, findings per kind, the worst tensors measured."""
     words = {code(name): w for name, w in NAMES.items()}
     lines = [f"weights: GPU {summary.gpu_tensors} tensor(s), NPU {summary.npu_tensors}; "
              f"{summary.identical} identical"
@@ -563,5 +564,5 @@ def summary_text(summary, top: int) -> str:
             rel = "n/a" if x.get("rel_l2") is None else f"{x['rel_l2']:.3g}"
             cos = "n/a" if x.get("cosine") is None else f"{x['cosine']:.6f}"
             mx = "n/a" if x.get("max_abs_diff") is None else f"{x['max_abs_diff']:.3g}"
-            lines.append(f"  {f.key[len('weights:'):]}  rel L2 {rel}  max |diff| {mx}  cosine {cos}")
-    return "\n".join(lines) + "\n"
+            lines.append(f"  {f.key[len(PREFIX):]}  rel L2 {rel}  max |diff| {mx}  cosine {cos}")
+    return lines

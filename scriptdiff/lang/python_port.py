@@ -109,28 +109,24 @@ class PortChecks:
         if not gi and not ni:
             return
         gm, nmap = items(gi), items(ni)
-        for c, (qn, st, hits) in nmap.items():
+        for c, (qn, st, hits) in nmap.items():  # imported on both sides: the masks it met
             if c in gm:
                 _gqn, gs, _ = gm[c]
                 for rule, _node in hits:
                     s.add_masked(rule, Side(path=s.g.name, line=gs.line, source=s.g.text_at(gs.line)),
                                  Side(path=s.n.name, line=st.line, source=s.n.text_at(st.line)))
-                continue
-            rule = expected_import(qn, "npu")
-            nside = Side(value=qn, path=s.n.name, line=st.line, source=s.n.text_at(st.line))
-            if rule:
-                s.add_masked(rule, None, nside)
-            else:
-                s.add_finding(code("import-differs"), "info", scope, None, nside, f"{qn} is imported on NPU only")
-        for c, (qn, st, _hits) in gm.items():
-            if c in nmap:
-                continue
-            rule = expected_import(qn, "gpu")
-            gside = Side(value=qn, path=s.g.name, line=st.line, source=s.g.text_at(st.line))
-            if rule:
-                s.add_masked(rule, gside, None)
-            else:
-                s.add_finding(code("import-differs"), "info", scope, gside, None, f"{qn} is imported on GPU only")
+        for side, mine, other, p in (("npu", nmap, gm, s.n), ("gpu", gm, nmap, s.g)):  # on one side only
+            for c, (qn, st, _hits) in mine.items():
+                if c in other:
+                    continue
+                here = Side(value=qn, path=p.name, line=st.line, source=p.text_at(st.line))
+                gside, nside = (here, None) if side == "gpu" else (None, here)
+                rule = expected_import(qn, side)
+                if rule:
+                    s.add_masked(rule, gside, nside)
+                else:
+                    s.add_finding(code("import-differs"), "info", scope, gside, nside,
+                                  f"{qn} is imported on {side.upper()} only")
 
     # --------------------------------------------------------------------------- swaps
     def check_swaps(self, gs: St, ns: St, scope: str) -> None:

@@ -47,21 +47,16 @@ class Word:
 
     @property
     def via(self) -> tuple:
-        out: list = []
-        for s in self.segs:
-            for v in s.via:
-                if v not in out:
-                    out.append(v)
-        return tuple(out)
+        """The variables the word was expanded from, in order, once each."""
+        return self._each("via")
 
     @property
     def unresolved(self) -> tuple:
-        out: list = []
-        for s in self.segs:
-            for v in s.unresolved:
-                if v not in out:
-                    out.append(v)
-        return tuple(out)
+        """The variables the word needed and could not resolve, in order, once each."""
+        return self._each("unresolved")
+
+    def _each(self, attr: str) -> tuple:
+        return tuple(dict.fromkeys(v for s in self.segs for v in getattr(s, attr)))
 
 
 @dataclass
@@ -73,7 +68,6 @@ class Var:
     words: list = field(default_factory=list)  # array
     line: int = 0
     exported: bool = False
-    default_via: str | None = None
 
 
 def tail_word(w: Word, start: int) -> Word:
