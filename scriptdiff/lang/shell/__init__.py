@@ -46,7 +46,7 @@ def _parser():
 
 
 def extract(src, ctx) -> Extract:
-    """The facts of one launch script `src`, read for the side in `ctx` (engine.LANGS entry point)."""
+    """The facts of one launch script `src`, read for the side in `ctx` (the reader rules/kinds.yaml names for shell files)."""
     ex = Extract()
     try:
         parser = _parser()
