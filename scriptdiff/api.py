@@ -37,7 +37,7 @@ from .model import Extract, Fact, Finding, InputError, Options, Report, SideCont
 from .report import hparams_table
 from .report import render as _render
 from .review import review as _review
-from .rules import Rule
+from .rules import Rule, check_selectors
 from .rules import load as load_rules
 from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
@@ -48,7 +48,7 @@ __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_r
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
-           "render_table", "HPARAM_KEYS"]
+           "render_table", "HPARAM_KEYS", "check_selectors"]
 
 
 def rules() -> list[Rule]:

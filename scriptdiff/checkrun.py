@@ -19,9 +19,10 @@ import os
 from dataclasses import dataclass, field
 
 from . import gitsrc
-from .engine import compare_sides, read_inputs
-from .model import Extract, InputError, Options, Report
+from .engine import Unit, compare_sides, read_inputs
+from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind
+from .rules import code, load, unknown_selector
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
 # configuration keys (per side), in the order they are read; which of them feed which check
@@ -29,8 +30,11 @@ from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights")
 SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
 TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline"}
-# inputs that are files of a kind, read as sources (the others are measured in place)
-SOURCE_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages")
+# inputs that are files of a kind, read as sources (the others are measured in place). The
+# run's own inputs come first: they merge into one scope per side (one training run), and a
+# launch script that also sits in a scripts folder is read as part of the run.
+RUN_KEYS = ("launch", "configs", "logs", "environment", "packages")
+SOURCE_KEYS = RUN_KEYS + ("scripts",)
 
 
 class CheckConfigError(Exception):
@@ -159,6 +163,10 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
     codes = {}
     for k in ("select", "ignore"):
         codes[k] = [c.upper() for c in _list(data.get(k), f"{label}: {k}")] or None
+        for c in codes[k] or []:
+            msg = unknown_selector(c)
+            if msg:
+                raise CheckConfigError(f"{label}: {k}: {msg}")
     baseline = data.get("baseline")
     if baseline is not None:
         baseline = _list(baseline, f"{label}: baseline")[0]
@@ -232,6 +240,9 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     gsrcs: list = []
     nsrcs: list = []
     pairs: list = []
+    run = Unit()
+    units = [run]
+    identical: list = []
     kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
     seen: dict[str, set] = {"gpu": set(), "npu": set()}
     for key in SOURCE_KEYS:
@@ -243,9 +254,16 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
             seen[side] |= {e.display for e in listing.values()}
         if not gl and not nl:
             continue
-        g, n, p, _ = collect(gl, nl, report, opts, unpaired=(key == "scripts"))
+        c = collect(gl, nl, report, opts, unpaired=(key == "scripts"))
+        g, n, p = c.gpu, c.npu, c.pairs
         if key in ("logs", "environment", "packages"):
             p = []  # compared as facts only
+        if key in RUN_KEYS:  # one run: merged per side
+            run.gpu += g
+            run.npu += n
+        else:  # a scripts folder: each pair of differing files is its own scope
+            units += [Unit([a], [b], run=False) for a, b in c.pairs]
+        identical += c.identical
         gsrcs += g
         nsrcs += n
         pairs += p
@@ -269,7 +287,13 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                     extracts[side].append(ex)
                     if not any(e.fatal for e in ex.errors):
                         sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
-    compare_sides(gsrcs, nsrcs, pairs, report, opts, extracts=(extracts["gpu"], extracts["npu"]))
+    # SD155 for each check the configuration gives no input: a finding like any other, so that
+    # suppressions, the baseline and --select/--ignore apply to it
+    extracts["gpu"].append(Extract(findings=[_not_configured(c, cfg) for c in check_names()
+                                             if not any(cfg.gpu.inputs[k] or cfg.npu.inputs[k]
+                                                        for k in checks()[c].inputs)]))
+    compare_sides(gsrcs, nsrcs, pairs, report, opts, extracts=(extracts["gpu"], extracts["npu"]), units=units,
+                  roots=(cfg.gpu.base, cfg.npu.base), accounts=identical)
     # which checks this build could not do, from the kinds of file that were read
     for side in ("gpu", "npu"):
         for name in sorted(kinds[side]):
@@ -286,6 +310,17 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                     missing[check.name].append(f"scriptdiff.{m}")
     report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in check_names()}
     return report.sorted()
+
+
+def _not_configured(check: str, cfg: CheckConfig) -> Finding:
+    """SD155: a check for which the configuration names no input cannot pass."""
+    rule = code("check-not-configured")
+    keys = " / ".join(checks()[check].inputs)
+    where = cfg.path or "--gpu/--npu"
+    side = Side(value=f"no {keys}", path=cfg.path, line=None, source="configuration")
+    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"check:{check}", gpu=side, npu=side,
+                   message=f"{where} names no input for the {check} check ({keys}): it cannot pass; configure "
+                           f"it, or ignore {rule} to leave it out deliberately")
 
 
 def _label(side: SideConfig) -> str:
@@ -371,10 +406,17 @@ def _measure(check, path: str) -> Extract:
 def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing: list[str]) -> tuple[str, str]:
     keys = checks()[check].inputs
     given = {s: [k for k in keys if getattr(cfg, s).inputs[k]] for s in ("gpu", "npu")}
-    found = [f for f in report.findings if f.check == check]
+    quiet = (code("check-not-configured"), code("input-not-understood"))
+    found = [f for f in report.findings if f.check == check and f.rule not in quiet]
     bad = [f for f in found if f.severity in ("error", "warning")]
     info = len(found) - len(bad)
     wanted = " / ".join(keys)
+    unread = [f for f in report.findings if f.check == check and f.rule == code("input-not-understood")]
+    if unread:  # an input of this check was not understood: never a pass for that file
+        files = ", ".join(sorted({(f.gpu or f.npu).path for f in unread}))
+        if bad:
+            return "differences", f"{len(bad)} finding(s); not checked: {files} (not understood)"
+        return "not checked", f"not understood: {files} ({unread[0].message.split(': ', 1)[-1]})"
     if bad:
         counts = {s: sum(1 for f in bad if f.severity == s) for s in ("error", "warning")}
         reason = ", ".join(f"{n} {s}(s)" for s, n in counts.items() if n)

@@ -167,7 +167,8 @@ Classifier = Callable[[str, Fact | None, Fact | None, RuleSet], "Finding | Maske
 
 def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None = None,
                    rs: RuleSet | None = None,
-                   classifiers: Mapping[str, Classifier] | None = None) -> tuple[list[Finding], list[Masked]]:
+                   classifiers: Mapping[str, Classifier] | None = None,
+                   unknown: Iterable[str] = ()) -> tuple[list[Finding], list[Masked], list[str]]:
     """Every key of either side, compared; one finding per difference.
 
     `classifiers` maps a check to its classifier (the engine passes the registry's); a check
@@ -175,8 +176,14 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
 
     Equal values whose facts carry `meta["mask"] = CODE` (a renamed environment variable, a
     remapped flag) are listed as masked substitutions.
+
+    `unknown` names the sides ("gpu", "npu") where an input could not be read: a key missing
+    there is unknown, not unset, so it is neither compared with a default nor reported as set
+    on one side only; such keys are returned as the third element.
     """
     rs = rs or load()
+    unknown = set(unknown)
+    skipped: list[str] = []
     wanted = set(checks) if checks is not None else None
     findings: list[Finding] = []
     masked: list[Masked] = []
@@ -185,6 +192,9 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
         n = npu.get(key)
         check = (g or n).check
         if wanted is not None and check not in wanted:
+            continue
+        if (g is None and "gpu" in unknown) or (n is None and "npu" in unknown):
+            skipped.append(key)
             continue
         if check == "hyperparameters":
             if g is None:
@@ -202,7 +212,7 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
             masked.append(f)
         elif f is not None:
             findings.append(f)
-    return findings, masked
+    return findings, masked, skipped
 
 
 def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet) -> Finding | None:

@@ -15,11 +15,14 @@ imports none of them.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import cache
-from .compare import FactTable, compare_tables
-from .model import Extract, Finding, InputError, Options, PairResult, Report, SideContext
+from .compare import FactTable, compare_tables, vocab
+from .model import Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side, SideContext
+from .references import resolve
+from .rules import check_selectors, code, load
 from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind  # noqa: F401 (detect_kind: API)
 from .registry import kind as registry_kind
 from .sources import Source, SourceError, read_path
@@ -231,52 +234,58 @@ def build_table(extracts: list[Extract]) -> FactTable:
     return table
 
 
-def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]) -> list[tuple[Source | None, Extract]]:
-    """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), read when present."""
+def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str],
+                      account: InputAccount | None = None) -> list[tuple[Source | None, Extract]]:
+    """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), found in the order of
+    scriptdiff/references.py (beside the referring file, the working directory, the repository
+    root) and read. Where one was found elsewhere than beside its referrer, or not at all, the
+    referrer's account says so; an unresolved reference leaves the input "not understood"."""
     out = []
-    base = Path(src.origin).parent if src.origin else None
     for ref, line, key in ex.references:
-        if base is None:
+        if not src.origin:
             continue
-        p = (base / ref) if not os.path.isabs(ref) else Path(ref)
-        if not p.is_file():
-            p2 = base / Path(ref).name
-            p = p2 if p2.is_file() else p
-        rp = str(p.resolve()) if p.exists() else str(p)
-        if rp in seen or not p.is_file():
+        res = resolve(ref, src.origin, ctx.root)
+        if res.path is None:
+            if key == "program":  # torchrun pretrain_gpt.py with Megatron elsewhere: the script's own flags still count
+                if account is not None:
+                    account.notes.append(f"line {line}: program {ref} is not in view; its code defaults were not read")
+                continue
+            if account is not None:
+                tried = ", ".join(res.tried[:4]) + (" ..." if len(res.tried) > 4 else "")
+                account.unread.append(f"line {line}: referenced config {ref} was not found (tried {tried}): "
+                                      f"its settings were not compared")
+            continue
+        if account is not None and res.how != "beside the referring file":
+            account.notes.append(f"line {line}: referenced config {ref} found {res.how} ({res.path})")
+        rp = os.path.realpath(res.path)
+        if rp in seen:
             continue
         seen.add(rp)
         try:
-            rsrc = read_path(str(p), name=_display(src.name, ref))
+            rsrc = read_path(res.path, name=_display(src.name, ref))
         except SourceError as e:
-            out.append((None, Extract(errors=[InputError(str(p), str(e))])))
+            out.append((None, Extract(errors=[InputError(res.path, str(e).split(": ", 1)[-1], fatal=True)])))
             continue
         rex = extract(rsrc, ctx)
+        # a referenced config belongs to the invocation that names it
+        inv = next((f.meta.get("invocation") for f in ex.facts if f.meta.get("reference")
+                    and f.meta.get("written") == ref and f.line == line), None)
+        if inv is not None:
+            rex = Extract(facts=[_tagged(f, inv) for f in rex.facts], errors=rex.errors, masked=rex.masked,
+                          frameworks=rex.frameworks, references=rex.references, findings=rex.findings,
+                          unread=rex.unread)
         out.append((rsrc, rex))
-        out.extend(follow_references(rex, rsrc, ctx, seen))
+        out.extend(follow_references(rex, rsrc, ctx, seen, account))
     return out
+
+
+def _tagged(f: Fact, invocation: int) -> Fact:
+    return replace(f, meta={**f.meta, "invocation": invocation})
 
 
 def _display(referrer: str, ref: str) -> str:
     parent = referrer.replace("\\", "/").rsplit("/", 1)[0] if "/" in referrer else ""
     return f"{parent}/{Path(ref).name}" if parent else Path(ref).name
-
-
-def analyse_side(sources: list[Source], ctx: SideContext,
-                 extra: list[Extract] | None = None) -> tuple[FactTable, list[Extract]]:
-    extracts = list(extra or [])
-    seen = {str(Path(s.origin).resolve()) for s in sources if s.origin}
-    for src in sources:
-        ex = extract(src, ctx)
-        extracts.append(ex)
-        if not any(e.fatal for e in ex.errors):
-            ctx.analysed += 1
-        for _rsrc, rex in follow_references(ex, src, ctx, seen):
-            extracts.append(rex)
-    table = build_table(extracts)
-    for derive in derivations("derive"):
-        derive(table)
-    return table, extracts
 
 
 def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
@@ -292,22 +301,165 @@ def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
     return out
 
 
+# --- scopes: what is compared with what -------------------------------------------------------
+
+@dataclass
+class Unit:
+    """One comparison scope: the inputs of one run on each side, compared with each other.
+
+    `scriptdiff diff a.sh b.sh`, `hparams` and the run of `check` (launch script, configs,
+    logs, snapshots) are one unit each: their files merge into one table per side, as one
+    training run does. Folder mode makes one unit per pair of files, so two runs in one folder
+    are never merged. `extra` are facts measured elsewhere (datasets, checkpoints)."""
+
+    gpu: list[Source] = field(default_factory=list)
+    npu: list[Source] = field(default_factory=list)
+    gpu_extra: list[Extract] = field(default_factory=list)
+    npu_extra: list[Extract] = field(default_factory=list)
+    run: bool = True  # the unit whose table `hparams` shows
+
+
+@dataclass
+class _Read:
+    """One side of a unit, read: each source's extract and the configs it referenced."""
+
+    items: list[tuple[Source | None, Extract]] = field(default_factory=list)
+
+    @property
+    def extracts(self) -> list[Extract]:
+        return [ex for _s, ex in self.items]
+
+    @property
+    def failed(self) -> bool:
+        """An input of this side could not be read at all: what it would have set is unknown."""
+        return any(e.fatal for ex in self.extracts for e in ex.errors)
+
+
+def _scopes(read: _Read) -> dict:
+    """A side's facts split by program invocation: {None: facts of every scope, i: facts of
+    invocation i}. A launch script that starts two programs gives two scopes."""
+    shared: list[Fact] = []
+    by_inv: dict[int, list[Fact]] = {}
+    for ex in read.extracts:
+        for f in ex.facts:
+            inv = f.meta.get("invocation")
+            (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
+    return {"shared": shared, "invocations": by_inv}
+
+
+def _tables(read: _Read, ninv: int) -> list[FactTable]:
+    """One table per invocation scope (at least one), each with the shared facts."""
+    sc = _scopes(read)
+    frameworks: set[str] = set()
+    for ex in read.extracts:
+        frameworks |= ex.frameworks
+    out = []
+    for i in range(max(ninv, 1)):
+        t = FactTable(frameworks=set(frameworks))
+        t.extend(sc["shared"])
+        t.extend(sc["invocations"].get(i, []) if ninv else [])
+        for derive in derivations("derive"):
+            derive(t)
+        out.append(t)
+    return out
+
+
+def _invocations(read: _Read) -> int:
+    return len({f.meta["invocation"] for ex in read.extracts for f in ex.facts if "invocation" in f.meta})
+
+
 def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
                   report: Report, opts: Options,
-                  extracts: tuple[list[Extract], list[Extract]] | None = None) -> Report:
+                  extracts: tuple[list[Extract], list[Extract]] | None = None,
+                  units: list[Unit] | None = None, roots: tuple[str | None, str | None] = (None, None),
+                  accounts: list[InputAccount] | None = None) -> Report:
     """The whole pipeline over already-read sources; appends to `report`.
 
-    `extracts` (GPU, NPU) are facts made elsewhere, e.g. datasets or checkpoints that
-    `scriptdiff check` fingerprinted in place; they merge into each side's table."""
-    gctx = SideContext("gpu", options=opts)
-    nctx = SideContext("npu", options=opts)
-    prefetch(gpu_sources, npu_sources, pairs, gctx, nctx, opts)
-    gtable, gex = analyse_side(gpu_sources, gctx, extracts[0] if extracts else None)
-    ntable, nex = analyse_side(npu_sources, nctx, extracts[1] if extracts else None)
-    for ex in gex + nex:
-        report.errors.extend(ex.errors)
-        report.masked.extend(ex.masked)
-        report.findings.extend(ex.findings)
+    `units` say what is compared with what (see Unit); by default all of each side's sources
+    form one unit (one run). `extracts` (GPU, NPU) are facts made elsewhere, e.g. datasets or
+    checkpoints that `scriptdiff check` fingerprinted in place; they join the run unit.
+    `accounts` are inputs accounted elsewhere (files identical to their counterpart, not read).
+    Every source is accounted for in report.inputs; one that yields nothing comparable is a
+    warning (input-not-understood), and a side that could not be read is unknown: no
+    "set on one side only" finding comes from it."""
+    check_selectors(opts.select, "select")
+    check_selectors(opts.ignore, "ignore")
+    gctx = SideContext("gpu", root=roots[0], options=opts)
+    nctx = SideContext("npu", root=roots[1], options=opts)
+    if units is None:
+        units = [Unit(list(gpu_sources), list(npu_sources))]
+    if extracts:
+        run = next((u for u in units if u.run), None)
+        if run is None:
+            run = Unit()
+            units.append(run)
+        run.gpu_extra += extracts[0]
+        run.npu_extra += extracts[1]
+    # only what a unit will read is worth computing ahead (not the identical or unpaired files)
+    prefetch([x for u in units for x in u.gpu], [x for u in units for x in u.npu], pairs, gctx, nctx, opts)
+    read_accounts: dict[int, InputAccount] = {}
+    done: dict[int, _Read] = {}  # id(source) -> what reading it gave (each source read once)
+
+    def read_side(srcs: list[Source], extra: list[Extract], ctx: SideContext) -> _Read:
+        r = _Read(items=[(None, ex) for ex in extra])
+        seen = {os.path.realpath(s.origin) for s in srcs if s.origin}
+        for src in srcs:
+            if id(src) not in done:
+                ex = extract(src, ctx)
+                acc = _account(src, ex, ctx.side)
+                sub = _Read(items=[(src, ex)])
+                sub.items += follow_references(ex, src, ctx, seen, acc)
+                for _rs, rex in sub.items[1:]:
+                    acc.settings += len(rex.facts)
+                    acc.mapped += _mapped(rex.facts)
+                _settle(acc, ex)
+                read_accounts[id(src)] = acc
+                done[id(src)] = sub
+                if not any(e.fatal for e in ex.errors):
+                    ctx.analysed += 1
+                for _rs, rex in sub.items:
+                    report.errors.extend(rex.errors)
+                    report.masked.extend(rex.masked)
+                    report.findings.extend(rex.findings)
+            r.items += done[id(src)].items
+        for ex in extra:
+            report.errors.extend(ex.errors)
+            report.masked.extend(ex.masked)
+            report.findings.extend(ex.findings)
+        return r
+
+    uncompared: dict[int, tuple[InputError, set[str]]] = {}
+    members: set[str] = set()  # files read as part of a run (its program, its configs)
+    for unit in sorted(units, key=lambda u: not u.run):  # runs first: they claim their programs and configs
+        if not unit.run and unit.gpu and all(s.origin and os.path.realpath(s.origin) in members
+                                             for s in unit.gpu + unit.npu):
+            continue  # compared within the run that starts or references it
+        gread = read_side(unit.gpu, unit.gpu_extra, gctx)
+        nread = read_side(unit.npu, unit.npu_extra, nctx)
+        if unit.run:
+            members.update(os.path.realpath(s.origin) for r in (gread, nread) for s, _ex in r.items
+                           if s is not None and s.origin)
+        ng, nn = _invocations(gread), _invocations(nread)
+        gtables, ntables = _tables(gread, ng), _tables(nread, nn)
+        if len(gtables) != len(ntables):
+            report.findings.append(_invocation_count(unit, ng, nn))
+        unknown = {s for s, r in (("gpu", gread), ("npu", nread)) if r.failed}
+        for gtable, ntable in zip(gtables, ntables):
+            for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
+                derive_pair(gtable, ntable)
+            findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
+            report.findings.extend(findings)
+            report.masked.extend(masked)
+            for side, r in (("gpu", gread), ("npu", nread)):
+                if skipped and side in unknown:
+                    for e in (e for ex in r.extracts for e in ex.errors if e.fatal):
+                        uncompared.setdefault(id(e), (e, set()))[1].update(skipped)
+            if unit.run and not report.table:
+                report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
+                report.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+    for e, keys in uncompared.values():  # said on the input that failed: what it left uncompared
+        shown = ", ".join(sorted(keys)[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+        e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {shown})"
     for g, n in pairs:
         if g.data == n.data:
             continue
@@ -317,13 +469,15 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.findings.extend(res.findings)
         report.masked.extend(res.masked)
         report.errors.extend(res.errors)
-    for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
-        derive_pair(gtable, ntable)
-    findings, masked = compare_tables(gtable, ntable, classifiers=classifiers())
-    report.findings.extend(findings)
-    report.masked.extend(masked)
-    report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
-    report.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+    for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units if len(u.gpu) == 1 == len(u.npu)]:
+        if g.data == n.data:  # same bytes on both sides: equal, whatever the reader made of them
+            for src in (g, n):
+                if id(src) in read_accounts:
+                    read_accounts[id(src)].status = "identical"
+    report.inputs.extend(read_accounts.values())
+    report.inputs.extend(accounts or [])
+    report.findings.extend(_not_understood(a) for a in read_accounts.values() if a.status == "not understood")
+    report.findings = _dedupe(report.findings)
     report.check_order = check_names()
     apply_suppressions(report, gpu_sources, npu_sources, opts)  # inline comments + baseline, before --select
     report.findings = filter_findings(report.findings, opts)
@@ -332,6 +486,71 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
     sides_ok = (gctx.analysed or (extracts and extracts[0])) and (nctx.analysed or (extracts and extracts[1]))
     report.compared += min(gctx.analysed, nctx.analysed) or (1 if sides_ok else 0)
     return report.sorted()
+
+
+def _label(srcs: list[Source]) -> str:
+    return srcs[0].name if len(srcs) == 1 else (f"{len(srcs)} files" if srcs else "(measured inputs)")
+
+
+def _kind_name(src: Source) -> str:
+    return "binary" if src.is_binary() else detect(src).name
+
+
+def _mapped(facts: list[Fact]) -> int:
+    voc = vocab()
+    return sum(1 for f in facts if f.check != "hyperparameters" or f.key in voc or f.key.startswith("config:"))
+
+
+def _account(src: Source, ex: Extract, side: str) -> InputAccount:
+    return InputAccount(path=src.name, side=side, kind=_kind_name(src), settings=len(ex.facts),
+                        mapped=_mapped(ex.facts), unread=list(ex.unread))
+
+
+def _settle(acc: InputAccount, ex: Extract) -> None:
+    """The input's status, once its reader and its references have spoken."""
+    if any(e.fatal for e in ex.errors):
+        acc.status = "failed"
+        return
+    kind = registry_kind(acc.kind) if acc.kind != "binary" else None
+    if not acc.unread and acc.settings == 0 and kind is not None and kind.relevant and not kind.structural:
+        acc.unread.append("no settings could be read from it")
+    acc.status = "not understood" if acc.unread else "understood"
+
+
+def _not_understood(acc: InputAccount) -> Finding:
+    rule = code("input-not-understood")
+    kind = registry_kind(acc.kind)
+    check = kind.checks[0] if kind.checks else "script"
+    here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)
+    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"input:{acc.path}",
+                   gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
+                   message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(acc.unread)}")
+
+
+def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
+    rule = code("invocation-count-differs")
+    g = Side(value=ng, path=_label(unit.gpu), line=None, source="program invocations")
+    n = Side(value=nn, path=_label(unit.npu), line=None, source="program invocations")
+    return Finding(rule=rule, check="hyperparameters", severity=load().severity(rule), key="invocations",
+                   gpu=g, npu=n, message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
+                                         f"invocations were compared in order, the extra ones against nothing")
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """The same finding reached twice (a config compared as a file and as part of the run that
+    references it) is reported once."""
+    out, seen = [], set()
+    for f in findings:
+        k = (f.rule, f.key, _where(f.gpu), _where(f.npu), f.message)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(f)
+    return out
+
+
+def _where(s: Side | None):
+    return None if s is None else (s.path, s.line, repr(s.value))
 
 
 def read_inputs(paths: list[str], report: Report) -> list[Source]:

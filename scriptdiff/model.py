@@ -147,6 +147,34 @@ class InputError:
 
 
 @dataclass
+class InputAccount:
+    """What one input yielded: the accounting behind "exit 0 means compared and equal".
+
+    status: "understood" (settings read, or code compared), "identical" (same bytes as its
+    counterpart: equal without reading), "not understood" (content from which nothing, or not
+    everything, comparable was read: `unread` says what), "failed" (could not be read)."""
+
+    path: str
+    side: str  # gpu | npu
+    kind: str
+    status: str = "understood"
+    settings: int = 0  # facts read
+    mapped: int = 0  # of which under a canonical key of the vocabulary
+    unread: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. where a referenced config was found
+
+    def sort_key(self) -> tuple:
+        return (self.side, self.path)
+
+    def to_json(self) -> dict:
+        d = {"path": self.path, "side": self.side, "kind": self.kind, "status": self.status,
+             "settings": self.settings, "mapped": self.mapped, "unread": list(self.unread)}
+        if self.notes:
+            d["notes"] = list(self.notes)
+        return d
+
+
+@dataclass
 class Report:
     gpu: str
     npu: str
@@ -167,6 +195,11 @@ class Report:
     details: dict = field(default_factory=dict)
     # lines the text report shows right after its header (a view's summary, e.g. weights)
     overview: list[str] = field(default_factory=list)
+    # the accounting: one InputAccount per input read (what was read, what was understood)
+    inputs: list["InputAccount"] = field(default_factory=list)
+    # a request that cannot be honoured was met while running (an unknown rule code in an
+    # inline ignore comment): exit 2, as a bad --select would
+    usage_errors: list[str] = field(default_factory=list)
 
     def sorted(self) -> "Report":
         self.findings.sort(key=lambda f: f.sort_key(self.check_order))
@@ -174,11 +207,33 @@ class Report:
         self.errors.sort(key=lambda e: (e.path, e.message))
         return self
 
+    def account_line(self) -> str | None:
+        """One line: what was read and how much of it was understood ("read 14 files: 12
+        understood, 2 not: a.sh (launcher `swift` is not known ...), ...")."""
+        if not self.inputs:
+            return None
+        n = len(self.inputs)
+        bad = [a for a in self.inputs if a.status in ("not understood", "failed")]
+        ok = n - len(bad)
+        line = f"read {n} file{'s' if n != 1 else ''}: {ok} understood or identical"
+        if bad:
+            shown = "; ".join(f"{a.path} ({a.status}: {a.unread[0] if a.unread else 'could not be read'})"
+                              for a in sorted(bad, key=InputAccount.sort_key)[:3])
+            line += f", {len(bad)} not: {shown}" + (" ..." if len(bad) > 3 else "")
+        return line
+
     def exit_code(self) -> int:
+        """0: every input was read, understood and compared, and nothing of severity warning or
+        error differs. 1: a difference, or an input that could not be compared while the rest
+        was. 2: the run could not go on (nothing of a side could be compared, a bad request)."""
+        if self.usage_errors:
+            return 2
         if self.errors and any(e.fatal for e in self.errors) and self.compared == 0:
             return 2
         if any(f.severity in ("error", "warning") for f in self.findings):
             return 1
+        if any(e.fatal for e in self.errors):
+            return 1  # an input was not compared: never a pass
         return 0
 
     def to_json(self) -> dict:
@@ -192,6 +247,8 @@ class Report:
             "masked": [m.to_json() for m in self.masked],
             "errors": [e.to_json() for e in self.errors],
         }
+        if self.inputs:
+            d["inputs"] = [a.to_json() for a in sorted(self.inputs, key=InputAccount.sort_key)]
         if self.verdicts:
             d["verdicts"] = {k: {"verdict": v[0], "reason": v[1]} for k, v in sorted(self.verdicts.items())}
         return d
@@ -230,6 +287,10 @@ class Extract:
     # configs this file refers to: (path as written, line, referring key); followed when they exist
     references: list[tuple[str, int | None, str]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # rare: one-sided findings (e.g. unresolved)
+    # what the reader met and could not compare, each a short phrase naming it ("launcher `swift`
+    # is not known: its 23 options were not compared"); a non-empty list makes the input
+    # "not understood" (rule input-not-understood), never a silent pass
+    unread: list[str] = field(default_factory=list)
 
 
 @dataclass

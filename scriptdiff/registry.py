@@ -60,6 +60,7 @@ class Kind:
     checks: tuple[str, ...] = ()
     comments: str = "hash"
     relevant: bool = True
+    entry: bool = False  # starts a run: compared with its program and configs (rules/kinds.yaml)
     example: str = ""
 
     def module(self):

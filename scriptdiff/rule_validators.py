@@ -138,8 +138,8 @@ def check_example_modes(rs: RuleSet) -> None:
     for code, mode in modes.items():
         if code not in rs.rules:
             raise RuleError(f"{where}:1: example_modes refers to unknown rule code {code}")
-        if mode not in ("files", "tree", "review"):
-            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree or review")
+        if mode not in ("files", "tree", "review", "check"):
+            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree, review or check")
 
 
 @validator
@@ -199,7 +199,7 @@ def check_python(rs: RuleSet) -> None:
 KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "markers": list, "sniff": str,
                "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
-               "relevant": bool, "example": str}
+               "relevant": bool, "entry": bool, "example": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
                 "derive_pair": str, "measure": str}
 COMMENT_STYLES = ("python", "hash", "none")

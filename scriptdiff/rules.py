@@ -8,11 +8,13 @@ so each code is written exactly once, in rules/.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import asdict
 from functools import lru_cache
 
 from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
 # the rule-pack format's names, for callers that load packs themselves (tests, tools)
+from .model import UsageError
 from .rulepack import Example, Rule, RuleError, RuleSet, load_packs, parse_pack, rules_dir  # noqa: F401
 
 
@@ -58,3 +60,27 @@ def code(name: str) -> str:
         return _codes_by_name()[name]
     except KeyError:
         raise RuleError(f"rules/: no rule is named {name!r}") from None
+
+
+def unknown_selector(selector: str) -> str | None:
+    """None when `selector` names rule codes (a whole code, or a prefix of one such as SD2);
+    else a one-line message that names it and suggests the nearest code."""
+    codes = sorted(load().rules)
+    s = selector.strip().upper()
+    if any(c.startswith(s) for c in codes) and s:
+        return None
+    # the usual typos first: letter O for zero, I or l for one, a missing SD
+    digits = s[2:] if s.startswith("SD") else s
+    fixed = "SD" + digits.replace("O", "0").replace("I", "1").replace("L", "1")
+    near = [fixed] if any(c.startswith(fixed) for c in codes) else difflib.get_close_matches(s, codes, n=1, cutoff=0.5)
+    hint = f"; did you mean {near[0]}?" if near else f" (codes run from {codes[0]} to {codes[-1]}; `scriptdiff rules` lists them)"
+    return f"unknown rule code or prefix {selector!r}{hint}"
+
+
+def check_selectors(selectors: list[str] | None, where: str) -> None:
+    """Refuse unknown codes in --select/--ignore/configuration (ruff does the same): a typo must
+    not turn a gate green. Raises UsageError naming `where`."""
+    for s in selectors or []:
+        msg = unknown_selector(s)
+        if msg:
+            raise UsageError(f"{where}: {msg}")

@@ -28,9 +28,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .model import Finding, Side, jsonable
+from .model import Finding, InputError, Side, jsonable
 from .registry import detect
-from .rules import code, load
+from .rules import code, load, unknown_selector
 from .sources import SourceError, read_path
 
 MARKER = "scriptdiff:"
@@ -214,6 +214,12 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
             for m in _markers_on_disk(side.path, side_name):
                 all_marks.append(m)
                 marks.setdefault((m.path, m.line), []).append(m)
+    for m in all_marks:  # a typo in an ignore comment must not silence the next real finding
+        for c in m.codes or ():
+            msg = unknown_selector(c)
+            if msg:
+                report.usage_errors.append(f"{m.path}:{m.line}: ignore comment: {msg}")
+                report.errors.append(InputError(m.path, f"line {m.line}: ignore comment: {msg}", fatal=True))
     baseline: Baseline | None = getattr(opts, "baseline", None) if opts is not None else None
     if not all_marks and baseline is None:
         return

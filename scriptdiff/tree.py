@@ -4,8 +4,9 @@ Both trees are walked (version-control, cache and virtualenv folders skipped; a 
 link to a folder is followed only when it stays inside the tree, and each folder is
 walked once, so a link loop ends instead of hanging),
 files are paired by relative path and then by the rename rules in rules/pairing.yaml
-(train.py <-> train_npu.py, *_gpu.* <-> *_npu.*, gpu/ <-> npu/), and every file is handed
-to the shared engine so that each side's facts merge into one table per side.
+(train.py <-> train_npu.py, *_gpu.* <-> *_npu.*, gpu/ <-> npu/), and every pair of differing
+files is handed to the shared engine as a scope of its own: its settings are compared with
+its counterpart's, never merged with the other files of its side.
 
 The cheap pass comes first: a pair whose sizes and content hashes match is never
 diffed. Identical code is not parsed at all; identical configs, launch scripts and logs
@@ -22,8 +23,10 @@ import hashlib
 import os
 from pathlib import Path
 
-from .engine import compare_sides
-from .model import Finding, InputError, Options, Report, Side
+from dataclasses import dataclass, field
+
+from .engine import Unit, compare_sides
+from .model import Finding, InputAccount, InputError, Options, Report, Side
 from .registry import detect, kind_by_name
 from .rules import code, load
 from .sources import MAX_BINARY_SNIFF, Source, SourceError, read_path
@@ -221,26 +224,57 @@ def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
     skip = skip_dirs()
     gfiles = walk(gpu_dir, skip, report.errors, gpu_dir.rstrip("/"))
     nfiles = walk(npu_dir, skip, report.errors, npu_dir.rstrip("/"))
-    return diff_listings(gfiles, nfiles, report, opts)
+    return diff_listings(gfiles, nfiles, report, opts, roots=(gpu_dir, npu_dir))
 
 
-def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None) -> Report:
-    """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest."""
+def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None,
+                  roots: tuple[str | None, str | None] = (None, None)) -> Report:
+    """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest.
+
+    Each pair of differing files is its own scope (engine.Unit): its settings, and those of
+    the configs it references, are compared with its counterpart's alone. Two runs kept in
+    one folder (pretrain_7b.sh, pretrain_13b.sh) are never merged into one table."""
     opts = opts or Options()
-    gsrcs, nsrcs, src_pairs, npairs = collect(gfiles, nfiles, report, opts)
-    compare_sides(gsrcs, nsrcs, src_pairs, report, opts)
-    report.compared = max(report.compared, npairs)
+    c = collect(gfiles, nfiles, report, opts)
+    units = scopes(c)
+    compare_sides(c.gpu, c.npu, c.pairs, report, opts, units=units, roots=roots, accounts=c.identical)
+    report.compared = max(report.compared, c.npairs)
     return report.sorted()
 
 
-def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts,
-            unpaired: bool = True) -> tuple[list[Source], list[Source], list[tuple[Source, Source]], int]:
-    """The sources of two listings for the engine: (GPU, NPU, pairs to diff, number of pairs).
+def scopes(c: "Collected") -> list[Unit]:
+    """The units of a folder comparison: each pair of launch scripts (kinds marked `entry`) is
+    a run, read with the program it starts and the configs it references, identical pairs
+    too (their program may differ); every other pair of differing files is a scope of its
+    own, unless a run already compared it."""
+    entries = [(g, n) for g, n in c.pairs + c.same if detect(g).entry]
+    return ([Unit([g], [n], run=True) for g, n in entries]
+            + [Unit([g], [n], run=False) for g, n in c.pairs if not detect(g).entry])
 
-    Identical pairs are not diffed; unpaired files become SD150/SD151 findings when
-    `unpaired` (a folder scan), and count for their side either way. Which kinds of file
-    matter when unpaired, and which identical pairs are not read at all, the kind registry
-    says (`relevant`, `skip_identical`)."""
+
+@dataclass
+class Collected:
+    """Two listings, read for the engine."""
+
+    gpu: list[Source]  # every source read for a side (paired, identical settings files, unpaired)
+    npu: list[Source]
+    pairs: list[tuple[Source, Source]]  # differing pairs: each a scope of its own
+    npairs: int  # pairs found, identical ones included
+    identical: list[InputAccount]  # inputs equal to their counterpart byte for byte
+    same: list[tuple[Source, Source]] = field(default_factory=list)  # identical pairs read for their settings
+
+    def __iter__(self):  # (gpu, npu, pairs, npairs), as callers unpacked it before
+        return iter((self.gpu, self.npu, self.pairs, self.npairs))
+
+
+def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts,
+            unpaired: bool = True) -> Collected:
+    """The sources of two listings for the engine.
+
+    Identical pairs are not diffed (they are accounted as identical); unpaired files become
+    SD150/SD151 findings when `unpaired` (a folder scan), and count for their side either
+    way. Which kinds of file matter when unpaired, and which identical pairs are not read at
+    all, the kind registry says (`relevant`, `skip_identical`)."""
     rules = pairing_rules()
     pairs, gonly, nonly = pair_paths(sorted(gfiles), sorted(nfiles), rules)
 
@@ -256,9 +290,14 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     gsrcs: list[Source] = []
     nsrcs: list[Source] = []
     src_pairs: list[tuple[Source, Source]] = []
+    identical: list[InputAccount] = []
+    same: list[tuple[Source, Source]] = []
     for g, n in pairs:
         ge, ne = gfiles[g], nfiles[n]
         if _same_content(ge, ne):
+            kname = (kind_by_name(ge.rel.rsplit("/", 1)[-1]) or _Unknown).name
+            identical += [InputAccount(path=ge.display, side="gpu", kind=kname, status="identical"),
+                          InputAccount(path=ne.display, side="npu", kind=kname, status="identical")]
             # identical settings files still count as each side's settings; identical code is
             # skipped (by name first: a .py file is code whatever it holds, no need to read it)
             named = kind_by_name(ge.rel.rsplit("/", 1)[-1])
@@ -268,8 +307,10 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
                 gs = read(ge)
                 k = detect(gs) if gs is not None else None
                 if k is not None and k.relevant and not k.skip_identical:
+                    twin = Source(name=ne.display, data=gs.data, origin=str(ne.path) if ne.path else None)
                     gsrcs.append(gs)
-                    nsrcs.append(Source(name=ne.display, data=gs.data, origin=str(ne.path) if ne.path else None))
+                    nsrcs.append(twin)
+                    same.append((gs, twin))
             continue
         gb, nb = _is_binary(ge), _is_binary(ne)
         if gb or nb:
@@ -291,7 +332,11 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
             if unpaired:
                 report.findings.append(unpaired_finding(e.display, rel, side, k is not None and k.relevant,
                                                         k.name if k is not None else "binary"))
-    return gsrcs, nsrcs, src_pairs, len(pairs)
+    return Collected(gsrcs, nsrcs, src_pairs, len(pairs), identical, same)
+
+
+class _Unknown:  # the kind shown for an identical file whose name says nothing (it is not read)
+    name = "file"
 
 
 def unpaired_finding(path: str, rel: str, side: str, relevant: bool, kind: str) -> Finding:

@@ -42,7 +42,10 @@ def test_every_check_has_a_verdict_and_none_is_left_out(tmp_path, cli, monkeypat
     assert v["dataset"] == ("not checked", "no inputs: configure dataset for gpu and npu")
     assert v["weights"] == ("not checked", "no inputs: configure weights for gpu and npu")
     assert [(f["rule"], f["gpu"]["value"], f["npu"]["value"], f["gpu"]["line"]) for f in doc["findings"]] == [
-        ("SD108", "lr=1", "lr=2", 1)]
+        ("SD108", "lr=1", "lr=2", 1)] + [("SD155", f"no {k}", f"no {k}", None)
+                                         for k in ("environment", "environment / packages", "dataset", "weights")]
+    assert [f["check"] for f in doc["findings"] if f["rule"] == "SD155"] == [
+        "environment", "libraries", "dataset", "weights"]
     assert doc["gpu"] == "gpu" and doc["npu"] == "npu"
 
 
@@ -51,7 +54,7 @@ def test_text_output_shows_every_section(tmp_path, cli, monkeypatch):
                     "scriptdiff.toml": '[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'})
     monkeypatch.chdir(tmp_path)
     code, out, _ = cli("check", "--color", "never")
-    assert code == 0
+    assert code == 1  # four checks have no inputs: SD155, never a green gate
     for check in CHECKS:
         assert f"== {check} [" in out
     assert "== script [pass] " in out and "== weights [not checked] " in out
@@ -62,13 +65,32 @@ def test_strict_fails_when_something_was_not_checked(tmp_path, cli, monkeypatch)
     tree(tmp_path, {"gpu/a.txt": "x\n", "npu/a.txt": "x\n",
                     "scriptdiff.toml": '[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'})
     monkeypatch.chdir(tmp_path)
-    assert cli("check")[0] == 0
-    assert cli("check", "--strict")[0] == 1
+    assert cli("check")[0] == 1  # SD155: the configuration names no input for four checks
+    assert cli("check", "--ignore", "SD155")[0] == 0  # deliberately left out
+    assert cli("check", "--ignore", "SD155", "--strict")[0] == 1  # --strict still wants every check run
+
+
+def test_empty_configuration_is_not_a_pass(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"scriptdiff.toml": "[gpu]\n[npu]\n"})
+    monkeypatch.chdir(tmp_path)
+    code, doc, _ = check_json(cli)
+    assert code == 1
+    assert sorted(f["check"] for f in doc["findings"] if f["rule"] == "SD155") == sorted(CHECKS)
+    assert {v["verdict"] for v in doc["verdicts"].values()} == {"not checked"}
+
+
+def test_unknown_selector_in_configuration_is_exit_2(tmp_path, cli, monkeypatch):
+    tree(tmp_path, {"gpu/a.txt": "x\n", "npu/a.txt": "x\n",
+                    "scriptdiff.toml": 'ignore = ["SD2O1"]\n[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'})
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("check")
+    assert code == 2 and out == ""
+    assert err.strip().endswith("ignore: unknown rule code or prefix 'SD2O1'; did you mean SD201?")
 
 
 def test_pyproject_tool_section_and_root(tmp_path, cli, monkeypatch):
     tree(tmp_path, {"setups/g/run.txt": "a\n", "setups/n/run.txt": "b\n",
-                    "pyproject.toml": '[project]\nname = "x"\n\n[tool.scriptdiff]\nignore = ["SD151"]\n'
+                    "pyproject.toml": '[project]\nname = "x"\n\n[tool.scriptdiff]\nignore = ["SD151", "SD155"]\n'
                                       '[tool.scriptdiff.gpu]\nroot = "setups"\nscripts = ["g"]\n'
                                       '[tool.scriptdiff.npu]\nroot = "setups"\nscripts = ["n"]\n'})
     (tmp_path / "sub").mkdir()
@@ -82,7 +104,7 @@ def test_pyproject_tool_section_and_root(tmp_path, cli, monkeypatch):
 def test_gpu_npu_options_without_config(tmp_path, cli, monkeypatch):
     tree(tmp_path, {"g/x.txt": "1\n", "n/x.txt": "1\n", "g/only.sh": "echo\n"})
     monkeypatch.chdir(tmp_path)
-    code, doc, _ = check_json(cli, "--gpu", "scripts=g", "--npu", "scripts=n")
+    code, doc, _ = check_json(cli, "--gpu", "scripts=g", "--npu", "scripts=n", "--ignore", "SD155")
     assert code == 1
     assert [(f["rule"], f["key"], f["severity"]) for f in doc["findings"]] == [("SD150", "file:only.sh", "warning")]
     assert doc["verdicts"]["script"]["verdict"] == "differences"
@@ -159,7 +181,8 @@ def test_sides_from_git_revisions(tmp_path, cli, monkeypatch):
     tree(r, {"src/a.txt": "lr=2\n"})
     git("commit", "-qam", "n")
     git("checkout", "-q", "gpu")
-    tree(r, {"scriptdiff.toml": '[gpu]\ngit = "gpu"\nscripts = ["src"]\n[npu]\ngit = "npu"\nscripts = ["src"]\n'})
+    tree(r, {"scriptdiff.toml": 'ignore = ["SD155"]\n[gpu]\ngit = "gpu"\nscripts = ["src"]\n[npu]\ngit = "npu"\n'
+                                'scripts = ["src"]\n'})
     monkeypatch.chdir(r)
     code, doc, _ = check_json(cli)
     assert code == 1
@@ -197,6 +220,11 @@ def test_bundled_example_full_findings():
     flash = [f for f in report.findings if f.key == "use_flash_attn"]
     assert [(f.rule, f.gpu.value, f.npu.value, f.gpu.line) for f in flash] == [("SD201", True, False, 12)]
     assert flash[0].gpu.path.endswith("fixtures/example/gpu/pretrain.sh")
+    # the run is the launch script, the program it starts (train.py) and its configs: every
+    # input was read and understood
+    assert {(a.path.split("fixtures/example/")[-1], a.status) for a in report.inputs if a.kind != "file"} >= {
+        ("gpu/pretrain.sh", "understood"), ("npu/pretrain.sh", "understood")}
+    assert not [a for a in report.inputs if a.status in ("not understood", "failed")]
     assert not [f for f in report.findings if f.key in ("lr", "min_lr", "seed", "micro_batch_size")]
     assert report.verdicts["hyperparameters"][0] == "differences"
     # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported

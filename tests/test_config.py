@@ -115,9 +115,18 @@ def test_reference_followed_from_yaml(tmp_path):
 def test_missing_reference_that_differs_is_reported(tmp_path):
     rep = _pair(tmp_path, {"run.sh": "deepspeed train.py --deepspeed ds_z2.json --learning_rate 1\n"},
                 {"run.sh": "deepspeed train.py --deepspeed ds_z3.json --learning_rate 1\n"}, "run.sh")
-    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in rep.findings] == [
+    ref = [f for f in rep.findings if f.rule == "SD222"]
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in ref] == [
         ("SD222", "config:deepspeed", "ds_z2.json", "ds_z3.json", 1, 1)]
-    assert "not found beside the GPU and NPU script" in rep.findings[0].message
+    assert "not found beside the GPU and NPU script" in ref[0].message
+    # and each side's unresolved reference is a warning that lists the paths tried
+    unresolved = sorted((f.rule, f.key.rsplit("/", 2)[-2:][0], (f.gpu or f.npu).value.split(" (tried ")[0])
+                        for f in rep.findings if f.rule == "SD154")
+    assert unresolved == [("SD154", "gpu", "line 1: referenced config ds_z2.json was not found"),
+                          ("SD154", "npu", "line 1: referenced config ds_z3.json was not found")]
+    tried = next(f for f in rep.findings if f.rule == "SD154" and f.gpu).gpu.value
+    assert str(tmp_path / "gpu" / "ds_z2.json") in tried and "relative to" not in tried
+    assert rep.exit_code() == 1
 
 
 def test_missing_reference_on_one_side_only(tmp_path):

@@ -45,11 +45,11 @@ def test_fact_table_rank_and_order():
 def test_missing_side_compared_against_default():
     g, n = FactTable(frameworks={"megatron"}), FactTable(frameworks={"megatron"})
     g.add(Fact("seed", 1234, path="g.sh", line=2, source="--seed 1234"))
-    findings, _ = compare_tables(g, n)
+    findings, _, _ = compare_tables(g, n)
     assert findings == []
     g.facts.clear()
     g.add(Fact("seed", 42, path="g.sh", line=2, source="--seed 42"))
-    findings, _ = compare_tables(g, n)
+    findings, _, _ = compare_tables(g, n)
     assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.npu.source, f.npu.line) for f in findings] == [
         ("SD207", "seed", 42, 1234, "default", None)]
 

@@ -10,6 +10,7 @@ goes through; one that makes it drift is refused with the finding.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,12 +88,29 @@ def test_staged_hook_refuses_a_drifting_commit(repo):
     # an inline suppression accepts the drift on purpose
     (r / "npu" / "train.ini").write_text("lr = 2e-4  # scriptdiff: ignore[SD108]\nbatch = 8\n# a comment\n")
     assert commit(r, env, "accepted drift").returncode == 0
+    # a commit in which no staged file has a counterpart checked nothing: it fails, saying so
+    (r / "tools").mkdir()
+    (r / "tools" / "helper.py").write_text("print('hi')\n")
+    p = commit(r, env, "unpaired only")
+    assert p.returncode != 0
+    assert "scriptdiff: nothing checked: none of the 1 file(s) has a GPU/NPU counterpart (tools/helper.py)" in p.stdout + p.stderr
 
 
 def test_check_hook_runs_the_configured_trees(repo):
     r, env = repo
+    # the hook runs `check --strict`: a configuration that leaves a check without inputs fails
     (r / "scriptdiff.toml").write_text('[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n')
     (r / ".pre-commit-config.yaml").write_text(local_config({"scriptdiff-check"}))
+    p = run(PRE_COMMIT + ["run", "--all-files"], r, env, check=False)
+    assert p.returncode == 1 and "SD155 check:weights" in p.stdout, p.stdout + p.stderr
+    # every check configured (each side's inputs the same here): the hook passes
+    ex = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+    for name in ("env-gpu.json", "requirements-gpu.txt", "init-gpu.safetensors"):
+        shutil.copy(ex / name, r / name)
+    shutil.copytree(ex / "data-gpu", r / "data")
+    both = 'environment = "env-gpu.json"\npackages = "requirements-gpu.txt"\ndataset = "data"\n' \
+           'weights = "init-gpu.safetensors"\n'
+    (r / "scriptdiff.toml").write_text(f'[gpu]\nscripts = ["gpu"]\n{both}[npu]\nscripts = ["npu"]\n{both}')
     p = run(PRE_COMMIT + ["run", "--all-files"], r, env, check=False)
     assert p.returncode == 0, p.stdout + p.stderr
     (r / "npu" / "extra.ini").write_text("x = 1\n")  # a file on one side only: listed

@@ -3,8 +3,9 @@
 A rule must carry at least one example that fires and one that does not (the loader
 enforces it); here each example is written to a GPU and an NPU file and diffed, and the
 rule must appear among the findings or masked substitutions exactly when the example says.
-Rules about folders or patches say so in the `example_modes` section (rules/check.yaml):
-their examples run through the folder diff or `review` on the same two files.
+Rules about folders, patches or `check` say so in the `example_modes` section (rules/check.yaml):
+their examples run through the folder diff or `review` on the same two files, or (`check`)
+through `scriptdiff check` with the GPU text as its configuration.
 """
 from __future__ import annotations
 
@@ -28,7 +29,13 @@ def codes_for(tmp_path, ex, code: str = "") -> set[str]:
     g.write_text(ex.gpu, encoding="utf-8", newline="")
     n.write_text(ex.npu, encoding="utf-8", newline="")
     mode = (load().section("example_modes", {}) or {}).get(code, "files")
-    if mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
+    if mode == "check":  # the rule is about `scriptdiff check`: the GPU text is its configuration
+        from scriptdiff.checkrun import load_config, run_checks
+
+        cfg = tmp_path / "scriptdiff.toml"
+        cfg.write_text(ex.gpu, encoding="utf-8")
+        report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    elif mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
         from scriptdiff.tree import diff_trees
 
         report = diff_trees(str(g.parent), str(n.parent), Options(use_cache=False))

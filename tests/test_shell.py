@@ -178,7 +178,8 @@ def test_references_recorded_and_existence(tmp_path):
     script = tmp_path / "run.sh"
     text = "deepspeed train.py --deepspeed ds.json --config missing.yaml --learning_rate 1\n"
     ex, f = facts(text, origin=str(script))
-    assert ex.references == [("ds.json", 1, "deepspeed"), ("missing.yaml", 1, "config")]
+    # the program a launcher starts is part of the run: a reference too
+    assert ex.references == [("ds.json", 1, "deepspeed"), ("missing.yaml", 1, "config"), ("train.py", 1, "program")]
     assert f["config:deepspeed"].meta["exists"] is True and f["config:config"].meta["exists"] is False
 
 
@@ -216,4 +217,5 @@ def test_positional_configs_and_llamafactory_cli(tmp_path):
     assert ex.references == [("sft.yaml", 1, "config")] and f["config:config"].meta["exists"] is True
     assert f["lr"].value == 2e-4 and f["env:FORCE_TORCHRUN"].value == "1"
     ex, f = facts("accelerate launch --config_file accel.yaml --num_processes 4 train.py --learning_rate 1\n")
-    assert ex.references == [("accel.yaml", 1, "config_file")] and f["world_size"].value == 4
+    assert ex.references == [("accel.yaml", 1, "config_file"), ("train.py", 1, "program")]
+    assert f["world_size"].value == 4

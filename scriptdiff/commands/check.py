@@ -1,6 +1,8 @@
 """scriptdiff check: all six pre-checks from a [tool.scriptdiff] configuration."""
 from __future__ import annotations
 
+import sys
+
 from .common import add_engine_arguments, add_output_arguments, emit, options_from
 
 DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
@@ -42,6 +44,12 @@ def run(args) -> int:
         opts.baseline = api.load_baseline(args.baseline)
     if args.files is not None:
         report = api.check_files(args.files, args.config, args.gpu, args.npu, opts)
+        if args.files and not report.compared and not report.errors:
+            shown = ", ".join(args.files[:3]) + (" ..." if len(args.files) > 3 else "")
+            print(f"scriptdiff: nothing checked: none of the {len(args.files)} file(s) has a GPU/NPU counterpart "
+                  f"({shown}); pair them by name or a rename rule (rules/pairing.yaml), or exclude them from "
+                  f"the hook", file=sys.stderr)
+            return 1
         if not report.findings and not report.errors and args.format == "text":
             return 0  # nothing to say for a commit that keeps the port faithful
         return emit(report, args)

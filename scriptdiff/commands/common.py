@@ -32,8 +32,12 @@ def codes(s: str | None) -> list[str] | None:
 
 def options_from(args):
     from ..model import Options  # lazy: keeps --help fast (the model's dataclasses cost 20 ms)
+    from .. import api  # lazy: keeps --help fast
 
-    return Options(select=codes(getattr(args, "select", None)), ignore=codes(getattr(args, "ignore", None)),
+    select, ignore = codes(getattr(args, "select", None)), codes(getattr(args, "ignore", None))
+    api.check_selectors(select, "--select")
+    api.check_selectors(ignore, "--ignore")
+    return Options(select=select, ignore=ignore,
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
                    max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes)
 

@@ -21,6 +21,7 @@ from ..checks.hparams import canonical_path, convert
 from ..compare import normalize
 from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
+from ..references import resolve
 from ..secrets import is_secret_name
 from ..yamlload import YAMLError, load
 
@@ -69,7 +70,7 @@ def extract(src, ctx):
     text = src.text
     kind = "json" if src.suffix == ".json" else "yaml"
     if not text.strip():
-        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
+        ex.errors.append(InputError(src.name, "empty file; nothing compared", fatal=True))
         return ex
     try:
         if kind == "json":
@@ -84,7 +85,7 @@ def extract(src, ctx):
         ex.errors.append(InputError(src.name, f"not valid {kind.upper()}: {e}; not compared", fatal=True))
         return ex
     if not isinstance(data, dict):
-        ex.errors.append(InputError(src.name, f"top level of the {kind.upper()} file is not a mapping; not compared"))
+        ex.errors.append(InputError(src.name, f"top level of the {kind.upper()} file is not a mapping; not compared", fatal=True))
         return ex
     style = "deepspeed" if is_deepspeed(data) else "hf"
     ex.frameworks.add("deepspeed" if style == "deepspeed" else "hf")
@@ -93,12 +94,12 @@ def extract(src, ctx):
         if not path:
             continue
         line = lines.get(path) or lines.get(path[:-1])
-        facts = facts_for(path, value, style, src, line, src_lines, ex)
+        facts = facts_for(path, value, style, src, line, src_lines, ex, ctx.root)
         ex.facts.extend(facts)
     return ex
 
 
-def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> list[Fact]:
+def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, root: str | None = None) -> list[Fact]:
     dp = dotted(path)
     last = str(path[-1]) if not isinstance(path[-1], int) else ""
     source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
@@ -111,9 +112,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex) -> 
         return []  # a credential (hub_token, wandb.api_key): never written out
     if last in REFERENCE_KEYS and isinstance(value, str) and value.lower().endswith(CONFIG_SUFFIXES):
         ex.references.append((value, line, dp))
-        base = os.path.dirname(src.origin) if src.origin else None
-        exists = bool(base) and (os.path.isfile(os.path.join(base, value)) or
-                                 os.path.isfile(os.path.join(base, os.path.basename(value))))
+        exists = resolve(value, src.origin, root).path is not None
         return [fact(f"config:{dp}", os.path.basename(value),
                      meta={"reference": True, "exists": exists, "written": value, "force": True})]
     if isinstance(value, str) and value.strip().lower() == "auto" and style == "deepspeed":

@@ -79,4 +79,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                + (f"; {len(report.errors)} input error(s)" if report.errors else ""))
     style = "bold red" if counts["error"] else ("yellow" if counts["warning"] else "green")
     console.print(Text(summary, style=style))
+    account = report.account_line()
+    if account:
+        console.print(Text(account, style="dim"))
     return buf.getvalue()

@@ -64,9 +64,12 @@ def extract(src, ctx) -> Extract:
                                               f"analysed, the rest of the script was"))
     commented = commented_flags(root, data)
     Evaluator(rec, data).run(root)
-    if rec.launches == 0:
+    if rec.launches == 0 and not rec.unknown:
         ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
                                               "python) found; only environment exports were read"))
+    for name, count, line in rec.unknown:
+        ex.unread.append(f"line {line}: launcher `{name}` is not known: its {count} option"
+                         f"{'s were' if count != 1 else ' was'} not compared")
     ex.facts = rec.facts + commented_facts(rec, commented)
     ex.errors.extend(rec.errors)
     ex.references = rec.references

@@ -184,6 +184,7 @@ class Evaluator:
         if name == "export":  # export written as a plain command (rare)
             return
         if self.table.find(name) is None:
+            self.rec.unknown_command(words, x.line_of(node))
             return
         for p in prefix:  # VAR=x torchrun ...: environment of the launcher
             pname = p.child_by_field_name("name")

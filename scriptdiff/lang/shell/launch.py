@@ -18,6 +18,10 @@ from .record import Record
 from .words import Seg, Word, tail_word, via_text
 
 
+# the key of a reference to the program a launcher starts (a config reference's key is its option)
+PROGRAM = "program"
+
+
 class LaunchReader:
     """Reads launcher commands (already expanded into words) into facts on the Record."""
 
@@ -27,7 +31,20 @@ class LaunchReader:
         self.program = ProgramReader(rec, table)
 
     def launch(self, words: list[Word], line: int) -> None:
-        """A command whose first word is a launcher's (see LauncherTable.find); `line` is the command's."""
+        """A command whose first word is a launcher's (see LauncherTable.find); `line` is the command's.
+
+        Each launcher command is one program invocation, one scope: its facts (launcher options
+        and program options) carry meta["invocation"] = its index in the script, so that a
+        script starting two programs is compared invocation against invocation."""
+        first = len(self.rec.facts)
+        self._launch(words, line)
+        index = self.rec.invocations
+        if len(self.rec.facts) > first or self.rec.launches > index:
+            for f in self.rec.facts[first:]:
+                f.meta["invocation"] = index
+            self.rec.invocations += 1
+
+    def _launch(self, words: list[Word], line: int) -> None:
         texts = [w.text for w in words]
         entry = self.table.find(os.path.basename(texts[0]))
         if entry is None:
@@ -67,6 +84,9 @@ class LaunchReader:
     def start(self, program: str, words: list[Word]) -> None:
         self.program.read(program, words)
         self.rec.launches += 1
+        if program.endswith(".py"):  # the program is part of the run: the engine reads it when it is there
+            line = words[0].line if words else (self.rec.facts[-1].line if self.rec.facts else None)
+            self.rec.references.append((program, line, PROGRAM))
 
     def options(self, entry: Launcher, words: list[Word], i: int) -> tuple[int, dict[str, Word]]:
         """The launcher's own options from word i on (name with _ for -, -> value word), and

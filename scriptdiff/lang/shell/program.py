@@ -14,6 +14,7 @@ import re
 from ...checks.hparams import canonical_flag, canonical_path, convert
 from ...compare import to_number
 from ...model import RANK_SCRIPT, Fact
+from ...references import resolve
 from ...rules import code
 from .launchers import LauncherTable
 from .record import Record
@@ -148,12 +149,7 @@ class ProgramReader:
                                    meta={"reference": True, "exists": exists, "written": path, "force": True}))
 
     def _ref_exists(self, ref: str) -> bool:
-        origin = self.rec.src.origin
-        if not origin:
-            return False
-        base = os.path.dirname(origin)
-        p = ref if os.path.isabs(ref) else os.path.join(base, ref)
-        return os.path.isfile(p) or os.path.isfile(os.path.join(base, os.path.basename(ref)))
+        return resolve(ref, self.rec.src.origin, self.rec.ctx.root).path is not None
 
 
 def _is_option(tok: str) -> bool:
