@@ -7,14 +7,16 @@ baseline measured in the same run.
 """
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import PY, bench_env, med, row, time_cmd  # noqa: E402
-from gen_tree import generate  # noqa: E402
+from gen_tree import generate, missed  # noqa: E402
 
 
 def main() -> None:
@@ -22,8 +24,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         info = generate(root)
-        print(f"generated: {info}")
+        print(f"generated: { {k: v for k, v in info.items() if k != 'planted'} }")
         g, n = str(root / "gpu"), str(root / "npu")
+        # a benchmark measures nothing unless the differences it planted are all found
+        out = subprocess.run([PY, "-m", "scriptdiff", "diff", g, n, "--format", "json", "--no-cache"],
+                             capture_output=True, text=True, env=bench_env({}))
+        lost = missed(json.loads(out.stdout), info["planted"])
+        print(f"planted semantic edits: {len(info['planted'])}, found: {len(info['planted']) - len(lost)}"
+              f" (exit {out.returncode})")
+        if lost or out.returncode != 1:
+            sys.exit(f"the planted differences were not all found: {lost}")
         git = time_cmd(["git", "diff", "--no-index", "--numstat", g, n], runs)
         base = med(git)
         print(row("git diff --no-index --numstat (baseline)", git))

@@ -107,7 +107,8 @@ def port_script(text: str) -> str:
 def generate(root: Path, n_py: int = 1000, n_cfg: int = 50, seed: int = 0) -> dict:
     rng = random.Random(seed)
     gpu, npu = root / "gpu", root / "npu"
-    ported = semantic = 0
+    ported = 0
+    planted: list[tuple[str, str]] = []  # (NPU path relative to the tree, canonical key) of each semantic edit
     for i in range(n_py):
         pkg = f"pkg{i % 20}/sub{i % 7}"
         text = MODULE.format(name=f"m{i}", idx=i, hidden=rng.choice([512, 1024, 2048]), heads=8,
@@ -119,7 +120,7 @@ def generate(root: Path, n_py: int = 1000, n_cfg: int = 50, seed: int = 0) -> di
             ported += 1
             if i % 200 == 0:
                 ntext = ntext.replace("max_norm=1.0", "max_norm=0.5")
-                semantic += 1
+                planted.append((f"{pkg}/m{i}.py", "clip_grad"))
         for side, content in ((gpu, text), (npu, ntext)):
             p = side / pkg / f"m{i}.py"
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -130,18 +131,33 @@ def generate(root: Path, n_py: int = 1000, n_cfg: int = 50, seed: int = 0) -> di
             ntext = port_script(text)
             if j == 10:
                 ntext = ntext.replace("    --use-flash-attn \\\n", "")
-                semantic += 1
+                planted.append((f"scripts/pretrain_{j}.sh", "use_flash_attn"))
             name = f"scripts/pretrain_{j}.sh"
         else:
             text = CONFIG.format(lr="1.0e-4")
             ntext = text if j != 11 else text.replace("cutoff_len: 2048", "cutoff_len: 1024")
-            semantic += j == 11
             name = f"configs/sft_{j}.yaml"
+            if j == 11:
+                planted.append((name, "seq_length"))
         for side, content in ((gpu, text), (npu, ntext)):
             p = side / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(content)
-    return {"python": n_py, "configs": n_cfg, "ported": ported, "semantic": semantic}
+    return {"python": n_py, "configs": n_cfg, "ported": ported, "semantic": len(planted), "planted": planted}
+
+
+def missed(report: dict, planted: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The planted edits a scriptdiff JSON report did not find (warning or error, at the NPU
+    file, under the key). A benchmark whose planted differences are not all found measures
+    nothing: every benchmark run checks this."""
+    found = set()
+    for f in report["findings"]:
+        if f["severity"] in ("error", "warning"):
+            for side in (f["npu"], f["gpu"]):
+                if side and side.get("path"):
+                    found.add((side["path"].replace("\\", "/").split("/npu/", 1)[-1].split("/gpu/", 1)[-1],
+                               f["key"]))
+    return [p for p in planted if p not in found]
 
 
 if __name__ == "__main__":

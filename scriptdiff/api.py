@@ -32,8 +32,9 @@ from .checkrun import CheckConfig, CheckConfigError, diff_counterparts, find_con
 from .compare import default_fact
 from .collect import collect as _collect
 from .collect import dumps as snapshot_dumps
-from .engine import compare_sides, diff_files, extract, read_inputs
+from .engine import compare_sides, diff_files, extract, pair_sources, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
+from .registry import detect
 from .report import hparams_table
 from .report import render as _render
 from .review import review as _review
@@ -260,7 +261,22 @@ def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_l
     opts.strict_local = strict_local or opts.strict_local
     opts.checks = {"environment", "libraries"}
     opts.use_cache = False
-    return diff_files(list(gpu), list(npu), opts)
+    report = Report(gpu=" ".join(gpu), npu=" ".join(npu))
+    sides = []
+    for paths in (gpu, npu):  # an input that is no snapshot or package list is an error, not an empty side
+        srcs = []
+        for src in read_inputs(list(paths), report):
+            k = detect(src)
+            if opts.checks & set(k.checks):
+                srcs.append(src)
+            else:
+                what = "an empty file" if not src.data.strip() else f"a {k.name} file"
+                report.errors.append(InputError(src.name, f"not an environment snapshot or package list ({what}); "
+                                                          f"not compared", fatal=True))
+        sides.append(srcs)
+    if not sides[0] or not sides[1]:
+        return report.sorted()
+    return compare_sides(sides[0], sides[1], pair_sources(sides[0], sides[1]), report, opts)
 
 
 def collect(root: str | None = None, run_commands: bool | None = None, sites: list[str] | None = None) -> dict:

@@ -160,13 +160,15 @@ def load_error(x: list) -> InputError:
 def dump_extract(ex) -> dict:
     return {"facts": [dump_fact(f) for f in ex.facts], "errors": [dump_error(e) for e in ex.errors],
             "masked": [dump_masked(m) for m in ex.masked], "frameworks": sorted(ex.frameworks),
-            "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings]}
+            "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings],
+            "unread": list(ex.unread), "understood": bool(ex.understood)}
 
 
 def load_extract(d: dict):
     return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
                    masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
-                   references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]])
+                   references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]],
+                   unread=[str(x) for x in d["unread"]], understood=bool(d["understood"]))
 
 
 def dump_pair(res) -> dict:

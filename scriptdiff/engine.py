@@ -443,7 +443,10 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         gtables, ntables = _tables(gread, ng), _tables(nread, nn)
         if len(gtables) != len(ntables):
             report.findings.append(_invocation_count(unit, ng, nn))
-        unknown = {s for s, r in (("gpu", gread), ("npu", nread)) if r.failed}
+        # a side with an input that failed or was not understood is unknown where it is silent
+        unknown = {s for s, r in (("gpu", gread), ("npu", nread))
+                   if r.failed or any(read_accounts[id(x)].status == "not understood"
+                                      for x, _ex in r.items if x is not None and id(x) in read_accounts)}
         for gtable, ntable in zip(gtables, ntables):
             for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
                 derive_pair(gtable, ntable)
@@ -454,6 +457,10 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
                 if skipped and side in unknown:
                     for e in (e for ex in r.extracts for e in ex.errors if e.fatal):
                         uncompared.setdefault(id(e), (e, set()))[1].update(skipped)
+                    for x, _ex in r.items:
+                        acc = read_accounts.get(id(x)) if x is not None else None
+                        if acc is not None and acc.status == "not understood":
+                            acc.uncompared.update(skipped)
             if unit.run and not report.table:
                 report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                 report.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
@@ -470,7 +477,10 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         report.masked.extend(res.masked)
         report.errors.extend(res.errors)
     for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units if len(u.gpu) == 1 == len(u.npu)]:
-        if g.data == n.data:  # same bytes on both sides: equal, whatever the reader made of them
+        # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
+        # made of them (a launch script's program and configs may still differ)
+        if g.data == n.data and not any(ex.references for s in (g, n) if id(s) in done
+                                        for _x, ex in done[id(s)].items[:1]):
             for src in (g, n):
                 if id(src) in read_accounts:
                     read_accounts[id(src)].status = "identical"
@@ -512,13 +522,18 @@ def _settle(acc: InputAccount, ex: Extract) -> None:
         acc.status = "failed"
         return
     kind = registry_kind(acc.kind) if acc.kind != "binary" else None
-    if not acc.unread and acc.settings == 0 and kind is not None and kind.relevant and not kind.structural:
+    if not acc.unread and acc.settings == 0 and not ex.understood and kind is not None and kind.relevant \
+            and not kind.structural:
         acc.unread.append("no settings could be read from it")
     acc.status = "not understood" if acc.unread else "understood"
 
 
 def _not_understood(acc: InputAccount) -> Finding:
     rule = code("input-not-understood")
+    if acc.uncompared:
+        keys = sorted(acc.uncompared)
+        acc.unread.append(f"{len(keys)} setting(s) of the other side could not be compared: "
+                          + ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else ""))
     kind = registry_kind(acc.kind)
     check = kind.checks[0] if kind.checks else "script"
     here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)

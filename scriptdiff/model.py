@@ -162,6 +162,8 @@ class InputAccount:
     mapped: int = 0  # of which under a canonical key of the vocabulary
     unread: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. where a referenced config was found
+    # keys the other side set that could not be compared because this input was not understood
+    uncompared: set[str] = field(default_factory=set)
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)
@@ -291,6 +293,9 @@ class Extract:
     # is not known: its 23 options were not compared"); a non-empty list makes the input
     # "not understood" (rule input-not-understood), never a silent pass
     unread: list[str] = field(default_factory=list)
+    # the reader understood the input even though it yielded no facts (a launch command with
+    # no options): nothing to compare is then an answer, not a failure to read
+    understood: bool = False
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Config files (lang/config.py): line-tracking JSON, safe YAML, DeepSpeed/HF mapping, references."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scriptdiff.engine import Options, SideContext, diff_files
@@ -133,8 +135,14 @@ def test_missing_reference_on_one_side_only(tmp_path):
     rep = _pair(tmp_path, {"run.sh": "deepspeed train.py --deepspeed ds.json --learning_rate 1\n",
                            "ds.json": '{"zero_optimization": {"stage": 2}}'},
                 {"run.sh": "deepspeed train.py --deepspeed ds.json --learning_rate 1\n"}, "run.sh")
-    got = sorted((f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None) for f in rep.findings)
-    assert got == [("SD213", "zero_stage", 2, None), ("SD222", "config:deepspeed", "ds.json", "ds.json")]
+    got = sorted((f.rule, f.key.rsplit("/", 2)[-2] if f.rule == "SD154" else f.key, f.gpu.value if f.gpu else None,
+                  f.npu.value if f.npu else None) for f in rep.findings)
+    # the NPU side's config is unknown, not unset: zero_stage is named as not compared, not
+    # reported as "set on GPU only"
+    npu_said = (f"line 1: referenced config ds.json was not found (tried {tmp_path / 'npu' / 'ds.json'}, "
+                f"{Path.cwd() / 'ds.json'}): its settings were not compared; "
+                "1 setting(s) of the other side could not be compared: zero_stage")
+    assert got == [("SD154", "npu", None, npu_said), ("SD222", "config:deepspeed", "ds.json", "ds.json")]
     ref = next(f for f in rep.findings if f.rule == "SD222")
     assert "not found beside the NPU script" in ref.message
 

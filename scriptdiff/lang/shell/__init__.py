@@ -70,6 +70,7 @@ def extract(src, ctx) -> Extract:
     for name, count, line in rec.unknown:
         ex.unread.append(f"line {line}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
+    ex.understood = rec.launches > 0
     ex.facts = rec.facts + commented_facts(rec, commented)
     ex.errors.extend(rec.errors)
     ex.references = rec.references

@@ -184,7 +184,10 @@ class Evaluator:
         if name == "export":  # export written as a plain command (rare)
             return
         if self.table.find(name) is None:
-            self.rec.unknown_command(words, x.line_of(node))
+            texts = [w.text for w in words]
+            wraps = any(t == "--" and i + 1 < len(texts) and self.table.looks_like(os.path.basename(texts[i + 1]))
+                        for i, t in enumerate(texts))  # ray job submit ... -- python3 -m ...
+            self.rec.unknown_command(words, x.line_of(node), wraps)
             return
         for p in prefix:  # VAR=x torchrun ...: environment of the launcher
             pname = p.child_by_field_name("name")

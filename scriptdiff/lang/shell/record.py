@@ -27,16 +27,19 @@ class Record:
         self.unknown: list[tuple[str, int, int]] = []
         self.invocations = 0  # launcher commands that produced facts (scopes)
 
-    def unknown_command(self, words, line: int) -> None:
+    def unknown_command(self, words, line: int, wraps: bool = False) -> None:
         """A command that is no known launcher: remembered when it passes options that look like
-        a training run's (a canonical hyperparameter, or many long options), so that the
-        report can say its options were not compared instead of passing silently."""
+        a training run's (a canonical hyperparameter, many options, or a known launcher after
+        `--`), so that the report can say its options were not compared instead of passing
+        silently. Options are `--name[=value]` words and Hydra overrides (`a.b=c`)."""
         opts = [w.text[2:].partition("=")[0].replace("-", "_") for w in words[1:]
                 if w.text.startswith("--") and len(w.text) > 2]
+        opts += [w.text.lstrip("+~").partition("=")[0] for w in words[1:]
+                 if not w.text.startswith("-") and "=" in w.text and "." in w.text.partition("=")[0]]
         if not opts:
             return
         known = sum(1 for o in opts if canonical_flag(o, "megatron") or canonical_flag(o, "hf"))
-        if known or len(opts) >= 5:
+        if known or wraps or len(opts) >= 5:
             name = words[0].text.rsplit("/", 1)[-1]
             if len(words) > 1 and not words[1].text.startswith("-") and words[1].text.isidentifier():
                 name += f" {words[1].text}"  # swift sft, ray job
