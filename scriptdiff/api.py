@@ -14,7 +14,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
     print(api.render(report, "markdown"))
 
 Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
-data_fingerprint, weights, weights_fingerprint, review, baseline, load_baseline, render,
+data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
 external_diff, rules, rule. Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
@@ -36,6 +36,7 @@ from .engine import compare_sides, diff_files, extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .report import hparams_table
 from .report import render as _render
+from .review import read_patch
 from .review import review as _review
 from .rules import Rule
 from .rules import load as load_rules
@@ -46,7 +47,7 @@ from .tree import diff_listings, diff_trees, skip_dirs, walk
 
 __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions",
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
-           "weights_fingerprint", "review", "baseline", "load_baseline", "render", "external_diff", "rules",
+           "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
            "render_table", "HPARAM_KEYS"]
 
