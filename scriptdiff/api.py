@@ -359,8 +359,7 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
         progress.start(sum(r.nbytes for ck in (gck, nck) for r in ck.tensors))
     try:
         advance = progress.advance if progress is not None else None
-        gex = weights_mod.checkpoint_extract(gck, None, advance)
-        nex = weights_mod.checkpoint_extract(nck, rename, advance)
+        gex, nex = weights_mod.pair_extracts(gck, nck, rename, advance)  # facts only where the sides differ
     finally:
         if progress is not None:
             progress.close()

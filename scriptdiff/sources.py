@@ -151,7 +151,7 @@ def is_regular(path: str | os.PathLike) -> bool:
         return False
 
 
-def open_regular(path: str | os.PathLike, display: str | None = None):
+def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1):
     """A binary file object for a regular file; raises SourceError otherwise.
 
     The type is checked before opening (opening a FIFO blocks, opening a device may act),
@@ -170,7 +170,7 @@ def open_regular(path: str | os.PathLike, display: str | None = None):
             raise SourceError(f"{display}: {reason}")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=buffering)
     except BaseException:
         os.close(fd)
         raise
