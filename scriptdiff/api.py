@@ -14,7 +14,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
     print(api.render(report, "markdown"))
 
 Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
-data_fingerprint, weights, weights_fingerprint, review, baseline, load_baseline, render,
+data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
 external_diff, rules, rule. Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
@@ -37,6 +37,7 @@ from .model import Extract, Fact, Finding, InputError, Options, Report, SideCont
 from .registry import detect
 from .report import hparams_table
 from .report import render as _render
+from .review import read_patch
 from .review import review as _review
 from .rules import Rule, check_selectors
 from .rules import load as load_rules
@@ -47,7 +48,7 @@ from .tree import diff_listings, diff_trees, skip_dirs, walk
 
 __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions",
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
-           "weights_fingerprint", "review", "baseline", "load_baseline", "render", "external_diff", "rules",
+           "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
            "render_table", "HPARAM_KEYS", "check_selectors"]
 
@@ -374,8 +375,7 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
         progress.start(sum(r.nbytes for ck in (gck, nck) for r in ck.tensors))
     try:
         advance = progress.advance if progress is not None else None
-        gex = weights_mod.checkpoint_extract(gck, None, advance)
-        nex = weights_mod.checkpoint_extract(nck, rename, advance)
+        gex, nex = weights_mod.pair_extracts(gck, nck, rename, advance)  # facts only where the sides differ
     finally:
         if progress is not None:
             progress.close()

@@ -12,6 +12,11 @@ Every absolute path read is taken under `root` (default /), so that a laid-out i
 are recorded from an allowlist (rules/platform.yaml `snapshot_env`, plus every name of the
 GPU<->NPU table in rules/environment.yaml); a secret-looking name (rules/secrets.yaml) is
 never recorded, nor a value that carries credentials in a URL.
+
+Only regular files are read, at most 1 MiB each (sources.open_regular): a FIFO at
+IMG/etc/os-release or a device where a version file should be is not waited on or read
+forever; the snapshot lists each such file under "unread" with the reason, and the
+`collect` command prints them.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from pathlib import PurePosixPath
 from . import __version__
 from .rules import load
 from .secrets import is_secret_name
+from .sources import SourceError, open_regular
 
 SCHEMA_VERSION = 1
 ASCEND_ROOT = "/usr/local/Ascend"
@@ -39,6 +45,7 @@ class Reader:
 
     def __init__(self, root: str | None = None):
         self.root = os.path.abspath(root) if root else "/"
+        self.unread: list[str] = []  # "path: reason" for files that exist but are not regular files
 
     def path(self, p: str) -> str:
         if self.root == "/":
@@ -68,9 +75,20 @@ class Reader:
         return cur
 
     def text(self, p: str, limit: int = 1 << 20) -> str | None:
+        return self.read_file(self.path(p), p, limit)
+
+    def read_file(self, real: str, display: str, limit: int = 1 << 20) -> str | None:
+        """A regular file's first `limit` bytes as text, or None (missing, or not a regular
+        file: then noted in `unread`)."""
         try:
-            with open(self.path(p), "rb") as fh:
+            with open_regular(real, display) as fh:
                 data = fh.read(limit)
+        except SourceError as e:
+            msg = str(e)
+            if not msg.endswith(("no such file or directory", "broken symbolic link", "is a directory",
+                                 "not a valid path")) and msg not in self.unread:
+                self.unread.append(msg)
+            return None
         except OSError:
             return None
         return data.decode("utf-8", errors="replace")
@@ -314,12 +332,21 @@ def _headers(text: str) -> dict[str, str]:
     return out
 
 
-def read_distributions(dirs: list[str]) -> list[dict]:
+def _dist_text(dist, name: str, rd: Reader | None) -> str | None:
+    """A file of a distribution's metadata folder, read only if it is a regular file."""
+    folder = getattr(dist, "_path", None)  # importlib.metadata.PathDistribution's folder
+    if rd is None or not isinstance(folder, os.PathLike):
+        return dist.read_text(name)
+    return rd.read_file(os.path.join(os.fspath(folder), name), os.path.join(os.fspath(folder), name))
+
+
+def read_distributions(dirs: list[str], rd: Reader | None = None) -> list[dict]:
     from importlib.metadata import distributions
 
+    rd = rd or Reader()
     seen: dict[str, dict] = {}
     for dist in distributions(path=dirs):
-        meta = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+        meta = _dist_text(dist, "METADATA", rd) or _dist_text(dist, "PKG-INFO", rd) or ""
         h = _headers(meta)
         name, version = h.get("name"), h.get("version")
         if not name or not version:
@@ -328,10 +355,10 @@ def read_distributions(dirs: list[str]) -> list[dict]:
         if key in seen:
             continue  # shadowed by an earlier path entry, as import would see it
         d = {"name": name, "version": version}
-        installer = (dist.read_text("INSTALLER") or "").strip()
+        installer = (_dist_text(dist, "INSTALLER", rd) or "").strip()
         if installer:
             d["installer"] = installer
-        du = dist.read_text("direct_url.json")
+        du = _dist_text(dist, "direct_url.json", rd)
         if du:
             d["source"] = direct_url(du)
         seen[key] = d
@@ -489,7 +516,7 @@ def collect(root: str | None = None, environ: dict | None = None, run_commands: 
     nv, gpu_devices = collect_nvidia(rd, env, run)
     versions.update(nv)
     dirs = site_dirs(rd, sites, env)
-    dists = read_distributions(dirs)
+    dists = read_distributions(dirs, rd)
     if arch is None:
         arch = _tree_arch(rd, versions)
     python = {"version": _platform.python_version(), "implementation": _platform.python_implementation(),
@@ -534,6 +561,8 @@ def collect(root: str | None = None, environ: dict | None = None, run_commands: 
         "env": env_vars,
         "env_withheld": withheld,
     }
+    if rd.unread:
+        snap["unread"] = rd.unread
     snap["collect_seconds"] = round(time.perf_counter() - t0, 4)
     return snap
 

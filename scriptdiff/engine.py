@@ -86,6 +86,9 @@ def _extract(src: Source, ctx: SideContext, kind: Kind) -> Extract:
         ex = Extract(errors=[InputError(src.name, f"larger than the structural limit ({len(src.data):,} > "
                                                   f"{ctx.options.max_bytes:,} bytes, --max-bytes): settings not "
                                                   f"read, compared as text")])
+    elif kind.checks and len(src.data) > ctx.options.max_bytes:  # every other reader of settings is bounded too
+        ex = Extract(errors=[InputError(src.name, f"larger than the --max-bytes limit ({len(src.data):,} > "
+                                                  f"{ctx.options.max_bytes:,} bytes); settings not read", fatal=True)])
     else:
         try:
             ex = mod.extract(src, ctx)

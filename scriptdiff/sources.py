@@ -4,15 +4,24 @@ A `Source` is a named blob: a file on disk, a blob at a git revision, a snapshot
 downstream knows which. Decoding never fails: UTF-8 (with or without BOM) first, then
 GB18030 (GBK comments are common in Ascend code), then Latin-1; the fallback is noted so the
 report can say so. Binary content is detected and refused with a one-line reason.
+
+Every reader that opens a file goes through `open_regular` (or `read_bytes` / `read_path`):
+only a regular file (or standard input, for a command argument `-`) is read. A FIFO would
+block forever and /dev/zero would be read until memory runs out, so the file type is
+checked with stat() before the file is opened, and again on the open descriptor (opened
+non-blocking, so a FIFO swapped in between cannot block). Reads stop at a size cap.
 """
 from __future__ import annotations
 
 import errno
 import os
+import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_BINARY_SNIFF = 8192
+MAX_READ = 256 * 1024 * 1024  # no input file is read past this (a hard cap, whatever --max-bytes says)
 
 
 class SourceError(Exception):
@@ -87,23 +96,142 @@ def decode(data: bytes) -> tuple[str, str]:
         return data.decode("latin-1"), "latin-1"
 
 
-def read_path(path: str | os.PathLike, name: str | None = None) -> Source:
-    """Read one file. Raises SourceError with a one-line reason."""
-    p = Path(path)
-    display = name or str(path)
-    try:
-        data = p.read_bytes()  # one open(); the reasons are worked out only when it fails
-    except FileNotFoundError:
-        if p.is_symlink():
-            raise SourceError(f"{display}: broken symbolic link") from None
-        raise SourceError(f"{display}: no such file or directory") from None
-    except IsADirectoryError:
-        raise SourceError(f"{display}: is a directory") from None
-    except PermissionError:
-        raise SourceError(f"{display}: permission denied") from None
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise SourceError(f"{display}: symbolic link loop") from None
-        raise SourceError(f"{display}: cannot read: {e.strerror or e}") from None
-    return Source(name=display, data=data, origin=str(p))
+def special_reason(mode: int) -> str | None:
+    """Why a file of this st_mode is not read, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file"
+    if stat.S_ISCHR(mode):
+        return "is a character device, not a regular file"
+    if stat.S_ISBLK(mode):
+        return "is a block device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is not a regular file"
 
+
+def _os_reason(e: OSError, path, display: str) -> str:
+    if isinstance(e, FileNotFoundError):
+        if os.path.islink(path):
+            return f"{display}: broken symbolic link"
+        return f"{display}: no such file or directory"
+    if isinstance(e, IsADirectoryError):
+        return f"{display}: is a directory"
+    if isinstance(e, PermissionError):
+        return f"{display}: permission denied"
+    if e.errno == errno.ELOOP:
+        return f"{display}: symbolic link loop"
+    return f"{display}: cannot read: {e.strerror or e}"
+
+
+def check_regular(path: str | os.PathLike, display: str | None = None) -> os.stat_result:
+    """stat() a path (following links) and refuse anything but a regular file, without
+    opening it. Raises SourceError with a one-line reason naming `display`."""
+    display = display or str(path)
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        if isinstance(e, ValueError):
+            raise SourceError(f"{display}: not a valid path") from None
+        raise SourceError(_os_reason(e, path, display)) from None
+    reason = special_reason(st.st_mode)
+    if reason:
+        raise SourceError(f"{display}: {reason}")
+    return st
+
+
+def is_regular(path: str | os.PathLike) -> bool:
+    """A regular file (through links); never opens it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1):
+    """A binary file object for a regular file; raises SourceError otherwise.
+
+    The type is checked before opening (opening a FIFO blocks, opening a device may act),
+    then on the descriptor, which is opened non-blocking: a path swapped for a FIFO between
+    the two cannot block the open, and is refused by the second check."""
+    display = display or str(path)
+    check_regular(path, display)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise SourceError(_os_reason(e, path, display)) from None
+    try:
+        reason = special_reason(os.fstat(fd).st_mode)
+        if reason:
+            raise SourceError(f"{display}: {reason}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def too_large(display: str, limit: int, size: int | None = None, limit_name: str | None = None,
+              what: str = "not read") -> str:
+    """The one-line refusal of a file above a size limit."""
+    if limit_name:
+        sizes = f"{size:,} > {limit:,} bytes" if size is not None else f"more than {limit:,} bytes"
+        return f"{display}: larger than the {limit_name} limit ({sizes}); {what}"
+    return f"{display}: larger than {limit:,} bytes; {what}"
+
+
+def read_bytes(path: str | os.PathLike, display: str | None = None, limit: int = MAX_READ,
+               limit_name: str | None = None) -> bytes:
+    """The bytes of a regular file, never more than `limit` (above it: SourceError, and at
+    most limit + 1 bytes were read). `limit_name` names the limit in the message
+    ("--max-bytes"). Raises SourceError with a one-line reason."""
+    display = display or str(path)
+    with open_regular(path, display) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise SourceError(too_large(display, limit, size, limit_name))
+            data = fh.read(limit + 1)
+        except OSError as e:
+            raise SourceError(_os_reason(e, path, display)) from None
+    if len(data) > limit:  # it grew while being read
+        raise SourceError(too_large(display, limit, None, limit_name))
+    return data
+
+
+def read_text(path: str | os.PathLike, display: str | None = None, limit: int = MAX_READ) -> str:
+    """A regular file's text (UTF-8, strict), under the size cap. Raises SourceError."""
+    display = display or str(path)
+    data = read_bytes(path, display, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{display}: not UTF-8 ({e.reason} at byte {e.start})") from None
+
+
+def read_head(path: str | os.PathLike, n: int) -> bytes:
+    """The first n bytes of a regular file, or b"" when it is not one or cannot be read."""
+    try:
+        with open_regular(path) as fh:
+            return fh.read(n)
+    except (SourceError, OSError):
+        return b""
+
+
+def read_stdin(limit: int = MAX_READ, limit_name: str | None = None, display: str = "<stdin>") -> bytes:
+    """Standard input (a command's `-` argument), at most `limit` bytes. Raises SourceError."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise SourceError(too_large(display, limit, None, limit_name))
+    return data
+
+
+def read_path(path: str | os.PathLike, name: str | None = None, limit: int = MAX_READ) -> Source:
+    """Read one regular file, at most `limit` bytes. Raises SourceError with a one-line reason."""
+    display = name or str(path)
+    return Source(name=display, data=read_bytes(path, display, limit), origin=str(Path(path)))

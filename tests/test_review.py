@@ -86,7 +86,7 @@ def test_bad_patch_is_exit_2(tmp_path, cli, text, message):
 
 def test_missing_patch_file(cli, tmp_path):
     code, _, err = cli("review", str(tmp_path / "nope.diff"))
-    assert code == 2 and err.strip() == f"scriptdiff: {tmp_path / 'nope.diff'}: no such file"
+    assert code == 2 and err.strip() == f"scriptdiff: {tmp_path / 'nope.diff'}: no such file or directory"
 
 
 def test_python_port_patch_masks_substitutions():

@@ -12,6 +12,10 @@ files. Its hashes are compared only with hashes made the same way; every compari
 rests on samples says so (SD505), and a sampled side against a fully hashed side compares
 sizes and counts only and says that content was not compared (SD506). A comparison never
 claims more than it checked.
+
+Only regular files inside the dataset root are read: a FIFO, a device or a socket in the
+data is listed as an error and skipped (never opened), and a symbolic link, to a file or a
+folder, that leads outside the root is refused with the path it names.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from .. import __version__
 from ..compare import show
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT
 from ..rules import RuleSet, code
+from ..sources import SourceError, check_regular, open_regular, read_head, read_text, special_reason
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
 
 SCHEMA = 1
@@ -60,19 +65,28 @@ def walk(paths: list[str], exclude: set[str] | None = None) -> Walked:
     for p in paths:
         root = Path(p)
         prefix = "" if single else (root.name or str(root)) + "/"
-        if root.is_file():
+        if not root.is_dir():
+            try:
+                check_regular(root, p)
+            except SourceError as e:
+                out.errors.append(InputError(p, str(e).split(": ", 1)[-1], fatal=True))
+                continue
             rel = root.name if single else prefix.rstrip("/")
             out.files.append((rel, str(root)))
             continue
-        if not root.is_dir():
-            out.errors.append(InputError(p, "no such file or directory", fatal=True))
-            continue
         visited: set[str] = set()
-        # symbolic links to folders are followed (datasets are often assembled from links);
-        # a folder reached twice (a link loop) is listed once and reported
+        top = os.path.realpath(root)
+        # symbolic links to folders are followed (datasets are often assembled from links),
+        # as long as they stay inside the root; a folder reached twice (a link loop) is
+        # listed once and reported
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=lambda e: out.errors.append(
                 InputError(getattr(e, "filename", p) or p, f"cannot list: {e.strerror or e}"))):
             real = os.path.realpath(dirpath)
+            if not _inside(real, top):
+                out.errors.append(InputError(dirpath, f"symbolic link leads outside the dataset root (to {real}); "
+                                                      f"not read"))
+                dirnames[:] = []
+                continue
             if real in visited:
                 out.errors.append(InputError(dirpath, "folder reached twice through symbolic links; listed once"))
                 dirnames[:] = []
@@ -81,10 +95,16 @@ def walk(paths: list[str], exclude: set[str] | None = None) -> Walked:
             dirnames.sort()
             for fn in sorted(filenames):
                 full = os.path.join(dirpath, fn)
-                if os.path.realpath(full) in skip:
+                real_file = os.path.realpath(full)
+                if real_file in skip:
                     continue
-                if not os.path.isfile(full):
-                    out.errors.append(InputError(full, "not a regular file (broken link or device); skipped"))
+                if not _inside(real_file, top):
+                    out.errors.append(InputError(full, f"symbolic link leads outside the dataset root (to "
+                                                       f"{real_file}); not read"))
+                    continue
+                why = _not_regular(full)
+                if why:
+                    out.errors.append(InputError(full, f"{why}; skipped"))
                     continue
                 rel = prefix + os.path.relpath(full, root).replace(os.sep, "/")
                 if rel in seen:
@@ -95,14 +115,31 @@ def walk(paths: list[str], exclude: set[str] | None = None) -> Walked:
     return out
 
 
+def _inside(real: str, top: str) -> bool:
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _not_regular(path: str) -> str | None:
+    """Why a listed name is not read as a data file (None: a regular file); never opens it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "broken symbolic link" if os.path.islink(path) else "vanished while listing"
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    return special_reason(st.st_mode)
+
+
 # ---------------------------------------------------------------- cheap structure per format
 
 def idx_structure(path: str) -> tuple[dict, str | None]:
     """Counts and dtype from a Megatron .idx header (34 bytes); (info, error or None)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(34)
-        size = os.path.getsize(path)
+            size = os.fstat(fh.fileno()).st_size
+    except SourceError as e:
+        return {}, str(e).split(": ", 1)[-1]
     except OSError as e:
         return {}, f"cannot read: {e.strerror or e}"
     if len(head) < 34 or head[:9] != IDX_MAGIC:
@@ -158,7 +195,7 @@ def _format(rel: str, names: set[str]) -> str | None:
 
 
 def _last_byte(path: str) -> bytes:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(-1, os.SEEK_END)
         return fh.read(1)
 
@@ -223,6 +260,8 @@ def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int
             try:
                 return rel, *fingerprint_file(rel, full, _format(rel, names), sample,
                                               progress.advance if progress else None)
+            except SourceError as e:  # replaced by a FIFO or a device since the listing
+                return rel, None, [InputError(rel, str(e).split(": ", 1)[-1])]
             except OSError as e:
                 return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]
 
@@ -495,16 +534,13 @@ def load_side(path: str, sample: SampleSpec | None = None, workers: int | None =
     """
     p = Path(path)
     if p.is_file() and p.suffix.lower() == ".json":
-        try:
-            head = p.open("r", encoding="utf-8", errors="replace").read(2000)
-        except OSError as e:
-            return None, path, [InputError(path, f"cannot read: {e.strerror or e}", fatal=True)], None
-        if f'"{MARKER}"' in head:
+        head = read_head(p, 2000)
+        if f'"{MARKER}"'.encode() in head:
             try:
-                text = p.read_text(encoding="utf-8")
+                text = read_text(p, path)
                 manifest = load_manifest_text(text, path)
-            except (OSError, UnicodeDecodeError) as e:
-                return None, path, [InputError(path, f"cannot read: {e}", fatal=True)], None
+            except SourceError as e:
+                return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
             except ManifestError as e:
                 return None, path, [InputError(path, str(e), fatal=True)], None
             return manifest, base_of(manifest), [], f"manifest {path}"

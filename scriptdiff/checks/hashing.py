@@ -11,11 +11,16 @@ stays at a few buffers whatever the file size.
 hash is a different quantity from a full hash (it is marked as such in the manifest and the
 sample layout is part of the mode string), so a sampled manifest is only ever compared
 hash-for-hash with another manifest sampled the same way.
+
+Only regular files are opened (sources.open_regular): the size that plans the reads is the
+open descriptor's, so a file swapped for a FIFO or a device after the listing is refused.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+
+from ..sources import open_regular
 
 ALGORITHM = "blake3"
 CHUNK = 8 * 1024 * 1024
@@ -83,51 +88,56 @@ def _hasher(size: int):
 
 def hash_file(path: str | os.PathLike, sample: SampleSpec | None = None, count_lines: bool = False,
               progress=None, chunk: int = CHUNK) -> FileHash:
-    """Hash one file. `progress(nbytes)` is called as bytes are read. Raises OSError."""
-    size = os.path.getsize(path)
+    """Hash one file. `progress(nbytes)` is called as bytes are read. Raises OSError, or
+    sources.SourceError when the path is not a regular file."""
+    with open_regular(path, buffering=0) as fh:
+        return _hash_open(fh, sample, count_lines, progress, chunk)
+
+
+def _hash_open(fh, sample: SampleSpec | None, count_lines: bool, progress, chunk: int) -> FileHash:
+    size = os.fstat(fh.fileno()).st_size
     if size >= BIG_FILE and not count_lines and (sample is None or sample.ranges(size) == [(0, size)]):
-        return _hash_mapped(path, size, progress)
+        return _hash_mapped(fh, size, progress)
     h = _hasher(size)
     lines = 0 if count_lines else None
     buf = bytearray(chunk)
     view = memoryview(buf)
     read = 0
-    with open(path, "rb", buffering=0) as fh:
-        if sample is not None and sample.ranges(size) != [(0, size)]:
-            # the size is part of the sampled content: equal samples of different sizes differ
-            h.update(size.to_bytes(8, "little"))
-            for off, length in sample.ranges(size):
-                fh.seek(off)
-                left = length
-                while left:
-                    n = fh.readinto(view[:min(chunk, left)])
-                    if not n:
-                        raise OSError(f"file shrank while reading (at byte {off + length - left})")
-                    h.update(view[:n])
-                    left -= n
-                    read += n
-                    if progress:
-                        progress(n)
-            return FileHash(h.hexdigest(), size, sample.mode(), read, None)
-        # not sampled, or small enough that the sample is the whole file: a full hash
-        while True:
-            n = fh.readinto(view)
-            if not n:
-                break
-            part = view[:n]
-            h.update(part)
-            if lines is not None:
-                lines += buf.count(b"\n", 0, n)
-            read += n
-            if progress:
-                progress(n)
+    if sample is not None and sample.ranges(size) != [(0, size)]:
+        # the size is part of the sampled content: equal samples of different sizes differ
+        h.update(size.to_bytes(8, "little"))
+        for off, length in sample.ranges(size):
+            fh.seek(off)
+            left = length
+            while left:
+                n = fh.readinto(view[:min(chunk, left)])
+                if not n:
+                    raise OSError(f"file shrank while reading (at byte {off + length - left})")
+                h.update(view[:n])
+                left -= n
+                read += n
+                if progress:
+                    progress(n)
+        return FileHash(h.hexdigest(), size, sample.mode(), read, None)
+    # not sampled, or small enough that the sample is the whole file: a full hash
+    while True:
+        n = fh.readinto(view)
+        if not n:
+            break
+        part = view[:n]
+        h.update(part)
+        if lines is not None:
+            lines += buf.count(b"\n", 0, n)
+        read += n
+        if progress:
+            progress(n)
     return FileHash(h.hexdigest(), size, FULL, read, lines)
 
 
 MAP_SEGMENT = 256 * 1024 * 1024
 
 
-def _hash_mapped(path, size: int, progress=None) -> FileHash:
+def _hash_mapped(fh, size: int, progress=None) -> FileHash:
     """A big file hashed through a read-only memory map, 256 MiB at a time.
 
     No copy into a Python buffer, and blake3 spreads each segment over its threads; pages
@@ -136,26 +146,25 @@ def _hash_mapped(path, size: int, progress=None) -> FileHash:
     import mmap
 
     h = _hasher(size)
-    with open(path, "rb") as fh:
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        view = memoryview(mm)
-        try:
-            n = len(mm)
-            for a in range(0, n, MAP_SEGMENT):
-                b = min(n, a + MAP_SEGMENT)
-                part = view[a:b]
-                h.update(part)
-                part.release()
-                if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-                    try:
-                        mm.madvise(mmap.MADV_DONTNEED, a, b - a)
-                    except (OSError, ValueError):
-                        pass
-                if progress:
-                    progress(b - a)
-        finally:
-            view.release()
-            mm.close()
+    mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(mm)
+    try:
+        n = len(mm)
+        for a in range(0, n, MAP_SEGMENT):
+            b = min(n, a + MAP_SEGMENT)
+            part = view[a:b]
+            h.update(part)
+            part.release()
+            if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+                try:
+                    mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+                except (OSError, ValueError):
+                    pass
+            if progress:
+                progress(b - a)
+    finally:
+        view.release()
+        mm.close()
     if n != size:
         raise OSError(f"file changed size while hashing ({size} -> {n} bytes)")
     return FileHash(h.hexdigest(), size, FULL, n, None)

@@ -9,20 +9,29 @@ chunk at a time; pages already processed are handed back to the kernel (MADV_DON
 the resident memory of a comparison stays at a few chunk buffers, not at the checkpoint
 and not even at the largest tensor.
 
+Many tiny tensors cost little per tensor: one slotted record each (no dict), the file size
+checked once per file rather than per tensor, a small tensor hashed from one slice of the
+map without a chunk loop, and the cyclic garbage collector paused while the records (which
+hold no cycles) are built. Files are opened only when they are regular files
+(sources.open_regular): a FIFO named *.safetensors is refused, never waited on.
+
 Values are converted to float64 chunk by chunk for the statistics. numpy has no bfloat16
 or float8, so those are widened by hand: bf16 is the top half of a float32 (shift left by
 16 bits), float8 (E4M3FN, E5M2) goes through a 256-entry table.
 """
 from __future__ import annotations
 
+import gc
 import json
 import math
 import mmap
 import os
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..sources import SourceError, open_regular
 from .hashing import new_hasher
 
 MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit
@@ -42,7 +51,20 @@ class WeightsError(Exception):
     """A checkpoint that cannot be read; str() is one line naming the file and the reason."""
 
 
-@dataclass
+@contextmanager
+def gc_paused():
+    """Build many small acyclic records without the cyclic GC rescanning them all again and
+    again (with 10^5..10^6 records the repeated full collections cost more than the work)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@dataclass(slots=True)
 class TensorRef:
     """Where one tensor's bytes are: a byte range of a file, or a loader (torch checkpoints)."""
 
@@ -54,7 +76,6 @@ class TensorRef:
     path: str | None = None  # file on disk (safetensors)
     start: int = 0  # absolute offset of the first byte in `path`
     loader: Callable[[], object] | None = None  # returns a bytes-like object (torch)
-    meta: dict = field(default_factory=dict)
 
     @property
     def numel(self) -> int:
@@ -65,8 +86,8 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
     """(header, offset of the data section, file size); raises WeightsError."""
     display = display or path
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
+        with open_regular(path, display) as fh:
+            size = os.fstat(fh.fileno()).st_size
             head = fh.read(8)
             if len(head) < 8:
                 raise WeightsError(f"{display}: truncated safetensors file: header declares 8 bytes, file has {size}")
@@ -76,6 +97,8 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
             if 8 + n > size:
                 raise WeightsError(f"{display}: truncated safetensors file: header declares {8 + n} bytes, file has {size}")
             raw = fh.read(n)
+    except SourceError as e:
+        raise WeightsError(str(e)) from None
     except OSError as e:
         raise WeightsError(f"{display}: cannot read: {e.strerror or e}") from None
     try:
@@ -90,34 +113,40 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
 def list_safetensors(path: str, display: str | None = None) -> tuple[list[TensorRef], dict]:
     """The tensors of one safetensors file, validated against the file size."""
     display = display or os.path.basename(path)
-    header, data_start, size = read_header(path, display)
+    with gc_paused():
+        header, data_start, size = read_header(path, display)
+    meta = header.pop("__metadata__", None)
     refs = []
     end_max = 0
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(entry, dict):
-            raise WeightsError(f"{display}: malformed safetensors header: entry {name!r} is not an object")
-        dtype = entry.get("dtype")
-        shape = entry.get("shape")
-        offs = entry.get("data_offsets")
-        if (not isinstance(dtype, str) or not isinstance(shape, list)
-                or not all(isinstance(d, int) and d >= 0 for d in shape)
-                or not isinstance(offs, list) or len(offs) != 2
-                or not all(isinstance(o, int) and o >= 0 for o in offs) or offs[1] < offs[0]):
-            raise WeightsError(f"{display}: malformed safetensors header: entry {name!r} needs dtype, shape and data_offsets")
-        nbytes = offs[1] - offs[0]
-        info = DTYPES.get(dtype)
-        if info is not None and nbytes != math.prod(shape) * info[1]:
-            raise WeightsError(f"{display}: malformed safetensors header: {name!r} is {dtype}{shape} "
-                               f"({math.prod(shape) * info[1]} bytes) but has {nbytes} bytes of data")
-        end_max = max(end_max, offs[1])
-        refs.append(TensorRef(name=name, dtype=dtype, shape=tuple(shape), display=display, nbytes=nbytes,
-                              path=path, start=data_start + offs[0]))
+    with gc_paused():
+        shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by the records
+        while header:  # entries are consumed as they become records: the header never doubles up
+            name, entry = header.popitem()
+            if not isinstance(entry, dict):
+                raise WeightsError(f"{display}: malformed safetensors header: entry {name!r} is not an object")
+            dtype = entry.get("dtype")
+            shape = entry.get("shape")
+            offs = entry.get("data_offsets")
+            if (not isinstance(dtype, str) or not isinstance(shape, list)
+                    or not all(type(d) is int and d >= 0 for d in shape)
+                    or not isinstance(offs, list) or len(offs) != 2
+                    or not all(type(o) is int and o >= 0 for o in offs) or offs[1] < offs[0]):
+                raise WeightsError(f"{display}: malformed safetensors header: entry {name!r} needs dtype, shape "
+                                   f"and data_offsets")
+            nbytes = offs[1] - offs[0]
+            info = DTYPES.get(dtype)
+            if info is not None and nbytes != math.prod(shape) * info[1]:
+                raise WeightsError(f"{display}: malformed safetensors header: {name!r} is {dtype}{shape} "
+                                   f"({math.prod(shape) * info[1]} bytes) but has {nbytes} bytes of data")
+            if offs[1] > end_max:
+                end_max = offs[1]
+            t = tuple(shape)
+            refs.append(TensorRef(name, dtype, shapes.setdefault(t, t), display, nbytes, path, data_start + offs[0]))
     if data_start + end_max > size:
         raise WeightsError(f"{display}: truncated safetensors file: header declares {data_start + end_max} bytes, "
                            f"file has {size}")
-    meta = header.get("__metadata__") if isinstance(header.get("__metadata__"), dict) else {}
+    meta = meta if isinstance(meta, dict) else {}
+    refs.reverse()  # header order (popitem took them from the end), so equal offsets keep it
     refs.sort(key=lambda r: r.start)
     return refs, meta
 
@@ -133,7 +162,10 @@ class Reader:
         if path in self._maps:
             self._maps.move_to_end(path)
             return self._maps[path][1]
-        fh = open(path, "rb")
+        try:
+            fh = open_regular(path)
+        except SourceError as e:
+            raise WeightsError(str(e)) from None
         try:
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file cannot be mapped
@@ -157,7 +189,7 @@ class Reader:
                 yield data[off:off + chunk]
             return
         mm = self._map(ref.path)
-        size = os.path.getsize(ref.path)
+        size = len(mm)  # the file as mapped: one size per file, not a stat() per tensor
         if ref.start + ref.nbytes > size:
             raise WeightsError(f"{ref.display}: truncated safetensors file: header declares "
                                f"{ref.start + ref.nbytes} bytes, file has {size}")
@@ -217,8 +249,19 @@ def _drop_pages(mm: mmap.mmap, start: int, end: int) -> None:
             pass
 
 
+SMALL_TENSOR = 1024 * 1024  # hashed from one slice of the map, without the chunk loop
+
+
 def hash_tensor(reader: Reader, ref: TensorRef) -> str:
     h = new_hasher(ref.nbytes)
+    if ref.loader is None and 0 < ref.nbytes <= SMALL_TENSOR:
+        mm = reader._map(ref.path)
+        end = ref.start + ref.nbytes
+        if end > len(mm):
+            raise WeightsError(f"{ref.display}: truncated safetensors file: header declares {end} bytes, "
+                               f"file has {len(mm)}")
+        h.update(mm[ref.start:end])  # a copy of at most SMALL_TENSOR bytes
+        return h.hexdigest()
     for part in reader.chunks(ref):
         h.update(part)
     return h.hexdigest()

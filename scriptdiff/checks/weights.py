@@ -6,6 +6,11 @@ value {shape, dtype, hash}; the hash is blake3 over the tensor's raw little-endi
 so the same tensor hashes the same whichever file format or shard holds it. A fingerprint
 (`scriptdiff weights fingerprint`) is these facts as JSON, made where the checkpoint lives.
 
+Two checkpoints compared (`pair_extracts`) give facts only for the tensors that are not
+the same on both sides (the identical ones are counted): a checkpoint of 600,000 tiny
+tensors does not become 1.2 million facts to find one difference. Every file is opened only
+when it is a regular file (sources), so a FIFO shard or index is refused, not waited on.
+
 When both checkpoints are at hand, tensors whose bytes differ are also compared by value,
 one tensor at a time and chunk by chunk (max |a-b|, relative L2 ||a-b||/||a||, cosine,
 float64 accumulation), so memory follows a few chunks, never the checkpoint.
@@ -25,8 +30,10 @@ from pathlib import Path
 from .. import __version__
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..rules import RuleSet, code
+from ..sources import SourceError, check_regular, read_head, read_text
 from .hashing import ALGORITHM
-from .safetensors_io import Reader, TensorRef, WeightsError, hash_tensor, list_safetensors, tensor_stats
+from .safetensors_io import (Reader, TensorRef, WeightsError, gc_paused, hash_tensor, list_safetensors,
+                             tensor_stats)
 
 SCHEMA = 1
 MARKER = "scriptdiff_weights"
@@ -43,6 +50,7 @@ class Checkpoint:
     entries: dict[str, dict] = field(default_factory=dict)  # from a fingerprint: name -> entry
     errors: list[InputError] = field(default_factory=list)
     source: str = ""  # where the tensors were read: the checkpoint a fingerprint was made from
+    identical: int | None = None  # tensors equal on both sides, when pair_extracts left them out
 
     @property
     def has_data(self) -> bool:
@@ -55,11 +63,7 @@ def is_fingerprint(path: str) -> bool:
     p = Path(path)
     if not (p.is_file() and p.suffix.lower() == ".json"):
         return False
-    try:
-        with p.open("r", encoding="utf-8", errors="replace") as fh:
-            return f'"{MARKER}"' in fh.read(2000)
-    except OSError:
-        return False
+    return f'"{MARKER}"'.encode() in read_head(p, 2000)
 
 
 def open_checkpoint(path: str) -> Checkpoint:
@@ -67,6 +71,11 @@ def open_checkpoint(path: str) -> Checkpoint:
     p = Path(path)
     if not p.exists():
         raise WeightsError(f"{path}: no such file or directory")
+    if not p.is_dir():
+        try:
+            check_regular(p, path)  # a FIFO or a device is refused here, never opened
+        except SourceError as e:
+            raise WeightsError(str(e)) from None
     if p.is_file():
         low = p.name.lower()
         if low.endswith(".safetensors"):
@@ -120,7 +129,11 @@ def _unique(ck: Checkpoint) -> Checkpoint:
 
 def _sharded(folder: Path, index: Path, root: str) -> Checkpoint:
     try:
-        data = json.loads(index.read_text(encoding="utf-8"))
+        text = read_text(index)
+    except SourceError as e:
+        raise WeightsError(f"{index}: not a readable safetensors index: {str(e).split(': ', 1)[-1]}") from None
+    try:
+        data = json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise WeightsError(f"{index}: not a readable safetensors index: {str(e).splitlines()[0]}") from None
     wmap = data.get("weight_map") if isinstance(data, dict) else None
@@ -132,8 +145,12 @@ def _sharded(folder: Path, index: Path, root: str) -> Checkpoint:
         sp = (folder / shard)
         if not str(sp.resolve()).startswith(str(base) + os.sep):
             raise WeightsError(f"{index}: shard {shard!r} lies outside the checkpoint folder")
-        if not sp.is_file():
+        if not sp.exists():
             raise WeightsError(f"{index}: shard {shard} is listed but missing")
+        try:
+            check_regular(sp, shard)
+        except SourceError as e:
+            raise WeightsError(f"{index}: shard {e}") from None
         shard_refs, _ = list_safetensors(str(sp), shard)
         held = {r.name for r in shard_refs}
         for name, s in wmap.items():
@@ -149,8 +166,8 @@ def _megatron_files(p: Path) -> list[tuple[str, Path]]:
     base = p
     if tracker.is_file():
         try:
-            it = tracker.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
+            it = read_text(tracker, limit=4096).strip()
+        except SourceError:
             it = ""
         if it == "release":
             base = p / "release"
@@ -242,14 +259,41 @@ def fingerprint(ck: Checkpoint, progress=None) -> dict:
 
     `progress`, when given, is called with the byte count of each tensor hashed."""
     tensors = {}
-    with Reader() as reader:
+    advance = Batched(progress) if progress else None
+    with Reader() as reader, gc_paused():
         for ref in ck.tensors:
             tensors[ref.name] = {"dtype": ref.dtype, "shape": list(ref.shape), "hash": hash_tensor(reader, ref),
                                  "file": ref.display, "bytes": ref.nbytes}
-            if progress:
-                progress(ref.nbytes)
+            if advance:
+                advance(ref.nbytes)
+    if advance:
+        advance.flush()
     return {MARKER: SCHEMA, "tool": {"name": "scriptdiff", "version": __version__}, "algorithm": ALGORITHM,
             "source": ck.root, "format": ck.kind, "tensors": dict(sorted(tensors.items()))}
+
+
+class Batched:
+    """A progress callback called at most every PROGRESS_BYTES bytes or PROGRESS_TENSORS
+    tensors: per-tensor updates of a progress bar cost more than hashing a tiny tensor."""
+
+    PROGRESS_BYTES = 64 * 1024 * 1024
+    PROGRESS_TENSORS = 4096
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.bytes = 0
+        self.count = 0
+
+    def __call__(self, nbytes: int) -> None:
+        self.bytes += nbytes
+        self.count += 1
+        if self.bytes >= self.PROGRESS_BYTES or self.count >= self.PROGRESS_TENSORS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.bytes:
+            self.progress(self.bytes)
+        self.bytes = self.count = 0
 
 
 def dumps(fp: dict) -> str:
@@ -283,9 +327,9 @@ def parse_fingerprint(text: str, name: str) -> dict:
 
 def load_fingerprint(path: str) -> Checkpoint:
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise WeightsError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        text = read_text(path)
+    except SourceError as e:
+        raise WeightsError(f"{path}: cannot read: {str(e).split(': ', 1)[-1]}") from None
     data = parse_fingerprint(text, path)
     ck = Checkpoint(path, "fingerprint", entries=data["tensors"])
     ck.source = str(data.get("source") or path)
@@ -319,7 +363,11 @@ class Renamer:
     @classmethod
     def from_file(cls, path: str, subs: list[str] | None = None) -> "Renamer":
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            text = read_text(path)
+        except SourceError as e:
+            raise ValueError(str(e)) from None
+        try:
+            data = json.loads(text)
         except (OSError, UnicodeDecodeError, ValueError) as e:
             raise ValueError(f"{path}: not a readable JSON name map: {str(e).splitlines()[0]}") from None
         if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
@@ -330,7 +378,8 @@ class Renamer:
 # ---------------------------------------------------------------- facts
 
 def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=None,
-          errors: list[InputError] | None = None) -> list[Fact]:
+          errors: list[InputError] | None = None, skip: set[str] | frozenset = frozenset()) -> list[Fact]:
+    """One fact per tensor; `skip`: (renamed) tensor names to leave out (equal on both sides)."""
     out = []
     seen: dict[str, str] = {}
     for name, e in entries.items():
@@ -339,6 +388,8 @@ def facts(entries: dict[str, dict], root: str, via: str | None = None, rename=No
             errors.append(InputError(root, f"tensors {seen[key_name]!r} and {name!r} both map to {key_name!r}; "
                                            f"the second is compared"))
         seen[key_name] = name
+        if key_name in skip:
+            continue
         f = e.get("file")
         single = not f or os.path.basename(root.rstrip("/")) == f  # a one-file checkpoint: root is the file
         out.append(Fact(key=PREFIX + key_name, value={"shape": list(e["shape"]), "dtype": e["dtype"], "hash": e["hash"]},
@@ -421,10 +472,11 @@ def open_side(path: str) -> tuple[Checkpoint | None, list[InputError]]:
         return None, [InputError(path, f"cannot read: {e.strerror or e}", fatal=True)]
 
 
-def side_facts(ck: Checkpoint, rename=None, progress=None) -> tuple[list[Fact], list[InputError]]:
+def side_facts(ck: Checkpoint, rename=None, progress=None, skip=frozenset(), hashed: bool = False
+               ) -> tuple[list[Fact], list[InputError]]:
     """Hash a checkpoint's tensors (a fingerprint already has them) and make its facts."""
     errors: list[InputError] = []
-    if ck.has_data:
+    if ck.has_data and not hashed:
         try:
             ck.entries = fingerprint(ck, progress)["tensors"]
         except WeightsError as e:
@@ -434,7 +486,50 @@ def side_facts(ck: Checkpoint, rename=None, progress=None) -> tuple[list[Fact], 
         except OSError as e:
             return [], [InputError(ck.root, f"cannot read: {e.strerror or e}", fatal=True)]
     via = f"fingerprint {ck.root}" if not ck.has_data else None
-    return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors), errors
+    with gc_paused():
+        return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors, skip=skip), errors
+
+
+def _hash_side(ck: Checkpoint, progress=None) -> list[InputError]:
+    """Fill ck.entries (hashing a checkpoint's tensors); the errors that stop this side."""
+    if not ck.has_data:
+        return []
+    try:
+        ck.entries = fingerprint(ck, progress)["tensors"]
+    except WeightsError as e:
+        msg = str(e)
+        where, _, reason = msg.partition(": ")
+        return [InputError(where or ck.root, reason or msg, fatal=True)]
+    except OSError as e:
+        return [InputError(ck.root, f"cannot read: {e.strerror or e}", fatal=True)]
+    return []
+
+
+def pair_extracts(gck: Checkpoint, nck: Checkpoint, rename=None, progress=None) -> tuple[Extract, Extract]:
+    """Both sides hashed, as Extracts holding facts only for the tensors that differ or are
+    on one side only: a tensor with the same name, dtype, shape and hash on both sides can
+    give no finding, so it is counted (gck.identical, nck.identical) rather than made into a
+    fact on each side. `rename` maps NPU names onto GPU names."""
+    gerr, nerr = _hash_side(gck, progress), _hash_side(nck, progress)
+    if gerr or nerr:
+        return Extract(errors=gerr), Extract(errors=nerr)
+    same: set[str] = set()
+    with gc_paused():
+        npu: dict[str, dict] = {}
+        for name, e in nck.entries.items():
+            npu[rename(name) if rename else name] = e
+        for name, e in gck.entries.items():
+            o = npu.get(name)
+            if (o is not None and o.get("hash") == e.get("hash") and o.get("dtype") == e.get("dtype")
+                    and list(o.get("shape", ())) == list(e.get("shape", ()))):
+                same.add(name)
+        del npu
+    gck.identical = nck.identical = len(same)
+    out = []
+    for ck, ren in ((gck, None), (nck, rename)):
+        f, errs = side_facts(ck, ren, skip=same, hashed=True)
+        out.append(Extract(facts=f, errors=errs))
+    return out[0], out[1]
 
 
 def checkpoint_extract(ck: Checkpoint, rename=None, progress=None) -> Extract:
@@ -473,7 +568,9 @@ def summarize(report: Report, gck: Checkpoint, nck: Checkpoint) -> Summary:
     """Counts for the text overview, from a finished comparison: tensors per side, tensors
     equal on both sides (report.tables), findings per rule, the measured ones worst first."""
     summary = Summary(gpu_tensors=len(gck.entries), npu_tensors=len(nck.entries))
-    if report.tables is not None:
+    if gck.identical is not None:  # pair_extracts counted them and left them out of the tables
+        summary.identical = gck.identical
+    elif report.tables is not None:
         gt, nt = report.tables
         summary.identical = sum(1 for k in gt.keys("weights") & nt.keys("weights")
                                 if gt.get(k).value == nt.get(k).value)

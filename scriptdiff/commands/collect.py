@@ -32,6 +32,8 @@ def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
     snap = api.collect(root=args.root, run_commands=False if args.no_commands else None, sites=args.site or None)
+    for msg in snap.get("unread", []):  # special files where a version file was expected: not read
+        print(f"scriptdiff: {msg}; not read", file=sys.stderr)
     text = api.snapshot_text(snap)
     if args.output and args.output != "-":
         try:

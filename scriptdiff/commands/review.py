@@ -1,10 +1,8 @@
 """scriptdiff review PATCH: the Beyond Compare review of a GPU->NPU port, done by the tool."""
 from __future__ import annotations
 
-import sys
-
 from .baseline import load_baseline_into
-from .common import add_output_arguments, emit, fail, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, options_from
 
 DESCRIPTION = """Review a unified diff (a pull request) that ports a GPU file to NPU.
 
@@ -21,6 +19,7 @@ def add_arguments(p) -> None:
     p.add_argument("patch", metavar="PATCH", help="unified diff file, or - for standard input")
     p.add_argument("--root", default=".", help="folder the patch's paths are relative to (default: .)")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
+    add_engine_arguments(p)
     add_output_arguments(p)
 
 
@@ -29,18 +28,7 @@ def run(args) -> int:
     err = load_baseline_into(opts, args)
     if err:
         return err
-    if args.patch == "-":
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        name = args.patch
-        try:
-            with open(args.patch, "rb") as fh:
-                data = fh.read()
-        except FileNotFoundError:
-            return fail(f"{args.patch}: no such file")
-        except OSError as e:
-            return fail(f"{args.patch}: cannot read: {e.strerror or e}")
     from .. import api  # lazy: keeps --help fast
 
+    data, name = api.read_patch(args.patch, opts)  # a regular file or standard input, under --max-bytes
     return emit(api.review(data, name, opts, root=args.root), args)
