@@ -164,7 +164,7 @@ def test_shell_file_above_max_bytes_is_one_line(tmp_path, cli):
     (tmp_path / "b.sh").write_text("python train.py --lr 2\n")
     code, _, err = cli("diff", str(tmp_path / "a.sh"), str(tmp_path / "b.sh"), "--max-bytes", "100", "--no-cache")
     assert err.strip() == (f"scriptdiff: {tmp_path / 'a.sh'}: larger than the --max-bytes limit (324 > 100 bytes); "
-                           f"settings not read")
+                           f"settings not read (1 setting(s) of the other side could not be compared: lr)")
     assert code == 2  # the GPU side had nothing readable: nothing was compared
 
 
