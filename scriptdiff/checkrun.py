@@ -22,6 +22,7 @@ from . import gitsrc
 from .engine import Unit, compare_sides, read_inputs
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind
+from .sources import SourceError, read_text
 from .rules import code, load, unknown_selector
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
@@ -35,6 +36,9 @@ TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline"}
 # launch script that also sits in a scripts folder is read as part of the run.
 RUN_KEYS = ("launch", "configs", "logs", "environment", "packages")
 SOURCE_KEYS = RUN_KEYS + ("scripts",)
+
+
+CONFIG_LIMIT = 4 * 1024 * 1024  # a configuration is a few lines: larger is not one
 
 
 class CheckConfigError(Exception):
@@ -77,9 +81,8 @@ def find_config(start: str = ".") -> str | None:
 
 def _has_tool_section(path: str) -> bool:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return "[tool.scriptdiff" in fh.read()
-    except (OSError, UnicodeDecodeError):
+        return "[tool.scriptdiff" in read_text(path, limit=CONFIG_LIMIT)
+    except SourceError:
         return False
 
 
@@ -88,13 +91,12 @@ def _toml(path: str) -> dict:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise CheckConfigError(f"{path}: no such file") from None
-    except OSError as e:
-        raise CheckConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:  # a regular file under a cap: a FIFO or /dev/zero named as the configuration is refused
+        return tomllib.loads(read_text(path, limit=CONFIG_LIMIT))
+    except SourceError as e:
+        raise CheckConfigError(str(e).replace("no such file or directory", "no such file")) from None
+    except RecursionError:
+        raise CheckConfigError(f"{path}: nested too deeply to read") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise CheckConfigError(f"{path}: not valid TOML: {str(e).splitlines()[0]}") from None
 

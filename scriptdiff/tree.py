@@ -29,7 +29,7 @@ from .engine import Unit, compare_sides
 from .model import Finding, InputAccount, InputError, Options, Report, Side
 from .registry import detect, kind_by_name
 from .rules import code, load
-from .sources import MAX_BINARY_SNIFF, Source, SourceError, read_path
+from .sources import MAX_BINARY_SNIFF, Source, SourceError, open_regular, read_head, read_path
 
 CHUNK = 1 << 20
 
@@ -46,14 +46,16 @@ class Entry:
     def identity(self) -> str:
         """A content hash; equal identities mean equal bytes."""
         d = hashlib.blake2b(digest_size=16)
-        with open(self.path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(CHUNK), b""):
-                d.update(chunk)
+        try:
+            with open_regular(self.path, self.display) as fh:  # swapped for a FIFO since the walk: refused
+                for chunk in iter(lambda: fh.read(CHUNK), b""):
+                    d.update(chunk)
+        except SourceError as e:
+            raise OSError(str(e)) from None
         return d.hexdigest()
 
     def head(self) -> bytes:
-        with open(self.path, "rb") as fh:
-            return fh.read(MAX_BINARY_SNIFF)
+        return read_head(self.path, MAX_BINARY_SNIFF)
 
     def source(self) -> Source:
         return read_path(self.path, self.display)

@@ -257,3 +257,10 @@ def test_identical_tensors_are_counted_not_made_into_facts(tmp_path):
     gt, nt = report.tables
     assert sorted(gt.keys("weights")) == ["weights:t7"] and sorted(nt.keys("weights")) == ["weights:t7", "weights:x"]
     assert report.details["weights"].identical == 49
+
+
+def test_check_configuration_that_is_a_fifo_is_refused(tmp_path, cli):
+    fifo = tmp_path / "scriptdiff.toml"
+    os.mkfifo(fifo)
+    code, out, err = cli("check", "--config", str(fifo))  # the autouse alarm fails a hang
+    assert code == 2 and err.strip() == f"scriptdiff: {fifo}: is a FIFO (named pipe), not a regular file"
