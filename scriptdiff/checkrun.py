@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from . import gitsrc
 from .engine import Unit, compare_sides, read_inputs
 from .model import Extract, Finding, InputError, Options, Report, Side
-from .registry import check_names, checks, detect, kind
+from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, read_text
 from .rules import code, load, unknown_selector
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
@@ -413,6 +413,10 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
     bad = [f for f in found if f.severity in ("error", "warning")]
     info = len(found) - len(bad)
     wanted = " / ".join(keys)
+    failed = sorted({_display(a.path) for a in report.inputs if a.status == "failed" and a.kind in kinds()
+                     and check in kind(a.kind).checks})
+    if failed and not bad:  # an input of this check could not be read: never a pass
+        return "not checked", f"could not be read: {', '.join(failed)} (see errors)"
     unread = [f for f in report.findings if f.check == check and f.rule == code("input-not-understood")]
     if unread:  # an input of this check was not understood: never a pass for that file
         files = ", ".join(sorted({(f.gpu or f.npu).path for f in unread}))

@@ -276,3 +276,16 @@ def test_the_tree_benchmark_finds_every_planted_edit(tmp_path):
     assert sorted(f.key for f in report.findings if f.severity in ("error", "warning")) == [
         "clip_grad"] * 5 + ["seq_length", "use_flash_attn"]
     assert report.exit_code() == 1
+
+
+def test_check_with_a_config_that_does_not_parse_invents_nothing(tmp_path):
+    write(tmp_path, {"gpu/c.yaml": "learning_rate: 1e-4\nwarmup_steps: 10\n",
+                     "npu/c.yaml": "learning_rate: 2e-4\nwarmup_steps: [10\n",
+                     "scriptdiff.toml": 'ignore = ["SD155"]\n[gpu]\nconfigs = "gpu/c.yaml"\n[npu]\nconfigs = "npu/c.yaml"\n'})
+    report = run_checks(load_config(str(tmp_path / "scriptdiff.toml")), opts())
+    assert report.findings == []
+    assert [e.path.rsplit("/", 2)[-2:] for e in report.errors] == [["npu", "c.yaml"]]
+    verdict, reason = report.verdicts["hyperparameters"]
+    assert verdict == "not checked" and reason.startswith("could not be read: ") and reason.endswith(
+        "npu/c.yaml (see errors)")
+    assert report.exit_code() == 2
