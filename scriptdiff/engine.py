@@ -20,7 +20,8 @@ from pathlib import Path
 
 from . import cache
 from .compare import FactTable, compare_tables, vocab
-from .model import Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side, SideContext
+from .model import (REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side,
+                    SideContext)
 from .references import resolve
 from .rules import check_selectors, code, load
 from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind  # noqa: F401 (detect_kind: API)
@@ -249,7 +250,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
             continue
         res = resolve(ref, src.origin, ctx.root)
         if res.path is None:
-            if key == "program":  # torchrun pretrain_gpt.py with Megatron elsewhere: the script's own flags still count
+            if key == REF_PROGRAM:  # torchrun pretrain_gpt.py with Megatron elsewhere: the script's own flags still count
                 if account is not None:
                     account.notes.append(f"line {line}: program {ref} is not in view; its code defaults were not read")
                 continue
@@ -274,9 +275,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         inv = next((f.meta.get("invocation") for f in ex.facts if f.meta.get("reference")
                     and f.meta.get("written") == ref and f.line == line), None)
         if inv is not None:
-            rex = Extract(facts=[_tagged(f, inv) for f in rex.facts], errors=rex.errors, masked=rex.masked,
-                          frameworks=rex.frameworks, references=rex.references, findings=rex.findings,
-                          unread=rex.unread)
+            rex = replace(rex, facts=[_tagged(f, inv) for f in rex.facts])
         out.append((rsrc, rex))
         out.extend(follow_references(rex, rsrc, ctx, seen, account))
     return out

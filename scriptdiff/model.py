@@ -278,6 +278,11 @@ class UsageError(Exception):
 
 # --- what one stage hands the next ---------------------------------------------------------
 
+# the key of an Extract reference to the program a launcher starts (a config reference's key
+# is the option that names it): the program is part of the run, read when it is in view
+REF_PROGRAM = "program"
+
+
 @dataclass
 class Extract:
     """What one file yields: its facts, and the masks, errors and references met on the way."""

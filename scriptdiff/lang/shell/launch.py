@@ -11,15 +11,11 @@ from __future__ import annotations
 import os
 
 from ...checks.hparams import convert
-from ...model import RANK_SCRIPT, Fact
+from ...model import RANK_SCRIPT, REF_PROGRAM, Fact
 from .launchers import Launcher, LauncherTable
 from .program import ProgramReader
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
-
-
-# the key of a reference to the program a launcher starts (a config reference's key is its option)
-PROGRAM = "program"
 
 
 class LaunchReader:
@@ -86,7 +82,7 @@ class LaunchReader:
         self.rec.launches += 1
         if program.endswith(".py"):  # the program is part of the run: the engine reads it when it is there
             line = words[0].line if words else (self.rec.facts[-1].line if self.rec.facts else None)
-            self.rec.references.append((program, line, PROGRAM))
+            self.rec.references.append((program, line, REF_PROGRAM))
 
     def options(self, entry: Launcher, words: list[Word], i: int) -> tuple[int, dict[str, Word]]:
         """The launcher's own options from word i on (name with _ for -, -> value word), and
