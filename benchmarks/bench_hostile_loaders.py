@@ -8,9 +8,10 @@ Cases:
   laughs        a billion-laughs YAML config (8 levels of 9 aliases: 9**8 = 43 million strings in 380 bytes)
   nested        a config JSON nested 100,000 levels deep
 
-Each run is `/usr/bin/time -v scriptdiff diff GPU NPU --no-cache`; the script prints the
-median wall time, the peak RSS (maximum resident set size) and the exit status. Run it on
-the branch and on its base to compare; the issue notes quote both.
+Each run is `/usr/bin/time -v python -m scriptdiff diff GPU NPU --no-cache`; the script
+prints the median wall time, the peak RSS (maximum resident set size), the exit status and
+the size of the report. `--src DIR` runs the package in DIR instead (PYTHONPATH), so the
+base and the branch are measured side by side with one environment.
 """
 from __future__ import annotations
 
@@ -52,11 +53,11 @@ def make(case: str, d: Path, mb: int) -> tuple[Path, Path]:
     raise SystemExit(f"unknown case {case}")
 
 
-def run(gpu: Path, npu: Path, out: Path) -> tuple[float, int, int, int]:
-    exe = Path(sys.executable).with_name("scriptdiff")
-    cmd = ["/usr/bin/time", "-v", str(exe), "diff", str(gpu), str(npu), "--no-cache"]
+def run(gpu: Path, npu: Path, out: Path, src: str | None) -> tuple[float, int, int, int]:
+    cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "scriptdiff", "diff", str(gpu), str(npu), "--no-cache"]
+    env = bench_env({"PYTHONPATH": src} if src else None)
     with open(out, "wb") as fh:
-        p = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, env=bench_env(), text=True)
+        p = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, env=env, text=True)
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", p.stderr)
     h, m, s = wall.groups()
     secs = int(h or 0) * 3600 + int(m) * 60 + float(s)
@@ -70,11 +71,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--mb", type=int, default=40)
     ap.add_argument("--case", action="append", choices=["json-list", "laughs", "nested"])
+    ap.add_argument("--src", help="run the scriptdiff package found in this folder (e.g. a checkout of the base)")
     args = ap.parse_args()
     for case in args.case or ["laughs", "nested", "json-list"]:
         with tempfile.TemporaryDirectory() as tmp:
             gpu, npu = make(case, Path(tmp), args.mb)
-            results = [run(gpu, npu, Path(tmp) / "report.txt") for _ in range(args.runs)]
+            results = [run(gpu, npu, Path(tmp) / "report.txt", args.src) for _ in range(args.runs)]
         secs = statistics.median(r[0] for r in results)
         rss = max(r[1] for r in results)
         print(f"{case:10} median {secs:7.2f} s  peak RSS {rss / 1024:8.1f} MB  exit {results[0][2]}  "

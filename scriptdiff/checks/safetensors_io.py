@@ -104,7 +104,7 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
     try:
         header = load_json_data(raw, display)
     except ValueError as e:
-        raise WeightsError(f"{display}: not a safetensors file: the header is not JSON ({e})") from None
+        raise WeightsError(f"{display}: not a safetensors file: the header is not JSON: {e}") from None
     if not isinstance(header, dict):
         raise WeightsError(f"{display}: not a safetensors file: the header is not a JSON object")
     return header, 8 + n, size
