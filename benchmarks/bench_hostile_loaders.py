@@ -54,10 +54,12 @@ def make(case: str, d: Path, mb: int) -> tuple[Path, Path]:
 
 
 def run(gpu: Path, npu: Path, out: Path, src: str | None) -> tuple[float, int, int, int]:
-    cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "scriptdiff", "diff", str(gpu), str(npu), "--no-cache"]
+    # --max-bytes above the input: the reader itself is measured, not the size cap's refusal
+    cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "scriptdiff", "diff", str(gpu), str(npu), "--no-cache",
+           "--max-bytes", str(10**9)]
     env = bench_env({"PYTHONPATH": src} if src else None)
-    with open(out, "wb") as fh:
-        p = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, env=env, text=True)
+    with open(out, "wb") as fh:  # run from the temporary folder: `-m` puts the working folder first on sys.path
+        p = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, env=env, text=True, cwd=out.parent)
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", p.stderr)
     h, m, s = wall.groups()
     secs = int(h or 0) * 3600 + int(m) * 60 + float(s)
@@ -71,7 +73,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--mb", type=int, default=40)
     ap.add_argument("--case", action="append", choices=["json-list", "laughs", "nested"])
-    ap.add_argument("--src", help="run the scriptdiff package found in this folder (e.g. a checkout of the base)")
+    ap.add_argument("--src", help="run the scriptdiff package in this folder (e.g. `git archive BASE scriptdiff "
+                                   "rules | tar -x -C DIR`); default: the installed one")
     args = ap.parse_args()
     for case in args.case or ["laughs", "nested", "json-list"]:
         with tempfile.TemporaryDirectory() as tmp:

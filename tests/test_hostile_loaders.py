@@ -98,7 +98,9 @@ def test_nested_toml_and_json_configs_leave_the_other_inputs_compared(tmp_path, 
     doc = json.loads(out)
     assert [(f["rule"], f["key"], f["gpu"]["value"], f["npu"]["value"]) for f in doc["findings"]
             if f["key"] == "seed"] == [("SD207", "seed", 1, 2)]
-    assert doc["errors"] == [{"path": str(tmp_path / "n" / "a.toml"), "message": f"not valid TOML: {TOO_DEEP}; not compared"}]
+    assert doc["errors"] == [{"path": str(tmp_path / "n" / "a.toml"), "message": f"not valid TOML: {TOO_DEEP}; not compared "
+                                                                  "(1 setting(s) of the other side could not be "
+                                                                  "compared: lr)"}]
     assert code == 1 and "internal error" not in err
 
 
@@ -131,7 +133,8 @@ def test_billion_laughs_is_refused_under_a_memory_cap(tmp_path):
                         "--no-cache", "-f", "json"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stderr
     assert p.stderr == (f"scriptdiff: {tmp_path / 'n.yaml'}: not valid YAML: line 1: aliases expand beyond 100,176 nodes "
-                        f"(a billion-laughs file?); not compared\n")
+                        f"(a billion-laughs file?); not compared (1 setting(s) of the other side could not be "
+                        f"compared: lr)\n")
 
 
 def test_aliases_within_the_budget_and_merge_keys_still_expand():
@@ -225,7 +228,8 @@ def _forge(path: Path, payload: bytes, key: str | None = None):
     path.write_bytes(header + b"\n" + payload)
 
 
-EMPTY = {"facts": [], "errors": [], "masked": [], "frameworks": [], "references": [], "findings": []}
+EMPTY = {"facts": [], "errors": [], "masked": [], "frameworks": [], "references": [], "findings": [], "unread": [],
+         "understood": True}
 
 
 @pytest.mark.parametrize("poison", ["nested", "fifo", "dev-zero", "wrong-types", "empty-plain", "empty-bad-digest",

@@ -86,5 +86,5 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     console.print(Text(summary, style=style))
     account = report.account_line()
     if account:
-        console.print(Text(account, style="dim"))
+        console.print(Text(safe(account), style="dim"))
     return buf.getvalue()
