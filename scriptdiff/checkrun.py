@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from . import gitsrc
 from .engine import Unit, compare_sides, read_inputs
+from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, read_text
@@ -92,12 +93,14 @@ def _toml(path: str) -> dict:
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:  # a regular file under a cap: a FIFO or /dev/zero named as the configuration is refused
-        return tomllib.loads(read_text(path, limit=CONFIG_LIMIT))
+        text = read_text(path, limit=CONFIG_LIMIT)
+        check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first
+        return tomllib.loads(text)
     except SourceError as e:
         raise CheckConfigError(str(e).replace("no such file or directory", "no such file")) from None
     except RecursionError:
         raise CheckConfigError(f"{path}: nested too deeply to read") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, JSONError) as e:
         raise CheckConfigError(f"{path}: not valid TOML: {str(e).splitlines()[0]}") from None
 
 

@@ -79,15 +79,17 @@ def main(argv: list[str] | None = None) -> int:
         from .model import UsageError  # lazy: keeps --help fast (the model's dataclasses cost 20 ms)
         from .rulepack import RuleError  # lazy: keeps --help fast (the rule-pack loader imports yaml)
 
+        from .report.values import safe  # lazy: keeps --help fast (only an error needs it)
+
         if isinstance(e, UsageError):  # a request that cannot be carried out: one line, no traceback
-            print(f"scriptdiff: {e}", file=sys.stderr)
+            print(f"scriptdiff: {safe(e)}", file=sys.stderr)
             return 2
         if os.environ.get("SCRIPTDIFF_DEBUG"):
             raise
         if isinstance(e, RuleError):
-            print(f"scriptdiff: invalid rule pack: {e}", file=sys.stderr)
+            print(f"scriptdiff: invalid rule pack: {safe(e)}", file=sys.stderr)
         else:
-            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            msg = safe(str(e).splitlines()[0]) if str(e) else type(e).__name__
             print(f"scriptdiff: internal error: {type(e).__name__}: {msg} "
                   f"(set SCRIPTDIFF_DEBUG=1 for details)", file=sys.stderr)
         return 2

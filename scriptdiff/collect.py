@@ -28,6 +28,7 @@ import time
 from pathlib import PurePosixPath
 
 from . import __version__
+from .jsonload import loads as load_json_data
 from .rules import load
 from .secrets import is_secret_name
 from .sources import SourceError, open_regular
@@ -247,7 +248,7 @@ def collect_nvidia(rd: Reader, env: dict, run) -> tuple[dict, list | None]:
         t = rd.text(f"{h}/version.json")
         if t:
             try:
-                v = json.loads(t).get("cuda", {}).get("version")
+                v = load_json_data(t).get("cuda", {}).get("version")
             except (ValueError, AttributeError):
                 v = None
             if v:
@@ -368,7 +369,7 @@ def read_distributions(dirs: list[str], rd: Reader | None = None) -> list[dict]:
 def direct_url(text: str) -> dict:
     """PEP 610 direct_url.json -> {url, editable, vcs, commit, requested_revision} (credentials removed)."""
     try:
-        doc = json.loads(text)
+        doc = load_json_data(text)
     except ValueError:
         return {"error": "unreadable direct_url.json"}
     if not isinstance(doc, dict):

@@ -1,36 +1,245 @@
-"""JSON with line numbers: the loader every JSON reader shares (configs, snapshots).
+"""JSON, read one way everywhere: bounded nesting, and line numbers where a reader wants them.
 
-A small line-tracking parser (the standard library's string decoder for string tokens)
-that returns the data and, for every path, the line it starts on, as yamlload does for
-YAML; malformed input raises JSONError naming the line.
+Two entry points, both raising JSONError (a ValueError, one line) instead of RecursionError
+or a traceback:
+
+- `loads(text_or_bytes, name)`: plain data, parsed by the standard library's C decoder after
+  a cheap check of the nesting depth (`MAX_DEPTH` levels). Every JSON input that is not a
+  config goes through it: safetensors headers and shard indexes, data manifests, weights
+  fingerprints, name maps, baselines, cache entries, pip lists, direct_url.json files.
+- `load_json(text)`: the data and, for every path (a tuple of keys and list indices), the
+  line it starts on, as yamlload does for YAML; for config files and snapshots. Small
+  documents are read by a line-tracking parser (exact messages: "line 3: expected a quoted
+  key"); above `EAGER_LIMIT` characters the C decoder reads the data and a line is found
+  only when a reader asks for it (a 40 MB list is one value: its elements get no lines).
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any
 
+MAX_DEPTH = 200  # deeper than any real config, manifest or header; well inside Python's stack
+EAGER_LIMIT = 512 * 1024  # characters; above it, lines are located on demand
 
-class JSONError(Exception):
-    def __init__(self, msg: str, line: int):
-        super().__init__(f"line {line}: {msg}")
+
+class JSONError(ValueError):
+    """Malformed or hostile JSON: `str(e)` is one line ("line 3: nested too deeply ...");
+    `name` is the file when the caller gave one."""
+
+    def __init__(self, msg: str, line: int | None = None, name: str | None = None):
+        super().__init__(f"line {line}: {msg}" if line else msg)
         self.line = line
+        self.reason = msg
+        self.name = name
+
+
+def too_deep() -> str:
+    return f"nested too deeply (> {MAX_DEPTH} levels)"
+
+
+# strings are skipped when brackets are counted: the unrolled form keeps the regex linear
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def check_depth(data: str | bytes, limit: int = MAX_DEPTH, name: str | None = None) -> None:
+    """Raise JSONError when brackets nest deeper than `limit`; C speed, no recursion.
+
+    A document with at most `limit` opening brackets cannot be deeper (one count). Else the
+    strings are removed, everything but brackets deleted, and innermost pairs peeled off one
+    level per pass: a document that still has brackets after `limit` passes, each of which
+    removed some, is deeper than `limit`. Mismatched brackets stop the peeling early and are
+    left for the decoder to report."""
+    if isinstance(data, str):
+        if data.count("[") + data.count("{") <= limit:
+            return
+        data = data.encode("utf-8", "surrogatepass")
+    elif data.count(b"[") + data.count(b"{") <= limit:
+        return
+    s = _STRING.sub(b"", data) if b'"' in data else data
+    s = s.translate(None, _NOT_BRACKETS)
+    for _ in range(limit):
+        if not s:
+            return
+        peeled = s.replace(b"[]", b"").replace(b"{}", b"")
+        if len(peeled) == len(s):
+            return  # mismatched: the decoder names the place
+        s = peeled
+    if s and len(s.replace(b"[]", b"").replace(b"{}", b"")) < len(s):
+        raise JSONError(too_deep(), None, name)
+
+
+def _reject_constant(word: str):
+    raise ValueError(f"{word} is not JSON")
+
+
+def loads(data: str | bytes, name: str | None = None, *, strict_constants: bool = False) -> Any:
+    """JSON text (str, or UTF-8 bytes) -> data. Raises JSONError (a ValueError) on malformed,
+    non-UTF-8 or too deeply nested input, with the line of the problem where there is one.
+    `strict_constants` refuses NaN and Infinity, which json.loads accepts and JSON has not."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        try:
+            data = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise JSONError(f"not UTF-8 text (byte {e.start})", None, name) from None
+    check_depth(data, MAX_DEPTH, name)
+    try:
+        if strict_constants:
+            return json.loads(data, parse_constant=_reject_constant)
+        return json.loads(data)
+    except json.JSONDecodeError as e:
+        raise JSONError(e.msg, e.lineno, name) from None
+    except RecursionError:  # cannot happen after check_depth; kept as the last guard
+        raise JSONError(too_deep(), None, name) from None
+    except ValueError as e:  # NaN refused, an integer beyond int_max_str_digits
+        raise JSONError(str(e).splitlines()[0] if str(e) else "invalid JSON", None, name) from None
 
 
 _NUM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")  # one JSON number token
-_WS = " \t\n\r"
 
 
 def load_json(text: str) -> tuple[Any, dict[tuple, int]]:
-    """JSON -> (data, {path tuple: line}); raises JSONError with the line of the problem."""
+    """JSON -> (data, {path tuple: line}); raises JSONError with the line of the problem.
+
+    Up to EAGER_LIMIT characters the lines of every path come back in a dict; above it the
+    C decoder reads the data and the mapping finds a path's line when asked (`get`, `[]`,
+    `in`, `items()`), so a reader pays only for the lines it uses."""
+    if len(text) <= EAGER_LIMIT:
+        return _load_eager(text)
+    data = loads(text, strict_constants=True)
+    return data, LazyLines(text, data)
+
+
+_WS = " \t\n\r"
+
+
+class LazyLines:
+    """{path: line} of a large JSON document, computed on demand.
+
+    Walking a path scans each container on it only up to the child wanted (the C scanner
+    skips the siblings before it) and remembers where it stopped, so asking for every leaf
+    of a config costs one pass over its containers, and asking for `("data",)` in
+    `{"data": [20 million numbers]}` never looks inside the list. For a key repeated in one
+    object the first occurrence's line is given (the value is the last one's, as JSON has it)."""
+
+    def __init__(self, text: str, data: Any):
+        self.text = text
+        self.data = data
+        self._newlines: list[int] | None = None
+        self._root: int | None = None
+        # container start -> [next position to scan, {key or index: (line position, value position)}, next index]
+        self._scan: dict[int, list] = {}
+        self._scanner = json.decoder.JSONDecoder().scan_once
+
+    def _line(self, pos: int) -> int:
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect.bisect_left(self._newlines, pos) + 1
+
+    def _ws(self, p: int) -> int:
+        text, n = self.text, len(self.text)
+        while p < n and text[p] in _WS:
+            p += 1
+        return p
+
+    def _child(self, start: int, step) -> tuple[int, int] | None:
+        """(line position, value position) of child `step` of the container at `start`."""
+        text = self.text
+        state = self._scan.get(start)
+        if state is None:
+            state = self._scan[start] = [start + 1, {}, 0]
+        found = state[1].get(step)
+        if found is not None:
+            return found
+        is_object = text[start] == "{"
+        if is_object != isinstance(step, str):
+            return None
+        p, children, index = state
+        while p >= 0:
+            p = self._ws(p)
+            if p >= len(text) or text[p] in "}]":
+                p = -1
+                break
+            if text[p] == ",":
+                p = self._ws(p + 1)
+            if is_object:
+                key_pos = p
+                key, p = json.decoder.scanstring(text, p + 1)
+                p = self._ws(p)
+                value_pos = self._ws(p + 1)  # past ':'
+                here = key
+            else:
+                key_pos = value_pos = p
+                here = index
+                index += 1
+            children.setdefault(here, (key_pos, value_pos))
+            try:
+                p = self._scanner(text, value_pos)[1]  # the value's end (the sibling is skipped)
+            except StopIteration:  # cannot happen in a document the decoder accepted
+                p = -1
+            if here == step:
+                break
+        state[0], state[2] = p, index
+        return children.get(step)
+
+    def get(self, path: tuple, default=None):
+        if self._root is None:
+            self._root = self._ws(0)
+        pos = line_pos = self._root
+        node = self.data
+        for step in path:
+            if isinstance(node, dict) and isinstance(step, str) and step in node:
+                node = node[step]
+            elif isinstance(node, list) and isinstance(step, int) and not isinstance(step, bool) \
+                    and 0 <= step < len(node):
+                node = node[step]
+            else:
+                return default
+            found = self._child(pos, step)
+            if found is None:
+                return default
+            line_pos, pos = found
+        return self._line(line_pos)
+
+    def __getitem__(self, path: tuple) -> int:
+        line = self.get(path)
+        if line is None:
+            raise KeyError(path)
+        return line
+
+    def __contains__(self, path) -> bool:
+        return isinstance(path, tuple) and self.get(path) is not None
+
+    def setdefault(self, path: tuple, default=None):
+        line = self.get(path)
+        return default if line is None else line
+
+    def items(self):
+        """Every path and its line (a whole walk: for small documents or shallow use)."""
+        stack = [((), self.data)]
+        while stack:
+            path, node = stack.pop()
+            line = self.get(path)
+            if line is not None:
+                yield path, line
+            if isinstance(node, dict):
+                stack.extend((path + (k,), v) for k, v in reversed(list(node.items())))
+            elif isinstance(node, list):
+                stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(node))))
+
+    def keys(self):
+        return (path for path, _ in self.items())
+
+
+def _load_eager(text: str) -> tuple[Any, dict[tuple, int]]:
     lines: dict[tuple, int] = {}
     n = len(text)
     pos = 0
-    newlines = [i for i, c in enumerate(text) if c == "\n"]
+    newlines = [m.start() for m in re.finditer("\n", text)]
 
     def line_at(p: int) -> int:
-        import bisect
-
         return bisect.bisect_left(newlines, p) + 1
 
     def ws(p: int) -> int:
@@ -39,8 +248,8 @@ def load_json(text: str) -> tuple[Any, dict[tuple, int]]:
         return p
 
     def value(p: int, path: tuple, depth: int) -> tuple[Any, int]:
-        if depth > 200:
-            raise JSONError("nested too deeply", line_at(p))
+        if depth > MAX_DEPTH:
+            raise JSONError(too_deep(), line_at(p))
         p = ws(p)
         if p >= n:
             raise JSONError("unexpected end of file (truncated?)", line_at(n))

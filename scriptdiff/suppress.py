@@ -28,6 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .jsonload import loads as load_json_data
 from .model import Finding, InputError, Side, jsonable
 from .registry import detect
 from .rules import code, load, unknown_selector
@@ -157,13 +158,13 @@ def baseline_document(findings: list[Finding]) -> dict:
 
 def load_baseline(path: str) -> Baseline:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        with open(path, "rb") as fh:
+            data = load_json_data(fh.read(), path)
     except FileNotFoundError:
         raise SuppressError(f"{path}: baseline file not found (write one with `scriptdiff baseline`)") from None
     except OSError as e:
         raise SuppressError(f"{path}: cannot read baseline: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except ValueError as e:  # jsonload.JSONError: malformed, not UTF-8, nested too deeply
         raise SuppressError(f"{path}: not a JSON baseline: {str(e).splitlines()[0]}") from None
     items = data.get("findings") if isinstance(data, dict) else data
     if not isinstance(items, list):

@@ -5,6 +5,14 @@ float, bool, None) built with PyYAML's *safe* constructors only, and `lines` map
 path (a tuple of keys and list indices) to the 1-based line where its value starts (for a
 mapping key: the line of the key). Used for config files and for the rule packs, so that
 an error in either can point at a line.
+
+Aliases are expanded into plain data, so a few hundred bytes of anchors that refer to
+anchors (a "billion laughs" file) would become billions of values. Before anything is
+built, the composed node graph is measured (each node once, aliases and merge keys
+counted at their expanded size) and a document that would expand beyond
+`node_budget(len(text))` nodes is refused with one YAMLError. The budget is above what any
+file without aliases can hold (a node takes at least two characters), so only alias
+expansion can exceed it.
 """
 from __future__ import annotations
 
@@ -16,6 +24,15 @@ try:  # the C loader is much faster where PyYAML was built with libyaml
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader
+
+
+MAX_DEPTH = 200
+BASE_BUDGET = 100_000  # expanded nodes any file may have, however short
+
+
+def node_budget(size: int) -> int:
+    """How many expanded nodes a document of `size` characters may build."""
+    return BASE_BUDGET + size // 2
 
 
 class YAMLError(Exception):
@@ -39,10 +56,13 @@ def load(text: str) -> tuple[Any, dict[tuple, int]]:
     lines: dict[tuple, int] = {}
     if node is None:
         return None, lines
+    budget = node_budget(len(text))
+    if expanded_size(node, budget) > budget:
+        raise YAMLError(f"aliases expand beyond {budget:,} nodes (a billion-laughs file?)")
     constructor = yaml.SafeLoader("")  # only used for its safe scalar constructors
 
     def build(n, path: tuple, depth: int = 0):
-        if depth > 200:
+        if depth > MAX_DEPTH:
             raise YAMLError("nested too deeply", n.start_mark.line + 1)
         lines.setdefault(path, n.start_mark.line + 1)
         if isinstance(n, yaml.MappingNode):
@@ -67,3 +87,37 @@ def load(text: str) -> tuple[Any, dict[tuple, int]]:
     except RecursionError:
         raise YAMLError("nested too deeply") from None
     return data, lines
+
+
+def expanded_size(root, cap: int) -> int:
+    """How many nodes `root` becomes once every alias and merge key is expanded, counting
+    each distinct node once (memoised: the graph is a DAG) and stopping above `cap`.
+    Iterative, so a deep document cannot overflow the stack here. PyYAML composes
+    `&a [*a]` into a node that contains itself: that is a YAMLError."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the current path
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        if done:
+            open_nodes.discard(nid)
+            total = 1
+            for child in _children(node):
+                total = min(total + sizes[id(child)], cap + 1)
+            sizes[nid] = total
+        elif nid not in sizes:
+            if nid in open_nodes:
+                raise YAMLError("an anchor contains an alias to itself (a recursive alias)")
+            open_nodes.add(nid)
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node))
+    return sizes[id(root)]
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []

@@ -6,6 +6,8 @@ import pytest
 
 # the parse cache of test runs lives in a fresh folder, never in the user's ~/.cache
 os.environ["SCRIPTDIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="scriptdiff-test-cache-")
+# ...and its entries are keyed by this secret, so no test writes a key file into ~/.config
+os.environ["SCRIPTDIFF_CACHE_SECRET"] = "scriptdiff test runs"
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..compare import show
+from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT
 from ..rules import RuleSet, code
 from ..sources import SourceError, check_regular, open_regular, read_head, read_text, special_reason
@@ -307,7 +308,7 @@ class ManifestError(Exception):
 
 def load_manifest_text(text: str, name: str) -> dict:
     try:
-        data = json.loads(text)
+        data = load_json_data(text, name)
     except ValueError as e:
         raise ManifestError(f"not valid JSON: {e}") from None
     if not isinstance(data, dict) or MARKER not in data:

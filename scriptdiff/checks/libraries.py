@@ -19,12 +19,12 @@ that side's torch release (key compat:torch-npu).
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..compare import show
+from ..jsonload import loads as load_json_data
 from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
 from ..rules import code, load
 from ..yamlload import YAMLError
@@ -246,7 +246,7 @@ def looks_like_requirements(head: str) -> bool:
 
 def parse_pip_json(text: str) -> tuple[list[Entry], list[str]]:
     try:
-        data = json.loads(text)
+        data = load_json_data(text)
     except ValueError as e:
         return [], [f"not valid JSON: {e}"]
     if not isinstance(data, list):

@@ -22,7 +22,6 @@ or float8, so those are widened by hand: bf16 is the top half of a float32 (shif
 from __future__ import annotations
 
 import gc
-import json
 import math
 import mmap
 import os
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..sources import SourceError, open_regular
+from ..jsonload import loads as load_json_data
 from .hashing import new_hasher
 
 MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit
@@ -102,9 +102,9 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
     except OSError as e:
         raise WeightsError(f"{display}: cannot read: {e.strerror or e}") from None
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise WeightsError(f"{display}: not a safetensors file: the header is not JSON") from None
+        header = load_json_data(raw, display)
+    except ValueError as e:
+        raise WeightsError(f"{display}: not a safetensors file: the header is not JSON: {e}") from None
     if not isinstance(header, dict):
         raise WeightsError(f"{display}: not a safetensors file: the header is not a JSON object")
     return header, 8 + n, size

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..rules import RuleSet, code
 from ..sources import SourceError, check_regular, read_head, read_text
@@ -133,7 +134,7 @@ def _sharded(folder: Path, index: Path, root: str) -> Checkpoint:
     except SourceError as e:
         raise WeightsError(f"{index}: not a readable safetensors index: {str(e).split(': ', 1)[-1]}") from None
     try:
-        data = json.loads(text)
+        data = load_json_data(text, str(index))
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise WeightsError(f"{index}: not a readable safetensors index: {str(e).splitlines()[0]}") from None
     wmap = data.get("weight_map") if isinstance(data, dict) else None
@@ -306,7 +307,7 @@ def dumps(fp: dict) -> str:
 
 def parse_fingerprint(text: str, name: str) -> dict:
     try:
-        data = json.loads(text)
+        data = load_json_data(text, name)
     except ValueError as e:
         raise WeightsError(f"{name}: not valid JSON: {e}") from None
     if not isinstance(data, dict) or MARKER not in data:
@@ -367,7 +368,7 @@ class Renamer:
         except SourceError as e:
             raise ValueError(str(e)) from None
         try:
-            data = json.loads(text)
+            data = load_json_data(text, path)
         except (OSError, UnicodeDecodeError, ValueError) as e:
             raise ValueError(f"{path}: not a readable JSON name map: {str(e).splitlines()[0]}") from None
         if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):

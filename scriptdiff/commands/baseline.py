@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import fail, options_from
+from .common import fail, options_from, safe
 
 DESCRIPTION = """Write the current findings of `scriptdiff diff GPU NPU` (or of `scriptdiff check`
 with --check) to a baseline file. Later runs given `--baseline FILE` report only findings
@@ -51,7 +51,7 @@ def run(args) -> int:
         report = api.diff(args.gpu, args.npu, opts)
     if report.exit_code() == 2:
         for e in report.errors:
-            print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+            print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
         return 2
     doc = api.baseline(report)
     try:

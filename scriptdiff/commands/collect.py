@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import fail
+from .common import fail, safe
 
 DESCRIPTION = """Write this machine's environment snapshot (JSON, schema in docs/snapshot.md).
 
@@ -33,7 +33,7 @@ def run(args) -> int:
 
     snap = api.collect(root=args.root, run_commands=False if args.no_commands else None, sites=args.site or None)
     for msg in snap.get("unread", []):  # special files where a version file was expected: not read
-        print(f"scriptdiff: {msg}; not read", file=sys.stderr)
+        print(f"scriptdiff: {safe(msg)}; not read", file=sys.stderr)
     text = api.snapshot_text(snap)
     if args.output and args.output != "-":
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..report import FORMATS, render
+from ..report.values import safe
 
 
 def add_output_arguments(p) -> None:
@@ -13,6 +14,7 @@ def add_output_arguments(p) -> None:
     p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes, comma-separated (SD2,SD101)")
     p.add_argument("--ignore", metavar="CODES", help="drop these rule codes or prefixes, comma-separated")
     p.add_argument("--show-masked", action="store_true", help="list the expected substitutions that were masked")
+    p.add_argument("--full-values", action="store_true", help="show long values whole (default: their head and a count)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
 
 
@@ -44,13 +46,19 @@ def options_from(args):
 
 
 def fail(message: str) -> int:
-    print(f"scriptdiff: {message}", file=sys.stderr)
+    print(f"scriptdiff: {safe(message)}", file=sys.stderr)
     return 2
 
 
 def use_color(args) -> bool:
     color = {"always": True, "never": False}.get(getattr(args, "color", "auto"), None)
     return sys.stdout.isatty() if color is None else color
+
+
+def render_options(args, color: bool) -> dict:
+    """The writers' options from the command line (report.render, api.render_table)."""
+    return {"show_masked": getattr(args, "show_masked", False), "full_values": getattr(args, "full_values", False),
+            "color": color}
 
 
 def write_outputs(report, args) -> int | None:
@@ -63,7 +71,7 @@ def write_outputs(report, args) -> int | None:
             return fail(f"--output: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
         try:
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(render(report, fmt, show_masked=getattr(args, "show_masked", False), color=False))
+                fh.write(render(report, fmt, **render_options(args, False)))
         except OSError as e:
             return fail(f"cannot write {path}: {e.strerror or e}")
     return None
@@ -78,8 +86,8 @@ def emit(report, args, full=None) -> int:
         # machine formats keep stdout clean: input errors go to stderr, one line each
         # (the text report lists them itself, so a terminal does not see them twice)
         for e in report.errors:
-            print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
-    opts = {"show_masked": getattr(args, "show_masked", False), "color": use_color(args)}
+            print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+    opts = render_options(args, use_color(args))
     failed = write_outputs(full or report, args)
     if failed is not None:
         return failed

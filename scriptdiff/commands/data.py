@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from .common import add_output_arguments, emit, fail, options_from
+from .common import add_output_arguments, emit, fail, options_from, safe
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
 
@@ -134,7 +134,7 @@ def _write_manifest(args, manifest: dict, errors: list) -> int:
     from .. import api  # lazy: keeps --help fast
 
     for e in errors:
-        print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+        print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
     if any(e.fatal for e in errors) and not manifest["files"]:
         return 2
     text = api.manifest_text(manifest)

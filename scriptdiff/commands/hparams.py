@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import add_output_arguments, fail, options_from, use_color
+from .common import add_output_arguments, fail, options_from, render_options, safe, use_color
 
 DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
 
@@ -44,13 +44,13 @@ def run(args) -> int:
                     "`hparams a.sh ds.json vs b.sh ds.json`")
     report = api.hparams(sides[0], sides[1], options_from(args), include_env=args.all_checks)
     for e in report.errors:
-        print(f"scriptdiff: {e.path}: {e.message}", file=sys.stderr)
+        print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
     for spec in args.output or []:
         fmt, _, path = spec.partition("=")
         try:
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(api.render_table(report, fmt, color=False, show_masked=args.show_masked))
+                fh.write(api.render_table(report, fmt, **render_options(args, False)))
         except (OSError, ValueError) as e:
             return fail(f"cannot write {path}: {e}")
-    sys.stdout.write(api.render_table(report, args.format, color=use_color(args), show_masked=args.show_masked))
+    sys.stdout.write(api.render_table(report, args.format, **render_options(args, use_color(args))))
     return report.exit_code()

@@ -55,7 +55,7 @@ def leaves(data: Any, path: tuple = ()):
             yield path, {}
         for k, v in data.items():
             yield from leaves(v, path + (k,))
-    elif isinstance(data, list) and any(isinstance(x, (dict, list)) for x in data):
+    elif isinstance(data, list) and not {dict, list}.isdisjoint(map(type, data)):  # C speed on long lists
         for i, v in enumerate(data):
             yield from leaves(v, path + (i,))
     elif isinstance(data, list) and path and path[-1] == "betas":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 
 from ..checks.hparams import convert
+from ..jsonload import JSONError, check_depth
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..registry import dialects_for
 from .config import dotted, facts_for, leaves
@@ -31,8 +32,9 @@ def extract(src, ctx) -> Extract:
         ex.errors.append(InputError(src.name, "empty file; nothing compared"))
         return ex
     try:
+        check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, JSONError) as e:
         ex.errors.append(InputError(src.name, f"not valid TOML: {str(e).splitlines()[0]}; not compared", fatal=True))
         return ex
     lines = line_map(text)

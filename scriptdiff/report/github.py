@@ -5,13 +5,14 @@ error / warning / notice. Paths are repository-relative (see sarif.repo_relative
 """
 from __future__ import annotations
 
-from ..compare import show
 from .sarif import repo_relative, repo_root
+from .values import MAX_CHARS, clip, safe, shown
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _data(s: str) -> str:
+    s = safe(s)  # escapes, as in every writer (\r and \n below: the command's own syntax)
     return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -19,7 +20,7 @@ def _prop(s: str) -> str:
     return _data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(report, root: str | None = None, **_options) -> str:
+def render(report, root: str | None = None, full_values: bool = False, **_options) -> str:
     report.sorted()
     root = root or repo_root()
     out = []
@@ -32,12 +33,12 @@ def render(report, root: str | None = None, **_options) -> str:
             if side.line:
                 props.append(f"line={int(side.line)}")
         props.append(f"title={_prop(f'{f.rule} {f.key}')}")
-        g = "(absent)" if f.gpu is None else show(f.gpu.value)
-        n = "(absent)" if f.npu is None else show(f.npu.value)
+        g = "(absent)" if f.gpu is None else shown(f.gpu.value, full_values)
+        n = "(absent)" if f.npu is None else shown(f.npu.value, full_values)
         where = ""
         if f.gpu is not None and f.gpu.path:
             where = f" [GPU at {f.gpu.path}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
-        msg = f"{f.message}\nGPU: {g}\nNPU: {n}{where}"
+        msg = f"{clip(f.message, 2 * MAX_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
         out.append(f"::{LEVEL.get(f.severity, 'warning')} {','.join(props)}::{_data(msg)}")
     for e in report.errors:
         out.append(f"::{'error' if e.fatal else 'warning'} title=scriptdiff input::{_data(f'{e.path}: {e.message}')}")

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import io
-import json
 
-from ..compare import equal, show
+from ..compare import equal
 from ..model import jsonable
 from . import render as render_report
+from .values import json_report, json_side, json_text, safe, shown
 
 
 def origin(f) -> str:
@@ -31,7 +31,7 @@ def origin(f) -> str:
     return text
 
 
-def row_json(key, g, n) -> dict:
+def row_json(key, g, n, full: bool = False) -> dict:
     def side(f):
         if f is None:
             return None
@@ -47,16 +47,17 @@ def row_json(key, g, n) -> dict:
     nv = n.value if n is not None else None
     same = (gv is None and nv is None) or (gv is not None and nv is not None and equal(gv, nv))
     return {"key": key, "equal": same, "derived": bool((g and g.derived) or (n and n.derived)),
-            "gpu": side(g), "npu": side(n)}
+            "gpu": json_side(side(g), full), "npu": json_side(side(n), full)}
 
 
-def render(report, fmt: str = "text", color: bool = False, show_masked: bool = False, **opts) -> str:
+def render(report, fmt: str = "text", color: bool = False, show_masked: bool = False, full_values: bool = False,
+           **opts) -> str:
     if fmt == "json":
-        doc = report.to_json()
-        doc["table"] = [row_json(k, g, n) for k, g, n in report.table]
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        doc = json_report(report.to_json(), full_values)
+        doc["table"] = [row_json(k, g, n, full_values) for k, g, n in report.table]
+        return json_text(doc)
     if fmt != "text":
-        return render_report(report, fmt, color=color, show_masked=show_masked, **opts)
+        return render_report(report, fmt, color=color, show_masked=show_masked, full_values=full_values, **opts)
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -67,9 +68,9 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     width = opts.get("width") or (shutil.get_terminal_size((160, 24)).columns if color else 240)
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=False)
-    console.print(Text(f"scriptdiff hparams: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
+    console.print(Text(f"scriptdiff hparams: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
     for e in report.errors:
-        console.print(Text(f"error: {e.path}: {e.message}", style="red"))
+        console.print(Text(f"error: {safe(e.path)}: {safe(e.message)}", style="red"))
     flagged = {f.key: f for f in report.findings}
     table = Table(show_lines=False, pad_edge=False)
     for col in ("", "key", "GPU", "GPU origin", "NPU", "NPU origin"):
@@ -83,8 +84,8 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
             style = {"error": "red", "warning": "yellow", "info": "cyan"}.get(f.severity, "")
         elif g is not None and n is not None and not equal(g.value, n.value):
             mark = "~"
-        table.add_row(mark, key, show(g.value if g else None), origin(g), show(n.value if n else None), origin(n),
-                      style=style)
+        table.add_row(mark, safe(key), shown(g.value if g else None, full_values), safe(origin(g)),
+                      shown(n.value if n else None, full_values), safe(origin(n)), style=style)
     console.print(table)
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     console.print(f"{len(report.table)} keys; {counts['error']} error(s), {counts['warning']} warning(s), "

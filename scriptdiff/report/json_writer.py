@@ -1,8 +1,11 @@
-"""The JSON contract (schema 1): deterministic, sorted, byte-identical for the same inputs."""
+"""The JSON contract (schema 1): deterministic, sorted, byte-identical for the same inputs.
+
+Long values, source lines and messages are cut as report.values says, with a marker field
+next to each (`value_truncated`, ...); `full_values=True` (`--full-values`) keeps them whole."""
 from __future__ import annotations
 
-import json
+from .values import json_report, json_text
 
 
-def render(report, **_options) -> str:
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+def render(report, full_values: bool = False, **_options) -> str:
+    return json_text(json_report(report.to_json(), full_values))

@@ -1,15 +1,15 @@
 """Markdown for a pull-request comment: verdicts, then one table per check."""
 from __future__ import annotations
 
-from ..compare import show
 from ..registry import check_order
+from .values import MAX_CHARS, MAX_SOURCE, clip, safe, shown
 
 ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
 
 
 def _cell(s) -> str:
-    s = "" if s is None else str(s)
+    s = safe("" if s is None else str(s).replace("\r", ""))
     s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
     return s
 
@@ -33,7 +33,7 @@ def _where(side) -> str:
     return _cell(loc)
 
 
-def render(report, show_masked: bool = False, **_options) -> str:
+def render(report, show_masked: bool = False, full_values: bool = False, **_options) -> str:
     report.sorted()
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
@@ -51,10 +51,10 @@ def render(report, show_masked: bool = False, **_options) -> str:
     for check in sorted(by_check, key=check_order):
         out += [f"#### {check}", "", "| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
         for f in by_check[check]:
-            g = "(absent)" if f.gpu is None else f"{_code(show(f.gpu.value))} at {_where(f.gpu)}"
-            n = "(absent)" if f.npu is None else f"{_code(show(f.npu.value))} at {_where(f.npu)}"
+            g = "(absent)" if f.gpu is None else f"{_code(shown(f.gpu.value, full_values))} at {_where(f.gpu)}"
+            n = "(absent)" if f.npu is None else f"{_code(shown(f.npu.value, full_values))} at {_where(f.npu)}"
             out.append(f"| {ICON.get(f.severity, f.severity)} | {f.rule} | {_code(f.key)} | {g} | {n} | "
-                       f"{_cell(f.message)} |")
+                       f"{_cell(clip(f.message, 2 * MAX_CHARS, full_values))} |")
         out.append("")
     if not report.findings:
         out += ["No differences that can change numerics.", ""]
@@ -67,6 +67,7 @@ def render(report, show_masked: bool = False, **_options) -> str:
         for m in report.masked:
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
-            out.append(f"- {m.rule} {_code(g)} → {_code(n)}")
+            out.append(f"- {m.rule} {_code(clip(g, MAX_SOURCE, full_values))} → "
+                       f"{_code(clip(n, MAX_SOURCE, full_values))}")
         out += ["", "</details>", ""]
     return "\n".join(out)

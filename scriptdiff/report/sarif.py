@@ -8,13 +8,12 @@ become tool execution notifications.
 """
 from __future__ import annotations
 
-import json
 import os
 
 from .. import __version__
-from ..compare import show
 from ..rules import load
 from ..suppress import fingerprint
+from .values import MAX_CHARS, MAX_SOURCE, clip, json_text, shown
 
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -56,7 +55,7 @@ def repo_relative(path: str | None, root: str | None = None) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def _location(side, root: str, message: str | None = None) -> dict | None:
+def _location(side, root: str, message: str | None = None, full: bool = False) -> dict | None:
     uri = repo_relative(side.path, root) if side is not None else None
     if uri is None:
         return None
@@ -66,7 +65,7 @@ def _location(side, root: str, message: str | None = None) -> dict | None:
     if side.line:
         region: dict = {"startLine": int(side.line)}
         if side.source and side.source not in ("default", "derived"):
-            region["snippet"] = {"text": side.source}
+            region["snippet"] = {"text": clip(side.source, MAX_SOURCE, full)}
         phys["region"] = region
     loc: dict = {"physicalLocation": phys}
     if message:
@@ -74,11 +73,11 @@ def _location(side, root: str, message: str | None = None) -> dict | None:
     return loc
 
 
-def _value(side) -> str:
-    return "(absent)" if side is None else show(side.value)
+def _value(side, full: bool = False) -> str:
+    return "(absent)" if side is None else shown(side.value, full)
 
 
-def render(report, root: str | None = None, **_options) -> str:
+def render(report, root: str | None = None, full_values: bool = False, **_options) -> str:
     report.sorted()
     root = root or repo_root()
     rs = load()
@@ -97,9 +96,10 @@ def render(report, root: str | None = None, **_options) -> str:
         })
     results = []
     for f in report.findings:
-        msg = f"{f.message} (GPU: {_value(f.gpu)}; NPU: {_value(f.npu)})"
+        msg = (f"{clip(f.message, 2 * MAX_CHARS, full_values)} (GPU: {_value(f.gpu, full_values)}; "
+               f"NPU: {_value(f.npu, full_values)})")
         primary, related = (f.npu, f.gpu) if (f.npu is not None and f.npu.path) else (f.gpu, f.npu)
-        loc = _location(primary, root)
+        loc = _location(primary, root, full=full_values)
         res: dict = {
             "ruleId": f.rule,
             "level": LEVEL.get(f.severity, "warning"),
@@ -113,7 +113,8 @@ def render(report, root: str | None = None, **_options) -> str:
             loc = _location(_PathOnly(report.npu), root) or _location(_PathOnly(report.gpu), root)
         if loc is not None:
             res["locations"] = [loc]
-        other = _location(related, root, f"{'GPU' if related is f.gpu else 'NPU'} side: {_value(related)}")
+        other = _location(related, root, f"{'GPU' if related is f.gpu else 'NPU'} side: {_value(related, full_values)}",
+                          full_values)
         if other is not None:
             other["id"] = 1
             res["relatedLocations"] = [other]
@@ -137,7 +138,7 @@ def render(report, root: str | None = None, **_options) -> str:
     if report.verdicts:
         run["properties"] = {"verdicts": {k: {"verdict": v[0], "reason": v[1]} for k, v in sorted(report.verdicts.items())}}
     doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)
 
 
 class _PathOnly:

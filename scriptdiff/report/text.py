@@ -1,10 +1,13 @@
-"""Terminal output (rich): findings grouped by check, severity coloured, both sides shown."""
+"""Terminal output (rich): findings grouped by check, severity coloured, both sides shown.
+
+Everything taken from the inputs (paths, keys, values, source lines, messages) passes
+through report.values: control characters escaped, long values cut (`--full-values`: not)."""
 from __future__ import annotations
 
 import io
 
-from ..compare import show
 from ..registry import check_order
+from .values import MAX_CHARS, MAX_SOURCE, clip, safe, shown
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -23,7 +26,7 @@ def _loc(side) -> str:
 
 
 def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
-           **_options) -> str:
+           full_values: bool = False, **_options) -> str:
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -36,11 +39,11 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=not color)
     report.sorted()
-    console.print(Text(f"scriptdiff: GPU {report.gpu}  vs  NPU {report.npu}", style="bold"))
+    console.print(Text(f"scriptdiff: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
     for line in report.overview:
-        console.print(Text(line))
+        console.print(Text(safe(line)))
     for e in report.errors:
-        console.print(Text(f"error: {e.path}: {e.message}", style="red"))
+        console.print(Text(f"error: {safe(e.path)}: {clip(e.message, 2 * MAX_CHARS, full_values)}", style="red"))
     by_check: dict[str, list] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
@@ -53,25 +56,27 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             head += f"[{verdict}] "
         console.print(Text(head + "=" * max(0, 60 - len(head)), style="bold"))
         if reason:  # on its own line: reasons are long and must not wrap into the rule
-            console.print(Text(f"   {reason}", style="dim"))
+            console.print(Text(f"   {safe(reason)}", style="dim"))
         for f in items:
             line = Text()
             line.append(f"{f.severity:<7} ", style=STYLE.get(f.severity, ""))
             line.append(f"{f.rule} ", style="bold")
-            line.append(f"{f.key}", style="bold magenta")
-            line.append(f"  {f.message}")
+            line.append(safe(f.key), style="bold magenta")
+            line.append(f"  {clip(f.message, 2 * MAX_CHARS, full_values)}")
             console.print(line)
             for label, side in (("GPU", f.gpu), ("NPU", f.npu)):
-                val = show(side.value) if side is not None else "(absent)"
-                console.print(f"    {label}: {escape(val)}  at {escape(_loc(side))}")
+                val = shown(side.value, full_values) if side is not None else "(absent)"
+                console.print(f"    {label}: {escape(val)}  at {escape(safe(_loc(side)))}")
                 if side is not None and side.line and side.source and side.source not in ("default", "derived"):
-                    console.print(Text(f"      {side.line:>5} | {side.source.rstrip()}", style="dim"))
+                    source = clip(side.source.rstrip(), MAX_SOURCE, full_values)
+                    console.print(Text(f"      {side.line:>5} | {source}", style="dim"))
     if show_masked and report.masked:
         console.print(Text(f"\n== masked substitutions ({len(report.masked)}) " + "=" * 20, style="bold"))
         for m in report.masked:
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
-            console.print(f"  {m.rule}  {escape(g)}  ->  {escape(n)}")
+            console.print(f"  {m.rule}  {escape(clip(g, MAX_SOURCE, full_values))}  ->  "
+                          f"{escape(clip(n, MAX_SOURCE, full_values))}")
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     summary = (f"\n{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
                f"{len(report.masked)} expected substitution(s) masked"
@@ -81,5 +86,5 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     console.print(Text(summary, style=style))
     account = report.account_line()
     if account:
-        console.print(Text(account, style="dim"))
+        console.print(Text(safe(account), style="dim"))
     return buf.getvalue()

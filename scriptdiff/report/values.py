@@ -1,0 +1,139 @@
+"""What every writer does to file-derived text before it is shown: one place for both.
+
+- `safe(text)`: control characters (the ESC that starts a terminal sequence, BEL, backspace,
+  C1 controls, bidirectional overrides) become visible escapes (`\\x1b`), so a comment in a
+  scanned file cannot retitle or clear the terminal, recolour the report or reorder what is
+  shown. Newlines and tabs stay. Used by the text, markdown and GitHub writers, the hparams
+  table, and the commands' plain `scriptdiff: path: message` lines.
+- `shown(value)` and `clip(text)`: a long value shows its head and "… (N more items)" or
+  "… (N more characters)"; lists are cut before they are turned into text, so a
+  20-million-element value costs its first items, not 60 MB of string.
+- `json_side(side_dict)`, `json_text(doc)`: the same limits for the JSON formats, with a
+  marker field next to what was cut (`"value_truncated": {"total_items": N}`), and C1 and
+  bidirectional controls written as \\u escapes (json already escapes C0 controls).
+
+`full=True` (the commands' `--full-values`) turns the cutting off; the escaping stays.
+This module imports nothing of the package at import time: the CLI uses `safe` on its
+error lines without loading the rule packs.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_CHARS = 200  # a value or a message, as text
+MAX_SOURCE = 300  # a source line shown under a finding
+MAX_ITEMS = 20  # elements of a list, set or mapping value
+
+# C0 controls but tab and newline, DEL, C1 controls, bidirectional embeddings/overrides/isolates
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def safe(text: Any) -> str:
+    """`text` with every control character but newline and tab shown as an escape."""
+    s = "" if text is None else str(text)
+    return _CONTROL.sub(_escape, s) if _CONTROL.search(s) else s
+
+
+def clip(text: Any, limit: int = MAX_CHARS, full: bool = False) -> str:
+    """`text` cut to `limit` characters with "… (N more characters)", and made safe."""
+    s = "" if text is None else str(text)
+    if not full and len(s) > limit:
+        s = f"{s[:limit]}… ({len(s) - limit:,} more characters)"
+    return safe(s)
+
+
+def shown(value: Any, full: bool = False) -> str:
+    """A fact's value as the text writers show it (compare.show), cut and made safe."""
+    from ..compare import show  # lazy: keeps --help fast (compare loads the rule packs)
+
+    if not full and isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > MAX_ITEMS:
+        more = len(value) - MAX_ITEMS
+        if isinstance(value, dict):
+            head = show(dict(list(value.items())[:MAX_ITEMS]))
+        elif isinstance(value, (set, frozenset)):
+            head = "{" + show(sorted(value, key=repr)[:MAX_ITEMS])[1:-1] + "}"
+        else:
+            head = show(type(value)(value[:MAX_ITEMS]) if isinstance(value, tuple) else value[:MAX_ITEMS])
+        return clip(head[:-1], MAX_CHARS) + f", … ({more:,} more items){head[-1]}"
+    return clip(show(value), MAX_CHARS, full)
+
+
+# --------------------------------------------------------------------------- JSON formats
+
+def _cut(value: Any) -> tuple[Any, bool]:
+    """A JSON value with every list and mapping cut to MAX_ITEMS and every string to
+    MAX_CHARS, at any depth; and whether anything was cut."""
+    if isinstance(value, str):
+        return (value[:MAX_CHARS], True) if len(value) > MAX_CHARS else (value, False)
+    if isinstance(value, (list, dict)):
+        cut = len(value) > MAX_ITEMS
+        pairs = list(value.items())[:MAX_ITEMS] if isinstance(value, dict) else list(enumerate(value[:MAX_ITEMS]))
+        out = {}
+        for k, x in pairs:
+            out[k], c = _cut(x)
+            cut = cut or c
+        return (out if isinstance(value, dict) else list(out.values())), cut
+    return value, False
+
+
+def json_side(side: dict | None, full: bool = False) -> dict | None:
+    """One side of a finding as the JSON contract has it (Side.to_json), its value and
+    source line cut, with `value_truncated` / `source_truncated` saying how large they were:
+    `total_characters` of a string, `total_items` of a list or mapping, and
+    `elements_cut: true` when elements inside it were cut too."""
+    if full or not side:
+        return side
+    value = side.get("value")
+    short, cut = _cut(value)
+    if cut:
+        side["value"] = short
+        if isinstance(value, str):
+            side["value_truncated"] = {"total_characters": len(value)}
+        else:
+            marker: dict = {"total_items": len(value)}
+            if short != (value[:MAX_ITEMS] if isinstance(value, list) else dict(list(value.items())[:MAX_ITEMS])):
+                marker["elements_cut"] = True
+            side["value_truncated"] = marker
+    source = side.get("source")
+    if isinstance(source, str) and len(source) > MAX_SOURCE:
+        side["source"] = source[:MAX_SOURCE]
+        side["source_truncated"] = {"total_characters": len(source)}
+    return side
+
+
+def _cut_message(entry: dict) -> None:
+    msg = entry.get("message")
+    if isinstance(msg, str) and len(msg) > 2 * MAX_CHARS:
+        entry["message"] = msg[:2 * MAX_CHARS]
+        entry["message_truncated"] = {"total_characters": len(msg)}
+
+
+def json_report(doc: dict, full: bool = False) -> dict:
+    """A Report.to_json document with long values, sources and messages cut (markers say so)."""
+    if full:
+        return doc
+    for f in doc.get("findings", []):
+        json_side(f.get("gpu"))
+        json_side(f.get("npu"))
+        _cut_message(f)
+    for m in doc.get("masked", []):
+        json_side(m.get("gpu"))
+        json_side(m.get("npu"))
+    for e in doc.get("errors", []):
+        _cut_message(e)
+    return doc
+
+
+def json_text(doc: Any) -> str:
+    """`doc` as indented JSON, with C1 and bidirectional controls as \\u escapes (valid JSON,
+    the same data; json.dumps escapes C0 controls itself)."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
