@@ -32,7 +32,7 @@ from .jsonload import loads as load_json_data
 from .model import Finding, InputError, Side, jsonable
 from .registry import detect
 from .rules import code, load, unknown_selector
-from .sources import SourceError, read_path
+from .sources import SourceError, read_bytes, read_path
 
 MARKER = "scriptdiff:"
 _MARKER_RE = re.compile(r"scriptdiff:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
@@ -157,13 +157,12 @@ def baseline_document(findings: list[Finding]) -> dict:
 
 
 def load_baseline(path: str) -> Baseline:
-    try:
-        with open(path, "rb") as fh:
-            data = load_json_data(fh.read(), path)
-    except FileNotFoundError:
-        raise SuppressError(f"{path}: baseline file not found (write one with `scriptdiff baseline`)") from None
-    except OSError as e:
-        raise SuppressError(f"{path}: cannot read baseline: {e.strerror or e}") from None
+    if not os.path.lexists(path):
+        raise SuppressError(f"{path}: baseline file not found (write one with `scriptdiff baseline`)")
+    try:  # a regular file under the cap: a FIFO or /dev/zero given as --baseline is refused, not read
+        data = load_json_data(read_bytes(path), path)
+    except SourceError as e:
+        raise SuppressError(f"{str(e)} (not a usable baseline)") from None
     except ValueError as e:  # jsonload.JSONError: malformed, not UTF-8, nested too deeply
         raise SuppressError(f"{path}: not a JSON baseline: {str(e).splitlines()[0]}") from None
     items = data.get("findings") if isinstance(data, dict) else data

@@ -264,3 +264,12 @@ def test_check_configuration_that_is_a_fifo_is_refused(tmp_path, cli):
     os.mkfifo(fifo)
     code, out, err = cli("check", "--config", str(fifo))  # the autouse alarm fails a hang
     assert code == 2 and err.strip() == f"scriptdiff: {fifo}: is a FIFO (named pipe), not a regular file"
+
+
+def test_baseline_that_is_a_fifo_is_refused(tmp_path, cli):
+    (tmp_path / "a.yaml").write_text("lr: 1\n")
+    fifo = tmp_path / "b.json"
+    os.mkfifo(fifo)
+    code, out, err = cli("diff", str(tmp_path / "a.yaml"), str(tmp_path / "a.yaml"), "--baseline", str(fifo))
+    assert code == 2
+    assert err.strip() == f"scriptdiff: {fifo}: is a FIFO (named pipe), not a regular file (not a usable baseline)"
