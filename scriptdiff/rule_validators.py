@@ -9,7 +9,7 @@ from __future__ import annotations
 from .rulepack import RuleError, RuleSet, validator
 
 TYPES = {"float", "int", "bool", "str", "list", "dtype"}
-FRAMEWORK_FIELDS = {"megatron", "hf", "deepspeed", "python", "other"}
+FRAMEWORK_FIELDS = {"megatron", "hf", "deepspeed", "python", "other", "aliases"}
 
 
 def _where(rs: RuleSet, section: str) -> str:
@@ -35,19 +35,36 @@ def check_vocabulary(rs: RuleSet) -> None:
     for key, entry in voc.items():
         if not isinstance(entry, dict):
             raise RuleError(f"{where}:1: vocabulary key {key!r} must be a mapping")
-        unknown = set(entry) - FRAMEWORK_FIELDS - {"category", "type", "default", "values", "doc"}
+        unknown = set(entry) - FRAMEWORK_FIELDS - {"category", "type", "default", "default_changed", "values", "doc"}
         if unknown:
             raise RuleError(f"{where}:1: vocabulary key {key!r}: unknown field(s) {sorted(unknown)}")
         if entry.get("category") not in cats:
             raise RuleError(f"{where}:1: vocabulary key {key!r}: unknown category {entry.get('category')!r}")
         if entry.get("type") not in TYPES:
             raise RuleError(f"{where}:1: vocabulary key {key!r}: type must be one of {sorted(TYPES)}")
-        for fw in ("megatron", "hf", "deepspeed"):
+        for fw in ("megatron", "hf", "deepspeed", "aliases"):
             for spelling in entry.get(fw, []) or []:
                 tag = f"{fw}:{spelling}"
                 if tag in seen and seen[tag] != key:
                     raise RuleError(f"{where}:1: spelling {tag} maps to both {seen[tag]} and {key}")
                 seen[tag] = key
+        for alias in entry.get("aliases", []) or []:
+            if not isinstance(alias, str) or alias != alias.lower() or "-" in alias or "." in alias or not alias:
+                raise RuleError(f"{where}:1: vocabulary key {key!r}: alias {alias!r} must be a normalised name "
+                                f"(lower case, _ for -, no dots: a dotted path belongs to a dialect)")
+        if "other" in entry:
+            raise RuleError(f"{where}:1: vocabulary key {key!r}: `other` spellings are gone: a generic name goes "
+                            f"into `aliases`, a framework's dotted path into its dialect (rules/<framework>.yaml)")
+        changed = entry.get("default_changed")
+        if changed is not None:
+            if not isinstance(changed, dict) or not all(
+                    isinstance(v, dict) and isinstance(v.get("release"), str) and "before" in v
+                    and set(v) <= {"release", "before"} for v in changed.values()):
+                raise RuleError(f"{where}:1: vocabulary key {key!r}: default_changed must map a framework to "
+                                f"{{release: R, before: V}}")
+            if set(changed) - set(entry.get("default") or {}):
+                raise RuleError(f"{where}:1: vocabulary key {key!r}: default_changed names a framework "
+                                f"without a default")
 
 
 @validator
@@ -268,7 +285,10 @@ def check_dialects(rs: RuleSet) -> None:
 
     dialects.<name>: kinds (the file kinds it applies to), paths (a dotted config path -> the
     canonical vocabulary key), optional strip_prefix (a path prefix pattern such as `tool.*.`
-    removed before lookup), skip (path prefixes that are not settings), doc."""
+    removed before lookup), skip (path prefixes that are not settings), title (how reports
+    name it), detect (path prefixes whose presence in a config file selects the dialect; none:
+    it applies to every file of its kinds), cosmetic (fnmatch patterns of paths that cannot
+    change numerics: info), doc."""
     dialects = rs.section("dialects")
     if dialects is None:
         return
@@ -280,13 +300,42 @@ def check_dialects(rs: RuleSet) -> None:
     for name, d in dialects.items():
         where = _where(rs, f"dialects.{name}")
         _fields(where, f"dialects.{name}", d, {"kinds": list, "paths": dict, "strip_prefix": str, "skip": list,
-                                               "doc": str})
+                                               "doc": str, "title": str, "detect": list, "cosmetic": list})
         unknown = set(d.get("kinds", [])) - set(kinds)
         if not d.get("kinds") or unknown:
             raise RuleError(f"{where}:1: dialects.{name}.kinds must name known kinds (unknown: {sorted(unknown)})")
         for path, key in (d.get("paths") or {}).items():
             if not isinstance(path, str) or key not in voc:
                 raise RuleError(f"{where}:1: dialects.{name}.paths: {path!r} -> {key!r} is not a vocabulary key")
+
+
+@validator
+def check_aliases(rs: RuleSet) -> None:
+    """rules/aliases.yaml: neutral_sections (names), cosmetic_names (names and sections
+    patterns), device_port (names, gpu and npu value patterns; its mask rule is SD015's name)."""
+    where = _where(rs, "neutral_sections")
+    neutral = rs.section("neutral_sections")
+    if neutral is not None and not (isinstance(neutral, list) and all(
+            isinstance(x, str) and x and x == x.lower() and "." not in x for x in neutral)):
+        raise RuleError(f"{where}:1: neutral_sections must be a list of lower-case section names")
+    cos = rs.section("cosmetic_names")
+    if cos is not None:
+        where = _where(rs, "cosmetic_names")
+        if not isinstance(cos, dict) or set(cos) - {"names", "sections"}:
+            raise RuleError(f"{where}:1: cosmetic_names must be a mapping with names and sections")
+        for lst in ("names", "sections"):
+            v = cos.get(lst, [])
+            if not isinstance(v, list) or not all(isinstance(x, str) and x and x == x.lower() for x in v):
+                raise RuleError(f"{where}:1: cosmetic_names.{lst} must be a list of lower-case patterns")
+    dev = rs.section("device_port")
+    if dev is not None:
+        where = _where(rs, "device_port")
+        if not isinstance(dev, dict) or set(dev) != {"names", "gpu", "npu"} or not all(
+                isinstance(dev[k], list) and dev[k] and all(isinstance(x, str) and x == x.lower() for x in dev[k])
+                for k in dev):
+            raise RuleError(f"{where}:1: device_port needs non-empty lower-case lists names, gpu and npu")
+        if not any(r.name == "device-setting-port" and r.kind == "mask" for r in rs.rules.values()):
+            raise RuleError(f"{where}:1: device_port needs the mask rule device-setting-port")
 
 
 @validator

@@ -95,10 +95,10 @@ def test_deepspeed_json_injected():
 def test_verl_hydra_injected():
     rep = diff("verl", "run_qwen2_7b_grpo.sh", "npu_injected")
     assert rows(rep) == [
-        ("SD202", "actor_rollout_ref.actor.optim.lr", 1e-06, 5e-06, 9, 19, False),
+        ("SD202", "lr", 1e-06, 5e-06, 9, 19, False),  # the actor's lr: verl dialect (rules/verl.yaml)
         ("SD220", "actor_rollout_ref.rollout.n", 5, 8, 32, 32, False),
     ]
-    lr = next(f for f in rep.findings if f.key == "actor_rollout_ref.actor.optim.lr")
+    lr = next(f for f in rep.findings if f.key == "lr")
     assert lr.gpu.via == "$ACTOR_LR"
 
 

@@ -4,8 +4,12 @@ Shared by the launch-script, config-file and Megatron-log readers (lang/shell.py
 lang/config.py, lang/megatron_log.py):
 
 - `spelling_index()` maps every spelling in rules/vocabulary.yaml (Megatron destinations,
-  Hugging Face / LLaMA-Factory keys, DeepSpeed dotted paths, other dotted paths) onto its
-  canonical key; `canonical_flag`, `canonical_path` look names up.
+  Hugging Face / LLaMA-Factory keys, DeepSpeed dotted paths, and the `aliases` column: the
+  one table of generic names) onto its canonical key; `canonical_flag`, `canonical_path`
+  look names up, every reader through them. A path is looked up in this order: a framework
+  dialect's paths (`dialects` sections: rules/verl.yaml, rules/accelerate.yaml, ...), the
+  framework columns, the alias of its normalised name (top level), and for a nested path the
+  alias of its last segment when every section above it is neutral (rules/aliases.yaml).
 - `convert(key, raw)` turns a raw value into the canonical one for the few keys whose
   spellings carry different encodings (params_dtype from --bf16 / torch_dtype /
   mixed_precision, use_flash_attn from attn_implementation / LLaMA-Factory flash_attn),
@@ -17,16 +21,24 @@ lang/config.py, lang/megatron_log.py):
   config path that is not in the vocabulary by its last segment (actor_rollout_ref.actor.
   optim.lr is an lr setting, reported under its full path), reports a differing config
   reference that could not be followed (SD222), unresolved variables (said in the message),
-  and masks the expected Megatron flag ports (SD011 nccl->hccl, SD012 transformer_engine->local).
+  and masks the expected Megatron flag ports (SD011 nccl->hccl, SD012 transformer_engine->local)
+  and device settings (SD015 cuda->npu). An unknown key whose name looks cosmetic (run names,
+  paths, hosts, ports, timeouts, buckets: rules/aliases.yaml `cosmetic_names`, a dialect's
+  `cosmetic`) is info (SD221); a difference that comes only from a default whose value
+  changed at a known release (`default_changed`) is info, with a note saying so.
 """
 from __future__ import annotations
 
+import fnmatch
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable
 
-from ..compare import FactTable, classify_hparam, default_fact, normalize, show, vocab
-from ..model import ORIGIN_DERIVED, Fact, Finding, Masked
+from ..compare import FactTable, classify_hparam, default_fact, equal, normalize, show, vocab
+from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
+from ..registry import dialects_for
 from ..rules import code, load
+
+FRAMEWORK_COLUMNS = ("megatron", "hf", "deepspeed", "python", "aliases")
 
 
 @lru_cache(maxsize=1)
@@ -37,8 +49,8 @@ def value_ports() -> dict[str, dict[str, Any]]:
 
 @lru_cache(maxsize=1)
 def spelling_index() -> dict[str, dict[str, str]]:
-    """{"megatron": {spelling: key}, "hf": ..., "deepspeed": ..., "other": ..., "python": ...}."""
-    out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "other", "python")}
+    """{"megatron": {spelling: key}, "hf": ..., "deepspeed": ..., "python": ..., "aliases": ...}."""
+    out: dict[str, dict[str, str]] = {fw: {} for fw in FRAMEWORK_COLUMNS}
     for key, entry in vocab().items():
         for fw in out:
             for s in entry.get(fw, []) or []:
@@ -46,31 +58,131 @@ def spelling_index() -> dict[str, dict[str, str]]:
     return out
 
 
+def norm_name(name: str) -> str:
+    """A flag or key as the alias table spells it: no leading -, + or ~, lower case, _ for -."""
+    return str(name).strip().lstrip("-+~").replace("-", "_").lower()
+
+
 def canonical_flag(name: str, prefer: str = "megatron") -> str | None:
-    """The canonical key of a command-line flag destination (dashes already underscores)."""
+    """The canonical key of a command-line flag destination (dashes already underscores):
+    the framework columns in the preferred order, then the alias table by normalised name."""
     idx = spelling_index()
     if name in vocab():
         return name
-    order = ("megatron", "hf", "other") if prefer == "megatron" else ("hf", "megatron", "other")
+    order = ("megatron", "hf") if prefer == "megatron" else ("hf", "megatron")
     for fw in order:
         if name in idx[fw]:
             return idx[fw][name]
-    return None
+    n = norm_name(name)
+    if n != name:
+        if n in vocab():
+            return n
+        for fw in order:
+            if n in idx[fw]:
+                return idx[fw][n]
+    return idx["aliases"].get(n)
 
 
-def canonical_path(path: str, style: str) -> str | None:
-    """The canonical key of a config file's full dotted path (never its last segment alone)."""
+def canonical_path(path: str, style: str, dialects: Iterable[dict] | None = None) -> str | None:
+    """The canonical key of a config file's full dotted path (never the last segment of a path
+    under a section that is not neutral). `dialects`: the dialect entries that apply (a config
+    reader passes those it detected); None takes every dialect of the style's kind (Hydra
+    overrides on a command line: the shell kind's)."""
+    hit = dialect_path(path, style, dialects)
+    if hit is not None:
+        return hit[0]
     idx = spelling_index()
-    if style == "deepspeed" and path in idx["deepspeed"]:
-        return idx["deepspeed"][path]
+    if style == "deepspeed":
+        return idx["deepspeed"].get(path)
     if "." not in path and "[" not in path:
         if path in idx["hf"]:
             return idx["hf"][path]
-        if style != "deepspeed" and path in idx["megatron"]:
+        if path in idx["megatron"]:
             return idx["megatron"][path]
-    if path in idx["other"]:
-        return idx["other"][path]
+        return idx["aliases"].get(norm_name(path))
+    if "[" in path:
+        return None
+    *sections, last = path.split(".")
+    neutral = neutral_sections()
+    if sections and all(norm_name(s) in neutral for s in sections):
+        return canonical_flag(last, prefer="hf")
     return None
+
+
+def fits(key: str, value: Any) -> bool:
+    """Whether a config value can be a value of `key` (a name that looks like `data` but holds a
+    long list of numbers is not the data path): numbers for int/float, a bool-like for bool,
+    a string or a list of strings for str; anything for other types."""
+    typ = (vocab().get(key) or {}).get("type")
+    if isinstance(value, dict):
+        return False
+    if typ in ("int", "float"):
+        return not isinstance(value, list) and not isinstance(normalize(value, typ), (list, dict)) and (
+            value is None or isinstance(normalize(value, typ), (int, float, str)))
+    if typ == "str":
+        return not isinstance(value, list) or all(isinstance(x, str) for x in value)
+    if typ == "bool":
+        return not isinstance(value, list)
+    return True
+
+
+def dialect_path(path: str, style: str, dialects: Iterable[dict] | None = None) -> tuple[str, str] | None:
+    """(canonical key, dialect title) when a dialect maps this exact path."""
+    if dialects is None:
+        dialects = dialects_for({"hydra": "shell"}.get(style, style)).values() if style in ("hydra", "yaml", "json") \
+            else ()
+    for d in dialects:
+        key = (d.get("paths") or {}).get(path)
+        if key is not None:
+            return key, dialect_title(d)
+    return None
+
+
+def dialect_title(d: dict) -> str:
+    return d.get("title") or d.get("_name", "")
+
+
+def detect_dialects(kind: str, paths: Iterable[str]) -> list[dict]:
+    """The dialects of `kind` that apply to a config file with these dotted paths: those whose
+    `detect` prefixes one of them (or names a top-level key), and those without `detect`."""
+    paths = list(paths)
+    out = []
+    for name, d in dialects_for(kind).items():
+        det = d.get("detect")
+        if det and not any(p == x or p.startswith(x if x.endswith(".") else x + ".") or p.startswith(x + "[")
+                           for x in det for p in paths):
+            continue
+        out.append({**d, "_name": name})
+    return out
+
+
+@lru_cache(maxsize=1)
+def neutral_sections() -> frozenset[str]:
+    return frozenset(load().section("neutral_sections", []) or [])
+
+
+@lru_cache(maxsize=1)
+def _cosmetic_patterns() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(patterns of whole dotted paths from the dialects, last-segment names, section names)."""
+    cos = load().section("cosmetic_names", {}) or {}
+    paths = tuple(p.lower() for d in (load().section("dialects", {}) or {}).values() for p in d.get("cosmetic") or [])
+    return paths, tuple(cos.get("names") or ()), tuple(cos.get("sections") or ())
+
+
+def is_cosmetic(key: str) -> bool:
+    """A key outside the vocabulary whose name says it cannot change numerics (rules/aliases.yaml
+    cosmetic_names, or a dialect's `cosmetic` paths)."""
+    paths, names, sections = _cosmetic_patterns()
+    k = key.lower()
+    if any(fnmatch.fnmatchcase(k, p) for p in paths):
+        return True
+    segs = [norm_name(s.split("[", 1)[0]) for s in k.split(".")]
+    segs = [s for s in segs if s]
+    if not segs:
+        return False
+    if any(fnmatch.fnmatchcase(segs[-1], p) for p in names):
+        return True
+    return any(fnmatch.fnmatchcase(s, p) for s in segs[:-1] for p in sections)
 
 
 def category_key(key: str) -> str | None:
@@ -122,6 +234,12 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
 def derive(table: FactTable) -> None:
     """Add derived facts to one side's table (only for keys the side did not set)."""
     _resolve_commented(table)
+    keys = table.keys()
+    if "world_size" not in keys and "nproc_per_node" in keys:  # verl trainer.n_gpus_per_node x trainer.nnodes
+        npn, npn_s = _num(table, "nproc_per_node")
+        nn, nn_s = _num(table, "nnodes", 1)
+        if all(isinstance(x, int) and x > 0 for x in (npn, nn)):
+            _add(table, "world_size", npn * nn, "nproc_per_node * nnodes", [npn_s, nn_s])
     keys = table.keys()
     if "world_size" in keys and "data_parallel_size" not in keys:
         ws, ws_s = _num(table, "world_size")
@@ -189,6 +307,9 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     f.key = key
     if cat_key:
         f.message = f.message.replace(f" {cat_key} ", f" {key} ", 1)
+    elif key not in vocab() and is_cosmetic(key):
+        _recategorise(f, "cosmetic", rs)
+    _release_default(f, key, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
@@ -202,7 +323,54 @@ def _live(f: Fact | None) -> Fact | None:
     return f
 
 
+def _recategorise(f: Finding, category: str, rs) -> None:
+    """A finding of category `other` read again under `category` (its rule, severity, title)."""
+    cats = rs.section("categories", {})
+    old, new = cats.get("other", {}), cats.get(category, {})
+    f.rule, f.severity = new["rule"], new["severity"]
+    f.message = f.message.replace(f"{old.get('title')}:", f"{new.get('title')}:", 1)
+
+
+def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> None:
+    """A difference that exists only because one side relies on a default that changed at a
+    known release (vocabulary `default_changed`): the other side's value is the old default,
+    so its script may simply predate the change. Reported at info level, saying so."""
+    changed = (vocab().get(key) or {}).get("default_changed") or {}
+    if not changed or g is None or n is None:
+        return
+    for dflt, other in ((g, n), (n, g)):
+        if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT:
+            continue
+        fw = str(dflt.via or "").split(" ", 1)[0]
+        c = changed.get(fw)
+        if c and equal(normalize(c["before"], (vocab().get(key) or {}).get("type")), other.value):
+            f.severity = "info"
+            f.message += (f"; {fw}'s default was {show(other.value)} before {c['release']}: the difference comes "
+                          f"only from the default, and the script setting it may be written for an older release")
+            return
+
+
+def _device_value(v: Any, patterns: list[str]) -> bool:
+    s = str(v).strip().strip("'\"").lower()
+    return any(fnmatch.fnmatchcase(s, p) for p in patterns)
+
+
+def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
+    """trainer.device: cuda -> npu (or npu on the NPU side alone): the expected port (SD015)."""
+    dev = load().section("device_port", {}) or {}
+    if n is None or not dev or norm_name(key.rsplit(".", 1)[-1].split("[", 1)[0]) not in dev["names"]:
+        return None
+    if not _device_value(n.value, dev["npu"]):
+        return None
+    if g is not None and g.origin != ORIGIN_DEFAULT and not _device_value(g.value, dev["gpu"]):
+        return None
+    return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None, npu=n.side())
+
+
 def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
+    dev = _device_mask(key, g, n)
+    if dev is not None:
+        return dev
     if g is None or n is None:
         return None
     gv, nv = str(g.value).lower(), str(n.value).lower()

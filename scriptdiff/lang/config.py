@@ -9,6 +9,15 @@ LLaMA-Factory / accelerate keys (learning_rate, cutoff_len, flash_attn, bf16: tr
 mixed_precision, ...). A key naming another config (deepspeed: ds.json,
 deepspeed_config_file:, config:) is a reference the engine follows when the file exists.
 
+Framework dialects (`dialects` sections of rules/*.yaml: verl, accelerate config, Hydra, ...)
+are detected per file by their `detect` paths; a path a detected dialect maps becomes its
+canonical key and the fact's `via` names the path and the dialect ("data.train_batch_size,
+verl (Hydra overrides)"). Other paths go through checks/hparams.canonical_path (framework
+columns, the alias table, neutral sections). Hydra specifics: a `defaults:` list is compared
+by config group (`defaults.optimizer` = adamw), `${a.b}` is resolved within the file where it
+can be, and a file that is a list of `a.b=c` strings (.hydra/overrides.yaml) is read as
+command-line overrides.
+
 JSON is read by the line-keeping loader in scriptdiff/jsonload.py; malformed input gives
 one errors entry naming the line.
 """
@@ -17,11 +26,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..checks.hparams import canonical_path, convert
+from ..checks.hparams import canonical_path, convert, detect_dialects, dialect_path, fits
 from ..compare import normalize
 from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..references import resolve
+from ..registry import dialects_for
 from ..secrets import is_secret_name
 from ..yamlload import YAMLError, load
 
@@ -84,22 +94,128 @@ def extract(src, ctx):
     except JSONError as e:
         ex.errors.append(InputError(src.name, f"not valid {kind.upper()}: {e}; not compared", fatal=True))
         return ex
+    src_lines = text.splitlines()
+    if kind == "yaml" and isinstance(data, list) and data and all(isinstance(x, str) and _override(x) for x in data):
+        return _overrides(data, lines, src, src_lines, ex, ctx.root)
     if not isinstance(data, dict):
         ex.errors.append(InputError(src.name, f"top level of the {kind.upper()} file is not a mapping; not compared", fatal=True))
         return ex
     style = "deepspeed" if is_deepspeed(data) else "hf"
     ex.frameworks.add("deepspeed" if style == "deepspeed" else "hf")
-    src_lines = text.splitlines()
+    dialects = [] if style == "deepspeed" else detect_dialects(kind, _paths(data))
+    if isinstance(data.get("defaults"), list):
+        ex.facts.extend(_defaults(data["defaults"], lines, src, src_lines))
+        data = {k: v for k, v in data.items() if k != "defaults"}
+    data = interpolate(data)
     for path, value in leaves(data):
         if not path:
             continue
         line = lines.get(path) or lines.get(path[:-1])
-        facts = facts_for(path, value, style, src, line, src_lines, ex, ctx.root)
+        facts = facts_for(path, value, style, src, line, src_lines, ex, ctx.root, dialects)
         ex.facts.extend(facts)
     return ex
 
 
-def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, root: str | None = None) -> list[Fact]:
+def _paths(data: dict) -> list[str]:
+    """The dotted paths of a config, sections included (what dialects are detected by)."""
+    out = []
+    for path, _ in leaves(data):
+        for i in range(1, len(path) + 1):
+            if not isinstance(path[i - 1], int):
+                out.append(dotted(path[:i]))
+    return out
+
+
+# --- Hydra ---------------------------------------------------------------------------------------
+
+def _override(s: str) -> bool:
+    """`a.b=c`, `+a=b`, `++a=b` or `~a` (one Hydra command-line override)."""
+    body = s.strip().lstrip("+~")
+    name = body.partition("=")[0]
+    return bool(name) and ("=" in body or s.startswith("~")) and all(
+        part and (part.replace("_", "").replace("-", "").replace("/", "").isalnum()) for part in name.split("."))
+
+
+def _overrides(items: list[str], lines, src, src_lines, ex, root) -> Extract:
+    """A YAML list of Hydra overrides (.hydra/overrides.yaml): read as the command line would be."""
+    parsed = []
+    for i, s in enumerate(items):
+        if s.startswith("~"):
+            continue  # a deletion: no value to compare
+        name, _, value = s.lstrip("+").partition("=")
+        parsed.append((name.strip(), _scalar(value.strip()), lines.get((i,))))
+    dialects = [{**d, "_name": n} for n, d in dialects_for("shell").items()]  # as on a command line
+    ex.frameworks.add("hf")
+    for name, value, line in parsed:
+        ex.facts.extend(facts_for(tuple(name.split(".")), value, "hf", src, line, src_lines, ex, root, dialects))
+    return ex
+
+
+def _scalar(v: str) -> Any:
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        return v[1:-1]
+    return normalize(v, None)
+
+
+def _defaults(items: list, lines, src, src_lines) -> list[Fact]:
+    """A Hydra `defaults:` list, by config group: `- optimizer: adamw` -> defaults.optimizer =
+    adamw, `- base` -> defaults.base = included; the position in the list is not compared."""
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            pairs = [(item, "included")] if item != "_self_" else []
+        elif isinstance(item, dict):
+            pairs = [(str(k).removeprefix("override ").strip(), v) for k, v in item.items()]
+        else:
+            continue
+        for group, value in pairs:
+            line = lines.get(("defaults", i, group)) or lines.get(("defaults", i))
+            source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
+            out.append(Fact(key=f"defaults.{group}", value=value if not isinstance(value, list) else list(value),
+                            path=src.name, line=line, source=source, rank=RANK_CONFIG, via="Hydra defaults list"))
+    return out
+
+
+def interpolate(data: Any) -> Any:
+    """`${a.b}` resolved against the same config where it names a path of it (a value that is
+    exactly one reference takes the referenced value and type); resolvers (`${oc.env:X}`),
+    relative references and unknown paths stay as written."""
+    flat = {dotted(p): v for p, v in leaves(data) if p}
+    if not any(isinstance(v, str) and "${" in v for v in flat.values()):
+        return data
+
+    def sub(v: Any, depth: int = 0) -> Any:
+        if not isinstance(v, str) or "${" not in v or depth > 8:
+            return v
+        s = v.strip()
+        if s.startswith("${") and s.endswith("}") and s.count("${") == 1:
+            ref = s[2:-1].strip()
+            return sub(flat[ref], depth + 1) if ref in flat else v
+        out, i = "", 0
+        while i < len(v):
+            j = v.find("${", i)
+            k = v.find("}", j) if j >= 0 else -1
+            if j < 0 or k < 0:
+                out += v[i:]
+                break
+            ref = v[j + 2:k].strip()
+            val = sub(flat[ref], depth + 1) if ref in flat else None
+            out += v[i:j] + (str(val) if val is not None and not isinstance(val, (dict, list)) else v[j:k + 1])
+            i = k + 1
+        return out
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return sub(x)
+
+    return walk(data)
+
+
+def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, root: str | None = None,
+              dialects: list[dict] | None = None) -> list[Fact]:
     dp = dotted(path)
     last = str(path[-1]) if not isinstance(path[-1], int) else ""
     source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
@@ -131,13 +247,17 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         if value is True:
             return [fact("params_dtype", "bf16" if "bf16" in last else "fp16", via=last)]
         return []
-    key = canonical_path(dp, style)
+    hit = dialect_path(dp, style, dialects or [])
+    key = hit[0] if hit else canonical_path(dp, style, [])
+    if key is not None and not hit and style != "deepspeed" and not fits(key, value):
+        key = None  # a generic name holding something else (`data: [1, 2, ...]`): compared as written
     if key is None and style != "deepspeed":
-        key = canonical_path(dp, "deepspeed") if dp.startswith(("optimizer.", "scheduler.", "zero_optimization.")) else None
+        key = canonical_path(dp, "deepspeed", []) if dp.startswith(("optimizer.", "scheduler.", "zero_optimization.")) else None
     if key is None:
         return [fact(dp, normalize(value, None) if not isinstance(value, (list, dict)) else value)]
     conv = convert(key, value)
     if conv is None:
         return []
     key, val = conv
-    return [fact(key, val, via=None if key == dp else dp)]
+    via = f"{dp}, {hit[1]}" if hit else (None if key == dp else dp)
+    return [fact(key, val, via=via, meta={"dialect": hit[1]} if hit else None)]
