@@ -49,7 +49,8 @@ def test_every_kind_has_its_reader_and_every_check_its_hooks():
 
 
 def test_kind_by_name_only_when_the_name_decides():
-    assert registry.kind_by_name("train.py").name == "python"
+    assert registry.kind_by_name("train.pyi").name == "python"
+    assert registry.kind_by_name("train.py") is None  # python or a dict-style config (pyconfig): content decides
     assert registry.kind_by_name("config.json") is None  # json, snapshot, manifest... need the content
     assert registry.kind_by_name("README") is None
 

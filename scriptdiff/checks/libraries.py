@@ -608,5 +608,17 @@ def looks_like_pip_json(head: str, basename: str) -> bool:
 
 
 def looks_like_package_list(head: str, basename: str) -> bool:
-    """A .txt package list: named like one (requirements, freeze, pip) or pinned lines only."""
-    return any(w in basename for w in ("requirement", "freeze", "pip")) or looks_like_requirements(head)
+    """A package list by its name (a .txt named requirements*, *freeze*, *pip*) or by its
+    content, whatever the name (pip freeze saved as env_gpu.txt or freeze.log): pinned lines
+    only, a `pip list` table, or mostly pins (at least 3, at least 4 in 5 entry lines: a
+    saved terminal session keeps its prompt and a warning or two)."""
+    if basename.endswith(".txt") and any(w in basename for w in ("requirement", "freeze", "pip")):
+        return True
+    return looks_like_requirements(head) or _mostly_pins(head)
+
+
+def _mostly_pins(head: str) -> bool:
+    lines = head.splitlines() if head.endswith("\n") else head.splitlines()[:-1]  # the last may be cut
+    rows = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    pins = sum(1 for r in rows if _PIN_LINE.match(r) and " " not in r.split("==", 1)[0].strip())
+    return pins >= 3 and pins * 5 >= len(rows) * 4

@@ -1,0 +1,185 @@
+"""Python config files: module-level assignments of literals and `dict(...)` calls, the style
+of mmengine/mmcv-based projects (`optimizer = dict(type="AdamW", lr=1e-4)`, `max_epochs = 12`,
+`train_cfg = dict(max_epochs=max_epochs)`).
+
+The file is parsed with the standard library's `ast` (never run or imported). Each module-level
+assignment becomes a tree of values: literals, `dict(...)` keyword calls, `{...}` dicts,
+lists and tuples, names bound earlier in the file, unary minus and arithmetic on numbers. Its
+leaves are then config facts exactly as a YAML file's would be (lang/config.py): the dialects
+of this kind (rules/pyconfig.yaml: mmengine) first, then the vocabulary, the alias table and
+neutral sections. A value that is not a literal (a call of another function, an attribute)
+is kept as its source text. `_base_` inheritance is not merged: the input says so (unread), so
+a pair never passes silently with its bases uncompared.
+
+`looks_like_config(head, basename)` is the kind's sniff (rules/kinds.yaml `pyconfig`): a
+module made only of imports, assignments and `with read_base():` blocks, at least one of
+them a `dict(...)` or `{...}` value, and no function or class.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from ..checks.hparams import detect_dialects
+from ..model import Extract, InputError
+from .config import facts_for, interpolate, leaves
+
+KIND = "pyconfig"
+ALLOWED = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.Expr, ast.With, ast.Pass)
+OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+       ast.Pow: operator.pow}
+
+
+class _Opaque(str):
+    """A value that is not a literal: kept as its source text."""
+
+
+def _parse_head(head: str) -> ast.Module | None:
+    """The head of a file, parsed; a statement cut at the end is dropped (up to 20 tries)."""
+    lines = head.splitlines()
+    for _ in range(20):
+        try:
+            return ast.parse("\n".join(lines))
+        except SyntaxError:
+            top = [i for i, ln in enumerate(lines) if i > 0 and ln[:1] not in ("", " ", "\t", ")", "]", "}")]
+            if not top:
+                return None
+            lines = lines[:top[-1]]
+        except (ValueError, RecursionError, MemoryError):
+            return None
+    return None
+
+
+def looks_like_config(head: str, basename: str) -> bool:
+    if "dict(" not in head and "{" not in head:
+        return False  # no dict value at all: not worth parsing (most .py files stop here or at a def)
+    for marker in ("\ndef ", "\nclass ", "\nasync def ", "\nif __name__"):
+        if marker in "\n" + head:
+            return False  # a module-level function or class: code, whatever else it holds
+    tree = _parse_head(head)
+    if tree is None or not tree.body:
+        return False
+    configish = False
+    for stmt in tree.body:
+        if not isinstance(stmt, ALLOWED):
+            return False
+        if isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Constant):
+            return False  # a call at module level: a script, not a config
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            v = stmt.value
+            configish |= isinstance(v, ast.Dict) or (isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+                                                      and v.func.id == "dict")
+    return configish
+
+
+def extract(src, ctx) -> Extract:
+    ex = Extract()
+    text = src.text
+    if not text.strip():
+        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
+        return ex
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        ex.errors.append(InputError(src.name, f"not valid Python: line {e.lineno}: {e.msg}; not compared", fatal=True))
+        return ex
+    except (ValueError, RecursionError, MemoryError) as e:
+        ex.errors.append(InputError(src.name, f"cannot be parsed ({type(e).__name__}); not compared", fatal=True))
+        return ex
+    env: dict[str, Any] = {}
+    lines: dict[tuple, int] = {}
+    reader = _Reader(env, lines)
+    for stmt in _statements(tree.body):
+        reader.statement(stmt)
+    data = {k: v for k, v in env.items() if not k.startswith("__") and k != "_base_"}
+    if "_base_" in env:
+        bases = env["_base_"] if isinstance(env["_base_"], list) else [env["_base_"]]
+        ex.unread.append(f"line {lines.get(('_base_',), 1)}: inherits _base_ config(s) "
+                         f"{', '.join(str(b) for b in bases)}: their settings are not merged or compared")
+    ex.frameworks.add("hf")
+    data = interpolate(data)
+    dialects = detect_dialects(KIND, [".".join(str(p) for p in path) for path, _ in leaves(data)])
+    src_lines = text.splitlines()
+    for path, value in leaves(data):
+        if not path:
+            continue
+        line = lines.get(path) or lines.get(path[:-1])
+        if isinstance(value, _Opaque):
+            value = str(value)
+        ex.facts.extend(facts_for(path, value, "hf", src, line, src_lines, ex, ctx.root, dialects))
+    ex.understood = True
+    return ex
+
+
+def _statements(body: list) -> list:
+    """Module-level statements, the bodies of `with read_base():` blocks flattened in."""
+    out = []
+    for stmt in body:
+        if isinstance(stmt, ast.With):
+            out.extend(_statements(stmt.body))
+        else:
+            out.append(stmt)
+    return out
+
+
+class _Reader:
+    def __init__(self, env: dict, lines: dict):
+        self.env = env
+        self.lines = lines
+
+    def statement(self, stmt) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.value(stmt.value, ())
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    self.bind(target.id, value, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+            self.bind(stmt.target.id, self.value(stmt.value, ()), stmt.value)
+
+    def bind(self, name: str, value: Any, node) -> None:
+        self.env[name] = value
+        self._lines((name,), node)
+
+    def _lines(self, path: tuple, node) -> None:
+        self.lines[path] = node.lineno
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    self._lines(path + (kw.arg,), kw.value)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    self._lines(path + (k.value,), v)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            for i, v in enumerate(node.elts):
+                self._lines(path + (i,), v)
+
+    def value(self, node, path: tuple, depth: int = 0) -> Any:
+        if depth > 50:
+            return _Opaque("...")
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+            return {kw.arg: self.value(kw.value, path + (kw.arg,), depth + 1)
+                    for kw in node.keywords if kw.arg is not None}
+        if isinstance(node, ast.Dict):
+            return {k.value: self.value(v, path, depth + 1) for k, v in zip(node.keys, node.values)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, (str, int))}
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.value(e, path, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id, _Opaque(node.id))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = self.value(node.operand, path, depth + 1)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+            a, b = self.value(node.left, path, depth + 1), self.value(node.right, path, depth + 1)
+            numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+            if numbers and not (isinstance(node.op, ast.Pow) and abs(b) > 64) and abs(a) < 1e300 and abs(b) < 1e300:
+                try:
+                    return OPS[type(node.op)](a, b)
+                except (ZeroDivisionError, OverflowError):
+                    pass
+        return _Opaque(ast.unparse(node)[:200])
