@@ -73,20 +73,25 @@ def looks_like_config(head: str, basename: str) -> bool:
     return configish
 
 
+def _parse(src) -> tuple[ast.Module | None, str | None]:
+    """The module, or None and why it cannot be read."""
+    if not src.text.strip():
+        return None, "empty file; nothing compared"
+    try:
+        return ast.parse(src.text), None
+    except SyntaxError as e:
+        return None, f"not valid Python: line {e.lineno}: {e.msg}; not compared"
+    except (ValueError, RecursionError, MemoryError) as e:
+        return None, f"cannot be parsed ({type(e).__name__}); not compared"
+
+
 def extract(src, ctx) -> Extract:
     ex = Extract()
+    tree, problem = _parse(src)
+    if tree is None:
+        ex.errors.append(InputError(src.name, problem or "not compared", fatal=True))
+        return ex
     text = src.text
-    if not text.strip():
-        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
-        return ex
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as e:
-        ex.errors.append(InputError(src.name, f"not valid Python: line {e.lineno}: {e.msg}; not compared", fatal=True))
-        return ex
-    except (ValueError, RecursionError, MemoryError) as e:
-        ex.errors.append(InputError(src.name, f"cannot be parsed ({type(e).__name__}); not compared", fatal=True))
-        return ex
     env: dict[str, Any] = {}
     lines: dict[tuple, int] = {}
     reader = _Reader(env, lines)
