@@ -41,7 +41,8 @@ def test_lr_difference_is_the_canonical_lr_finding_with_both_lines(fixtures, tmp
     g, n = write(tmp_path, "train.toml", text, text.replace("lr = 3e-4", "lr = 1e-4"))
     r = run(g, n)
     assert [(f.rule, f.severity, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.gpu.via)
-            for f in r.findings] == [("SD202", "error", "lr", 3e-4, 1e-4, 17, 17, "optimizer.lr")]
+            for f in r.findings] == [("SD202", "error", "lr", 3e-4, 1e-4, 17, 17,
+                                  "optimizer.lr, torchtitan TOML")]
     assert r.findings[0].gpu.source == "lr = 3e-4" and r.findings[0].npu.source == "lr = 1e-4"
     assert r.exit_code() == 1
 

@@ -4,7 +4,8 @@ Values come from the standard library's TOML parser (tomllib; tomli on Python 3.
 keeps no positions, so `line_map` walks the file's line structure once (table headers,
 arrays of tables, `key = value` lines, multi-line strings and arrays) to give each dotted
 path the line it was written on. Each leaf becomes a fact: a path that a framework dialect
-of rules/toml.yaml maps (torchtitan `optimizer.lr` -> `lr`) under its canonical key, any other
+of rules/toml.yaml maps (torchtitan `optimizer.lr` -> `lr`) under its canonical key (its `via`
+naming the path and the dialect), any other
 path exactly as a YAML config key would be (lang/config.py), so nothing read is dropped.
 """
 from __future__ import annotations
@@ -68,7 +69,8 @@ def _facts(path: tuple, value, dialects: list[dict], src, line, src_lines, ex) -
             return []
         source = src_lines[line - 1].strip() if line and 0 < line <= len(src_lines) else ""
         return [Fact(key=conv[0], value=conv[1], path=src.name, line=line, source=source, rank=RANK_CONFIG,
-                     via=dp if conv[0] != dp else None)]
+                     via=f"{dp}, {d['title']}" if d.get("title") else (dp if conv[0] != dp else None),
+                     meta={"dialect": d["title"]} if d.get("title") else {})]
     return facts_for(path, value, "hf", src, line, src_lines, ex)
 
 
