@@ -44,8 +44,8 @@ import extract as corpus_extract  # noqa: E402
 # Measured on the corpus when it was built (see tests/corpus/README.md); raise the floors,
 # lower the ceiling, as the readers improve. Never lower a floor to make a change pass.
 RECALL_OVERALL_FLOOR = 0.63  # measured 0.639 (94 of 147)
-RECALL_CANONICAL_FLOOR = 0.51  # measured 0.517 (76 of 147)
-NOISE_CEILING = 3  # measured 3 (osp-deepspeed-zero2-json: bucket sizes)
+RECALL_CANONICAL_FLOOR = 0.63  # measured 0.633 (93 of 147): alias table and dialects (verl, accelerate)
+NOISE_CEILING = 0  # measured 0 (bucket sizes are cosmetic, SD221 info)
 TARGET_RECALL = 0.95  # issue 13: labelled differences found under the canonical key
 
 COUNTED = ("warning", "error")
