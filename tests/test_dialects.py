@@ -194,6 +194,15 @@ def test_accelerate_faithful_port_is_silent(tmp_path):
     assert rep.exit_code() == 0
 
 
+def test_fsdp_config_json_on_its_own(tmp_path):
+    fs = '{{"fsdp_activation_checkpointing": {}, "fsdp_offload_params": {}, "fsdp_sharding_strategy": "FULL_SHARD"}}\n'
+    rep = run(tmp_path, "fsdp.json", fs.format("true", "false"), fs.format("false", "true"))
+    assert rows(rep) == [("SD211", "warning", "recompute_granularity", True, False, 1, 1),
+                         ("SD221", "info", "fsdp_offload_params", False, True, 1, 1)]
+    rc = next(f for f in rep.findings if f.key == "recompute_granularity")
+    assert rc.gpu.via == "fsdp_activation_checkpointing, FSDP config"
+
+
 # ---------------------------------------------------------------- Hydra YAML
 
 HYDRA = """defaults:
