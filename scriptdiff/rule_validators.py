@@ -288,7 +288,8 @@ def check_dialects(rs: RuleSet) -> None:
     removed before lookup), skip (path prefixes that are not settings), title (how reports
     name it), detect (path prefixes whose presence in a config file selects the dialect; none:
     it applies to every file of its kinds), cosmetic (fnmatch patterns of paths that cannot
-    change numerics: info), doc."""
+    change numerics: info), defaults (whose framework defaults fill a key a file of this
+    dialect omits: hf, megatron, deepspeed or none), doc."""
     dialects = rs.section("dialects")
     if dialects is None:
         return
@@ -300,7 +301,10 @@ def check_dialects(rs: RuleSet) -> None:
     for name, d in dialects.items():
         where = _where(rs, f"dialects.{name}")
         _fields(where, f"dialects.{name}", d, {"kinds": list, "paths": dict, "strip_prefix": str, "skip": list,
-                                               "doc": str, "title": str, "detect": list, "cosmetic": list})
+                                               "doc": str, "title": str, "detect": list, "cosmetic": list,
+                                               "defaults": str})
+        if d.get("defaults", "none") not in ("none", "megatron", "hf", "deepspeed"):
+            raise RuleError(f"{where}:1: dialects.{name}.defaults must be none, megatron, hf or deepspeed")
         unknown = set(d.get("kinds", [])) - set(kinds)
         if not d.get("kinds") or unknown:
             raise RuleError(f"{where}:1: dialects.{name}.kinds must name known kinds (unknown: {sorted(unknown)})")

@@ -135,6 +135,13 @@ def test_verl_faithful_port_is_silent(tmp_path):
     assert rep.exit_code() == 0
 
 
+def test_verl_yaml_takes_no_hugging_face_default(tmp_path):
+    base = "actor_rollout_ref:\n  actor:\n    clip_ratio: 0.2\n"
+    rep = run(tmp_path, "ppo.yaml", base + "    ppo_micro_batch_size_per_gpu: 8\n", base)
+    assert rows(rep) == [("SD203", "error", "micro_batch_size", 8, None, 4, None)]
+    assert rep.findings[0].message.endswith("NPU has no value and no known default")
+
+
 def test_verl_overrides_on_the_command_line(tmp_path):
     cmd = ("python3 -m verl.trainer.main_ppo data.train_batch_size={} "
            "actor_rollout_ref.actor.optim.lr={} trainer.n_gpus_per_node={} trainer.nnodes=1 {}\n")

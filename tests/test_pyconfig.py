@@ -84,6 +84,12 @@ def test_broken_file_is_one_line_error():
         ("not valid Python: line 1: '(' was never closed; not compared", True)]
 
 
+def test_null_bytes_are_one_line_error():
+    ex = pyconfig.extract(Source(name="bad.py", data=b"m = dict(a=1)\x00\n"), SideContext("gpu"))
+    assert [(e.message, e.fatal) for e in ex.errors] == [
+        ("not valid Python: source code string cannot contain null bytes; not compared", True)]
+
+
 def test_non_literal_values_are_kept_as_text():
     ex = pyconfig.extract(Source(name="c.py", data=b"import os\nmodel = dict(root=os.path.join('a', 'b'), n=-3)\n"),
                           SideContext("gpu"))

@@ -101,8 +101,8 @@ def extract(src, ctx):
         ex.errors.append(InputError(src.name, f"top level of the {kind.upper()} file is not a mapping; not compared", fatal=True))
         return ex
     style = "deepspeed" if is_deepspeed(data) else "hf"
-    ex.frameworks.add("deepspeed" if style == "deepspeed" else "hf")
     dialects = [] if style == "deepspeed" else detect_dialects(kind, _paths(data))
+    ex.frameworks |= dialect_defaults(dialects, "deepspeed" if style == "deepspeed" else "hf")
     if isinstance(data.get("defaults"), list):
         ex.facts.extend(_defaults(data["defaults"], lines, src, src_lines))
         data = {k: v for k, v in data.items() if k != "defaults"}
@@ -114,6 +114,14 @@ def extract(src, ctx):
         facts = facts_for(path, value, style, src, line, src_lines, ex, ctx.root, dialects)
         ex.facts.extend(facts)
     return ex
+
+
+def dialect_defaults(dialects: list[dict], plain: str | None) -> set[str]:
+    """Whose defaults apply to a file: its detected dialects' (`defaults:`), else `plain`."""
+    named = [d for d in dialects if d.get("detect")]  # a dialect without `detect` applies to every file
+    if not named:
+        return {plain} if plain else set()
+    return {d.get("defaults", "none") for d in named} - {"none"}
 
 
 def _paths(data: dict) -> list[str]:

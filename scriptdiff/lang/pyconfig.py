@@ -23,7 +23,7 @@ from typing import Any
 
 from ..checks.hparams import detect_dialects
 from ..model import Extract, InputError
-from .config import facts_for, interpolate, leaves
+from .config import dialect_defaults, facts_for, interpolate, leaves
 
 KIND = "pyconfig"
 ALLOWED = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.Expr, ast.With, ast.Pass)
@@ -80,7 +80,8 @@ def _parse(src) -> tuple[ast.Module | None, str | None]:
     try:
         return ast.parse(src.text), None
     except SyntaxError as e:
-        return None, f"not valid Python: line {e.lineno}: {e.msg}; not compared"
+        where = f"line {e.lineno}: " if e.lineno else ""
+        return None, f"not valid Python: {where}{e.msg}; not compared"
     except (ValueError, RecursionError, MemoryError) as e:
         return None, f"cannot be parsed ({type(e).__name__}); not compared"
 
@@ -102,9 +103,9 @@ def extract(src, ctx) -> Extract:
         bases = env["_base_"] if isinstance(env["_base_"], list) else [env["_base_"]]
         ex.unread.append(f"line {lines.get(('_base_',), 1)}: inherits _base_ config(s) "
                          f"{', '.join(str(b) for b in bases)}: their settings are not merged or compared")
-    ex.frameworks.add("hf")
     data = interpolate(data)
     dialects = detect_dialects(KIND, [".".join(str(p) for p in path) for path, _ in leaves(data)])
+    ex.frameworks |= dialect_defaults(dialects, None)  # no framework's defaults are known for a plain one
     src_lines = text.splitlines()
     for path, value in leaves(data):
         if not path:
