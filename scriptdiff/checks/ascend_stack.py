@@ -369,3 +369,13 @@ def stack_lines(rows) -> list[str]:
     for r in [head, *rows]:
         out.append("  " + "  ".join(str(r[i]).ljust(widths[i]) for i in range(3)) + "  " + str(r[3]))
     return out
+
+
+def verdict_notes(findings) -> dict[str, str]:
+    """check -> a short line for `scriptdiff check`'s verdict: the NPU stack's advisories."""
+    out: dict[str, list[str]] = {}
+    for f in findings:
+        if f.extra.get("advisory") == "npu-stack":
+            side = f.npu or f.gpu
+            out.setdefault(f.check, []).append(f"{f.rule} {side.value}")
+    return {c: "NPU stack: " + "; ".join(items) for c, items in out.items()}
