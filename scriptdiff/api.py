@@ -25,6 +25,7 @@ import os
 
 from . import gitsrc
 from .checks import dataset
+from .checks.ascend_stack import is_advisory, stack_lines, stack_rows
 from .checks import weights as weights_mod
 from .checks.hashing import SampleSpec
 from .checks.safetensors_io import WeightsError
@@ -254,15 +255,23 @@ def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> C
 # --- environment -------------------------------------------------------------------------------
 
 def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_local: bool = False) -> Report:
-    """`scriptdiff env`: snapshots, requirements, pip freeze / pip list, conda files per side."""
+    """`scriptdiff env`: snapshots, requirements, pip freeze / pip list, conda files per side.
+
+    With no GPU files (`gpu=[]`), one-side mode: the NPU side's stack is checked against the
+    published Ascend version tables (rules/ascend_versions.yaml) and only those advisories
+    are reported. Either way, `report.overview` holds the NPU stack as a compact table
+    (component, version, kind, newest known) when the NPU side has one."""
     for p in list(gpu) + list(npu):
         if os.path.isdir(p):
             raise UsageError(f"{p}: is a directory; `env` compares snapshot or package-list files")
+    if not npu:
+        raise UsageError("env needs the NPU side's snapshot or package list")
+    one_side = not gpu
     opts = options or Options()
     opts.strict_local = strict_local or opts.strict_local
     opts.checks = {"environment", "libraries"}
     opts.use_cache = False
-    report = Report(gpu=" ".join(gpu), npu=" ".join(npu))
+    report = Report(gpu="(none: one-side mode)" if one_side else " ".join(gpu), npu=" ".join(npu))
     sides = []
     for paths in (gpu, npu):  # an input that is no snapshot or package list is an error, not an empty side
         srcs = []
@@ -275,9 +284,17 @@ def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_l
                 report.errors.append(InputError(src.name, f"not an environment snapshot or package list ({what}); "
                                                           f"not compared", fatal=True))
         sides.append(srcs)
-    if not sides[0] or not sides[1]:
+    if not sides[1] or (not one_side and not sides[0]):
         return report.sorted()
-    return compare_sides(sides[0], sides[1], pair_sources(sides[0], sides[1]), report, opts)
+    report = compare_sides(sides[0], sides[1], [] if one_side else pair_sources(sides[0], sides[1]), report, opts)
+    if one_side:  # the NPU stack's advisories alone: nothing was compared with a GPU side
+        report.findings = [f for f in report.findings if is_advisory(f.key)]
+        report.masked = []
+        report.compared = max(report.compared, 1 if any(a.status != "failed" for a in report.inputs) else 0)
+    if report.tables:
+        report.details["npu_stack"] = stack_rows(report.tables[1])
+        report.overview = stack_lines(report.details["npu_stack"])
+    return report
 
 
 def collect(root: str | None = None, run_commands: bool | None = None, sites: list[str] | None = None) -> dict:

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import gitsrc
+from .checks.ascend_stack import verdict_notes
 from .engine import Unit, compare_sides, read_inputs
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
@@ -314,6 +315,8 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                 if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check.name]):
                     missing[check.name].append(f"scriptdiff.{m}")
     report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in check_names()}
+    for c, note in verdict_notes(report.findings).items():  # the NPU stack against the Ascend tables
+        report.verdicts[c] = (report.verdicts[c][0], f"{report.verdicts[c][1]}; {note}")
     return report.sorted()
 
 

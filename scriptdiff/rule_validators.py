@@ -6,6 +6,9 @@ validator here.
 """
 from __future__ import annotations
 
+import re
+
+from .ascend_version import parse_cann
 from .rulepack import RuleError, RuleSet, validator
 
 TYPES = {"float", "int", "bool", "str", "list", "dtype"}
@@ -481,3 +484,90 @@ def check_launchers(rs: RuleSet) -> None:
         raise RuleError(f"{where}:1: launchers.shared.facts must map launcher options to keys")
     strings(shared.get("settings", []), "shared.settings")
     strings(shared.get("references", []), "shared.references")
+
+
+ASCEND_LISTS = {  # list -> (its fields: the version kind of each, "pep440" | "cann" | "text"; the sort fields)
+    "torch_npu": ({"torch_npu": "pep440", "torch": "pep440", "cann": "cann"}, ("torch_npu",)),
+    "cann": ({"release": "cann"}, ("release",)),
+    "hdk": ({"cann": "cann", "hdk": "cann"}, ("cann",)),
+    "mindspeed": ({"branch": "text", "megatron_core": "pep440", "released": "date"}, ("megatron_core", "released")),
+    "mindspeed_llm": ({"version": "pep440", "mindspeed": "text", "megatron_core": "pep440"}, ("version",)),
+}
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+@validator
+def check_ascend_versions(rs: RuleSet) -> None:
+    """rules/ascend_versions.yaml: every table says where and when it was read, every row names
+    its table, every version parses (PEP 440 for Python packages, CANN's own form for CANN
+    and the HDK), and each list is sorted by its version."""
+    from packaging.version import InvalidVersion, Version
+
+    d = rs.section("ascend_versions")
+    if d is None:
+        return
+    where = _where(rs, "ascend_versions")
+    if not isinstance(d, dict) or set(d) - {"tables", *ASCEND_LISTS}:
+        raise RuleError(f"{where}:1: ascend_versions must be a mapping of tables and {', '.join(ASCEND_LISTS)}")
+    tables = d.get("tables")
+    if not isinstance(tables, dict) or not tables:
+        raise RuleError(f"{where}:1: ascend_versions.tables must name at least one source")
+    for tid, t in tables.items():
+        at = f"ascend_versions.tables.{tid}"
+        if not isinstance(t, dict) or not all(isinstance(t.get(k), str) and t[k] for k in ("label", "title", "url")):
+            raise RuleError(f"{where}:1: {at} needs a label, a title and a url")
+        if not _DATE.match(str(t.get("date", ""))) or t.get("dated_by") not in ("commit", "read"):
+            raise RuleError(f"{where}:1: {at} needs a date (YYYY-MM-DD, quoted) and dated_by: commit or read")
+        if t["dated_by"] == "commit" and not (t.get("repo") and t.get("path") and _COMMIT.match(str(t.get("commit")))):
+            raise RuleError(f"{where}:1: {at}: a table dated by its commit names its repo, path and commit (40 hex)")
+
+    def parsed(kind: str, value, at: str):
+        if not isinstance(value, str) or not value:
+            raise RuleError(f"{where}:1: {at} must be a quoted version string (got {value!r})")
+        if kind == "pep440":
+            try:
+                return Version(value)
+            except InvalidVersion:
+                raise RuleError(f"{where}:1: {at}: {value!r} is not a PEP 440 version") from None
+        if kind == "cann":
+            p = parse_cann(value)
+            if p is None:
+                raise RuleError(f"{where}:1: {at}: {value!r} is not a CANN version")
+            return p.key()
+        if kind == "date" and not _DATE.match(value):
+            raise RuleError(f"{where}:1: {at}: {value!r} is not a date (YYYY-MM-DD)")
+        return value
+
+    for name, (fields, order) in ASCEND_LISTS.items():
+        rows = d.get(name, [])
+        if not isinstance(rows, list):
+            raise RuleError(f"{where}:1: ascend_versions.{name} must be a list")
+        last = None
+        for i, row in enumerate(rows):
+            at = f"ascend_versions.{name}[{i}]"
+            if not isinstance(row, dict):
+                raise RuleError(f"{where}:1: {at} must be a mapping")
+            extra = {"source", "note", "commercial", "community"} if name == "cann" else {"source", "note"}
+            unknown = set(row) - set(fields) - extra
+            if unknown:
+                raise RuleError(f"{where}:1: {at}: unknown field(s) {sorted(unknown)}")
+            if row.get("source") not in tables:
+                raise RuleError(f"{where}:1: {at}: source {row.get('source')!r} is not one of ascend_versions.tables")
+            keys = {f: parsed(kind, row.get(f), f"{at}.{f}") for f, kind in fields.items()}
+            for lst in ("commercial", "community"):
+                if lst in row:
+                    if not isinstance(row[lst], list) or not row[lst]:
+                        raise RuleError(f"{where}:1: {at}.{lst} must be a non-empty list of versions")
+                    for j, v in enumerate(row[lst]):
+                        parsed("cann", v, f"{at}.{lst}[{j}]")
+            key = tuple(keys[f] for f in order)
+            if last is not None and not last < key:
+                raise RuleError(f"{where}:1: {at} is out of order (ascend_versions.{name} is sorted by "
+                                f"{' then '.join(order)}, each once)")
+            last = key
+    branches = {r.get("branch") for r in d.get("mindspeed", [])}
+    for i, row in enumerate(d.get("mindspeed_llm", [])):
+        if row.get("mindspeed") not in branches:
+            raise RuleError(f"{where}:1: ascend_versions.mindspeed_llm[{i}]: MindSpeed branch "
+                            f"{row.get('mindspeed')!r} is not in ascend_versions.mindspeed")

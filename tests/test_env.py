@@ -55,6 +55,9 @@ def test_faithful_port_has_no_warning_or_error(tmp_path):
         ("SD310", "info", "version:torch_backend", "torch 2.1.0+cu121 (CUDA build cu121)", "torch_npu 2.1.0.post8"),
         ("SD316", "info", "version:arch", "x86_64", "aarch64"),
         ("SD316", "info", "version:os", "Ubuntu 22.04.3 LTS", "openEuler 22.03 (LTS-SP1)"),
+        # the NPU stack against the Ascend tables (checks.ascend_stack): newer releases are known
+        ("SD321", "info", "newest:cann", None, "CANN 8.0.RC3 (newest 9.1.0)"),
+        ("SD321", "info", "newest:torch-npu", None, "torch_npu 2.1.0.post8 (newest 2.1.0.post17)"),
     ]
     assert masked(report) == sorted([
         ("SD010", "CUDA_VISIBLE_DEVICES=0,1", "ASCEND_RT_VISIBLE_DEVICES=0,1"),
@@ -87,7 +90,7 @@ def test_drifted_port_exact_findings(tmp_path):
     n = snapshot(tmp_path, "npu", layout.npu_machine, NPU_ENV, dists=nd)
     report = diff_files([str(g)], [str(n)], Options(checks={"environment", "libraries"}))
     got = [r for r in rows(report) if r[0] not in ("SD310", "SD316")]
-    assert got == [
+    assert sorted(got) == sorted([
         ("SD302", "info", "env:ASCEND_HOME_PATH", None, "/usr/local/Ascend/ascend-toolkit/latest"),
         ("SD401", "error", "pkg:megatron-core", "0.8.0", "0.9.0"),
         ("SD401", "error", "pkg:torch", "2.1.0+cu121", "2.2.0"),
@@ -95,7 +98,9 @@ def test_drifted_port_exact_findings(tmp_path):
         ("SD403", "info", "pkg:tqdm", "4.66.1", "4.66.4"),
         ("SD404", "error", "pkg:peft", "0.10.0", None),
         ("SD410", "error", "compat:torch-npu", None, "torch_npu 2.1.0.post8 with torch 2.2.0"),
-    ]
+        ("SD321", "info", "newest:cann", None, "CANN 8.0.RC3 (newest 9.1.0)"),
+        ("SD321", "info", "newest:torch-npu", None, "torch_npu 2.1.0.post8 (newest 2.1.0.post17)"),
+    ])
     # deepspeed-npu next to deepspeed is the older stacks' plugin: masked, not reported
     assert ("SD422", "deepspeed==0.14.0", "deepspeed-npu==0.1") in masked(report)
     assert report.exit_code() == 1
@@ -111,7 +116,22 @@ def test_npu_vs_npu_compares_cann_driver_firmware(tmp_path):
         ("SD311", "error", "version:nnal", "8.0.RC3", "8.0.RC2"),
         ("SD313", "warning", "version:driver", "24.1.rc2", "24.1.rc1"),
         ("SD317", "warning", "version:firmware", "7.5.0.1.129", None),
+        # the Ascend tables: torch_npu 2.1.0.post8 is CANN 8.0.RC3's, so it is wrong on the side with 8.0.RC2
+        ("SD319", "error", "compat:torch-npu-cann", None, "torch_npu 2.1.0.post8 with CANN 8.0.RC2"),
+        ("SD321", "info", "newest:cann", "CANN 8.0.RC3 (newest 9.1.0)", "CANN 8.0.RC2 (newest 9.1.0)"),
+        ("SD321", "info", "newest:torch-npu", "torch_npu 2.1.0.post8 (newest 2.1.0.post17)",
+         "torch_npu 2.1.0.post8 (newest 2.1.0.post17)"),
     ]
+    by_key = {f.key: f.message for f in report.findings}
+    assert by_key["compat:torch-npu-cann"] == (
+        "torch_npu 2.1.0.post8 was released for CANN 8.0.RC3 (PyTorch 2.1.0), but this side has CANN 8.0.RC2; the "
+        "table's torch_npu for PyTorch 2.1.0 with CANN 8.0.RC2 is 2.1.0.post6 (Ascend/pytorch COMPATIBILITY.md of "
+        "2026-08-10)")
+    assert by_key["newest:torch-npu"].endswith("(both sides)")
+    assert by_key["newest:cann"] == (
+        "CANN 8.0.RC2 is older than CANN 9.1.0, the newest commercial release scriptdiff knows (Ascend/pytorch "
+        "COMPATIBILITY.md of 2026-08-10); GPU side: CANN 8.0.RC3 is older than CANN 9.1.0, the newest commercial "
+        "release scriptdiff knows (Ascend/pytorch COMPATIBILITY.md of 2026-08-10)")
 
 
 def test_gpu_vs_gpu_patch_levels(tmp_path):

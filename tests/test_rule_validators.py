@@ -59,3 +59,21 @@ def test_malformed_section_names_the_pack(tmp_path, pack, old, new, needle):
 def test_secrets_need_both_lists(tmp_path):
     with pytest.raises(RuleError, match=r"^rules/secrets.yaml:1: secrets needs non-empty"):
         load_with(tmp_path, "secrets.yaml", "  suffixes: [TOKEN, KEY, SECRET, PASSWORD, PASSWD, AUTH]\n", "")
+
+
+@pytest.mark.parametrize("old,new,needle", [
+    # a row out of order, a version that does not parse, a row citing no table, an undated table
+    ('    - {torch_npu: "2.12.0",', '    - {torch_npu: "2.1.0",', "ascend_versions.torch_npu[62] is out of order"),
+    ('cann: "8.0.RC3", source: pta-compat}', 'cann: "8.0.RC3-latest", source: pta-compat}',
+     "'8.0.RC3-latest' is not a CANN version"),
+    ('{torch_npu: "2.4.0", torch: "2.4.0"', '{torch_npu: "2.4.0 final", torch: "2.4.0"', "is not a PEP 440 version"),
+    ('hdk: "25.2.0", source: deployer-mirror}', 'hdk: "25.2.0", source: nowhere}', "source 'nowhere' is not one of"),
+    ('      date: "2024-09-14"\n', '', "needs a date"),
+    ('      commit: 006ca00290d3a8d5bdd635c61c446f743660ac84\n', '', "names its repo, path and commit"),
+    ('mindspeed: "2.3.0_core_r0.12.1"', 'mindspeed: "2.3.0_core_r0.11.0"', "is not in ascend_versions.mindspeed"),
+])
+def test_malformed_ascend_versions_name_the_pack(tmp_path, old, new, needle):
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, "ascend_versions.yaml", old, new)
+    assert str(e.value).startswith("rules/ascend_versions.yaml:1: ")
+    assert needle in str(e.value)

@@ -26,7 +26,7 @@ from ..envmap import canonical
 from ..jsonload import JSONError, load_json
 from ..model import RANK_LOG, Extract, Fact, Finding, InputError, Masked
 from ..rules import code, load
-from . import libraries
+from . import ascend_stack, libraries
 from .libraries import normalize_name, parse_version, version_level
 
 SUPPORTED_SCHEMA = 1
@@ -213,7 +213,10 @@ def env_facts(env: dict, path: str, lines: dict | None = None) -> list[Fact]:
 # --------------------------------------------------------------------------- classifying
 
 def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
-    """A difference of a `version:*` key as a finding, or None (no difference worth a line)."""
+    """A difference of a `version:*` key as a finding, or None (no difference worth a line).
+    The NPU stack's advisories (checks/ascend_stack.py) are classified there."""
+    if ascend_stack.is_advisory(key):
+        return ascend_stack.classify(key, g, n, rs)
     if not key.startswith("version:"):
         return None
     comp = key.split(":", 1)[1]

@@ -11,12 +11,21 @@ files per side are merged (e.g. a snapshot and the project's requirements.txt). 
 matched by PEP 503 name and compared as PEP 440 versions; local build tags (+cu121, +cpu)
 are ignored unless --strict-local. Expected GPU/NPU counterparts (flash-attn <-> torch_npu,
 megatron-core <-> + mindspeed, deepspeed <-> + deepspeed-npu, Ascend apex) are masked;
-CUDA vs CANN and NVIDIA vs Ascend driver are shown side by side as info."""
+CUDA vs CANN and NVIDIA vs Ascend driver are shown side by side as info.
+
+The NPU stack is also checked against the published Ascend version tables (torch_npu <->
+PyTorch <-> CANN, commercial vs community CANN builds, the HDK installed with each CANN,
+MindSpeed <-> Megatron core, MindSpeed-LLM <-> MindSpeed; rules/ascend_versions.yaml, with
+the source and date of each table; no network call). With one file list only
+(`scriptdiff env env-npu.json`) that advisory is all that is reported. Text output starts
+with the NPU stack: component, version, kind (commercial or community), newest known."""
 
 
 def add_arguments(p) -> None:
-    p.add_argument("gpu", metavar="GPU", help="GPU-side snapshot or package list (several: separate with commas)")
-    p.add_argument("npu", metavar="NPU", help="NPU-side snapshot or package list (several: separate with commas)")
+    p.add_argument("gpu", metavar="GPU", help="GPU-side snapshot or package list (several: separate with commas); "
+                                            "given alone, the NPU side (one-side mode: the NPU stack advisory)")
+    p.add_argument("npu", metavar="NPU", nargs="?", default=None,
+                   help="NPU-side snapshot or package list (several: separate with commas)")
     p.add_argument("--strict-local", action="store_true",
                    help="also compare local version tags (+cu121 vs +cpu): a difference is a warning (SD406)")
     add_output_arguments(p)
@@ -26,6 +35,9 @@ def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
     gpu = [x for x in args.gpu.split(",") if x]
-    npu = [x for x in args.npu.split(",") if x]
+    if args.npu is None:  # one side: it is the NPU side, checked against the Ascend tables
+        gpu, npu = [], gpu
+    else:
+        npu = [x for x in args.npu.split(",") if x]
     report = api.env(gpu, npu, options_from(args), strict_local=bool(args.strict_local))
     return emit(report, args)
