@@ -191,6 +191,16 @@ def kind_by_name(basename: str) -> Kind | None:
     return None
 
 
+def identical_skipped_by_name(basename: str) -> bool:
+    """Whether an identical pair of files of this name is never read: every kind that may
+    claim the name says `skip_identical` (a .py file is Python code or a dict-style config,
+    and neither needs its identical twin read)."""
+    base = basename.lower()
+    suffix = ("." + base.rsplit(".", 1)[-1]) if "." in base else ""
+    claim = [k for k in registry().kinds.values() if k.claims_name(base, suffix)]
+    return bool(claim) and all(k.skip_identical for k in claim)
+
+
 def detect_kind(src: Source) -> str:
     """The kind's name (the engine's and the tests' long-standing spelling)."""
     return detect(src).name

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .engine import Unit, compare_sides
 from .model import Finding, InputAccount, InputError, Options, Report, Side
-from .registry import detect, kind_by_name
+from .registry import detect, identical_skipped_by_name, kind_by_name
 from .rules import code, load
 from .sources import MAX_BINARY_SNIFF, Source, SourceError, open_regular, read_head, read_path
 
@@ -301,9 +301,8 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
             identical += [InputAccount(path=ge.display, side="gpu", kind=kname, status="identical"),
                           InputAccount(path=ne.display, side="npu", kind=kname, status="identical")]
             # identical settings files still count as each side's settings; identical code is
-            # skipped (by name first: a .py file is code whatever it holds, no need to read it)
-            named = kind_by_name(ge.rel.rsplit("/", 1)[-1])
-            if named is not None and named.skip_identical:
+            # skipped, by name when the name decides it (no need to read a .py file's twin)
+            if identical_skipped_by_name(ge.rel.rsplit("/", 1)[-1]):
                 continue
             if ge.size <= opts.max_bytes and not _is_binary(ge):
                 gs = read(ge)
