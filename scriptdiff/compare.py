@@ -168,7 +168,8 @@ Classifier = Callable[[str, Fact | None, Fact | None, RuleSet], "Finding | Maske
 def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None = None,
                    rs: RuleSet | None = None,
                    classifiers: Mapping[str, Classifier] | None = None,
-                   unknown: Iterable[str] = ()) -> tuple[list[Finding], list[Masked], list[str]]:
+                   unknown: Mapping[str, Callable[[Fact], bool]] | Iterable[str] = ()
+                   ) -> tuple[list[Finding], list[Masked], list[str]]:
     """Every key of either side, compared; one finding per difference.
 
     `classifiers` maps a check to its classifier (the engine passes the registry's); a check
@@ -179,10 +180,13 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
 
     `unknown` names the sides ("gpu", "npu") where an input could not be read: a key missing
     there is unknown, not unset, so it is neither compared with a default nor reported as set
-    on one side only; such keys are returned as the third element.
+    on one side only; such keys are returned as the third element. As a mapping, each side
+    has a test of the other side's fact: only keys it accepts are unknown (a side whose
+    referenced config was found nowhere is unknown for what configs set, not for its flags).
     """
     rs = rs or load()
-    unknown = set(unknown)
+    if not isinstance(unknown, Mapping):
+        unknown = {side: (lambda _f: True) for side in unknown}
     skipped: list[str] = []
     wanted = set(checks) if checks is not None else None
     findings: list[Finding] = []
@@ -193,7 +197,8 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
         check = (g or n).check
         if wanted is not None and check not in wanted:
             continue
-        if (g is None and "gpu" in unknown) or (n is None and "npu" in unknown):
+        if (g is None and "gpu" in unknown and unknown["gpu"](n)) or \
+                (n is None and "npu" in unknown and unknown["npu"](g)):
             skipped.append(key)
             continue
         if check == "hyperparameters":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import cache
 from .compare import FactTable, compare_tables, vocab
-from .model import (REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side,
+from .model import (RANK_CONFIG, REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side,
                     SideContext)
 from .references import resolve
 from .rules import check_selectors, code, load
@@ -446,9 +446,13 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         if len(gtables) != len(ntables):
             report.findings.append(_invocation_count(unit, ng, nn))
         # a side with an input that failed or was not understood is unknown where it is silent
-        unknown = {s for s, r in (("gpu", gread), ("npu", nread))
-                   if r.failed or any(read_accounts[id(x)].status == "not understood"
-                                      for x, _ex in r.items if x is not None and id(x) in read_accounts)}
+        unknown = {}
+        for side, r in (("gpu", gread), ("npu", nread)):
+            accs = [read_accounts[id(x)] for x, _ex in r.items if x is not None and id(x) in read_accounts]
+            if r.failed or any(a.opaque for a in accs):
+                unknown[side] = lambda _f: True
+            elif any(a.unread for a in accs):  # a referenced config found nowhere: what configs set is unknown
+                unknown[side] = lambda f: f.rank <= RANK_CONFIG
         for gtable, ntable in zip(gtables, ntables):
             for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
                 derive_pair(gtable, ntable)
@@ -461,7 +465,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
                         uncompared.setdefault(id(e), (e, set()))[1].update(skipped)
                     for x, _ex in r.items:
                         acc = read_accounts.get(id(x)) if x is not None else None
-                        if acc is not None and acc.status == "not understood":
+                        if acc is not None and acc.unread:
                             acc.uncompared.update(skipped)
             if unit.run and not report.table:
                 report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
@@ -527,6 +531,9 @@ def _settle(acc: InputAccount, ex: Extract) -> None:
     if not acc.unread and acc.settings == 0 and not ex.understood and kind is not None and kind.relevant \
             and not kind.structural:
         acc.unread.append("no settings could be read from it")
+    # what the reader itself could not read makes the input's settings unknown; a referenced
+    # config found nowhere is said (unread) but leaves the script's own settings comparable
+    acc.opaque = bool(ex.unread) or acc.unread == ["no settings could be read from it"]
     acc.status = "not understood" if acc.unread else "understood"
 
 

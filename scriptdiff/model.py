@@ -164,6 +164,9 @@ class InputAccount:
     notes: list[str] = field(default_factory=list)  # e.g. where a referenced config was found
     # keys the other side set that could not be compared because this input was not understood
     uncompared: set[str] = field(default_factory=set)
+    # its reader could not read part of it, so what it sets is unknown (a side with such an
+    # input is compared only where both sides have a value)
+    opaque: bool = False
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)
