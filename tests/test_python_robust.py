@@ -114,3 +114,104 @@ def test_deep_code_never_crashes(tmp_path, src):
     r = diff_files([str(g)], [str(n)], Options(use_cache=False))
     assert r.errors and all("\n" not in e.message for e in r.errors)
     assert r.findings  # the added line is still reported (as text)
+
+
+# ------------------------------------------------------------ native-parser crash shapes
+CHAIN = "x = " + " and ".join(["a"] * 8000) + "\n"  # 48 KB of valid Python; libcst's parser overflowed its stack
+CHAIN_ERROR = ("expression chain of 8,000 terms (line 1) is beyond the structural parser's limit (200); "
+               "compared as text")
+
+
+def _run_cli(args, cwd):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "scriptdiff", "diff", "--no-cache", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_long_boolean_chain_is_compared_as_text_single_file(tmp_path):
+    (tmp_path / "g.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "n.py").write_text(CHAIN, encoding="utf-8")
+    r = _run_cli(["g.py", "n.py"], tmp_path)
+    assert r.returncode == 1, r.stderr[-500:]
+    assert r.stderr.splitlines()[0] == f"scriptdiff: n.py: {CHAIN_ERROR}"
+    assert "(compared as text: too deep for the structural parser)" in r.stdout
+
+
+def test_long_boolean_chain_in_a_folder_with_workers(tmp_path):
+    for side in ("gpu", "npu"):
+        (tmp_path / side).mkdir()
+        for i in range(5):  # enough units for the worker pool
+            (tmp_path / side / f"m{i}.py").write_text(f"import torch\nx = {i if side == 'gpu' else i + 10}\n",
+                                                     encoding="utf-8")
+    (tmp_path / "gpu" / "chain.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "npu" / "chain.py").write_text(CHAIN, encoding="utf-8")
+    r = _run_cli(["--jobs", "2", "gpu", "npu"], tmp_path)
+    assert r.returncode == 1, r.stderr[-500:]
+    assert f"scriptdiff: npu/chain.py: {CHAIN_ERROR}" in r.stderr.splitlines()
+    assert sum("SD102 code:m" in line for line in r.stdout.splitlines()) == 5  # the other files still compared
+
+
+@pytest.mark.parametrize("src, what", [
+    ("x = " + " or ".join(["a"] * 300) + "\n", "expression chain of 300 terms (line 1)"),
+    ("x = " + "+".join(["a"] * 300) + "\n", "expression chain of 300 terms (line 1)"),
+    ("x = (" + "\n".join(["'a'"] * 600) + ")\n", "string concatenation of 600 terms (line 1)"),
+    ("x = " + "f(" * 90 + ")" * 90 + "\n", "nesting (line 1) is beyond"),
+    ("".join(" " * i + "if a:\n" for i in range(90)) + " " * 90 + "pass\n", "nesting (line 80) is beyond"),
+    ("x = " + "a[0]" + "[0]" * 180 + "\n", "nesting (line 1) is beyond"),
+])
+def test_shapes_beyond_the_limit_are_named(tmp_path, src, what):
+    (tmp_path / "g.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "n.py").write_text(src, encoding="utf-8")
+    r = diff_files([str(tmp_path / "g.py")], [str(tmp_path / "n.py")], Options(use_cache=False))
+    assert [e.path for e in r.errors] == [str(tmp_path / "n.py")]
+    assert r.errors[0].message.startswith(what), r.errors[0].message
+    assert r.errors[0].message.endswith("beyond the structural parser's limit (200); compared as text")
+    assert [f.rule for f in r.findings] == ["SD108"]
+
+
+@pytest.mark.parametrize("src", [
+    "x = " + " and ".join(["a"] * 150) + "\n",
+    "if a:\n    pass\n" + "elif a:\n    pass\n" * 150,
+    "x = " + "f(" * 60 + ")" * 60 + "\n",
+])
+def test_shapes_under_the_limit_stay_structural(tmp_path, src):
+    (tmp_path / "g.py").write_text(src, encoding="utf-8")
+    (tmp_path / "n.py").write_text(src + "y = 2\n", encoding="utf-8")
+    r = diff_files([str(tmp_path / "g.py")], [str(tmp_path / "n.py")], Options(use_cache=False))
+    assert r.errors == []
+    assert [(f.rule, f.npu.line) for f in r.findings] == [("SD102", src.count("\n") + 1)]
+
+
+def test_a_dying_worker_is_reported_and_never_rerun_here(tmp_path, monkeypatch):
+    """A crash in native code kills the worker; the file is named, and the main process
+    (which would die too) never parses it again."""
+    import os
+    import signal
+
+    from scriptdiff import engine
+
+    main = os.getpid()
+    real = engine._extract
+
+    def killing(src, ctx, kind):
+        if src.name.endswith("boom.py"):
+            assert os.getpid() != main, "the killing file was parsed again in the main process"
+            os.kill(os.getpid(), signal.SIGKILL)  # as a crash in native code would
+        return real(src, ctx, kind)
+
+    monkeypatch.setattr(engine, "_extract", killing)
+    for side in ("gpu", "npu"):
+        (tmp_path / side).mkdir()
+        for i in range(5):
+            (tmp_path / side / f"m{i}.py").write_text(f"x = {i if side == 'gpu' else i + 1}\n", encoding="utf-8")
+    (tmp_path / "gpu" / "boom.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "npu" / "boom.py").write_text("x = 2\n", encoding="utf-8")
+    from scriptdiff.tree import diff_trees
+    r = diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=2))
+    died = "the structural parser's process died on this file (a crash in native code); compared as text"
+    assert sorted((e.path, e.message) for e in r.errors) == [(str(tmp_path / "gpu" / "boom.py"), died),
+                                                             (str(tmp_path / "npu" / "boom.py"), died)]
+    # the other files are compared, and so is the pair itself (the diff step did not die)
+    assert sorted((f.rule, f.gpu.path.rsplit("/", 1)[-1]) for f in r.findings) == \
+        [("SD102", "boom.py")] + [("SD102", f"m{i}.py") for i in range(5)]
