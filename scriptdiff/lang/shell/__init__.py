@@ -67,7 +67,9 @@ def extract(src, ctx) -> Extract:
     if rec.launches == 0:
         ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
                                               "python) found; only environment exports were read"))
-    ex.facts = rec.facts + commented_facts(rec, commented)
+    rec.facts.extend(commented_facts(rec, commented))
+    rec.finish()  # secrets out of the source excerpts
+    ex.facts = rec.facts
     ex.errors.extend(rec.errors)
     ex.references = rec.references
     ex.frameworks = rec.frameworks
