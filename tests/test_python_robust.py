@@ -135,7 +135,7 @@ def test_long_boolean_chain_is_compared_as_text_single_file(tmp_path):
     r = _run_cli(["g.py", "n.py"], tmp_path)
     assert r.returncode == 1, r.stderr[-500:]
     assert r.stderr.splitlines()[0] == f"scriptdiff: n.py: {CHAIN_ERROR}"
-    assert "(compared as text: too deep for the structural parser)" in r.stdout
+    assert "(compared as text: beyond the structural parser's limits)" in r.stdout
 
 
 def test_long_boolean_chain_in_a_folder_with_workers(tmp_path):
@@ -215,3 +215,27 @@ def test_a_dying_worker_is_reported_and_never_rerun_here(tmp_path, monkeypatch):
     # the other files are compared, and so is the pair itself (the diff step did not die)
     assert sorted((f.rule, f.gpu.path.rsplit("/", 1)[-1]) for f in r.findings) == \
         [("SD102", "boom.py")] + [("SD102", f"m{i}.py") for i in range(5)]
+
+
+def test_dense_code_beyond_the_node_budget_is_compared_as_text(tmp_path):
+    """1,000 short assignments (6 KB, 4,001 syntax nodes) against a 10,000-byte --max-bytes:
+    a budget of 2,500 nodes; libcst's tree would cost about 2 KB a node."""
+    (tmp_path / "g.py").write_text("a = 1\n" * 1000, encoding="utf-8")
+    (tmp_path / "n.py").write_text("a = 1\n" * 999 + "a = 2\n", encoding="utf-8")
+    r = diff_files([str(tmp_path / "g.py")], [str(tmp_path / "n.py")], Options(use_cache=False, max_bytes=10_000))
+    assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in r.errors) == [
+        (name, "4,001 syntax nodes are beyond the structural parser's budget (2,500, 0.25 per byte of "
+               "--max-bytes 10,000); compared as text") for name in ("g.py", "n.py")]
+    assert [(f.rule, f.npu.line) for f in r.findings] == [("SD108", 1000)]
+    ok = diff_files([str(tmp_path / "g.py")], [str(tmp_path / "n.py")], Options(use_cache=False, max_bytes=20_000))
+    assert ok.errors == [] and [f.rule for f in ok.findings] == ["SD102"]
+
+
+def test_the_parse_cache_is_bounded_by_source_bytes():
+    from scriptdiff.lang import python as py
+    from scriptdiff.sources import Source
+
+    py._CACHE.clear()
+    for i in range(4):
+        py.analyse(Source(name=f"f{i}.py", data=(f"x{i} = 1\n" + "#" * 400_000 + "\n").encode()))
+    assert [k[0] for k in py._CACHE] == ["f2.py", "f3.py"]  # two kept, whatever their size

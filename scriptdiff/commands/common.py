@@ -21,7 +21,7 @@ def add_engine_arguments(p) -> None:
                    help="do not read or write the parse cache (~/.cache/scriptdiff, or $SCRIPTDIFF_CACHE_DIR)")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes for parsing (default: one per core)")
     p.add_argument("--max-bytes", type=int, metavar="N",
-                   help="larger code files are compared as text, not structurally (default: 1000000)")
+                   help="larger code files are compared as text, not structurally (default: 500000)")
 
 
 def codes(s: str | None) -> list[str] | None:

@@ -68,6 +68,7 @@ class Parsed:
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
+    size: int = 0  # bytes of source (the parse cache's measure)
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
@@ -93,7 +94,7 @@ class Parsed:
 _DEPTH_WORDS = ("too many nested", "too many statically nested", "too many levels of indentation", "too complex")
 
 
-def parse(name: str, text: str) -> Parsed:
+def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     lines = text.splitlines()
     # CPython's parser first: it is cheap (under a tenth of libcst's) and guards its stack,
     # while libcst's native parser crashes the process on deep nesting and long chains;
@@ -102,11 +103,11 @@ def parse(name: str, text: str) -> Parsed:
     # running interpreter.
     try:
         tree = ast.parse(text)
-        too_deep = measure(tree, text)
+        too_deep = measure(tree, text, max_bytes)
         del tree
         if too_deep:
             return Parsed(name=name, module=None, lines=lines, error=too_deep,
-                          text_reason="too deep for the structural parser")
+                          text_reason="beyond the structural parser's limits")
     except (RecursionError, MemoryError):
         return Parsed(name=name, module=None, lines=lines, error="not valid Python: nested too deeply to parse")
     except SyntaxError as se:
