@@ -168,8 +168,10 @@ class Reader:
             for _n, c in used:
                 p.owned[id(c)] = key
         value, source = typed(key, value), p.text_at(line)
+        known = set()
         if isinstance(value, str) and is_secret(key, value):  # a credential passed as a setting: never shown
-            value, source = withheld(value), redact_text(source, {value})
+            value, known = withheld(value), {value}
+        source = redact_text(source, known, code=True)  # and none shown in the line of another setting
         return Fact(key=key, value=value, check="hyperparameters", path=p.name, line=line,
                     source=source, rank=RANK_CODE, via=via, meta={"callee": callee})
 
