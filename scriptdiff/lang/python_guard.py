@@ -14,17 +14,18 @@ So, in `python_parse.parse`:
 
 1. CPython's parser runs first (`ast.parse`): it refuses deep nesting itself (200
    parentheses, its AST construction depth) with an error, never a crash;
-2. `measure` walks CPython's tree (iteratively) and computes the depth libcst's tree will
-   have: the node depth plus the terms of every boolean chain and implicit string
-   concatenation on the way. Beyond `LIMIT` the file is compared as text with a one-line
-   reason (`expression chain of 8,000 terms is beyond the structural parser's limit
-   (200); compared as text`);
+2. `measure` counts CPython's tree against a node budget (NODES_PER_BYTE of --max-bytes),
+   then walks it (iteratively) and computes the depth libcst's tree will have, weighted by
+   what each level costs (WEIGHTS), with the terms of every boolean chain and implicit
+   string concatenation on the way. Beyond `LIMIT` the file is compared as text with a
+   one-line reason (`expression chain of 8,000 terms (line 1) is beyond the structural
+   parser's limit (200); compared as text`);
 3. libcst's parser then runs on a thread with a 256 MB stack (`on_big_stack`): 32 times the
    main thread's, a margin against a shape this measurement does not anticipate.
 
 The limit was found by bisecting each shape in a subprocess (docs/python.md lists them):
-the whole pipeline handles an effective depth of about 250 to 290 before Python's recursion
-limit, and the native parser crashes above 1,200 on 8 MB; LIMIT sits below both.
+the whole pipeline handles a weighted depth of about 245 before Python's recursion limit,
+and the native parser crashes above 1,200 levels on 8 MB; LIMIT sits below both.
 """
 from __future__ import annotations
 
