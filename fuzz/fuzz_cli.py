@@ -336,10 +336,23 @@ def child(result_path: str, mem_mb: int, argv: list[str]) -> int:
         resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
     t = time.perf_counter()
     code, out, err = run_one_argv(argv)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     Path(result_path).write_text(json.dumps({"code": code, "out": out, "err": err, "rss": rss,
                                              "wall": time.perf_counter() - t}))
     return 0
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS since exec (VmHWM; ru_maxrss keeps the forking parent's peak)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_one_argv(argv: list[str]) -> tuple[int, str, str]:
@@ -446,16 +459,13 @@ def run_case(case: Case, mem_mb: int, timeout: float) -> tuple[str | None, float
 
 # ------------------------------------------------------------------------ the run
 
-def plan(n: int, seed: int, only: list[str] | None, small: bool = False) -> list[tuple[int, Case]]:
-    """n inputs: every class once first, then classes at random."""
+def plan(n: int, seed: int, only: list[str] | None) -> list[tuple[int, str, float]]:
+    """n inputs as (index, class, seed of its generator): every class once first, then
+    classes at random. Inputs are made when they run, so this process stays small (its
+    children would inherit its peak memory in ru_maxrss)."""
     rng = random.Random(seed)
-    seeds = corpus()
     classes = [c for c in CLASSES if not only or c in only]
-    cases = []
-    for i in range(n):
-        cls = classes[i] if i < len(classes) else rng.choice(classes)
-        cases.append((i, make_case(cls, random.Random(rng.random()), seeds, small)))
-    return cases
+    return [(i, classes[i] if i < len(classes) else rng.choice(classes), rng.random()) for i in range(n)]
 
 
 def keep_failure(seed: int, i: int, case: Case, problem: str) -> None:
@@ -480,11 +490,13 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=20.0, help="wall-clock limit of each run (s)")
     args = ap.parse_args(argv)
     cases = plan(args.n, args.seed, args.only)
+    seeds = corpus()
     stats: dict[str, dict] = {}
     t0 = time.perf_counter()
 
     def one(item):
-        i, case = item
+        i, cls, case_seed = item
+        case = make_case(cls, random.Random(case_seed), seeds)
         return i, case, run_case(case, args.mem_mb, args.timeout)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
