@@ -324,7 +324,7 @@ class Options:
     use_cache: bool = True
     checks: set[str] | None = None  # restrict to these checks
     strict_local: bool = False  # compare local version tags (+cu121)
-    max_bytes: int = 1_000_000  # above this, code is compared as text (a hard limit, as difftastic has)
+    max_bytes: int = 500_000  # above this, code is compared as text (docs/python.md: what a pair at the limit costs)
     jobs: int | None = None  # worker processes for parsing; None = one per core
     baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
 

@@ -400,6 +400,32 @@ def check_secrets(rs: RuleSet) -> None:
 
 
 @validator
+def check_secret_values(rs: RuleSet) -> None:
+    """rules/secrets.yaml `secret_values:` (scriptdiff.secrets.is_secret_value): upper-case
+    query names and schemes, token prefixes with a minimum length, the entropy thresholds."""
+    sv = rs.section("secret_values")
+    if sv is None:
+        return
+    where = _where(rs, "secret_values")
+    fields = {"query_names", "schemes", "token_prefixes", "entropy"}
+    if not isinstance(sv, dict) or set(sv) - fields:
+        raise RuleError(f"{where}:1: secret_values must be a mapping of {', '.join(sorted(fields))}")
+    for lst in ("query_names", "schemes"):
+        for e in sv.get(lst, []) or []:
+            if not isinstance(e, str) or not e.replace("_", "").isalnum() or e != e.upper():
+                raise RuleError(f"{where}:1: secret_values.{lst}: {e!r} must be an upper-case word")
+    for e in sv.get("token_prefixes", []) or []:
+        if not (isinstance(e, dict) and set(e) == {"prefix", "min"} and isinstance(e["prefix"], str)
+                and len(e["prefix"]) >= 3 and isinstance(e["min"], int) and e["min"] >= 8):
+            raise RuleError(f"{where}:1: secret_values.token_prefixes: {e!r} needs a prefix (3 characters "
+                            f"or more) and a min length (8 or more)")
+    ent = sv.get("entropy") or {}
+    if set(ent) != {"min_length", "min_bits"} or not isinstance(ent["min_length"], int) \
+            or ent["min_length"] < 16 or not isinstance(ent["min_bits"], (int, float)) or not 3 <= ent["min_bits"] <= 6:
+        raise RuleError(f"{where}:1: secret_values.entropy needs min_length (16 or more) and min_bits (3 to 6)")
+
+
+@validator
 def check_launchers(rs: RuleSet) -> None:
     """rules/shell.yaml `launchers:` section: one well-formed entry per launcher, each command
     word and module claimed once, and the shared option, reference and hint tables as lists."""

@@ -24,7 +24,7 @@ def add_engine_arguments(p) -> None:
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes for parsing (default: one per core)")
     p.add_argument("--max-bytes", type=int, metavar="N",
                    help="larger Python files are compared as text; larger configs, launch scripts, logs, "
-                        "package lists, snapshots and patches are not read (default: 1000000)")
+                        "package lists, snapshots and patches are not read (default: 500000)")
 
 
 def codes(s: str | None) -> list[str] | None:
