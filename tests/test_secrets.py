@@ -176,3 +176,17 @@ def test_secret_value_rules_are_validated(tmp_path, old, new, needle):
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(RuleError, match=rf"^rules/secrets.yaml:1: secret_values.*{needle}|{needle}"):
         load_packs(sorted(folder.glob("*.yaml")))
+
+
+def test_a_token_under_an_innocent_config_key_is_withheld_and_still_compared(tmp_path):
+    from scriptdiff.engine import diff_files
+    from scriptdiff.model import Options
+
+    tok1, tok2 = "hf_" + "Qw7" * 10, "hf_" + "Er4" * 10
+    (tmp_path / "g.yaml").write_text(f"learning_rate: 1e-4\nhub_url: https://{tok1}@huggingface.co/x\n")
+    (tmp_path / "n.yaml").write_text(f"learning_rate: 1e-4\nhub_url: https://{tok2}@huggingface.co/x\n")
+    rep = diff_files([str(tmp_path / "g.yaml")], [str(tmp_path / "n.yaml")], Options(use_cache=False))
+    text = json.dumps(rep.to_json())
+    assert tok1 not in text and tok2 not in text
+    assert [(f.key, f.gpu.value.startswith("<withheld"), f.gpu.value != f.npu.value) for f in rep.findings] == [
+        ("hub_url", True, True)]

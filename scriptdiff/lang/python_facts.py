@@ -37,8 +37,8 @@ def spellings() -> dict[str, dict[str, str]]:
     voc = load().section("vocabulary", {}) or {}
     out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "python", "other")}
     for key, e in voc.items():
-        for fw in out:
-            for sp in e.get(fw, []) or []:
+        for fw in out:  # "other": the generic alias table of the vocabulary (tp, max_length, ...)
+            for sp in e.get("aliases" if fw == "other" else fw, []) or []:
                 out[fw].setdefault(str(sp), key)
     return out
 

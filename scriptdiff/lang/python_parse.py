@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -102,7 +103,9 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     # can take. A plain syntax error is left to libcst, which may know newer syntax than the
     # running interpreter.
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # the analysed file's invalid escapes are its own business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
         too_deep = measure(tree, text, max_bytes)
         del tree
         if too_deep:
@@ -120,7 +123,9 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     except cst.ParserSyntaxError as e:
         line, reason = e.raw_line, str(e.message if hasattr(e, "message") else e).strip().splitlines()[0]
         try:  # CPython's own message and line are the ones users know
-            ast.parse(text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(text)
         except SyntaxError as se:
             line, reason = se.lineno or line, se.msg or reason
         except Exception:
