@@ -25,9 +25,12 @@ RANK = {"error": 0, "warning": 1, "info": 2}
 def measure(path: str, **_options) -> Extract:
     import os
 
-    shown = os.path.relpath(path) if os.path.isabs(path) else path
     try:
-        run = read_side([path], shown)
+        shown = os.path.relpath(path).replace(os.sep, "/") if os.path.isabs(path) else path
+    except ValueError:  # another drive
+        shown = path
+    try:
+        run = read_side([shown], shown)
     except (OSError, SourceError) as e:
         return Extract(errors=[InputError(shown, f"cannot read the training log: {e}", fatal=True)])
     ex = Extract(errors=list(run.errors))

@@ -3,9 +3,9 @@
 Per series (GPU is the reference): absolute and relative error per point, the mean relative
 error over the first N points, over the whole run and over sliding windows (the worst one),
 the largest error and where, the first point beyond the tolerance, and the first persistent
-divergence: the first point from which the windowed mean relative error stays beyond the
-tolerance for a whole window further on (or to the end of the run); windows are judged by
-their median there, so that a few spikes are not taken for a drift.
+divergence: the centre of the first window from which the windowed relative error stays
+beyond the tolerance for a whole window further on (or to the end of the run); windows are
+judged by their median there, so that a few spikes are not taken for a drift.
 
 Per side: non-finite values, NaN and skipped iterations, overflows (loss-scale drops and
 overflow lines) and spikes: upward step-to-step changes whose robust z-score is above
@@ -141,8 +141,9 @@ def _rolling_median(rel, w: int):
 
 
 def _persistent(m, xs, w: int, rtol: float) -> float | None:
-    """The first window start from which every window median up to a window further (or to
-    the end) is beyond the tolerance."""
+    """The first window from which every window median up to a window further (or to the
+    end) is beyond the tolerance; the point at its centre (the run's start when it is the
+    first window)."""
     import numpy as np
 
     above = m > rtol
@@ -153,7 +154,8 @@ def _persistent(m, xs, w: int, rtol: float) -> float | None:
     nxt = np.minimum.accumulate(idx[::-1])[::-1]
     for k in np.nonzero(above)[0]:
         if nxt[k] >= min(len(m), k + w + 1):
-            return float(xs[k])
+            # the window's centre: a window median crosses the tolerance when half its points do
+            return float(xs[0] if k == 0 else xs[min(k + w // 2, len(xs) - 1)])
     return None
 
 

@@ -1,7 +1,7 @@
 """`--plot out.png|out.svg`: both curves per series, the relative error beneath, the
 divergence marked. matplotlib is an optional extra (`pip install 'scriptdiff[plot]'`).
 
-The figure is PANEL_W x PANEL_H inches per series at DPI (1000 x 380 pixels per series in a
+The figure is PANEL_W x PANEL_H inches per series at DPI (1000 x 400 pixels per series in a
 PNG), at most MAX_SERIES series: the loss first, then downstream metrics beyond the
 tolerance, the learning rate, the grad norm, then any other series beyond the tolerance.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from .series import is_downstream
 from .verdict import Result
 
-PANEL_W, PANEL_H, DPI = 10.0, 3.8, 100
+PANEL_W, PANEL_H, DPI = 10.0, 4.0, 100
 MAX_SERIES = 4
 FORMATS = ("png", "svg")
 
@@ -87,4 +87,4 @@ def draw(res: Result, path: str) -> tuple[int, int]:
         fig.savefig(path, format=fmt, dpi=DPI)
     except OSError as e:
         raise PlotError(f"cannot write {path}: {e.strerror or e}") from None
-    return int(PANEL_W * DPI), int(PANEL_H * len(names) * DPI)
+    return round(PANEL_W * DPI), round(PANEL_H * len(names) * DPI)
