@@ -2,20 +2,15 @@
 (tensorboard). Each test is skipped, with the install line, where its extra is missing."""
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+from test_curves import gen  # fixtures/curves/gen.py, loaded once
 
 from scriptdiff import api
 from scriptdiff.curves.readers import read_side
 from scriptdiff.curves.verdict import LONG, compare_runs
-
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("curves_gen", ROOT / "fixtures" / "curves" / "gen.py")
-gen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen)
 
 
 @pytest.fixture(scope="module")
