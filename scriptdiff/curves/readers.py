@@ -201,12 +201,16 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
     done = 0
     lineno = 0
     add = run.add
+    by_raw: dict = {}  # Megatron key as printed -> its Track
     for line in fh:
         lineno += 1
-        if lineno & 0x1FFF == 0 and progress is not None:
-            pos = fh.tell()
-            _advance(progress, pos - done)
-            done = pos
+        if lineno & 0x1FFF == 0:
+            for t in run.tracks.values():  # fold what the hot loop appended (bounded memory)
+                t.due()
+            if progress is not None:
+                pos = fh.tell()
+                _advance(progress, pos - done)
+                done = pos
         if b"iteration" in line and b"|" in line:
             if b"validation loss at iteration" in line:
                 r, names = rec(MEGATRON_EVAL)
@@ -240,8 +244,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
             except ValueError:
                 continue
             r, names = rec(MEGATRON)
-            where = (f.display, lineno)
-            for seg in segs[1:]:
+            for seg in segs[1:]:  # the hot path of a multi-gigabyte log: one lookup, one append
                 k, sep, v = seg.partition(b":")
                 if not sep:
                     continue
@@ -249,9 +252,15 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                     val = float(v)
                 except ValueError:
                     continue
-                name = _key(k)
-                add(name, step, val, where)
-                names.add(name)
+                app = by_raw.get(k)
+                if app is None:
+                    name = _key(k)
+                    add(name, step, val, (f.display, lineno))
+                    names.add(name)
+                    by_raw[k] = run.tracks[name].appenders()
+                    continue
+                app[0](step)
+                app[1](val)
             _note(run, r, names, step)
             continue
         if b"step:" in line and b" - " in line:

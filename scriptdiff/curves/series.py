@@ -1,10 +1,10 @@
 """One side's training curves: a Track per metric, and the Run that holds them.
 
-A Track keeps (step, value) pairs in two `array('d')`s. Past `cap` points it halves its
-resolution (neighbouring points averaged, the first step of each pair kept), so a
-multi-gigabyte log costs a bounded amount of memory; `stride` says how many logged points
-each kept point now stands for (1 = exact). Non-finite values are counted as they arrive,
-so the counts are exact whatever the decimation.
+A Track keeps (step, value) pairs. Past `cap` points it halves its resolution (neighbouring
+points averaged, the first step of each pair kept), so a multi-gigabyte log costs a bounded
+amount of memory; `stride` says how many logged points each kept point now stands for
+(1 = exact). Non-finite values are counted before any averaging, so the counts are exact
+whatever the decimation.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from array import array
 from dataclasses import dataclass, field
 
 CAP = 1 << 17  # points kept per metric before decimation (131072)
+CHUNK = 1 << 16  # raw points buffered before they are folded
 
 # how a logged name is called here: every reader maps its spellings onto these
 CANONICAL = {
@@ -57,72 +58,121 @@ def is_timing(name: str) -> bool:
 
 
 class Track:
-    """One metric of one side, in bounded memory."""
+    """One metric of one side, in bounded memory.
 
-    __slots__ = ("steps", "values", "cap", "stride", "_bs", "_bv", "_bn", "nan", "inf", "points", "first_line")
+    Points arrive in a raw buffer (two appends each: the reader's hot path); every CHUNK
+    points the buffer is folded with numpy: non-finite values counted, points grouped by
+    `stride` and averaged, the kept arrays halved (stride doubled) whenever they reach `cap`.
+    A remainder shorter than `stride` waits raw for the next chunk."""
+
+    __slots__ = ("cap", "stride", "_rs", "_rv", "_ks", "_kv", "_n", "_nan", "_inf", "_requeued", "first_line")
 
     def __init__(self, cap: int = CAP):
-        self.steps = array("d")
-        self.values = array("d")
         self.cap = max(4, cap)
         self.stride = 1
-        self._bs = 0.0
-        self._bv = 0.0
-        self._bn = 0
-        self.nan = 0
-        self.inf = 0
-        self.points = 0  # logged points seen
-        self.first_line: tuple[str, int] | None = None  # (path, line) of the first point
+        self._rs = array("d")  # raw, not yet folded
+        self._rv = array("d")
+        self._ks: list = []  # kept: numpy arrays of folded points
+        self._kv: list = []
+        self._n = 0  # points folded
+        self._nan = 0
+        self._inf = 0
+        self._requeued = 0  # leading raw points that are a folded point put back (counted already)
+        self.first_line: tuple[str, int | None] | None = None  # (path, line) of the first point
+
+    def appenders(self):
+        """(append step, append value) for a reader's hot loop, which then calls `due()` now
+        and then; the buffers are never replaced, so these stay valid."""
+        return self._rs.append, self._rv.append
+
+    def due(self) -> None:
+        if len(self._rs) >= CHUNK:
+            self._fold()
 
     def add(self, step: float, value: float) -> None:
-        self.points += 1
-        if value != value:
-            self.nan += 1
-        elif value in (math.inf, -math.inf):
-            self.inf += 1
-        if self.stride == 1:
-            self.steps.append(step)
-            self.values.append(value)
-        else:
-            if self._bn == 0:
-                self._bs = step
-                self._bv = 0.0
-            self._bv += value
-            self._bn += 1
-            if self._bn < self.stride:
-                return
-            self.steps.append(self._bs)
-            self.values.append(self._bv / self._bn)
-            self._bn = 0
-        if len(self.steps) >= self.cap:
-            self._halve()
+        self._rs.append(step)
+        self._rv.append(value)
+        if len(self._rs) >= CHUNK:
+            self._fold()
 
-    def _halve(self) -> None:
+    @property
+    def points(self) -> int:
+        return self._n + len(self._rs)
+
+    @property
+    def nan(self) -> int:
+        self._fold()
+        return self._nan
+
+    @property
+    def inf(self) -> int:
+        self._fold()
+        return self._inf
+
+    @property
+    def steps(self):  # kept points (tests, benchmarks)
+        self._fold()
+        return self._kept()[0]
+
+    def _kept(self):
         import numpy as np
 
-        s = np.frombuffer(self.steps, dtype=np.float64)
-        v = np.frombuffer(self.values, dtype=np.float64)
-        m = len(s) // 2 * 2
-        ns = s[0:m:2].copy()
-        nv = (v[0:m:2] + v[1:m:2]) / 2
-        if m < len(s):  # the odd point out starts the next (doubled) bucket
-            self._bs, self._bv, self._bn = float(s[-1]), float(v[-1]) * self.stride, self.stride
-        self.stride *= 2
-        self.steps = array("d")
-        self.steps.frombytes(ns.tobytes())
-        self.values = array("d")
-        self.values.frombytes(nv.tobytes())
+        if len(self._ks) != 1:
+            self._ks = [np.concatenate(self._ks)] if self._ks else [np.zeros(0)]
+            self._kv = [np.concatenate(self._kv)] if self._kv else [np.zeros(0)]
+        return self._ks[0], self._kv[0]
+
+    def _fold(self) -> None:
+        import numpy as np
+
+        if not self._rs:
+            return
+        s = np.frombuffer(self._rs, dtype=np.float64).copy()
+        v = np.frombuffer(self._rv, dtype=np.float64).copy()
+        fresh = v[self._requeued:]
+        self._requeued = 0
+        self._nan += int(np.isnan(fresh).sum())
+        self._inf += int(np.isinf(fresh).sum())
+        full = len(s) // self.stride * self.stride
+        rest = len(s) - full
+        self._n += full
+        if full:
+            if self.stride > 1:
+                self._ks.append(s[:full:self.stride])
+                self._kv.append(v[:full].reshape(-1, self.stride).mean(axis=1))
+            else:
+                self._ks.append(s)
+                self._kv.append(v)
+        # the raw buffers are emptied in place, never replaced: a reader may hold their appends
+        del self._rs[:]
+        del self._rv[:]
+        if rest:
+            self._rs.extend(s[full:].tolist())
+            self._rv.extend(v[full:].tolist())
+        ks, kv = self._kept()
+        while len(ks) >= self.cap:
+            m = len(ks) // 2 * 2
+            tail_s, tail_v = ks[m:], kv[m:]
+            ks, kv = ks[0:m:2], (kv[0:m:2] + kv[1:m:2]) / 2
+            if len(tail_s):  # an odd point out goes back to the raw buffer, standing for `stride` points
+                self._rs[0:0] = array("d", [float(tail_s[0])] * self.stride)
+                self._rv[0:0] = array("d", [float(tail_v[0])] * self.stride)
+                self._n -= self.stride
+                self._requeued = self.stride
+            self.stride *= 2
+        self._ks, self._kv = [ks], [kv]
 
     def arrays(self):
         """(steps, values) as float64 arrays, sorted by step, a repeated step keeping its last
-        value (a resumed run logs some steps twice)."""
+        value (a resumed run logs some steps twice); a remainder shorter than the stride is
+        one more (averaged) point."""
         import numpy as np
 
-        s = np.array(self.steps, dtype=np.float64)
-        v = np.array(self.values, dtype=np.float64)
-        if self._bn:
-            s = np.append(s, self._bs)
-            v = np.append(v, self._bv / self._bn)
+        self._fold()
+        s, v = self._kept()
+        if self._rs:
+            s = np.append(s, self._rs[0])
+            v = np.append(v, float(np.mean(np.frombuffer(self._rv, dtype=np.float64))))
         if len(s) > 1 and np.any(np.diff(s) <= 0):
             order = np.argsort(s, kind="stable")
             s, v = s[order], v[order]
