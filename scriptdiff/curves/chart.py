@@ -1,10 +1,11 @@
 """The compact terminal chart: both curves of a series, and its relative error beneath.
 
 Plain unicode, no extra: each column averages the aligned points that fall into it; GPU is
-`•`, NPU `×`, both in one cell `◆`. A loss that falls over a decade or more is drawn on a
-log scale (said in the title). Beneath, one row of eighth-blocks shows the relative error
+`•`, NPU `×`, both in one cell `◆`. A loss that falls by 3x or more is drawn on a log
+scale (said in the title). Beneath, one row of eighth-blocks shows the relative error
 per column (full height = the larger of twice the tolerance and the largest error), `▲`
-marks the first persistent divergence and `!` the columns beyond the tolerance.
+marks the first persistent divergence and `!` the columns beyond the tolerance. The scale is
+set by the run after its first fifth: a steep warm-up above it is drawn as `↑`.
 """
 from __future__ import annotations
 
@@ -37,7 +38,13 @@ def render(st: SeriesStats, rtol: float, width: int = 64, height: int = 10, unit
     if not len(both):
         return [f"{st.name}: no finite point to draw"]
     lo, hi = float(both.min()), float(both.max())
-    logy = lo > 0 and hi / lo >= 10
+    # a warm-up that falls steeply would flatten the rest: the scale is set by the run after
+    # its first fifth, and earlier points above it are drawn as ↑ in the top row
+    late = np.concatenate([c[width // 5:][np.isfinite(c[width // 5:])] for c in (gcol, ncol)])
+    clipped = len(late) > 0 and float(late.max()) < hi
+    if clipped:
+        hi = float(late.max())
+    logy = lo > 0 and hi / lo >= 3
     f = np.log10 if logy else (lambda a: a)
     flo, fhi = float(f(lo)), float(f(hi))
     span = (fhi - flo) or 1.0
@@ -49,15 +56,19 @@ def render(st: SeriesStats, rtol: float, width: int = 64, height: int = 10, unit
     gr, nr = row(gcol), row(ncol)
     grid = [[" "] * width for _ in range(height)]
     for c in range(width):
-        for r, ch in ((gr[c], "•"), (nr[c], "×")):
+        for r, ch, v in ((gr[c], "•", gcol[c]), (nr[c], "×", ncol[c])):
             if r < 0:
                 continue
             cell = grid[height - 1 - int(r)]
+            if clipped and np.isfinite(v) and v > hi:
+                cell[c] = "↑"
+                continue
             cell[c] = "◆" if cell[c] not in (" ", ch) else ch
     label = 10
     top, bottom = f"{hi:.4g}", f"{lo:.4g}"
     scale = " (log scale)" if logy else ""
-    out = [f"{st.name}{scale}: GPU • NPU × (both ◆)"]
+    above = f", ↑ above {hi:.4g}" if clipped else ""
+    out = [f"{st.name}{scale}: GPU • NPU × (both ◆{above})"]
     for i, cells in enumerate(grid):
         y = top if i == 0 else bottom if i == height - 1 else ""
         out.append(f"{y:>{label}} │{''.join(cells)}")

@@ -34,6 +34,30 @@ def chosen(res: Result) -> list[str]:
     return out[:MAX_SERIES]
 
 
+def _scale(ax, st) -> None:
+    """Log scale for a series spanning a decade or more; otherwise, when a steep warm-up
+    would flatten the rest, the y range is that of the run after its first fifth (the
+    warm-up leaves the top of the panel, and the panel says so)."""
+    import numpy as np
+
+    both = np.concatenate([st.g, st.n])
+    both = both[np.isfinite(both)]
+    if not len(both):
+        return
+    lo, hi = float(both.min()), float(both.max())
+    if lo > 0 and hi / lo >= 10:
+        ax.set_yscale("log")
+        return
+    k = len(st.x) // 5
+    late = np.concatenate([st.g[k:], st.n[k:]])
+    late = late[np.isfinite(late)]
+    if len(late) and hi - lo > 3 * (float(late.max()) - lo):
+        top = float(late.max()) + 0.1 * (float(late.max()) - lo)
+        ax.set_ylim(lo - 0.1 * (top - lo), top)
+        ax.text(0.005, 0.97, f"warm-up above {top:.4g} not shown", transform=ax.transAxes, fontsize=7,
+                va="top", color="#555555")
+
+
 def draw(res: Result, path: str) -> tuple[int, int]:
     """Write the figure; returns its size in pixels (width, height) for a PNG."""
     fmt = path.rsplit(".", 1)[-1].lower() if "." in path else ""
@@ -52,17 +76,15 @@ def draw(res: Result, path: str) -> tuple[int, int]:
     s = res.settings
     unit = "step" if res.axis is None or res.axis.name == "step" else res.axis.name
     fig = Figure(figsize=(PANEL_W, PANEL_H * len(names)), dpi=DPI)
-    grid = fig.add_gridspec(2 * len(names), 1, height_ratios=[3, 1] * len(names), hspace=0.5)
+    grid = fig.add_gridspec(2 * len(names), 1, height_ratios=[3, 1] * len(names), hspace=0.5,
+                            left=0.08, right=0.98, top=1 - 0.25 / len(names), bottom=0.2 / len(names))
     for i, name in enumerate(names):
         st = res.series[name]
         ax = fig.add_subplot(grid[2 * i])
         er = fig.add_subplot(grid[2 * i + 1], sharex=ax)
         ax.plot(st.x, st.g, lw=1.0, color="#1f77b4", label="GPU")
         ax.plot(st.x, st.n, lw=1.0, color="#d62728", alpha=0.8, label="NPU")
-        lo = min(float(v) for v in st.g if v == v) if len(st.g) else 0
-        hi = max(float(v) for v in st.g if v == v) if len(st.g) else 0
-        if lo > 0 and hi / lo >= 10:
-            ax.set_yscale("log")
+        _scale(ax, st)
         title = f"{name}: mean relative error {100 * st.mre_all:.2f}% (first {s.first}: {100 * st.mre_first:.2f}%)"
         if name == res.primary:
             title = f"{res.verdict} | " + title
