@@ -381,3 +381,25 @@ def test_check_logs_without_curves_are_not_checked_never_a_pass(tmp_path, logs):
     assert verdict == "not checked" and reason.startswith("not understood: ")
     [f] = [f for f in report.findings if f.check == "process"]
     assert f.rule == "SD154" and "no training curves recognised" in f.message
+
+
+def test_diff_reads_trainer_state_as_curves_not_as_a_config(logs, cli):
+    code, out, _ = cli("diff", str(logs / "trainer_state" / "long" / "gpu"), str(logs / "trainer_state" / "long" / "npu"),
+                       "-f", "json")
+    doc = json.loads(out)
+    assert code == 1
+    assert [(f["rule"], f["key"], f["check"]) for f in doc["findings"]] == [("SD702", "curve:loss", "process")]
+    assert [(a["kind"], a["status"]) for a in doc["inputs"]] == [("trainer_state", "understood")] * 2
+    code, out, _ = cli("diff", str(logs / "trainer_state" / "equal" / "gpu"),
+                       str(logs / "trainer_state" / "equal" / "npu"), "-f", "json")
+    assert (code, json.loads(out)["findings"]) == (0, [])
+
+
+def test_check_with_trainer_state_logs(tmp_path, logs):
+    cfg = tmp_path / "scriptdiff.toml"
+    cfg.write_text(f'[gpu]\nlogs = ["{logs}/trainer_state/first/gpu"]\n'
+                   f'[npu]\nlogs = ["{logs}/trainer_state/first/npu"]\n')
+    report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    assert report.verdicts["process"] == ("differences", "1 error(s)")
+    assert report.verdicts["hyperparameters"] == ("pass", "no differences")  # log_history is not a config
+    assert [(f.rule, f.key) for f in report.findings if f.check == "process"] == [("SD701", "curve:loss")]

@@ -43,12 +43,17 @@ def measure(path: str, **_options) -> Extract:
                                        gpu=here, npu=None, message=f"logs {shown}: no training curves recognised "
                                                                    f"({why}); process data not compared"))
         return ex
-    names = sorted(k for k, t in run.tracks.items() if t.points)
-    summary = ", ".join(f"{k}: {run.tracks[k].points} points" for k in names[:3])
-    ex.facts.append(Fact(key=KEY, value=summary, check=CHECK, path=shown, line=None,
-                         source="; ".join(r.reader for r in run.recognised), meta={"run": run, "force": True}))
+    ex.facts.append(curves_fact(run, shown))
     ex.understood = True
     return ex
+
+
+def curves_fact(run, shown: str) -> Fact:
+    """The fact that carries one side's curves to `classify`."""
+    names = sorted(k for k, t in run.tracks.items() if t.points)
+    summary = ", ".join(f"{k}: {run.tracks[k].points} points" for k in names[:3])
+    return Fact(key=KEY, value=summary, check=CHECK, path=shown, line=None,
+                source="; ".join(r.reader for r in run.recognised), meta={"run": run, "force": True})
 
 
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:

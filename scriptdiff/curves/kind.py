@@ -1,11 +1,17 @@
-"""HF Trainer's trainer_state.json as a file kind (rules/curves.yaml `kinds:`): in a
-compared folder or in a `check` side's logs it is training output, not a config. It is read
-here as understood and settings-free (its log_history would otherwise be compared key by key
-as hyperparameters); its curves are compared by `scriptdiff curves` and the `process` check."""
+"""HF Trainer's trainer_state.json as a file kind (rules/curves.yaml `kinds:`): training
+output, not a config. Its log_history is read as curves (one `process:curves` fact, compared
+by the `process` check's classifier), never key by key as hyperparameters; so two folders
+holding two runs' trainer_state.json get a curves verdict from `scriptdiff diff` too."""
 from __future__ import annotations
 
 from ..model import Extract
+from .check import curves_fact
+from .readers import read_bytes
 
 
 def extract(src, ctx) -> Extract:
-    return Extract(understood=True)
+    run = read_bytes(src.name, src.data, ctx.side)
+    ex = Extract(errors=list(run.errors), understood=True)
+    if not run.empty:
+        ex.facts.append(curves_fact(run, src.name))
+    return ex

@@ -59,10 +59,12 @@ class ReadError(Exception):
 class _Opened:
     """One input file: its display name, size and a way to open its bytes."""
 
-    def __init__(self, display: str, size: int, path: str | None = None, blob=None):
-        self.display, self.size, self.path, self.blob = display, size, path, blob
+    def __init__(self, display: str, size: int, path: str | None = None, blob=None, data: bytes | None = None):
+        self.display, self.size, self.path, self.blob, self.data = display, size, path, blob, data
 
     def open(self):
+        if self.data is not None:
+            return io.BytesIO(self.data)
         if self.blob is not None:
             return io.BytesIO(self.blob.data_stream.read())
         return open_regular(self.path, self.display)
@@ -89,6 +91,11 @@ def inputs(spec: str, errors: list, repo_dir: str = ".") -> list[_Opened]:
     except OSError as e:
         raise ReadError(f"{spec}: cannot read: {e.strerror or e}") from None
     return [_Opened(spec, size, path=spec)]
+
+
+def read_bytes(name: str, data: bytes, label: str) -> Run:
+    """One file already in memory (a Source the engine read) as a Run."""
+    return read_side([], label, files=[_Opened(name, len(data), data=data)])
 
 
 def read_side(specs: list[str], label: str, progress=None, cap: int = CAP, repo_dir: str = ".",
