@@ -346,18 +346,20 @@ def test_rev_path_sides(tmp_path, monkeypatch, logs):
 
 # --- check: the seventh verdict ---------------------------------------------------------------------
 
-def test_check_gains_process_data_when_logs_are_configured(tmp_path, logs):
+def check_logs(tmp_path, gpu: str, npu: str):
+    """`scriptdiff check` with only `logs` configured, one path per side."""
     cfg = tmp_path / "scriptdiff.toml"
-    cfg.write_text(f'[gpu]\nlogs = ["{logs}/megatron/long/gpu/train.log"]\n'
-                   f'[npu]\nlogs = ["{logs}/megatron/long/npu/train.log"]\n')
-    report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    cfg.write_text(f'[gpu]\nlogs = ["{gpu}"]\n[npu]\nlogs = ["{npu}"]\n')
+    return run_checks(load_config(str(cfg)), Options(use_cache=False))
+
+
+def test_check_gains_process_data_when_logs_are_configured(tmp_path, logs):
+    report = check_logs(tmp_path, f"{logs}/megatron/long/gpu/train.log", f"{logs}/megatron/long/npu/train.log")
     assert report.verdicts["process"] == ("differences", "1 error(s)")
     assert report.verdicts["hyperparameters"] == ("pass", "no differences")
     [f] = [f for f in report.findings if f.check == "process"]
     assert (f.rule, f.key) == ("SD702", "curve:loss")
-    cfg.write_text(f'[gpu]\nlogs = ["{logs}/megatron/equal/gpu/train.log"]\n'
-                   f'[npu]\nlogs = ["{logs}/megatron/equal/npu/train.log"]\n')
-    report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    report = check_logs(tmp_path, f"{logs}/megatron/equal/gpu/train.log", f"{logs}/megatron/equal/npu/train.log")
     assert report.verdicts["process"] == ("pass", "no differences")
 
 
@@ -373,10 +375,7 @@ def test_check_without_logs_has_no_process_verdict(tmp_path):
 
 def test_check_logs_without_curves_are_not_checked_never_a_pass(tmp_path, logs):
     (tmp_path / "args.log").write_text(gen.ARGS)
-    cfg = tmp_path / "scriptdiff.toml"
-    cfg.write_text(f'[gpu]\nlogs = ["{tmp_path}/args.log"]\n'
-                   f'[npu]\nlogs = ["{logs}/megatron/equal/npu/train.log"]\n')
-    report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    report = check_logs(tmp_path, f"{tmp_path}/args.log", f"{logs}/megatron/equal/npu/train.log")
     verdict, reason = report.verdicts["process"]
     assert verdict == "not checked" and reason.startswith("not understood: ")
     [f] = [f for f in report.findings if f.check == "process"]
@@ -396,10 +395,7 @@ def test_diff_reads_trainer_state_as_curves_not_as_a_config(logs, cli):
 
 
 def test_check_with_trainer_state_logs(tmp_path, logs):
-    cfg = tmp_path / "scriptdiff.toml"
-    cfg.write_text(f'[gpu]\nlogs = ["{logs}/trainer_state/first/gpu"]\n'
-                   f'[npu]\nlogs = ["{logs}/trainer_state/first/npu"]\n')
-    report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    report = check_logs(tmp_path, f"{logs}/trainer_state/first/gpu", f"{logs}/trainer_state/first/npu")
     assert report.verdicts["process"] == ("differences", "1 error(s)")
     assert report.verdicts["hyperparameters"] == ("pass", "no differences")  # log_history is not a config
     assert [(f.rule, f.key) for f in report.findings if f.check == "process"] == [("SD701", "curve:loss")]
