@@ -478,7 +478,7 @@ def curves(gpu: str | list[str], npu: str | list[str], options: Options | None =
 def curves_view(report: Report, what: str, **options):
     """A view of a `curves` report: "chart" (terminal lines; width, height, series), "plot"
     (path: a PNG or SVG through matplotlib; returns its pixel size), "markdown" (plot: an
-    image to embed)."""
+    image to embed), "errors" (path: every aligned point as CSV; returns the row count)."""
     from .curves import run  # lazy: keeps --help fast
 
     return run.view(report, what, **options)

@@ -399,3 +399,15 @@ def test_check_with_trainer_state_logs(tmp_path, logs):
     assert report.verdicts["process"] == ("differences", "1 error(s)")
     assert report.verdicts["hyperparameters"] == ("pass", "no differences")  # log_history is not a config
     assert [(f.rule, f.key) for f in report.findings if f.check == "process"] == [("SD701", "curve:loss")]
+
+
+def test_errors_csv_has_every_aligned_point(logs, cli, tmp_path):
+    out = tmp_path / "errors.csv"
+    code, _o, err = cli("curves", str(logs / "llamafactory" / "first" / "gpu"), str(logs / "llamafactory" / "first" / "npu"),
+                        "--errors", str(out), "--no-chart")
+    assert code == 1 and err == f"scriptdiff: 1200 point(s) -> {out}\n"  # loss and lr, 600 each (epoch: bookkeeping)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "series,step,gpu,npu,abs_err,rel_err"
+    series, step, g, n, ab, rel = lines[1 + [l.split(",")[0] for l in lines[1:]].index("loss")].split(",")
+    assert (series, step) == ("loss", "5")
+    assert float(ab) == pytest.approx(abs(float(n) - float(g))) and float(rel) == pytest.approx(float(ab) / float(g))

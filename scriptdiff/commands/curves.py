@@ -28,6 +28,7 @@ verdict is one of Ascend's four kinds: first-step difference, long-term differen
 overflow/NaN/spikes, equal losses with different downstream metrics (or equal).
 
 Text output shows a terminal chart of the loss (--chart SERIES for others, --no-chart);
+--errors FILE.csv writes every aligned point (both values, absolute and relative error);
 --plot FILE.png|FILE.svg draws every main series with its relative error (pip install
 'scriptdiff[plot]'); --format markdown embeds that plot. Exit status as for `diff`: 0 equal,
 1 a difference (SD7xx findings), 2 a side could not be read or holds no curves."""
@@ -45,6 +46,8 @@ def add_arguments(p) -> None:
     p.add_argument("--align", choices=("auto", "step", "samples", "tokens"), default="auto",
                    help="axis: step, or consumed samples/tokens (default auto: samples/tokens when batch sizes differ)")
     p.add_argument("--plot", metavar="FILE", help="draw the curves into FILE.png or FILE.svg (needs matplotlib)")
+    p.add_argument("--errors", metavar="FILE.csv",
+                   help="write every aligned point of every series: step, GPU, NPU, absolute and relative error")
     p.add_argument("--chart", action="append", default=[], metavar="SERIES",
                    help="text output: chart this series (repeatable; default: the loss)")
     p.add_argument("--no-chart", action="store_true", help="text output: no terminal chart")
@@ -65,6 +68,9 @@ def run(args) -> int:
     if args.plot and "curves" in report.details:
         w, h = api.curves_view(report, "plot", path=args.plot)
         print(f"scriptdiff: plot {w}x{h} -> {args.plot}", file=sys.stderr)
+    if args.errors and "curves" in report.details:
+        n = api.curves_view(report, "errors", path=args.errors)
+        print(f"scriptdiff: {n} point(s) -> {args.errors}", file=sys.stderr)
     if args.format == "markdown":
         failed = write_outputs(report, args)
         if failed is not None:

@@ -137,7 +137,9 @@ def _rolling_median(rel, w: int):
     import numpy as np
     from numpy.lib.stride_tricks import sliding_window_view
 
-    return np.median(sliding_window_view(rel, w), axis=1)
+    view = sliding_window_view(rel, w)
+    block = max(1, (1 << 20) // w)  # np.median copies its input: a block of windows at a time
+    return np.concatenate([np.median(view[i:i + block], axis=1) for i in range(0, len(view), block)])
 
 
 def _persistent(m, xs, w: int, rtol: float) -> float | None:

@@ -68,6 +68,8 @@ def view(report: Report, what: str, **options):
         return _plot(res, **options)
     if what == "markdown":
         return _markdown(res, **options)
+    if what == "errors":
+        return _errors_csv(res, **options)
     raise UsageError(f"no curves view {what!r}")
 
 
@@ -111,6 +113,35 @@ def _markdown(res, plot: str | None = None) -> str:
     if plot:
         out += [f"![training curves: GPU vs NPU]({plot})", ""]
     return "\n".join(out) + "\n"
+
+
+def _errors_csv(res, path: str) -> int:
+    """Every aligned point of every series: axis, GPU, NPU, absolute and relative error (CSV);
+    returns the number of rows written."""
+    import csv
+
+    import numpy as np
+
+    if res is None:
+        raise UsageError("--errors: nothing was compared, nothing to write")
+    rows = 0
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["series", _unit(res).replace(" ", "_"), "gpu", "npu", "abs_err", "rel_err"])
+            for name, st in sorted(res.series.items()):
+                if st.x is None:
+                    continue
+                ok = np.isfinite(st.g) & np.isfinite(st.n)
+                rel = np.full(len(st.x), np.nan)
+                if st.rel is not None:
+                    rel[ok] = st.rel
+                for x, g, n, r in zip(st.x.tolist(), st.g.tolist(), st.n.tolist(), rel.tolist()):
+                    w.writerow([name, _r(x), repr(g), repr(n), repr(abs(n - g)), repr(r)])
+                    rows += 1
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    return rows
 
 
 def _cell(s) -> str:
