@@ -411,3 +411,15 @@ def test_errors_csv_has_every_aligned_point(logs, cli, tmp_path):
     series, step, g, n, ab, rel = lines[1 + [l.split(",")[0] for l in lines[1:]].index("loss")].split(",")
     assert (series, step) == ("loss", "5")
     assert float(ab) == pytest.approx(abs(float(n) - float(g))) and float(rel) == pytest.approx(float(ab) / float(g))
+
+
+def test_hostile_shapes_stay_one_line(tmp_path, logs):
+    (tmp_path / "noline.log").write_bytes(b"{'loss': " + b"9" * (3 << 20) + b"}")  # no newline, 3 MiB: read in pieces
+    run = read_side([str(tmp_path / "noline.log")], "gpu")
+    assert run.empty and run.errors == [] and run.skipped_files == [f"{tmp_path / 'noline.log'} (no training metrics "
+                                                                    f"recognised)"]
+    (tmp_path / "big.csv").write_text("step,loss\n1,2.0\n2," + "1" * 200_000 + "\n3,1.9\n")
+    run = read_side([str(tmp_path / "big.csv")], "gpu")
+    assert run.tracks["loss"].points == 1
+    assert [e.message for e in run.errors] == [
+        "line 3: field larger than field limit (131072); the rest of the file was not read"]

@@ -38,6 +38,7 @@ from .series import CAP, Recognised, Run, canonical
 HEAD = 64 * 1024
 PROGRESS_EVERY = 1 << 20  # bytes between progress updates
 MAX_DICT_LINE = 64 * 1024  # a printed dict longer than this is not a metrics line
+MAX_LINE = 1 << 20  # a longer line is read in pieces of this size (a file without newlines stays bounded)
 MAX_JSON_DOC = 512 * 1024 * 1024  # a trainer_state.json is read whole: this is the cap
 
 STEP_FIELDS = ("current_steps", "global_step", "train/global_step", "trainer/global_step", "step", "_step",
@@ -209,7 +210,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
     lineno = 0
     add = run.add
     by_raw: dict = {}  # Megatron key as printed -> its Track
-    for line in fh:
+    for line in _lines(fh):
         lineno += 1
         if lineno & 0x1FFF == 0:
             for t in run.tracks.values():  # fold what the hot loop appended (bounded memory)
@@ -365,6 +366,11 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
         _finish(run, r, names)
 
 
+def _lines(fh):
+    """The file's lines, none longer than MAX_LINE (a longer one comes in pieces)."""
+    return iter(lambda: fh.readline(MAX_LINE), b"")
+
+
 def _int_after(line: bytes, marker: bytes) -> float | None:
     i = line.find(marker)
     if i < 0:
@@ -398,7 +404,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
     rec: Recognised | None = None
     names: set = set()
     done = 0
-    for lineno, line in enumerate(fh, 1):
+    for lineno, line in enumerate(_lines(fh), 1):
         if lineno & 0x3FF == 0 and progress is not None:
             pos = fh.tell()
             _advance(progress, pos - done)
@@ -468,20 +474,23 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
                      else "CSV export")
     names: set = set()
     lineno = 1
-    for row in reader:
-        lineno += 1
-        if len(row) <= sc:
-            continue
-        step = _number(row[sc])
-        if step is None:
-            continue
-        for i, name in cols:
-            if i < len(row) and row[i].strip():
-                val = _number(row[i])
-                if val is not None:
-                    run.add(name, step, val, (f.display, lineno))
-                    names.add(name)
-        _note(run, rec, names, step)
+    try:
+        for row in reader:
+            lineno += 1
+            if len(row) <= sc:
+                continue
+            step = _number(row[sc])
+            if step is None:
+                continue
+            for i, name in cols:
+                if i < len(row) and row[i].strip():
+                    val = _number(row[i])
+                    if val is not None:
+                        run.add(name, step, val, (f.display, lineno))
+                        names.add(name)
+            _note(run, rec, names, step)
+    except csv.Error as e:  # e.g. a field past the csv module's size limit
+        run.errors.append(InputError(f.display, f"line {lineno + 1}: {e}; the rest of the file was not read"))
     _advance(progress, f.size)
     if not rec.records:
         run.skipped_files.append(f"{f.display} (CSV without numeric rows)")
