@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import csv
 import io
-import math
 import os
 
 from .. import gitsrc
@@ -156,7 +155,8 @@ def _advance(progress, n: int) -> None:
         progress.advance(n)
 
 
-def _note(run: Run, rec: Recognised, seen: set, step, ) -> None:
+def _note(rec: Recognised, step: float) -> None:
+    """One more record at `step`."""
     rec.records += 1
     if rec.first_step is None or step < rec.first_step:
         rec.first_step = step
@@ -239,7 +239,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                         continue
                     add(name, step, val, (f.display, lineno))
                     names.add(name)
-                _note(run, r, names, step)
+                _note(r, step)
                 continue
             segs = line.split(b"|")
             head = segs[0]
@@ -269,7 +269,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                     continue
                 app[0](step)
                 app[1](val)
-            _note(run, r, names, step)
+            _note(r, step)
             continue
         if b"step:" in line and b" - " in line:
             j = line.find(b"step:")
@@ -290,7 +290,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 name = _key(k)
                 add(name, step, val, (f.display, lineno))
                 names.add(name)
-            _note(run, r, names, step)
+            _note(r, step)
             continue
         if b"{'" in line and len(line) < MAX_DICT_LINE:
             a, b = line.find(b"{"), line.rfind(b"}")
@@ -316,7 +316,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 name = canonical(k)
                 add(name, step, v, (f.display, lineno))
                 names.add(name)
-            _note(run, r, names, step)
+            _note(r, step)
             continue
         if b"step=" in line and b"skipped=" in line:
             step = _int_after(line, b"step=")
@@ -336,7 +336,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                     names.add("lr")
                 except ValueError:
                     pass
-            _note(run, r, names, step)
+            _note(r, step)
             continue
         if b"steps:" in line and b"loss:" in line:
             step = _int_after(line, b"steps:")
@@ -350,7 +350,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
             r, names = rec(DS_STEP)
             add("loss", step, val, (f.display, lineno))
             names.add("loss")
-            _note(run, r, names, step)
+            _note(r, step)
             continue
         if b"OVERFLOW!" in line or b"Gradient overflow" in line:
             run.overflow_lines += 1
@@ -433,7 +433,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
             name = canonical(k)
             run.add(name, step, val, (f.display, lineno))
             names.add(name)
-        _note(run, rec, names, step)
+        _note(rec, step)
     _advance(progress, max(0, f.size - done))
     if rec is None:
         run.skipped_files.append(f"{f.display} (JSON lines without a step field)")
@@ -488,7 +488,7 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
                     if val is not None:
                         run.add(name, step, val, (f.display, lineno))
                         names.add(name)
-            _note(run, rec, names, step)
+            _note(rec, step)
     except csv.Error as e:  # e.g. a field past the csv module's size limit
         run.errors.append(InputError(f.display, f"line {lineno + 1}: {e}; the rest of the file was not read"))
     _advance(progress, f.size)
@@ -528,7 +528,7 @@ def _trainer_state(f: _Opened, fh, run: Run) -> None:
             name = canonical(k)
             run.add(name, step, val, (f.display, None))
             names.add(name)
-        _note(run, rec, names, step)
+        _note(rec, step)
     if not rec.records:
         run.skipped_files.append(f"{f.display} (empty log_history)")
     _finish(run, rec, names)
@@ -566,14 +566,10 @@ def _tensorboard(f: _Opened, run: Run) -> None:
                 name = canonical(v.tag)
                 run.add(name, float(ev.step), val, (f.display, None))
                 names.add(name)
-            _note(run, rec, names, float(ev.step))
+            _note(rec, float(ev.step))
     except Exception as e:  # the loader's errors are its own: one line, never a traceback
         run.errors.append(InputError(f.display, f"TensorBoard event file could not be read: "
                                                 f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
     if not rec.records:
         run.skipped_files.append(f"{f.display} (no scalars)")
     _finish(run, rec, names)
-
-
-def is_finite(x: float) -> bool:
-    return not (math.isnan(x) or math.isinf(x))

@@ -8,7 +8,6 @@ whatever the decimation.
 """
 from __future__ import annotations
 
-import math
 from array import array
 from dataclasses import dataclass, field
 
