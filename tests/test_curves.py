@@ -355,8 +355,7 @@ def check_logs(tmp_path, gpu: str, npu: str):
 
 def test_check_gains_process_data_when_logs_are_configured(tmp_path, logs):
     report = check_logs(tmp_path, f"{logs}/megatron/long/gpu/train.log", f"{logs}/megatron/long/npu/train.log")
-    assert report.verdicts["process"] == ("differences", "1 error(s)")
-    assert report.verdicts["hyperparameters"] == ("pass", "no differences")
+    assert report.verdicts["process"] == ("differences", "1 error(s)")  # streamed, whatever --max-bytes says
     [f] = [f for f in report.findings if f.check == "process"]
     assert (f.rule, f.key) == ("SD702", "curve:loss")
     report = check_logs(tmp_path, f"{logs}/megatron/equal/gpu/train.log", f"{logs}/megatron/equal/npu/train.log")
