@@ -205,6 +205,8 @@ class Report:
     # a request that cannot be honoured was met while running (an unknown rule code in an
     # inline ignore comment): exit 2, as a bad --select would
     usage_errors: list[str] = field(default_factory=list)
+    # additive top-level JSON sections a command adds (e.g. "curves"); never replaces a field
+    json_extra: dict = field(default_factory=dict)
 
     def sorted(self) -> "Report":
         self.findings.sort(key=lambda f: f.sort_key(self.check_order))
@@ -256,6 +258,8 @@ class Report:
             d["inputs"] = [a.to_json() for a in sorted(self.inputs, key=InputAccount.sort_key)]
         if self.verdicts:
             d["verdicts"] = {k: {"verdict": v[0], "reason": v[1]} for k, v in sorted(self.verdicts.items())}
+        for k, v in sorted(self.json_extra.items()):
+            d.setdefault(k, jsonable(v))
         return d
 
 

@@ -158,8 +158,8 @@ def check_example_modes(rs: RuleSet) -> None:
     for code, mode in modes.items():
         if code not in rs.rules:
             raise RuleError(f"{where}:1: example_modes refers to unknown rule code {code}")
-        if mode not in ("files", "tree", "review", "check"):
-            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree, review or check")
+        if mode not in ("files", "tree", "review", "check", "curves"):
+            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree, review, check or curves")
 
 
 @validator
@@ -221,7 +221,7 @@ KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
                "relevant": bool, "entry": bool, "example": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
-                "derive_pair": str, "measure": str}
+                "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")
 
 
