@@ -518,6 +518,11 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
             for src in (g, n):
                 if id(src) in read_accounts:
                     read_accounts[id(src)].status = "identical"
+    if opts.keep_texts:  # the html page shows the files read and which were compared with which
+        srcs = gpu_sources + npu_sources + [s for r in done.values() for s, _ex in r.items if s is not None]
+        report.texts.update((s.name, s.text) for s in srcs if not s.is_binary())
+        report.pairs += [(g.name, n.name) for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units
+                                                               if len(u.gpu) == 1 == len(u.npu)]]
     report.inputs.extend(read_accounts.values())
     report.inputs.extend(accounts or [])
     report.findings.extend(_not_understood(a) for a in read_accounts.values() if a.status == "not understood")

@@ -207,6 +207,10 @@ class Report:
     usage_errors: list[str] = field(default_factory=list)
     # additive top-level JSON sections a command adds (e.g. "curves"); never replaces a field
     json_extra: dict = field(default_factory=dict)
+    # only when Options.keep_texts (the html page): each file's text by its display path, and
+    # which files were compared with which (GPU path, NPU path); not part of the JSON contract
+    texts: dict[str, str] = field(default_factory=dict)
+    pairs: list[tuple[str, str]] = field(default_factory=list)
 
     def sorted(self) -> "Report":
         self.findings.sort(key=lambda f: f.sort_key(self.check_order))
@@ -331,6 +335,7 @@ class Options:
     max_bytes: int = 500_000  # above this, code is compared as text (docs/python.md: what a pair at the limit costs)
     jobs: int | None = None  # worker processes for parsing; None = one per core
     baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
+    keep_texts: bool = False  # keep the files' text in the Report (Report.texts, .pairs) for the html page
 
 
 @dataclass

@@ -110,6 +110,8 @@ def _review_file(pf, report, opts, root, patch_name: str = "<patch>") -> None:
         sub.errors = [e for e in sub.errors if "nested too deeply" in e.message]
     report.errors.extend(sub.errors)
     report.masked.extend(sub.masked)
+    report.texts.update(sub.texts)  # Options.keep_texts: the html page shows both texts
+    report.pairs += sub.pairs
     unused_rule = code("unused-suppression")
     unused = [f for f in sub.findings if f.rule == unused_rule]
     found = [f for f in sub.findings if f.rule != unused_rule]

@@ -42,7 +42,13 @@ def options_from(args):
     api.check_selectors(ignore, "--ignore")
     return Options(select=select, ignore=ignore,
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
-                   max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes)
+                   max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes, keep_texts=wants_html(args))
+
+
+def wants_html(args) -> bool:
+    """The html page is among the outputs: the run keeps the files' text for it."""
+    outs = [o.split("=", 1)[0] if "=" in o else o.rsplit(".", 1)[-1] for o in getattr(args, "output", None) or []]
+    return "html" in (getattr(args, "format", None), *(o.lower() for o in outs))
 
 
 def fail(message: str) -> int:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 
 # format -> writer module under scriptdiff/report/, in the order --help lists them
-WRITERS = {"text": "text", "json": "json_writer", "sarif": "sarif", "markdown": "markdown", "github": "github"}
+WRITERS = {"text": "text", "json": "json_writer", "sarif": "sarif", "markdown": "markdown", "github": "github",
+           "html": "html"}
 FORMATS = tuple(WRITERS)
 
 
