@@ -519,8 +519,10 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
                 if id(src) in read_accounts:
                     read_accounts[id(src)].status = "identical"
     if opts.keep_texts:  # the html page shows the files read and which were compared with which
-        srcs = gpu_sources + npu_sources + [s for r in done.values() for s, _ex in r.items if s is not None]
-        report.texts.update((s.name, s.text) for s in srcs if not s.is_binary())
+        for side, top in (("gpu", gpu_sources + [s for u in units for s in u.gpu]),
+                          ("npu", npu_sources + [s for u in units for s in u.npu])):
+            read = [s for t in top if id(t) in done for s, _ex in done[id(t)].items if s is not None]
+            report.texts.update(((side, s.name), s.text) for s in top + read if not s.is_binary())
         report.pairs += [(g.name, n.name) for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units
                                                                if len(u.gpu) == 1 == len(u.npu)]]
     report.inputs.extend(read_accounts.values())

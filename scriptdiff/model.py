@@ -207,9 +207,9 @@ class Report:
     usage_errors: list[str] = field(default_factory=list)
     # additive top-level JSON sections a command adds (e.g. "curves"); never replaces a field
     json_extra: dict = field(default_factory=dict)
-    # only when Options.keep_texts (the html page): each file's text by its display path, and
-    # which files were compared with which (GPU path, NPU path); not part of the JSON contract
-    texts: dict[str, str] = field(default_factory=dict)
+    # only when Options.keep_texts (the html page): each file's text by (side, display path),
+    # and which files were compared with which (GPU path, NPU path); not in the JSON contract
+    texts: dict[tuple[str, str], str] = field(default_factory=dict)
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
     def sorted(self) -> "Report":

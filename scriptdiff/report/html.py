@@ -83,17 +83,9 @@ def _files(report) -> list[_File]:
                 out[(m.gpu.path, m.npu.path)] = _File(m.gpu.path, m.npu.path)
                 used |= {("gpu", m.gpu.path), ("npu", m.npu.path)}
     # files read but compared as part of a run (configs, snapshots): paired by name, else by kind
-    side_of = {}
-    for a in report.inputs:
-        side_of.setdefault(a.path, a.side)
-    for f in report.findings + report.masked:
-        for side, s in (("gpu", f.gpu), ("npu", f.npu)):
-            if s is not None and s.path:
-                side_of.setdefault(s.path, side)
-    left = {"gpu": [], "npu": []}
-    for p in list(texts) + [a.path for a in report.inputs if a.status != "identical"]:
-        side = side_of.get(p)
-        if side and (side, p) not in used and p not in left[side]:
+    left: dict[str, list[str]] = {"gpu": [], "npu": []}
+    for side, p in list(texts) + [(a.side, a.path) for a in report.inputs if a.status != "identical"]:
+        if (side, p) not in used and p not in left[side]:
             left[side].append(p)
     for key in (lambda p: p.replace("\\", "/").rsplit("/", 1)[-1], lambda p: kinds.get(("gpu", p)) or
                 kinds.get(("npu", p)) or "?"):
@@ -129,7 +121,7 @@ def _load(f: _File, texts: dict) -> None:
     """The file's texts, when they will be shown (not for an identical pair nobody points at),
     and its status."""
     if f.status != "identical" or f.findings:
-        f.ta, f.tb = _text(f.g, texts), _text(f.n, texts)
+        f.ta, f.tb = _text("gpu", f.g, texts), _text("npu", f.n, texts)
     if not f.status:
         if f.ta is not None and f.tb is not None:
             f.status = "identical" if f.ta == f.tb else "changed"
@@ -139,11 +131,11 @@ def _load(f: _File, texts: dict) -> None:
             f.status = "GPU only" if f.g else "NPU only"
 
 
-def _text(path: str | None, texts: dict) -> str | None:
+def _text(side: str, path: str | None, texts: dict) -> str | None:
     if path is None:
         return None
-    if path in texts:
-        return texts[path]
+    if (side, path) in texts:
+        return texts[(side, path)]
     if not os.path.isfile(path):
         return None
     try:
@@ -338,6 +330,10 @@ def _loc(s) -> str:
     return s.path + (f":{s.line}" if s.line else (f" ({s.source})" if s.source in ("default", "derived") else ""))
 
 
+def _val(v: str, s) -> str:
+    return "(absent)" if s is None else f"<code>{e(v)}</code> at {e(_loc(s))}"
+
+
 def _findings(report, fdata, files, full: bool) -> str:
     if not report.findings:
         return "<h2>Findings</h2><p id=findings>No differences that can change numerics.</p>"
@@ -346,8 +342,7 @@ def _findings(report, fdata, files, full: bool) -> str:
         sev, ck, _rule, key, gv, nv, msg, lg, ln = fdata[k]
         items.append(f'<li class="f sev-{sev} ck-{e(ck)}" data-f={k}><a href="#f{k}" data-f={k}>'
                      f'<b class=sv>{sev}</b> <b>{e(f.rule)}</b> <code>{e(key)}</code></a> {e(msg)}'
-                     f'<div class=vals>GPU <code>{e(gv)}</code> at {e(_loc(f.gpu))} · NPU <code>{e(nv)}</code> '
-                     f'at {e(_loc(f.npu))}</div></li>')
+                     f'<div class=vals>GPU {_val(gv, f.gpu)} · NPU {_val(nv, f.npu)}</div></li>')
     return f"<h2>Findings</h2><ol id=findings>{''.join(items)}</ol>"
 
 
@@ -431,7 +426,7 @@ tr.hit td.a,tr.hit td.b{background:#fff1bf}tr.hit.sev-error td.c{background:#ffd
 td.g{font-size:11px;text-align:center;white-space:normal}
 .bd{display:inline-block;border-radius:3px;padding:0 3px;color:#fff;margin:1px;cursor:pointer}
 .bd.sev-error{background:#cf222e}.bd.sev-warning{background:#bf8700}.bd.sev-info{background:#0969da}
-tr.ann td{background:#fffbe6;font:12px system-ui,sans-serif;padding:3px 8px;border-top:1px solid #eee;border-bottom:1px solid #eee}
+tr.ann td{white-space:normal;background:#fffbe6;font:12px system-ui,sans-serif;padding:3px 8px;border-top:1px solid #eee;border-bottom:1px solid #eee}
 tr.ann.cur td,div.ff .cur{outline:2px solid #bf8700}
 tr.fold td{background:#f6f8fa;color:#57606a;cursor:pointer;text-align:center;font-style:italic}
 div.ff div{background:#fffbe6;padding:3px 8px;font-size:12px}
