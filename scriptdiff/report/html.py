@@ -136,7 +136,10 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
         return None
     if (side, path) in texts:
         return texts[(side, path)]
-    if not os.path.isfile(path):
+    try:  # a path from a Report built without keep_texts: read it only if it is a small file
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_TEXT:
+            return None
+    except OSError:
         return None
     try:
         src = read_path(path)
@@ -393,7 +396,8 @@ def _pygments_css(used: set[str]) -> str:
         return ""
     keep = []
     for line in HtmlFormatter(style="default").get_style_defs(".diff").splitlines():
-        if line.startswith(".diff .") and line.split()[1][1:] in used:
+        # not `err`: a changed block lexed on its own may end mid-construct (a trailing `\`)
+        if line.startswith(".diff .") and line.split()[1][1:] in used - {"err"}:
             keep.append(line.split(" /*")[0].replace(" { ", "{").replace("; ", ";"))
     return "".join(keep)
 
