@@ -218,7 +218,7 @@ def _pair_data(f: _File, marks: dict, used: set) -> dict:
 
 # --------------------------------------------------------------------------- the page
 
-def render(report, show_masked: bool = True, full_values: bool = False, **_options) -> str:
+def render(report, full_values: bool = False, **_options) -> str:
     report.sorted()
     rules = load_rules().rules
     files = _files(report)
@@ -513,6 +513,8 @@ if(/[?&]selftest=1/.test(location.search)){var out={findings:document.querySelec
  document.getElementById('sm').click();
  var info=document.querySelector('[data-sev=info]');info.click();out.info_hidden_items=
   [].filter.call(document.querySelectorAll('#findings li.sev-info'),function(x){return getComputedStyle(x).display==='none';}).length;
- info.click();var p=document.createElement('pre');p.id='selftest';p.textContent=JSON.stringify(out);body.appendChild(p);}
+ info.click();ck.value='environment';ck.onchange();pos=-1;out.check_filter_visible=[].filter.call(
+  document.querySelectorAll('#findings li'),function(x){return getComputedStyle(x).display!=='none';}).length;key('n');
+ ck.value='';ck.onchange();var p=document.createElement('pre');p.id='selftest';p.textContent=JSON.stringify(out);body.appendChild(p);}
 })();
 """
