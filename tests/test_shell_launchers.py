@@ -48,6 +48,13 @@ def test_shipped_launchers_load(tmp_path):
      "launchers.entries[3] (msrun).world_size must be a list of strings"),
     ("    suffixes: [.json, .yaml, .yml]\n", "    suffixes: [json]\n", "suffixes must start with a dot"),
     ("  hints:\n", "  hintz:\n", "launchers: unknown field(s) ['hintz']"),
+    ("      environment: [NPROC_PER_NODE, NNODES, MASTER_PORT, MASTER_ADDR, NODE_RANK]\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
+     "      environment: NPROC_PER_NODE\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
+     "launchers.entries[7] (swift).environment must be a list of strings"),
+    ("      program: wrapper\n", "      program: wrap\n",
+     "launchers.entries[9] (ray): program must be one of after-options, interpreter, subcommand, wrapper"),
+    ("  npu_only_flags: [jit_compile]\n", "  npu_only_flags: jit_compile\n",
+     "launchers.npu_only_flags must be a list of strings"),
     ("  entries:\n", "  entries: []\n  old_entries:\n", "launchers: unknown field(s) ['old_entries']"),
 ])
 def test_malformed_launchers_fail_naming_the_pack(tmp_path, old, new, needle):
