@@ -315,7 +315,8 @@ RECORDS: dict[str, tuple[tuple[str, Any], ...]] = {
 }
 SHAPES: dict[str, Any] = {
     "extract": {"facts": ["fact"], "errors": ["error"], "masked": ["masked"], "frameworks": [STR],
-                "references": [LIST], "findings": ["finding"], "unread": [STR], "understood": BOOL},
+                "references": [LIST], "findings": ["finding"], "unread": [STR], "understood": BOOL,
+                "dialects": [STR]},
     "pair": {"findings": ["finding"], "masked": ["masked"], "errors": ["error"]},
 }
 
@@ -395,7 +396,7 @@ def dump_extract(ex) -> dict:
     return {"facts": [dump_fact(f) for f in ex.facts], "errors": [dump_error(e) for e in ex.errors],
             "masked": [dump_masked(m) for m in ex.masked], "frameworks": sorted(ex.frameworks),
             "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings],
-            "unread": list(ex.unread), "understood": bool(ex.understood)}
+            "unread": list(ex.unread), "understood": bool(ex.understood), "dialects": sorted(ex.dialects)}
 
 
 def load_extract(d: dict):
@@ -403,7 +404,8 @@ def load_extract(d: dict):
     return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
                    masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
                    references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]],
-                   unread=[str(x) for x in d["unread"]], understood=bool(d["understood"]))
+                   unread=[str(x) for x in d["unread"]], understood=bool(d["understood"]),
+                   dialects={str(x) for x in d["dialects"]})
 
 
 def dump_pair(res) -> dict:

@@ -554,7 +554,8 @@ def _mapped(facts: list[Fact]) -> int:
 
 def _account(src: Source, ex: Extract, side: str) -> InputAccount:
     return InputAccount(path=src.name, side=side, kind=_kind_name(src), settings=len(ex.facts),
-                        mapped=_mapped(ex.facts), unread=list(ex.unread))
+                        mapped=_mapped(ex.facts), unread=list(ex.unread),
+                        notes=[f"dialect: {d}" for d in sorted(ex.dialects)])
 
 
 def _settle(acc: InputAccount, ex: Extract) -> None:

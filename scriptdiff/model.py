@@ -302,6 +302,8 @@ class Extract:
     errors: list[InputError] = field(default_factory=list)
     masked: list[Masked] = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
+    # framework dialects the reader detected, each "title at file:line" (the input's account notes)
+    dialects: set[str] = field(default_factory=set)
     # configs this file refers to: (path as written, line, referring key); followed when they exist
     references: list[tuple[str, int | None, str]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # rare: one-sided findings (e.g. unresolved)

@@ -433,7 +433,7 @@ def check_launchers(rs: RuleSet) -> None:
     if d is None:
         return
     where = _where(rs, "launchers")
-    programs = ("after-options", "interpreter", "subcommand")  # lang/shell/launchers.py reads these
+    programs = ("after-options", "interpreter", "subcommand", "wrapper")  # lang/shell/launchers.py reads these
 
     def strings(v, what, allow_empty=True):
         if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v) or (not allow_empty and not v):
@@ -442,15 +442,16 @@ def check_launchers(rs: RuleSet) -> None:
 
     if not isinstance(d, dict):
         raise RuleError(f"{where}:1: 'launchers' must be a mapping")
-    unknown = set(d) - {"flags", "entries", "references", "hints", "shared"}
+    unknown = set(d) - {"flags", "entries", "references", "hints", "shared", "npu_only_flags"}
     if unknown:
         raise RuleError(f"{where}:1: launchers: unknown field(s) {sorted(unknown)}")
     strings(d.get("flags", []), "flags")
+    strings(d.get("npu_only_flags", []), "npu_only_flags")
     entries = d.get("entries")
     if not isinstance(entries, list) or not entries:
         raise RuleError(f"{where}:1: launchers.entries must be a non-empty list, one entry per launcher")
     fields = {"name", "commands", "modules", "versioned", "subcommands", "program", "module_only", "flags",
-              "framework", "world_size", "devices"}
+              "framework", "world_size", "devices", "environment"}
     names: set = set()
     claimed: dict[str, str] = {}
     for i, e in enumerate(entries):
@@ -467,7 +468,7 @@ def check_launchers(rs: RuleSet) -> None:
         program = e.get("program")
         if program not in programs:
             raise RuleError(f"{where}:1: launchers.{at}: program must be one of {', '.join(programs)} (got {program!r})")
-        for lst in ("commands", "modules", "subcommands", "flags", "world_size"):
+        for lst in ("commands", "modules", "subcommands", "flags", "world_size", "environment"):
             strings(e.get(lst, []), f"{at}.{lst}")
         if not e.get("commands") and not e.get("modules"):
             raise RuleError(f"{where}:1: launchers.{at}: needs commands or modules to be recognised by")

@@ -43,8 +43,8 @@ import extract as corpus_extract  # noqa: E402
 
 # Measured on the corpus when it was built (see tests/corpus/README.md); raise the floors,
 # lower the ceiling, as the readers improve. Never lower a floor to make a change pass.
-RECALL_OVERALL_FLOOR = 0.63  # measured 0.639 (94 of 147)
-RECALL_CANONICAL_FLOOR = 0.63  # measured 0.633 (93 of 147): alias table and dialects (verl, accelerate)
+RECALL_OVERALL_FLOOR = 0.99  # measured 0.993 (146 of 147): ms-swift and Ray launchers, $(expr ...)
+RECALL_CANONICAL_FLOOR = 0.97  # measured 0.980 (144 of 147): alias table, dialects, ms-swift and Ray launchers
 NOISE_CEILING = 0  # measured 0 (bucket sizes are cosmetic, SD221 info)
 TARGET_RECALL = 0.95  # issue 13: labelled differences found under the canonical key
 

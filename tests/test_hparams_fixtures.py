@@ -99,7 +99,7 @@ def test_verl_hydra_injected():
         ("SD220", "actor_rollout_ref.rollout.n", 5, 8, 32, 32, False),
     ]
     lr = next(f for f in rep.findings if f.key == "lr")
-    assert lr.gpu.via == "$ACTOR_LR"
+    assert lr.gpu.via == "verl (Hydra overrides), $ACTOR_LR"  # the dialect, then the variable
 
 
 def test_llamafactory_yaml_injected():

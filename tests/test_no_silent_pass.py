@@ -113,11 +113,11 @@ def test_a_script_that_runs_two_programs_has_two_scopes(tmp_path):
 
 # --- 2. a launcher that is not known is said, never silent ------------------------------------
 
-SWIFT = "NPROC_PER_NODE=8 swift sft --model Qwen2-7B --learning_rate 1e-4 --per_device_train_batch_size {bs}\n"
-RAY = "ray job submit --address http://x:8265 -- python3 -m verl.trainer.main_ppo data.train_batch_size={bs}\n"
+SWIFT = "NPROC_PER_NODE=8 colossalai run --model Qwen2-7B --learning_rate 1e-4 --per_device_train_batch_size {bs}\n"
+RAY = "kubectl exec trainer --namespace x -- python3 -m verl.trainer.main_ppo data.train_batch_size={bs}\n"
 
 
-@pytest.mark.parametrize("text,name,count", [(SWIFT, "swift sft", 3), (RAY, "ray job", 2)])
+@pytest.mark.parametrize("text,name,count", [(SWIFT, "colossalai run", 3), (RAY, "kubectl exec", 2)])
 def test_unknown_launcher_is_a_warning_naming_it(tmp_path, text, name, count):
     write(tmp_path, {"gpu/sft.sh": text.format(bs=2), "npu/sft.sh": text.format(bs=4)})
     report = diff_files([str(tmp_path / "gpu/sft.sh")], [str(tmp_path / "npu/sft.sh")], opts())
@@ -141,7 +141,7 @@ def test_the_text_report_ends_with_the_account(tmp_path, cli):
     assert code == 1
     last = out.strip().splitlines()[-1]
     assert last.startswith("read 2 files: 0 understood or identical, 2 not: ")
-    assert "sft.sh (not understood: line 1: launcher `swift sft` is not known" in last
+    assert "sft.sh (not understood: line 1: launcher `colossalai run` is not known" in last
     code, out, _ = cli("diff", str(tmp_path / "gpu"), str(tmp_path / "npu"), "--no-cache", "-f", "json")
     inputs = json.loads(out)["inputs"]
     assert [(i["side"], i["kind"], i["status"], i["settings"]) for i in inputs] == [

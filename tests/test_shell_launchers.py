@@ -48,6 +48,13 @@ def test_shipped_launchers_load(tmp_path):
      "launchers.entries[3] (msrun).world_size must be a list of strings"),
     ("    suffixes: [.json, .yaml, .yml]\n", "    suffixes: [json]\n", "suffixes must start with a dot"),
     ("  hints:\n", "  hintz:\n", "launchers: unknown field(s) ['hintz']"),
+    ("      environment: [NPROC_PER_NODE, NNODES, MASTER_PORT, MASTER_ADDR, NODE_RANK]\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
+     "      environment: NPROC_PER_NODE\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
+     "launchers.entries[7] (swift).environment must be a list of strings"),
+    ("      program: wrapper\n", "      program: wrap\n",
+     "launchers.entries[9] (ray): program must be one of after-options, interpreter, subcommand, wrapper"),
+    ("  npu_only_flags: [jit_compile]\n", "  npu_only_flags: jit_compile\n",
+     "launchers.npu_only_flags must be a list of strings"),
     ("  entries:\n", "  entries: []\n  old_entries:\n", "launchers: unknown field(s) ['old_entries']"),
 ])
 def test_malformed_launchers_fail_naming_the_pack(tmp_path, old, new, needle):
@@ -66,12 +73,12 @@ def test_flags_must_be_strings(tmp_path):
 
 
 def test_a_launcher_is_added_as_data(monkeypatch):
-    """A dialect (`swift sft ...`) needs an entry only: recognised, its options read as the program's."""
+    """A dialect (`colossalai run ...`) needs an entry only: recognised, its options read as the program's."""
     section = load_yaml(SHELL)[0]["launchers"]
-    section["entries"].append({"name": "swift", "commands": ["swift"], "subcommands": ["sft"],
+    section["entries"].append({"name": "colossalai", "commands": ["colossalai"], "subcommands": ["run"],
                                "program": "subcommand", "framework": "hf"})
     monkeypatch.setattr(evaluator, "table", lambda: launchers.build(section))
-    src = Source(name="sft.sh", data=b"swift sft --learning_rate 1e-4 --per_device_train_batch_size 2\n")
+    src = Source(name="sft.sh", data=b"colossalai run --learning_rate 1e-4 --per_device_train_batch_size 2\n")
     ex = shell.extract(src, SideContext("gpu"))
     f = {x.key: x.value for x in ex.facts}
     assert ex.errors == [] and "hf" in ex.frameworks
@@ -79,16 +86,22 @@ def test_a_launcher_is_added_as_data(monkeypatch):
 
 
 def test_unknown_launcher_word_is_not_a_launch():
-    ex = shell.extract(Source(name="sft.sh", data=b"swift sft --learning_rate 1e-4\n"), SideContext("gpu"))
+    ex = shell.extract(Source(name="sft.sh", data=b"colossalai run --learning_rate 1e-4\n"), SideContext("gpu"))
     assert ex.facts == [] and ex.errors == []
     # not silent: the launcher is named, and so is what was not compared
-    assert ex.unread == ["line 1: launcher `swift sft` is not known: its 1 option was not compared"]
+    assert ex.unread == ["line 1: launcher `colossalai run` is not known: its 1 option was not compared"]
+
+
+def test_known_launcher_with_unknown_subcommand_is_said():
+    ex = shell.extract(Source(name="d.sh", data=b"swift deploy --learning_rate 1e-4\n"), SideContext("gpu"))
+    assert ex.facts == [] and ex.errors == []
+    assert ex.unread == ["line 1: launcher `swift deploy` is not known: its 1 option was not compared"]
 
 
 def test_python_versions_are_python():
     t = launchers.table()
     assert t.find("python3.10").name == "python" and t.find("python3x") is None
-    assert t.looks_like("python3x") and not t.looks_like("swift")
+    assert t.looks_like("python3x") and t.looks_like("swift") and not t.looks_like("colossalai")
     assert t.runner("torch.distributed.launch").name == "torchrun" and t.runner("verl.trainer.main_ppo") is None
 
 

@@ -29,6 +29,7 @@ facts and commented-out flags; record.py holds what one script has produced.
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 from ...model import Extract, InputError
@@ -77,6 +78,8 @@ def extract(src, ctx) -> Extract:
     ex.errors.extend(rec.errors)
     ex.references = rec.references
     ex.frameworks = rec.frameworks
+    ex.masked.extend(rec.masked)
+    ex.dialects = {f"{title} at {os.path.basename(src.name)}:{line}" for title, line in rec.dialects.items()}
     return ex
 
 

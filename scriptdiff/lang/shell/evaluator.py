@@ -15,7 +15,7 @@ from .env import env_fact, sourced_fact
 from .launch import LaunchReader
 from .launchers import table
 from .record import Record
-from .words import Expander, Var, Word
+from .words import Expander, Seg, Var, Word
 
 STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline", "list", "subshell",
               "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
@@ -189,10 +189,18 @@ class Evaluator:
                         for i, t in enumerate(texts))  # ray job submit ... -- python3 -m ...
             self.rec.unknown_command(words, x.line_of(node), wraps)
             return
+        # the launcher's environment: the script's exported variables, then its `VAR=x` prefixes
+        env = {k: Word(list(v.segs)) for k, v in self.vars.items() if v.exported and v.kind == "scalar"}
+        entry = self.table.find(name)
+        # prefixes the launcher reads as its options (NPROC_PER_NODE=8 swift sft) give world_size and
+        # master_port facts, not environment facts as well
+        consumed = {n for n in entry.environment if n.lower() in entry.world_size or n.lower() in self.table.shared_facts}
         for p in prefix:  # VAR=x torchrun ...: environment of the launcher
             pname = p.child_by_field_name("name")
             pval = p.child_by_field_name("value")
             if pname is not None:
                 segs = x.concat_segs(pval, quoted=True) if pval is not None else []
-                env_fact(self.rec, x.t(pname), x.line_of(p), segs)
-        self.launcher.launch(words, x.line_of(node))
+                if x.t(pname) not in consumed:
+                    env_fact(self.rec, x.t(pname), x.line_of(p), segs)
+                env[x.t(pname)] = Word(segs or [Seg("", x.line_of(p))])
+        self.launcher.launch(words, x.line_of(node), env)

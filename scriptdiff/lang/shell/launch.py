@@ -26,21 +26,22 @@ class LaunchReader:
         self.table = table
         self.program = ProgramReader(rec, table)
 
-    def launch(self, words: list[Word], line: int) -> None:
-        """A command whose first word is a launcher's (see LauncherTable.find); `line` is the command's.
+    def launch(self, words: list[Word], line: int, env: dict[str, Word] | None = None) -> None:
+        """A command whose first word is a launcher's (see LauncherTable.find); `line` is the command's;
+        `env` the environment it runs with (its `VAR=x` prefixes and the script's exported variables).
 
         Each launcher command is one program invocation, one scope: its facts (launcher options
         and program options) carry meta["invocation"] = its index in the script, so that a
         script starting two programs is compared invocation against invocation."""
         first = len(self.rec.facts)
-        self._launch(words, line)
+        self._launch(words, line, env or {})
         index = self.rec.invocations
         if len(self.rec.facts) > first or self.rec.launches > index:
             for f in self.rec.facts[first:]:
                 f.meta["invocation"] = index
             self.rec.invocations += 1
 
-    def _launch(self, words: list[Word], line: int) -> None:
+    def _launch(self, words: list[Word], line: int, env: dict[str, Word], depth: int = 0) -> None:
         texts = [w.text for w in words]
         entry = self.table.find(os.path.basename(texts[0]))
         if entry is None:
@@ -48,12 +49,23 @@ class LaunchReader:
         i = 1
         if entry.subcommands:
             if len(texts) < 2 or texts[1] not in entry.subcommands:
+                self.rec.unknown_command(words, line)  # swift deploy --lr ...: said, not silent
                 return
             i = 2
         if entry.framework:
             self.rec.frameworks.add(entry.framework)
+        if entry.program == "wrapper":  # ray job submit [its options] -- python3 -m pkg key=value ...
+            sep = texts.index("--", i) if "--" in texts[i:] else -1
+            inner = words[sep + 1:] if sep != -1 else []
+            if inner and depth < 4 and self.table.find(os.path.basename(inner[0].text)) is not None:
+                self._launch(inner, line, env, depth + 1)
+            else:
+                self.rec.unknown_command(inner or words, inner[0].line if inner else line, wraps=bool(inner))
+            return
         if entry.program == "subcommand":  # llamafactory-cli train config.yaml [key=value ...]
-            self.start(texts[i - 1], words[i:])
+            if entry.environment:  # NPROC_PER_NODE=8 swift sft ...: the launcher's options by environment
+                self.launcher_facts(entry, self.env_options(entry, env), line, from_env=True)
+            self.start(texts[i - 1], words[i:], entry.framework)
             return
         if entry.program == "interpreter":  # python [-u] [-m module] script args
             while i < len(texts) and texts[i].startswith("-") and texts[i] not in ("-m",):
@@ -73,12 +85,20 @@ class LaunchReader:
                     self.start(texts[i], words[i + 1:])
                 return
         i, opts = self.options(entry, words, i)
-        self.launcher_facts(entry, opts, line)
+        eopts = self.env_options(entry, env)
+        self.launcher_facts(entry, {**eopts, **opts}, line, from_env=set(eopts) - set(opts))
         if i < len(texts):
-            self.start(texts[i], words[i + 1:])
+            self.start(texts[i], words[i + 1:], entry.framework)
 
-    def start(self, program: str, words: list[Word]) -> None:
-        self.program.read(program, words)
+    @staticmethod
+    def env_options(entry: Launcher, env: dict[str, Word]) -> dict[str, Word]:
+        """The launcher options its entry reads from the environment (`environment:`), under
+        their lower-case names, as the launcher itself passes them on (NPROC_PER_NODE ->
+        --nproc_per_node); an option written on the command line wins."""
+        return {name.lower(): env[name] for name in entry.environment if name in env}
+
+    def start(self, program: str, words: list[Word], framework: str | None = None) -> None:
+        self.program.read(program, words, framework)
         self.rec.launches += 1
         if program.endswith(".py"):  # the program is part of the run: the engine reads it when it is there
             line = words[0].line if words else (self.rec.facts[-1].line if self.rec.facts else None)
@@ -111,9 +131,12 @@ class LaunchReader:
             i += 2
         return i, opts
 
-    def launcher_facts(self, entry: Launcher, opts: dict[str, Word], line: int) -> None:
+    def launcher_facts(self, entry: Launcher, opts: dict[str, Word], line: int, from_env=()) -> None:
         """world_size, master_port/master_addr, mixed_precision and config references from the
-        launcher's options."""
+        launcher's options (`from_env`: True, or the options, read from environment variables)."""
+        def shown(k: str) -> str:
+            return k.upper() if from_env is True or k in from_env else k
+
         def num(w: Word | None):
             if w is None:
                 return None
@@ -134,7 +157,7 @@ class LaunchReader:
                 total = 1
                 for n in nums:
                     total *= n
-            formula = " * ".join(entry.world_size)
+            formula = " * ".join(shown(k) for k in entry.world_size)
         elif devices is not None and "@" not in devices.text and ":" in devices.text:
             parts = [devices]
             total = len(devices.text.split(":", 1)[1].split(","))
@@ -152,7 +175,8 @@ class LaunchReader:
         for k, key in table.shared_facts.items():
             w = opts.get(k)
             if w is not None:
-                self.rec.facts.append(self.program.make_fact(key, convert(key, w.text)[1], w, key_text=f"--{k}"))
+                self.rec.facts.append(self.program.make_fact(key, convert(key, w.text)[1], w,
+                                                               key_text=k.upper() if shown(k) != k else f"--{k}"))
         for k in table.shared_settings:
             w = opts.get(k)
             if w is not None:

@@ -15,13 +15,15 @@ from functools import lru_cache
 from ...rules import load
 
 # `program:` where the program starts, after the command word (and its subcommand); the
-# validator (rule_validators.check_launchers) knows these three:
+# validator (rule_validators.check_launchers) knows these four:
 #   after-options  the launcher's own options come first; the program is the first word that
 #                  is not one of them (`--` ends them): torchrun, deepspeed, accelerate launch
 #   interpreter    python's own options (no value), then `-m MODULE` or the script; a MODULE
 #                  another entry lists under `modules` is that launcher (python -m torch.distributed.run)
 #   subcommand     the subcommand is the program and every word after it is its option
 #                  (llamafactory-cli train x.yaml key=value)
+#   wrapper        the launcher's own words run up to `--`; the command after it is read again
+#                  as a launcher command (ray job submit --address x -- python3 -m verl.trainer.main_ppo)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class Launcher:
     framework: str | None = None  # the framework its programs use (hf for llamafactory-cli)
     world_size: tuple = ()  # options multiplied into the world size; the first must be given
     devices: str | None = None  # option listing host:dev,dev,... counted when no world_size option is given
+    # environment variables the launcher reads as its options, by their lower-case name
+    # (ms-swift: NPROC_PER_NODE=8 NNODES=2 swift sft ... runs torchrun --nproc_per_node 8 --nnodes 2)
+    environment: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class LauncherTable:
     shared_facts: dict  # launcher option -> the key of the fact it gives (master_port, ...)
     shared_settings: tuple  # launcher options read as hyperparameters (mixed_precision)
     shared_references: tuple  # launcher options naming a config file
+    npu_only_flags: frozenset = frozenset()  # program flags an NPU script adds as the port itself (masked)
 
     def find(self, name: str) -> Launcher | None:
         """The launcher whose command word is `name` (a basename), or None."""
@@ -93,7 +99,8 @@ def build(d: dict) -> LauncherTable:
             modules=tuple(e.get("modules") or ()), versioned=bool(e.get("versioned", False)),
             subcommands=frozenset(e.get("subcommands") or ()), module_only=bool(e.get("module_only", False)),
             flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
-            world_size=tuple(e.get("world_size") or ()), devices=e.get("devices")))
+            world_size=tuple(e.get("world_size") or ()), devices=e.get("devices"),
+            environment=tuple(e.get("environment") or ())))
     refs = d.get("references") or {}
     hints = d.get("hints") or {}
     return LauncherTable(
@@ -108,4 +115,5 @@ def build(d: dict) -> LauncherTable:
         megatron_scripts=tuple(hints.get("megatron_scripts") or ()),
         shared_facts=dict((d.get("shared") or {}).get("facts") or {}),
         shared_settings=tuple((d.get("shared") or {}).get("settings") or ()),
-        shared_references=tuple((d.get("shared") or {}).get("references") or ()))
+        shared_references=tuple((d.get("shared") or {}).get("references") or ()),
+        npu_only_flags=frozenset(d.get("npu_only_flags") or ()))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 
-from ...checks.hparams import canonical_flag, canonical_path, convert
+from ...checks.hparams import canonical_flag, canonical_path, convert, dialect_path
 from ...compare import to_number
-from ...model import RANK_SCRIPT, Fact
+from ...model import RANK_SCRIPT, Fact, Masked, Side
 from ...references import resolve
 from ...rules import code
 from ...secrets import is_secret, withheld
@@ -31,8 +31,9 @@ class ProgramReader:
         self.rec = rec
         self.table = table
 
-    def read(self, script: str, words: list[Word]) -> None:
-        """The options of program `script` (a path or module name), as facts."""
+    def read(self, script: str, words: list[Word], framework: str | None = None) -> None:
+        """The options of program `script` (a path or module name), as facts; `framework`: the
+        one its launcher names (megatron sft: megatron), else guessed from the options."""
         base = os.path.basename(script)
         flags = []
         hydra = []
@@ -40,7 +41,7 @@ class ProgramReader:
         while i < len(words):
             w = words[i]
             tok = w.text
-            if tok in ("\\", ""):
+            if tok in ("\\", "") and not _explicit_empty(w):
                 i += 1
                 continue
             if tok.startswith("--") and len(tok) > 2:
@@ -53,7 +54,7 @@ class ProgramReader:
                 vals = []
                 j = i + 1
                 while j < len(words) and not _is_option(words[j].text):
-                    if words[j].text not in ("\\", ""):
+                    if words[j].text not in ("\\", "") or _explicit_empty(words[j]):
                         if HYDRA_RE.match(words[j].text) and "." in words[j].text.split("=", 1)[0]:
                             break
                         vals.append(words[j])
@@ -71,7 +72,10 @@ class ProgramReader:
         megatron = base.startswith(self.table.megatron_scripts) \
             or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
         hf = len(names & self.table.hf_hints) >= 1 and not base.startswith(self.table.megatron_scripts[:1])
-        if megatron and not (hf and not any("-" in n for n, _, _ in flags)):
+        if framework in ("megatron", "hf"):  # the launcher says: swift sft is hf, megatron sft is megatron
+            self.rec.frameworks.add(framework)
+            prefer = framework
+        elif megatron and not (hf and not any("-" in n for n, _, _ in flags)):
             self.rec.frameworks.add("megatron")
             prefer = "megatron"
         elif hf:
@@ -96,6 +100,12 @@ class ProgramReader:
                 and raw.lower().endswith(self.table.config_suffixes):
             self.reference(dest, vw, flag_word=w)
             return
+        ctx = self.rec.ctx
+        if dest in self.table.npu_only_flags and ctx is not None and getattr(ctx, "side", "") == "npu":
+            line = vw.line or w.line
+            self.rec.masked.append(Masked(rule=code("npu-only-launch-flag"), gpu=None, npu=Side(
+                value=raw, path=self.rec.src.name, line=line, source=self.rec.src_line(line, f"--{name}"))))
+            return
         if dest in ("bf16", "fp16"):
             on = raw is True or str(raw).lower() in ("true", "1", "yes")
             if on:
@@ -107,17 +117,25 @@ class ProgramReader:
             if raw is True:
                 self.add_hparam(pos or dest[3:], False, w, f"--{name}", flag_word=w)
                 return
+            if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):  # ms-swift: --no_x true
+                self.add_hparam(pos or dest[3:], raw.strip().lower() == "false", vw, f"--{name}", flag_word=w)
+                return
         self.add_hparam(key or dest, raw, vw, f"--{name}", flag_word=w)
 
     def hydra(self, path: str, val: str, w: Word) -> None:
-        key = canonical_path(path, "hydra") or path
+        hit = dialect_path(path, "hydra")
+        key = hit[0] if hit is not None else (canonical_path(path, "hydra") or path)
+        dialect = hit[1] if hit is not None else None
         vw = tail_word(w, len(w.text) - len(val))
+        if dialect:
+            self.rec.dialect(dialect, vw.line or w.line)
         if path.rsplit(".", 1)[-1] in self.table.reference_flags and val.lower().endswith(self.table.config_suffixes):
             self.reference(path, vw)
             return
-        self.add_hparam(key, _hydra_value(val), vw, path, flag_word=w)
+        self.add_hparam(key, _hydra_value(val), vw, path, flag_word=w, dialect=dialect)
 
-    def add_hparam(self, key: str, raw, vw: Word, flag_text: str, flag_word: Word | None = None) -> None:
+    def add_hparam(self, key: str, raw, vw: Word, flag_text: str, flag_word: Word | None = None,
+                   dialect: str | None = None) -> None:
         if key in ("mixed_precision", "torch_dtype"):
             key = "params_dtype"
         if isinstance(raw, str) and is_secret(flag_text.lstrip("-+~"), raw):  # --hf-token hf_...: never shown
@@ -128,7 +146,10 @@ class ProgramReader:
         if conv is None:
             return
         key, value = conv
-        self.rec.facts.append(self.make_fact(key, value, vw, flag_word=flag_word, key_text=flag_text))
+        fact = self.make_fact(key, value, vw, flag_word=flag_word, key_text=flag_text)
+        if dialect:  # the report names the dialect that mapped the key: "verl (Hydra overrides)"
+            fact.via = dialect + (f", {fact.via}" if fact.via else "")
+        self.rec.facts.append(fact)
 
     def make_fact(self, key, value, vw: Word, flag_word: Word | None = None, key_text: str = "") -> Fact:
         via = via_text(vw.via)
@@ -155,6 +176,11 @@ class ProgramReader:
 
     def _ref_exists(self, ref: str) -> bool:
         return resolve(ref, self.rec.src.origin, self.rec.ctx.root).path is not None
+
+
+def _explicit_empty(w: Word) -> bool:
+    """`--flag ""`: an argument written empty (quoted), not one that expanded to nothing."""
+    return w.text == "" and any(s.quoted for s in w.segs)
 
 
 def _is_option(tok: str) -> bool:

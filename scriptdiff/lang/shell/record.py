@@ -35,6 +35,8 @@ class Record:
         self.unknown: list[tuple[str, int, int]] = []
         self.invocations = 0  # launcher commands that produced facts (scopes)
         self.withheld: set[str] = set()  # secret values met, never to be shown
+        self.masked: list = []  # expected NPU edits met in the script (model.Masked)
+        self.dialects: dict[str, int] = {}  # framework dialect title -> the first line it was detected at
         self._starts: list[int] | None = None  # offset of each line in src.text
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
 
@@ -55,6 +57,10 @@ class Record:
             if len(words) > 1 and not words[1].text.startswith("-") and words[1].text.isidentifier():
                 name += f" {words[1].text}"  # swift sft, ray job
             self.unknown.append((name, len(opts), line))
+
+    def dialect(self, title: str, line: int) -> None:
+        """A framework dialect (rules/<framework>.yaml `dialects:`) mapped one of this script's keys."""
+        self.dialects.setdefault(title, line)
 
     def _line_span(self, line: int) -> tuple[int, int] | None:
         text = self.src.text

@@ -135,6 +135,12 @@ def split_words(segs: list[Seg]) -> list[Word]:
     return words
 
 
+def _tdiv(a: int, n: int) -> int:
+    """Integer division truncating toward zero, as expr and $((...)) divide."""
+    q = abs(a) // abs(n)
+    return q if (a >= 0) == (n > 0) else -q
+
+
 def _multiline(segs: list[Seg]) -> bool:
     return any("\n" in s.text for s in segs)
 
@@ -332,6 +338,45 @@ class Expander:
             return -v if v is not None and self.t(node.children[0]) == "-" else v
         return None
 
+    def expr(self, node, quoted: bool) -> Seg | None:
+        """`$(expr A op B ...)` with integer operands (literal or known variables) and + - * / %:
+        its value (expr's precedence, division truncating toward zero), or None when it is
+        anything else; the command is never run."""
+        cmds = [c for c in node.children if c.is_named]
+        if len(cmds) != 1 or cmds[0].type != "command":
+            return None
+        cmd = cmds[0]
+        name = cmd.child_by_field_name("name")
+        if name is None or self.t(name) != "expr":
+            return None
+        words = [w for c in cmd.children if c.is_named and c.type != "command_name" for w in self.words(c)]
+        if any(c.type not in ("command_name", "word", "number", "simple_expansion", "expansion", "string",
+                              "raw_string", "concatenation") for c in cmd.children if c.is_named):
+            return None
+        toks = [w.text for w in words]
+        if len(toks) < 3 or len(toks) % 2 == 0 or any(toks[k] not in ("+", "-", "*", "/", "%") for k in range(1, len(toks), 2)):
+            return None
+        try:
+            nums = [int(toks[k]) for k in range(0, len(toks), 2)]
+        except ValueError:
+            return None
+        ops = [toks[k] for k in range(1, len(toks), 2)]
+        terms, signs = [nums[0]], []
+        for op, n in zip(ops, nums[1:]):
+            if op in ("+", "-"):
+                signs.append(op)
+                terms.append(n)
+                continue
+            if op != "*" and n == 0:
+                return None  # expr: division by zero
+            a = terms[-1]
+            terms[-1] = a * n if op == "*" else _tdiv(a, n) if op == "/" else a - n * _tdiv(a, n)
+        value = terms[0]
+        for op, n in zip(signs, terms[1:]):
+            value = value + n if op == "+" else value - n
+        via = tuple(dict.fromkeys(v for w in words for v in w.via))
+        return Seg(str(value), self.line_of(node), via, (), quoted)
+
     def words(self, node, quoted: bool = False, split: bool = True) -> list[Word]:
         """The words a node expands to (bash word splitting for unquoted expansions)."""
         t = node.type
@@ -371,6 +416,10 @@ class Expander:
                 return [Word([Seg(self.t(node), line, tuple(self._arith_via), tuple(self._arith_unresolved) or ("$((...))",),
                                   quoted)])]
             return [Word([Seg(str(v), line, tuple(sorted(self._arith_via)), (), quoted)])]
+        if t == "command_substitution":
+            seg = self.expr(node, quoted)
+            if seg is not None:  # $(expr 16 / $N): integer arithmetic, evaluated like $((...))
+                return [Word([seg])]
         if t in ("command_substitution", "process_substitution"):
             return [Word([Seg(self.t(node), line, (), (self.t(node),), quoted)])]
         if t == "concatenation":
