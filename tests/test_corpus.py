@@ -225,7 +225,6 @@ def test_recall_and_noise_floors(corpus):
     assert t["noise"] <= NOISE_CEILING
 
 
-@pytest.mark.xfail(strict=False, reason="issue 13 target")
 def test_issue_13_target(corpus):
     t = corpus["totals"]
     assert t["recall_canonical"] >= TARGET_RECALL
