@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_engine_arguments, add_output_arguments, emit, options_from
+from .common import add_engine_arguments, add_output_arguments, check_outputs, emit, options_from
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
 
@@ -34,6 +34,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    failed = check_outputs(args)
+    if failed is not None:
+        return failed
     from .. import api  # lazy: keeps --help fast
 
     opts = options_from(args)
