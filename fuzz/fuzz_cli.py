@@ -1,13 +1,32 @@
-"""Fuzz every parser through the CLI: no input may produce a traceback or an internal error.
+"""Fuzz every parser through the CLI: no input may crash, hang, blow up, leak or escape.
 
-Run: python fuzz/fuzz_cli.py [N] [--seed S]
-Each round builds a GPU/NPU pair from a seed corpus (the fixtures) and a mutation (random
-bytes, truncation, NUL bytes, GBK/Latin-1 re-encoding, UTF-8 BOM, CRLF, deep nesting, a long
-line, an empty file, ...), gives the files a random kind (.py .sh .yaml .json .log
-requirements.txt, snapshot/manifest/weights JSON), runs `scriptdiff diff --format json`
-in-process and checks: exit status in {0, 1, 2}; stdout is valid JSON when the status is
-0 or 1; no "internal error" and no "Traceback" on stderr. Prints how many inputs it tried
-and how many failed, and writes each failing pair under fuzz/failures/.
+Run: python fuzz/fuzz_cli.py [N] [--seed S] [--jobs J] [--only CLASS ...] [--mem-mb 2048] [--timeout 20]
+
+Each input is one class's generator applied to a seed (the fixtures), and runs in a
+subprocess of its own under caps (RLIMIT_AS --mem-mb, a wall-clock --timeout), so that a
+crash in native code, a hang or a blow-up counts as a failure. The classes (issue 12):
+
+  mutation      the fixtures mutated (random bytes, truncation, NUL bytes, GBK/Latin-1,
+                BOM, CRLF, deep nesting, a long line, an empty file, ...), any file kind
+  native-crash  Python shapes that overflowed libcst's native parser: long and/or/+
+                chains, deep parentheses, calls, subscripts, `not`, nested blocks, elifs,
+                implicit string concatenations
+  special-file  a FIFO, a link to /dev/zero or /dev/urandom, a folder, named as an input
+  alias-bomb    a YAML billion-laughs file
+  nesting-bomb  JSON and TOML nested thousands deep (as a config and as --baseline)
+  shell-huge    a one-line launch script of thousands of flags
+  tiny-tensors  a safetensors file of many tiny tensors (`weights A B`)
+  hostile-cache a warm cache whose entries are replaced by nested JSON, a FIFO, a link to
+                /dev/zero, wrong types or a well-formed empty entry: the findings must be
+                those of a --no-cache run
+  secret-value  secrets planted by value and name in scripts and configs: the planted
+                string must never appear on stdout or stderr (text, json, sarif)
+  escape        terminal escape sequences in comments and values: no raw ESC byte in
+                text output
+
+Every input also checks: exit status in {0, 1, 2}; no traceback and no "internal error";
+JSON output parses. Prints per class: inputs, failures, and the worst input's peak RSS and
+wall time; failing inputs are kept under fuzz/failures/.
 """
 from __future__ import annotations
 
@@ -15,17 +34,27 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import random
 import shutil
+import stat
+import struct
+import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scriptdiff.cli import main as cli_main  # noqa: E402
+
+def cli_main(argv):  # imported late: the parent process of a fuzz run never loads the package
+    from scriptdiff.cli import main
+    return main(argv)
+
 
 NAMES = ["train.py", "pretrain.sh", "config.yaml", "ds_config.json", "train.log", "requirements.txt",
          "snapshot.json", "manifest.json", "weights.json", "notes.txt", "environment.yml", "pip-list.json"]
@@ -117,39 +146,380 @@ def check(code: int, out: str, err: str) -> str | None:
     return None
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("n", type=int, nargs="?", default=1000)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
-    rng = random.Random(args.seed)
-    seeds = corpus()
-    failures = 0
-    fail_dir = ROOT / "fuzz" / "failures"
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as d:
-        for i in range(args.n):
-            name = rng.choice(NAMES)
-            base = rng.choice(seeds)
-            g = Path(d, "gpu", name)
-            n = Path(d, "npu", name)
-            g.parent.mkdir(exist_ok=True)
-            n.parent.mkdir(exist_ok=True)
-            g.write_bytes(mutate(rng, base, name) if rng.random() < 0.5 else base)
-            n.write_bytes(mutate(rng, base, name))
-            code, out, err = run_one(g, n)
+
+# ------------------------------------------------------------------------ inputs by class
+
+@dataclass
+class Case:
+    """One fuzz input: files to write (relative path -> bytes, or a special-file marker),
+    the CLI arguments, and what else to check."""
+
+    cls: str
+    files: dict = field(default_factory=dict)
+    argv: list = field(default_factory=list)
+    secrets: list = field(default_factory=list)  # strings that must never be printed
+    no_esc: bool = False  # no raw ESC byte in the output (text format)
+    cache: str | None = None  # hostile-cache: how to poison the warm cache
+    fmt: str = "json"
+
+
+SPECIAL = ("fifo", "dev-zero", "dev-urandom", "folder")
+
+
+class _Small:
+    """A Random whose choice() of numbers takes the smaller half (quick tests)."""
+
+    def __init__(self, rng: random.Random):
+        self._rng = rng
+
+    def choice(self, seq):
+        if seq and all(isinstance(x, int) for x in seq):
+            return self._rng.choice(sorted(seq)[:max(1, len(seq) // 2)])
+        return self._rng.choice(seq)
+
+    def __getattr__(self, name):
+        return getattr(self._rng, name)
+CHAIN_SHAPES = {
+    "and": lambda n: "x = " + " and ".join(["a"] * n) + "\n",
+    "or": lambda n: "x = " + " or ".join(["a"] * n) + "\n",
+    "plus": lambda n: "x = " + "+".join(["a"] * n) + "\n",
+    "cmp": lambda n: "x = " + "<".join(["a"] * n) + "\n",
+    "paren": lambda n: "x = " + "(" * n + "a" + ")" * n + "\n",
+    "list": lambda n: "x = " + "[" * n + "]" * n + "\n",
+    "call": lambda n: "x = " + "f(" * n + ")" * n + "\n",
+    "not": lambda n: "x = " + "not " * n + "a\n",
+    "attr": lambda n: "x = a" + ".b" * n + "\n",
+    "sub": lambda n: "x = a" + "[0]" * n + "\n",
+    "elif": lambda n: "if a:\n    pass\n" + "elif a:\n    pass\n" * n,
+    "ifnest": lambda n: "".join(" " * i + "if a:\n" for i in range(min(n, 99))) + " " * min(n, 99) + "pass\n",
+    "strcat": lambda n: "x = (" + "\n".join(["'a'"] * n) + ")\n",
+    "lambda": lambda n: "x = " + "lambda: " * n + "a\n",
+    "ternary": lambda n: "x = " + "a if a else " * n + "a\n",
+}
+
+
+def _yaml_bomb(levels: int) -> bytes:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    lines.append(f"lr: *a{levels - 1}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _safetensors(count: int, rng: random.Random) -> bytes:
+    header, data = {}, b""
+    for i in range(count):
+        raw = struct.pack("<f", rng.random())
+        header[f"layer.{i}.w"] = {"dtype": "F32", "shape": [1], "data_offsets": [len(data), len(data) + 4]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def make_case(cls: str, rng: random.Random, seeds: list[bytes], small: bool = False) -> Case:
+    """One input of class `cls`; `small` keeps sizes to what a quick test can afford."""
+    if small and cls != "native-crash":  # the smaller half of each list of sizes below (crash shapes are cheap)
+        rng = _Small(rng)
+    if cls == "mutation":
+        name = rng.choice(NAMES)
+        base = rng.choice(seeds)
+        g = mutate(rng, base, name) if rng.random() < 0.5 else base
+        return Case(cls, {f"gpu/{name}": g, f"npu/{name}": mutate(rng, base, name)},
+                    ["diff", f"gpu/{name}", f"npu/{name}"])
+    if cls == "native-crash":
+        shape = rng.choice(sorted(CHAIN_SHAPES))
+        n = rng.choice([150, 250, 1000, 3000, 8000, 20000])
+        text = CHAIN_SHAPES[shape](n).encode()
+        files = {"gpu/train.py": b"x = 1\n", "npu/train.py": text}
+        if rng.random() < 0.5:  # folder mode with workers: the pool must survive
+            for i in range(4):
+                files[f"gpu/m{i}.py"] = f"x = {i}\n".encode()
+                files[f"npu/m{i}.py"] = f"x = {i + 1}\n".encode()
+            return Case(cls, files, ["diff", "--jobs", "2", "gpu", "npu"])
+        return Case(cls, files, ["diff", "gpu/train.py", "npu/train.py"])
+    if cls == "special-file":
+        kind = rng.choice(SPECIAL)
+        name = rng.choice(["train.py", "pretrain.sh", "config.yaml", "ds_config.json", "model.safetensors"])
+        cmd = "weights" if name.endswith(".safetensors") else "diff"
+        return Case(cls, {f"gpu/{name}": b"x = 1\n" if cmd == "diff" else _safetensors(2, rng),
+                          f"npu/{name}": ("special", kind)}, [cmd, f"gpu/{name}", f"npu/{name}"])
+    if cls == "alias-bomb":
+        levels = rng.choice([4, 6, 9, 10])
+        return Case(cls, {"gpu/config.yaml": b"lr: 1\n", "npu/config.yaml": _yaml_bomb(levels)},
+                    ["diff", "gpu/config.yaml", "npu/config.yaml"])
+    if cls == "nesting-bomb":
+        depth = rng.choice([500, 5000, 50000])
+        where = rng.choice(["json", "toml", "baseline"])
+        if where == "json":
+            return Case(cls, {"gpu/ds_config.json": b"{}", "npu/ds_config.json": b"[" * depth + b"]" * depth},
+                        ["diff", "gpu/ds_config.json", "npu/ds_config.json"])
+        if where == "toml":
+            return Case(cls, {"gpu/config.toml": b"lr = 1\n", "npu/config.toml": b"lr = " + b"[" * depth + b"]" * depth + b"\n"},
+                        ["diff", "gpu/config.toml", "npu/config.toml"])
+        return Case(cls, {"gpu/train.py": b"lr = 1\n", "npu/train.py": b"lr = 2\n", "baseline.json": b"[" * depth + b"]" * depth},
+                    ["diff", "--baseline", "baseline.json", "gpu/train.py", "npu/train.py"])
+    if cls == "shell-huge":
+        count = rng.choice([1000, 5000, 20000])
+        flags = " ".join(f"--opt-{i} {i}" for i in range(count))
+        nflags = flags.replace("--opt-7 7", "--opt-7 8")
+        return Case(cls, {"gpu/run.sh": f"torchrun --nproc_per_node 8 train.py {flags}\n".encode(),
+                          "npu/run.sh": f"torchrun --nproc_per_node 8 train.py {nflags}\n".encode()},
+                    ["diff", "gpu/run.sh", "npu/run.sh"])
+    if cls == "tiny-tensors":
+        count = rng.choice([100, 1000, 5000])
+        return Case(cls, {"gpu/model.safetensors": _safetensors(count, rng),
+                          "npu/model.safetensors": _safetensors(count, rng)},
+                    ["weights", "gpu/model.safetensors", "npu/model.safetensors"])
+    if cls == "hostile-cache":
+        base = rng.choice([b for b in seeds if b.startswith((b"import", b"#", b"from"))] or seeds)
+        poison = rng.choice(["nested", "fifo", "dev-zero", "wrong-types", "empty", "garbage"])
+        return Case(cls, {"gpu/train.py": base, "npu/train.py": base.replace(b"cuda", b"npu").replace(b"1e-4", b"2e-4")},
+                    ["diff", "gpu/train.py", "npu/train.py"], cache=poison)
+    if cls == "secret-value":
+        tok = rng.choice(["hf_", "ghp_", "sk-", "AKIA", "github_pat_"]) + "".join(
+            rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789") for _ in range(32))
+        where = rng.choice(["flag", "env", "url", "bearer", "hf-env", "python"])
+        fmt = rng.choice(["text", "json", "sarif"])
+        if where == "python":
+            g = f'from transformers import TrainingArguments\nargs = TrainingArguments(output_dir="o", hub_token="{tok}", learning_rate=1e-4)\n'
+            return Case(cls, {"gpu/train.py": g.encode(), "npu/train.py": g.replace("1e-4", "2e-4").replace(tok, tok[::-1]).encode()},
+                        ["diff", "gpu/train.py", "npu/train.py"], secrets=[tok, tok[::-1]], fmt=fmt)
+        line = {"flag": f"torchrun train.py --hf-token {tok} --lr 1e-4",
+                "env": f"export HF_CREDS={tok}\ntorchrun train.py --lr 1e-4",
+                "url": f"export HF_ENDPOINT=https://{tok}@hub.example.com\ntorchrun train.py --data https://x.example.com/d?private_token={tok} --lr 1e-4",
+                "bearer": f"export NVIDIA_NGC_API='Bearer {tok}'\ntorchrun train.py --lr 1e-4",
+                "hf-env": f"export DS_ACCESS={tok}\nexport ACCELERATE_LOGIN={tok}\ntorchrun train.py --lr 1e-4"}[where]
+        other = line.replace(tok, tok[::-1]).replace("1e-4", "2e-4")
+        return Case(cls, {"gpu/run.sh": (line + "\n").encode(), "npu/run.sh": (other + "\n").encode()},
+                    ["diff", "gpu/run.sh", "npu/run.sh"], secrets=[tok, tok[::-1]], fmt=fmt)
+    if cls == "escape":
+        esc = rng.choice(["\x1b]0;pwned\x07", "\x1b[2J\x1b[H", "\x1b[31mred\x1b[0m", "\x9b2J", "\x1bP+q\x1b\\"])
+        which = rng.choice(["py", "sh", "yaml"])
+        if which == "py":
+            g, n, name = "lr = 1e-4\n", f"# {esc}\nlr = 2e-4  # {esc}\nx = '{esc}'\n", "train.py"
+        elif which == "sh":
+            g, n, name = "torchrun t.py --lr 1\n", f"# {esc}\ntorchrun t.py --lr 2 --tag '{esc}'\n", "run.sh"
+        else:
+            g, n, name = "lr: 1\n", f"# {esc}\nlr: 2\nname: \"{esc}\"\n", "config.yaml"
+        return Case(cls, {f"gpu/{name}": g.encode(), f"npu/{name}": n.encode()},
+                    ["diff", f"gpu/{name}", f"npu/{name}"], no_esc=True, fmt="text")
+    raise ValueError(cls)
+
+
+CLASSES = ("mutation", "native-crash", "special-file", "alias-bomb", "nesting-bomb", "shell-huge",
+           "tiny-tensors", "hostile-cache", "secret-value", "escape")
+
+
+# ------------------------------------------------------------------------ running one input
+
+def write_case(case: Case, d: Path) -> None:
+    for rel, data in case.files.items():
+        p = d / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, tuple):
+            kind = data[1]
+            if kind == "fifo":
+                os.mkfifo(p)
+            elif kind == "folder":
+                p.mkdir()
+            else:
+                os.symlink("/dev/zero" if kind == "dev-zero" else "/dev/urandom", p)
+        else:
+            p.write_bytes(data)
+
+
+def child(result_path: str, mem_mb: int, argv: list[str]) -> int:
+    """In the subprocess: cap memory, run the CLI in process, write what happened."""
+    import resource
+    if mem_mb:
+        resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
+    t = time.perf_counter()
+    code, out, err = run_one_argv(argv)
+    rss = peak_rss_mb()
+    Path(result_path).write_text(json.dumps({"code": code, "out": out, "err": err, "rss": rss,
+                                             "wall": time.perf_counter() - t}))
+    return 0
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS since exec (VmHWM; ru_maxrss keeps the forking parent's peak)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_one_argv(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli_main(argv)
+        except SystemExit as e:  # must never happen either
+            code = 99 if e.code not in (0, 1, 2) else e.code
+        except BaseException as e:  # noqa: BLE001
+            return 98, out.getvalue(), err.getvalue() + f"\nescaped exception: {type(e).__name__}: {e}"
+    return code, out.getvalue(), err.getvalue()
+
+
+def spawn(argv: list[str], cwd: Path, env: dict, mem_mb: int, timeout: float) -> dict:
+    """One CLI run in a capped subprocess: {code, out, err, rss, wall} or {problem}."""
+    res = cwd / f".result-{os.getpid()}-{time.perf_counter_ns()}.json"
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(res), "--mem-mb", str(mem_mb), "--", *argv]
+    t = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"problem": f"hang: no answer in {timeout:.0f} s", "wall": time.perf_counter() - t, "rss": 0}
+    if p.returncode < 0:
+        return {"problem": f"killed by signal {-p.returncode} (a crash in native code?)",
+                "wall": time.perf_counter() - t, "rss": 0}
+    if not res.exists():
+        tail = p.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return {"problem": f"the run died (exit {p.returncode}): {tail[0][:200]}", "wall": time.perf_counter() - t, "rss": 0}
+    r = json.loads(res.read_text())
+    res.unlink()
+    return r
+
+
+def _poison(cache_dir: Path, how: str) -> int:
+    n = 0
+    for p in sorted(cache_dir.rglob("*.json")):
+        n += 1
+        try:  # the entry's own shape, every list emptied: well-formed, and hiding everything
+            empty = json.dumps({k: ([] if isinstance(v, list) else v) for k, v in json.loads(p.read_text()).items()})
+        except (ValueError, AttributeError, OSError):
+            empty = "{}"
+        p.unlink()
+        if how == "fifo":
+            os.mkfifo(p)
+        elif how == "dev-zero":
+            os.symlink("/dev/zero", p)
+        else:
+            p.write_text({"nested": "[" * 100000 + "]" * 100000, "wrong-types": '{"facts": 3, "errors": "x"}',
+                          "empty": empty,
+                          "garbage": "\x00\xff not json"}[how])
+    return n
+
+
+def _findings(doc_text: str) -> list:
+    try:
+        doc = json.loads(doc_text)
+    except ValueError:
+        return ["<invalid json>"]
+    return sorted((f["rule"], f["key"], json.dumps(f.get("gpu"), sort_keys=True), json.dumps(f.get("npu"), sort_keys=True))
+                  for f in doc.get("findings", []))
+
+
+def run_case(case: Case, mem_mb: int, timeout: float) -> tuple[str | None, float, float]:
+    """(problem or None, peak RSS MB, wall s) of one input."""
+    with tempfile.TemporaryDirectory(prefix="sdfuzz-") as tmp:
+        d = Path(tmp)
+        write_case(case, d)
+        env = {k: v for k, v in os.environ.items()}
+        env["SCRIPTDIFF_CACHE_DIR"] = str(d / ".cache")
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        env.pop("NO_COLOR", None)
+        fmt = ["--format", case.fmt]
+        argv = case.argv[:1] + fmt + case.argv[1:]
+        if case.cache is None:
+            argv.insert(1, "--no-cache") if case.argv[0] == "diff" else None
+            r = spawn(argv, d, env, mem_mb, timeout)
+        else:
+            ref = spawn(case.argv[:1] + ["--no-cache", "--format", "json"] + case.argv[1:], d, env, mem_mb, timeout)
+            warm = spawn(argv, d, env, mem_mb, timeout)  # fills the cache
+            if "problem" in ref or "problem" in warm:
+                r = ref if "problem" in ref else warm
+            else:
+                _poison(d / ".cache", case.cache)
+                r = spawn(argv, d, env, mem_mb, timeout)
+                if "problem" not in r and _findings(r["out"]) != _findings(ref["out"]):
+                    r["problem"] = f"a poisoned cache ({case.cache}) changed the findings"
+        rss, wall = r.get("rss", 0), r.get("wall", 0)
+        if "problem" in r:
+            return r["problem"], rss, wall
+        code, out, err = r["code"], r["out"], r["err"]
+        if case.fmt != "json" and code in (0, 1):
+            problem = check(code, "{\"schema\": 1}", err)  # not JSON: the other checks only
+        else:
             problem = check(code, out, err)
+        if problem is None:
+            for s in case.secrets:
+                if s in out or s in err:
+                    problem = f"a planted secret was printed ({s[:6]}...)"
+        if problem is None and case.no_esc and ("\x1b" in out or "\x1b" in err or "\x9b" in out or "\x9b" in err):
+            problem = "a raw terminal escape reached the text output"
+        return problem, rss, wall
+
+
+# ------------------------------------------------------------------------ the run
+
+def plan(n: int, seed: int, only: list[str] | None) -> list[tuple[int, str, float]]:
+    """n inputs as (index, class, seed of its generator): every class once first, then
+    classes at random. Inputs are made when they run, so this process stays small (its
+    children would inherit its peak memory in ru_maxrss)."""
+    rng = random.Random(seed)
+    classes = [c for c in CLASSES if not only or c in only]
+    return [(i, classes[i] if i < len(classes) else rng.choice(classes), rng.random()) for i in range(n)]
+
+
+def keep_failure(seed: int, i: int, case: Case, problem: str) -> None:
+    dest = ROOT / "fuzz" / "failures" / f"{seed}-{i}-{case.cls}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel, data in case.files.items():
+        if isinstance(data, bytes):
+            (dest / rel.replace("/", "_")).write_bytes(data)
+    (dest / "problem.txt").write_text(f"{problem}\nargv: {case.argv}\ncache: {case.cache}\n")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:  # --child RESULT --mem-mb N -- ARGV...
+        return child(argv[1], int(argv[3]), argv[5:])
+    ap = argparse.ArgumentParser(description="Fuzz scriptdiff's CLI with hostile and huge inputs.")
+    ap.add_argument("n", type=int, nargs="?", default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", "-j", type=int, default=2)
+    ap.add_argument("--only", action="append", choices=CLASSES, help="only this class (repeatable)")
+    ap.add_argument("--mem-mb", type=int, default=2048, help="RLIMIT_AS of each run (MB)")
+    ap.add_argument("--timeout", type=float, default=20.0, help="wall-clock limit of each run (s)")
+    args = ap.parse_args(argv)
+    cases = plan(args.n, args.seed, args.only)
+    seeds = corpus()
+    stats: dict[str, dict] = {}
+    t0 = time.perf_counter()
+
+    def one(item):
+        i, cls, case_seed = item
+        case = make_case(cls, random.Random(case_seed), seeds)
+        return i, case, run_case(case, args.mem_mb, args.timeout)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for i, case, (problem, rss, wall) in pool.map(one, cases):
+            st = stats.setdefault(case.cls, {"n": 0, "fail": 0, "rss": (0, -1), "wall": (0, -1), "problems": {}})
+            st["n"] += 1
+            st["rss"] = max(st["rss"], (rss, i))
+            st["wall"] = max(st["wall"], (wall, i))
             if problem:
-                failures += 1
-                dest = fail_dir / f"{args.seed}-{i}"
-                dest.mkdir(parents=True, exist_ok=True)
-                shutil.copy(g, dest / f"gpu_{name}")
-                shutil.copy(n, dest / f"npu_{name}")
-                (dest / "problem.txt").write_text(problem + "\n" + err)
-                if failures <= 20:
-                    print(f"FAIL {i} {name}: {problem}", file=sys.stderr)
-    dt = time.perf_counter() - t0
-    print(f"fuzz: {args.n} inputs tried, {failures} failed ({dt:.1f} s, seed {args.seed})")
+                st["fail"] += 1
+                st["problems"][problem.splitlines()[0][:100]] = st["problems"].get(problem.splitlines()[0][:100], 0) + 1
+                keep_failure(args.seed, i, case, problem)
+    failures = sum(st["fail"] for st in stats.values())
+    print(f"{'class':14} {'inputs':>6} {'failed':>6} {'worst RSS MB':>13} {'worst wall s':>13}")
+    for cls in CLASSES:
+        st = stats.get(cls)
+        if st:
+            print(f"{cls:14} {st['n']:>6} {st['fail']:>6} {st['rss'][0]:>9.0f} #{st['rss'][1]:<3} "
+                  f"{st['wall'][0]:>9.1f} #{st['wall'][1]}")
+            for prob, k in sorted(st["problems"].items(), key=lambda x: -x[1])[:3]:
+                print(f"    {k} x {prob}")
+    print(f"fuzz: {len(cases)} inputs tried, {failures} failed ({time.perf_counter() - t0:.1f} s, seed {args.seed}, "
+          f"caps {args.mem_mb} MB / {args.timeout:.0f} s)")
     return 1 if failures else 0
 
 

@@ -15,7 +15,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
 
 Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
-external_diff, rules, rule. Long work (hashing) reports progress to an object with start(total),
+external_diff, rules, rule, curves (and curves_view). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 """
@@ -51,7 +51,7 @@ __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_r
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
-           "render_table", "HPARAM_KEYS", "check_selectors"]
+           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view"]
 
 
 def rules() -> list[Rule]:
@@ -458,3 +458,27 @@ def fingerprint_text(fingerprint: dict) -> str:
 def render_table(report: Report, fmt: str = "text", **options) -> str:
     """`hparams` output: the side-by-side table (text, json, markdown) or a report format."""
     return hparams_table.render(report, fmt, **options)
+
+
+# --- process data (training curves) ------------------------------------------------------------
+
+def curves(gpu: str | list[str], npu: str | list[str], options: Options | None = None, rtol: float = 0.01,
+           first: int = 10, window: int = 50, spike_z: float = 6.0, align: str = "auto", progress=None,
+           repo: str = ".") -> Report:
+    """`scriptdiff curves GPU NPU`: both runs' training curves (logs or exports; files, folders
+    or REV:path per side), aligned, measured and judged; the verdict is a finding of check
+    `process`. `report.overview` says what was read, the alignment, the verdict with its
+    evidence and the per-series table; the JSON gains a `curves` section."""
+    from .curves import run  # lazy: keeps --help fast
+
+    return run.compare(gpu, npu, options or Options(), rtol=rtol, first=first, window=window, spike_z=spike_z,
+                       align=align, progress=progress, repo=repo)
+
+
+def curves_view(report: Report, what: str, **options):
+    """A view of a `curves` report: "chart" (terminal lines; width, height, series), "plot"
+    (path: a PNG or SVG through matplotlib; returns its pixel size), "markdown" (plot: an
+    image to embed), "errors" (path: every aligned point as CSV; returns the row count)."""
+    from .curves import run  # lazy: keeps --help fast
+
+    return run.view(report, what, **options)

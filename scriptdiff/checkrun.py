@@ -297,8 +297,8 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     # SD155 for each check the configuration gives no input: a finding like any other, so that
     # suppressions, the baseline and --select/--ignore apply to it
     extracts["gpu"].append(Extract(findings=[_not_configured(c, cfg) for c in check_names()
-                                             if not any(cfg.gpu.inputs[k] or cfg.npu.inputs[k]
-                                                        for k in checks()[c].inputs)]))
+                                             if not checks()[c].optional and not any(
+                                                 cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)]))
     compare_sides(gsrcs, nsrcs, pairs, report, opts, extracts=(extracts["gpu"], extracts["npu"]), units=units,
                   roots=(cfg.gpu.base, cfg.npu.base), accounts=identical)
     # which checks this build could not do, from the kinds of file that were read
@@ -315,7 +315,8 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
             for m in check.needs:
                 if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check.name]):
                     missing[check.name].append(f"scriptdiff.{m}")
-    report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in check_names()}
+    report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in check_names()  # optional: if configured
+                       if not checks()[c].optional or any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)}
     for c, note in verdict_notes(report.findings).items():  # the NPU stack against the Ascend tables
         report.verdicts[c] = (report.verdicts[c][0], f"{report.verdicts[c][1]}; {note}")
     return report.sorted()

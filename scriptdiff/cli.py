@@ -23,6 +23,7 @@ COMMANDS = {
     "collect": ("collect", "write this machine's environment snapshot (versions, drivers, env vars)"),
     "data": ("data", "fingerprint or compare datasets"),
     "weights": ("weights", "fingerprint or compare initial weights (checkpoints)"),
+    "curves": ("curves", "compare the GPU and NPU training curves (loss, grad norm, ...): where runs diverge"),
     "review": ("review", "review a unified diff that ports a GPU file to NPU"),
     "baseline": ("baseline", "write the current findings to a baseline file"),
     "rules": ("rules_cmd", "list every rule: code, check, severity, summary"),

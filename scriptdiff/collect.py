@@ -30,7 +30,7 @@ from pathlib import PurePosixPath
 from . import __version__
 from .jsonload import loads as load_json_data
 from .rules import load
-from .secrets import is_secret_name
+from .secrets import is_secret, is_secret_name
 from .sources import SourceError, open_regular
 
 SCHEMA_VERSION = 1
@@ -424,7 +424,7 @@ def collect_env(environ: dict) -> tuple[dict, int]:
         if not (name in names or name.startswith(prefixes)):
             continue
         value = str(environ[name])
-        if is_secret_name(name) or _URL_CRED.search(value):
+        if is_secret(name, value) or _URL_CRED.search(value):
             withheld += 1
             continue
         out[name] = value

@@ -97,10 +97,20 @@ def equal(a: Any, b: Any) -> bool:
             return True
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
+        if len(a) != len(b):
+            return False
+        try:
+            if list(a) == list(b):  # at C speed; a 20-million-element value is not walked in Python
+                return True
+        except Exception:
+            pass
+        return all(equal(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
     return a == b
+
+
+SHOW_CHARS = 200  # a message names a value; the value itself (JSON, --full-values) is whole
 
 
 def show(v: Any) -> str:
@@ -110,7 +120,11 @@ def show(v: Any) -> str:
         return "on" if v else "off"
     if isinstance(v, float):
         return repr(v)
-    return str(v)
+    if isinstance(v, (list, tuple, dict)) and len(v) > SHOW_CHARS:  # never str() of a huge value
+        head = list(v.items())[:20] if isinstance(v, dict) else list(v[:20])
+        return f"{head!s}… ({len(v) - 20:,} more items)"
+    text = str(v)
+    return text if len(text) <= SHOW_CHARS else f"{text[:SHOW_CHARS]}… ({len(text) - SHOW_CHARS:,} more characters)"
 
 
 @dataclass

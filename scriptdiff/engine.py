@@ -231,6 +231,7 @@ def _ticked(result, unit: list, progress):
 def _run_pool(units: list[list], workers: int, progress=None):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     try:
         ctx = multiprocessing.get_context("fork")
@@ -240,14 +241,41 @@ def _run_pool(units: list[list], workers: int, progress=None):
     def size(unit) -> int:
         return sum(len(a.data) for _w, _k, args in unit for a in args if isinstance(a, Source))
 
+    def died(step) -> list:
+        """The results of a step whose process died (a crash in native code): never run here."""
+        what, key, args = step
+        why = "the structural parser's process died on this file (a crash in native code); compared as text"
+        if what == "extract":
+            return [(key, cache.dump_extract(Extract(errors=[InputError(args[0].name, why)])))]
+        gsrc, nsrc, opts, _kind = args
+        res = registry_kind("text").module().diff_pair(gsrc, nsrc, opts)
+        res.errors.append(InputError(f"{gsrc.name} / {nsrc.name}", why.replace("this file", "this pair")))
+        return [(key, cache.dump_pair(res))]
+
     # big units first, so that the last worker is not left with the largest file
     units = sorted(units, key=lambda u: -size(u))
+    results, lost = [], []
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            results = pool.map(_unit, units, chunksize=max(1, len(units) // (workers * 4)))
-            return [_ticked(r, u, progress) for r, u in zip(results, units)]
-    except Exception:  # workers unavailable (sandbox, limits) or a broken pool: run in order
+            futures = [pool.submit(_unit, u) for u in units]
+            for u, fut in zip(units, futures):
+                try:
+                    results.append(_ticked(fut.result(), u, progress))
+                except BrokenProcessPool:  # a worker died: every unit not finished is lost
+                    lost.append(u)
+    except Exception:  # workers unavailable (sandbox, limits): run in order
         return None
+    # each step of a lost unit runs alone, in a process of its own, so that the step that
+    # kills its process is known; it is reported, and never run again in this process
+    for u in lost:
+        for step in u:
+            try:
+                with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as solo:
+                    results.append(solo.submit(_unit, [step]).result())
+            except Exception:  # BrokenProcessPool, or no process to be had: not run here either
+                results.append(died(step))
+        _ticked(None, u, progress)
+    return results
 
 
 def build_table(extracts: list[Extract]) -> FactTable:

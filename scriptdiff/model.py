@@ -215,6 +215,8 @@ class Report:
     # a request that cannot be honoured was met while running (an unknown rule code in an
     # inline ignore comment): exit 2, as a bad --select would
     usage_errors: list[str] = field(default_factory=list)
+    # additive top-level JSON sections a command adds (e.g. "curves"); never replaces a field
+    json_extra: dict = field(default_factory=dict)
 
     def sorted(self) -> "Report":
         self.findings.sort(key=lambda f: f.sort_key(self.check_order))
@@ -266,6 +268,8 @@ class Report:
             d["inputs"] = [a.to_json() for a in sorted(self.inputs, key=InputAccount.sort_key)]
         if self.verdicts:
             d["verdicts"] = {k: {"verdict": v[0], "reason": v[1]} for k, v in sorted(self.verdicts.items())}
+        for k, v in sorted(self.json_extra.items()):
+            d.setdefault(k, jsonable(v))
         return d
 
 
@@ -334,7 +338,7 @@ class Options:
     use_cache: bool = True
     checks: set[str] | None = None  # restrict to these checks
     strict_local: bool = False  # compare local version tags (+cu121)
-    max_bytes: int = 1_000_000  # above this, code is compared as text (a hard limit, as difftastic has)
+    max_bytes: int = 500_000  # above this, code is compared as text (docs/python.md: what a pair at the limit costs)
     jobs: int | None = None  # worker processes for parsing; None = one per core
     baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
     progress: object | None = None  # start(total)/advance(n)/close(): files parsed, for a progress display

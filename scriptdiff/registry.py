@@ -93,6 +93,7 @@ class Check:
     derive: str | None = None
     derive_pair: str | None = None
     measure: str | None = None
+    optional: bool = False  # a verdict only when its inputs are configured (rules/kinds.yaml)
 
     def hook(self, which: str) -> Callable | None:
         return _function(getattr(self, which))

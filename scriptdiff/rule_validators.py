@@ -158,8 +158,8 @@ def check_example_modes(rs: RuleSet) -> None:
     for code, mode in modes.items():
         if code not in rs.rules:
             raise RuleError(f"{where}:1: example_modes refers to unknown rule code {code}")
-        if mode not in ("files", "tree", "review", "check"):
-            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree, review or check")
+        if mode not in ("files", "tree", "review", "check", "curves"):
+            raise RuleError(f"{where}:1: example_modes.{code}: mode must be files, tree, review, check or curves")
 
 
 @validator
@@ -221,7 +221,7 @@ KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
                "relevant": bool, "entry": bool, "example": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
-                "derive_pair": str, "measure": str}
+                "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")
 
 
@@ -397,6 +397,32 @@ def check_secrets(rs: RuleSet) -> None:
                 raise RuleError(f"{where}:1: secrets.{lst}: {e!r} must be upper-case words joined by _")
             if lst == "suffixes" and len(words) > 1:
                 raise RuleError(f"{where}:1: secrets.suffixes: {e!r} must be one word")
+
+
+@validator
+def check_secret_values(rs: RuleSet) -> None:
+    """rules/secrets.yaml `secret_values:` (scriptdiff.secrets.is_secret_value): upper-case
+    query names and schemes, token prefixes with a minimum length, the entropy thresholds."""
+    sv = rs.section("secret_values")
+    if sv is None:
+        return
+    where = _where(rs, "secret_values")
+    fields = {"query_names", "schemes", "token_prefixes", "entropy"}
+    if not isinstance(sv, dict) or set(sv) - fields:
+        raise RuleError(f"{where}:1: secret_values must be a mapping of {', '.join(sorted(fields))}")
+    for lst in ("query_names", "schemes"):
+        for e in sv.get(lst, []) or []:
+            if not isinstance(e, str) or not e.replace("_", "").isalnum() or e != e.upper():
+                raise RuleError(f"{where}:1: secret_values.{lst}: {e!r} must be an upper-case word")
+    for e in sv.get("token_prefixes", []) or []:
+        if not (isinstance(e, dict) and set(e) == {"prefix", "min"} and isinstance(e["prefix"], str)
+                and len(e["prefix"]) >= 3 and isinstance(e["min"], int) and e["min"] >= 8):
+            raise RuleError(f"{where}:1: secret_values.token_prefixes: {e!r} needs a prefix (3 characters "
+                            f"or more) and a min length (8 or more)")
+    ent = sv.get("entropy") or {}
+    if set(ent) != {"min_length", "min_bits"} or not isinstance(ent["min_length"], int) \
+            or ent["min_length"] < 16 or not isinstance(ent["min_bits"], (int, float)) or not 3 <= ent["min_bits"] <= 6:
+        raise RuleError(f"{where}:1: secret_values.entropy needs min_length (16 or more) and min_bits (3 to 6)")
 
 
 @validator

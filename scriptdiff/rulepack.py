@@ -211,7 +211,8 @@ def load_packs(paths: list[Path]) -> RuleSet:
             if name in MERGED_SECTIONS and isinstance(value, dict) and isinstance(sections.get(name, {}), dict):
                 twice = set(value) & set(sections.get(name, {}))
                 if twice:
-                    _fail(pack, 1, f"{name} {', '.join(sorted(twice))} defined twice (also in {origin[name]})")
+                    also = ", ".join(sorted({origin.get(f"{name}.{e}", origin[name]) for e in twice}))  # the entry's pack
+                    _fail(pack, 1, f"{name} {', '.join(sorted(twice))} defined twice (also in {also})")
                 sections.setdefault(name, {}).update(value)
                 origin.setdefault(name, pack)
                 origin.update({f"{name}.{entry}": pack for entry in value})  # validators name the right pack

@@ -179,7 +179,7 @@ def test_giant_hunk_position_is_refused(tmp_path, cli):
     code, _, err = cli("review", str(p), "--root", str(tmp_path))
     assert code == 2
     assert err.strip() == (f"scriptdiff: {p}: hunk @@ -99999999999999,1 +99999999999999,1 @@ of x.py starts at "
-                           f"line 99,999,999,999,999, beyond any file under the --max-bytes limit (1,000,000 bytes); "
+                           f"line 99,999,999,999,999, beyond any file under the --max-bytes limit (500,000 bytes); "
                            f"hunk not reviewed")
 
 

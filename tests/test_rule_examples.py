@@ -35,6 +35,10 @@ def codes_for(tmp_path, ex, code: str = "") -> set[str]:
         cfg = tmp_path / "scriptdiff.toml"
         cfg.write_text(ex.gpu, encoding="utf-8")
         report = run_checks(load_config(str(cfg)), Options(use_cache=False))
+    elif mode == "curves":  # the rule is about training curves: `scriptdiff curves` on the two logs
+        from scriptdiff.api import curves
+
+        report = curves(str(g), str(n), Options(use_cache=False))
     elif mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
         from scriptdiff.tree import diff_trees
 

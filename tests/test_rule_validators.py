@@ -58,7 +58,7 @@ def test_malformed_section_names_the_pack(tmp_path, pack, old, new, needle):
 
 def test_secrets_need_both_lists(tmp_path):
     with pytest.raises(RuleError, match=r"^rules/secrets.yaml:1: secrets needs non-empty"):
-        load_with(tmp_path, "secrets.yaml", "  suffixes: [TOKEN, KEY, SECRET, PASSWORD, PASSWD, AUTH]\n", "")
+        load_with(tmp_path, "secrets.yaml", "  suffixes: [TOKEN, KEY, SECRET, PASSWORD, PASSWD, AUTH, API, ACCESS]\n", "")
 
 
 @pytest.mark.parametrize("old,new,needle", [

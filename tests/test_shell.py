@@ -5,6 +5,7 @@ import pytest
 
 from scriptdiff.engine import SideContext
 from scriptdiff.lang import shell
+from scriptdiff.secrets import withheld
 from scriptdiff.sources import Source
 
 
@@ -144,9 +145,10 @@ def test_env_exports_and_prefix_assignments():
 
 def test_secret_values_are_never_written():
     ex, f = facts("export WANDB_API_KEY=abc123supersecret\nexport HF_TOKEN=hf_xyz\ntorchrun pretrain_gpt.py\n")
-    for k in ("env:WANDB_API_KEY", "env:HF_TOKEN"):
-        assert "secret" not in str(f[k].value) and "hf_xyz" not in str(f[k].value) and "hf_xyz" not in f[k].source
-        assert str(f[k].value).startswith("redacted:")
+    for k, raw in (("env:WANDB_API_KEY", "abc123supersecret"), ("env:HF_TOKEN", "hf_xyz")):
+        assert f[k].value == withheld(raw) and f[k].value.startswith("<withheld: secret-looking value ")
+        assert f[k].source == f"export {k[4:]}=<withheld>"
+        assert raw not in f[k].value
 
 
 def test_sourced_set_env_is_an_npu_tuning_fact():
@@ -219,3 +221,26 @@ def test_positional_configs_and_llamafactory_cli(tmp_path):
     ex, f = facts("accelerate launch --config_file accel.yaml --num_processes 4 train.py --learning_rate 1\n")
     assert ex.references == [("accel.yaml", 1, "config_file"), ("train.py", 1, "program")]
     assert f["world_size"].value == 4
+
+
+def test_a_long_line_gives_short_excerpts_around_each_flag():
+    """A one-line launch script of 3,000 flags: each fact's source is a bounded excerpt around
+    its own flag, not a copy of the whole line."""
+    flags = " ".join(f"--opt-{i} {i}" for i in range(3000))
+    ex, f = facts(f"torchrun --nproc_per_node 8 train.py {flags} --lr 3e-4\n")
+    assert len(ex.facts) == 3002
+    assert max(len(x.source) for x in ex.facts) <= 160 + 2 * 160 + 8
+    assert "--opt-1500 1500" in f["opt_1500"].source and "--opt-10 " not in f["opt_1500"].source
+    assert f["lr"].source.endswith("--lr 3e-4") and f["lr"].source.startswith("... ")
+    assert f["world_size"].source.startswith("torchrun --nproc_per_node 8 train.py")
+
+
+def test_a_token_flag_is_withheld_and_kept_out_of_other_flags_sources():
+    tok = "hf_" + "Zq9" * 9
+    ex, f = facts(f"torchrun train.py --hf-token {tok} --lr 3e-4 --hub_token plain-but-named\n")
+    assert f["hf_token"].value == withheld(tok)
+    assert f["hub_token"].value == withheld("plain-but-named")
+    assert f["lr"].value == 3e-4
+    for x in ex.facts:
+        assert tok not in x.source and "plain-but-named" not in x.source, x.source
+    assert f["lr"].source == "torchrun train.py --hf-token <withheld> --lr 3e-4 --hub_token <withheld>"

@@ -6,10 +6,11 @@ import pytest
 from conftest import ROOT
 
 from scriptdiff.lang import shell
-from scriptdiff.lang.shell import env, evaluator, launchers
+from scriptdiff.lang.shell import evaluator, launchers
 from scriptdiff.model import SideContext
 from scriptdiff.rule_validators import check_launchers
 from scriptdiff.rules import RuleError, load_packs
+from scriptdiff.secrets import is_secret
 from scriptdiff.sources import Source
 from scriptdiff.yamlload import load as load_yaml
 
@@ -94,4 +95,4 @@ def test_python_versions_are_python():
 @pytest.mark.parametrize("name,secret", [("HF_TOKEN", True), ("wandb_api_key", True), ("MY_KEY", True),
                                          ("DB_PASSWD", True), ("KEYRING", False), ("CUDA_VISIBLE_DEVICES", False)])
 def test_is_secret(name, secret):
-    assert env._is_secret(name) is secret
+    assert is_secret(name, "plain") is secret

@@ -14,17 +14,21 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
                  LD_LIBRARY_PATH, PYTHONPATH, ...) set or differing
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
-value_equivalents of env_map. Other `environment` keys (version:...) are delegated to
+value_equivalents of env_map. A secret-looking name or value (scriptdiff.secrets) is compared
+as read but shown only as a withheld marker with a short fingerprint, whatever the source
+(a launch script withholds at reading; a hand-written or old snapshot may not have). Other `environment` keys (version:...) are delegated to
 scriptdiff.checks.environment.classify_version.
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 
 from ..compare import show, to_bool
 from ..envmap import value_equivalent
 from ..model import Fact, Finding, Masked
 from ..rules import code, load
+from ..secrets import WITHHELD, is_secret, redact_text, withheld
 from .environment import classify_version
 
 
@@ -68,13 +72,23 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs):
     return classify_env(key, g, n, rs)
 
 
+def _shown(f: Fact | None, name: str) -> Fact | None:
+    """The fact as a report may show it: a secret-looking value withheld (compared as read)."""
+    if f is None or not isinstance(f.value, str) or f.value.startswith(WITHHELD) \
+            or not is_secret(_name(f) or name, f.value):
+        return f
+    return dataclasses.replace(f, value=withheld(f.value), source=redact_text(f.source, {f.value}))
+
+
 def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     env = _env()
     gpu_name = key[4:]
+    same = g is not None and n is not None and same_value(gpu_name, g.value, n.value)
+    g, n = _shown(g, gpu_name), _shown(n, gpu_name)
     gname, nname = _name(g) or gpu_name, _name(n) or gpu_name
     role = _role(g, n)
     sourced = (g or n).meta.get("sourced")
-    if g is not None and n is not None and same_value(gpu_name, g.value, n.value):
+    if same:
         mask = g.meta.get("mask") or n.meta.get("mask")
         return Masked(rule=mask, gpu=g.side(), npu=n.side()) if mask else None
     both = g is not None and n is not None

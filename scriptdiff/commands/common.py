@@ -93,7 +93,7 @@ def add_engine_arguments(p) -> None:
                    help="worker processes for parsing, 1 or more (default: one per core)")
     p.add_argument("--max-bytes", type=byte_count, metavar="N",
                    help="larger Python files are compared as text; larger configs, launch scripts, logs, "
-                        "package lists, snapshots and patches are not read (default: 1000000; 500k, 1M understood)")
+                        "package lists, snapshots and patches are not read (default: 500000; 500k, 1M understood)")
 
 
 def add_progress_argument(p) -> None:

@@ -32,7 +32,7 @@ from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reade
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..references import resolve
 from ..registry import dialects_for
-from ..secrets import is_secret_name
+from ..secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
 from ..yamlload import YAMLError, load
 
 REFERENCE_KEYS = {"deepspeed", "deepspeed_config", "deepspeed_config_file", "config", "config_file",
@@ -234,6 +234,10 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
 
     if any(is_secret_name(k) for k in path if isinstance(k, str)):
         return []  # a credential (hub_token, wandb.api_key): never written out
+    if source and secret_words(source):
+        source = redact_text(source)
+    if is_secret_value(value):  # a token under an innocent name: compared by fingerprint, never shown
+        return [fact(dp, withheld(value), meta={"withheld": True})]
     if last in REFERENCE_KEYS and isinstance(value, str) and value.lower().endswith(CONFIG_SUFFIXES):
         ex.references.append((value, line, dp))
         exists = resolve(value, src.origin, root).path is not None

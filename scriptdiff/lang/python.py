@@ -39,16 +39,19 @@ from .python_parse import Parsed, parse
 from .python_port import PortChecks
 
 _CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
+# a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
+# cache keeps a pair's two files and what else fits in this many bytes of source
+_CACHE_BYTES = 1_000_000
 
 
-def analyse(src) -> Parsed:
-    """Parse + facts for one source, cached by name and content."""
-    key = (src.name, hashlib.blake2b(src.data, digest_size=16).digest())
+def analyse(src, max_bytes: int | None = None) -> Parsed:
+    """Parse + facts for one source, cached by name, content and limit."""
+    key = (src.name, hashlib.blake2b(src.data, digest_size=16).digest(), max_bytes)
     p = _CACHE.get(key)
     if p is not None:
         _CACHE.move_to_end(key)
         return p
-    p = parse(src.name, src.text)
+    p = parse(src.name, src.text, max_bytes)
     if p.error is None:
         try:
             read_facts(p, "")
@@ -57,14 +60,15 @@ def analyse(src) -> Parsed:
         except Exception as e:  # never a traceback: keep the structural diff, note the lost facts
             p.facts = []
             p.fact_error = f"hyperparameters not read ({type(e).__name__}: {one_line(str(e), 80)})"
+    p.size = len(src.data)
     _CACHE[key] = p
-    while len(_CACHE) > 8:
+    while len(_CACHE) > 2 and (len(_CACHE) > 8 or sum(q.size for q in _CACHE.values()) > _CACHE_BYTES):
         _CACHE.popitem(last=False)
     return p
 
 
 def extract(src, ctx):
-    p = analyse(src)
+    p = analyse(src, getattr(getattr(ctx, "options", None), "max_bytes", None))
     if p.error is not None:
         return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
     errors = [InputError(src.name, p.fact_error)] if p.fact_error else []
@@ -77,8 +81,8 @@ def diff_pair(gsrc, nsrc, opts=None):
         res = text.diff_pair(gsrc, nsrc, opts, reason="file too large for a structural diff")
         res.errors.append(InputError(gsrc.name, f"larger than {limit} bytes; compared as text"))
         return res
-    g = analyse(gsrc)
-    n = analyse(nsrc)
+    g = analyse(gsrc, limit)
+    n = analyse(nsrc, limit)
     if g.error is not None or n.error is not None:
         # the error itself is reported by extract(); here only the text comparison
         return text.diff_pair(gsrc, nsrc, opts, reason=(g if g.error is not None else n).text_reason)

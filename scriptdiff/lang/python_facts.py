@@ -20,6 +20,7 @@ import libcst as cst
 from ..compare import normalize
 from ..model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ..rules import load
+from ..secrets import is_secret, redact_text, withheld
 from .python_parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
 
@@ -36,8 +37,8 @@ def spellings() -> dict[str, dict[str, str]]:
     voc = load().section("vocabulary", {}) or {}
     out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "python", "other")}
     for key, e in voc.items():
-        for fw in out:
-            for sp in e.get(fw, []) or []:
+        for fw in out:  # "other": the generic alias table of the vocabulary (tp, max_length, ...)
+            for sp in e.get("aliases" if fw == "other" else fw, []) or []:
                 out[fw].setdefault(str(sp), key)
     return out
 
@@ -166,8 +167,13 @@ class Reader:
             via = name
             for _n, c in used:
                 p.owned[id(c)] = key
-        return Fact(key=key, value=typed(key, value), check="hyperparameters", path=p.name, line=line,
-                    source=p.text_at(line), rank=RANK_CODE, via=via, meta={"callee": callee})
+        value, source = typed(key, value), p.text_at(line)
+        known = set()
+        if isinstance(value, str) and is_secret(key, value):  # a credential passed as a setting: never shown
+            value, known = withheld(value), {value}
+        source = redact_text(source, known, code=True)  # and none shown in the line of another setting
+        return Fact(key=key, value=value, check="hyperparameters", path=p.name, line=line,
+                    source=source, rank=RANK_CODE, via=via, meta={"callee": callee})
 
     def default(self, key: str, value, callee: str, node) -> Fact:
         return Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,

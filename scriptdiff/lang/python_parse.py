@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import libcst as cst
 
 from ..rules import code, load
+from .python_guard import measure, on_big_stack
 from .python_spans import LineState, PublicState, SpansError, record
 
 # statement types that hold blocks, and the fields that hold them
@@ -67,6 +69,7 @@ class Parsed:
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
+    size: int = 0  # bytes of source (the parse cache's measure)
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
@@ -102,15 +105,23 @@ def _beyond_libcst(name: str, lines: list[str], e: Exception) -> Parsed:
                   text_reason="valid Python that libcst cannot read")
 
 
-def parse(name: str, text: str) -> Parsed:
+def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     lines = text.splitlines()
     # CPython's parser first: it is cheap (under a tenth of libcst's) and guards its stack,
-    # while libcst's native parser crashes the process on very deep nesting (a 5,000-deep
-    # parenthesis or a 7,000-term chain). A plain syntax error is left to libcst, which may
-    # know newer syntax than the running interpreter.
+    # while libcst's native parser crashes the process on deep nesting and long chains;
+    # python_guard measures what CPython accepted against what libcst and the passes after it
+    # can take. A plain syntax error is left to libcst, which may know newer syntax than the
+    # running interpreter.
     valid = False  # CPython parses it: a libcst failure is then libcst's limit, not the file's fault
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():  # the analysed file's invalid escapes are its own business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+        too_deep = measure(tree, text, max_bytes)
+        del tree
+        if too_deep:
+            return Parsed(name=name, module=None, lines=lines, error=too_deep,
+                          text_reason="beyond the structural parser's limits")
         valid = True
     except (RecursionError, MemoryError):
         return Parsed(name=name, module=None, lines=lines, error="not valid Python: nested too deeply to parse")
@@ -120,13 +131,15 @@ def parse(name: str, text: str) -> Parsed:
     except Exception:
         pass
     try:
-        module = cst.parse_module(text)
+        module = on_big_stack(cst.parse_module, text)
     except cst.ParserSyntaxError as e:
         if valid:
             return _beyond_libcst(name, lines, e)
         line, reason = e.raw_line, str(e.message if hasattr(e, "message") else e).strip().splitlines()[0]
         try:  # CPython's own message and line are the ones users know
-            ast.parse(text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(text)
         except SyntaxError as se:
             line, reason = se.lineno or line, se.msg or reason
         except Exception:

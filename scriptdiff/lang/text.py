@@ -1,8 +1,8 @@
 """Plain-text comparison: the fallback for files that do not parse or are too large.
 
 Lines are compared with difflib after stripping trailing whitespace and line-ending
-differences (CRLF vs LF is not a difference); each changed hunk becomes one SD108 finding
-with both sides' first line.
+differences (CRLF vs LF is not a difference), the common head and tail cut first; each
+changed hunk becomes one SD108 finding with both sides' first line.
 """
 from __future__ import annotations
 
@@ -20,13 +20,32 @@ def _lines(src) -> list[str]:
     return [ln.rstrip() for ln in src.text.splitlines()]
 
 
+# above this many lines left after the common head and tail are cut, difflib treats lines
+# that recur in more than 1% of the file as junk (its autojunk heuristic): a little less
+# precise on long repetitive files, but no longer quadratic in them
+PRECISE_LINES = 2000
+
+
+def opcodes(g: list[str], n: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes for two line lists, with the common head and tail cut first (a port
+    changes a few places in a long file: the matcher sees only the middle)."""
+    head = 0
+    while head < len(g) and head < len(n) and g[head] == n[head]:
+        head += 1
+    tail = 0
+    while tail < len(g) - head and tail < len(n) - head and g[-1 - tail] == n[-1 - tail]:
+        tail += 1
+    gm, nm = g[head:len(g) - tail], n[head:len(n) - tail]
+    sm = difflib.SequenceMatcher(a=gm, b=nm, autojunk=max(len(gm), len(nm)) > PRECISE_LINES)
+    return [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in sm.get_opcodes()]
+
+
 def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
     rule = code("text-fallback-difference")
     severity = load().severity(rule)
     g, n = _lines(gsrc), _lines(nsrc)
     res = PairResult()
-    sm = difflib.SequenceMatcher(a=g, b=n, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(g, n):
         if tag == "equal":
             continue
         gtext = "\n".join(g[i1:i2])

@@ -71,7 +71,9 @@ def extract(src, ctx) -> Extract:
         ex.unread.append(f"line {line}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
     ex.understood = rec.launches > 0
-    ex.facts = rec.facts + commented_facts(rec, commented)
+    rec.facts.extend(commented_facts(rec, commented))
+    rec.finish()  # secrets out of the source excerpts
+    ex.facts = rec.facts
     ex.errors.extend(rec.errors)
     ex.references = rec.references
     ex.frameworks = rec.frameworks

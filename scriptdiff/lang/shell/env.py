@@ -2,25 +2,20 @@
 prefixes and sourced environment scripts (`source .../set_env.sh` is an NPU tuning fact).
 
 Each variable is keyed by scriptdiff.envmap (its GPU-side name when it has an NPU
-counterpart, masked as the expected rename); values of secret-looking names are redacted
-to a short hash.
+counterpart, masked as the expected rename); a secret-looking name or value
+(scriptdiff.secrets) is withheld: the value becomes a marker with a short fingerprint, so a
+changed token still compares as changed, and the source text never shows it.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 
 from ...envmap import canonical
 from ...model import RANK_SCRIPT, Fact
 from ...rules import code
-from ...secrets import is_secret_name
+from ...secrets import is_secret, withheld
 from .record import Record
 from .words import Seg
-
-def _is_secret(name: str) -> bool:
-    """An environment variable whose value must not be shown: the one secret-name list
-    (rules/secrets.yaml), shared with `collect` and the config reader."""
-    return is_secret_name(name)
 
 
 def env_fact(rec: Record, name: str, line: int, segs: list[Seg]) -> None:
@@ -28,10 +23,11 @@ def env_fact(rec: Record, name: str, line: int, segs: list[Seg]) -> None:
     value = "".join(s.text for s in segs)
     unresolved = tuple(u for s in segs for u in s.unresolved)
     key, role = canonical(name)
-    source = rec.src_line(line)
-    if _is_secret(name):
-        value = "redacted:" + hashlib.blake2b(value.encode(), digest_size=6).hexdigest()
-        source = f"export {name}=<redacted>"
+    source = rec.src_line(line, name)
+    if is_secret(name, value):  # the one rule (rules/secrets.yaml), shared with `collect` and the config reader
+        rec.withhold(value)
+        value = withheld(value)
+        source = f"export {name}=<withheld>"
     meta = {"name": name, "role": role}
     if key != f"env:{name}":
         meta["mask"] = code("env-var-renamed")
@@ -51,5 +47,5 @@ def sourced_fact(rec: Record, path: str, line: int) -> None:
     role = "npu_tuning" if ("ascend" in path.lower() or base in ("set_env.sh", "setenv.sh")
                             or "cann" in path.lower()) else "plain"
     rec.facts.append(Fact(key=f"env:source {base}", value=path, check="environment", path=rec.src.name,
-                          line=line, source=rec.src_line(line), rank=RANK_SCRIPT,
+                          line=line, source=rec.src_line(line, base), rank=RANK_SCRIPT,
                           meta={"name": f"source {base}", "role": role, "sourced": True}))

@@ -145,7 +145,7 @@ class LaunchReader:
             meta = {"unresolved": unresolved} if unresolved else {}
             fline = parts[0].line or line
             self.rec.facts.append(Fact(key="world_size", value=value, path=self.rec.src.name, line=fline,
-                                       source=self.rec.src_line(fline), rank=RANK_SCRIPT,
+                                       source=self.rec.src_line(fline, parts[0].text), rank=RANK_SCRIPT,
                                        via=formula + (f" ({via_text(parts[0].via)})" if parts[0].via else ""),
                                        meta=meta))
         table = self.program.table

@@ -16,6 +16,7 @@ from ...compare import to_number
 from ...model import RANK_SCRIPT, Fact
 from ...references import resolve
 from ...rules import code
+from ...secrets import is_secret, withheld
 from .launchers import LauncherTable
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -119,6 +120,10 @@ class ProgramReader:
     def add_hparam(self, key: str, raw, vw: Word, flag_text: str, flag_word: Word | None = None) -> None:
         if key in ("mixed_precision", "torch_dtype"):
             key = "params_dtype"
+        if isinstance(raw, str) and is_secret(flag_text.lstrip("-+~"), raw):  # --hf-token hf_...: never shown
+            self.rec.withhold(raw)
+            self.rec.facts.append(self.make_fact(key, withheld(raw), vw, flag_word=flag_word, key_text=flag_text))
+            return
         conv = convert(key, raw)
         if conv is None:
             return
@@ -135,7 +140,7 @@ class ProgramReader:
         if key == "distributed_backend" and ctx is not None and getattr(ctx, "side", "") == "npu" \
                 and str(value).lower() == "nccl":
             meta["mask"] = code("distributed-backend-port")
-        return Fact(key=key, value=value, path=self.rec.src.name, line=line, source=self.rec.src_line(line),
+        return Fact(key=key, value=value, path=self.rec.src.name, line=line, source=self.rec.src_line(line, key_text),
                     rank=RANK_SCRIPT, via=via, meta=meta)
 
     def reference(self, key: str, vw: Word, flag_word: Word | None = None) -> None:
@@ -144,7 +149,7 @@ class ProgramReader:
         self.rec.references.append((path, line, key))
         exists = self._ref_exists(path)
         self.rec.facts.append(Fact(key=f"config:{key}", value=os.path.basename(path), path=self.rec.src.name,
-                                   line=line, source=self.rec.src_line(line), rank=RANK_SCRIPT,
+                                   line=line, source=self.rec.src_line(line, path), rank=RANK_SCRIPT,
                                    via=("$" + vw.via[-1]) if vw.via else None,
                                    meta={"reference": True, "exists": exists, "written": path, "force": True}))
 

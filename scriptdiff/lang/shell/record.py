@@ -2,12 +2,21 @@
 
 The evaluator, the launch reader, the program-options reader and the environment facts all
 append to one Record: facts, input errors, config references, the frameworks recognised and
-the number of launcher commands; it also gives a line's source text for a fact.
+the number of launcher commands; it also gives a fact its source text.
+
+The script's text is kept once (as `src.text`); a fact's source is an excerpt of its line,
+at most EXCERPT characters around the option or variable it came from, so that a one-line
+launch script of 10,000 flags does not copy its whole line into every fact (and every
+report line). Values withheld as secret-looking are remembered (`withhold`), and
+`finish` takes them, and any other secret-looking word, out of every excerpt.
 """
 from __future__ import annotations
 
 from ...checks.hparams import canonical_flag
 from ...model import Fact, InputError
+from ...secrets import redact_text, secret_words
+
+EXCERPT = 160  # characters of a long line shown around a fact's option
 
 
 class Record:
@@ -16,7 +25,6 @@ class Record:
     def __init__(self, src, ctx):
         self.src = src
         self.ctx = ctx
-        self.lines = src.text.splitlines()
         self.facts: list[Fact] = []
         self.errors: list[InputError] = []
         self.references: list[tuple[str, int | None, str]] = []
@@ -26,6 +34,9 @@ class Record:
         # (command words as shown, number of options, line)
         self.unknown: list[tuple[str, int, int]] = []
         self.invocations = 0  # launcher commands that produced facts (scopes)
+        self.withheld: set[str] = set()  # secret values met, never to be shown
+        self._starts: list[int] | None = None  # offset of each line in src.text
+        self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
 
     def unknown_command(self, words, line: int, wraps: bool = False) -> None:
         """A command that is no known launcher: remembered when it passes options that look like
@@ -45,5 +56,67 @@ class Record:
                 name += f" {words[1].text}"  # swift sft, ray job
             self.unknown.append((name, len(opts), line))
 
-    def src_line(self, line: int) -> str:
-        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+    def _line_span(self, line: int) -> tuple[int, int] | None:
+        text = self.src.text
+        if self._starts is None:
+            starts = [0]
+            pos = text.find("\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = text.find("\n", pos + 1)
+            self._starts = starts
+        if not 0 < line <= len(self._starts):
+            return None
+        a = self._starts[line - 1]
+        b = self._starts[line] - 1 if line < len(self._starts) else len(text)
+        if b > a and text[b - 1] == "\r":
+            b -= 1
+        return a, b
+
+    def src_line(self, line: int, near: str | None = None) -> str:
+        """The source text of `line` (stripped); a long line gives an excerpt of at most
+        EXCERPT characters around `near` (the option or name the fact came from)."""
+        span = self._line_span(line)
+        if span is None:
+            return ""
+        a, b = span
+        text = self.src.text
+        if b - a <= EXCERPT:
+            return text[a:b].strip()
+        at = -1
+        if near:
+            start = self._cursor.get(line, a)  # options are met in order: search on from the last one
+            at = text.find(near, start, b)
+            if at == -1:
+                at = text.find(near, a, b)
+            if at != -1:
+                self._cursor[line] = at + len(near)
+        if at == -1:
+            return text[a:a + EXCERPT].strip() + " ..."
+        lo = max(a, at - EXCERPT // 4)
+        hi = min(b, lo + EXCERPT)
+        # whole words only (a withheld value is replaced whole, never shown in part)
+        cut = text.rfind(" ", max(a, lo - EXCERPT), lo + 1)
+        lo = cut + 1 if cut != -1 and lo > a else lo
+        cut = text.find(" ", hi, min(b, hi + EXCERPT))
+        hi = cut if cut != -1 else (b if b - hi <= EXCERPT else hi)
+        return ("... " if lo > a else "") + text[lo:hi].strip() + (" ..." if hi < b else "")
+
+    def withhold(self, value: str) -> None:
+        if isinstance(value, str) and value:
+            self.withheld.add(value)
+
+    def finish(self) -> None:
+        """Take withheld values and secret-looking words out of every fact's source text
+        (each line's words are looked at once, however many facts it holds)."""
+        known = set(self.withheld)
+        lines = {f.line for f in self.facts if f.source and f.line}
+        for line in lines:
+            span = self._line_span(line)
+            if span is not None:
+                known |= secret_words(self.src.text[span[0]:span[1]])
+        if not known:
+            return
+        for f in self.facts:
+            if f.source:
+                f.source = redact_text(f.source, known, scan=False)

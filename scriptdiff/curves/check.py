@@ -1,0 +1,64 @@
+"""The `check` hooks of the `process` check (rules/kinds.yaml): the configured `logs` of
+each side are measured in place (streamed, like a dataset), and both sides' curves are
+compared when the engine meets the two facts.
+
+measure(path) -> Extract   one fact `process:curves` per configured path, holding the Run
+                           (value: what was read, e.g. "loss: 3000 points"; `force` makes
+                           the engine hand the pair to `classify` even when the texts match);
+                           a path with no curves is an input not understood (never a pass)
+classify(key, g, n, rs)    the comparison's most severe finding, or None when equal
+"""
+from __future__ import annotations
+
+from ..model import Extract, Fact, Finding, InputError, Side
+from ..rules import code, load
+from ..sources import SourceError
+from .findings import CHECK, findings
+from .metrics import Settings
+from .readers import read_side
+from .verdict import compare_runs
+
+KEY = "process:curves"
+RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def measure(path: str, **_options) -> Extract:
+    import os
+
+    try:
+        shown = os.path.relpath(path).replace(os.sep, "/") if os.path.isabs(path) else path
+    except ValueError:  # another drive
+        shown = path
+    try:
+        run = read_side([shown], shown)
+    except (OSError, SourceError) as e:
+        return Extract(errors=[InputError(shown, f"cannot read the training log: {e}", fatal=True)])
+    ex = Extract(errors=list(run.errors))
+    if run.empty:
+        if not any(e.fatal for e in run.errors):
+            rule = code("input-not-understood")
+            why = "; ".join(run.skipped_files[:3]) or "no files"
+            here = Side(value=f"no training curves: {why}", path=shown, line=None, source="logs")
+            ex.findings.append(Finding(rule=rule, check=CHECK, severity=load().severity(rule), key=f"input:{shown}",
+                                       gpu=here, npu=None, message=f"logs {shown}: no training curves recognised "
+                                                                   f"({why}); process data not compared"))
+        return ex
+    ex.facts.append(curves_fact(run, shown))
+    ex.understood = True
+    return ex
+
+
+def curves_fact(run, shown: str) -> Fact:
+    """The fact that carries one side's curves to `classify`."""
+    names = sorted(k for k, t in run.tracks.items() if t.points)
+    summary = ", ".join(f"{k}: {run.tracks[k].points} points" for k in names[:3])
+    return Fact(key=KEY, value=summary, check=CHECK, path=shown, line=None,
+                source="; ".join(r.reader for r in run.recognised), meta={"run": run, "force": True})
+
+
+def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:
+    if g is None or n is None or "run" not in g.meta or "run" not in n.meta:
+        return None  # a side without curves was said when it was measured
+    res = compare_runs(g.meta["run"], n.meta["run"], Settings())
+    found = sorted(findings(res), key=lambda f: RANK.get(f.severity, 3))
+    return found[0] if found else None

@@ -1,0 +1,575 @@
+"""Training logs and metric exports -> one `Run` per side, streamed in bounded memory.
+
+A side is files or folders on disk, or `REV:path` in git. Each file's reader is chosen by
+its content, never by its name alone:
+
+  TensorBoard event file   the record header names `brain.Event` (read through TensorBoard's
+                           own event-file loader: `pip install 'scriptdiff[tensorboard]'`)
+  HF trainer_state.json    a JSON document with `log_history`
+  JSONL export             one JSON object per line with a step field (LLaMA-Factory's
+                           trainer_log.jsonl: `current_steps`; W&B: `_step`; `step`, ...)
+  CSV export               a header with a step column (W&B's "run - metric" columns too)
+  text log, line by line   Megatron-LM/MindSpeed `iteration N/M | key: value | ...` and
+                           `validation loss at iteration N | ...`, HF Trainer's printed
+                           dicts (`{'loss': ..., 'grad_norm': ...}`), verl/OpenRLHF
+                           `step:N - key:value - ...`, DeepSpeed `step=N, skipped=K, lr=[...]`
+                           and `steps: N loss: X ...`, and overflow lines
+
+Logs are data, not code: lines are split on their separators (`|`, ` - `, `:`), printed
+dicts read with ast.literal_eval, JSON with the package's depth-checked loader. A file in
+which no reader recognises anything is listed as such (Run.skipped_files), never guessed.
+Every reader records what it recognised (`Recognised`: reader, records, metrics, steps).
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import os
+
+from .. import gitsrc
+from ..jsonload import JSONError, loads
+from ..model import InputError
+from ..sources import SourceError, open_regular
+from ..tree import skip_dirs, walk
+from .series import CAP, Recognised, Run, canonical
+
+HEAD = 64 * 1024
+PROGRESS_EVERY = 1 << 20  # bytes between progress updates
+MAX_DICT_LINE = 64 * 1024  # a printed dict longer than this is not a metrics line
+MAX_LINE = 1 << 20  # a longer line is read in pieces of this size (a file without newlines stays bounded)
+MAX_JSON_DOC = 512 * 1024 * 1024  # a trainer_state.json is read whole: this is the cap
+
+STEP_FIELDS = ("current_steps", "global_step", "train/global_step", "trainer/global_step", "step", "_step",
+               "Step", "iteration", "iter")
+MEGATRON = "Megatron-LM/MindSpeed iteration lines"
+MEGATRON_EVAL = "Megatron-LM/MindSpeed validation lines"
+HF_STATE = "HF Trainer trainer_state.json log_history"
+HF_DICT = "HF Trainer printed metric dicts"
+VERL = "verl/OpenRLHF step:N console metrics"
+DS_STEP = "DeepSpeed step lines"
+DS_OVERFLOW = "DeepSpeed/apex overflow lines"
+TB = "TensorBoard event file"
+
+
+class ReadError(Exception):
+    """A side that cannot be read: one line naming it."""
+
+
+class _Opened:
+    """One input file: its display name, size and a way to open its bytes."""
+
+    def __init__(self, display: str, size: int, path: str | None = None, blob=None, data: bytes | None = None):
+        self.display, self.size, self.path, self.blob, self.data = display, size, path, blob, data
+
+    def open(self):
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        if self.blob is not None:
+            return io.BytesIO(self.blob.data_stream.read())
+        return open_regular(self.path, self.display)
+
+
+def inputs(spec: str, errors: list, repo_dir: str = ".") -> list[_Opened]:
+    """The files of one side argument: a file, a folder (walked), or REV:path."""
+    rp = gitsrc.split_revpath(spec)
+    if rp is not None:
+        rev, path = rp
+        try:
+            repo = gitsrc.open_repo(repo_dir)
+            found = gitsrc.listing(repo, rev, [path.strip("/")] if path.strip("/") else None, skip_dirs())
+        except gitsrc.GitError as e:
+            raise ReadError(str(e)) from None
+        return [_Opened(e.display, e.size, blob=e.blob) for _k, e in sorted(found.items())]
+    if os.path.isdir(spec):
+        found = walk(spec, skip_dirs(), errors, spec.rstrip("/"))
+        return [_Opened(e.display, e.size, path=e.path) for _k, e in sorted(found.items())]
+    if not os.path.exists(spec):
+        raise ReadError(f"{spec}: no such file or directory")
+    try:
+        size = os.path.getsize(spec)
+    except OSError as e:
+        raise ReadError(f"{spec}: cannot read: {e.strerror or e}") from None
+    return [_Opened(spec, size, path=spec)]
+
+
+def read_bytes(name: str, data: bytes, label: str) -> Run:
+    """One file already in memory (a Source the engine read) as a Run."""
+    return read_side([], label, files=[_Opened(name, len(data), data=data)])
+
+
+def read_side(specs: list[str], label: str, progress=None, cap: int = CAP, repo_dir: str = ".",
+              files: list[_Opened] | None = None) -> Run:
+    """Every file of a side, read into one Run (resumed runs: later files continue the steps)."""
+    run = Run(label=label, cap=cap)
+    if files is None:
+        files = []
+        for s in specs:
+            try:
+                files += inputs(s, run.errors, repo_dir)
+            except ReadError as e:
+                run.errors.append(InputError(s, str(e).split(": ", 1)[-1] if str(e).startswith(s) else str(e),
+                                             fatal=True))
+    for f in files:
+        try:
+            read_file(f, run, progress)
+        except SourceError as e:
+            run.errors.append(InputError(f.display, str(e).split(": ", 1)[-1], fatal=True))
+        except OSError as e:
+            run.errors.append(InputError(f.display, f"cannot read: {e.strerror or e}", fatal=True))
+    return run
+
+
+def read_file(f: _Opened, run: Run, progress=None) -> None:
+    with f.open() as fh:
+        head = fh.read(HEAD)
+        fh.seek(0)
+        if not head:
+            run.skipped_files.append(f"{f.display} (empty)")
+            return
+        if b"brain.Event" in head[:256] or (b"\x00" in head[:4096] and "tfevents" in f.display):
+            _tensorboard(f, run)
+            _advance(progress, f.size)
+            return
+        if b"\x00" in head[:4096]:
+            run.skipped_files.append(f"{f.display} (binary)")
+            _advance(progress, f.size)
+            return
+        stripped = head.lstrip()
+        if stripped.startswith(b"{") and b'"log_history"' in head:
+            _trainer_state(f, fh, run)
+            _advance(progress, f.size)
+            return
+        first = stripped.split(b"\n", 1)[0].strip()
+        if first.startswith(b"{") and first.endswith(b"}") and _json_object(first) is not None:
+            _jsonl(f, fh, run, progress)
+            return
+        if b"," in first and _csv_step_column(first) is not None:
+            _csv(f, fh, run, progress)
+            return
+        _text(f, fh, run, progress)
+
+
+def _advance(progress, n: int) -> None:
+    if progress is not None and n:
+        progress.advance(n)
+
+
+def _note(rec: Recognised, step: float) -> None:
+    """One more record at `step`."""
+    rec.records += 1
+    if rec.first_step is None or step < rec.first_step:
+        rec.first_step = step
+    if rec.last_step is None or step > rec.last_step:
+        rec.last_step = step
+
+
+def _finish(run: Run, rec: Recognised | None, names: set) -> None:
+    if rec is not None and rec.records:
+        rec.metrics = sorted(names)
+        run.recognised.append(rec)
+
+
+def _number(v) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+# --- text logs --------------------------------------------------------------------------------
+
+_KEYS: dict[bytes, str | None] = {}
+
+
+def _key(raw: bytes) -> str:
+    k = _KEYS.get(raw)
+    if k is None:
+        k = _KEYS[raw] = canonical(raw.decode("utf-8", "replace").strip())
+    return k
+
+
+def _text(f: _Opened, fh, run: Run, progress) -> None:
+    """One pass over a text log; each line goes to the reader its content names."""
+    recs: dict[str, tuple[Recognised, set]] = {}
+    hf_train = 0  # the console prints no step: HF dicts are numbered in order
+
+    def rec(reader: str) -> tuple[Recognised, set]:
+        r = recs.get(reader)
+        if r is None:
+            r = recs[reader] = (Recognised(path=f.display, reader=reader), set())
+        return r
+
+    done = 0
+    lineno = 0
+    add = run.add
+    by_raw: dict = {}  # Megatron key as printed -> its Track
+    for line in _lines(fh):
+        lineno += 1
+        if lineno & 0x1FFF == 0:
+            for t in run.tracks.values():  # fold what the hot loop appended (bounded memory)
+                t.due()
+            if progress is not None:
+                pos = fh.tell()
+                _advance(progress, pos - done)
+                done = pos
+        if b"iteration" in line and b"|" in line:
+            if b"validation loss at iteration" in line:
+                r, names = rec(MEGATRON_EVAL)
+                segs = line.split(b"|")
+                step = _int_after(segs[0], b"iteration")
+                if step is None:
+                    continue
+                for seg in segs[1:]:
+                    k, sep, v = seg.partition(b":")
+                    if not sep:
+                        continue
+                    name = k.strip().decode("utf-8", "replace")
+                    name = {"lm loss value": "eval_loss", "lm loss PPL": "eval_ppl"}.get(
+                        name, "eval_" + name.replace(" ", "_"))
+                    try:
+                        val = float(v)
+                    except ValueError:
+                        continue
+                    add(name, step, val, (f.display, lineno))
+                    names.add(name)
+                _note(r, step)
+                continue
+            segs = line.split(b"|")
+            head = segs[0]
+            i = head.find(b"iteration")
+            slash = head.find(b"/", i)
+            if i < 0 or slash < 0:
+                continue
+            try:
+                step = float(int(head[i + 9:slash]))
+            except ValueError:
+                continue
+            r, names = rec(MEGATRON)
+            for seg in segs[1:]:  # the hot path of a multi-gigabyte log: one lookup, one append
+                k, sep, v = seg.partition(b":")
+                if not sep:
+                    continue
+                try:
+                    val = float(v)
+                except ValueError:
+                    continue
+                app = by_raw.get(k)
+                if app is None:
+                    name = _key(k)
+                    add(name, step, val, (f.display, lineno))
+                    names.add(name)
+                    by_raw[k] = run.tracks[name].appenders()
+                    continue
+                app[0](step)
+                app[1](val)
+            _note(r, step)
+            continue
+        if b"step:" in line and b" - " in line:
+            j = line.find(b"step:")
+            parts = line[j:].rstrip().split(b" - ")
+            try:
+                step = float(int(parts[0][5:]))
+            except ValueError:
+                continue
+            r, names = rec(VERL)
+            for p in parts[1:]:
+                k, sep, v = p.rpartition(b":")
+                if not sep:
+                    continue
+                try:
+                    val = float(v)
+                except ValueError:
+                    continue
+                name = _key(k)
+                add(name, step, val, (f.display, lineno))
+                names.add(name)
+            _note(r, step)
+            continue
+        if b"{'" in line and len(line) < MAX_DICT_LINE:
+            a, b = line.find(b"{"), line.rfind(b"}")
+            if b <= a:
+                continue
+            try:
+                d = ast.literal_eval(line[a:b + 1].decode("utf-8", "replace"))
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+                continue
+            if not isinstance(d, dict) or "train_runtime" in d:  # the end-of-training summary
+                continue
+            vals = {str(k): _number(v) for k, v in d.items()}
+            vals = {k: v for k, v in vals.items() if v is not None}
+            if not vals:
+                continue
+            is_eval = any(k.startswith("eval_") for k in vals)
+            if not is_eval:
+                hf_train += 1
+            step = float(hf_train)
+            r, names = rec(HF_DICT)
+            r.note = "no step is printed: records numbered in order"
+            for k, v in vals.items():
+                name = canonical(k)
+                add(name, step, v, (f.display, lineno))
+                names.add(name)
+            _note(r, step)
+            continue
+        if b"step=" in line and b"skipped=" in line:
+            step = _int_after(line, b"step=")
+            skipped = _int_after(line, b"skipped=")
+            if step is None:
+                continue
+            r, names = rec(DS_STEP)
+            if skipped is not None:
+                add("skipped_total", step, skipped, (f.display, lineno))
+                names.add("skipped_total")
+            k = line.find(b"lr=[")
+            if k >= 0:
+                end = line.find(b"]", k)
+                first = line[k + 4:end].split(b",")[0]
+                try:
+                    add("lr", step, float(first), (f.display, lineno))
+                    names.add("lr")
+                except ValueError:
+                    pass
+            _note(r, step)
+            continue
+        if b"steps:" in line and b"loss:" in line:
+            step = _int_after(line, b"steps:")
+            k = line.find(b"loss:")
+            if step is None:
+                continue
+            try:
+                val = float(line[k + 5:].split()[0])
+            except (ValueError, IndexError):
+                continue
+            r, names = rec(DS_STEP)
+            add("loss", step, val, (f.display, lineno))
+            names.add("loss")
+            _note(r, step)
+            continue
+        if b"OVERFLOW!" in line or b"Gradient overflow" in line:
+            run.overflow_lines += 1
+            r, names = rec(DS_OVERFLOW)
+            r.records += 1
+    _advance(progress, max(0, f.size - done))
+    if not recs:
+        run.skipped_files.append(f"{f.display} (no training metrics recognised)")
+    for r, names in recs.values():
+        if r.reader == DS_OVERFLOW:
+            run.recognised.append(r)
+            continue
+        _finish(run, r, names)
+
+
+def _lines(fh):
+    """The file's lines, none longer than MAX_LINE (a longer one comes in pieces)."""
+    return iter(lambda: fh.readline(MAX_LINE), b"")
+
+
+def _int_after(line: bytes, marker: bytes) -> float | None:
+    i = line.find(marker)
+    if i < 0:
+        return None
+    rest = line[i + len(marker):].lstrip()
+    n = 0
+    while n < len(rest) and 48 <= rest[n] <= 57:
+        n += 1
+    return float(int(rest[:n])) if n else None
+
+
+# --- structured exports -----------------------------------------------------------------------
+
+def _json_object(text: bytes):
+    try:
+        d = loads(text)
+    except (JSONError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def _step_of(d: dict) -> tuple[str, float] | None:
+    for k in STEP_FIELDS:
+        v = _number(d.get(k))
+        if v is not None:
+            return k, v
+    return None
+
+
+def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
+    rec: Recognised | None = None
+    names: set = set()
+    done = 0
+    for lineno, line in enumerate(_lines(fh), 1):
+        if lineno & 0x3FF == 0 and progress is not None:
+            pos = fh.tell()
+            _advance(progress, pos - done)
+            done = pos
+        line = line.strip()
+        if not line:
+            continue
+        d = _json_object(line)
+        if d is None:
+            run.errors.append(InputError(f.display, f"line {lineno}: not a JSON object; the line was skipped"))
+            continue
+        st = _step_of(d)
+        if st is None:
+            continue
+        if rec is None:
+            reader = ("LLaMA-Factory trainer_log.jsonl" if st[0] == "current_steps"
+                      else "W&B JSONL export" if st[0] == "_step" else "JSONL export")
+            rec = Recognised(path=f.display, reader=reader)
+        step = st[1]
+        for k, v in d.items():
+            if k == st[0] or k in STEP_FIELDS:
+                continue
+            val = _number(v) if not isinstance(v, str) else None
+            if val is None:
+                continue
+            name = canonical(k)
+            run.add(name, step, val, (f.display, lineno))
+            names.add(name)
+        _note(rec, step)
+    _advance(progress, max(0, f.size - done))
+    if rec is None:
+        run.skipped_files.append(f"{f.display} (JSON lines without a step field)")
+    _finish(run, rec, names)
+
+
+def _csv_columns(header: list[str]) -> list[str]:
+    """W&B's CSV export names columns "<run> - <metric>" and adds __MIN/__MAX bands."""
+    out = []
+    for h in header:
+        h = h.strip()
+        if " - " in h:
+            h = h.split(" - ", 1)[1]
+        out.append(h)
+    return out
+
+
+def _csv_step_column(first: bytes) -> int | None:
+    try:
+        header = next(csv.reader([first.decode("utf-8-sig", "replace")]))
+    except (csv.Error, StopIteration):
+        return None
+    cols = _csv_columns(header)
+    for k in STEP_FIELDS:
+        if k in cols:
+            return cols.index(k)
+    return None
+
+
+def _csv(f: _Opened, fh, run: Run, progress) -> None:
+    text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
+    reader = csv.reader(text)
+    header = _csv_columns(next(reader))
+    sc = next(i for k in STEP_FIELDS for i, h in enumerate(header) if h == k)
+    cols = [(i, canonical(h)) for i, h in enumerate(header)
+            if i != sc and h and h not in STEP_FIELDS and not h.endswith(("__MIN", "__MAX", "__step"))]
+    rec = Recognised(path=f.display, reader="W&B CSV export" if " - " in ",".join(header) or header[sc] == "Step"
+                     else "CSV export")
+    names: set = set()
+    lineno = 1
+    try:
+        for row in reader:
+            lineno += 1
+            if len(row) <= sc:
+                continue
+            step = _number(row[sc])
+            if step is None:
+                continue
+            for i, name in cols:
+                if i < len(row) and row[i].strip():
+                    val = _number(row[i])
+                    if val is not None:
+                        run.add(name, step, val, (f.display, lineno))
+                        names.add(name)
+            _note(rec, step)
+    except csv.Error as e:  # e.g. a field past the csv module's size limit
+        run.errors.append(InputError(f.display, f"line {lineno + 1}: {e}; the rest of the file was not read"))
+    _advance(progress, f.size)
+    if not rec.records:
+        run.skipped_files.append(f"{f.display} (CSV without numeric rows)")
+    _finish(run, rec, names)
+
+
+def _trainer_state(f: _Opened, fh, run: Run) -> None:
+    if f.size > MAX_JSON_DOC:
+        run.errors.append(InputError(f.display, f"a trainer_state.json of {f.size} bytes is larger than "
+                                                f"{MAX_JSON_DOC} bytes; not read", fatal=True))
+        return
+    try:
+        doc = loads(fh.read(), f.display)
+    except (JSONError, ValueError) as e:
+        run.errors.append(InputError(f.display, f"not valid JSON: {str(e).splitlines()[0]}", fatal=True))
+        return
+    hist = doc.get("log_history") if isinstance(doc, dict) else None
+    if not isinstance(hist, list):
+        run.errors.append(InputError(f.display, "log_history is not a list; not read", fatal=True))
+        return
+    rec = Recognised(path=f.display, reader=HF_STATE)
+    names: set = set()
+    for d in hist:
+        if not isinstance(d, dict) or "train_runtime" in d:
+            continue
+        step = _number(d.get("step"))
+        if step is None:
+            continue
+        for k, v in d.items():
+            if k == "step":
+                continue
+            val = _number(v) if not isinstance(v, str) else None
+            if val is None:
+                continue
+            name = canonical(k)
+            run.add(name, step, val, (f.display, None))
+            names.add(name)
+        _note(rec, step)
+    if not rec.records:
+        run.skipped_files.append(f"{f.display} (empty log_history)")
+    _finish(run, rec, names)
+
+
+def _tensorboard(f: _Opened, run: Run) -> None:
+    """Scalars through TensorBoard's own event-file loader (an optional extra)."""
+    try:
+        from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+        from tensorboard.util import tensor_util
+    except ImportError:
+        run.errors.append(InputError(f.display, "a TensorBoard event file: install 'scriptdiff[tensorboard]' "
+                                                "to read it; not read", fatal=True))
+        return
+    if f.path is None:
+        run.errors.append(InputError(f.display, "TensorBoard event files are read from disk, not from git; "
+                                                "not read", fatal=True))
+        return
+    rec = Recognised(path=f.display, reader=TB)
+    names: set = set()
+    try:
+        for ev in EventFileLoader(f.path).Load():
+            if not ev.HasField("summary"):
+                continue
+            for v in ev.summary.value:
+                if v.HasField("tensor"):
+                    arr = tensor_util.make_ndarray(v.tensor)
+                    if arr.size != 1:
+                        continue
+                    val = float(arr.reshape(-1)[0])
+                elif v.HasField("simple_value"):
+                    val = float(v.simple_value)
+                else:
+                    continue
+                name = canonical(v.tag)
+                run.add(name, float(ev.step), val, (f.display, None))
+                names.add(name)
+            _note(rec, float(ev.step))
+    except Exception as e:  # the loader's errors are its own: one line, never a traceback
+        run.errors.append(InputError(f.display, f"TensorBoard event file could not be read: "
+                                                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+    if not rec.records:
+        run.skipped_files.append(f"{f.display} (no scalars)")
+    _finish(run, rec, names)

@@ -1,0 +1,156 @@
+"""`scriptdiff curves GPU NPU` end to end (api.curves, api.curves_view): read both sides,
+compare, hand the findings to the engine (suppressions, baseline, --select/--ignore, exit
+codes), and the views: terminal chart, plot, markdown section."""
+from __future__ import annotations
+
+from ..engine import compare_sides
+from ..model import Extract, InputError, Options, Report, UsageError
+from ..report.values import safe
+from . import chart, plot
+from .findings import findings, overview
+from .metrics import Settings, _r
+from .readers import ReadError, inputs, read_side
+from .verdict import compare_runs
+
+
+def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: float = 0.01, first: int = 10,
+            window: int = 50, spike_z: float = 6.0, align: str = "auto", progress=None, repo: str = ".") -> Report:
+    if not 0 < rtol < 10:
+        raise UsageError("--rtol must be a positive fraction (0.01 = 1%)")
+    if first < 1 or window < 1:
+        raise UsageError("--first and --window must be at least 1")
+    if spike_z <= 0:
+        raise UsageError("--spike-z must be positive")
+    if align not in ("auto", "step", "samples", "tokens"):
+        raise UsageError("--align must be auto, step, samples or tokens")
+    gl = [gpu] if isinstance(gpu, str) else list(gpu)
+    nl = [npu] if isinstance(npu, str) else list(npu)
+    report = Report(gpu=" ".join(gl), npu=" ".join(nl))
+    sides = []
+    for specs in (gl, nl):
+        files: list = []
+        for s in specs:
+            try:
+                files += inputs(s, report.errors, repo)
+            except ReadError as e:
+                msg = str(e)
+                report.errors.append(InputError(s, msg[len(s) + 2:] if msg.startswith(f"{s}: ") else msg,
+                                                fatal=True))
+        sides.append(files)
+    if progress is not None:
+        progress.start(sum(f.size for fs in sides for f in fs))
+    try:
+        gr = read_side(gl, "gpu", progress, repo_dir=repo, files=sides[0])
+        nr = read_side(nl, "npu", progress, repo_dir=repo, files=sides[1])
+    finally:
+        if progress is not None:
+            progress.close()
+    report.errors.extend(gr.errors + nr.errors)
+    for run, specs in ((gr, gl), (nr, nl)):
+        if run.empty and not any(e.fatal and e.path in specs for e in report.errors):
+            why = "; ".join(run.skipped_files[:3]) or "no files"
+            report.errors.append(InputError(" ".join(specs), f"no training curves recognised ({why})", fatal=True))
+    if gr.empty or nr.empty:  # nothing to compare: exit 2
+        return report.sorted()
+    res = compare_runs(gr, nr, Settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align))
+    compare_sides([], [], [], report, opts, extracts=([Extract(findings=findings(res))], [Extract()]))
+    report.overview = overview(res)
+    report.details["curves"] = res
+    report.json_extra["curves"] = res.to_json()
+    return report.sorted()
+
+
+def view(report: Report, what: str, **options):
+    res = report.details.get("curves")
+    if what == "chart":
+        return _chart(res, **options)
+    if what == "plot":
+        return _plot(res, **options)
+    if what == "markdown":
+        return _markdown(res, **options)
+    if what == "errors":
+        return _errors_csv(res, **options)
+    raise UsageError(f"no curves view {what!r}")
+
+
+def _chart(res, width: int = 64, height: int = 10, series: list[str] | None = None) -> list[str]:
+    if res is None:
+        return []
+    unit = _unit(res)
+    out: list[str] = []
+    for name in series or ([res.primary] if res.primary in res.series else []):
+        if name not in res.series:
+            raise UsageError(f"--chart {name}: not a series both sides logged "
+                             f"({', '.join(sorted(res.series)) or 'none'})")
+        out += chart.render(res.series[name], res.settings.rtol, width, height, unit)
+    return out
+
+
+def _plot(res, path: str) -> tuple[int, int]:
+    if res is None:
+        raise UsageError("--plot: nothing was compared, nothing to draw")
+    try:
+        return plot.draw(res, path)
+    except plot.PlotError as e:
+        raise UsageError(str(e)) from None
+
+
+def _markdown(res, plot: str | None = None) -> str:
+    """The curves section of a markdown report: verdict, evidence, series table, the plot."""
+    if res is None:
+        return ""
+    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({res.axis.reason if res.axis else ''})", ""]
+    out += [f"- {_cell(e)}" for e in res.evidence]
+    out += ["", "| Series | Points | First N | Whole run | Worst window | Max (at) | First beyond | Diverges |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
+        if not st.compared:
+            continue
+        out.append(f"| `{_cell(name)}` | {st.compared} | {100 * st.mre_first:.2f}% | {100 * st.mre_all:.2f}% | "
+                   f"{100 * st.worst_window[2]:.2f}% | {100 * st.max_rel[1]:.2f}% ({_r(st.max_rel[0])}) | "
+                   f"{_dash(_r(st.first_beyond))} | {_dash(_r(st.divergence))} |")
+    out.append("")
+    if plot:
+        out += [f"![training curves: GPU vs NPU]({plot})", ""]
+    return "\n".join(out) + "\n"
+
+
+def _errors_csv(res, path: str) -> int:
+    """Every aligned point of every series: axis, GPU, NPU, absolute and relative error (CSV);
+    returns the number of rows written."""
+    import csv
+
+    import numpy as np
+
+    if res is None:
+        raise UsageError("--errors: nothing was compared, nothing to write")
+    rows = 0
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["series", _unit(res).replace(" ", "_"), "gpu", "npu", "abs_err", "rel_err"])
+            for name, st in sorted(res.series.items()):
+                if st.x is None:
+                    continue
+                ok = np.isfinite(st.g) & np.isfinite(st.n)
+                rel = np.full(len(st.x), np.nan)
+                if st.rel is not None:
+                    rel[ok] = st.rel
+                for x, g, n, r in zip(st.x.tolist(), st.g.tolist(), st.n.tolist(), rel.tolist()):
+                    w.writerow([name, _r(x), repr(g), repr(n), repr(abs(n - g)), repr(r)])
+                    rows += 1
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    return rows
+
+
+def _cell(s) -> str:
+    return safe(str(s)).replace("|", "\\|").replace("\n", " ")
+
+
+def _dash(v) -> str:
+    return "-" if v is None else str(v)
+
+
+def _unit(res) -> str:
+    return "step" if res.axis is None or res.axis.name == "step" else res.axis.name

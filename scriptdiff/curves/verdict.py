@@ -1,0 +1,154 @@
+"""Two runs compared: every shared series measured, and one verdict with its evidence.
+
+The verdict sorts a mismatch into the four kinds of Ascend's accuracy guidance, checked in
+this order (the first that holds is the answer, the others still show in the evidence):
+
+  first-step difference   mean relative error of the loss over the first N points > rtol
+  overflow, NaN or spikes  the NPU run has more non-finite losses, NaN or skipped iterations,
+                           overflows or loss spikes than the GPU run
+  long-term difference     a persistent divergence later in the run, or a whole-run mean
+                           relative error > rtol
+  equal losses, different downstream metrics
+                           the loss matches, an evaluation metric does not
+  equal                    none of these
+
+The loss is the first of series.PRIMARY both sides logged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .align import Axis, choose_axis, pair, to_axis
+from .metrics import SeriesStats, Settings, SideCounts, _r, compare_series, side_counts
+from .series import PRIMARY, Run, is_downstream, is_timing
+
+FIRST = "first-step difference"
+ANOMALY = "overflow, NaN or spikes"
+LONG = "long-term difference"
+DOWNSTREAM = "equal losses, different downstream metrics"
+EQUAL = "equal"
+NOT_COMPARED = "not compared"
+
+
+@dataclass
+class Result:
+    gpu: Run
+    npu: Run
+    settings: Settings
+    axis: Axis | None = None
+    primary: str | None = None
+    series: dict[str, SeriesStats] = field(default_factory=dict)
+    counts: dict[str, SideCounts] = field(default_factory=dict)  # gpu / npu
+    verdict: str = NOT_COMPARED
+    evidence: list[str] = field(default_factory=list)
+    one_sided: dict[str, list[str]] = field(default_factory=dict)  # metrics logged by one side only
+    not_compared: list[str] = field(default_factory=list)  # shared, but timing/bookkeeping
+
+    @property
+    def loss(self) -> SeriesStats | None:
+        return self.series.get(self.primary) if self.primary else None
+
+    def downstream(self) -> list[SeriesStats]:
+        return [s for k, s in self.series.items() if is_downstream(k) and k != self.primary]
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "evidence": list(self.evidence),
+            "primary": self.primary,
+            "axis": self.axis.to_json() if self.axis else None,
+            "settings": self.settings.to_json(),
+            "series": {k: s.to_json() for k, s in sorted(self.series.items())},
+            "counts": {k: c.to_json() for k, c in self.counts.items()},
+            "read": {side: [r.to_json() for r in run.recognised] for side, run in (("gpu", self.gpu),
+                                                                                 ("npu", self.npu))},
+            "skipped_files": {"gpu": list(self.gpu.skipped_files), "npu": list(self.npu.skipped_files)},
+            "one_sided": {k: list(v) for k, v in self.one_sided.items()},
+            "not_compared": list(self.not_compared),
+        }
+
+
+def primary_of(names) -> str | None:
+    for p in PRIMARY:
+        if p in names:
+            return p
+    return None
+
+
+def compare_runs(g: Run, n: Run, s: Settings | None = None) -> Result:
+    s = s or Settings()
+    res = Result(gpu=g, npu=n, settings=s)
+    gk = {k for k, t in g.tracks.items() if t.points}
+    nk = {k for k, t in n.tracks.items() if t.points}
+    shared = gk & nk
+    res.one_sided = {"gpu": sorted(gk - nk), "npu": sorted(nk - gk)}
+    res.primary = primary_of(shared)
+    res.axis = choose_axis(g, n, s.align)
+    for name in sorted(shared):
+        if is_timing(name) or name == "skipped_total":
+            res.not_compared.append(name)
+            continue
+        gs, gv = g.tracks[name].arrays()
+        ns, nv = n.tracks[name].arrays()
+        x, a, b, note = pair(to_axis(g, res.axis, gs), gv, to_axis(n, res.axis, ns), nv)
+        strides = {g.tracks[name].stride, n.tracks[name].stride}
+        if strides != {1}:
+            note = "; ".join(x for x in (note, f"a long run: every {max(strides)} logged points averaged into one")
+                             if x)
+        res.series[name] = compare_series(name, x, a, b, s, note)
+    res.counts = {"gpu": side_counts(g, res.primary, s), "npu": side_counts(n, res.primary, s)}
+    _judge(res)
+    return res
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def _step(x) -> str:
+    v = _r(x)
+    return "?" if v is None else str(v)
+
+
+def _judge(res: Result) -> None:
+    s = res.settings
+    loss = res.loss
+    ev = res.evidence
+    if loss is None or loss.compared == 0:
+        res.verdict = NOT_COMPARED
+        ev.append("no loss series logged by both sides" if loss is None else
+                  f"{loss.name}: no point where both sides are finite")
+        return
+    unit = "step" if res.axis is None or res.axis.name == "step" else res.axis.name
+    fx, fg, fn = loss.first_values
+    ev.append(f"{loss.name} at {unit} {_step(fx)}: GPU {fg:.6g}, NPU {fn:.6g} "
+              f"(relative error {_pct(abs(fn - fg) / abs(fg) if fg else 0.0)})")
+    ev.append(f"mean relative error of {loss.name}: first {min(s.first, loss.compared)} points {_pct(loss.mre_first)}, "
+              f"whole run {_pct(loss.mre_all)} ({loss.compared} points)")
+    a, b, m = loss.worst_window
+    ev.append(f"worst window of {loss.window} points: {unit}s {_step(a)}-{_step(b)}, mean relative error {_pct(m)}")
+    ev.append(f"largest relative error {_pct(loss.max_rel[1])} at {unit} {_step(loss.max_rel[0])}")
+    if loss.first_beyond is not None:
+        ev.append(f"first {unit} beyond {_pct(s.rtol)}: {_step(loss.first_beyond)}")
+    if loss.divergence is not None:
+        ev.append(f"first persistent divergence at {unit} {_step(loss.divergence)}")
+    gc, nc = res.counts["gpu"].anomalies(), res.counts["npu"].anomalies()
+    worse = {k: (gc[k], nc[k]) for k in nc if nc[k] > gc[k]}
+    ev.append("anomalies GPU/NPU: " + ", ".join(f"{k} {gc[k]}/{nc[k]}" for k in gc))
+    down = [d for d in res.downstream() if d.compared and d.beyond(s.rtol)]
+    if loss.mre_first > s.rtol:
+        res.verdict = FIRST
+    elif worse:
+        res.verdict = ANOMALY
+        at = res.counts["npu"].spike_at
+        if "spikes" in worse and at:
+            ev.append(f"NPU spikes at {unit}s {', '.join(_step(x) for x in at)}")
+    elif loss.divergence is not None or loss.mre_all > s.rtol:
+        res.verdict = LONG
+    elif down:
+        res.verdict = DOWNSTREAM
+        for d in down:
+            ev.append(f"{d.name}: mean relative error {_pct(d.mre_all)} over {d.compared} points, "
+                      f"largest {_pct(d.max_rel[1])} at {unit} {_step(d.max_rel[0])}")
+    else:
+        res.verdict = EQUAL

@@ -1,0 +1,85 @@
+"""The optional extras of `scriptdiff curves`: --plot (matplotlib) and TensorBoard event files
+(tensorboard). Each test is skipped, with the install line, where its extra is missing."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from test_curves import gen  # fixtures/curves/gen.py, loaded once
+
+from scriptdiff import api
+from scriptdiff.curves.readers import read_side
+from scriptdiff.curves.verdict import LONG, compare_runs
+
+
+@pytest.fixture(scope="module")
+def long_pair(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plot")
+    return gen.write(str(d), "megatron", "long")
+
+
+def test_plot_png_exists_decodes_and_has_the_expected_size(long_pair, tmp_path, cli):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
+    from matplotlib.image import imread
+
+    png = tmp_path / "curves.png"
+    code, _out, err = cli("curves", *long_pair, "--plot", str(png), "--no-chart")
+    assert code == 1
+    assert err == f"scriptdiff: plot 1000x1200 -> {png}\n"  # loss, lr, grad norm: three panels of 400 px
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    img = imread(str(png))
+    assert img.shape[:2] == (1200, 1000)
+    assert img[..., :3].std() > 0.05  # something was drawn, not a blank canvas
+
+
+def test_plot_svg(long_pair, tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
+    report = api.curves(*long_pair)
+    svg = tmp_path / "curves.svg"
+    assert api.curves_view(report, "plot", path=str(svg)) == (1000, 1200)
+    text = svg.read_text()
+    assert "<svg" in text and "diverges at step 1392" in text
+
+
+def test_plot_without_matplotlib_is_one_line(long_pair, tmp_path, monkeypatch, cli):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, _out, err = cli("curves", *long_pair, "--plot", str(tmp_path / "c.png"), "--no-chart")
+    assert (code, err) == (2, "scriptdiff: --plot needs matplotlib: pip install 'scriptdiff[plot]'\n")
+    assert not (tmp_path / "c.png").exists()
+
+
+def _events(folder: Path, recs: list[dict]) -> None:
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    w = EventFileWriter(str(folder))
+    for r in recs:
+        vals = [Summary.Value(tag="train/loss", simple_value=r["loss"]),
+                Summary.Value(tag="train/grad_norm", simple_value=r["grad_norm"]),
+                Summary.Value(tag="train/learning_rate", simple_value=r["lr"])]
+        w.add_event(Event(step=r["step"], wall_time=1.7e9 + r["step"], summary=Summary(value=vals)))
+    w.close()
+
+
+def test_tensorboard_event_files(tmp_path):
+    pytest.importorskip("tensorboard", reason="tensorboard not installed: pip install 'scriptdiff[tensorboard]'")
+    for side in ("gpu", "npu"):
+        (tmp_path / side).mkdir()
+        _events(tmp_path / side, gen.curve("long", side))
+    g, n = read_side([str(tmp_path / "gpu")], "gpu"), read_side([str(tmp_path / "npu")], "npu")
+    [rec] = g.recognised
+    assert (rec.reader, rec.records, rec.first_step, rec.last_step, rec.metrics) == (
+        "TensorBoard event file", 3000, 1, 3000, ["grad_norm", "loss", "lr"])
+    res = compare_runs(g, n)
+    assert res.verdict == LONG and res.loss.divergence == 1392  # float32 scalars: the same step as the text log
+
+
+def test_tensorboard_missing_is_said_not_guessed(tmp_path, monkeypatch):
+    (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\x18\x00\x00\x00\x00\x00\x00\x00\xa3\x7fK\x22"
+                                                          b"\t\x00\x00\x00\x00\x00\x00\x00\x00\x1a\rbrain.Event:2")
+    monkeypatch.setitem(sys.modules, "tensorboard.backend.event_processing.event_file_loader", None)
+    run = read_side([str(tmp_path)], "gpu")
+    assert [(e.message, e.fatal) for e in run.errors] == [
+        ("a TensorBoard event file: install 'scriptdiff[tensorboard]' to read it; not read", True)]

@@ -1,0 +1,47 @@
+"""A quick run of the fuzzer (fuzz/fuzz_cli.py): small inputs of every class of issue 12,
+each in a subprocess under the fuzzer's caps (2 GB of address space, a wall-clock limit),
+so that a crash in native code, a hang or a blow-up fails the test."""
+from __future__ import annotations
+
+import random
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
+import fuzz_cli  # noqa: E402
+
+PER_CLASS = {c: 3 for c in fuzz_cli.CLASSES} | {"escape": 5}
+TIMEOUT = 6.0  # a hang costs this much; none of these inputs needs two seconds
+
+
+@pytest.fixture(scope="module")
+def results():
+    seeds = fuzz_cli.corpus()
+    cases = []
+    for cls in fuzz_cli.CLASSES:
+        rng = random.Random(f"smoke-{cls}")
+        cases += [fuzz_cli.make_case(cls, random.Random(rng.random()), seeds, small=True) for _ in range(PER_CLASS[cls])]
+    # a link to /dev/zero in place of an entry (issue 12): always one of them
+    cases[[c.cls for c in cases].index("hostile-cache")].cache = "dev-zero"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(lambda c: fuzz_cli.run_case(c, 2048, TIMEOUT), cases))
+    out: dict[str, list] = {}
+    for case, (problem, _rss, _wall) in zip(cases, done):
+        out.setdefault(case.cls, []).append((case.argv, problem))
+    return out
+
+
+@pytest.mark.parametrize("cls", fuzz_cli.CLASSES)
+def test_fuzz_class_small_inputs(results, cls):
+    assert len(results[cls]) == PER_CLASS[cls]
+    assert [(argv, p) for argv, p in results[cls] if p] == []
+
+
+def test_the_planted_secret_check_can_fail():
+    """The secret check sees a planted string: here a file name every report prints."""
+    case = fuzz_cli.Case("secret-value", {"gpu/a.py": b"x = 1\n", "npu/a.py": b"x = 2\n"},
+                         ["diff", "gpu/a.py", "npu/a.py"], secrets=["a.py"], fmt="text")
+    assert fuzz_cli.run_case(case, 2048, 30.0)[0] == "a planted secret was printed (a.py...)"
