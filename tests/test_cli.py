@@ -81,14 +81,15 @@ def test_every_command_parses_every_shared_option(command):
     for option in SHARED:
         assert option in p._option_string_actions, f"{command} does not parse {option}"
     args = p.parse_args([*{"diff": ["a", "b"], "hparams": ["a", "b"], "env": ["a"], "data": ["a", "b"],
-                           "weights": ["a", "b"], "review": ["p"], "rule": ["SD201"]}.get(command, []),
+                           "weights": ["a", "b"], "curves": ["a", "b"], "review": ["p"], "rule": ["SD201"]}.get(command, []),
                          "--no-cache", "--jobs", "3", "--max-bytes", "500k", "--progress"])
     assert (args.no_cache, args.jobs, args.max_bytes, args.progress) == (True, 3, 500_000, True)
 
 
 @pytest.mark.parametrize("command,option", [(c, o) for c, opts in NOT_FOR.items() if c in COMMANDS for o in opts])
 def test_a_shared_option_that_cannot_apply_is_refused_with_the_reason(command, option, cli):
-    argv = {"env": ["x.json"], "data": ["a", "b"], "weights": ["a", "b"], "rule": ["SD201"]}.get(command, [])
+    argv = {"env": ["x.json"], "data": ["a", "b"], "weights": ["a", "b"], "curves": ["a", "b"],
+            "rule": ["SD201"]}.get(command, [])
     value = {"--jobs": ["2"], "--max-bytes": ["1M"]}.get(option, [])
     code, out, err = cli(command, *argv, option, *value)
     assert (code, out) == (2, "")
