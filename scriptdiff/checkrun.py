@@ -24,7 +24,7 @@ from .engine import Unit, compare_sides, read_inputs
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
-from .sources import SourceError, read_text
+from .sources import SourceError, read_text, special_reason
 from .rules import code, load, unknown_selector
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
@@ -226,8 +226,9 @@ class _Side:
                 found = walk(p, skip, self.report.errors, _display(p))
             elif os.path.isfile(p):
                 found = {os.path.basename(p): Entry(os.path.basename(p), os.path.getsize(p), _display(p), p)}
-            else:
-                self.report.errors.append(InputError(_display(p), "no such file or directory", fatal=True))
+            else:  # not there, or there but a FIFO or a device (never opened)
+                reason = special_reason(os.stat(p).st_mode) if os.path.exists(p) else None
+                self.report.errors.append(InputError(_display(p), reason or "no such file or directory", fatal=True))
                 continue
             for rel, e in found.items():
                 out.setdefault(rel if rel not in out else f"{key}:{len(out)}:{rel}", e)

@@ -12,6 +12,7 @@ import os
 import sys
 
 from . import __version__
+from .commands.common import add_shared_arguments, refuse_inapplicable
 
 # subcommand -> (module, one-line help). Order is the order shown in --help.
 COMMANDS = {
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
+        add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)
         p.set_defaults(_run=mod.run)
     return parser
 
@@ -61,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     # (plus new-path and rename metadata for a renamed file)
     if len(argv) in (7, 9) and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv = ["diff", "--git-external", *argv]
+    # `git difftool -x scriptdiff` (and any tool that appends two paths) calls
+    # `scriptdiff LOCAL REMOTE`: two paths with no command are `scriptdiff diff LOCAL REMOTE`
+    elif len(argv) == 2 and not any(a in COMMANDS or a.startswith("-") for a in argv) \
+            and all(os.path.lexists(a) for a in argv):
+        argv = ["diff", *argv]
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -69,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    refused = refuse_inapplicable(args, args.command)
+    if refused is not None:
+        return refused
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:

@@ -26,7 +26,7 @@ from .references import resolve
 from .rules import check_selectors, code, load
 from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind  # noqa: F401 (detect_kind: API)
 from .registry import kind as registry_kind
-from .sources import Source, SourceError, read_path
+from .sources import Source, SourceError, exception_reason, read_path
 from .suppress import apply as apply_suppressions
 
 
@@ -73,9 +73,14 @@ def extract(src: Source, ctx: SideContext) -> Extract:
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
     kind = detect(src)
     if kind.cached:
-        return _cached(_extract_key(src, ctx, kind), ctx.options.use_cache, lambda: _extract(src, ctx, kind),
-                       cache.dump_extract, cache.load_extract)
-    return _extract(src, ctx, kind)
+        ex = _cached(_extract_key(src, ctx, kind), ctx.options.use_cache, lambda: _extract(src, ctx, kind),
+                     cache.dump_extract, cache.load_extract)
+    else:
+        ex = _extract(src, ctx, kind)
+    note = src.decode_note()  # a note, not an error; added after the cache, which stores errors only
+    if note:
+        ex.errors.append(InputError(src.name, note, level="note"))
+    return ex
 
 
 def _extract(src: Source, ctx: SideContext, kind: Kind) -> Extract:
@@ -96,11 +101,7 @@ def _extract(src: Source, ctx: SideContext, kind: Kind) -> Extract:
         except RecursionError:
             ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")])
         except Exception as e:  # a reader's bug must not cost the user the other inputs
-            ex = Extract(errors=[InputError(src.name, f"could not be analysed ({type(e).__name__}: "
-                                                      f"{str(e).splitlines()[0] if str(e) else ''}); skipped")])
-    note = src.decode_note()
-    if note:
-        ex.errors.append(InputError(src.name, note))
+            ex = Extract(errors=[InputError(src.name, f"could not be analysed ({exception_reason(e)}); skipped")])
     return ex
 
 
@@ -197,19 +198,37 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     if not units:
         return
     workers = min(opts.jobs or (os.cpu_count() or 1), 8, len(units))
+    progress = opts.progress  # "parsed 400/1,000 files", when the command shows progress
+    if progress is not None:
+        progress.start(sum(_files(u) for u in units))
     results = None
     if len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
-        results = _run_pool(units, workers)
+        results = _run_pool(units, workers, progress)
     if results is None:  # few units, one core, or no workers to be had: in order, here
-        results = (_unit(u) for u in units)
+        if progress is not None:
+            progress.start(sum(_files(u) for u in units))
+        results = (_ticked(_unit(u), u, progress) for u in units)
     for batch in results:
         for key, dumped in batch:
             _MEMO[key] = dumped
             if opts.use_cache:
                 cache.put(key, dumped)
+    if progress is not None:
+        progress.close()
 
 
-def _run_pool(units: list[list], workers: int):
+def _files(unit: list) -> int:
+    """The files a unit parses (a pair's two, or one lone file): what progress counts."""
+    return len({id(a) for _w, _k, args in unit for a in args if isinstance(a, Source)})
+
+
+def _ticked(result, unit: list, progress):
+    if progress is not None:
+        progress.advance(_files(unit))
+    return result
+
+
+def _run_pool(units: list[list], workers: int, progress=None):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -241,7 +260,7 @@ def _run_pool(units: list[list], workers: int):
             futures = [pool.submit(_unit, u) for u in units]
             for u, fut in zip(units, futures):
                 try:
-                    results.append(fut.result())
+                    results.append(_ticked(fut.result(), u, progress))
                 except BrokenProcessPool:  # a worker died: every unit not finished is lost
                     lost.append(u)
     except Exception:  # workers unavailable (sandbox, limits): run in order
@@ -255,6 +274,7 @@ def _run_pool(units: list[list], workers: int):
                     results.append(solo.submit(_unit, [step]).result())
             except Exception:  # BrokenProcessPool, or no process to be had: not run here either
                 results.append(died(step))
+        _ticked(None, u, progress)
     return results
 
 

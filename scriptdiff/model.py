@@ -141,9 +141,19 @@ class InputError:
     path: str
     message: str
     fatal: bool = False  # the input could not be analysed at all
+    # "error", or "note": how an input was read (a GBK file decoded with a fallback), shown as
+    # `note:`, never counted as an error and never changing the exit status
+    level: str = "error"
+
+    @property
+    def is_note(self) -> bool:
+        return self.level == "note"
 
     def to_json(self) -> dict:
-        return {"path": self.path, "message": self.message}
+        d = {"path": self.path, "message": self.message}
+        if self.level != "error":  # additive: an entry without "level" is an error
+            d["level"] = self.level
+        return d
 
 
 @dataclass
@@ -338,6 +348,7 @@ class Options:
     jobs: int | None = None  # worker processes for parsing; None = one per core
     baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
     keep_texts: bool = False  # keep the files' text in the Report (Report.texts, .pairs) for the html page
+    progress: object | None = None  # start(total)/advance(n)/close(): files parsed, for a progress display
 
 
 @dataclass

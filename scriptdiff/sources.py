@@ -103,14 +103,32 @@ def special_reason(mode: int) -> str | None:
     if stat.S_ISDIR(mode):
         return "is a directory"
     if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file"
+        return f"is a FIFO (named pipe), not a regular file{_SAVE}"
     if stat.S_ISCHR(mode):
-        return "is a character device, not a regular file"
+        return f"is a character device, not a regular file{_GIVE}"
     if stat.S_ISBLK(mode):
-        return "is a block device, not a regular file"
+        return f"is a block device, not a regular file{_GIVE}"
     if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is not a regular file"
+        return f"is a socket, not a regular file{_SAVE}"
+    return f"is not a regular file{_GIVE}"
+
+
+# what to do about a special file, in the user's terms (it is never opened: it could block or act)
+_SAVE = " (only regular files are read: save its content to a file and give that file)"
+_GIVE = " (only regular files are read: give the path of a regular file)"
+
+
+def exception_reason(e: BaseException) -> str:
+    """A Python exception as a user reads it: what in the input caused it, never advice
+    meant for a programmer (sys.set_int_max_str_digits)."""
+    text = str(e).splitlines()[0] if str(e) else ""
+    if isinstance(e, ValueError) and "integer string conversion" in text:
+        digits = text.rsplit("value has ", 1)[-1].split(" ", 1)[0] if "value has " in text else None
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+        size = f"of {int(digits):,} digits" if digits and digits.isdigit() else "too long"
+        return (f"holds a number {size}, longer than the {limit:,} digits a number may have; "
+                f"shorten it, or quote it if it is not meant as a number")
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _os_reason(e: OSError, path, display: str) -> str:
@@ -124,6 +142,12 @@ def _os_reason(e: OSError, path, display: str) -> str:
         return f"{display}: permission denied"
     if e.errno == errno.ELOOP:
         return f"{display}: symbolic link loop"
+    if e.errno == errno.ENOTDIR:  # a/b.py/c: a file where the path needs a folder
+        parent = os.path.dirname(str(path))
+        while parent and not os.path.isfile(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        where = f"{parent} is a file, not a folder" if parent and os.path.isfile(parent) else "a part of it is a file"
+        return f"{display}: no such file: {where}"
     return f"{display}: cannot read: {e.strerror or e}"
 
 

@@ -29,7 +29,7 @@ from .engine import Unit, compare_sides
 from .model import Finding, InputAccount, InputError, Options, Report, Side
 from .registry import detect, identical_skipped_by_name, kind_by_name
 from .rules import code, load
-from .sources import MAX_BINARY_SNIFF, Source, SourceError, open_regular, read_head, read_path
+from .sources import MAX_BINARY_SNIFF, Source, SourceError, open_regular, read_head, read_path, special_reason
 
 CHUNK = 1 << 20
 
@@ -217,9 +217,11 @@ def _display(root: str, rel: str) -> str:
 def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
     """`scriptdiff diff GPU_DIR NPU_DIR`: two folders on disk."""
     report = Report(gpu=gpu_dir, npu=npu_dir)
-    for d in (gpu_dir, npu_dir):
-        if not os.path.isdir(d):
-            reason = "no such file or directory" if not os.path.exists(d) else "is a file (both sides must be folders)"
+    for d, other, side in ((gpu_dir, npu_dir, "GPU"), (npu_dir, gpu_dir, "NPU")):
+        if not os.path.isdir(d):  # name both arguments: either may be the one meant otherwise
+            reason = ("no such file or directory" if not os.path.exists(d) else special_reason(os.stat(d).st_mode)
+                      or f"is a file, but the {'NPU' if side == 'GPU' else 'GPU'} side {other} is a folder: "
+                         f"give two folders, or two files")
             report.errors.append(InputError(d, reason, fatal=True))
     if report.errors:
         return report.sorted()

@@ -19,8 +19,8 @@ from scriptdiff.sources import MAX_READ, SourceError, open_regular, read_path
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "SIGALRM"),
                                 reason="FIFOs and alarms are POSIX")
 
-FIFO = "is a FIFO (named pipe), not a regular file"
-CHAR = "is a character device, not a regular file"
+FIFO = "is a FIFO (named pipe), not a regular file (only regular files are read: save its content to a file and give that file)"
+CHAR = "is a character device, not a regular file (only regular files are read: give the path of a regular file)"
 
 
 class Hung(BaseException):  # not an Exception: the CLI's last line of defence must not swallow it
@@ -263,7 +263,7 @@ def test_check_configuration_that_is_a_fifo_is_refused(tmp_path, cli):
     fifo = tmp_path / "scriptdiff.toml"
     os.mkfifo(fifo)
     code, out, err = cli("check", "--config", str(fifo))  # the autouse alarm fails a hang
-    assert code == 2 and err.strip() == f"scriptdiff: {fifo}: is a FIFO (named pipe), not a regular file"
+    assert code == 2 and err.strip() == f"scriptdiff: {fifo}: {FIFO}"
 
 
 def test_baseline_that_is_a_fifo_is_refused(tmp_path, cli):
@@ -272,4 +272,4 @@ def test_baseline_that_is_a_fifo_is_refused(tmp_path, cli):
     os.mkfifo(fifo)
     code, out, err = cli("diff", str(tmp_path / "a.yaml"), str(tmp_path / "a.yaml"), "--baseline", str(fifo))
     assert code == 2
-    assert err.strip() == f"scriptdiff: {fifo}: is a FIFO (named pipe), not a regular file (not a usable baseline)"
+    assert err.strip() == f"scriptdiff: {fifo}: {FIFO} (not a usable baseline)"

@@ -182,7 +182,7 @@ def test_env_with_a_side_that_is_no_snapshot_is_exit_2(tmp_path, cli, npu_text, 
     code, out, err = cli("env", str(tmp_path / "gpu.txt"), str(tmp_path / "npu.bin"))
     assert code == 2
     if what:
-        assert f"npu.bin: not an environment snapshot or package list ({what}); not compared" in out
+        assert f"npu.bin: not an environment snapshot or package list ({what}); not compared" in err
 
 
 # --- 4. selectors: a typo never turns a gate green ----------------------------------------------

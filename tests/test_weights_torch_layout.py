@@ -148,4 +148,7 @@ def test_safe_loader_refusal_is_one_line(tmp_path, cli, fake_torch, monkeypatch)
     code, _, err = cli("weights", str(tmp_path / "x.pt"), str(tmp_path / "x.pt"))
     assert code == 2
     assert err.strip().splitlines()[0] == ("scriptdiff: x.pt: refused by the safe loader (torch.load weights_only=True): "
-                                           "Weights only load failed. Unsupported global: GLOBAL os.system")
+                                           "it needs the Python object `os.system`, not a tensor or a plain value; "
+                                           "such a checkpoint is never loaded (loading it could run code). Save the "
+                                           "weights as safetensors or as a state_dict of tensors where it was made, "
+                                           "and compare that")

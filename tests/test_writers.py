@@ -54,3 +54,33 @@ def test_several_outputs_at_once(tmp_path, cli, monkeypatch):
     assert json.loads((tmp_path / "out.json").read_text())["findings"][0]["rule"] == "SD108"
     assert "| 🟡 warning | SD108 |" in (tmp_path / "out.md").read_text()
     assert (tmp_path / "out.gh").read_text().startswith("::warning file=n.txt,line=1,title=SD108 code%3Ag.txt%3Alines::")
+
+
+def test_a_note_is_listed_as_a_note_in_every_writer(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = Report(gpu="gpu", npu="npu")
+    r.errors = [InputError("npu/x.py", "not UTF-8; decoded as gb18030", level="note"),
+                InputError("npu/y.sh", "permission denied", fatal=True)]
+    md = render(r, "markdown")
+    assert "#### input errors\n\n- `npu/y.sh`: permission denied\n" in md
+    assert "#### notes\n\n- `npu/x.py`: not UTF-8; decoded as gb18030\n" in md
+    gh = render(r, "github").splitlines()
+    assert gh[:2] == ["::notice title=scriptdiff input::npu/x.py: not UTF-8; decoded as gb18030",
+                      "::error title=scriptdiff input::npu/y.sh: permission denied"]
+    text = render(r, "text", color=False)
+    assert "note: npu/x.py: not UTF-8; decoded as gb18030" in text.splitlines()
+    assert "error: npu/y.sh: permission denied" in text.splitlines()
+    assert text.splitlines()[-1].endswith("; 1 input error(s); 1 note(s)")
+    assert "note:" not in render(r, "text", color=False, list_errors=False)
+    assert r.exit_code() == 2 and Report(gpu="g", npu="n", errors=[r.errors[0]], compared=1).exit_code() == 0
+
+
+def test_record_values_on_one_line_for_cell_writers(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = Report(gpu="gpu", npu="npu")
+    r.findings = [Finding("SD603", "weights", "error", "weights:b", Side({"shape": [2], "dtype": "F32", "hash": "a" * 64},
+                                                                         "g.safetensors"),
+                          Side({"shape": [3], "dtype": "F32", "hash": "b" * 64}, "n.safetensors"), "shape differs")]
+    md = render(r, "markdown")
+    assert "| `shape [2] · dtype F32 · hash aaaaaaaaaaaa…` at g.safetensors |" in md
+    assert "%0AGPU: shape [2] · dtype F32 · hash aaaaaaaaaaaa…%0ANPU: shape [3]" in render(r, "github")

@@ -393,6 +393,7 @@ def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef
                    "differing_elements": differing, "elements": g.numel}
     if not all(math.isfinite(x) for x in (d2, a2, b2, ab)):  # float64 overflow (huge F64 values)
         stats["rel_l2"] = stats["cosine"] = None
+        stats["overflow"] = True  # said as "overflowed", never as "GPU tensor is zero"
     elif a2 > 0:
         stats["rel_l2"] = math.sqrt(d2) / math.sqrt(a2)
     elif d2 == 0:

@@ -211,12 +211,28 @@ def _torch_load(path: str, display: str):
                 # legacy (non-zip) files cannot be memory-mapped; still the safe loader
                 return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # UnpicklingError for refused globals, RuntimeError for bad archives, ...
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         import pickle
 
         if isinstance(e, pickle.UnpicklingError):
-            raise WeightsError(f"{display}: refused by the safe loader (torch.load weights_only=True): {first}") from None
+            raise WeightsError(f"{display}: {refusal(str(e))}") from None
+        first = (_ANSI.sub("", str(e)).strip().splitlines() or [type(e).__name__])[0]
         raise WeightsError(f"{display}: cannot load: {first}") from None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
+
+
+def refusal(torch_message: str) -> str:
+    """Why the safe loader refused a checkpoint, in the user's terms. torch's own text advises
+    re-running with weights_only=False (switching the protection off) and carries terminal
+    escapes: neither is passed on."""
+    found = _GLOBAL.search(_ANSI.sub("", torch_message))
+    what = f"it needs the Python object `{found.group(1)}`, not a tensor or a plain value" if found else \
+        "it holds objects other than tensors and plain values"
+    return (f"refused by the safe loader (torch.load weights_only=True): {what}; such a checkpoint is never "
+            f"loaded (loading it could run code). Save the weights as safetensors or as a state_dict of "
+            f"tensors where it was made, and compare that")
 
 
 def torch_tensors(path: str, display: str, subset: str | None = None) -> list[TensorRef]:
@@ -442,7 +458,8 @@ def describe_stats(st: dict) -> str:
     if not st:
         return ""
     parts = ["max |diff| " + ("n/a (overflow)" if st.get("max_abs_diff") is None else f"{st['max_abs_diff']:.3g}")]
-    parts.append("rel L2 " + ("n/a (GPU tensor is zero)" if st.get("rel_l2") is None else f"{st['rel_l2']:.3g}"))
+    why = "sums of squares overflowed float64" if st.get("overflow") else "GPU tensor is zero"
+    parts.append("rel L2 " + (f"n/a ({why})" if st.get("rel_l2") is None else f"{st['rel_l2']:.3g}"))
     parts.append("cosine " + ("n/a" if st.get("cosine") is None else f"{st['cosine']:.6f}"))
     parts.append(f"{st['differing_elements']} of {st['elements']} elements differ")
     if st.get("nonfinite_mismatches"):
@@ -457,6 +474,8 @@ class Summary:
     gpu_tensors: int = 0
     npu_tensors: int = 0
     identical: int = 0
+    gpu_bytes: int = 0  # what was compared, said even when nothing differs
+    npu_bytes: int = 0
     by_rule: dict = field(default_factory=dict)
     worst: list = field(default_factory=list)  # value findings, worst first
 
@@ -568,7 +587,8 @@ def stats_rules() -> tuple[str, str]:
 def summarize(report: Report, gck: Checkpoint, nck: Checkpoint) -> Summary:
     """Counts for the text overview, from a finished comparison: tensors per side, tensors
     equal on both sides (report.tables), findings per rule, the measured ones worst first."""
-    summary = Summary(gpu_tensors=len(gck.entries), npu_tensors=len(nck.entries))
+    summary = Summary(gpu_tensors=len(gck.entries), npu_tensors=len(nck.entries),
+                      gpu_bytes=_bytes(gck), npu_bytes=_bytes(nck))
     if gck.identical is not None:  # pair_extracts counted them and left them out of the tables
         summary.identical = gck.identical
     elif report.tables is not None:
@@ -580,6 +600,12 @@ def summarize(report: Report, gck: Checkpoint, nck: Checkpoint) -> Summary:
     measured = stats_rules()
     summary.worst = sorted((f for f in report.findings if f.rule in measured), key=_badness)
     return summary
+
+
+def _bytes(ck: Checkpoint) -> int:
+    if ck.tensors:
+        return sum(r.nbytes for r in ck.tensors)
+    return sum(e.get("bytes") or 0 for e in ck.entries.values() if isinstance(e, dict))
 
 
 def _badness(f: Finding) -> tuple:
@@ -648,18 +674,33 @@ NAMES = {"tensor-missing-on-npu": "missing on NPU", "tensor-extra-on-npu": "extr
          "tensor-values-differ": "values differ"}
 
 
+def _size(n: int) -> str:
+    """1,234 bytes, 1.2 MB: how sizes read in a summary."""
+    if n < 1000:
+        return f"{n:,} bytes"
+    for unit in ("KB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 1000 or unit == "TB":
+            return f"{n:,.1f} {unit}"
+    return f"{n}"
+
+
 def summary_lines(summary: Summary, top: int) -> list[str]:
     """The overview: tensor counts, findings per kind, the worst tensors measured."""
     words = {code(name): w for name, w in NAMES.items()}
+    size = ""  # a clean comparison says what it compared, not only "0 error(s)"
+    if not summary.by_rule and (summary.gpu_bytes or summary.npu_bytes):
+        size = (f"; compared {_size(summary.gpu_bytes)} on each side" if summary.gpu_bytes == summary.npu_bytes
+                else f"; compared {_size(summary.gpu_bytes)} on GPU, {_size(summary.npu_bytes)} on NPU")
     lines = [f"weights: GPU {summary.gpu_tensors} tensor(s), NPU {summary.npu_tensors}; "
              f"{summary.identical} identical"
-             + "".join(f", {n} {words.get(rule, rule)}" for rule, n in sorted(summary.by_rule.items()))]
+             + "".join(f", {n} {words.get(rule, rule)}" for rule, n in sorted(summary.by_rule.items())) + size]
     shown = [f for f in summary.worst[:top] if "rel_l2" in f.extra]
     if shown:
         lines.append(f"worst tensors (by relative L2, GPU as reference; {len(shown)} of {len(summary.worst)}):")
         for f in shown:
             x = f.extra
-            rel = "n/a" if x.get("rel_l2") is None else f"{x['rel_l2']:.3g}"
+            rel = ("n/a (overflow)" if x.get("overflow") else "n/a") if x.get("rel_l2") is None else f"{x['rel_l2']:.3g}"
             cos = "n/a" if x.get("cosine") is None else f"{x['cosine']:.6f}"
             mx = "n/a" if x.get("max_abs_diff") is None else f"{x['max_abs_diff']:.3g}"
             lines.append(f"  {f.key[len(PREFIX):]}  rel L2 {rel}  max |diff| {mx}  cosine {cos}")

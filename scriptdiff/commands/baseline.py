@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from .common import fail, options_from, safe
+from .common import OutputError, fail, options_from, output_spec, print_errors
 
 DESCRIPTION = """Write the current findings of `scriptdiff diff GPU NPU` (or of `scriptdiff check`
 with --check) to a baseline file. Later runs given `--baseline FILE` report only findings
@@ -21,7 +20,8 @@ def add_arguments(p) -> None:
     p.add_argument("--check", action="store_true",
                    help="take the findings of `scriptdiff check` (the [tool.scriptdiff] configuration)")
     p.add_argument("--config", metavar="FILE", help="with --check: the configuration file")
-    p.add_argument("--output", "-o", default=DEFAULT, metavar="FILE", help=f"baseline file (default: {DEFAULT})")
+    p.add_argument("--output", "-o", default=DEFAULT, metavar="[json=]FILE",
+                   help=f"the baseline file (JSON), as -o does for every command (default: {DEFAULT})")
     p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes")
     p.add_argument("--ignore", metavar="CODES", help="drop these rule codes or prefixes")
 
@@ -42,6 +42,10 @@ def load_baseline_into(opts, args) -> int:
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
+    try:
+        out = output_spec(args.output, ("json",))[1]
+    except OutputError as e:
+        return fail(str(e))
     opts = options_from(args)
     if args.check:
         report = api.check(args.config, options=opts)
@@ -50,15 +54,14 @@ def run(args) -> int:
             return fail("baseline needs GPU and NPU (or --check)")
         report = api.diff(args.gpu, args.npu, opts)
     if report.exit_code() == 2:
-        for e in report.errors:
-            print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+        print_errors(report)
         return 2
     doc = api.baseline(report)
     try:
-        with open(args.output, "w", encoding="utf-8") as fh:
+        with open(out, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2, ensure_ascii=False)
             fh.write("\n")
     except OSError as e:
-        return fail(f"cannot write {args.output}: {e.strerror or e}")
-    print(f"scriptdiff: wrote {len(doc['findings'])} accepted finding(s) to {args.output}")
+        return fail(f"cannot write {out}: {e.strerror or e}")
+    print(f"scriptdiff: wrote {len(doc['findings'])} accepted finding(s) to {out}")
     return 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import fail, safe
+from .common import OutputError, fail, output_spec, safe, write_text
 
 DESCRIPTION = """Write this machine's environment snapshot (JSON, schema in docs/snapshot.md).
 
@@ -18,7 +18,8 @@ Compare two snapshots with `scriptdiff env gpu.json npu.json`."""
 
 
 def add_arguments(p) -> None:
-    p.add_argument("-o", "--output", metavar="FILE", help="write the snapshot to FILE (default: standard output)")
+    p.add_argument("-o", "--output", metavar="[json=]FILE",
+                   help="write the snapshot (JSON) to FILE, as -o does for every command (default: standard output)")
     p.add_argument("--root", metavar="DIR",
                    help="read every absolute path under DIR instead of / (an install tree laid out for tests "
                         "or an offline audit); no command is run")
@@ -31,17 +32,20 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
+    try:
+        out = output_spec(args.output, ("json",))[1] if args.output else None
+    except OutputError as e:
+        return fail(str(e))
+    out = None if out == "-" else out
     snap = api.collect(root=args.root, run_commands=False if args.no_commands else None, sites=args.site or None)
     for msg in snap.get("unread", []):  # special files where a version file was expected: not read
         print(f"scriptdiff: {safe(msg)}; not read", file=sys.stderr)
     text = api.snapshot_text(snap)
-    if args.output and args.output != "-":
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as e:
-            return fail(f"cannot write {args.output}: {e.strerror or e}")
-        print(f"scriptdiff: wrote {args.output} ({len(snap['distributions'])} distributions, platform "
+    if out:
+        failed = write_text(out, text)
+        if failed is not None:
+            return failed
+        print(f"scriptdiff: wrote {out} ({len(snap['distributions'])} distributions, platform "
               f"{snap['platform']}, {snap['collect_seconds']:.3f} s)", file=sys.stderr)
     else:
         sys.stdout.write(text)

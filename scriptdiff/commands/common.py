@@ -1,16 +1,84 @@
-"""Options and output shared by the commands that produce a Report."""
+"""The one command-line language: options every command shares, and how output is written.
+
+Every command gets the same shared options (cli.build_parser adds any a command did not add
+itself): `--no-cache`, `--jobs N`, `--max-bytes N` and `--progress`. Where one cannot apply
+(`collect --jobs`), it is still parsed and refused with the reason (NOT_FOR), never silently
+ignored. `-o/--output` means the same everywhere: FORMAT=FILE, or a FILE whose format its
+extension says (`-o out.json`); commands that write one product (collect, baseline, the
+fingerprints) read it through the same rule."""
 from __future__ import annotations
 
+import argparse
+import os
+import re
 import sys
+import threading
 
 from ..report import FORMATS, render
 from ..report.values import safe
 
+# what a file's extension says its format is (`-o out.json`); github annotations have none
+EXTENSIONS = {".json": "json", ".sarif": "sarif", ".md": "markdown", ".markdown": "markdown",
+              ".txt": "text", ".html": "html", ".htm": "html"}
+
+SHARED = ("--no-cache", "--jobs", "--max-bytes", "--progress")
+
+_NO_INPUT = "it reads no input files"
+# command -> shared option -> why it does not apply to that command (it is refused, with this)
+NOT_FOR = {
+    "collect": {"--no-cache": "collect reads version files directly and caches nothing",
+                "--jobs": "collect runs in one process (it takes a fraction of a second)",
+                "--max-bytes": "collect reads only small version files, each under a fixed bound",
+                "--progress": "collect takes a fraction of a second"},
+    "rules": {o: _NO_INPUT for o in SHARED},
+    "rule": {o: _NO_INPUT for o in SHARED},
+    "env": {"--no-cache": "snapshots and package lists are read directly, never cached",
+            "--jobs": "snapshots and package lists are read in one process"},
+    "data": {"--no-cache": "dataset fingerprints are computed afresh each run, never cached",
+             "--max-bytes": "dataset files are hashed whole whatever their size (--sample hashes parts of them)"},
+    "weights": {"--no-cache": "tensor hashes are computed afresh each run, never cached",
+                "--jobs": "tensors are hashed in one process, chunk by chunk",
+                "--max-bytes": "checkpoints are read whole whatever their size, chunk by chunk in bounded memory"},
+    "curves": {"--no-cache": "training logs are read afresh each run, never cached",
+               "--jobs": "training logs are read in one process",
+               "--max-bytes": "training logs are read whole whatever their size, in bounded pieces"},
+}
+
+
+def _whole(value: str, option: str, what: str, hint: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = None
+    if n is None or n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not allowed: {option} takes {what}, 1 or more{hint}")
+    return n
+
+
+def jobs_count(value: str) -> int:
+    """--jobs N: a whole number of worker processes, at least 1."""
+    return _whole(value, "--jobs", "a whole number of worker processes", " (leave it out for one per core)")
+
+
+_SIZE = re.compile(r"\s*(\d+)\s*([kmg]i?)?b?\s*", re.I)
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "ki": 2**10, "mi": 2**20, "gi": 2**30}
+
+
+def byte_count(value: str) -> int:
+    """--max-bytes N: a whole number of bytes, at least 1; 500k, 1M, 2MiB are understood."""
+    m = _SIZE.fullmatch(value)
+    n = int(m.group(1)) * _UNITS[(m.group(2) or "").lower()] if m else 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not allowed: --max-bytes takes a size in bytes, 1 or more "
+                                         f"(e.g. 1000000, 500k, 1M, 2MiB)")
+    return n
+
 
 def add_output_arguments(p) -> None:
     p.add_argument("--format", "-f", choices=FORMATS, default="text", help="output format (default: text)")
-    p.add_argument("--output", "-o", action="append", default=[], metavar="FORMAT=FILE",
-                   help="also write FORMAT to FILE (repeatable), e.g. --output sarif=out.sarif")
+    p.add_argument("--output", "-o", action="append", default=[], metavar="[FORMAT=]FILE",
+                   help="also write the report to FILE (repeatable): FORMAT=FILE, or a FILE whose extension "
+                        "says the format (.json, .sarif, .md, .txt), e.g. -o out.sarif")
     p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes, comma-separated (SD2,SD101)")
     p.add_argument("--ignore", metavar="CODES", help="drop these rule codes or prefixes, comma-separated")
     p.add_argument("--show-masked", action="store_true", help="list the expected substitutions that were masked")
@@ -21,10 +89,50 @@ def add_output_arguments(p) -> None:
 def add_engine_arguments(p) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the parse cache (~/.cache/scriptdiff, or $SCRIPTDIFF_CACHE_DIR)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes for parsing (default: one per core)")
-    p.add_argument("--max-bytes", type=int, metavar="N",
+    p.add_argument("--jobs", "-j", type=jobs_count, metavar="N",
+                   help="worker processes for parsing, 1 or more (default: one per core)")
+    p.add_argument("--max-bytes", type=byte_count, metavar="N",
                    help="larger Python files are compared as text; larger configs, launch scripts, logs, "
-                        "package lists, snapshots and patches are not read (default: 500000)")
+                        "package lists, snapshots and patches are not read (default: 500000; 500k, 1M understood)")
+
+
+def add_progress_argument(p) -> None:
+    p.add_argument("--progress", action="store_true",
+                   help="show progress on standard error even when it is not a terminal (plain lines then); "
+                        "by default progress is shown on a terminal only, and never under CI or pre-commit")
+
+
+def add_shared_arguments(p, command: str) -> None:
+    """Give `p` every shared option it lacks. One that cannot apply to `command` is still
+    parsed (hidden from --help) so that refuse_inapplicable can say why it is refused."""
+    have = set(p._option_string_actions)
+    not_for = NOT_FOR.get(command, {})
+    missing = [o for o in SHARED if o not in have]
+    if not missing:
+        return
+    scratch = argparse.ArgumentParser(add_help=False)
+    add_engine_arguments(scratch)
+    add_progress_argument(scratch)
+    for action in scratch._actions:
+        opt = next((s for s in action.option_strings if s.startswith("--")), None)
+        if opt not in missing:
+            continue
+        names = [s for s in action.option_strings if s not in have]
+        kwargs = {"dest": action.dest, "default": action.default, "metavar": action.metavar,
+                  "help": argparse.SUPPRESS if opt in not_for else action.help}
+        if action.nargs == 0:
+            p.add_argument(*names, action="store_true", **{k: v for k, v in kwargs.items() if k != "metavar"})
+        else:
+            p.add_argument(*names, type=action.type, **kwargs)
+
+
+def refuse_inapplicable(args, command: str) -> int | None:
+    """2 after a one-line reason when a shared option that cannot apply to `command` was given."""
+    for opt, why in NOT_FOR.get(command, {}).items():
+        value = getattr(args, opt.lstrip("-").replace("-", "_"), None)
+        if value not in (None, False):
+            return fail(f"{command}: {opt} does not apply: {why}")
+    return None
 
 
 def codes(s: str | None) -> list[str] | None:
@@ -40,9 +148,12 @@ def options_from(args):
     select, ignore = codes(getattr(args, "select", None)), codes(getattr(args, "ignore", None))
     api.check_selectors(select, "--select")
     api.check_selectors(ignore, "--ignore")
-    return Options(select=select, ignore=ignore,
+    opts = Options(select=select, ignore=ignore,
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
                    max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes, keep_texts=wants_html(args))
+    opts.progress = ProgressBar(progress_wanted(getattr(args, "progress", False)), "parsed", unit="files")
+    args._options = opts  # emit() reads what the run did with them (the baseline's count)
+    return opts
 
 
 def wants_html(args) -> bool:
@@ -67,20 +178,85 @@ def render_options(args, color: bool) -> dict:
             "color": color}
 
 
-def write_outputs(report, args) -> int | None:
-    """The --output FORMAT=FILE extras, always complete and uncoloured; 2 on failure."""
-    for spec in getattr(args, "output", []) or []:
-        if "=" not in spec:
-            return fail(f"--output expects FORMAT=FILE, got {spec!r}")
-        fmt, path = spec.split("=", 1)
-        if fmt not in FORMATS:
-            return fail(f"--output: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(render(report, fmt, **render_options(args, False)))
-        except OSError as e:
-            return fail(f"cannot write {path}: {e.strerror or e}")
+class OutputError(ValueError):
+    """An -o value that names no format this command writes."""
+
+
+def output_spec(spec: str, formats: tuple[str, ...] = FORMATS) -> tuple[str, str]:
+    """`-o` as every command reads it: (format, path) from FORMAT=FILE, or from a FILE whose
+    extension says its format (out.json, out.sarif, out.md, out.txt). A command that writes
+    one format only (a snapshot, a baseline, a fingerprint: json) takes any FILE as that."""
+    fmt, sep, path = spec.partition("=")
+    if sep and fmt in FORMATS:
+        if fmt not in formats:
+            raise OutputError(f"-o {spec}: this command writes {' or '.join(formats)}, not {fmt}")
+        if not path:
+            raise OutputError(f"-o {spec}: no file name after {fmt}=")
+        return fmt, path
+    path = spec  # a FILE, whose name may itself contain '='
+    if not path:
+        raise OutputError("-o: no file name")
+    if len(formats) == 1:
+        return formats[0], path
+    name = os.path.basename(path).lower()
+    for ext, guessed in EXTENSIONS.items():
+        if name.endswith(ext) and guessed in formats:
+            return guessed, path
+    exts = ", ".join(e for e, f in EXTENSIONS.items() if f in formats and e != ".markdown")
+    raise OutputError(f"-o {spec}: cannot tell the format from the file name: give FORMAT=FILE "
+                      f"(FORMAT one of {', '.join(formats)}) or a name ending in {exts}")
+
+
+def output_targets(args, formats: tuple[str, ...] = FORMATS) -> list[tuple[str, str]]:
+    """Every -o of `args` as (format, path); OutputError on the first that says no format."""
+    return [output_spec(s, formats) for s in getattr(args, "output", None) or []]
+
+
+def check_outputs(args) -> int | None:
+    """Refuse a bad -o before any work is done: 2 after the reason, else None."""
+    try:
+        output_targets(args)
+    except OutputError as e:
+        return fail(str(e))
     return None
+
+
+def write_text(path: str, text: str) -> int | None:
+    """Write `text` to `path`; None when done, else 2 after a one-line reason."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        return fail(f"cannot write {path}: {e.strerror or e}")
+    return None
+
+
+def write_outputs(report, args) -> int | None:
+    """The -o/--output extras, always complete and uncoloured; 2 on failure."""
+    try:
+        targets = output_targets(args)
+    except OutputError as e:
+        return fail(str(e))
+    for fmt, path in targets:
+        failed = write_text(path, render(report, fmt, **render_options(args, False)))
+        if failed is not None:
+            return failed
+    return None
+
+
+def print_errors(report) -> None:
+    """Input errors and notes on standard error, one line each (`note:` for a note)."""
+    for e in report.errors:
+        label = "note: " if getattr(e, "level", "error") == "note" else ""
+        print(f"scriptdiff: {label}{safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+
+
+def errors_on_stderr(args) -> bool:
+    """Where input errors are printed, once each: on standard error, one line each, when
+    standard output is a machine format or not a terminal (a pipe, a file: `2>&1 | less` then
+    shows each once); in the text report when both are the terminal. --output files always
+    list them."""
+    return args.format != "text" or not sys.stdout.isatty()
 
 
 def emit(report, args, full=None) -> int:
@@ -88,12 +264,16 @@ def emit(report, args, full=None) -> int:
 
     `full`: when `report` is a shortened view of a larger report (weights' summary), the
     --output files and the exit status come from the full one."""
-    if args.format != "text" or not sys.stdout.isatty():
-        # machine formats keep stdout clean: input errors go to stderr, one line each
-        # (the text report lists them itself, so a terminal does not see them twice)
-        for e in report.errors:
-            print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+    on_stderr = errors_on_stderr(args)
+    if on_stderr:
+        print_errors(report)
+    baseline = getattr(getattr(args, "_options", None), "baseline", None)
+    if baseline is not None:  # how many findings the baseline suppressed, as ruff says it
+        for r in {id(report): report, id(full or report): full or report}.values():
+            r.details["baseline_suppressed"] = len(baseline.used)
     opts = render_options(args, use_color(args))
+    if on_stderr:
+        opts["list_errors"] = False
     failed = write_outputs(full or report, args)
     if failed is not None:
         return failed
@@ -101,3 +281,96 @@ def emit(report, args, full=None) -> int:
     sys.stdout.write(out)
     sys.stdout.flush()
     return (full or report).exit_code()
+
+
+# --------------------------------------------------------------------------- progress
+
+def progress_wanted(flag: bool) -> bool:
+    """--progress, or standard error is a terminal outside CI and pre-commit (both set an
+    environment variable: CI, PRE_COMMIT): long work is then quiet unless asked."""
+    if flag:
+        return True
+    if os.environ.get("CI") or os.environ.get("PRE_COMMIT"):
+        return False
+    return sys.stderr.isatty()
+
+
+def size_text(n: float) -> str:
+    """1,234 bytes, 1.2 MB: a size as a summary line reads it."""
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n}"
+
+
+class ProgressBar:
+    """Progress of long work on standard error, or nothing when not enabled.
+
+    On a terminal: a rich progress bar (transient). Elsewhere (a log file, CI with
+    --progress): plain lines at each tenth of the work, "scriptdiff: parsed 400/1,000 files"
+    or "scriptdiff: hashing 1.2 GB/3.0 GB". The object the library takes: start(total),
+    advance(n) (from any thread), close(); it may be started again after close(). `unit` is
+    "bytes" or a noun counted ("files")."""
+
+    def __init__(self, enabled: bool, label: str = "hashing", unit: str = "bytes", stream=None):
+        self.enabled = enabled
+        self.label = label
+        self.unit = unit
+        self.stream = stream
+        self._p = None
+        self._plain = False
+        self._lock = threading.Lock()
+
+    def __reduce__(self):  # a worker process gets no progress (a rich bar holds threads and locks)
+        return (ProgressBar, (False, self.label, self.unit))
+
+    def _out(self):
+        return self.stream or sys.stderr
+
+    def _amount(self, n: int) -> str:
+        return size_text(n) if self.unit == "bytes" else f"{n:,}"
+
+    def start(self, total: int) -> None:
+        self.close()
+        if not self.enabled or total <= 0:
+            return
+        self._total, self._done, self._step = total, 0, 0
+        if not self._out().isatty():
+            self._plain = True
+            return
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TimeRemainingColumn,
+                                   TransferSpeedColumn)
+
+        columns = ([DownloadColumn(), TransferSpeedColumn()] if self.unit == "bytes"
+                   else [MofNCompleteColumn(), f"{self.unit}"])
+        self._p = Progress("[progress.description]{task.description}", BarColumn(), *columns,
+                           TimeRemainingColumn(), console=Console(file=self._out()), transient=True)
+        self._p.start()
+        self._task = self._p.add_task(self.label, total=total)
+
+    def advance(self, n: int) -> None:
+        if self._p is not None:
+            with self._lock:
+                self._p.update(self._task, advance=n)
+        elif self._plain:
+            with self._lock:
+                self._done += n
+                step = min(10, self._done * 10 // self._total)
+                if step > self._step:
+                    self._step = step
+                    self._line()
+
+    def _line(self) -> None:
+        total = self._amount(self._total)
+        done = self._amount(min(self._done, self._total))
+        text = (f"{self.label} {done}/{total}" if self.unit == "bytes"
+                else f"{self.label} {done}/{total} {self.unit}")
+        print(f"scriptdiff: {text}", file=self._out(), flush=True)
+
+    def close(self) -> None:
+        if self._p is not None:
+            self._p.stop()
+            self._p = None
+        self._plain = False

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import sys
-import threading
 
-from .common import add_output_arguments, emit, fail, options_from, safe
+from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument,  # noqa: F401
+                     check_outputs, emit, fail, jobs_count, options_from, output_targets, progress_wanted, safe,
+                     size_text, write_text)
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
 
@@ -56,8 +57,9 @@ def add_arguments(p) -> None:
                    help="`fingerprint PATH...`, or the GPU and NPU sides (folder, file or manifest)")
     p.add_argument("--sample", action="store_true",
                    help="hash only head, tail and strided blocks of large files (marked as sampled)")
-    p.add_argument("--workers", type=int, default=None, metavar="N", help="files hashed in parallel (default: cores, 2..8)")
-    p.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a terminal")
+    p.add_argument("--jobs", "-j", "--workers", dest="jobs", type=jobs_count, default=None, metavar="N",
+                   help="files hashed in parallel, 1 or more (default: cores, 2..8; --workers is the old name)")
+    add_progress_argument(p)
     p.add_argument("--tokenizer", action="append", default=[], metavar="PATH",
                    help="tokenizer file or folder, part of the data check; when comparing give it twice: GPU, then NPU")
     p.add_argument("--script", action="append", default=[], metavar="PATH",
@@ -67,70 +69,39 @@ def add_arguments(p) -> None:
     add_output_arguments(p)
 
 
-class ProgressBar:
-    """A rich progress bar over bytes on stderr, or nothing when not enabled.
-
-    The progress object the library takes: start(total_bytes), advance(nbytes) (from any
-    thread), close(); it may be started again after close()."""
-
-    def __init__(self, enabled: bool, label: str = "hashing"):
-        self.enabled = enabled
-        self.label = label
-        self._p = None
-        self._lock = threading.Lock()
-
-    def start(self, total: int) -> None:
-        self.close()
-        if not self.enabled or total <= 0:
-            return
-        from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
-                                   TransferSpeedColumn)
-
-        self._p = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                           TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                           transient=True)
-        self._p.start()
-        self._task = self._p.add_task(self.label, total=total)
-
-    def advance(self, n: int) -> None:
-        if self._p is not None:
-            with self._lock:
-                self._p.update(self._task, advance=n)
-
-    def close(self) -> None:
-        if self._p is not None:
-            self._p.stop()
-            self._p = None
-
-
-def progress_wanted(flag: bool) -> bool:
-    """--progress, or stderr is a terminal."""
-    return flag or sys.stderr.isatty()
-
-
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
     sample = bool(args.sample)
     bar = ProgressBar(progress_wanted(args.progress))
     if args.paths[0] == "fingerprint":
-        if len(args.output) > 1:
+        try:
+            targets = output_targets(args, ("json",))
+        except OutputError as e:
+            return fail(str(e))
+        if len(targets) > 1:
             return fail("data fingerprint writes one manifest: give -o once")
-        manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.workers, args.tokenizer, args.script,
-                                                progress=bar, exclude=set(args.output[:1]))
-        return _write_manifest(args, manifest, errors)
+        out = targets[0][1] if targets and targets[0][1] != "-" else None
+        manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.jobs, args.tokenizer, args.script,
+                                                progress=bar, exclude={out} if out else set())
+        return _write_manifest(manifest, errors, out)
     if len(args.paths) != 2:
         return fail("data takes `fingerprint PATH...` or two sides: GPU NPU")
+    failed = check_outputs(args)
+    if failed is not None:
+        return failed
     opts = options_from(args)
     if args.baseline:
         opts.baseline = api.load_baseline(args.baseline)
-    report = api.data(args.paths[0], args.paths[1], opts, sample, args.workers,
+    report = api.data(args.paths[0], args.paths[1], opts, sample, args.jobs,
                       tokenizers=tuple(args.tokenizer) or None, scripts=tuple(args.script) or None, progress=bar)
+    line = overview_line(report)  # what was compared, said even when nothing differs
+    if line:
+        report.overview.append(line)
     return emit(report, args)
 
 
-def _write_manifest(args, manifest: dict, errors: list) -> int:
+def _write_manifest(manifest: dict, errors: list, out: str | None) -> int:
     from .. import api  # lazy: keeps --help fast
 
     for e in errors:
@@ -138,16 +109,36 @@ def _write_manifest(args, manifest: dict, errors: list) -> int:
     if any(e.fatal for e in errors) and not manifest["files"]:
         return 2
     text = api.manifest_text(manifest)
-    if args.output:
-        out = args.output[0]
-        try:
-            with open(out, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as e:
-            return fail(f"cannot write {out}: {e.strerror or e}")
+    if out:
+        failed = write_text(out, text)
+        if failed is not None:
+            return failed
         t = manifest["totals"]
-        print(f"scriptdiff: {t['files']} file(s), {t['bytes']} bytes"
+        print(f"scriptdiff: {t['files']:,} file(s), {t['bytes']:,} bytes"
               f"{' (sampled)' if manifest['sampled'] else ''} -> {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 2 if any(e.fatal for e in errors) else 0
+
+
+def overview_line(report) -> str | None:
+    """What a data comparison compared, said even when nothing differs: files and bytes per
+    side and how many files are identical ("dataset: GPU 12 file(s), 3.4 GB; NPU 12 file(s),
+    3.4 GB; 12 identical"). None when the sides' facts are not at hand."""
+    if not report.tables:
+        return None
+    sides = []
+    for table in report.tables:
+        summary = table.get("data:*")  # the manifest's totals (checks.dataset.SUMMARY_KEY)
+        files = {k: table.get(k).value for k in table.keys("dataset") if k.startswith("data:") and k != "data:*"}
+        sides.append((summary.value if summary is not None and isinstance(summary.value, dict) else {}, files))
+    (gs, g), (ns, n) = sides
+    same = sum(1 for k in g.keys() & n.keys() if g[k] == n[k])
+
+    def part(summary: dict, files: dict) -> str:
+        total = summary.get("bytes")
+        if not isinstance(total, int):
+            total = sum(v.get("size") or 0 for v in files.values() if isinstance(v, dict))
+        return f"{summary.get('files', len(files)):,} file(s), {size_text(total)}"
+
+    return f"dataset: GPU {part(gs, g)}; NPU {part(ns, n)}; {same:,} identical"

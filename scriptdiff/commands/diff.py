@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from .common import add_engine_arguments, add_output_arguments, emit, options_from
+from .common import add_engine_arguments, add_output_arguments, check_outputs, emit, options_from
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
 
@@ -17,7 +18,9 @@ Expected GPU->NPU substitutions (torch.cuda -> torch.npu, nccl -> hccl, adapter 
 ...) are masked; what remains is reported with both sides' file, line and value.
 
 As git's external diff (GIT_EXTERNAL_DIFF=scriptdiff git diff) it is called with git's
-seven arguments and always exits 0, so that git goes on to the next file."""
+seven arguments and always exits 0, so that git goes on to the next file. As a difftool
+(git difftool -x scriptdiff) it is called with two paths and no command: that is
+`scriptdiff diff LOCAL REMOTE` (an added or deleted file's /dev/null side is empty)."""
 
 
 def add_arguments(p) -> None:
@@ -34,6 +37,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    failed = check_outputs(args)
+    if failed is not None:
+        return failed
     from .. import api  # lazy: keeps --help fast
 
     opts = options_from(args)
@@ -43,5 +49,11 @@ def run(args) -> int:
         report = api.external_diff([*args.gpu, args.npu], opts)
         emit(report, args)
         return 0  # git stops at the first external diff that fails
+    if not args.git and len(args.gpu) == 1 and os.devnull in (args.gpu[0], args.npu):
+        # `git difftool -x scriptdiff` on an added or deleted file: one side is /dev/null, read
+        # as an empty file (what git's external diff gets), not refused as a device
+        name = args.npu if args.gpu[0] == os.devnull else args.gpu[0]
+        report = api.external_diff([name, args.gpu[0], "0" * 40, "100644", args.npu, "0" * 40, "100644"], opts)
+        return emit(report, args)
     report = api.diff(list(args.gpu), args.npu, opts, git=args.git, repo=args.repo)
     return emit(report, args)

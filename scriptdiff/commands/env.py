@@ -1,7 +1,7 @@
 """scriptdiff env GPU NPU: compare two environments."""
 from __future__ import annotations
 
-from .common import add_output_arguments, emit, options_from
+from .common import add_output_arguments, check_outputs, emit, options_from
 
 DESCRIPTION = """Compare the GPU side's environment with the NPU side's.
 
@@ -32,6 +32,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    failed = check_outputs(args)
+    if failed is not None:
+        return failed
     from .. import api  # lazy: keeps --help fast
 
     gpu = [x for x in args.gpu.split(",") if x]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from .common import add_output_arguments, fail, options_from, render_options, safe, use_color
+from .common import (OutputError, add_engine_arguments, add_output_arguments, errors_on_stderr, fail, options_from,
+                     output_targets, print_errors, render_options, use_color, write_text)
 
 DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
 
@@ -21,6 +22,7 @@ def add_arguments(p) -> None:
     p.add_argument("paths", nargs="+", metavar="FILE", help="GPU files, then `vs` (or --npu) and NPU files")
     p.add_argument("--npu", nargs="+", metavar="FILE", default=None, help="the NPU-side files")
     p.add_argument("--all-checks", action="store_true", help="also list environment variables found in scripts")
+    add_engine_arguments(p)
     add_output_arguments(p)
 
 
@@ -42,15 +44,18 @@ def run(args) -> int:
     if sides is None or not sides[0] or not sides[1]:
         return fail("hparams expects GPU files and NPU files: `hparams gpu.sh npu.sh` or "
                     "`hparams a.sh ds.json vs b.sh ds.json`")
+    try:
+        targets = output_targets(args)
+    except OutputError as e:
+        return fail(str(e))
     report = api.hparams(sides[0], sides[1], options_from(args), include_env=args.all_checks)
-    for e in report.errors:
-        print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
-    for spec in args.output or []:
-        fmt, _, path = spec.partition("=")
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(api.render_table(report, fmt, **render_options(args, False)))
-        except (OSError, ValueError) as e:
-            return fail(f"cannot write {path}: {e}")
-    sys.stdout.write(api.render_table(report, args.format, **render_options(args, use_color(args))))
+    on_stderr = errors_on_stderr(args)
+    if on_stderr:  # else the text table lists them: each is printed once
+        print_errors(report)
+    for fmt, path in targets:
+        failed = write_text(path, api.render_table(report, fmt, **render_options(args, False)))
+        if failed is not None:
+            return failed
+    shown = render_options(args, use_color(args)) | ({"list_errors": False} if on_stderr else {})
+    sys.stdout.write(api.render_table(report, args.format, **shown))
     return report.exit_code()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .baseline import load_baseline_into
-from .common import add_engine_arguments, add_output_arguments, emit, options_from
+from .common import add_engine_arguments, add_output_arguments, check_outputs, emit, options_from
 
 DESCRIPTION = """Review a unified diff (a pull request) that ports a GPU file to NPU.
 
@@ -24,6 +24,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    failed = check_outputs(args)
+    if failed is not None:
+        return failed
     opts = options_from(args)
     err = load_baseline_into(opts, args)
     if err:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from .common import add_output_arguments, emit, fail, options_from
-from .data import ProgressBar, allow_intermixed, progress_wanted
+from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument, check_outputs, emit,
+                     fail, options_from, output_targets, progress_wanted, write_text)
+from .data import allow_intermixed
 
 DESCRIPTION = """Fingerprint or compare initial weights (check 6: same starting point).
 
@@ -37,7 +38,7 @@ def add_arguments(p) -> None:
     p.add_argument("--map-file", metavar="FILE", help="JSON object of NPU tensor name -> GPU tensor name")
     p.add_argument("--top", type=int, default=10, metavar="N", help="text output: worst tensors shown (default 10)")
     p.add_argument("--all", action="store_true", help="text output: list every finding, not only the worst")
-    p.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a terminal")
+    add_progress_argument(p)
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_output_arguments(p)
 
@@ -49,12 +50,20 @@ def run(args) -> int:
     if args.paths[0] == "fingerprint":
         if len(args.paths) != 2:
             return fail("weights fingerprint takes one checkpoint file or folder")
-        if len(args.output) > 1:
+        try:
+            targets = output_targets(args, ("json",))
+        except OutputError as e:
+            return fail(str(e))
+        if len(targets) > 1:
             return fail("weights fingerprint writes one file: give -o once")
-        return _write_fingerprint(args, api.weights_fingerprint(args.paths[1], progress=bar))
+        out = targets[0][1] if targets and targets[0][1] != "-" else None
+        return _write_fingerprint(api.weights_fingerprint(args.paths[1], progress=bar), out)
     if len(args.paths) != 2:
         return fail("weights takes `fingerprint CHECKPOINT` or two sides: GPU NPU")
     rename = api.renamer(args.map, args.map_file)
+    failed = check_outputs(args)
+    if failed is not None:
+        return failed
     opts = options_from(args)
     if args.baseline:
         opts.baseline = api.load_baseline(args.baseline)
@@ -64,17 +73,15 @@ def run(args) -> int:
     return emit(api.weights_overview(report, max(0, args.top)), args, full=report)
 
 
-def _write_fingerprint(args, fp: dict) -> int:
+def _write_fingerprint(fp: dict, out: str | None) -> int:
     from .. import api  # lazy: keeps --help fast
 
     text = api.fingerprint_text(fp)
-    if args.output:
-        try:
-            with open(args.output[0], "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as e:
-            return fail(f"cannot write {args.output[0]}: {e.strerror or e}")
-        print(f"scriptdiff: {len(fp['tensors'])} tensor(s) -> {args.output[0]}", file=sys.stderr)
+    if out:
+        failed = write_text(out, text)
+        if failed is not None:
+            return failed
+        print(f"scriptdiff: {len(fp['tensors']):,} tensor(s) -> {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

@@ -95,6 +95,16 @@ class Parsed:
 _DEPTH_WORDS = ("too many nested", "too many statically nested", "too many levels of indentation", "too complex")
 
 
+def _beyond_libcst(name: str, lines: list[str], e: Exception) -> Parsed:
+    """Valid Python (CPython parses it) that libcst cannot: said as such, never "not valid Python"."""
+    why = (str(getattr(e, "message", "") or e).strip().splitlines() or [type(e).__name__])[0].rstrip(".")
+    line = getattr(e, "raw_line", None)
+    return Parsed(name=name, module=None, lines=lines,
+                  error=f"valid Python that the structural parser (libcst) cannot read"
+                        f"{f' at line {line}' if line else ''} ({why})",
+                  text_reason="valid Python that libcst cannot read")
+
+
 def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     lines = text.splitlines()
     # CPython's parser first: it is cheap (under a tenth of libcst's) and guards its stack,
@@ -102,6 +112,7 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     # python_guard measures what CPython accepted against what libcst and the passes after it
     # can take. A plain syntax error is left to libcst, which may know newer syntax than the
     # running interpreter.
+    valid = False  # CPython parses it: a libcst failure is then libcst's limit, not the file's fault
     try:
         with warnings.catch_warnings():  # the analysed file's invalid escapes are its own business
             warnings.simplefilter("ignore")
@@ -111,6 +122,7 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
         if too_deep:
             return Parsed(name=name, module=None, lines=lines, error=too_deep,
                           text_reason="beyond the structural parser's limits")
+        valid = True
     except (RecursionError, MemoryError):
         return Parsed(name=name, module=None, lines=lines, error="not valid Python: nested too deeply to parse")
     except SyntaxError as se:
@@ -121,6 +133,8 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
     try:
         module = on_big_stack(cst.parse_module, text)
     except cst.ParserSyntaxError as e:
+        if valid:
+            return _beyond_libcst(name, lines, e)
         line, reason = e.raw_line, str(e.message if hasattr(e, "message") else e).strip().splitlines()[0]
         try:  # CPython's own message and line are the ones users know
             with warnings.catch_warnings():
@@ -132,6 +146,8 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
             pass
         return Parsed(name=name, module=None, lines=lines, error=f"not valid Python: line {line}: {reason}")
     except Exception as e:  # libcst refuses some inputs with other errors; never a traceback
+        if valid:
+            return _beyond_libcst(name, lines, e)
         reason = (str(e).splitlines() or [type(e).__name__])[0].rstrip(".")
         where = ""
         try:

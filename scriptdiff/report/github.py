@@ -6,7 +6,7 @@ error / warning / notice. Paths are repository-relative (see sarif.repo_relative
 from __future__ import annotations
 
 from .sarif import repo_relative, repo_root
-from .values import MAX_CHARS, clip, safe, shown
+from .values import MAX_CHARS, clip, record_line, safe, shown
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -33,15 +33,16 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
             if side.line:
                 props.append(f"line={int(side.line)}")
         props.append(f"title={_prop(f'{f.rule} {f.key}')}")
-        g = "(absent)" if f.gpu is None else shown(f.gpu.value, full_values)
-        n = "(absent)" if f.npu is None else shown(f.npu.value, full_values)
+        g = "(absent)" if f.gpu is None else record_line(f.check, f.gpu.value) or shown(f.gpu.value, full_values)
+        n = "(absent)" if f.npu is None else record_line(f.check, f.npu.value) or shown(f.npu.value, full_values)
         where = ""
         if f.gpu is not None and f.gpu.path:
             where = f" [GPU at {f.gpu.path}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
         msg = f"{clip(f.message, 2 * MAX_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
         out.append(f"::{LEVEL.get(f.severity, 'warning')} {','.join(props)}::{_data(msg)}")
     for e in report.errors:
-        out.append(f"::{'error' if e.fatal else 'warning'} title=scriptdiff input::{_data(f'{e.path}: {e.message}')}")
+        level = "notice" if e.level == "note" else ("error" if e.fatal else "warning")
+        out.append(f"::{level} title=scriptdiff input::{_data(f'{e.path}: {e.message}')}")
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out.append(f"scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
                f"{len(report.masked)} expected substitution(s) masked")

@@ -69,8 +69,9 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=False)
     console.print(Text(f"scriptdiff hparams: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
-    for e in report.errors:
-        console.print(Text(f"error: {safe(e.path)}: {safe(e.message)}", style="red"))
+    for e in (report.errors if opts.get("list_errors", True) else ()):  # else printed on stderr
+        label, style = ("note", "cyan") if e.level == "note" else ("error", "red")
+        console.print(Text(f"{label}: {safe(e.path)}: {safe(e.message)}", style=style))
     flagged = {f.key: f for f in report.findings}
     table = Table(show_lines=False, pad_edge=False)
     for col in ("", "key", "GPU", "GPU origin", "NPU", "NPU origin"):

@@ -8,4 +8,7 @@ from .values import json_report, json_text
 
 
 def render(report, full_values: bool = False, **_options) -> str:
-    return json_text(json_report(report.to_json(), full_values))
+    doc = json_report(report.to_json(), full_values)
+    if "baseline_suppressed" in report.details:  # additive: a run given --baseline says what it hid
+        doc["suppressed"] = {"baseline": report.details["baseline_suppressed"]}
+    return json_text(doc)

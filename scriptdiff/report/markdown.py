@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..registry import check_order
-from .values import MAX_CHARS, MAX_SOURCE, clip, safe, shown
+from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
 
 ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
@@ -33,12 +33,18 @@ def _where(side) -> str:
     return _cell(loc)
 
 
+def _value(f, side, full: bool) -> str:
+    return record_line(f.check, side.value) or shown(side.value, full)
+
+
 def render(report, show_masked: bool = False, full_values: bool = False, **_options) -> str:
     report.sorted()
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
            "", f"GPU `{_cell(report.gpu)}` vs NPU `{_cell(report.npu)}`; "
-               f"{len(report.masked)} expected substitution(s) masked.", ""]
+               f"{len(report.masked)} expected substitution(s) masked"
+               + (f"; {report.details['baseline_suppressed']} suppressed by the baseline"
+                  if report.details.get("baseline_suppressed") else "") + ".", ""]
     if report.verdicts:
         out += ["| Check | Verdict | Why |", "|---|---|---|"]
         for check in sorted(report.verdicts, key=check_order):
@@ -51,17 +57,19 @@ def render(report, show_masked: bool = False, full_values: bool = False, **_opti
     for check in sorted(by_check, key=check_order):
         out += [f"#### {check}", "", "| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
         for f in by_check[check]:
-            g = "(absent)" if f.gpu is None else f"{_code(shown(f.gpu.value, full_values))} at {_where(f.gpu)}"
-            n = "(absent)" if f.npu is None else f"{_code(shown(f.npu.value, full_values))} at {_where(f.npu)}"
+            g = "(absent)" if f.gpu is None else f"{_code(_value(f, f.gpu, full_values))} at {_where(f.gpu)}"
+            n = "(absent)" if f.npu is None else f"{_code(_value(f, f.npu, full_values))} at {_where(f.npu)}"
             out.append(f"| {ICON.get(f.severity, f.severity)} | {f.rule} | {_code(f.key)} | {g} | {n} | "
                        f"{_cell(clip(f.message, 2 * MAX_CHARS, full_values))} |")
         out.append("")
     if not report.findings:
         out += ["No differences that can change numerics.", ""]
-    if report.errors:
-        out += ["#### input errors", ""]
-        out += [f"- `{_cell(e.path)}`: {_cell(e.message)}" for e in report.errors]
-        out.append("")
+    for title, level in (("input errors", "error"), ("notes", "note")):
+        entries = [e for e in report.errors if e.level == level]
+        if entries:
+            out += [f"#### {title}", ""]
+            out += [f"- `{_cell(e.path)}`: {_cell(e.message)}" for e in entries]
+            out.append("")
     if show_masked and report.masked:
         out += ["<details><summary>masked substitutions</summary>", ""]
         for m in report.masked:

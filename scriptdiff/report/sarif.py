@@ -121,7 +121,8 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         results.append(res)
     notes = []
     for e in report.errors:
-        n: dict = {"level": "error" if e.fatal else "warning", "message": {"text": f"{e.path}: {e.message}"}}
+        level = "note" if e.level == "note" else ("error" if e.fatal else "warning")
+        n: dict = {"level": level, "message": {"text": f"{e.path}: {e.message}"}}
         loc = _location(_PathOnly(e.path), root)
         if loc is not None:
             n["locations"] = [loc]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from ..registry import check_order
-from .values import MAX_CHARS, MAX_SOURCE, clip, safe, shown
+from .values import MAX_CHARS, MAX_SOURCE, clip, record_rows, safe, shown
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -26,7 +26,7 @@ def _loc(side) -> str:
 
 
 def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
-           full_values: bool = False, **_options) -> str:
+           full_values: bool = False, list_errors: bool = True, **_options) -> str:
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -42,8 +42,9 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     console.print(Text(f"scriptdiff: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
     for line in report.overview:
         console.print(Text(safe(line)))
-    for e in report.errors:
-        console.print(Text(f"error: {safe(e.path)}: {clip(e.message, 2 * MAX_CHARS, full_values)}", style="red"))
+    for e in (report.errors if list_errors else ()):  # else the command printed them on stderr
+        label, style = ("note", "cyan") if e.level == "note" else ("error", "red")
+        console.print(Text(f"{label}: {safe(e.path)}: {clip(e.message, 2 * MAX_CHARS, full_values)}", style=style))
     by_check: dict[str, list] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
@@ -64,7 +65,16 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             line.append(safe(f.key), style="bold magenta")
             line.append(f"  {clip(f.message, 2 * MAX_CHARS, full_values)}")
             console.print(line)
-            for label, side in (("GPU", f.gpu), ("NPU", f.npu)):
+            rows = record_rows(f.check, [s.value if s is not None else None for s in (f.gpu, f.npu)])
+            if rows is not None:  # a data file or a tensor: a short table of its fields
+                widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+                cells = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+                console.print(Text(f"         {cells[0]}".rstrip(), style="dim"))
+            for i, (label, side) in enumerate((("GPU", f.gpu), ("NPU", f.npu))):
+                if rows is not None:
+                    where = f"  at {escape(safe(_loc(side)))}" if side is not None else ""
+                    console.print(f"    {label}: {escape(cells[i + 1])}{where}")
+                    continue
                 val = shown(side.value, full_values) if side is not None else "(absent)"
                 console.print(f"    {label}: {escape(val)}  at {escape(safe(_loc(side)))}")
                 if side is not None and side.line and side.source and side.source not in ("default", "derived"):
@@ -78,10 +88,15 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             console.print(f"  {m.rule}  {escape(clip(g, MAX_SOURCE, full_values))}  ->  "
                           f"{escape(clip(n, MAX_SOURCE, full_values))}")
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    notes = sum(1 for e in report.errors if e.level == "note")
+    errors = len(report.errors) - notes
+    suppressed = report.details.get("baseline_suppressed", 0)
     summary = (f"\n{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
                f"{len(report.masked)} expected substitution(s) masked"
                + ("" if show_masked or not report.masked else " (--show-masked lists them)")
-               + (f"; {len(report.errors)} input error(s)" if report.errors else ""))
+               + (f"; {errors} input error(s)" if errors else "")
+               + (f"; {notes} note(s)" if notes else "")
+               + (f"; {suppressed} suppressed by the baseline" if suppressed else ""))
     style = "bold red" if counts["error"] else ("yellow" if counts["warning"] else "green")
     console.print(Text(summary, style=style))
     account = report.account_line()

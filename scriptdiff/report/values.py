@@ -66,6 +66,53 @@ def shown(value: Any, full: bool = False) -> str:
     return clip(show(value), MAX_CHARS, full)
 
 
+# --------------------------------------------------------------------------- records
+
+# checks whose values are records (a data file's size, hash, mode; a tensor's shape, dtype,
+# hash): shown as a short table, never as a Python dict
+RECORD_CHECKS = ("dataset", "weights")
+HASH_CHARS = 12
+
+
+def _field(name: str, v: Any) -> str:
+    if isinstance(v, str) and name.endswith("hash") and len(v) > HASH_CHARS:
+        return safe(v[:HASH_CHARS]) + "…"
+    if isinstance(v, bool) or v is None:
+        return "-" if v is None else str(v).lower()
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, (list, tuple)):
+        return clip("[" + ", ".join(str(x) for x in v) + "]", 40)
+    return clip(v, 40)
+
+
+def record_rows(check: str, values: list) -> list[list[str]] | None:
+    """A short table of record values (one row per value; None for an absent side): the
+    header row, then one row per value, each a list of cells. None when the values are not
+    records (not a dataset or weights value, or a value that is not a flat mapping)."""
+    present = [v for v in values if v is not None]
+    if check not in RECORD_CHECKS or not present or not all(
+            isinstance(v, dict) and len(v) <= MAX_ITEMS and not any(isinstance(x, dict) for x in v.values())
+            for v in present):
+        return None
+    keys: list[str] = []
+    for v in present:
+        keys += [str(k) for k in v if str(k) not in keys]
+    rows = [[safe(k) for k in keys]]
+    for v in values:
+        rows.append(["(absent)"] + [""] * (len(keys) - 1) if v is None else [_field(k, v.get(k)) for k in keys])
+    return rows
+
+
+def record_line(check: str, value: Any) -> str | None:
+    """One record value on one line ("shape [4, 4] · dtype F32 · hash 4d006976636a…"), for
+    writers with one cell per value (markdown, GitHub, SARIF); None when not a record."""
+    rows = record_rows(check, [value])
+    if rows is None or value is None:
+        return None
+    return " · ".join(f"{k} {c}" for k, c in zip(rows[0], rows[1]))
+
+
 # --------------------------------------------------------------------------- JSON formats
 
 def _cut(value: Any) -> tuple[Any, bool]:
