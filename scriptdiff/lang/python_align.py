@@ -18,6 +18,7 @@ from .python_nodediff import NodeDiff
 from .python_pair import PairState, StKey
 from .python_parse import BLOCK_FIELDS, Norm, St, fields_of
 from .python_port import PortChecks
+from .python_values import ValueChecks
 
 
 class Aligner:
@@ -28,6 +29,7 @@ class Aligner:
         self.nodes = nodes
         self.cls = classifier
         self.port = port
+        self.values = ValueChecks(state, classifier)
 
     # ------------------------------------------------------------------ blocks
     def block(self, G: list[St], N: list[St], scope: str) -> None:
@@ -107,6 +109,8 @@ class Aligner:
             return
         if side == "npu" and self.port.mask_support(s):
             return
+        if self.values.plumbing(s, self.s.g if side == "gpu" else self.s.n, side, scope):
+            return
         self.cls.report_one_sided(s, side, scope)
 
     # ------------------------------------------------------------- a pair
@@ -117,7 +121,7 @@ class Aligner:
         self.port.check_swaps(gs, ns, scope)
         self.port.check_optimizers(gs, ns, scope)
         if gs.kind != "compound" or ns.kind != "compound":
-            if gk != nk:
+            if gk != nk and not self.values.assign(gs, ns, scope):
                 self.cls.report_sites(self.nodes.diff_nodes(gs.node, ns.node, None), gs, ns, scope)
             return
         inner = scope

@@ -68,6 +68,8 @@ class Parsed:
     facts: list = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
+    names: set | None = None  # every Name in the file, computed on demand (python_values)
+    options: dict | None = None  # option or dataclass field name -> (its label, default node) (python_facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
     size: int = 0  # bytes of source (the parse cache's measure)
 
