@@ -11,7 +11,8 @@ from __future__ import annotations
 import libcst as cst
 
 from .python_pair import PairState, one_line
-from .python_parse import Norm, canon_qn, fields_of
+from .python_facts import NotLiteral, Reader
+from .python_parse import Norm, canon_qn, fields_of, rules
 
 MAX_SITES = 6
 
@@ -71,6 +72,11 @@ class NodeDiff:
 
     def diff_args(self, g: cst.Call, n: cst.Call, callee: str) -> list:
         s = self.s
+        sig = rules().signatures.get(callee)
+        if sig is not None:
+            bound = self.bound_diff(g, n, callee, sig)
+            if bound is not None:
+                return bound
 
         def split(call):
             pos, kw, star = [], {}, []
@@ -102,6 +108,75 @@ class NodeDiff:
         if [s.gn(a.value) for a in gst] != [s.nn(a.value) for a in nst]:
             sites.append((g, n, (callee, "*args/**kwargs")))
         return sites
+
+    def bound_diff(self, g: cst.Call, n: cst.Call, callee: str, sig) -> list | None:
+        """The arguments of a call with a known signature (rules/signatures.yaml), bound to
+        their parameters, a left-out one read as its default; None when a call cannot be bound
+        (*args, an unknown keyword, too many positionals). Several differing arguments are one
+        site ("ARGS", callee, [(name, GPU text, NPU text)]): one call, one decision."""
+        s = self.s
+        params, defaults = sig
+        positional = params[:params.index("*")] if "*" in params else params
+
+        def bind(call):
+            out, i = {}, 0
+            for a in call.args:
+                if a.star:
+                    return None
+                if a.keyword is None:
+                    if i >= len(positional):
+                        return None
+                    out[positional[i]] = a.value
+                    i += 1
+                elif a.keyword.value in params and a.keyword.value not in out:
+                    out[a.keyword.value] = a.value
+                else:
+                    return None
+            return out
+
+        gb, nb = bind(g), bind(n)
+        if gb is None or nb is None:
+            return None
+        sites, diffs = [], []
+        for name in params:
+            ga, na = gb.get(name), nb.get(name)
+            if ga is None and na is None:
+                continue
+            if ga is not None and na is not None:
+                sub = self.diff_nodes(ga, na, (callee, name))
+                if sub:
+                    sites += sub
+                    diffs.append((name, ga, na))
+                continue
+            present, p = (ga, s.g) if ga is not None else (na, s.n)
+            if id(present) in p.owned:
+                continue
+            if name in defaults and self.is_default(p, present, defaults[name]):
+                continue
+            sites.append((ga if ga is not None else ("MISSING", g), na if na is not None else ("MISSING", n),
+                          (callee, name)))
+            diffs.append((name, ga, na))
+        if len(diffs) <= 1:
+            return sites
+
+        def text(p, node, name):
+            if node is not None:
+                return f"{name}={one_line(p.code(node), 60)}"
+            return f"{name}={defaults[name]!r} (default)" if name in defaults else f"{name} not given"
+
+        return [(g, n, ("ARGS", callee, [(name, text(s.g, ga, name), text(s.n, na, name)) for name, ga, na in diffs]))]
+
+    def is_default(self, p, node, default) -> bool:
+        try:
+            v = Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            return False
+        if isinstance(v, str) and type(v) is str and isinstance(default, str):
+            nm = self.s.gn if p is self.s.g else self.s.nn
+            return nm.mask_string(v, None) == default
+        if isinstance(v, bool) or isinstance(default, bool):
+            return type(v) is type(default) and v == default
+        return type(v) is not str and v == default
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)

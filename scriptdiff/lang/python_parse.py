@@ -292,6 +292,7 @@ class PyRules:
     fa: dict
     classes: dict
     raw: dict
+    signatures: dict = field(default_factory=dict)  # qualified name -> (params, defaults) (rules/signatures.yaml)
 
 
 @lru_cache(maxsize=1)
@@ -320,6 +321,8 @@ def rules() -> PyRules:
         clip_gpu=set(clip.get("gpu", [])), clip_method=clip.get("npu_method", ""), clip_rule=clip["rule"] if "rule" in clip else code("fused-optimizer-swap"),
         fa_gpu=dict(fa.get("gpu") or {}), fa_npu=dict(fa.get("npu") or {}), fa=fa,
         classes=d.get("classes") or {}, raw=d,
+        signatures={qn: (list(e.get("params") or []), dict(e.get("defaults") or {}))
+                    for qn, e in (load().section("call_signatures", {}) or {}).items()},
     )
 
 
