@@ -3,22 +3,11 @@ they bind, positional against keyword and defaults made explicit; the port is ma
 what really differs is one finding per call."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
+from test_python_values import run  # the pair written to gpu/ and npu/ and diffed
+from test_rule_validators import load_with as load_pack_with
 
-from scriptdiff.engine import Options, diff_files
-from scriptdiff.rulepack import RuleError, load_packs, rules_dir
-
-
-def run(tmp_path: Path, gpu: str, npu: str):
-    (tmp_path / "gpu").mkdir()
-    (tmp_path / "npu").mkdir()
-    g, n = tmp_path / "gpu" / "train.py", tmp_path / "npu" / "train.py"
-    g.write_text(gpu, encoding="utf-8")
-    n.write_text(npu, encoding="utf-8")
-    return diff_files([str(g)], [str(n)], Options(use_cache=False))
+from scriptdiff.rulepack import RuleError
 
 
 HEAD = "import torch\nimport torch.distributed as dist\n\n\ndef setup(rank, world_size):\n"
@@ -31,7 +20,7 @@ def test_init_process_group_positional_vs_keyword_is_one_finding(tmp_path):
     assert r.errors == []
     assert [(f.rule, f.severity, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.message)
             for f in r.findings] == [
-        ("SD102", "warning", "code:train.py:setup", "world_size=-1 (default), rank=-1 (default)",
+        ("SD102", "warning", "code:ppo.py:setup", "world_size=-1 (default), rank=-1 (default)",
          "world_size=world_size, rank=rank", 6, 7,
          "torch.distributed.init_process_group: arguments world_size, rank differ "
          "(bound to its signature, defaults included)")]
@@ -63,13 +52,7 @@ def test_one_changed_argument_keeps_its_own_message(tmp_path):
 
 
 def load_with(tmp_path, old: str, new: str):
-    folder = tmp_path / "rules"
-    shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    path = folder / "signatures.yaml"
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    return load_packs(sorted(folder.glob("*.yaml")))
+    return load_pack_with(tmp_path, "signatures.yaml", old, new)
 
 
 def test_the_shipped_signatures_load(tmp_path):
