@@ -195,6 +195,10 @@ def check_python(rs: RuleSet) -> None:
     for fam, e in (py.get("optimizer_swaps") or {}).items():
         if not isinstance(e, dict) or not isinstance(e.get("gpu"), list) or not isinstance(e.get("npu"), list):
             raise RuleError(f"{where}:1: python.optimizer_swaps.{fam} needs gpu and npu lists")
+    dr = py.get("device_refactors") or {}
+    for part in ("to_device", "mps"):
+        if part in dr:
+            need_rule((dr[part] or {}).get("rule"), f"device_refactors.{part}")
     voc = rs.section("vocabulary") or {}
     for i, e in enumerate(py.get("fact_calls") or []):
         if not isinstance(e, dict) or not isinstance(e.get("match"), list) or not e["match"]:

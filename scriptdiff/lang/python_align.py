@@ -13,10 +13,11 @@ import difflib
 
 import libcst as cst
 
+from ..model import Side
 from .python_classify import Classifier
 from .python_nodediff import NodeDiff
 from .python_pair import PairState, StKey
-from .python_parse import BLOCK_FIELDS, Norm, St, fields_of
+from .python_parse import BLOCK_FIELDS, Norm, St, fields_of, rules
 from .python_port import PortChecks
 from .python_values import ValueChecks
 
@@ -104,8 +105,33 @@ class Aligner:
                 for s in Ns[j1:j2]:
                     self.one_sided(s, "npu", scope)
 
+    def mps_branch(self, test, body: list[St], side: str) -> bool:
+        """A GPU-only branch on torch.backends.mps (rules/python.yaml device_refactors.mps): masked."""
+        mps = (rules().raw.get("device_refactors") or {}).get("mps")
+        if side != "gpu" or not mps or test is None:
+            return False
+        nm, prefix = self.s.gn, mps["prefix"]
+
+        def mentions(node) -> bool:
+            if type(node) is cst.Attribute:
+                q = nm.qualified(node)
+                if q is not None and (q == prefix or q.startswith(prefix + ".")):
+                    return True
+            return any(mentions(c) for c in node.children)
+
+        if not mentions(test):
+            return False
+        p = self.s.g
+        line = p.line_of(test)
+        self.s.add_masked(mps["rule"], Side(path=p.name, line=line, source=p.text_at(line)), None)
+        for st in body:
+            self.s.add_masked(mps["rule"], Side(path=p.name, line=st.line, source=p.text_at(st.line)), None)
+        return True
+
     def one_sided(self, s: St, side: str, scope: str) -> None:
         if self.cls.fact_only(s, self.s.g if side == "gpu" else self.s.n):
+            return
+        if type(s.node) is cst.If and s.node.orelse is None and self.mps_branch(s.node.test, s.clauses[0][2], side):
             return
         if side == "npu" and self.port.mask_support(s):
             return
@@ -150,7 +176,7 @@ class Aligner:
                                 sites += self.nodes.diff_values(getattr(gnode, f), getattr(nnode, f), None, gnode, nnode)
                         self.cls.report_sites(sites, gs, ns, scope)
                 self.block(gbody, nbody, inner)
-            else:
+            elif not (label == "elif" and self.mps_branch(getattr(gnode, "test", None), gbody, "gpu")):
                 for s in gbody:
                     self.one_sided(s, "gpu", inner)
         for label, (nnode, nbody) in ncl.items():

@@ -40,6 +40,10 @@ class Classifier:
             if ctx is not None and ctx[0] == "ARGS":
                 self.report_args(g, n, ctx[1], ctx[2], gs, ns, scope)
                 continue
+            if ctx is not None and ctx[0] == "NOTE":  # a known refactor, with its diagnosis
+                s.add_finding(severity_rule(ctx[1]), ctx[1], scope, s.side(s.g, g, gs.line), s.side(s.n, n, ns.line),
+                              ctx[2])
+                continue
             gside = s.side(s.g, g, gs.line)
             nside = s.side(s.n, n, ns.line)
             sev = self.classify(ctx, [gs, ns], scope)

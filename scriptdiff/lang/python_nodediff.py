@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..model import Side
 from .python_pair import PairState, one_line
 from .python_facts import NotLiteral, Reader
-from .python_parse import Norm, canon_qn, fields_of, rules
+from .python_parse import Norm, canon_qn, dotted, fields_of, rules
 
 MAX_SITES = 6
 
@@ -56,6 +57,9 @@ class NodeDiff:
             if kg[0] != "Call" or kn[0] != "Call":
                 return [] if kg == kn else [(g, n, ("call", self.callee_name(g, s.gn)))]
             if kg[1] != kn[1]:
+                refactor = self.device_refactor(g, n)
+                if refactor is not None:
+                    return refactor
                 return [(g, n, ("call", self.callee_name(g, s.gn)))]
             return self.diff_args(g, n, self.callee_name(g, s.gn))
         if tg in (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float,
@@ -177,6 +181,65 @@ class NodeDiff:
         if isinstance(v, bool) or isinstance(default, bool):
             return type(v) is type(default) and v == default
         return type(v) is not str and v == default
+
+    # ------------------------------------------------------------ device refactors
+    def device_refactor(self, g: cst.Call, n: cst.Call) -> list | None:
+        """A known device refactor between two calls (rules/python.yaml device_refactors):
+        [] when masked, a site carrying its diagnosis when it can change numerics, else None."""
+        s = self.s
+        dr = rules().raw.get("device_refactors") or {}
+        td = dr.get("to_device")
+        if td and type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
+                and g.func.attr.value in td["methods"] and n.func.attr.value == "to" \
+                and s.gn.qualified(g.func) is None and s.gn(g.func.value) == s.nn(n.func.value):
+            args = [a for a in n.args if not (a.keyword is not None and a.keyword.value == "non_blocking")]
+            if len(args) == 1 and not args[0].star and (args[0].keyword is None or args[0].keyword.value == "device") \
+                    and self.is_device(args[0].value, td.get("not_devices") or []):
+                gl, nl = s.g.line_of(g), s.n.line_of(n)
+                s.add_masked(td["rule"], Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                             Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+                return []
+        dc = dr.get("device_count")
+        if dc and not g.args and canon_qn(s.gn.callee(g) or "", None) in (dc.get("gpu") or []):
+            env = self.env_name(n)
+            if env is not None and env in (dc.get("env") or []):
+                return [(g, n, ("NOTE", "warning",
+                                f"torch.cuda.device_count() became ${env}: equal on one node with every device "
+                                f"visible, but {env} counts the whole job, so what is derived from it "
+                                "(per-device batch, learning-rate scaling) can differ"))]
+        return None
+
+    def is_device(self, node, not_devices: list) -> bool:
+        """A `.to()` argument that names a device (not a dtype, not the CPU)."""
+        p = self.s.n
+        try:
+            v = Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            v = None
+        if isinstance(v, str):
+            dev = v.split(":", 1)[0]
+            if type(v) is str:
+                return dev not in not_devices
+            names = {x for names in (rules().raw.get("dtype_names") or {}).values() for x in names}
+            return v not in names and v.rsplit(".", 1)[-1] not in names and "." not in v
+        if v is not None:
+            return isinstance(v, int) and not isinstance(v, bool)
+        d = dotted(node) or ""
+        return bool(d) and "dtype" not in d.rsplit(".", 1)[-1].lower()
+
+    def env_name(self, node) -> str | None:
+        """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
+        nm = self.s.nn
+        while type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "int" and len(node.args) == 1:
+            node = node.args[0].value
+        if type(node) is cst.Subscript and nm.qualified(node.value) == "os.environ" and len(node.slice) == 1 \
+                and type(node.slice[0].slice) is cst.Index:
+            k = node.slice[0].slice.value
+        elif type(node) is cst.Call and nm.qualified(node.func) in ("os.environ.get", "os.getenv") and node.args:
+            k = node.args[0].value
+        else:
+            return None
+        return k.evaluated_value if type(k) is cst.SimpleString else None
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)
