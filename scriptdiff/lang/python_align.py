@@ -144,10 +144,10 @@ class Aligner:
         st = self.s
         gk, nk = self.key(gs, st.gn), self.key(ns, st.nn)
         self.port.record_masks(gs, ns)
-        self.port.check_swaps(gs, ns, scope)
+        swapped = self.port.check_swaps(gs, ns, scope)
         self.port.check_optimizers(gs, ns, scope)
         if gs.kind != "compound" or ns.kind != "compound":
-            if gk != nk and not self.values.assign(gs, ns, scope):
+            if gk != nk and not swapped and not self.values.assign(gs, ns, scope):
                 self.cls.report_sites(self.nodes.diff_nodes(gs.node, ns.node, None), gs, ns, scope)
             return
         inner = scope

@@ -40,6 +40,11 @@ class Classifier:
             if ctx is not None and ctx[0] == "ARGS":
                 self.report_args(g, n, ctx[1], ctx[2], gs, ns, scope)
                 continue
+            if ctx is not None and ctx[0] == "HPARAM":  # a code change that is a hyperparameter
+                gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
+                s.add_hparam(ctx[1], Side(value=ctx[2], path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                             Side(value=ctx[3], path=s.n.name, line=nl, source=s.n.text_at(nl)), ctx[4])
+                continue
             if ctx is not None and ctx[0] == "NOTE":  # a known refactor, with its diagnosis
                 s.add_finding(severity_rule(ctx[1]), ctx[1], scope, s.side(s.g, g, gs.line), s.side(s.n, n, ns.line),
                               ctx[2])

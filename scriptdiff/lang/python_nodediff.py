@@ -13,7 +13,7 @@ import libcst as cst
 from ..model import Side
 from .python_pair import PairState, one_line
 from .python_facts import NotLiteral, Reader
-from .python_parse import Norm, canon_qn, dotted, fields_of, rules
+from .python_parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
 
@@ -60,8 +60,27 @@ class NodeDiff:
                 refactor = self.device_refactor(g, n)
                 if refactor is not None:
                     return refactor
+                if type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
+                        and g.func.attr.value == n.func.attr.value and kg[2:] == kn[2:] \
+                        and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
+                    # the same method on a different call: `softmax(x.float()).type_as(q)`
+                    return self.diff_nodes(g.func.value, n.func.value, ctx)
                 return [(g, n, ("call", self.callee_name(g, s.gn)))]
-            return self.diff_args(g, n, self.callee_name(g, s.gn))
+            callee = self.callee_name(g, s.gn)
+            sm = rules().raw.get("softmax_fp32")
+            if sm and match_name(callee, sm.get("calls") or []):
+                gf, nf = self.fp32(g, s.gn), self.fp32(n, s.nn)
+                if gf != nf:
+                    return [(g, n, ("HPARAM", sm["key"], gf, nf,
+                                    f"{callee} is computed in fp32 on {'GPU' if gf else 'NPU'} only: "
+                                    f"in the input's precision on {'NPU' if gf else 'GPU'}"))]
+                if gf and g.args and n.args and g.args[0].keyword is None and n.args[0].keyword is None:
+                    gi, ni = g.args[0].value, n.args[0].value  # x.float() and x.to(torch.float32): one cast
+                    if type(gi) is cst.Call and type(ni) is cst.Call and type(gi.func) is cst.Attribute \
+                            and type(ni.func) is cst.Attribute and s.gn(gi.func.value) == s.nn(ni.func.value) \
+                            and s.gn.value(g.args[1:]) == s.nn.value(n.args[1:]):
+                        return []
+            return self.diff_args(g, n, callee)
         if tg in (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float,
                   cst.FormattedStringText, cst.FormattedString):
             return [(g, n, ctx)]
@@ -208,6 +227,28 @@ class NodeDiff:
                                 f"visible, but {env} counts the whole job, so what is derived from it "
                                 "(per-device batch, learning-rate scaling) can differ"))]
         return None
+
+    def fp32(self, call: cst.Call, nm: Norm) -> bool:
+        """The softmax runs in fp32: `dtype=torch.float32`, or its input is `.float()` /
+        `.to(torch.float32)` / `.type(torch.float32)`."""
+        fp32 = set((rules().raw.get("dtype_names") or {}).get("fp32") or [])
+
+        def is32(node) -> bool:
+            q = nm.qualified(node) if type(node) in (cst.Attribute, cst.Name) else None
+            return q is not None and q in fp32
+
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "dtype" and is32(a.value):
+                return True
+        x = call.args[0].value if call.args and call.args[0].keyword is None else (
+            call.func.value if type(call.func) is cst.Attribute and nm.qualified(call.func) is None else None)
+        if type(x) is cst.Call and type(x.func) is cst.Attribute:
+            m = x.func.attr.value
+            if m == "float" and not x.args:
+                return True
+            if m in ("to", "type") and x.args and is32(x.args[0].value):
+                return True
+        return False
 
     def is_device(self, node, not_devices: list) -> bool:
         """A `.to()` argument that names a device (not a dtype, not the CPU)."""
