@@ -108,3 +108,13 @@ def test_a_constant_the_other_side_still_reads_is_not_plumbing(tmp_path):
 def test_faithful_port_with_identical_values_is_silent(tmp_path):
     r = run(tmp_path, GPU, GPU.replace("import torch\n", "import torch\nimport torch_npu\n", 1))
     assert r.findings == []
+
+
+def test_a_moved_vocabulary_setting_that_changed_lands_on_its_key(tmp_path):
+    gpu = "n_layer = 12\nblock_size = 1024\n"
+    npu = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--depth', type=int, default=24)\n"
+           "args = p.parse_args()\nn_layer = args.depth\nblock_size = 1024\n")
+    r = run(tmp_path, gpu, npu)
+    assert [(f.rule, f.check, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.message)
+            for f in loud(r)] == [
+        ("SD204", "hyperparameters", "num_layers", 12, 24, 1, 5, "n_layer is 12 on GPU and 24 on NPU (NPU: through --depth)")]

@@ -20,7 +20,7 @@ import libcst as cst
 
 from ..model import Side
 from .python_classify import Classifier, severity_rule
-from .python_facts import NotLiteral, Reader
+from .python_facts import NotLiteral, Reader, lookup
 from .python_pair import PairState, one_line
 from .python_parse import Parsed, St, dotted
 
@@ -96,10 +96,15 @@ class ValueChecks:
                 s.add_finding(severity_rule("info"), "info", scope, gside, nside,
                               f"{target}: now configurable {what} (same default {gv[0]!r})")
             return True
-        sev = self.cls.classify(None, [gs, ns], scope)
         where = "; ".join(f"{w}: through {', '.join(v[1])}" for w, v in (("GPU", gv), ("NPU", nv)) if v[1])
-        s.add_finding(severity_rule(sev), sev, scope, gside, nside,
-                      f"{target} is {gv[0]!r} on GPU and {nv[0]!r} on NPU" + (f" ({where})" if where else ""))
+        msg = f"{target} is {gv[0]!r} on GPU and {nv[0]!r} on NPU" + (f" ({where})" if where else "")
+        name = dotted(ga[0])
+        key = lookup(name.rsplit(".", 1)[-1]) if name else None
+        if key is not None:  # n_layer = 12 against n_layer = args.n_layer: the hyperparameter num_layers
+            s.add_hparam(key, gside, nside, msg)
+            return True
+        sev = self.cls.classify(None, [gs, ns], scope)
+        s.add_finding(severity_rule(sev), sev, scope, gside, nside, msg)
         return True
 
     def names(self, side: str) -> set:
