@@ -216,6 +216,13 @@ class Moves:
 
     def __init__(self, al: Aligner, Gs: list[St], Ns: list[St], pairs: list, scope: str):
         self.al, self.Gs, self.Ns, self.pairs, self.scope = al, Gs, Ns, pairs, scope
+        self._names: dict = {}
+
+    def names(self, st: St) -> tuple[set, set, bool]:
+        v = self._names.get(id(st))
+        if v is None:
+            v = self._names[id(st)] = names_of(st.node)
+        return v
 
     def report(self, moves: list) -> None:
         self.crossings: set = set()  # two moved statements swapped: one decision, one finding
@@ -225,10 +232,10 @@ class Moves:
     def moved(self, g: St, n: St, gi: int, nj: int) -> None:
         st = self.al.s
         crossed = [self.Gs[x] for x, y in self.pairs if x != gi and (x < gi) != (y < nj)]
-        gb, gr, gc = names_of(g.node)
+        gb, gr, gc = self.names(g)
         blocker = None
         for x in crossed:
-            xb, xr, xc = names_of(x.node)
+            xb, xr, xc = self.names(x)
             if gb & (xr | xb) or xb & gr or (gc and xc):
                 blocker = x
                 break
