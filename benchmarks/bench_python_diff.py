@@ -12,6 +12,16 @@ swap, adapter imports) with 10 real differences, then times, median of N runs ea
 and prints the figures and the ratios library/floor and command/floor-cmd.
 
     PYTHONPATH=$PWD python benchmarks/bench_python_diff.py [--runs 7] [--keep DIR]
+
+With --tree, the issue-14 measurement instead: 1,000 standard-library Python files per side
+(the running interpreter's own library), 50 of which get a small port appended on the NPU
+side (an `import torch_npu`, a `.cuda()` -> `.npu()` and an `AdamW(lr=...)`), 3 of those also
+changing `lr`. Side by side, interleaved, median of N runs: `git diff --no-index --numstat`,
+scriptdiff with a cold cache (a fresh cache folder each run) and with a warm one, with the
+ratios to git and the peak RSS of one cold and one warm run (/usr/bin/time -v). It exits
+non-zero unless the 3 planted lr changes are all found.
+
+    PYTHONPATH=$PWD python benchmarks/bench_python_diff.py --tree [--runs 5] [--files 1000]
 """
 from __future__ import annotations
 
@@ -181,12 +191,112 @@ def median_time(fn, runs: int) -> float:
     return statistics.median(times)
 
 
+PORT_GPU = """
+
+def _port_{i}(model):
+    model = model.cuda()
+    return torch.optim.AdamW(model.parameters(), lr={lr})
+"""
+
+
+def make_tree(root: Path, files: int, ported: int = 50, changed: int = 3) -> tuple[int, list[str]]:
+    """gpu/ and npu/ with `files` standard-library modules each; returns (bytes per side, the
+    relative paths whose lr was changed)."""
+    import sysconfig
+
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    picked = []
+    for p in sorted(lib.rglob("*.py")):
+        if "site-packages" in p.parts or "test" in p.parts or "tests" in p.parts:
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+            compile(text, str(p), "exec")
+        except (UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        picked.append((p.relative_to(lib), text))
+        if len(picked) == files:
+            break
+    size, planted = 0, []
+    for i, (rel, text) in enumerate(picked):
+        g, n = text, text
+        if i % max(1, len(picked) // ported) == 0 and i // max(1, len(picked) // ported) < ported:
+            k = i // max(1, len(picked) // ported)
+            g = text + "\nimport torch\n" + PORT_GPU.format(i=k, lr="3e-4")
+            port = PORT_GPU.format(i=k, lr="1e-4" if k < changed else "3e-4").replace(".cuda()", ".npu()")
+            n = text + "\nimport torch\nimport torch_npu\n" + port
+            if k < changed:
+                planted.append(str(rel).replace("\\", "/"))
+        for side, t in (("gpu", g), ("npu", n)):
+            out = root / side / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(t, encoding="utf-8")
+        size += len(g.encode("utf-8"))
+    return size, planted
+
+
+def peak_rss(cmd: list[str], env: dict) -> float:
+    """Peak RSS in MB of one run, from /usr/bin/time -v (nan when it is not installed)."""
+    if not Path("/usr/bin/time").exists():
+        return float("nan")
+    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env)
+    for line in r.stderr.splitlines():
+        if "Maximum resident set size" in line:
+            return int(line.rsplit(":", 1)[1]) / 1024
+    return float("nan")
+
+
+def tree_main(a) -> int:
+    import json
+    import os
+    import shutil
+
+    root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="sd-bench-tree-"))
+    size, planted = make_tree(root, a.files)
+    g, n = str(root / "gpu"), str(root / "npu")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cache = root / "cache"
+    env["SCRIPTDIFF_CACHE_DIR"] = str(cache)
+    cmd = [sys.executable, "-m", "scriptdiff", "diff", g, n, "--format", "json"]
+    out = subprocess.run(cmd + ["--no-cache"], capture_output=True, text=True, env=env)
+    lr_paths = sorted({p for f in json.loads(out.stdout)["findings"] if f["key"] == "lr"
+                       for p in planted if p in ((f.get("gpu") or {}).get("path") or "").replace("\\", "/")})
+    print(f"tree: {a.files} files per side, {size / 1e6:.1f} MB per side; planted lr changes: {len(planted)}, "
+          f"found: {len(lr_paths)} (exit {out.returncode})")
+    if lr_paths != sorted(planted):
+        print(f"the planted lr changes were not all found: {sorted(set(planted) - set(lr_paths))}")
+        return 1
+    git_cmd = ["git", "diff", "--no-index", "--numstat", g, n]
+    t = {"git": [], "cold": [], "warm": []}
+    subprocess.run(cmd, capture_output=True, env=env)  # the warm cache
+    for _ in range(a.runs):  # interleaved: a busy machine slows every column alike
+        t["git"].append(median_time(lambda: subprocess.run(git_cmd, capture_output=True), 1))
+        shutil.rmtree(cache, ignore_errors=True)
+        t["cold"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=env), 1))
+        t["warm"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=env), 1))
+    shutil.rmtree(cache, ignore_errors=True)
+    rss_cold = peak_rss(cmd, env)
+    rss_warm = peak_rss(cmd, env)
+    base = statistics.median(t["git"])
+    print(f"median of {a.runs} runs (peak RSS of one run):")
+    print(f"  git diff --no-index --numstat   {base:8.3f} s")
+    for k in ("cold", "warm"):
+        m = statistics.median(t[k])
+        print(f"  scriptdiff {k:<4}                 {m:8.3f} s   {m / base:6.1f}x git   "
+              f"peak RSS {rss_cold if k == 'cold' else rss_warm:7.1f} MB")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--lines", type=int, default=2000)
     ap.add_argument("--keep", help="write the generated pair into this folder")
+    ap.add_argument("--tree", action="store_true", help="the 1,000-file standard-library tree (issue 14)")
+    ap.add_argument("--files", type=int, default=1000)
     a = ap.parse_args()
+    if a.tree:
+        return tree_main(a)
 
     import libcst
 

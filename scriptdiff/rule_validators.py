@@ -195,6 +195,10 @@ def check_python(rs: RuleSet) -> None:
     for fam, e in (py.get("optimizer_swaps") or {}).items():
         if not isinstance(e, dict) or not isinstance(e.get("gpu"), list) or not isinstance(e.get("npu"), list):
             raise RuleError(f"{where}:1: python.optimizer_swaps.{fam} needs gpu and npu lists")
+    dr = py.get("device_refactors") or {}
+    for part in ("to_device", "mps"):
+        if part in dr:
+            need_rule((dr[part] or {}).get("rule"), f"device_refactors.{part}")
     voc = rs.section("vocabulary") or {}
     for i, e in enumerate(py.get("fact_calls") or []):
         if not isinstance(e, dict) or not isinstance(e.get("match"), list) or not e["match"]:
@@ -214,6 +218,36 @@ def check_python(rs: RuleSet) -> None:
                 raise RuleError(f"{where}:1: python.classes.{part}: {sev!r} is not a severity")
     if classes.get("default", "warning") not in ("error", "warning", "info"):
         raise RuleError(f"{where}:1: python.classes.default must be a severity")
+
+
+@validator
+def check_call_signatures(rs: RuleSet) -> None:
+    """rules/signatures.yaml `call_signatures:`: qualified name -> params (unique names, at most
+    one "*"), defaults (of listed, non-"*" parameters) and the source that documents it."""
+    sigs = rs.section("call_signatures")
+    if sigs is None:
+        return
+    where = _where(rs, "call_signatures")
+    if not isinstance(sigs, dict):
+        raise RuleError(f"{where}:1: call_signatures must be a mapping of qualified names")
+    for qn, e in sigs.items():
+        if not isinstance(qn, str) or not qn or " " in qn:
+            raise RuleError(f"{where}:1: call_signatures: {qn!r} is not a qualified name")
+        if not isinstance(e, dict) or set(e) - {"params", "defaults", "source"}:
+            raise RuleError(f"{where}:1: call_signatures.{qn} takes params, defaults and source")
+        params = e.get("params")
+        if not isinstance(params, list) or not params or not all(isinstance(x, str) and x for x in params):
+            raise RuleError(f"{where}:1: call_signatures.{qn}.params must be a non-empty list of names")
+        if len(set(params)) != len(params) or params.count("*") > 1:
+            raise RuleError(f"{where}:1: call_signatures.{qn}.params repeats a name")
+        defaults = e.get("defaults") or {}
+        if not isinstance(defaults, dict):
+            raise RuleError(f"{where}:1: call_signatures.{qn}.defaults must be a mapping")
+        for k in defaults:
+            if k not in params or k == "*":
+                raise RuleError(f"{where}:1: call_signatures.{qn}.defaults: {k!r} is not one of its params")
+        if not isinstance(e.get("source"), str) or not e["source"].strip():
+            raise RuleError(f"{where}:1: call_signatures.{qn} needs a source (where the signature is documented)")
 
 
 KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "markers": list, "sniff": str,

@@ -183,7 +183,7 @@ def test_flash_attention_keep_prob_not_translated(tmp_path):
     g, n = inject(tmp_path, "flash_attention", ("keep_prob=1 - dropout_p", "keep_prob=dropout_p"))
     r = run(g, n)
     assert [summary(f) for f in r.findings] == [
-        ("SD105", "code:model.py:Attention.forward", "dropout_p", "dropout_p",
+        ("SD207", "attention_dropout", "dropout_p", "dropout_p",
          line_of(g, "flash_attn_func(q"), line_of(n, "keep_prob="))]
     assert "keep_prob must be 1 - dropout_p" in r.findings[0].message
 

@@ -110,7 +110,7 @@ def test_deep_code_never_crashes(tmp_path, src):
     (tmp_path / "npu").mkdir()
     g, n = tmp_path / "gpu" / "d.py", tmp_path / "npu" / "d.py"
     g.write_text(src, encoding="utf-8")
-    n.write_text(src + "y = 2\n", encoding="utf-8")
+    n.write_text(src + "y = f(2)\n", encoding="utf-8")
     r = diff_files([str(g)], [str(n)], Options(use_cache=False))
     assert r.errors and all("\n" not in e.message for e in r.errors)
     assert r.findings  # the added line is still reported (as text)
@@ -177,7 +177,7 @@ def test_shapes_beyond_the_limit_are_named(tmp_path, src, what):
 ])
 def test_shapes_under_the_limit_stay_structural(tmp_path, src):
     (tmp_path / "g.py").write_text(src, encoding="utf-8")
-    (tmp_path / "n.py").write_text(src + "y = 2\n", encoding="utf-8")
+    (tmp_path / "n.py").write_text(src + "y = f(2)\n", encoding="utf-8")
     r = diff_files([str(tmp_path / "g.py")], [str(tmp_path / "n.py")], Options(use_cache=False))
     assert r.errors == []
     assert [(f.rule, f.npu.line) for f in r.findings] == [("SD102", src.count("\n") + 1)]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from dataclasses import replace
 
 from ..model import Extract, InputError, PairResult
 from . import text
@@ -103,4 +104,36 @@ def compare(g: Parsed, n: Parsed) -> PairResult:
     nodes = NodeDiff(state)
     classifier = Classifier(state)
     Aligner(state, nodes, classifier, PortChecks(state, nodes, classifier)).block(g.body, n.body, "<module>")
-    return PairResult(findings=state.findings, masked=state.masked)
+    return PairResult(findings=group_sites(state.findings), masked=state.masked)
+
+
+def group_sites(findings: list) -> list:
+    """The same code difference at several places (one decision: `.cuda(0)` -> `.npu(1)` at every
+    call) is one finding, at its first place, listing the others' lines."""
+    groups: dict = {}
+    order = []
+    for f in findings:
+        if f.check != "script":
+            order.append([f])
+            continue
+        k = (f.message, repr(f.gpu.value) if f.gpu else None, f.gpu is None,
+             repr(f.npu.value) if f.npu else None, f.npu is None)
+        if k in groups:
+            groups[k].append(f)
+        else:
+            groups[k] = [f]
+            order.append(groups[k])
+    out = []
+    rank = ("error", "warning", "info")
+    for g in order:
+        first = g[0]
+        if len(g) > 1:  # the decision is as severe as its most severe place
+            worst = min(g, key=lambda x: rank.index(x.severity) if x.severity in rank else len(rank))
+            first = replace(first, rule=worst.rule, severity=worst.severity)
+            where = ", ".join(f"{x.gpu.line if x.gpu else '-'}/{x.npu.line if x.npu else '-'}" for x in g[1:])
+            first = replace(first, message=f"{first.message}; the same at {len(g) - 1} more place(s), "
+                                           f"GPU/NPU lines {where}",
+                            extra={**first.extra, "also": [[x.gpu.line if x.gpu else None,
+                                                            x.npu.line if x.npu else None] for x in g[1:]]})
+        out.append(first)
+    return out

@@ -13,11 +13,13 @@ import difflib
 
 import libcst as cst
 
-from .python_classify import Classifier
+from ..model import Side
+from .python_classify import Classifier, severity_rule
 from .python_nodediff import NodeDiff
-from .python_pair import PairState, StKey
-from .python_parse import BLOCK_FIELDS, Norm, St, fields_of
+from .python_pair import PairState, StKey, one_line
+from .python_parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
 from .python_port import PortChecks
+from .python_values import ValueChecks
 
 
 class Aligner:
@@ -28,6 +30,7 @@ class Aligner:
         self.nodes = nodes
         self.cls = classifier
         self.port = port
+        self.values = ValueChecks(state, classifier)
 
     # ------------------------------------------------------------------ blocks
     def block(self, G: list[St], N: list[St], scope: str) -> None:
@@ -35,9 +38,29 @@ class Aligner:
         Gs = [s for s in G if s.kind != "import"]
         Ns = [s for s in N if s.kind != "import"]
         sm = difflib.SequenceMatcher(None, [s.raw for s in Gs], [s.raw for s in Ns], autojunk=False)
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        ops = sm.get_opcodes()
+        # a statement written identically on both sides but not aligned has moved
+        same = [(i1 + d, j1 + d) for tag, i1, i2, j1, j2 in ops if tag == "equal" for d in range(i2 - i1)]
+        left: dict[str, list[int]] = {}
+        for tag, _i1, _i2, j1, j2 in ops:
             if tag != "equal":
-                self.region(Gs[i1:i2], Ns[j1:j2], scope)
+                for j in range(j1, j2):
+                    left.setdefault(Ns[j].raw, []).append(j)
+        moves = []
+        for tag, i1, i2, _j1, _j2 in ops:
+            if tag != "equal":
+                for i in range(i1, i2):
+                    if left.get(Gs[i].raw):
+                        moves.append((i, left[Gs[i].raw].pop(0)))
+        mg, mn = {i for i, _ in moves}, {j for _, j in moves}
+        for tag, i1, i2, j1, j2 in ops:
+            if tag != "equal":
+                g = [Gs[i] for i in range(i1, i2) if i not in mg]
+                n = [Ns[j] for j in range(j1, j2) if j not in mn]
+                if g or n:
+                    self.region(g, n, scope)
+        if moves:
+            Moves(self, Gs, Ns, same + moves, scope).report(moves)
 
     def key(self, s: St, nm: Norm):
         """The statement's normalized key (a compound statement: its header), computed once."""
@@ -102,10 +125,37 @@ class Aligner:
                 for s in Ns[j1:j2]:
                     self.one_sided(s, "npu", scope)
 
+    def mps_branch(self, test, body: list[St], side: str) -> bool:
+        """A GPU-only branch on torch.backends.mps (rules/python.yaml device_refactors.mps): masked."""
+        mps = (rules().raw.get("device_refactors") or {}).get("mps")
+        if side != "gpu" or not mps or test is None:
+            return False
+        nm, prefix = self.s.gn, mps["prefix"]
+
+        def mentions(node) -> bool:
+            if type(node) is cst.Attribute:
+                q = nm.qualified(node)
+                if q is not None and (q == prefix or q.startswith(prefix + ".")):
+                    return True
+            return any(mentions(c) for c in node.children)
+
+        if not mentions(test):
+            return False
+        p = self.s.g
+        line = p.line_of(test)
+        self.s.add_masked(mps["rule"], Side(path=p.name, line=line, source=p.text_at(line)), None)
+        for st in body:
+            self.s.add_masked(mps["rule"], Side(path=p.name, line=st.line, source=p.text_at(st.line)), None)
+        return True
+
     def one_sided(self, s: St, side: str, scope: str) -> None:
         if self.cls.fact_only(s, self.s.g if side == "gpu" else self.s.n):
             return
+        if type(s.node) is cst.If and s.node.orelse is None and self.mps_branch(s.node.test, s.clauses[0][2], side):
+            return
         if side == "npu" and self.port.mask_support(s):
+            return
+        if self.values.plumbing(s, self.s.g if side == "gpu" else self.s.n, side, scope):
             return
         self.cls.report_one_sided(s, side, scope)
 
@@ -114,10 +164,10 @@ class Aligner:
         st = self.s
         gk, nk = self.key(gs, st.gn), self.key(ns, st.nn)
         self.port.record_masks(gs, ns)
-        self.port.check_swaps(gs, ns, scope)
+        swapped = self.port.check_swaps(gs, ns, scope)
         self.port.check_optimizers(gs, ns, scope)
         if gs.kind != "compound" or ns.kind != "compound":
-            if gk != nk:
+            if gk != nk and not swapped and not self.values.assign(gs, ns, scope):
                 self.cls.report_sites(self.nodes.diff_nodes(gs.node, ns.node, None), gs, ns, scope)
             return
         inner = scope
@@ -146,10 +196,117 @@ class Aligner:
                                 sites += self.nodes.diff_values(getattr(gnode, f), getattr(nnode, f), None, gnode, nnode)
                         self.cls.report_sites(sites, gs, ns, scope)
                 self.block(gbody, nbody, inner)
-            else:
+            elif not (label == "elif" and self.mps_branch(getattr(gnode, "test", None), gbody, "gpu")):
                 for s in gbody:
                     self.one_sided(s, "gpu", inner)
         for label, (nnode, nbody) in ncl.items():
             if label not in gcl:
                 for s in nbody:
                     self.one_sided(s, "npu", inner)
+
+
+class Moves:
+    """Statements written identically on both sides at different places of one block.
+
+    A statement moved with nothing it crossed depending on it (no name it binds read or bound
+    there, none it reads bound there, and not two calls, whose effects may be ordered: a seed
+    before a model's construction) is one info "moved", not a removal and an addition. A move
+    across a dependency is one finding naming the line it crossed.
+    """
+
+    def __init__(self, al: Aligner, Gs: list[St], Ns: list[St], pairs: list, scope: str):
+        self.al, self.Gs, self.Ns, self.pairs, self.scope = al, Gs, Ns, pairs, scope
+        self._names: dict = {}
+
+    def names(self, st: St) -> tuple[set, set, bool]:
+        v = self._names.get(id(st))
+        if v is None:
+            v = self._names[id(st)] = names_of(st.node)
+        return v
+
+    def report(self, moves: list) -> None:
+        self.crossings: set = set()  # two moved statements swapped: one decision, one finding
+        for gi, nj in moves:
+            self.moved(self.Gs[gi], self.Ns[nj], gi, nj)
+
+    def moved(self, g: St, n: St, gi: int, nj: int) -> None:
+        st = self.al.s
+        crossed = [self.Gs[x] for x, y in self.pairs if x != gi and (x < gi) != (y < nj)]
+        gb, gr, gc = self.names(g)
+        blocker = None
+        for x in crossed:
+            xb, xr, xc = self.names(x)
+            if gb & (xr | xb) or xb & gr or (gc and xc):
+                blocker = x
+                break
+        gside = Side(value=one_line(g.hraw if g.kind == "compound" else g.raw), path=st.g.name, line=g.line,
+                     source=st.g.text_at(g.line))
+        nside = Side(value=one_line(n.hraw if n.kind == "compound" else n.raw), path=st.n.name, line=n.line,
+                     source=st.n.text_at(n.line))
+        if blocker is not None:
+            pair = frozenset((id(g), id(blocker)))
+            if pair in self.crossings:
+                return
+            self.crossings.add(pair)
+        if blocker is None:
+            st.add_finding(severity_rule("info"), "info", self.scope, gside, nside,
+                           f"statement moved (line {g.line} on GPU, {n.line} on NPU); nothing it crossed depends on it")
+        else:
+            sev = self.al.cls.classify(None, [g, n], self.scope)
+            sev = "warning" if sev == "info" else sev
+            st.add_finding(severity_rule(sev), sev, self.scope, gside, nside,
+                           f"statement moved past line {blocker.line} on GPU ({one_line(blocker.raw, 60)}), "
+                           "which depends on it or on whose effects it depends: the order changed")
+
+
+def names_of(node) -> tuple[set, set, bool]:
+    """(names it binds, names it reads, whether it calls anything): dotted names and their prefixes."""
+    bound: set = set()
+    read: set = set()
+    calls = False
+
+    def chain(x) -> set:
+        d = dotted(x)
+        if d is None:
+            return set()
+        parts = d.split(".")
+        return {".".join(parts[:i + 1]) for i in range(len(parts))}
+
+    def walk(x, target: bool) -> None:
+        nonlocal calls
+        t = type(x)
+        if t is cst.Call:
+            calls = True
+        if t in (cst.Name, cst.Attribute) and dotted(x) is not None:
+            if target:
+                bound.add(dotted(x))
+                read.update(chain(x) - {dotted(x)})
+            else:
+                read.update(chain(x))
+            return
+        if t is cst.AssignTarget:
+            walk(x.target, True)
+            return
+        if t in (cst.AugAssign,):
+            walk(x.target, True)
+            read.update(chain(x.target))
+            walk(x.value, False)
+            return
+        if t is cst.AnnAssign:
+            walk(x.target, True)
+            if x.value is not None:
+                walk(x.value, False)
+            return
+        if t in (cst.FunctionDef, cst.ClassDef):  # a definition runs nothing of its body
+            bound.add(x.name.value)
+            return
+        if t in (cst.For,):
+            walk(x.target, True)
+            walk(x.iter, False)
+            walk(x.body, False)
+            return
+        for c in x.children:
+            walk(c, target)
+
+    walk(node, False)
+    return bound, read, calls

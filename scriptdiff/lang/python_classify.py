@@ -37,6 +37,18 @@ class Classifier:
     def report_sites(self, sites: list, gs: St, ns: St, scope: str) -> None:
         s = self.s
         for g, n, ctx in sites:
+            if ctx is not None and ctx[0] == "ARGS":
+                self.report_args(g, n, ctx[1], ctx[2], gs, ns, scope)
+                continue
+            if ctx is not None and ctx[0] == "HPARAM":  # a code change that is a hyperparameter
+                gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
+                s.add_hparam(ctx[1], Side(value=ctx[2], path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                             Side(value=ctx[3], path=s.n.name, line=nl, source=s.n.text_at(nl)), ctx[4])
+                continue
+            if ctx is not None and ctx[0] == "NOTE":  # a known refactor, with its diagnosis
+                s.add_finding(severity_rule(ctx[1]), ctx[1], scope, s.side(s.g, g, gs.line), s.side(s.n, n, ns.line),
+                              ctx[2])
+                continue
             gside = s.side(s.g, g, gs.line)
             nside = s.side(s.n, n, ns.line)
             sev = self.classify(ctx, [gs, ns], scope)
@@ -57,6 +69,18 @@ class Classifier:
                 else:
                     msg = f"{ctx[0]}: {label} differs"
             s.add_finding(severity_rule(sev), sev, scope, gside, nside, msg)
+
+    def report_args(self, g, n, callee: str, diffs: list, gs: St, ns: St, scope: str) -> None:
+        """One call whose arguments, bound to its signature, differ in several places: one finding."""
+        s = self.s
+        order = ("error", "warning", "info")
+        sev = min((self.classify((callee, name), [gs, ns], scope) for name, _g, _n in diffs), key=order.index)
+        gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
+        gside = Side(value=", ".join(x for _n, x, _y in diffs), path=s.g.name, line=gl, source=s.g.text_at(gl))
+        nside = Side(value=", ".join(y for _n, _x, y in diffs), path=s.n.name, line=nl, source=s.n.text_at(nl))
+        names = ", ".join(name for name, _g, _n in diffs)
+        s.add_finding(severity_rule(sev), sev, scope, gside, nside,
+                      f"{callee}: arguments {names} differ (bound to its signature, defaults included)")
 
     def report_one_sided(self, st: St, side: str, scope: str) -> None:
         """A statement on one side only (its key is the whole statement's, blocks included)."""

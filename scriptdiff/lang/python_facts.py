@@ -111,6 +111,26 @@ class Reader:
             q = self.nm.qualified(node)
             if q is not None:
                 return QName(canon_qn(q, None))
+            d = option_default(self.p, node)  # args.lr_actor: the option's default
+            if d is not None:
+                used.append(d)
+                return self.evaluate(d[1], used, depth + 1)
+            raise NotLiteral
+        if t is cst.Call:
+            return self.call_value(node, used, depth)
+        if t is cst.Subscript:  # CONFIG["lr"] of a module-level dict literal
+            c = self.p.consts.get(node.value.value) if type(node.value) is cst.Name else None
+            if type(c) is cst.Dict and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+                k = self.evaluate(node.slice[0].slice.value, [], depth + 1)
+                for el in c.elements:
+                    if type(el) is cst.DictElement:
+                        try:
+                            ek = self.evaluate(el.key, [], depth + 1)
+                        except NotLiteral:
+                            raise NotLiteral from None
+                        if ek == k and type(ek) is type(k):
+                            used.append((f"{node.value.value}[{k!r}]", el.value))
+                            return self.evaluate(el.value, used, depth + 1)
             raise NotLiteral
         if t is cst.UnaryOperation:
             v = self.evaluate(node.expression, used, depth + 1)
@@ -149,6 +169,30 @@ class Reader:
         if t in (cst.Tuple, cst.List):
             return [self.evaluate(e.value, used, depth + 1) for e in node.elements]
         raise NotLiteral
+
+    def call_value(self, node: cst.Call, used: list, depth: int):
+        """int(3e6), float(os.environ.get("LR", "1e-4")), max(a, b): what the call returns."""
+        if any(a.star or a.keyword is not None for a in node.args):
+            raise NotLiteral
+        f = node.func
+        q = self.nm.qualified(f)
+        if q in ("os.environ.get", "os.getenv") and len(node.args) == 2:
+            name = self.evaluate(node.args[0].value, [], depth + 1)
+            v = self.evaluate(node.args[1].value, used, depth + 1)
+            used.append((f"${name}", node.args[1].value))
+            return v
+        if q is not None or type(f) is not cst.Name or f.value in self.p.consts:
+            raise NotLiteral
+        fn = _BUILTINS.get(f.value)
+        if fn is None:
+            raise NotLiteral
+        vals = [self.evaluate(a.value, used, depth + 1) for a in node.args]
+        if not vals or not all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in vals):
+            raise NotLiteral
+        try:
+            return fn(*vals)
+        except (TypeError, ValueError, OverflowError):
+            raise NotLiteral from None
 
     def argref(self, node) -> str | None:
         """`args.lr` where lr is an argparse dest read as a fact: its key."""
@@ -345,6 +389,58 @@ class Reader:
         for a in flags.values():
             self.p.owned[id(a.value)] = "params_dtype"
         self.p.fact_calls.add(id(call))
+
+
+_BUILTINS = {"int": int, "float": float, "str": str, "max": max, "min": min, "abs": abs, "round": round}
+
+
+def option_default(p: Parsed, node) -> tuple[str, cst.CSTNode] | None:
+    """`args.lr_actor` (any receiver that is not an import): ('--lr_actor', its default node)
+    when exactly one argparse option or dataclass field of the file is called lr_actor."""
+    if type(node) is not cst.Attribute or type(node.value) not in (cst.Name, cst.Attribute):
+        return None
+    if p.options is None:
+        p.options = _options(p)
+    return p.options.get(node.attr.value)
+
+
+def _options(p: Parsed) -> dict:
+    found: dict[str, list] = {}
+    for c in p.state.calls if p.state is not None else ():
+        f = c.func
+        if type(f) is not cst.Attribute or f.attr.value != "add_argument":
+            continue
+        kws = {a.keyword.value: a.value for a in c.args if a.keyword is not None}
+        if "default" not in kws:
+            continue
+        if type(kws.get("dest")) is cst.SimpleString:
+            dest = kws["dest"].evaluated_value
+        else:
+            flags = [a.value.evaluated_value for a in c.args
+                     if a.keyword is None and type(a.value) is cst.SimpleString]
+            flags = [x for x in flags if isinstance(x, str)]
+            longs = [x for x in flags if x.startswith("--")]
+            cand = longs[0] if longs else (flags[0] if flags else None)
+            if cand is None:
+                continue
+            dest = cand.lstrip("-").replace("-", "_")
+        if isinstance(dest, str):
+            found.setdefault(dest, []).append(("--" + dest, kws["default"]))
+    for st in p.body:
+        if st.kind != "compound" or type(st.node) is not cst.ClassDef or not any(
+                (dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "")
+                .rsplit(".", 1)[-1] == "dataclass" for d in st.node.decorators):
+            continue
+        for s in (st.node.body.body if isinstance(st.node.body, cst.IndentedBlock) else ()):
+            for small in (s.body if type(s) is cst.SimpleStatementLine else ()):
+                if type(small) is not cst.AnnAssign or type(small.target) is not cst.Name or small.value is None:
+                    continue
+                v = small.value
+                if type(v) is cst.Call and (dotted(v.func) or "").rsplit(".", 1)[-1] == "field":
+                    v = next((a.value for a in v.args if a.keyword is not None and a.keyword.value == "default"), None)
+                if v is not None:
+                    found.setdefault(small.target.value, []).append((f"{st.node.name.value}.{small.target.value}", v))
+    return {k: v[0] for k, v in found.items() if len(v) == 1}
 
 
 def module_consts(p: Parsed) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..model import Side
 from .python_pair import PairState, one_line
-from .python_parse import Norm, canon_qn, fields_of
+from .python_facts import NotLiteral, Reader
+from .python_parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
 
@@ -55,8 +57,30 @@ class NodeDiff:
             if kg[0] != "Call" or kn[0] != "Call":
                 return [] if kg == kn else [(g, n, ("call", self.callee_name(g, s.gn)))]
             if kg[1] != kn[1]:
+                refactor = self.device_refactor(g, n)
+                if refactor is not None:
+                    return refactor
+                if type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
+                        and g.func.attr.value == n.func.attr.value and kg[2:] == kn[2:] \
+                        and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
+                    # the same method on a different call: `softmax(x.float()).type_as(q)`
+                    return self.diff_nodes(g.func.value, n.func.value, ctx)
                 return [(g, n, ("call", self.callee_name(g, s.gn)))]
-            return self.diff_args(g, n, self.callee_name(g, s.gn))
+            callee = self.callee_name(g, s.gn)
+            sm = rules().raw.get("softmax_fp32")
+            if sm and match_name(callee, sm.get("calls") or []):
+                gf, nf = self.fp32(g, s.gn), self.fp32(n, s.nn)
+                if gf != nf:
+                    return [(g, n, ("HPARAM", sm["key"], gf, nf,
+                                    f"{callee} is computed in fp32 on {'GPU' if gf else 'NPU'} only: "
+                                    f"in the input's precision on {'NPU' if gf else 'GPU'}"))]
+                if gf and g.args and n.args and g.args[0].keyword is None and n.args[0].keyword is None:
+                    gi, ni = g.args[0].value, n.args[0].value  # x.float() and x.to(torch.float32): one cast
+                    if type(gi) is cst.Call and type(ni) is cst.Call and type(gi.func) is cst.Attribute \
+                            and type(ni.func) is cst.Attribute and s.gn(gi.func.value) == s.nn(ni.func.value) \
+                            and s.gn.value(g.args[1:]) == s.nn.value(n.args[1:]):
+                        return []
+            return self.diff_args(g, n, callee)
         if tg in (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float,
                   cst.FormattedStringText, cst.FormattedString):
             return [(g, n, ctx)]
@@ -71,6 +95,11 @@ class NodeDiff:
 
     def diff_args(self, g: cst.Call, n: cst.Call, callee: str) -> list:
         s = self.s
+        sig = rules().signatures.get(callee)
+        if sig is not None:
+            bound = self.bound_diff(g, n, callee, sig)
+            if bound is not None:
+                return bound
 
         def split(call):
             pos, kw, star = [], {}, []
@@ -102,6 +131,156 @@ class NodeDiff:
         if [s.gn(a.value) for a in gst] != [s.nn(a.value) for a in nst]:
             sites.append((g, n, (callee, "*args/**kwargs")))
         return sites
+
+    def bound_diff(self, g: cst.Call, n: cst.Call, callee: str, sig) -> list | None:
+        """The arguments of a call with a known signature (rules/signatures.yaml), bound to
+        their parameters, a left-out one read as its default; None when a call cannot be bound
+        (*args, an unknown keyword, too many positionals). Several differing arguments are one
+        site ("ARGS", callee, [(name, GPU text, NPU text)]): one call, one decision."""
+        s = self.s
+        params, defaults = sig
+        positional = params[:params.index("*")] if "*" in params else params
+
+        def bind(call):
+            out, i = {}, 0
+            for a in call.args:
+                if a.star:
+                    return None
+                if a.keyword is None:
+                    if i >= len(positional):
+                        return None
+                    out[positional[i]] = a.value
+                    i += 1
+                elif a.keyword.value in params and a.keyword.value not in out:
+                    out[a.keyword.value] = a.value
+                else:
+                    return None
+            return out
+
+        gb, nb = bind(g), bind(n)
+        if gb is None or nb is None:
+            return None
+        sites, diffs = [], []
+        for name in params:
+            ga, na = gb.get(name), nb.get(name)
+            if ga is None and na is None:
+                continue
+            if ga is not None and na is not None:
+                sub = self.diff_nodes(ga, na, (callee, name))
+                if sub:
+                    sites += sub
+                    diffs.append((name, ga, na))
+                continue
+            present, p = (ga, s.g) if ga is not None else (na, s.n)
+            if id(present) in p.owned:
+                continue
+            if name in defaults and self.is_default(p, present, defaults[name]):
+                continue
+            sites.append((ga if ga is not None else ("MISSING", g), na if na is not None else ("MISSING", n),
+                          (callee, name)))
+            diffs.append((name, ga, na))
+        if len(diffs) <= 1:
+            return sites
+
+        def text(p, node, name):
+            if node is not None:
+                return f"{name}={one_line(p.code(node), 60)}"
+            return f"{name}={defaults[name]!r} (default)" if name in defaults else f"{name} not given"
+
+        return [(g, n, ("ARGS", callee, [(name, text(s.g, ga, name), text(s.n, na, name)) for name, ga, na in diffs]))]
+
+    def is_default(self, p, node, default) -> bool:
+        try:
+            v = Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            return False
+        if isinstance(v, str) and type(v) is str and isinstance(default, str):
+            nm = self.s.gn if p is self.s.g else self.s.nn
+            return nm.mask_string(v, None) == default
+        if isinstance(v, bool) or isinstance(default, bool):
+            return type(v) is type(default) and v == default
+        return type(v) is not str and v == default
+
+    # ------------------------------------------------------------ device refactors
+    def device_refactor(self, g: cst.Call, n: cst.Call) -> list | None:
+        """A known device refactor between two calls (rules/python.yaml device_refactors):
+        [] when masked, a site carrying its diagnosis when it can change numerics, else None."""
+        s = self.s
+        dr = rules().raw.get("device_refactors") or {}
+        td = dr.get("to_device")
+        if td and type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
+                and g.func.attr.value in td["methods"] and n.func.attr.value == "to" \
+                and s.gn.qualified(g.func) is None and s.gn(g.func.value) == s.nn(n.func.value):
+            args = [a for a in n.args if not (a.keyword is not None and a.keyword.value == "non_blocking")]
+            if len(args) == 1 and not args[0].star and (args[0].keyword is None or args[0].keyword.value == "device") \
+                    and self.is_device(args[0].value, td.get("not_devices") or []):
+                gl, nl = s.g.line_of(g), s.n.line_of(n)
+                s.add_masked(td["rule"], Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                             Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+                return []
+        dc = dr.get("device_count")
+        if dc and not g.args and canon_qn(s.gn.callee(g) or "", None) in (dc.get("gpu") or []):
+            env = self.env_name(n)
+            if env is not None and env in (dc.get("env") or []):
+                return [(g, n, ("NOTE", "warning",
+                                f"torch.cuda.device_count() became ${env}: equal on one node with every device "
+                                f"visible, but {env} counts the whole job, so what is derived from it "
+                                "(per-device batch, learning-rate scaling) can differ"))]
+        return None
+
+    def fp32(self, call: cst.Call, nm: Norm) -> bool:
+        """The softmax runs in fp32: `dtype=torch.float32`, or its input is `.float()` /
+        `.to(torch.float32)` / `.type(torch.float32)`."""
+        fp32 = set((rules().raw.get("dtype_names") or {}).get("fp32") or [])
+
+        def is32(node) -> bool:
+            q = nm.qualified(node) if type(node) in (cst.Attribute, cst.Name) else None
+            return q is not None and q in fp32
+
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "dtype" and is32(a.value):
+                return True
+        x = call.args[0].value if call.args and call.args[0].keyword is None else (
+            call.func.value if type(call.func) is cst.Attribute and nm.qualified(call.func) is None else None)
+        if type(x) is cst.Call and type(x.func) is cst.Attribute:
+            m = x.func.attr.value
+            if m == "float" and not x.args:
+                return True
+            if m in ("to", "type") and x.args and is32(x.args[0].value):
+                return True
+        return False
+
+    def is_device(self, node, not_devices: list) -> bool:
+        """A `.to()` argument that names a device (not a dtype, not the CPU)."""
+        p = self.s.n
+        try:
+            v = Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            v = None
+        if isinstance(v, str):
+            dev = v.split(":", 1)[0]
+            if type(v) is str:
+                return dev not in not_devices
+            names = {x for names in (rules().raw.get("dtype_names") or {}).values() for x in names}
+            return v not in names and v.rsplit(".", 1)[-1] not in names and "." not in v
+        if v is not None:
+            return isinstance(v, int) and not isinstance(v, bool)
+        d = dotted(node) or ""
+        return bool(d) and "dtype" not in d.rsplit(".", 1)[-1].lower()
+
+    def env_name(self, node) -> str | None:
+        """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
+        nm = self.s.nn
+        while type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "int" and len(node.args) == 1:
+            node = node.args[0].value
+        if type(node) is cst.Subscript and nm.qualified(node.value) == "os.environ" and len(node.slice) == 1 \
+                and type(node.slice[0].slice) is cst.Index:
+            k = node.slice[0].slice.value
+        elif type(node) is cst.Call and nm.qualified(node.func) in ("os.environ.get", "os.getenv") and node.args:
+            k = node.args[0].value
+        else:
+            return None
+        return k.evaluated_value if type(k) is cst.SimpleString else None
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)

@@ -68,6 +68,8 @@ class Parsed:
     facts: list = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
+    names: set | None = None  # every Name in the file, computed on demand (python_values)
+    options: dict | None = None  # option or dataclass field name -> (its label, default node) (python_facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
     size: int = 0  # bytes of source (the parse cache's measure)
 
@@ -306,6 +308,7 @@ class PyRules:
     fa: dict
     classes: dict
     raw: dict
+    signatures: dict = field(default_factory=dict)  # qualified name -> (params, defaults) (rules/signatures.yaml)
 
 
 @lru_cache(maxsize=1)
@@ -334,6 +337,8 @@ def rules() -> PyRules:
         clip_gpu=set(clip.get("gpu", [])), clip_method=clip.get("npu_method", ""), clip_rule=clip["rule"] if "rule" in clip else code("fused-optimizer-swap"),
         fa_gpu=dict(fa.get("gpu") or {}), fa_npu=dict(fa.get("npu") or {}), fa=fa,
         classes=d.get("classes") or {}, raw=d,
+        signatures={qn: (list(e.get("params") or []), dict(e.get("defaults") or {}))
+                    for qn, e in (load().section("call_signatures", {}) or {}).items()},
     )
 
 

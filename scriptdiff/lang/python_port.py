@@ -129,13 +129,26 @@ class PortChecks:
                                   f"{qn} is imported on {side.upper()} only")
 
     # --------------------------------------------------------------------------- swaps
-    def check_swaps(self, gs: St, ns: St, scope: str) -> None:
+    def check_swaps(self, gs: St, ns: St, scope: str) -> bool:
+        """Checks the swapped calls of a pair; True when the pair's difference was reported here."""
         s = self.s
         gk, nk = s.keys.get(id(gs)), s.keys.get(id(ns))
         gsw = gk.swaps if gk is not None else []
         nsw = nk.swaps if nk is not None else []
         if not gsw and not nsw:
-            return
+            return False
+        gfa = [c for f, c in gsw if f == "flash_attention"]
+        if gfa and not any(f == "flash_attention" for f, _c in nsw) and ns.kind == gs.kind == "simple":
+            # flash-attn on GPU, an eager (or SDPA) computation in its place on NPU: use_flash_attn
+            gq = canon_qn(s.gn.callee(gfa[0]) or "", None)
+            ncalls = [c for c in s.n.state.calls if ns.node is not None and self._within(c, ns)]
+            nq = canon_qn(s.nn.callee(ncalls[0]) or "", None) if ncalls else ""
+            gl, nl = s.g.line_of(gfa[0], gs.line), ns.line
+            s.add_hparam("use_flash_attn", Side(value=True, path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                         Side(value=False, path=s.n.name, line=nl, source=s.n.text_at(nl)),
+                         f"attention kernel: {gq} on GPU, eager attention on NPU"
+                         + (f" ({nq})" if nq else ""))
+            return True
         for fam in ("flash_attention", "clip_grad_norm"):
             gl = [c for f, c in gsw if f == fam]
             nl = [c for f, c in nsw if f == fam]
@@ -163,6 +176,12 @@ class PortChecks:
                             self.cls.report_sites([(gnt.value if gnt else ("MISSING", gc),
                                                     nnt.value if nnt else ("MISSING", nc),
                                                     (gq, "norm_type"))], gs, ns, scope)
+        return False
+
+    def _within(self, node, st: St) -> bool:
+        """The node lies on the statement's lines (its first call is the statement's callee)."""
+        line = self.s.n.line_of(node)
+        return line is not None and st.line <= line <= st.line + st.raw.count("\n")
 
     def check_optimizers(self, gs: St, ns: St, scope: str) -> None:
         """Decoupled (AdamW) vs L2 (Adam) weight decay across a fused-optimizer swap."""
@@ -230,9 +249,10 @@ class PortChecks:
         elif kp is not None and dp is not None and type(kp.value) is cst.BinaryOperation \
                 and type(kp.value.operator) is cst.Subtract and self.num(s.n, kp.value.left) == 1:
             ok = s.nn(kp.value.right) == s.gn(dp.value)
-        if not ok:
-            problems.append((dp.value if dp else ("MISSING", gc), kp.value if kp else ("MISSING", nc),
-                             "keep_prob must be 1 - dropout_p"))
+        if not ok:  # a dropout change: lands on attention_dropout
+            s.add_hparam("attention_dropout", s.side(s.g, dp.value if dp else ("MISSING", gc), gs.line),
+                         s.side(s.n, kp.value if kp else ("MISSING", nc), ns.line),
+                         "flash attention translation: keep_prob must be 1 - dropout_p")
         # scale
         ss = get(gc, gnames, "softmax_scale")
         sc = get(nc, nnames, "scale")

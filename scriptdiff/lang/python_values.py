@@ -1,0 +1,150 @@
+"""Values, not spellings: an assignment whose right-hand sides differ in text but compute the
+same value is not a difference.
+
+`lr_actor = 0.0003` on GPU and `lr_actor = args.lr_actor` on NPU (an argparse option whose
+default is 0.0003) is the same value, moved into the configuration. Both sides are
+evaluated through module constants, argparse and dataclass defaults, module-level config
+dicts, `os.environ.get(name, default)` and simple arithmetic (`int(3e6)`,
+`MAX_EP_LEN * 4`) by python_facts.Reader, without running anything. Equal values are no
+difference: an info "now configurable" when one side reads the value from an option or the
+environment, nothing otherwise. Different values are reported once, with both values and
+where each came from.
+
+The plumbing of such a move (`parser.add_argument(...)`, `args = parser.parse_args()`, a
+module constant on one side only) cannot change numerics by itself: what reads it is
+compared through its value. It is an info, not a warning.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..model import Side
+from .python_classify import Classifier, severity_rule
+from .python_facts import NotLiteral, Reader, lookup
+from .python_pair import PairState, one_line
+from .python_parse import Parsed, St, dotted
+
+_PLUMBING_CALLS = ("add_argument", "parse_args", "parse_known_args", "ArgumentParser", "add_argument_group",
+                   "set_defaults")
+
+
+def _evaluate(p: Parsed, node):
+    """(value, what it was read through) or None when the value is not known statically."""
+    used: list = []
+    try:
+        v = Reader(p, "").evaluate(node, used)
+    except (NotLiteral, RecursionError):
+        return None
+    except Exception:
+        return None
+    if isinstance(v, (str, bytes)) and type(v).__name__ == "QName":
+        return None
+    return v, [name for name, _node in used]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _assign(st: St):
+    """(target node, value node) of a statement that is one plain assignment, else None."""
+    if st.kind != "simple" or len(st.node.body) != 1:
+        return None
+    small = st.node.body[0]
+    if type(small) is cst.Assign and len(small.targets) == 1:
+        return small.targets[0].target, small.value
+    if type(small) is cst.AnnAssign and small.value is not None:
+        return small.target, small.value
+    return None
+
+
+def _configurable(via: list) -> list:
+    """What of a value's origins a user can change without editing the code: an option, a
+    dataclass field, an environment variable (a module constant or dict is code)."""
+    return [v for v in via if v.startswith("--") or v.startswith("$") or ("." in v and "[" not in v)]
+
+
+class ValueChecks:
+    """Compares assignments by value, and classifies the plumbing of a moved value."""
+
+    def __init__(self, state: PairState, classifier: Classifier):
+        self.s = state
+        self.cls = classifier
+
+    def assign(self, gs: St, ns: St, scope: str) -> bool:
+        """True when the pair's difference was decided here (reported or not)."""
+        s = self.s
+        ga, na = _assign(gs), _assign(ns)
+        if ga is None or na is None or s.gn(ga[0]) != s.nn(na[0]):
+            return False
+        gv, nv = _evaluate(s.g, ga[1]), _evaluate(s.n, na[1])
+        if gv is None or nv is None:
+            return False
+        gside = Side(value=gv[0], path=s.g.name, line=gs.line, source=s.g.text_at(gs.line))
+        nside = Side(value=nv[0], path=s.n.name, line=ns.line, source=s.n.text_at(ns.line))
+        target = one_line(s.g.code(ga[0]), 60)
+        if _same(gv[0], nv[0]):
+            gc, nc = _configurable(gv[1]), _configurable(nv[1])
+            if gc != nc:
+                what = " and ".join(f"on {w} through {', '.join(c)}" for w, c in (("GPU", gc), ("NPU", nc)) if c)
+                s.add_finding(severity_rule("info"), "info", scope, gside, nside,
+                              f"{target}: now configurable {what} (same default {gv[0]!r})")
+            return True
+        where = "; ".join(f"{w}: through {', '.join(v[1])}" for w, v in (("GPU", gv), ("NPU", nv)) if v[1])
+        msg = f"{target} is {gv[0]!r} on GPU and {nv[0]!r} on NPU" + (f" ({where})" if where else "")
+        name = dotted(ga[0])
+        key = lookup(name.rsplit(".", 1)[-1]) if name else None
+        if key is not None:  # n_layer = 12 against n_layer = args.n_layer: the hyperparameter num_layers
+            s.add_hparam(key, gside, nside, msg)
+            return True
+        sev = self.cls.classify(None, [gs, ns], scope)
+        s.add_finding(severity_rule(sev), sev, scope, gside, nside, msg)
+        return True
+
+    def names(self, side: str) -> set:
+        """The names the *other* side reads or binds: a constant it also uses is not plumbing."""
+        other = self.s.n if side == "gpu" else self.s.g
+        if other.names is None:
+            found: set = set()
+
+            class V(cst.CSTVisitor):
+                def visit_Name(self, node: cst.Name) -> None:
+                    found.add(node.value)
+
+            other.module.visit(V())
+            other.names = found
+        return other.names
+
+    def plumbing(self, st: St, p: Parsed, side: str, scope: str) -> bool:
+        """A statement on one side only that only declares configuration: an info finding."""
+        if st.kind != "simple":
+            return False
+        what = None
+        for small in st.node.body:
+            value = small.value if type(small) in (cst.Assign, cst.AnnAssign, cst.Expr) else None
+            if type(small) is cst.Assign and scope == "<module>" and len(small.targets) == 1 \
+                    and type(small.targets[0].target) is cst.Name and _evaluate(p, small.value) is not None \
+                    and small.targets[0].target.value not in self.names(side):
+                what = what or f"constant {small.targets[0].target.value}"
+                continue
+            if type(value) is cst.Call:
+                name = (dotted(value.func) or "").rsplit(".", 1)[-1]
+                if name in _PLUMBING_CALLS:
+                    what = what or ("option " + one_line(p.code(value.args[0].value), 40)
+                                    if name == "add_argument" and value.args else f"{name}()")
+                    continue
+            return False
+        if what is None:
+            return False
+        sd = Side(value=one_line(st.raw), path=p.name, line=st.line, source=p.text_at(st.line))
+        where = "GPU" if side == "gpu" else "NPU"
+        self.s.add_finding(severity_rule("info"), "info", scope, sd if side == "gpu" else None,
+                           sd if side == "npu" else None,
+                           f"configuration on {where} only: {what} (its uses are compared by value)")
+        return True

@@ -1,0 +1,120 @@
+"""Issue 14: the Python diff compares what the code computes, not how it is spelt.
+
+A realistic PPO port (the constants moved into argparse options, an environment variable,
+a config dict) is silent where the values are equal, and a changed value is one finding
+with both values and where each came from."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from scriptdiff.engine import Options, diff_files
+
+GPU = '''import torch
+
+K_EPOCHS = 80
+MAX_EP_LEN = 1000
+CONFIG = {"eps_clip": 0.2}
+lr_actor = 0.0003
+max_training_timesteps = int(3e6)
+update_timestep = MAX_EP_LEN * 4
+eps_clip = CONFIG["eps_clip"]
+gamma = 0.99
+
+
+def train(policy):
+    opt = torch.optim.Adam(policy.parameters(), lr=lr_actor)
+    return opt
+'''
+
+NPU = '''import argparse
+import os
+
+import torch
+import torch_npu
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr_actor", type=float, default=0.0003)
+parser.add_argument("--max_ep_len", type=int, default=1000)
+args = parser.parse_args()
+K_EPOCHS = 80
+CONFIG = {"eps_clip": 0.2}
+lr_actor = args.lr_actor
+max_training_timesteps = 3000000
+update_timestep = args.max_ep_len * 4
+eps_clip = float(os.environ.get("EPS_CLIP", "0.2"))
+gamma = 0.99
+
+
+def train(policy):
+    opt = torch.optim.Adam(policy.parameters(), lr=lr_actor)
+    return opt
+'''
+
+
+def run(tmp_path: Path, gpu: str, npu: str):
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "npu").mkdir()
+    g, n = tmp_path / "gpu" / "ppo.py", tmp_path / "npu" / "ppo.py"
+    g.write_text(gpu, encoding="utf-8")
+    n.write_text(npu, encoding="utf-8")
+    return diff_files([str(g)], [str(n)], Options(use_cache=False))
+
+
+def loud(r):
+    return [f for f in r.findings if f.severity != "info"]
+
+
+def test_values_moved_into_options_are_not_differences(tmp_path):
+    r = run(tmp_path, GPU, NPU)
+    assert r.errors == []
+    assert loud(r) == []
+    got = sorted((f.rule, f.gpu.line if f.gpu else 0, f.npu.line if f.npu else 0, f.message)
+                 for f in r.findings if f.rule == "SD103")
+    assert got == [
+        ("SD103", 0, 7, "configuration on NPU only: ArgumentParser() (its uses are compared by value)"),
+        ("SD103", 0, 8, 'configuration on NPU only: option "--lr_actor" (its uses are compared by value)'),
+        ("SD103", 0, 9, 'configuration on NPU only: option "--max_ep_len" (its uses are compared by value)'),
+        ("SD103", 0, 10, "configuration on NPU only: parse_args() (its uses are compared by value)"),
+        ("SD103", 4, 0, "configuration on GPU only: constant MAX_EP_LEN (its uses are compared by value)"),
+        ("SD103", 8, 15, "update_timestep: now configurable on NPU through --max_ep_len (same default 4000)"),
+        ("SD103", 9, 16, "eps_clip: now configurable on NPU through $EPS_CLIP (same default 0.2)"),
+    ]
+    # the optimizer's lr resolves on both sides, through the constant and through the option
+    lr = [f for f in r.findings if f.key == "lr"]
+    assert lr == []
+
+
+def test_a_moved_value_that_changed_is_one_finding_with_both_values(tmp_path):
+    r = run(tmp_path, GPU, NPU.replace('"EPS_CLIP", "0.2"', '"EPS_CLIP", "0.1"'))
+    assert [(f.rule, f.severity, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.message) for f in loud(r)] == [
+        ("SD101", "error", 0.2, 0.1, 9, 16,
+         "eps_clip is 0.2 on GPU and 0.1 on NPU (GPU: through CONFIG['eps_clip']; NPU: through $EPS_CLIP)")]
+
+
+def test_an_option_default_that_changed_is_the_hyperparameter_finding(tmp_path):
+    r = run(tmp_path, GPU, NPU.replace('"--lr_actor", type=float, default=0.0003', '"--lr_actor", type=float, default=0.001'))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in loud(r)] == [
+        ("SD202", "lr", 0.0003, 0.001, 6, 8)]
+
+
+def test_a_constant_the_other_side_still_reads_is_not_plumbing(tmp_path):
+    # GPU reads K from a star import; NPU defines it: the definition may change what GPU computed
+    gpu = "from cfg import *\nsteps = K * 2\n"
+    npu = "from cfg import *\nK = 3\nsteps = K * 2\n"
+    r = run(tmp_path, gpu, npu)
+    assert [(f.rule, f.npu.line, f.message) for f in r.findings] == [("SD102", 2, "statement on NPU only")]
+
+
+def test_faithful_port_with_identical_values_is_silent(tmp_path):
+    r = run(tmp_path, GPU, GPU.replace("import torch\n", "import torch\nimport torch_npu\n", 1))
+    assert r.findings == []
+
+
+def test_a_moved_vocabulary_setting_that_changed_lands_on_its_key(tmp_path):
+    gpu = "n_layer = 12\nblock_size = 1024\n"
+    npu = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--depth', type=int, default=24)\n"
+           "args = p.parse_args()\nn_layer = args.depth\nblock_size = 1024\n")
+    r = run(tmp_path, gpu, npu)
+    assert [(f.rule, f.check, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.message)
+            for f in loud(r)] == [
+        ("SD204", "hyperparameters", "num_layers", 12, 24, 1, 5, "n_layer is 12 on GPU and 24 on NPU (NPU: through --depth)")]
