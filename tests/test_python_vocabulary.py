@@ -17,6 +17,7 @@ SPELLINGS = [
     ("per_device_train_batch_size", "int", 8, 4, "micro_batch_size", "SD203"),
     ("attn_pdrop", "float", 0.1, 0.0, "attention_dropout", "SD207"),
     ("resid_pdrop", "float", 0.1, 0.0, "hidden_dropout", "SD207"),
+    ("embd_pdrop", "float", 0.1, 0.0, "embedding_dropout", "SD207"),
     ("n_layer", "int", 12, 24, "num_layers", "SD204"),
     ("n_head", "int", 12, 16, "num_attention_heads", "SD204"),
     ("n_embd", "int", 768, 1024, "hidden_size", "SD204"),
