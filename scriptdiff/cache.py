@@ -124,13 +124,23 @@ def _create_key_file(path: str) -> None:
     """Write a new random key atomically (a link of a finished file: a concurrent creator
     either wins or finds the whole key)."""
     folder = os.path.dirname(path)
-    tmp = None
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache.key.")  # mode 0600
-        with os.fdopen(fd, "w") as fh:
-            fh.write(_secrets.token_hex(32) + "\n")
-        os.link(tmp, path)
+    except OSError:
+        return
+    _write_then(folder, ".cache.key.", (_secrets.token_hex(32) + "\n").encode(), lambda tmp: os.link(tmp, path))
+
+
+def _write_then(folder, prefix: str, data: bytes, publish) -> None:
+    """Write `data` to a fresh temporary file in `folder` (mode 0600), hand its path to
+    `publish` (os.replace or os.link to the final name), and never leave the temporary
+    behind. Any OSError means the write did not happen: a cache never fails a run."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        publish(tmp)
     except OSError:
         pass
     finally:
@@ -205,7 +215,6 @@ def get(k: str) -> Any | None:
 
 def put(k: str, value: Any) -> None:
     d = cache_dir() / k[:2]
-    tmp = None
     try:
         payload = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
         if len(payload) > MAX_ENTRY_BYTES - _HEADER_MAX:
@@ -215,19 +224,9 @@ def put(k: str, value: Any) -> None:
         d.mkdir(parents=True, exist_ok=True)
         if not stat.S_ISDIR(os.lstat(d).st_mode):  # a link or a file where the folder should be
             return
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(header + b"\n" + payload)
-        os.replace(tmp, d / f"{k}.json")
-        tmp = None
     except (OSError, TypeError, ValueError, RecursionError):
-        pass
-    finally:
-        if tmp:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        return
+    _write_then(d, ".tmp.", header + b"\n" + payload, lambda tmp: os.replace(tmp, d / f"{k}.json"))
 
 
 # --- (de)serialisation of the model -------------------------------------------------------
