@@ -40,3 +40,34 @@ def test_use_flash_attention_2_lands_on_the_flash_attention_rule(tmp_path, name)
     gpu, npu, line = FLASH[name]
     r = run(tmp_path, name, gpu, npu)
     assert [summary(f) for f in r.findings] == [("SD201", "use_flash_attn", True, False, line, line)]
+    assert [f.message for f in r.findings] == [
+        "attention kernel: use_flash_attention_2 / attn_implementation (use_flash_attn) is on on GPU and off on NPU"]
+
+
+# ------------------------------------------------------------ the user's own spelling
+@pytest.mark.parametrize("name, gpu, npu", [
+    ("sft.yaml", "gradient_checkpointing: true\n", "gradient_checkpointing: false\n"),
+    ("run.sh", "torchrun train.py --gradient_checkpointing True\n", "torchrun train.py --gradient_checkpointing False\n"),
+    ("train.py", "from transformers import TrainingArguments\nargs = TrainingArguments(gradient_checkpointing=True)\n",
+     "from transformers import TrainingArguments\nargs = TrainingArguments(gradient_checkpointing=False)\n"),
+])
+def test_finding_names_the_written_spelling_next_to_the_key(tmp_path, name, gpu, npu):
+    r = run(tmp_path, name, gpu, npu)
+    line = gpu.count("\n")
+    assert [summary(f) for f in r.findings] == [("SD211", "recompute_granularity", True, False, line, line)]
+    assert [f.message for f in r.findings] == [
+        "recomputation and memory: gradient_checkpointing (recompute_granularity) is on on GPU and off on NPU"]
+
+
+def test_canonical_spelling_is_named_once(tmp_path):
+    r = run(tmp_path, "run.sh", "torchrun pretrain_gpt.py --lr 1e-4\n", "torchrun pretrain_gpt.py --lr 2e-4\n")
+    assert [(f.key, f.message) for f in r.findings] == [
+        ("lr", "learning-rate schedule: lr is 0.0001 on GPU and 0.0002 on NPU")]
+
+
+def test_one_sided_finding_names_the_written_spelling(tmp_path):
+    r = run(tmp_path, "run.sh", "torchrun train.py --learning_rate 1e-4 --use_flash_attention_2 True\n",
+            "torchrun train.py --learning_rate 1e-4\n")
+    assert [(f.rule, f.key, f.message) for f in r.findings] == [
+        ("SD201", "use_flash_attn", "use_flash_attention_2 (use_flash_attn) = on is set on GPU only; "
+         "NPU has no value and no known default")]
