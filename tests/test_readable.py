@@ -71,3 +71,15 @@ def test_one_sided_finding_names_the_written_spelling(tmp_path):
     assert [(f.rule, f.key, f.message) for f in r.findings] == [
         ("SD201", "use_flash_attn", "use_flash_attention_2 (use_flash_attn) = on is set on GPU only; "
          "NPU has no value and no known default")]
+
+
+# ------------------------------------------------------------ snapshot lines are quoted
+def test_snapshot_source_is_the_real_json_line():
+    ex = ROOT / "fixtures" / "example"
+    r = diff_files([str(ex / "env-gpu.json")], [str(ex / "env-npu.json")], Options(use_cache=False))
+    f = next(f for f in r.findings if f.key == "version:os")
+    assert (f.gpu.line, f.gpu.source) == (16, '"name": "Ubuntu 22.04.3 LTS",')
+    assert (f.npu.line, f.npu.source) == (16, '"name": "openEuler 22.03 (LTS-SP1)",')
+    assert (ex / "env-gpu.json").read_text().splitlines()[15].strip() == f.gpu.source
+    arch = next(f for f in r.findings if f.key == "version:arch")
+    assert (arch.gpu.line, arch.gpu.source) == (21, '"arch": "x86_64",')
