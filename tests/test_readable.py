@@ -83,3 +83,30 @@ def test_snapshot_source_is_the_real_json_line():
     assert (ex / "env-gpu.json").read_text().splitlines()[15].strip() == f.gpu.source
     arch = next(f for f in r.findings if f.key == "version:arch")
     assert (arch.gpu.line, arch.gpu.source) == (21, '"arch": "x86_64",')
+
+
+# ------------------------------------------------------------ review hunks as blocks
+def test_review_hunk_lines_are_an_indented_block(cli, tmp_path):
+    import difflib
+
+    old = "import torch\nlr=1e-4\nbatch=8\nsteps=10\nseed=1\n" + "".join(f"k{i}=1\n" for i in range(10))
+    new = "import torch\nlr=2e-4\nbatch=16\nsteps=20\nseed=1\n" + "".join(f"k{i}=2\n" for i in range(10))
+    p = tmp_path / "p.diff"
+    p.write_text("".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a/c.txt", "b/c.txt")))
+    code, out, _ = cli("review", str(p), "--no-cache", "--color", "never")
+    assert code == 1
+    body = out.split("== script ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert body == [
+        "warning SD153 hunk:c.txt  hunk @@ -1,15 +1,15 @@ changes semantics: SD108 lines differ (compared as text); "
+        "SD108 lines differ (compared as text)",
+        "    GPU: 13 lines  at c.txt:2",
+        "          | lr=1e-4", "          | batch=8", "          | steps=10",
+        *[f"          | k{i}=1" for i in range(5)],
+        "          | … (5 more lines)",
+        "    NPU: 13 lines  at c.txt:2",
+        "          | lr=2e-4", "          | batch=16", "          | steps=20",
+        *[f"          | k{i}=2" for i in range(5)],
+        "          | … (5 more lines)",
+    ]
+    code, out, _ = cli("review", str(p), "--no-cache", "--color", "never", "--full-values")
+    assert "          | k9=2\n" in out and "more lines" not in out
