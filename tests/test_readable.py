@@ -110,3 +110,43 @@ def test_review_hunk_lines_are_an_indented_block(cli, tmp_path):
     ]
     code, out, _ = cli("review", str(p), "--no-cache", "--color", "never", "--full-values")
     assert "          | k9=2\n" in out and "more lines" not in out
+
+
+# ------------------------------------------------------------ the hparams table fits
+MEG = ROOT / "fixtures" / "launch" / "megatron"
+
+
+def test_hparams_table_fits_100_columns_when_piped(cli):
+    code, out, _ = cli("hparams", str(MEG / "gpu/pretrain_llama2_7b.sh"), str(MEG / "npu_injected/pretrain_llama2_7b.sh"),
+                       "--color", "never", "--no-cache")
+    assert code == 1
+    table = [x for x in out.splitlines() if x[:1] in "┏┃┡│└"]
+    assert len(table) > 60 and {len(x) for x in table} == {100}
+    # keys and values keep their width (never folded); the location column wraps, without "at "
+    rows = [[c.strip() for c in x.strip("│").split("│")] for x in table if x.startswith("│")]
+    lr = next(i for i, r in enumerate(rows) if r[1] == "lr")
+    assert rows[lr][:3] == ["E SD202", "lr", "1.25e-06"] and rows[lr][3].startswith("pretrain_llama2")
+    assert "gradient_accumulation_steps" in [r[1] for r in rows]
+
+
+def test_hparams_table_fits_the_terminal(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = cli("hparams", str(MEG / "gpu/pretrain_llama2_7b.sh"), str(MEG / "npu_injected/pretrain_llama2_7b.sh"),
+                       "--color", "always", "--no-cache")
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", x) for x in out.splitlines()]
+    assert {len(x) for x in lines if x[:1] in "┏┃┡│└"} == {80}
+
+
+def test_hparams_markdown(cli, tmp_path):
+    (tmp_path / "g.sh").write_text("torchrun train.py --learning_rate 1e-4 --use_flash_attention_2 True\n")
+    (tmp_path / "n.sh").write_text("torchrun train.py --learning_rate 2e-4 --attn_implementation 'a|b'\n")
+    code, out, _ = cli("hparams", str(tmp_path / "g.sh"), str(tmp_path / "n.sh"), "-f", "markdown", "--no-cache")
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0] == f"## scriptdiff hparams: GPU {tmp_path / 'g.sh'} vs NPU {tmp_path / 'n.sh'}"
+    assert lines[2:4] == ["| | key | GPU | GPU origin | NPU | NPU origin |", "|---|---|---|---|---|---|"]
+    assert "| E SD202 | `lr` | 0.0001 | at g.sh:1 | 0.0002 | at n.sh:1 |" in lines
+    assert "| E SD201 | `use_flash_attn` | on | at g.sh:1 | a\\|b | at n.sh:1 |" in lines
+    assert lines[-1].endswith("expected substitution(s) masked") and lines[-2] == ""
