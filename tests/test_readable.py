@@ -125,7 +125,7 @@ def test_hparams_table_fits_100_columns_when_piped(cli):
     # keys and values keep their width (never folded); the location column wraps, without "at "
     rows = [[c.strip() for c in x.strip("│").split("│")] for x in table if x.startswith("│")]
     lr = next(i for i, r in enumerate(rows) if r[1] == "lr")
-    assert rows[lr][:3] == ["E SD202", "lr", "1.25e-06"] and rows[lr][3].startswith("pretrain_llama2")
+    assert rows[lr][:3] == ["E SD202", "lr", "1.25e-06"] and rows[lr][3].startswith("pretrain_llama")
     assert "gradient_accumulation_steps" in [r[1] for r in rows]
 
 

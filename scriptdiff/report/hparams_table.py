@@ -134,7 +134,7 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     fixed = [min(n, cap) for n, cap in zip(longest, (8, 30, 20, 0, 20, 0))]
     # 7 borders, 1 space either side of every cell but the outer two. The origin columns take
     # the rest; when they would get less than a quarter of the width each, the values fold first
-    # (down to 8), then the origins (down to 14), then the key (down to 8)
+    # (down to 10), then the origins (down to 14), then the key (down to 8)
     keep = max(14, width // 4)
     over = sum(fixed) + 7 + 10 + 2 * keep - width
     for i in (2, 4, "origin", 1):
@@ -145,7 +145,7 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
             keep -= cut
             over -= 2 * cut
         else:
-            cut = min(over, max(0, fixed[i] - 8))
+            cut = min(over, max(0, fixed[i] - (8 if i == 1 else 10)))
             fixed[i] -= cut
             over -= cut
     room = max(12, (width - sum(fixed) - 7 - 10) // 2)
