@@ -234,8 +234,11 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
     return findings, masked, skipped
 
 
-def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet) -> Finding | None:
+def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name: str | None = None) -> Finding | None:
+    """The finding for a difference in `key`; `name` is how the message names it (the user's
+    spelling next to the key: "gradient_checkpointing (recompute_granularity)"), the key by default."""
     entry = vocab(rs).get(key, {})
+    name = name or key
     cats = rs.section("categories", {})
     cat = cats.get(entry.get("category", "other"), cats.get("other"))
     rule = cat["rule"]
@@ -248,10 +251,10 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet) -> Fi
         for f in (g, n):
             if f is not None and f.note:
                 note = f" ({f.note})"
-        msg = f"{key} = {show(present.value)} is set on {side} only; {other} has no value and no known default{note}"
+        msg = f"{name} = {show(present.value)} is set on {side} only; {other} has no value and no known default{note}"
     else:
         notes = "; ".join(x for x in (g.note, n.note) if x)
-        msg = f"{title}: {key} is {show(g.value)} on GPU and {show(n.value)} on NPU"
+        msg = f"{title}: {name} is {show(g.value)} on GPU and {show(n.value)} on NPU"
         if notes:
             msg += f" ({notes})"
     derived = bool((g and g.derived) or (n and n.derived))

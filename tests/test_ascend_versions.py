@@ -115,7 +115,7 @@ def test_community_cann_is_a_warning_naming_the_commercial_build(tmp_path):
          f"8.3.RC1); the newest torch_npu known is 2.12.0 (PyTorch 2.12.0, CANN 9.1.0) ({COMPAT})"),
     ]  # no SD319: the community build of 8.0.RC3 is 8.0.RC3, which torch_npu 2.1.0.post8 belongs to
     f = report.findings[1]
-    assert (f.gpu, f.npu.value, f.npu.line, f.extra) == (None, "CANN 8.0.RC3.beta1 (community)", 8,
+    assert (f.gpu, f.npu.value, f.npu.line, f.extra) == (None, "CANN 8.0.RC3.beta1 (community)", 9,
                                                           {"advisory": "npu-stack"})
     assert report.exit_code() == 1
 
@@ -255,7 +255,7 @@ def test_one_side_cli_on_the_bundled_snapshot(cli):
     doc = json.loads(out)
     assert code == 0 and doc["gpu"] == "(none: one-side mode)"
     assert [(f["rule"], f["key"], f["npu"]["line"], f["gpu"]) for f in doc["findings"]] == [
-        ("SD321", "newest:cann", 27, None), ("SD321", "newest:torch-npu", 106, None)]
+        ("SD321", "newest:cann", 28, None), ("SD321", "newest:torch-npu", 106, None)]
 
 
 def test_one_side_bad_inputs(cli, tmp_path):

@@ -59,8 +59,9 @@ def test_faithful_port_has_no_warning_or_error(tmp_path):
         ("SD321", "info", "newest:cann", None, "CANN 8.0.RC3 (newest 9.1.0)"),
         ("SD321", "info", "newest:torch-npu", None, "torch_npu 2.1.0.post8 (newest 2.1.0.post17)"),
     ]
+    # the snapshot's own line of a variable is quoted, not NAME=value rebuilt from the value
     assert masked(report) == sorted([
-        ("SD010", "CUDA_VISIBLE_DEVICES=0,1", "ASCEND_RT_VISIBLE_DEVICES=0,1"),
+        ("SD010", '"CUDA_VISIBLE_DEVICES": "0,1",', '"ASCEND_RT_VISIBLE_DEVICES": "0,1",'),
         ("SD420", "flash-attn==2.5.6", "torch-npu==2.1.0.post8"),
         ("SD421", "megatron-core==0.8.0", "mindspeed==0.8.0"),
         ("SD423", "torch==2.1.0+cu121", "torch-npu==2.1.0.post8"),
@@ -73,12 +74,13 @@ def test_faithful_port_has_no_warning_or_error(tmp_path):
         ("SD426", "torch==2.1.0+cu121", "torch==2.1.0"),
     ], key=lambda t: tuple(x or "" for x in t))
     assert report.exit_code() == 0
-    # both sides' file and line are reported: the toolkit pair points at each snapshot's versions entry
+    # both sides' file and line are reported: the toolkit pair points at each snapshot's version line
     f = next(f for f in report.findings if f.key == "version:accelerator_toolkit")
     glines = (g.read_text().splitlines())
     nlines = (n.read_text().splitlines())
-    assert glines[f.gpu.line - 1].strip() == '"cuda": {' and f.gpu.path == str(g)
-    assert nlines[f.npu.line - 1].strip() == '"cann": {' and f.npu.path == str(n)
+    assert glines[f.gpu.line - 2:f.gpu.line] == ['    "cuda": {', '      "version": "12.1.1",'] and f.gpu.path == str(g)
+    assert nlines[f.npu.line - 2:f.npu.line] == ['    "cann": {', '      "version": "8.0.RC3",'] and f.npu.path == str(n)
+    assert (f.gpu.source, f.npu.source) == ('"version": "12.1.1",', '"version": "8.0.RC3",')
 
 
 def test_drifted_port_exact_findings(tmp_path):
@@ -234,7 +236,7 @@ def test_bundled_example_pair(fixtures, cli):
     assert '"name": "peft"' in lines[103] and '"name": "transformers"' in lines[106]
     pair = next(f for f in doc["findings"] if f["key"] == "version:accelerator_toolkit")
     assert (pair["severity"], pair["gpu"]["value"], pair["npu"]["value"]) == ("info", "CUDA 12.1.1", "CANN 8.0.RC3")
-    assert pair["gpu"]["source"] == "CUDA toolkit 12.1.1 (/usr/local/cuda/version.json)"
+    assert pair["gpu"]["source"] == '"version": "12.1.1",'  # the snapshot's own line, quoted
 
 
 def test_requirements_against_snapshot_is_asymmetric(tmp_path):

@@ -59,7 +59,11 @@ def test_text_table():
     for key in PRECHECK:
         assert key in out.replace("\n", "")
     assert "E SD202" in out and "E SD207" in out and "commented" in out
-    assert "derived:" in out and "default (megatron default)" in out
+    # piped: 100 columns, the origin column wraps ("default (megatron default)" over two lines)
+    assert "derived:" in out and max(len(x) for x in out.splitlines() if x[:1] in "┏│└") == 100
+    code, md, err = run_cli("hparams", str(MEG / "gpu/pretrain_llama2_7b.sh"),
+                            str(MEG / "npu_injected/pretrain_llama2_7b.sh"), "-f", "markdown")
+    assert code == 1 and "| default (megatron default) |" in md
 
 
 def test_log_outranks_scripts_and_several_files_per_side():

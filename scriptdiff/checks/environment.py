@@ -90,6 +90,16 @@ def extract(src, ctx):
     if not isinstance(dists, list):
         ex.errors.append(InputError(src.name, "'distributions' is not a list; packages not compared"))
         dists = []
+    text_lines: list[str] = []
+
+    def quoted(line: int | None) -> str:
+        """The snapshot's own line, stripped, as the report's source line ('' when unknown)."""
+        if not line:
+            return ""
+        if not text_lines:
+            text_lines.extend(src.text.splitlines())
+        return text_lines[line - 1].strip() if 0 < line <= len(text_lines) else ""
+
     entries = []
     for i, d in enumerate(dists):
         if not isinstance(d, dict) or not isinstance(d.get("name"), str) or d.get("version") is None:
@@ -119,9 +129,21 @@ def extract(src, ctx):
         ex.facts.append(libraries.list_marker(src.name, True))
 
     def vfact(comp: str, value, source: str, line_key: tuple, **meta) -> None:
+        # the report quotes the snapshot's own line: the value's line ("name": "Ubuntu ...")
+        # when the entry is an object, else the entry's; `source` only when no line is known
+        line = json_lines.get(line_key + ("version",)) or json_lines.get(line_key + ("name",)) \
+            if line_key[0] in ("python", "os", "versions") else None
+        line = line or lines.get(line_key)
+        if line_key[0] == "dist":
+            i = dist_index.get(line_key[1])
+            line = json_lines.get(("distributions", i, "version")) or line
+        source = quoted(line) or source
         ex.facts.append(Fact(key=f"version:{comp}", value=value, check="environment", path=src.name,
-                             line=lines.get(line_key), source=source, rank=RANK_LOG,
+                             line=line, source=source, rank=RANK_LOG,
                              meta={"component": comp, "snapshot_platform": platform, **meta}))
+
+    dist_index = {normalize_name(d["name"]): i for i, d in enumerate(dists)
+                  if isinstance(d, dict) and isinstance(d.get("name"), str)}
 
     py = doc.get("python")
     pyv = _version_of(py) if isinstance(py, (dict, str)) else None
@@ -166,7 +188,7 @@ def extract(src, ctx):
             vfact("torch_backend", backend[0], backend[0], ("dist", backend[1]), platform=platform, pair=True)
     env = doc.get("env") or {}
     if isinstance(env, dict):
-        ex.facts.extend(env_facts(env, src.name, lines))
+        ex.facts.extend(env_facts(env, src.name, lines, quoted))
     return ex
 
 
@@ -194,8 +216,9 @@ def _torch_backend(platform: str, entries) -> tuple[str, str] | None:
     return None
 
 
-def env_facts(env: dict, path: str, lines: dict | None = None) -> list[Fact]:
-    """One fact per recorded variable, keyed by its GPU-side name (envmap.canonical)."""
+def env_facts(env: dict, path: str, lines: dict | None = None, quoted=None) -> list[Fact]:
+    """One fact per recorded variable, keyed by its GPU-side name (envmap.canonical); `quoted(line)`
+    gives the file's own line as the source, else NAME=value is shown."""
     facts = []
     for name, value in sorted(env.items()):
         if not isinstance(name, str):
@@ -205,8 +228,10 @@ def env_facts(env: dict, path: str, lines: dict | None = None) -> list[Fact]:
         if key != f"env:{name}":
             meta["mask"] = code("env-var-renamed")
         val = "" if value is None else str(value)
+        line = (lines or {}).get(("env", name))
+        source = (quoted(line) if quoted is not None else "") or f"{name}={val}"
         facts.append(Fact(key=key, value=val, check="environment", path=path,
-                          line=(lines or {}).get(("env", name)), source=f"{name}={val}", rank=RANK_LOG, meta=meta))
+                          line=line, source=source, rank=RANK_LOG, meta=meta))
     return facts
 
 

@@ -301,7 +301,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     if masked is not None:
         return masked
     cat_key = category_key(key)
-    f = classify_hparam(cat_key or key, g, n, rs)
+    f = classify_hparam(cat_key or key, g, n, rs, name=None if cat_key else written_name(key, g, n))
     if f is None:
         return None
     f.key = key
@@ -314,6 +314,23 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     if notes:
         f.message += "; " + "; ".join(notes)
     return f
+
+
+def written_name(key: str, g: Fact | None, n: Fact | None) -> str:
+    """How a finding names `key`: the spellings the sides wrote (meta["written_key"], set by the
+    readers) when one differs from the key, the key in brackets: "gradient_checkpointing
+    (recompute_granularity)", "use_flash_attention_2 / attn_implementation (use_flash_attn)"."""
+    names: list[str] = []
+    for f in (g, n):
+        w = f.meta.get("written_key") if f is not None else None
+        if not w:
+            continue
+        w = key if norm_name(w) == norm_name(key) else str(w)
+        if w not in names:
+            names.append(w)
+    if not names or names == [key]:
+        return key
+    return f"{' / '.join(names)} ({key})"
 
 
 def _live(f: Fact | None) -> Fact | None:

@@ -230,7 +230,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
 
     def fact(key, val, via=None, meta=None):
         return Fact(key=key, value=val, path=src.name, line=line, source=source, rank=RANK_CONFIG,
-                    via=via, meta=meta or {})
+                    via=via, meta={**(meta or {}), "written_key": dp})  # the report shows the user's spelling
 
     if any(is_secret_name(k) for k in path if isinstance(k, str)):
         return []  # a credential (hub_token, wandb.api_key): never written out

@@ -201,8 +201,10 @@ class Reader:
         return None
 
     # --------------------------------------------------------------------- facts
-    def fact(self, key: str, value, node, used: list, callee: str) -> Fact:
+    def fact(self, key: str, value, node, used: list, callee: str, written: str | None = None) -> Fact:
         p = self.p
+        if written is None and type(node) is cst.Arg and node.keyword is not None:
+            written = node.keyword.value  # from_pretrained(..., use_flash_attention_2=True)
         via = None
         line = p.line_of(node)
         if used:
@@ -216,15 +218,16 @@ class Reader:
         if isinstance(value, str) and is_secret(key, value):  # a credential passed as a setting: never shown
             value, known = withheld(value), {value}
         source = redact_text(source, known, code=True)  # and none shown in the line of another setting
+        meta = {"callee": callee, "written_key": written} if written else {"callee": callee}
         return Fact(key=key, value=value, check="hyperparameters", path=p.name, line=line,
-                    source=source, rank=RANK_CODE, via=via, meta={"callee": callee})
+                    source=source, rank=RANK_CODE, via=via, meta=meta)
 
     def default(self, key: str, value, callee: str, node) -> Fact:
         return Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
                     source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
                     meta={"callee": callee, "call_line": self.p.line_of(node)})
 
-    def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None) -> bool:
+    def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None, written: str | None = None) -> bool:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
         p = self.p
         ref = self.argref(arg.value)
@@ -250,7 +253,7 @@ class Reader:
                     v = vmap[v]
                 elif isinstance(v, str) and v in {str(k): 1 for k in vmap}:
                     v = {str(k): x for k, x in vmap.items()}[v]
-            p.facts.append(self.fact(keys, v, arg, used, callee))
+            p.facts.append(self.fact(keys, v, arg, used, callee, written))
             p.owned[id(arg.value)] = keys
         p.fact_calls.add(id(call))
         return True
@@ -277,13 +280,13 @@ class Reader:
         if key is None:
             return
         if "default" in kws:
-            if self.read_arg(key, kws["default"], call, "argparse"):
+            if self.read_arg(key, kws["default"], call, "argparse", written=dest):
                 self.argdests[dest] = key
             return
         act = kws.get("action")
         if act is not None and type(act.value) is cst.SimpleString and act.value.evaluated_value in ("store_true", "store_false"):
             v = act.value.evaluated_value == "store_false"
-            p.facts.append(self.fact(key, v, act, [], "argparse"))
+            p.facts.append(self.fact(key, v, act, [], "argparse", written=dest))
             p.owned[id(act.value)] = key
             p.fact_calls.add(id(call))
             self.argdests[dest] = key
@@ -372,7 +375,7 @@ class Reader:
                     v = self.evaluate(value, used)
                 except NotLiteral:
                     continue
-                self.p.facts.append(self.fact(key, v, value, used, f"{node.name.value}.{name}"))
+                self.p.facts.append(self.fact(key, v, value, used, f"{node.name.value}.{name}", written=name))
                 self.p.owned[id(value)] = key
                 self.argdests.setdefault(name, key)
 

@@ -6,7 +6,10 @@ import io
 from ..compare import equal
 from ..model import jsonable
 from . import render as render_report
+from .markdown import _cell, _code
 from .values import json_report, json_side, json_text, safe, shown
+
+PIPE_WIDTH = 100  # the table's width when stdout is not a terminal
 
 
 def origin(f) -> str:
@@ -50,12 +53,49 @@ def row_json(key, g, n, full: bool = False) -> dict:
             "gpu": json_side(side(g), full), "npu": json_side(side(n), full)}
 
 
+def _short(text: str) -> str:
+    """An origin as the narrow text column shows it: "train.sh:25 via $LR", without "at "."""
+    return text[3:] if text.startswith("at ") else text
+
+
+def _mark(f) -> str:
+    return {"error": "E", "warning": "W", "info": "i"}.get(f.severity, "?") + " " + f.rule
+
+
+def _summary(report) -> str:
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    return (f"{len(report.table)} keys; {counts['error']} error(s), {counts['warning']} warning(s), "
+            f"{counts['info']} info; {len(report.masked)} expected substitution(s) masked")
+
+
+def render_markdown(report, full_values: bool = False, list_errors: bool = True) -> str:
+    """The same table as GitHub-flavoured markdown (`hparams -f markdown`)."""
+    out = [f"## scriptdiff hparams: GPU {_cell(report.gpu)} vs NPU {_cell(report.npu)}", ""]
+    for e in (report.errors if list_errors else ()):
+        out.append(f"- {'note' if e.level == 'note' else 'error'}: {_cell(e.path)}: {_cell(e.message)}")
+    if list_errors and report.errors:
+        out.append("")
+    flagged = {f.key: f for f in report.findings}
+    out += ["| | key | GPU | GPU origin | NPU | NPU origin |", "|---|---|---|---|---|---|"]
+    for key, g, n in report.table:
+        f = flagged.get(key)
+        mark = _mark(f) if f is not None else (
+            "~" if g is not None and n is not None and not equal(g.value, n.value) else "")
+        cells = (mark, _code(key), _cell(shown(g.value if g else None, full_values)), _cell(origin(g)),
+                 _cell(shown(n.value if n else None, full_values)), _cell(origin(n)))
+        out.append("| " + " | ".join(cells) + " |")
+    out += ["", _summary(report), ""]
+    return "\n".join(out)
+
+
 def render(report, fmt: str = "text", color: bool = False, show_masked: bool = False, full_values: bool = False,
            **opts) -> str:
     if fmt == "json":
         doc = json_report(report.to_json(), full_values)
         doc["table"] = [row_json(k, g, n, full_values) for k, g, n in report.table]
         return json_text(doc)
+    if fmt == "markdown":
+        return render_markdown(report, full_values, opts.get("list_errors", True))
     if fmt != "text":
         return render_report(report, fmt, color=color, show_masked=show_masked, full_values=full_values, **opts)
     from rich.console import Console
@@ -65,7 +105,8 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     import shutil
 
     buf = io.StringIO()
-    width = opts.get("width") or (shutil.get_terminal_size((160, 24)).columns if color else 240)
+    # a terminal's width, else 100 columns: the origin columns wrap, the values and keys keep their width
+    width = opts.get("width") or (shutil.get_terminal_size((PIPE_WIDTH, 24)).columns if color else PIPE_WIDTH)
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=False)
     console.print(Text(f"scriptdiff hparams: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
@@ -74,21 +115,47 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
         console.print(Text(f"{label}: {safe(e.path)}: {safe(e.message)}", style=style))
     flagged = {f.key: f for f in report.findings}
     table = Table(show_lines=False, pad_edge=False)
-    for col in ("", "key", "GPU", "GPU origin", "NPU", "NPU origin"):
-        table.add_column(col, overflow="fold")
+    rows = []
     for key, g, n in report.table:
         f = flagged.get(key)
         mark = ""
         style = ""
         if f is not None:
-            mark = {"error": "E", "warning": "W", "info": "i"}.get(f.severity, "?") + " " + f.rule
+            mark = _mark(f)
             style = {"error": "red", "warning": "yellow", "info": "cyan"}.get(f.severity, "")
         elif g is not None and n is not None and not equal(g.value, n.value):
             mark = "~"
-        table.add_row(mark, safe(key), shown(g.value if g else None, full_values), safe(origin(g)),
-                      shown(n.value if n else None, full_values), safe(origin(n)), style=style)
+        rows.append(((mark, safe(key), shown(g.value if g else None, full_values), safe(_short(origin(g))),
+                      shown(n.value if n else None, full_values), safe(_short(origin(n)))), style))
+    # the origin (location) columns take the wrapping: the mark, key and values keep their width
+    # up to a cap, so a narrow terminal or a pipe (100 columns) does not fold keys
+    cols = ("", "key", "GPU", "GPU origin", "NPU", "NPU origin")
+    longest = [max([len(c)] + [len(r[i]) for r, _ in rows]) for i, c in enumerate(cols)]
+    fixed = [min(n, cap) for n, cap in zip(longest, (8, 30, 20, 0, 20, 0))]
+    # 7 borders, 1 space either side of every cell but the outer two. The origin columns take
+    # the rest; when they would get less than a quarter of the width each, the values fold first
+    # (down to 10), then the origins (down to 14), then the key (down to 8)
+    keep = max(14, width // 4)
+    over = sum(fixed) + 7 + 10 + 2 * keep - width
+    for i in (2, 4, "origin", 1):
+        if over <= 0:
+            break
+        if i == "origin":
+            cut = min((over + 1) // 2, keep - 14)
+            keep -= cut
+            over -= 2 * cut
+        else:
+            cut = min(over, max(0, fixed[i] - (8 if i == 1 else 10)))
+            fixed[i] -= cut
+            over -= cut
+    room = max(12, (width - sum(fixed) - 7 - 10) // 2)
+    for i, col in enumerate(cols):
+        if col.endswith("origin"):
+            table.add_column(col, overflow="fold", width=min(longest[i], room))
+        else:
+            table.add_column(col, overflow="fold", min_width=fixed[i], max_width=max(fixed[i], 1))
+    for cells, style in rows:
+        table.add_row(*cells, style=style)
     console.print(table)
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
-    console.print(f"{len(report.table)} keys; {counts['error']} error(s), {counts['warning']} warning(s), "
-                  f"{counts['info']} info; {len(report.masked)} expected substitution(s) masked")
+    console.print(_summary(report))
     return buf.getvalue()

@@ -10,6 +10,14 @@ from ..registry import check_order
 from .values import MAX_CHARS, MAX_SOURCE, clip, record_rows, safe, shown
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+MAX_BLOCK_LINES = 8  # a multi-line value (a review hunk's lines): this many, then "… (N more lines)"
+
+
+def _block(value) -> list[str] | None:
+    """The lines of a multi-line text value (a hunk's removed or added lines), else None."""
+    if isinstance(value, str) and "\n" in value.rstrip("\n"):
+        return value.rstrip("\n").split("\n")
+    return None
 
 
 def _loc(side) -> str:
@@ -74,6 +82,15 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                 if rows is not None:
                     where = f"  at {escape(safe(_loc(side)))}" if side is not None else ""
                     console.print(f"    {label}: {escape(cells[i + 1])}{where}")
+                    continue
+                block = _block(side.value) if side is not None else None
+                if block is not None:  # under the finding, indented: never inside the value column
+                    console.print(f"    {label}: {len(block)} lines  at {escape(safe(_loc(side)))}")
+                    cut = block if full_values else block[:MAX_BLOCK_LINES]
+                    for text in cut:
+                        console.print(Text(f"          | {clip(text.rstrip(), MAX_SOURCE, full_values)}", style="dim"))
+                    if len(cut) < len(block):
+                        console.print(Text(f"          | … ({len(block) - len(cut)} more lines)", style="dim"))
                     continue
                 val = shown(side.value, full_values) if side is not None else "(absent)"
                 console.print(f"    {label}: {escape(val)}  at {escape(safe(_loc(side)))}")

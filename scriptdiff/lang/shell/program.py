@@ -147,6 +147,7 @@ class ProgramReader:
             return
         key, value = conv
         fact = self.make_fact(key, value, vw, flag_word=flag_word, key_text=flag_text)
+        fact.meta["written_key"] = flag_text.lstrip("-+~")  # the report shows the user's spelling
         if dialect:  # the report names the dialect that mapped the key: "verl (Hydra overrides)"
             fact.via = dialect + (f", {fact.via}" if fact.via else "")
         self.rec.facts.append(fact)
