@@ -424,15 +424,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
                       else "W&B JSONL export" if st[0] == "_step" else "JSONL export")
             rec = Recognised(path=f.display, reader=reader)
         step = st[1]
-        for k, v in d.items():
-            if k == st[0] or k in STEP_FIELDS:
-                continue
-            val = _number(v) if not isinstance(v, str) else None
-            if val is None:
-                continue
-            name = canonical(k)
-            run.add(name, step, val, (f.display, lineno))
-            names.add(name)
+        _add_record(run, names, d, step, lambda k: k == st[0] or k in STEP_FIELDS, (f.display, lineno))
         _note(rec, step)
     _advance(progress, max(0, f.size - done))
     if rec is None:
@@ -519,15 +511,7 @@ def _trainer_state(f: _Opened, fh, run: Run) -> None:
         step = _number(d.get("step"))
         if step is None:
             continue
-        for k, v in d.items():
-            if k == "step":
-                continue
-            val = _number(v) if not isinstance(v, str) else None
-            if val is None:
-                continue
-            name = canonical(k)
-            run.add(name, step, val, (f.display, None))
-            names.add(name)
+        _add_record(run, names, d, step, lambda k: k == "step", (f.display, None))
         _note(rec, step)
     if not rec.records:
         run.skipped_files.append(f"{f.display} (empty log_history)")
@@ -573,3 +557,17 @@ def _tensorboard(f: _Opened, run: Run) -> None:
     if not rec.records:
         run.skipped_files.append(f"{f.display} (no scalars)")
     _finish(run, rec, names)
+
+
+def _add_record(run, names: set, record: dict, step, skip, where) -> None:
+    """Every numeric field of one logged record (but the step fields `skip` names) as a point
+    of its canonical series at `step`; strings are not metrics."""
+    for k, v in record.items():
+        if skip(k):
+            continue
+        val = _number(v) if not isinstance(v, str) else None
+        if val is None:
+            continue
+        name = canonical(k)
+        run.add(name, step, val, where)
+        names.add(name)
