@@ -488,6 +488,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", choices=CLASSES, help="only this class (repeatable)")
     ap.add_argument("--mem-mb", type=int, default=2048, help="RLIMIT_AS of each run (MB)")
     ap.add_argument("--timeout", type=float, default=20.0, help="wall-clock limit of each run (s)")
+    ap.add_argument("--progress", type=int, default=250, metavar="K",
+                    help="a progress line on stderr every K inputs (0: none)")
     args = ap.parse_args(argv)
     cases = plan(args.n, args.seed, args.only)
     seeds = corpus()
@@ -499,8 +501,14 @@ def main(argv=None) -> int:
         case = make_case(cls, random.Random(case_seed), seeds)
         return i, case, run_case(case, args.mem_mb, args.timeout)
 
+    done = failed = 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for i, case, (problem, rss, wall) in pool.map(one, cases):
+            done += 1
+            failed += bool(problem)
+            if args.progress and done % args.progress == 0:
+                print(f"fuzz: {done}/{len(cases)} inputs, {failed} failed, {time.perf_counter() - t0:.0f} s",
+                      file=sys.stderr, flush=True)
             st = stats.setdefault(case.cls, {"n": 0, "fail": 0, "rss": (0, -1), "wall": (0, -1), "problems": {}})
             st["n"] += 1
             st["rss"] = max(st["rss"], (rss, i))
