@@ -220,18 +220,46 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                 g = default_fact(key, gpu, rs)
             if n is None:
                 n = default_fact(key, npu, rs)
+        fn = (classifiers or {}).get(check, classify_hparam)
         if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
             code = g.meta.get("mask") or n.meta.get("mask")
             if code:
                 masked.append(Masked(rule=code, gpu=g.side(), npu=n.side()))
+            site = _other_site(gpu.facts.get(key, []), npu.facts.get(key, []))
+            if site is not None:  # the last call agrees, an earlier one does not
+                f = fn(key, site[0], site[1], rs)
+                if isinstance(f, Finding):
+                    findings.append(f)
             continue
-        fn = (classifiers or {}).get(check, classify_hparam)
         f = fn(key, g, n, rs)
         if isinstance(f, Masked):
             masked.append(f)
         elif f is not None:
             findings.append(f)
     return findings, masked, skipped
+
+
+def _code_sites(facts: list[Fact]) -> list[Fact]:
+    return [f for f in facts if f.meta.get("callee") and f.origin != ORIGIN_DEFAULT]
+
+
+def _other_site(gfacts: list[Fact], nfacts: list[Fact]) -> tuple[Fact, Fact] | None:
+    """A setting written at several call sites in code (clip_grad_norm_ in every step
+    function): the value that wins agrees, but a site that differs is a difference too. Sites
+    are paired in order when both sides have as many; otherwise a value one side never uses
+    is paired with the other side's site nearest in order. None when every site agrees."""
+    gs, ns = _code_sites(gfacts), _code_sites(nfacts)
+    if len(gs) < 2 and len(ns) < 2:
+        return None
+    if len(gs) == len(ns):
+        return next(((a, b) for a, b in zip(gs, ns) if not equal(a.value, b.value)), None)
+    for i, a in enumerate(gs):
+        if not any(equal(a.value, b.value) for b in ns) and ns:
+            return a, ns[min(i, len(ns) - 1)]
+    for j, b in enumerate(ns):
+        if not any(equal(a.value, b.value) for a in gs) and gs:
+            return gs[min(j, len(gs) - 1)], b
+    return None
 
 
 def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name: str | None = None) -> Finding | None:

@@ -37,8 +37,19 @@ from .suppress import apply as apply_suppressions
 _MEMO: dict[str, object] = {}
 
 
-def _extract_key(src: Source, ctx: SideContext, kind: Kind) -> str:
-    return cache.key("extract", kind.name, src.name, ctx.side, str(ctx.options.max_bytes), src.data)
+def _extract_key(src: Source, ctx: SideContext, kind: Kind, partner: Source | None = None) -> str:
+    if partner is None:
+        return cache.key("extract", kind.name, src.name, ctx.side, str(ctx.options.max_bytes), src.data)
+    return cache.key("extract-focus", kind.name, src.name, ctx.side, str(ctx.options.max_bytes), src.data,
+                     b"\x01", partner.data)
+
+
+def _focusable(kind: Kind) -> bool:
+    """A reader that can read a pair's file by its differing parts (lang/python_focus)."""
+    try:
+        return bool(getattr(kind.module(), "FOCUS", False))
+    except (ModuleNotFoundError, AttributeError):
+        return False
 
 
 def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> str:
@@ -67,14 +78,18 @@ def _cached(key: str, use_disk: bool, compute, dump, load):
     return result
 
 
-def extract(src: Source, ctx: SideContext) -> Extract:
-    """Facts from one file; never raises: a failure becomes an errors entry."""
+def extract(src: Source, ctx: SideContext, partner: Source | None = None) -> Extract:
+    """Facts from one file; never raises: a failure becomes an errors entry. `partner` is the
+    other side of a pair compared on its own (not part of a run): a reader that can (FOCUS)
+    then reads only what the pair's difference touches, the rest being equal on both sides."""
     if src.is_binary():
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
     kind = detect(src)
+    if partner is not None and (partner.is_binary() or detect(partner) is not kind or not _focusable(kind)):
+        partner = None
     if kind.cached:
-        ex = _cached(_extract_key(src, ctx, kind), ctx.options.use_cache, lambda: _extract(src, ctx, kind),
-                     cache.dump_extract, cache.load_extract)
+        ex = _cached(_extract_key(src, ctx, kind, partner), ctx.options.use_cache,
+                     lambda: _extract(src, ctx, kind, partner), cache.dump_extract, cache.load_extract)
     else:
         ex = _extract(src, ctx, kind)
     note = src.decode_note()  # a note, not an error; added after the cache, which stores errors only
@@ -83,7 +98,7 @@ def extract(src: Source, ctx: SideContext) -> Extract:
     return ex
 
 
-def _extract(src: Source, ctx: SideContext, kind: Kind) -> Extract:
+def _extract(src: Source, ctx: SideContext, kind: Kind, partner: Source | None = None) -> Extract:
     try:
         mod = kind.module()
     except ModuleNotFoundError as e:  # a language this build does not have
@@ -97,7 +112,7 @@ def _extract(src: Source, ctx: SideContext, kind: Kind) -> Extract:
                                                   f"{ctx.options.max_bytes:,} bytes); settings not read", fatal=True)])
     else:
         try:
-            ex = mod.extract(src, ctx)
+            ex = mod.extract(src, ctx) if partner is None else mod.extract(src, ctx, partner=partner)
         except RecursionError:
             ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")])
         except Exception as e:  # a reader's bug must not cost the user the other inputs
@@ -147,8 +162,8 @@ def _unit(unit):
     out = []
     for what, key, args in unit:
         if what == "extract":
-            src, ctx, kind = args
-            out.append((key, cache.dump_extract(_extract(src, ctx, kind))))
+            src, ctx, kind, partner = args
+            out.append((key, cache.dump_extract(_extract(src, ctx, kind, partner))))
         else:
             gsrc, nsrc, opts, kind = args
             out.append((key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))))
@@ -156,21 +171,23 @@ def _unit(unit):
 
 
 def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
-             gctx: SideContext, nctx: SideContext, opts: Options) -> None:
+             gctx: SideContext, nctx: SideContext, opts: Options, alone: set[int] = frozenset()) -> None:
     """Compute the expensive per-file results ahead of the (ordered) pipeline, in worker
     processes when there are enough of them, and leave them in the memo, where the
     pipeline finds them. Output order never depends on workers."""
     def todo(key: str) -> bool:
         return key not in _MEMO and not (opts.use_cache and cache.get(key) is not None)
 
-    def extract_step(src: Source, ctx: SideContext):
+    def extract_step(src: Source, ctx: SideContext, partner: Source | None = None):
         if src.is_binary():
             return None
         kind = detect(src)
         if kind.cached:
-            k = _extract_key(src, ctx, kind)
+            if partner is not None and (partner.is_binary() or detect(partner) is not kind or not _focusable(kind)):
+                partner = None
+            k = _extract_key(src, ctx, kind, partner)
             if todo(k):
-                return ("extract", k, (src, ctx, kind))
+                return ("extract", k, (src, ctx, kind, partner))
         return None
 
     units: list[list] = []
@@ -182,7 +199,8 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
         if not kind.cached:
             continue
         paired.update((id(g), id(n)))
-        steps = [extract_step(g, gctx), extract_step(n, nctx)]
+        focus = id(g) in alone  # a pair compared on its own: each side read with the other in view
+        steps = [extract_step(g, gctx, n if focus else None), extract_step(n, nctx, g if focus else None)]
         k = _pair_key(g, n, opts, kind)
         if kind.structural and todo(k):
             steps.append(("pair", k, (g, n, opts, kind)))
@@ -445,8 +463,16 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
             units.append(run)
         run.gpu_extra += extracts[0]
         run.npu_extra += extracts[1]
+    # a pair compared on its own (no run, one file a side) is read with its other side in view
+    partner_of: dict[int, Source] = {}
+    for u in units:
+        if not u.run and len(u.gpu) == 1 == len(u.npu) and not u.gpu_extra and not u.npu_extra \
+                and u.gpu[0].data != u.npu[0].data and not u.gpu[0].is_binary() and not u.npu[0].is_binary() \
+                and detect(u.gpu[0]) is detect(u.npu[0]) and _focusable(detect(u.gpu[0])):
+            partner_of[id(u.gpu[0])], partner_of[id(u.npu[0])] = u.npu[0], u.gpu[0]
     # only what a unit will read is worth computing ahead (not the identical or unpaired files)
-    prefetch([x for u in units for x in u.gpu], [x for u in units for x in u.npu], pairs, gctx, nctx, opts)
+    prefetch([x for u in units for x in u.gpu], [x for u in units for x in u.npu], pairs, gctx, nctx, opts,
+             alone=set(partner_of) & {id(g) for g, _n in pairs})
     read_accounts: dict[int, InputAccount] = {}
     done: dict[int, _Read] = {}  # id(source) -> what reading it gave (each source read once)
 
@@ -455,7 +481,8 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         seen = {os.path.realpath(s.origin) for s in srcs if s.origin}
         for src in srcs:
             if id(src) not in done:
-                ex = extract(src, ctx)
+                partner = partner_of.get(id(src))
+                ex = extract(src, ctx) if partner is None else extract(src, ctx, partner)
                 acc = _account(src, ex, ctx.side)
                 sub = _Read(items=[(src, ex)])
                 sub.items += follow_references(ex, src, ctx, seen, acc)

@@ -194,11 +194,11 @@ def test_a_dying_worker_is_reported_and_never_rerun_here(tmp_path, monkeypatch):
     main = os.getpid()
     real = engine._extract
 
-    def killing(src, ctx, kind):
+    def killing(src, ctx, kind, partner=None):
         if src.name.endswith("boom.py"):
             assert os.getpid() != main, "the killing file was parsed again in the main process"
             os.kill(os.getpid(), signal.SIGKILL)  # as a crash in native code would
-        return real(src, ctx, kind)
+        return real(src, ctx, kind, partner)
 
     monkeypatch.setattr(engine, "_extract", killing)
     for side in ("gpu", "npu"):

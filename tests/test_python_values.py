@@ -118,3 +118,17 @@ def test_a_moved_vocabulary_setting_that_changed_lands_on_its_key(tmp_path):
     assert [(f.rule, f.check, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.message)
             for f in loud(r)] == [
         ("SD204", "hyperparameters", "num_layers", 12, 24, 1, 5, "n_layer is 12 on GPU and 24 on NPU (NPU: through --depth)")]
+
+
+def test_a_setting_written_at_several_call_sites_is_compared_at_each(tmp_path):
+    """clip_grad_norm_ in every step function: the last call agrees, an earlier one does not.
+    "Last one wins" is right for overrides, not for call sites: the differing site is found."""
+    step = ("\n\ndef step_{i}(model, opt):\n    torch.nn.utils.clip_grad_norm_(model.parameters(), {v})\n"
+            "    opt.step()\n")
+    gpu = "import torch\n" + "".join(step.format(i=i, v=1.0) for i in range(3))
+    npu = "import torch\n" + "".join(step.format(i=i, v=0.5 if i == 1 else 1.0) for i in range(3))
+    r = run(tmp_path, gpu, npu)
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in r.findings] == [
+        ("SD208", "clip_grad", 1.0, 0.5, 10, 10)]
+    (tmp_path / "same").mkdir()
+    assert run(tmp_path / "same", gpu, gpu).findings == []

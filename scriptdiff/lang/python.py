@@ -33,7 +33,8 @@ from ..model import Extract, InputError, PairResult
 from . import text
 from .python_align import Aligner
 from .python_classify import Classifier
-from .python_facts import read_facts
+from .python_facts import _last_names, read_facts
+from .python_focus import plan
 from .python_nodediff import NodeDiff
 from .python_pair import PairState, one_line
 from .python_parse import Parsed, parse
@@ -45,14 +46,39 @@ _CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
 _CACHE_BYTES = 1_000_000
 
 
-def analyse(src, max_bytes: int | None = None) -> Parsed:
-    """Parse + facts for one source, cached by name, content and limit."""
-    key = (src.name, hashlib.blake2b(src.data, digest_size=16).digest(), max_bytes)
+FOCUS = True  # extract() takes the other side of a pair (engine.extract's partner): see python_focus
+_PLANS: "OrderedDict[tuple, tuple | None]" = OrderedDict()
+
+
+def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
+    """This side's text as the structural reader sees it when the pair differs in a few places
+    (python_focus: the statements read, and their lines' numbers in the file), or None for
+    the whole file."""
+    key = (hashlib.blake2b(gsrc.data, digest_size=16).digest(), hashlib.blake2b(nsrc.data, digest_size=16).digest())
+    if key not in _PLANS:
+        _PLANS[key] = plan(gsrc.text, nsrc.text, _last_names())
+        while len(_PLANS) > 8:
+            _PLANS.popitem(last=False)
+    got = _PLANS[key]
+    if got is None:
+        return None
+    return got[0] if side == "gpu" else got[1]
+
+
+def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | None = None) -> Parsed:
+    """Parse + facts for one source (or `focus`, its focused text and line numbers), cached by
+    name, content, focus and limit."""
+    key = (src.name, hashlib.blake2b(src.data, digest_size=16).digest(), max_bytes,
+           None if focus is None else hashlib.blake2b(focus[0].encode("utf-8", "surrogatepass"),
+                                                      digest_size=16).digest())
     p = _CACHE.get(key)
     if p is not None:
         _CACHE.move_to_end(key)
         return p
-    p = parse(src.name, src.text, max_bytes)
+    if focus is None:
+        p = parse(src.name, src.text, max_bytes)
+    else:
+        p = parse(src.name, focus[0], max_bytes, linemap=focus[1], lines=src.text.splitlines())
     if p.error is None:
         try:
             read_facts(p, "")
@@ -68,8 +94,17 @@ def analyse(src, max_bytes: int | None = None) -> Parsed:
     return p
 
 
-def extract(src, ctx):
-    p = analyse(src, getattr(getattr(ctx, "options", None), "max_bytes", None))
+def extract(src, ctx, partner=None):
+    """The file's facts; with `partner` (the other side of a pair compared on its own), those of
+    the statements the pair's focus reads (python_focus), the rest being equal on both sides."""
+    focus = None
+    if partner is not None:
+        side = getattr(ctx, "side", "gpu")
+        focus = focus_text(src, partner, "gpu") if side == "gpu" else focus_text(partner, src, "npu")
+    limit = getattr(getattr(ctx, "options", None), "max_bytes", None)
+    p = analyse(src, limit, focus)
+    if p.error is not None and focus is not None:  # the focused text is no clean cut: the whole file
+        p = analyse(src, limit)
     if p.error is not None:
         return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
     errors = [InputError(src.name, p.fact_error)] if p.fact_error else []
@@ -82,8 +117,11 @@ def diff_pair(gsrc, nsrc, opts=None):
         res = text.diff_pair(gsrc, nsrc, opts, reason="file too large for a structural diff")
         res.errors.append(InputError(gsrc.name, f"larger than {limit} bytes; compared as text"))
         return res
-    g = analyse(gsrc, limit)
-    n = analyse(nsrc, limit)
+    gt, nt = focus_text(gsrc, nsrc, "gpu"), focus_text(gsrc, nsrc, "npu")
+    g = analyse(gsrc, limit, gt)
+    n = analyse(nsrc, limit, nt)
+    if gt is not None and (g.error is not None or n.error is not None):  # no clean cut: the whole files
+        g, n = analyse(gsrc, limit), analyse(nsrc, limit)
     if g.error is not None or n.error is not None:
         # the error itself is reported by extract(); here only the text comparison
         return text.diff_pair(gsrc, nsrc, opts, reason=(g if g.error is not None else n).text_reason)

@@ -107,8 +107,11 @@ def _beyond_libcst(name: str, lines: list[str], e: Exception) -> Parsed:
                   text_reason="valid Python that libcst cannot read")
 
 
-def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
-    lines = text.splitlines()
+def parse(name: str, text: str, max_bytes: int | None = None, linemap: list[int] | None = None,
+          lines: list[str] | None = None) -> Parsed:
+    """`text` may be a part of the file (python_focus): `linemap` then gives the file line of each
+    of its lines, and `lines` the file's lines."""
+    lines = text.splitlines() if lines is None else lines
     # CPython's parser first: it is cheap (under a tenth of libcst's) and guards its stack,
     # while libcst's native parser crashes the process on deep nesting and long chains;
     # python_guard measures what CPython accepted against what libcst and the passes after it
@@ -165,6 +168,8 @@ def parse(name: str, text: str, max_bytes: int | None = None) -> Parsed:
         return Parsed(name=name, module=None, lines=lines,
                       error=f"node positions not available from libcst ({e})",
                       text_reason="libcst gave no node positions")
+    if linemap is not None:
+        st.lines = {k: linemap[v - 1] if 0 < v <= len(linemap) else v for k, v in st.lines.items()}
     p = Parsed(name=name, module=module, lines=lines, state=st)
     p.body = build_block(module.body, p)
     return p
