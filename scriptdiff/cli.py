@@ -12,7 +12,6 @@ import os
 import sys
 
 from . import __version__
-from .commands.common import add_shared_arguments, refuse_inapplicable
 
 # subcommand -> (module, one-line help). Order is the order shown in --help.
 COMMANDS = {
@@ -38,6 +37,8 @@ DESCRIPTION = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
+
     parser = argparse.ArgumentParser(prog="scriptdiff", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="exit status: 0 no warning or error, 1 findings, 2 the run failed.\n"
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
-        add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)
+        common.add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)
         p.set_defaults(_run=mod.run)
     return parser
 
@@ -68,6 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     elif len(argv) == 2 and not any(a in COMMANDS or a.startswith("-") for a in argv) \
             and all(os.path.lexists(a) for a in argv):
         argv = ["diff", *argv]
+    if argv[:1] == ["diff"]:  # the same diff on unchanged inputs: its stored output (runmemo)
+        from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
+
+        replayed = runmemo.replay(argv)
+        if replayed is not None:
+            return replayed
+    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -76,9 +85,24 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    refused = refuse_inapplicable(args, args.command)
+    refused = common.refuse_inapplicable(args, args.command)
     if refused is not None:
         return refused
+    memo = None
+    if args.command == "diff":
+        from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
+
+        memo = runmemo.start(argv, args)
+    code = 2
+    try:
+        code = _dispatch(args)
+        return code
+    finally:
+        if memo is not None:
+            runmemo.finish(memo, code)  # stored for a replay only when it exited 0 or 1
+
+
+def _dispatch(args) -> int:
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ paths tried are returned so the report can list them.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 
 
@@ -27,6 +28,7 @@ def git_top(start: str) -> str | None:
     """The nearest folder at or above `start` holding a .git entry (no git process)."""
     d = os.path.abspath(start)
     for _ in range(64):
+        sys.audit("scriptdiff.looked", os.path.join(d, ".git"))
         if os.path.exists(os.path.join(d, ".git")):
             return d
         parent = os.path.dirname(d)
@@ -37,6 +39,7 @@ def git_top(start: str) -> str | None:
 
 
 def _is_file(p: str) -> bool:
+    sys.audit("scriptdiff.looked", p)  # a replayed run depends on whether it exists (commands/runmemo)
     try:
         return os.path.isfile(p)
     except (OSError, ValueError):

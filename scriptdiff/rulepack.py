@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import SEVERITIES
+from .store import rules_dir  # noqa: F401  (where the packs are: shared with the cache's salt)
 from .yamlload import YAMLError, load
 
 CODE_RE = re.compile(r"^SD\d{3}$")
@@ -70,14 +71,6 @@ class RuleSet:
 
     def severity(self, code: str) -> str:
         return self.rules[code].severity
-
-
-def rules_dir() -> Path:
-    """rules/ of this source checkout when run from one, else the packs shipped in the wheel."""
-    here = Path(__file__).resolve().parent.parent / "rules"
-    if (here / "vocabulary.yaml").is_file():
-        return here
-    return Path(str(resources.files("scriptdiff.rulepacks")))
 
 
 def _fail(pack: str, line: int | None, msg: str):

@@ -8,6 +8,8 @@ import pytest
 os.environ["SCRIPTDIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="scriptdiff-test-cache-")
 # ...and its entries are keyed by this secret, so no test writes a key file into ~/.config
 os.environ["SCRIPTDIFF_CACHE_SECRET"] = "scriptdiff test runs"
+# ...and no run is replayed from an earlier test, which would hide a monkeypatch (test_runmemo turns it on)
+os.environ["SCRIPTDIFF_NO_RUN_MEMO"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

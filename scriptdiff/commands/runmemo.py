@@ -1,0 +1,210 @@
+"""A warm run: the same `diff` on unchanged inputs prints what it printed before, without
+reading them again (issue 14: a warm run costs about what `git diff` costs).
+
+A run of `scriptdiff diff` whose output goes to a pipe or a file (not a terminal), with the
+cache on, no `--output`, no git revisions and no standard input, records what it looked at:
+
+- every file it opened for reading and every folder it listed (Python's audit events
+  `open`, `os.scandir`, `os.listdir`), every path it looked for and did not find (a
+  referenced config: scriptdiff/references.py raises the audit event `scriptdiff.looked`),
+  the folder of each
+  of these, and the working directory;
+- each one's identity: kind, size, modification and change times (ns), inode and device. A
+  folder's modification time changes when a file is added to it, removed or renamed.
+
+Its standard output, standard error and exit status are then stored in the cache (a keyed,
+validated entry: scriptdiff/store.py), under a key of scriptdiff's version, code and rule
+packs (`store.salt`), the Python version, the working directory, the arguments and the
+environment variables that change output (`SCRIPTDIFF_*`, `NO_COLOR`, `COLUMNS`, ...).
+
+A later run with the same key replays the entry when every recorded path still has its
+identity (one `stat` each); anything else is a miss, and the run happens as usual. Files
+are not read and nothing heavy is imported on a hit.
+
+Not recorded, so never replayed: a run where a file it read was modified in the
+`RACY_NS` before it ended (its time stamp cannot tell a later edit in the same tick, the
+racy-git problem), an exit status of 2 (a failure may be the machine's), and output larger
+than MAX_OUTPUT. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+
+from .. import store
+
+RACY_NS = 2_000_000_000
+MAX_OUTPUT = 8 * 1024 * 1024
+MAX_PATHS = 200_000
+_ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "CI", "PRE_COMMIT", "GITHUB_ACTIONS",
+        "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "HOME", "XDG_CACHE_HOME",
+        "XDG_CONFIG_HOME")
+
+_rec: "Recorder | None" = None
+_hooked = False
+
+
+def enabled(argv: list[str]) -> bool:
+    return bool(argv) and argv[0] == "diff" and not os.environ.get("SCRIPTDIFF_NO_RUN_MEMO") \
+        and "--no-cache" not in argv and not sys.stdout.isatty() and not sys.stderr.isatty()
+
+
+def _key(argv: list[str]) -> str:
+    env = sorted((k, v) for k, v in os.environ.items() if k in _ENV or k.startswith("SCRIPTDIFF_"))
+    return store.key("run", json.dumps([sys.version, os.getcwd(), list(argv), env]))
+
+
+def identity(path: str):
+    """What must not change for a replay: None for a path that does not exist."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return ["d", st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
+    return ["f", st.st_mode, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _shape_ok(entry) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("paths"), list) \
+        and isinstance(entry.get("out"), str) and isinstance(entry.get("err"), str) \
+        and type(entry.get("code")) is int and entry["code"] in (0, 1) \
+        and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in entry["paths"])
+
+
+def replay(argv: list[str]) -> int | None:
+    """The stored run's exit status after writing its output, or None (run it)."""
+    if not enabled(argv):
+        return None
+    try:
+        entry = store.get(_key(argv), loads=json.loads)
+    except (OSError, ValueError):
+        return None
+    if not _shape_ok(entry):
+        return None
+    for path, ident in entry["paths"]:
+        if identity(path) != ident:
+            return None
+    sys.stdout.write(entry["out"])
+    sys.stdout.flush()
+    sys.stderr.write(entry["err"])
+    sys.stderr.flush()
+    return entry["code"]
+
+
+# ------------------------------------------------------------------------------ recording
+
+class _Tee:
+    """A text stream that passes everything on and keeps a copy."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.parts: list[str] = []
+        self.size = 0
+
+    def write(self, s):
+        if isinstance(s, str):
+            self.parts.append(s)
+            self.size += len(s)
+        return self._inner.write(s)
+
+    def __getattr__(self, name):  # flush, isatty, fileno, encoding, errors, buffer...
+        return getattr(self._inner, name)
+
+
+class Recorder:
+    def __init__(self, argv: list[str]):
+        self.argv = list(argv)
+        self.key = _key(argv)
+        self.paths: set[str] = {os.getcwd()}
+        self.ok = True
+        self.started = time.time_ns()
+        own = [os.path.dirname(os.path.abspath(__file__)), str(store.rules_dir()), str(store.cache_dir()),
+               os.path.dirname(str(store.key_file())), sys.prefix, sys.base_prefix, sys.exec_prefix,
+               "/proc", "/dev", "/sys"]
+        self.skip = tuple(os.path.join(os.path.abspath(p), "") for p in own if p)
+        self.out, self.err = _Tee(sys.stdout), _Tee(sys.stderr)
+
+    def saw(self, path) -> None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        elif isinstance(path, os.PathLike):
+            path = os.fspath(path)
+            path = os.fsdecode(path) if isinstance(path, bytes) else path
+        if not isinstance(path, str):
+            return
+        p = os.path.abspath(path)
+        if p.startswith(self.skip) or p in self.paths:
+            return
+        self.paths.add(p)
+        self.paths.add(os.path.dirname(p))
+        if len(self.paths) > MAX_PATHS:
+            self.ok = False
+
+
+def _audit(event: str, args) -> None:
+    rec = _rec
+    if rec is None:
+        return
+    if event == "open":
+        path, mode, flags = (tuple(args) + (None, None, None))[:3]
+        if isinstance(mode, str):
+            if any(c in mode for c in "wax+"):
+                return
+        elif isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR):
+            return
+        rec.saw(path)
+    elif event in ("os.scandir", "os.listdir"):
+        rec.saw(args[0] if args else ".")
+    elif event == "scriptdiff.looked":  # a path looked for without opening it (references.py)
+        rec.saw(args[0] if args else None)
+
+
+def start(argv: list[str], args) -> Recorder | None:
+    """Record this run when it may be replayed later."""
+    global _rec, _hooked
+    if not enabled(argv) or getattr(args, "output", None) or getattr(args, "git", False) \
+            or getattr(args, "git_external", False) or getattr(args, "progress", False) \
+            or getattr(args, "no_cache", False):
+        return None
+    inputs = list(getattr(args, "gpu", []) or []) + [getattr(args, "npu", None)]
+    if not all(isinstance(p, str) and p != "-" and os.path.exists(p) for p in inputs):
+        return None  # REV:path, standard input, a missing path
+    try:
+        rec = Recorder(argv)
+    except (OSError, ValueError):
+        return None
+    for p in inputs:
+        rec.saw(p)
+    if not _hooked:
+        sys.addaudithook(_audit)  # stays for the process; it does nothing when no run is recorded
+        _hooked = True
+    _rec = rec
+    sys.stdout, sys.stderr = rec.out, rec.err
+    return rec
+
+
+def finish(rec: Recorder | None, code: int) -> None:
+    global _rec
+    if rec is None:
+        return
+    _rec = None
+    sys.stdout, sys.stderr = rec.out._inner, rec.err._inner
+    if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > MAX_OUTPUT:
+        return
+    try:  # the entry's folder first: creating it may change a recorded folder (the working one)
+        store._entry_path(rec.key).parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    racy = time.time_ns() - RACY_NS
+    paths = []
+    for p in sorted(rec.paths):
+        ident = identity(p)
+        if ident is not None and max(ident[-2:]) >= racy:
+            return  # modified too recently for its time stamp to tell a later edit
+        paths.append([p, ident])
+    store.put(rec.key, {"paths": paths, "out": "".join(rec.out.parts), "err": "".join(rec.err.parts),
+                        "code": code})

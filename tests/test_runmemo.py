@@ -1,0 +1,134 @@
+"""Issue 14, warm runs: the same `diff` on unchanged inputs replays its stored output
+(scriptdiff/runmemo.py), and any change to what the run read, or could have read, runs it again."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from conftest import run_cli
+from scriptdiff import api, store
+from scriptdiff.commands import runmemo
+
+GPU = "import torch\nopt = torch.optim.AdamW(params, lr=3e-4)\n"
+NPU = "import torch\nimport torch_npu\nopt = torch.optim.AdamW(params, lr={lr})\n"
+
+
+@pytest.fixture
+def memo(tmp_path, monkeypatch):
+    """Run memo on, in a cache of its own; no racy window (these files are seconds old); a
+    counter of the runs that really compared."""
+    monkeypatch.delenv("SCRIPTDIFF_NO_RUN_MEMO", raising=False)
+    monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(runmemo, "RACY_NS", 0)
+    monkeypatch.chdir(tmp_path)
+    calls = []
+    real = api.diff
+    monkeypatch.setattr(api, "diff", lambda *a, **k: calls.append(a) or real(*a, **k))
+    for side, text in (("gpu", GPU), ("npu", NPU.format(lr="3e-4"))):
+        (tmp_path / side / "sub").mkdir(parents=True)
+        (tmp_path / side / "sub" / "train.py").write_text(text, encoding="utf-8")
+    return calls
+
+
+def lr_values(out: str):
+    return [(f["gpu"]["value"], f["npu"]["value"]) for f in json.loads(out)["findings"] if f["key"] == "lr"]
+
+
+def test_the_same_diff_on_unchanged_inputs_is_replayed(memo):
+    first = run_cli("diff", "gpu", "npu", "--format", "json")
+    second = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert first == second and first[0] == 0
+    assert len(memo) == 1  # the second run compared nothing: it replayed
+
+
+def test_a_changed_file_is_compared_again_even_with_its_time_stamp_put_back(memo, tmp_path):
+    run_cli("diff", "gpu", "npu", "--format", "json")
+    f = tmp_path / "npu" / "sub" / "train.py"
+    st = f.stat()
+    f.write_text(NPU.format(lr="1e-4"), encoding="utf-8")  # same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # the change time still moves
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert (code, lr_values(out)) == (1, [(0.0003, 0.0001)])
+    assert len(memo) == 2
+
+
+def test_a_file_added_to_a_folder_is_compared_again(memo, tmp_path):
+    run_cli("diff", "gpu", "npu", "--format", "json")
+    (tmp_path / "gpu" / "sub" / "eval.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "npu" / "sub" / "eval.py").write_text("x = 2\n", encoding="utf-8")
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert code == 1 and [(f["rule"], f["gpu"]["value"], f["npu"]["value"]) for f in json.loads(out)["findings"]] \
+        == [("SD102", 1, 2)]
+    assert len(memo) == 2
+
+
+def test_a_referenced_config_that_appears_is_read(memo, tmp_path):
+    """`--deepspeed ds.json` found nowhere: the run says so; once the file is there, it is read."""
+    for side, stage in (("gpu", 2), ("npu", 3)):
+        (tmp_path / side / "sub" / "run.sh").write_text(
+            "torchrun train.py --deepspeed ds.json --lr 1e-4\n", encoding="utf-8")
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert not [f for f in json.loads(out)["findings"] if f["key"] == "zero_stage"]
+    for side, stage in (("gpu", 2), ("npu", 3)):
+        (tmp_path / side / "sub" / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": stage}}))
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert [(f["gpu"]["value"], f["npu"]["value"]) for f in json.loads(out)["findings"]
+            if f["key"] == "zero_stage"] == [(2, 3)]
+    assert len(memo) == 2
+
+
+def test_other_arguments_or_environment_are_another_run(memo, monkeypatch):
+    run_cli("diff", "gpu", "npu", "--format", "json")
+    run_cli("diff", "gpu", "npu", "--format", "sarif")
+    monkeypatch.setenv("NO_COLOR", "1")
+    run_cli("diff", "gpu", "npu", "--format", "json")
+    assert len(memo) == 3
+
+
+def test_what_is_not_replayed(memo, tmp_path, monkeypatch):
+    run_cli("diff", "gpu", "npu", "--format", "json", "--no-cache")
+    run_cli("diff", "gpu", "npu", "--format", "json", "--no-cache")
+    assert len(memo) == 2  # --no-cache: never stored
+    assert run_cli("diff", "gpu", "missing", "--format", "json")[0] == 2
+    assert run_cli("diff", "gpu", "missing", "--format", "json")[0] == 2
+    assert len(memo) == 4  # a missing input: exit 2, never stored
+    run_cli("diff", "gpu", "npu", "--format", "json", "-o", str(tmp_path / "r.sarif"))
+    run_cli("diff", "gpu", "npu", "--format", "json", "-o", str(tmp_path / "r.sarif"))
+    assert len(memo) == 6  # --output writes a file a replay would not
+    monkeypatch.setattr(runmemo, "RACY_NS", 10 ** 12)  # every file counts as just modified
+    run_cli("diff", "gpu", "npu", "--format", "sarif")
+    run_cli("diff", "gpu", "npu", "--format", "sarif")
+    assert len(memo) == 8
+
+
+def test_a_tampered_or_foreign_entry_is_not_replayed(memo, tmp_path):
+    first = run_cli("diff", "gpu", "npu", "--format", "json")
+    entries = [p for p in (tmp_path / "cache").rglob("*.json")
+               if b'"paths"' in p.read_bytes()]
+    assert len(entries) == 1
+    head, _, payload = entries[0].read_bytes().partition(b"\n")
+    doc = json.loads(payload)
+    doc["out"], doc["code"] = '{"findings": []}', 0  # a forged pass
+    entries[0].write_bytes(head + b"\n" + json.dumps(doc).encode())
+    assert run_cli("diff", "gpu", "npu", "--format", "json") == first
+    assert len(memo) == 2
+    # written with the right digest but the wrong shape: a miss, not a crash
+    k = json.loads(head)["key"]
+    store.put(k, {"paths": "x", "out": 1})
+    assert run_cli("diff", "gpu", "npu", "--format", "json") == first
+    assert len(memo) == 3
+
+
+def test_a_replay_reads_no_input(memo, tmp_path, monkeypatch):
+    """What a replay costs: one stat per recorded path, and no file opened but its entry."""
+    run_cli("diff", "gpu", "npu", "--format", "json")
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k))
+    t = time.perf_counter()
+    assert runmemo.replay(["diff", "gpu", "npu", "--format", "json"]) == 0
+    assert time.perf_counter() - t < 5
+    assert all(str(tmp_path / "cache") in p for p in opened) and len(opened) == 1
