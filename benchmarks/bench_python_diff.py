@@ -17,9 +17,11 @@ With --tree, the issue-14 measurement instead: 1,000 standard-library Python fil
 (the running interpreter's own library), 50 of which get a small port appended on the NPU
 side (an `import torch_npu`, a `.cuda()` -> `.npu()` and an `AdamW(lr=...)`), 3 of those also
 changing `lr`. Side by side, interleaved, median of N runs: `git diff --no-index --numstat`,
-scriptdiff with a cold cache (a fresh cache folder each run) and with a warm one, with the
-ratios to git and the peak RSS of one cold and one warm run (/usr/bin/time -v). It exits
-non-zero unless the 3 planted lr changes are all found.
+scriptdiff with a cold cache (a fresh cache folder each run), warm (the same run replayed:
+scriptdiff/commands/runmemo.py) and warm-files (the run memo off: per-file results from the
+cache, every file read again), with the ratios to git and the peak RSS of one run of each
+(/usr/bin/time -v). It exits non-zero unless the 3 planted lr changes are all found, cold and
+warm, and the warm output is the cold output.
 
     PYTHONPATH=$PWD python benchmarks/bench_python_diff.py --tree [--runs 5] [--files 1000]
 """
@@ -258,32 +260,44 @@ def tree_main(a) -> int:
     cache = root / "cache"
     env["SCRIPTDIFF_CACHE_DIR"] = str(cache)
     cmd = [sys.executable, "-m", "scriptdiff", "diff", g, n, "--format", "json"]
-    out = subprocess.run(cmd + ["--no-cache"], capture_output=True, text=True, env=env)
-    lr_paths = sorted({p for f in json.loads(out.stdout)["findings"] if f["key"] == "lr"
+
+    def found(stdout: str) -> list[str]:
+        return sorted({p for f in json.loads(stdout)["findings"] if f["key"] == "lr"
                        for p in planted if p in ((f.get("gpu") or {}).get("path") or "").replace("\\", "/")})
+
+    out = subprocess.run(cmd + ["--no-cache"], capture_output=True, text=True, env=env)
+    lr_paths = found(out.stdout)
     print(f"tree: {a.files} files per side, {size / 1e6:.1f} MB per side; planted lr changes: {len(planted)}, "
           f"found: {len(lr_paths)} (exit {out.returncode})")
     if lr_paths != sorted(planted):
         print(f"the planted lr changes were not all found: {sorted(set(planted) - set(lr_paths))}")
         return 1
     git_cmd = ["git", "diff", "--no-index", "--numstat", g, n]
-    t = {"git": [], "cold": [], "warm": []}
+    # warm: the run replayed (commands/runmemo); warm-files: per-file results from the cache,
+    # every file read and hashed again (SCRIPTDIFF_NO_RUN_MEMO=1)
+    files_env = dict(env, SCRIPTDIFF_NO_RUN_MEMO="1")
+    t = {"git": [], "cold": [], "warm": [], "warm-files": []}
+    time.sleep(2.1)  # files written under 2 s before a run ends are never replayed (racy time stamps)
     subprocess.run(cmd, capture_output=True, env=env)  # the warm cache
     for _ in range(a.runs):  # interleaved: a busy machine slows every column alike
         t["git"].append(median_time(lambda: subprocess.run(git_cmd, capture_output=True), 1))
         shutil.rmtree(cache, ignore_errors=True)
         t["cold"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=env), 1))
         t["warm"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=env), 1))
+        t["warm-files"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=files_env), 1))
+    warm = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if warm.stdout != out.stdout or found(warm.stdout) != sorted(planted):
+        print("the warm run's output differs from the cold run's")
+        return 1
+    rss = {"warm": peak_rss(cmd, env), "warm-files": peak_rss(cmd, files_env)}
     shutil.rmtree(cache, ignore_errors=True)
-    rss_cold = peak_rss(cmd, env)
-    rss_warm = peak_rss(cmd, env)
+    rss["cold"] = peak_rss(cmd, env)
     base = statistics.median(t["git"])
     print(f"median of {a.runs} runs (peak RSS of one run):")
     print(f"  git diff --no-index --numstat   {base:8.3f} s")
-    for k in ("cold", "warm"):
+    for k in ("cold", "warm", "warm-files"):
         m = statistics.median(t[k])
-        print(f"  scriptdiff {k:<4}                 {m:8.3f} s   {m / base:6.1f}x git   "
-              f"peak RSS {rss_cold if k == 'cold' else rss_warm:7.1f} MB")
+        print(f"  scriptdiff {k:<10}           {m:8.3f} s   {m / base:6.1f}x git   peak RSS {rss[k]:7.1f} MB")
     return 0
 
 
@@ -318,6 +332,7 @@ def main() -> int:
 
     def library():
         pylang._CACHE.clear()
+        pylang._PLANS.clear()  # the pair's focus plan (python_focus), as a fresh run has none
         engine._MEMO.clear()  # the per-process memo of parse results, as a fresh run has it
         return diff_files([str(gp)], [str(np_)], Options(use_cache=False))
 

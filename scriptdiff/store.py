@@ -7,11 +7,8 @@ import hashlib
 import hmac
 import json
 import os
-import secrets as _secrets
 import stat
-import tempfile
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,8 @@ def rules_dir() -> Path:
     here = Path(__file__).resolve().parent.parent / "rules"
     if (here / "vocabulary.yaml").is_file():
         return here
+    from importlib import resources  # only an installed wheel needs it (a replay skips the import)
+
     return Path(str(resources.files("scriptdiff.rulepacks")))
 
 
@@ -113,13 +112,17 @@ def _create_key_file(path: str) -> None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:
         return
-    _write_then(folder, ".cache.key.", (_secrets.token_hex(32) + "\n").encode(), lambda tmp: os.link(tmp, path))
+    import secrets  # only a first run needs it (a replay skips the import)
+
+    _write_then(folder, ".cache.key.", (secrets.token_hex(32) + "\n").encode(), lambda tmp: os.link(tmp, path))
 
 
 def _write_then(folder, prefix: str, data: bytes, publish) -> None:
     """Write `data` to a fresh temporary file in `folder` (mode 0600), hand its path to
     `publish` (os.replace or os.link to the final name), and never leave the temporary
     behind. Any OSError means the write did not happen: a cache never fails a run."""
+    import tempfile  # only a write needs it (a replay skips the import)
+
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix)

@@ -7,7 +7,7 @@ cache on, no `--output`, no git revisions and no standard input, records what it
 - every file it opened for reading and every folder it listed (Python's audit events
   `open`, `os.scandir`, `os.listdir`), every path it looked for and did not find (a
   referenced config: scriptdiff/references.py raises the audit event `scriptdiff.looked`),
-  the folder of each
+  the folder of each file among these
   of these, and the working directory;
 - each one's identity: kind, size, modification and change times (ns), inode and device. A
   folder's modification time changes when a file is added to it, removed or renamed.
@@ -140,7 +140,8 @@ class Recorder:
         if p.startswith(self.skip) or p in self.paths:
             return
         self.paths.add(p)
-        self.paths.add(os.path.dirname(p))
+        if not os.path.isdir(p):  # a file's folder: a file added beside it (a config) counts
+            self.paths.add(os.path.dirname(p))
         if len(self.paths) > MAX_PATHS:
             self.ok = False
 
