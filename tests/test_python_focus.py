@@ -200,3 +200,14 @@ def test_what_a_whole_parse_is_better_for_is_not_focused():
     assert python_focus.plan(big, big.replace("def ", "def  ")) is None  # most of the file changed
     assert python_focus.plan(big, big + "\ndef broken(:\n") is None  # CPython cannot parse it
     assert python_focus.plan(big, big.replace("\n", "\r", 3)) is None  # lone carriage returns
+
+
+def test_a_change_that_reaches_most_of_the_file_stops_early():
+    """A chain where every statement reads the one before: the closure stops once it would keep
+    most of the file (a whole parse is then the better choice), instead of walking it all."""
+    g = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, 3000))
+    assert python_focus.plan(g, g.replace("x0 = 1\n", "x0 = 2\n", 1)) is None
+    # the same change where only a few statements read it: focused
+    h = "x0 = 1\n" + "".join(f"y{i} = {i}\n" for i in range(1, 3000)) + "z = x0 + 1\n"
+    got = python_focus.plan(h, h.replace("x0 = 1\n", "x0 = 2\n", 1))
+    assert got is not None and got[0][0] == "x0 = 1\nz = x0 + 1\n" and got[0][1] == [1, 3001]

@@ -31,10 +31,16 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 import warnings
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
 MAX_SHARE = 0.6  # keeping more than this share of the lines: parse the whole files
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # identifier-like words: candidates, confirmed by the tree
+
+
+class _Whole(Exception):
+    """The kept part has grown past MAX_SHARE: parse the whole files."""
 
 
 class Chunk:
@@ -180,8 +186,13 @@ def plan(gtext: str, ntext: str, fact_names: tuple[set, tuple] = (set(), ("\0",)
         else:
             changed[0].update(range(i1, i2))
             changed[1].update(range(j1, j2))
+    total = len(glines) + len(nlines)
+    if sum(cs[i].last - cs[i].first + 1 for cs, ch in zip(sides, changed) for i in ch) > MAX_SHARE * total:
+        return None  # the change is most of the files
     kept: tuple[set, set] = (set(), set())
     todo: list[tuple[int, int]] = []
+
+    budget = [MAX_SHARE * total]  # lines that may still be kept (past it, a whole parse is better)
 
     def keep(side: int, i: int) -> None:
         """Keep a statement, and an unchanged one on both sides: what is read is read alike."""
@@ -189,46 +200,66 @@ def plan(gtext: str, ntext: str, fact_names: tuple[set, tuple] = (set(), ("\0",)
             if j is not None and j not in kept[s_]:
                 kept[s_].add(j)
                 todo.append((s_, j))
+                budget[0] -= sides[s_][j].last - sides[s_][j].first + 1
+        if budget[0] < 0:
+            raise _Whole
 
-    changed_binds: set = set()
-    callees: set = set()
-    for side in (0, 1):
-        for i in changed[side]:
-            changed_binds |= sides[side][i].binds
-            callees |= _callees(fact_names, sides[side][i])
-    for side in (0, 1):
-        for i, c in enumerate(sides[side]):
-            if i in changed[side] or c.is_import:
-                keep(side, i)
-    # forward: what reads a name the change binds, to a fixed point (a cheap text prefilter first)
-    front = set(changed_binds)
-    while front:
-        new = set()
+    try:
+        changed_binds: set = set()
+        callees: set = set()
+        for side in (0, 1):
+            for i in changed[side]:
+                changed_binds |= sides[side][i].binds
+                callees |= _callees(fact_names, sides[side][i])
         for side in (0, 1):
             for i, c in enumerate(sides[side]):
-                if i not in kept[side] and any(b in c.text for b in front) and c.loads & front:
+                if i in changed[side] or c.is_import:
                     keep(side, i)
-                    new |= c.binds - changed_binds
-        changed_binds |= new
-        front = new
-    # the same settings written elsewhere (another AdamW(...)): compared whole
-    if callees:
+        # forward: what reads a name the change binds, to a fixed point. Candidates are the
+        # statements whose text holds the name (a substring test; past a few names, an index of
+        # the identifiers of every statement's text), confirmed on the syntax tree
+        users: tuple[dict, dict] | None = None
+        queue, seen = sorted(changed_binds), set(changed_binds)
+        done = 0
+        while queue:
+            name = queue.pop()
+            done += 1
+            if users is None and done > 16:
+                users = ({}, {})
+                for side in (0, 1):
+                    for i, c in enumerate(sides[side]):
+                        for w in set(_WORD.findall(c.text)):
+                            users[side].setdefault(w, []).append(i)
+            for side in (0, 1):
+                cands = users[side].get(name, ()) if users is not None else \
+                    [i for i, c in enumerate(sides[side]) if name in c.text]
+                for i in cands:
+                    c = sides[side][i]
+                    if i not in kept[side] and name in c.loads:
+                        keep(side, i)
+                        for b in c.binds - seen:
+                            seen.add(b)
+                            queue.append(b)
+        # the same settings written elsewhere (another AdamW(...)): compared whole
+        if callees:
+            for side in (0, 1):
+                for i, c in enumerate(sides[side]):
+                    if i not in kept[side] and any(x in c.text for x in callees) \
+                            and _callees(fact_names, c) & callees:
+                        keep(side, i)
+        # backward: what the kept statements read, to a fixed point
+        binders: tuple[dict, dict] = ({}, {})
         for side in (0, 1):
             for i, c in enumerate(sides[side]):
-                if i not in kept[side] and any(x in c.text for x in callees) and _callees(fact_names, c) & callees:
-                    keep(side, i)
-    # backward: what the kept statements read, to a fixed point
-    binders: tuple[dict, dict] = ({}, {})
-    for side in (0, 1):
-        for i, c in enumerate(sides[side]):
-            for b in c.binds:
-                binders[side].setdefault(b, []).append(i)
-    while todo:
-        side, i = todo.pop()
-        for name in sides[side][i].loads:
-            for j in binders[side].get(name, ()):
-                keep(side, j)
-    total = len(glines) + len(nlines)
+                for b in c.binds:
+                    binders[side].setdefault(b, []).append(i)
+        while todo:
+            side, i = todo.pop()
+            for name in sides[side][i].loads:
+                for j in binders[side].get(name, ()):
+                    keep(side, j)
+    except _Whole:
+        return None
     kept_lines = sum(cs[i].last - cs[i].first + 1 for cs, k in zip(sides, kept) for i in k)
     if kept_lines > MAX_SHARE * total:
         return None
