@@ -65,12 +65,16 @@ def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
     return got[0] if side == "gpu" else got[1]
 
 
+def _key(src, max_bytes: int | None, focus) -> tuple:
+    return (src.name, hashlib.blake2b(src.data, digest_size=16).digest(), max_bytes,
+            None if focus is None else hashlib.blake2b(focus[0].encode("utf-8", "surrogatepass"),
+                                                       digest_size=16).digest())
+
+
 def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | None = None) -> Parsed:
     """Parse + facts for one source (or `focus`, its focused text and line numbers), cached by
     name, content, focus and limit."""
-    key = (src.name, hashlib.blake2b(src.data, digest_size=16).digest(), max_bytes,
-           None if focus is None else hashlib.blake2b(focus[0].encode("utf-8", "surrogatepass"),
-                                                      digest_size=16).digest())
+    key = _key(src, max_bytes, focus)
     p = _CACHE.get(key)
     if p is not None:
         _CACHE.move_to_end(key)
@@ -117,7 +121,10 @@ def diff_pair(gsrc, nsrc, opts=None):
         res = text.diff_pair(gsrc, nsrc, opts, reason="file too large for a structural diff")
         res.errors.append(InputError(gsrc.name, f"larger than {limit} bytes; compared as text"))
         return res
-    gt, nt = focus_text(gsrc, nsrc, "gpu"), focus_text(gsrc, nsrc, "npu")
+    if _key(gsrc, limit, None) in _CACHE and _key(nsrc, limit, None) in _CACHE:
+        gt = nt = None  # both files were read whole already (a run reads its program whole): reused
+    else:
+        gt, nt = focus_text(gsrc, nsrc, "gpu"), focus_text(gsrc, nsrc, "npu")
     g = analyse(gsrc, limit, gt)
     n = analyse(nsrc, limit, nt)
     if gt is not None and (g.error is not None or n.error is not None):  # no clean cut: the whole files
