@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import threading
 import tokenize
 
@@ -206,31 +207,69 @@ def depth_of(tree: ast.AST, text: str, stop: float | None = None) -> tuple[float
     return worst
 
 
+class _BigStack:
+    """One long-lived thread with a STACK_BYTES stack that runs what it is handed (a thread
+    per parse cost about a millisecond: more than parsing a small focused text)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.todo: list = []
+        self.ready = threading.Condition(self.lock)
+        old = threading.stack_size(STACK_BYTES)
+        try:
+            self.thread = threading.Thread(target=self._loop, name="scriptdiff-parse", daemon=True)
+            self.thread.start()
+        finally:
+            threading.stack_size(old)
+
+    def _loop(self) -> None:
+        while True:
+            with self.ready:
+                while not self.todo:
+                    self.ready.wait()
+                fn, args, box, done = self.todo.pop(0)
+            try:
+                box["value"] = fn(*args)
+            except BaseException as e:  # handed to the caller as is
+                box["error"] = e
+            done.set()
+
+    def run(self, fn, args):
+        box: dict = {}
+        done = threading.Event()
+        with self.ready:
+            self.todo.append((fn, args, box, done))
+            self.ready.notify()
+        done.wait()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+_BIG: _BigStack | None = None
+_BIG_LOCK = threading.Lock()
+
+
+def _forget_thread() -> None:  # a forked child has no copy of the thread: it makes its own
+    global _BIG
+    _BIG = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_thread)
+
+
 def on_big_stack(fn, *args):
     """fn(*args) on a thread with a STACK_BYTES stack; exceptions are re-raised here. Where
     such a thread cannot be had (limits, platform), fn runs on this thread: `measure` alone
     then keeps libcst away from the shapes known to crash it."""
-    box: dict = {}
-
-    def run():
-        try:
-            box["value"] = fn(*args)
-        except BaseException as e:  # handed to the caller as is
-            box["error"] = e
-
-    try:
-        old = threading.stack_size(STACK_BYTES)
-    except (ValueError, RuntimeError):
-        return fn(*args)
-    try:
-        th = threading.Thread(target=run, name="scriptdiff-parse", daemon=True)
-        try:
-            th.start()
-        except RuntimeError:  # no thread of that size to be had
-            return fn(*args)
-    finally:
-        threading.stack_size(old)
-    th.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    global _BIG
+    if threading.current_thread().name == "scriptdiff-parse":
+        return fn(*args)  # already on the big stack
+    with _BIG_LOCK:
+        if _BIG is None:
+            try:
+                _BIG = _BigStack()
+            except (ValueError, RuntimeError):  # no thread of that size to be had
+                return fn(*args)
+    return _BIG.run(fn, args)
