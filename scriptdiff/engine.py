@@ -44,12 +44,18 @@ def _extract_key(src: Source, ctx: SideContext, kind: Kind, partner: Source | No
                      b"\x01", partner.data)
 
 
-def _focusable(kind: Kind) -> bool:
-    """A reader that can read a pair's file by its differing parts (lang/python_focus)."""
+def _focus_partner(src: Source, partner: Source | None) -> Source | None:
+    """`partner` when the reader of `src` can read it by the pair's difference (a reader that
+    sets FOCUS: lang/python_focus) and both are of its kind, else None."""
+    if partner is None or src.is_binary() or partner.is_binary():
+        return None
+    kind = detect(src)
+    if detect(partner) is not kind:
+        return None
     try:
-        return bool(getattr(kind.module(), "FOCUS", False))
+        return partner if getattr(kind.module(), "FOCUS", False) else None
     except (ModuleNotFoundError, AttributeError):
-        return False
+        return None
 
 
 def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> str:
@@ -85,8 +91,7 @@ def extract(src: Source, ctx: SideContext, partner: Source | None = None) -> Ext
     if src.is_binary():
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
     kind = detect(src)
-    if partner is not None and (partner.is_binary() or detect(partner) is not kind or not _focusable(kind)):
-        partner = None
+    partner = _focus_partner(src, partner)
     if kind.cached:
         ex = _cached(_extract_key(src, ctx, kind, partner), ctx.options.use_cache,
                      lambda: _extract(src, ctx, kind, partner), cache.dump_extract, cache.load_extract)
@@ -183,8 +188,7 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
             return None
         kind = detect(src)
         if kind.cached:
-            if partner is not None and (partner.is_binary() or detect(partner) is not kind or not _focusable(kind)):
-                partner = None
+            partner = _focus_partner(src, partner)
             k = _extract_key(src, ctx, kind, partner)
             if todo(k):
                 return ("extract", k, (src, ctx, kind, partner))
@@ -467,8 +471,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
     partner_of: dict[int, Source] = {}
     for u in units:
         if not u.run and len(u.gpu) == 1 == len(u.npu) and not u.gpu_extra and not u.npu_extra \
-                and u.gpu[0].data != u.npu[0].data and not u.gpu[0].is_binary() and not u.npu[0].is_binary() \
-                and detect(u.gpu[0]) is detect(u.npu[0]) and _focusable(detect(u.gpu[0])):
+                and u.gpu[0].data != u.npu[0].data and _focus_partner(u.gpu[0], u.npu[0]) is not None:
             partner_of[id(u.gpu[0])], partner_of[id(u.npu[0])] = u.npu[0], u.gpu[0]
     # only what a unit will read is worth computing ahead (not the identical or unpaired files)
     prefetch([x for u in units for x in u.gpu], [x for u in units for x in u.npu], pairs, gctx, nctx, opts,
