@@ -45,17 +45,13 @@ def _extract_key(src: Source, ctx: SideContext, kind: Kind, partner: Source | No
 
 
 def _focus_partner(src: Source, partner: Source | None) -> Source | None:
-    """`partner` when the reader of `src` can read it by the pair's difference (a reader that
-    sets FOCUS: lang/python_focus) and both are of its kind, else None."""
+    """`partner` when the reader of `src` can read it by the pair's difference (a kind with
+    `focus: true` in rules/kinds.yaml: lang/python_focus) and both are of its kind, else None.
+    Said by the kind, not the module: a warm run need not import the reader (and libcst)."""
     if partner is None or src.is_binary() or partner.is_binary():
         return None
     kind = detect(src)
-    if detect(partner) is not kind:
-        return None
-    try:
-        return partner if getattr(kind.module(), "FOCUS", False) else None
-    except (ModuleNotFoundError, AttributeError):
-        return None
+    return partner if kind.focus and detect(partner) is kind else None
 
 
 def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> str:
@@ -86,7 +82,7 @@ def _cached(key: str, use_disk: bool, compute, dump, load):
 
 def extract(src: Source, ctx: SideContext, partner: Source | None = None) -> Extract:
     """Facts from one file; never raises: a failure becomes an errors entry. `partner` is the
-    other side of a pair compared on its own (not part of a run): a reader that can (FOCUS)
+    other side of a pair compared on its own (not part of a run): a kind marked `focus`
     then reads only what the pair's difference touches, the rest being equal on both sides."""
     if src.is_binary():
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])

@@ -61,6 +61,7 @@ class Kind:
     comments: str = "hash"
     relevant: bool = True
     entry: bool = False  # starts a run: compared with its program and configs (rules/kinds.yaml)
+    focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     example: str = ""
 
     def module(self):

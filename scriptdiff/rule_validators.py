@@ -253,7 +253,7 @@ def check_call_signatures(rs: RuleSet) -> None:
 KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "markers": list, "sniff": str,
                "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
-               "relevant": bool, "entry": bool, "example": str}
+               "relevant": bool, "entry": bool, "focus": bool, "example": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
                 "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")

@@ -46,7 +46,6 @@ _CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
 _CACHE_BYTES = 1_000_000
 
 
-FOCUS = True  # extract() takes the other side of a pair (engine.extract's partner): see python_focus
 _PLANS: "OrderedDict[tuple, tuple | None]" = OrderedDict()
 
 
