@@ -132,3 +132,22 @@ def test_a_replay_reads_no_input(memo, tmp_path, monkeypatch):
     assert runmemo.replay(["diff", "gpu", "npu", "--format", "json"]) == 0
     assert time.perf_counter() - t < 5
     assert all(str(tmp_path / "cache") in p for p in opened) and len(opened) == 1
+
+
+def test_output_cut_short_by_a_closed_pipe_is_not_stored(memo, monkeypatch):
+    """`scriptdiff diff ... | head`: the pipe closes, the run exits 0 without its whole output;
+    replaying that later would print a whole report with the wrong status."""
+    import contextlib
+    import io
+
+    from scriptdiff.cli import main
+
+    class Closed(io.StringIO):
+        def write(self, s):
+            raise BrokenPipeError
+
+    with contextlib.redirect_stdout(Closed()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["diff", "gpu", "npu", "--format", "json"]) == 0
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert code == 0 and json.loads(out)["findings"] == []
+    assert len(memo) == 2  # compared again: nothing was stored

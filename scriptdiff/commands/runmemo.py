@@ -23,8 +23,8 @@ are not read and nothing heavy is imported on a hit.
 
 Not recorded, so never replayed: a run where a file it read was modified in the
 `RACY_NS` before it ended (its time stamp cannot tell a later edit in the same tick, the
-racy-git problem), an exit status of 2 (a failure may be the machine's), and output larger
-than MAX_OUTPUT. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.
+racy-git problem), an exit status of 2 (a failure may be the machine's), output that could
+not be written whole (a closed pipe: `| head`), and output larger than MAX_OUTPUT. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.
 """
 from __future__ import annotations
 
@@ -104,12 +104,24 @@ class _Tee:
         self._inner = inner
         self.parts: list[str] = []
         self.size = 0
+        self.broken = False  # a write or flush failed (a closed pipe: `| head`): not stored
 
     def write(self, s):
         if isinstance(s, str):
             self.parts.append(s)
             self.size += len(s)
-        return self._inner.write(s)
+        try:
+            return self._inner.write(s)
+        except BaseException:
+            self.broken = True
+            raise
+
+    def flush(self):
+        try:
+            return self._inner.flush()
+        except BaseException:
+            self.broken = True
+            raise
 
     def __getattr__(self, name):  # flush, isatty, fileno, encoding, errors, buffer...
         return getattr(self._inner, name)
@@ -194,7 +206,8 @@ def finish(rec: Recorder | None, code: int) -> None:
         return
     _rec = None
     sys.stdout, sys.stderr = rec.out._inner, rec.err._inner
-    if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > MAX_OUTPUT:
+    if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > MAX_OUTPUT \
+            or rec.out.broken or rec.err.broken:
         return
     try:  # the entry's folder first: creating it may change a recorded folder (the working one)
         store._entry_path(rec.key).parent.mkdir(parents=True, exist_ok=True)
