@@ -20,7 +20,8 @@ changing `lr`. Side by side, interleaved, median of N runs: `git diff --no-index
 scriptdiff with a cold cache (a fresh cache folder each run), warm (the same run replayed:
 scriptdiff/commands/runmemo.py) and warm-files (the run memo off: per-file results from the
 cache, every file read again), with the ratios to git and the peak RSS of one run of each
-(/usr/bin/time -v). It exits non-zero unless the 3 planted lr changes are all found, cold and
+(/usr/bin/time -v), and the start-up floor of a cold run (a fresh interpreter importing the
+diff path: libcst alone is most of it). It exits non-zero unless the 3 planted lr changes are all found, cold and
 warm, and the warm output is the cold output.
 
     PYTHONPATH=$PWD python benchmarks/bench_python_diff.py --tree [--runs 5] [--files 1000]
@@ -276,7 +277,9 @@ def tree_main(a) -> int:
     # warm: the run replayed (commands/runmemo); warm-files: per-file results from the cache,
     # every file read and hashed again (SCRIPTDIFF_NO_RUN_MEMO=1)
     files_env = dict(env, SCRIPTDIFF_NO_RUN_MEMO="1")
-    t = {"git": [], "cold": [], "warm": [], "warm-files": []}
+    # the floor of any cold run: a fresh interpreter that imports what a Python diff needs
+    floor_cmd = [sys.executable, "-c", "import scriptdiff.cli, scriptdiff.api, scriptdiff.lang.python"]
+    t = {"git": [], "cold": [], "warm": [], "warm-files": [], "start-up": []}
     time.sleep(2.1)  # files written under 2 s before a run ends are never replayed (racy time stamps)
     subprocess.run(cmd, capture_output=True, env=env)  # the warm cache
     for _ in range(a.runs):  # interleaved: a busy machine slows every column alike
@@ -285,6 +288,7 @@ def tree_main(a) -> int:
         t["cold"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=env), 1))
         t["warm"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=env), 1))
         t["warm-files"].append(median_time(lambda: subprocess.run(cmd, capture_output=True, env=files_env), 1))
+        t["start-up"].append(median_time(lambda: subprocess.run(floor_cmd, capture_output=True, env=env), 1))
     warm = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if warm.stdout != out.stdout or found(warm.stdout) != sorted(planted):
         print("the warm run's output differs from the cold run's")
@@ -298,6 +302,8 @@ def tree_main(a) -> int:
     for k in ("cold", "warm", "warm-files"):
         m = statistics.median(t[k])
         print(f"  scriptdiff {k:<10}           {m:8.3f} s   {m / base:6.1f}x git   peak RSS {rss[k]:7.1f} MB")
+    m = statistics.median(t["start-up"])
+    print(f"  start-up (python, import the diff path) {m:5.3f} s   {m / base:6.1f}x git   (part of every cold run)")
     return 0
 
 
