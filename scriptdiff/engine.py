@@ -156,10 +156,12 @@ def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> PairRes
 PARALLEL_MIN_JOBS = 4  # units (changed pairs or lone files); below this, workers cost more than they save
 
 
-def _unit(unit):
+def _unit(unit, store: bool = False):
     """Run one unit of work (a pair's two extracts and its diff, or one lone extract) in
     this process or a worker; return [(key, dumped result)]. Doing a pair's three steps
-    together lets the language module parse each file once."""
+    together lets the language module parse each file once. With `store`, a worker writes
+    its results to the cache itself, in parallel, rather than leave every write to the
+    parent after the pool (the parent then only keeps them in its memo)."""
     out = []
     for what, key, args in unit:
         if what == "extract":
@@ -168,6 +170,9 @@ def _unit(unit):
         else:
             gsrc, nsrc, opts, kind = args
             out.append((key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))))
+    if store:
+        for key, dumped in out:
+            cache.put(key, dumped)
     return out
 
 
@@ -219,9 +224,10 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     progress = opts.progress  # "parsed 400/1,000 files", when the command shows progress
     if progress is not None:
         progress.start(sum(_files(u) for u in units))
-    results = None
+    results, stored = None, False
     if len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
-        results = _run_pool(units, workers, progress)
+        results = _run_pool(units, workers, progress, store=opts.use_cache)
+        stored = results is not None and opts.use_cache
     if results is None:  # few units, one core, or no workers to be had: in order, here
         if progress is not None:
             progress.start(sum(_files(u) for u in units))
@@ -229,7 +235,7 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     for batch in results:
         for key, dumped in batch:
             _MEMO[key] = dumped
-            if opts.use_cache:
+            if opts.use_cache and not stored:
                 cache.put(key, dumped)
     if progress is not None:
         progress.close()
@@ -246,7 +252,7 @@ def _ticked(result, unit: list, progress):
     return result
 
 
-def _run_pool(units: list[list], workers: int, progress=None):
+def _run_pool(units: list[list], workers: int, progress=None, store: bool = False):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -275,7 +281,7 @@ def _run_pool(units: list[list], workers: int, progress=None):
     results, lost = [], []
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures = [pool.submit(_unit, u) for u in units]
+            futures = [pool.submit(_unit, u, store) for u in units]
             for u, fut in zip(units, futures):
                 try:
                     results.append(_ticked(fut.result(), u, progress))
@@ -289,9 +295,11 @@ def _run_pool(units: list[list], workers: int, progress=None):
         for step in u:
             try:
                 with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as solo:
-                    results.append(solo.submit(_unit, [step]).result())
+                    results.append(solo.submit(_unit, [step], store).result())
             except Exception:  # BrokenProcessPool, or no process to be had: not run here either
                 results.append(died(step))
+                if store:
+                    cache.put(*results[-1][0])
         _ticked(None, u, progress)
     return results
 

@@ -211,3 +211,41 @@ def test_a_change_that_reaches_most_of_the_file_stops_early():
     h = "x0 = 1\n" + "".join(f"y{i} = {i}\n" for i in range(1, 3000)) + "z = x0 + 1\n"
     got = python_focus.plan(h, h.replace("x0 = 1\n", "x0 = 2\n", 1))
     assert got is not None and got[0][0] == "x0 = 1\nz = x0 + 1\n" and got[0][1] == [1, 3001]
+
+
+def _cut(text: str) -> list[tuple]:
+    return [(c.first, c.last, c.text, sorted(c.binds), c.is_import)
+            for c in python_focus.chunks(text, text.split("\n"))]
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("FOCUS_SEEDS", "8"))))
+def test_the_npu_side_cut_from_its_differing_lines_is_its_whole_cut(seed):
+    """The NPU side's statements, parsed only between the lines both sides share at their start
+    and end, are the statements of its whole parse: same lines, text and names."""
+    r = random.Random(seed)
+    gpu = module(40)
+    npu = gpu
+    for e in r.sample(EDITS, r.randrange(1, 4)):
+        npu = e(npu, r)
+    gl, nl = gpu.split("\n"), npu.split("\n")
+    got = python_focus.other_side(python_focus.chunks(gpu, gl), gl, nl)
+    assert [(c.first, c.last, c.text, sorted(c.binds), c.is_import) for c in got] == _cut(npu)
+
+
+@pytest.mark.parametrize("edit", [
+    # a string opened in the differing lines and closed in the shared ones
+    lambda t: t.replace('LR = 3e-4\n', 'LR = 3e-4\nDOC = """\n', 1).replace("WARMUP = 100\n", 'WARMUP = 100\n"""\n', 1),
+    # a statement that now runs on into the shared lines (a bracket left open)
+    lambda t: t.replace("LR = 3e-4\n", "LR = max(3e-4,\n", 1).replace("WARMUP = 100\n", "WARMUP = 100)\n", 1),
+    # a shared line that became the body of a new block
+    lambda t: t.replace("LR = 3e-4\n", "if True:\n    LR = 3e-4\n", 1),
+    lambda t: "",  # everything removed
+    lambda t: t + "\nx = 1\n",  # an addition at the end
+    lambda t: "y = 2\n" + t,  # and at the start
+])
+def test_differing_lines_that_do_not_stand_alone_fall_back_to_the_whole_side(edit):
+    gpu = module(10)
+    npu = edit(gpu)
+    gl, nl = gpu.split("\n"), npu.split("\n")
+    got = python_focus.other_side(python_focus.chunks(gpu, gl), gl, nl)
+    assert [(c.first, c.last, c.text, sorted(c.binds), c.is_import) for c in got] == _cut(npu)

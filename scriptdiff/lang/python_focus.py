@@ -56,6 +56,13 @@ class Chunk:
         self._loads = None
         self.is_import = all(type(n) in (ast.Import, ast.ImportFrom) for n in nodes)
 
+    def moved(self, delta: int) -> "Chunk":
+        """The same statement `delta` lines further down (its twin on the other side)."""
+        c = Chunk.__new__(Chunk)
+        c.first, c.last, c.text, c.nodes = self.first + delta, self.last + delta, self.text, self.nodes
+        c.binds, c._loads, c.is_import = self.binds, self._loads, self.is_import
+        return c
+
     @property
     def loads(self) -> set:
         if self._loads is None:
@@ -128,7 +135,8 @@ def _binds(node, out: set) -> None:
                 _binds(s, out)
 
 
-def chunks(text: str, lines: list[str]) -> list[Chunk] | None:
+def chunks(text: str, lines: list[str], offset: int = 0) -> list[Chunk] | None:
+    """The top-level statements of `text`, whose first line is line `offset + 1` of `lines`."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -137,8 +145,8 @@ def chunks(text: str, lines: list[str]) -> list[Chunk] | None:
         return None
     out: list[Chunk] = []
     for node in tree.body:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
-        last = node.end_lineno or node.lineno
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]) + offset
+        last = (node.end_lineno or node.lineno) + offset
         if out and first <= out[-1].last:  # `a = 1; b = 2`: one chunk
             c = out[-1]
             out[-1] = Chunk(c.first, max(c.last, last), "", c.nodes + [node])
@@ -147,6 +155,34 @@ def chunks(text: str, lines: list[str]) -> list[Chunk] | None:
     for c in out:
         c.text = "\n".join(lines[c.first - 1:c.last])
     return out
+
+
+def other_side(gc: list[Chunk], glines: list[str], nlines: list[str]) -> list[Chunk] | None:
+    """The NPU side's statements, given the GPU side's: the statements in the lines both sides
+    share at their start and at their end are the GPU side's (moved by the difference in
+    length); only the lines between are parsed. They start after a whole top-level statement
+    and end before one, where the tokenizer is in the same state as in the whole file, so
+    their statements are the whole file's. Where they do not parse alone (a string or a
+    bracket opened there and closed in the shared lines would do that), the whole side is
+    parsed instead. Halves the parsing of a pair that differs in one place."""
+    n, m = len(glines), len(nlines)
+    pre = 0
+    while pre < min(n, m) and glines[pre] == nlines[pre]:
+        pre += 1
+    suf = 0
+    while suf < min(n, m) - pre and glines[n - 1 - suf] == nlines[m - 1 - suf]:
+        suf += 1
+    delta = m - n
+    head = [c for c in gc if c.last <= pre]
+    tail = [c for c in gc if c.first > n - suf and (not head or c.first > head[-1].last)]
+    start = head[-1].last if head else 0  # the region: lines start+1 .. end (NPU numbering)
+    end = (tail[0].first - 1 if tail else n) + delta
+    if end < start:  # cannot happen for a well-formed cut; parse the whole side rather than guess
+        return chunks("\n".join(nlines), nlines)
+    middle = chunks("\n".join(nlines[start:end]), nlines, offset=start)
+    if middle is None or any(c.first <= start or c.last > end for c in middle):
+        return chunks("\n".join(nlines), nlines)
+    return head + middle + [c.moved(delta) for c in tail]
 
 
 def _callees(rules_names: tuple[set, tuple], c: Chunk) -> set:
@@ -172,7 +208,8 @@ def plan(gtext: str, ntext: str, fact_names: tuple[set, tuple] = (set(), ("\0",)
         if "\r" in t and t.count("\r") != t.count("\r\n"):
             return None
     glines, nlines = gtext.split("\n"), ntext.split("\n")
-    gc, nc = chunks(gtext, glines), chunks(ntext, nlines)
+    gc = chunks(gtext, glines)
+    nc = None if gc is None else other_side(gc, glines, nlines)
     if gc is None or nc is None:
         return None
     sm = difflib.SequenceMatcher(None, [c.text for c in gc], [c.text for c in nc], autojunk=False)
