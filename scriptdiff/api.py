@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from . import gitsrc
+from . import gitsrc, zygote
 from .checks import dataset
 from .checks.ascend_stack import is_advisory, stack_lines, stack_rows
 from .checks import weights as weights_mod
@@ -108,7 +108,17 @@ def diff(gpu: str | list[str], npu: str, options: Options | None = None, git: bo
     if gitsrc.split_revpath(g) or gitsrc.split_revpath(n):
         return _git_sides(g, n, opts, repo)
     if os.path.isdir(g) or os.path.isdir(n):
-        return diff_trees(g, n, opts)
+        # two folders may hold many pairs for worker processes: a reader process imports the
+        # readers for them while this one walks the trees (scriptdiff/zygote.py)
+        helped = os.path.isdir(g) and os.path.isdir(n) and (opts.jobs or os.cpu_count() or 1) >= 2 \
+            and not getattr(opts.progress, "enabled", False)
+        if helped:
+            zygote.start()
+        try:
+            return diff_trees(g, n, opts)
+        finally:
+            if helped:
+                zygote.stop()
     return diff_files([g], [n], opts)
 
 

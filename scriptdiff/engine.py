@@ -24,7 +24,7 @@ from .model import (RANK_CONFIG, REF_PROGRAM, Extract, Fact, Finding, InputAccou
                     SideContext)
 from .references import resolve
 from .rules import check_selectors, code, load
-from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind  # noqa: F401 (detect_kind: API)
+from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind, kinds  # noqa: F401 (detect_kind: API)
 from .registry import kind as registry_kind
 from .sources import Source, SourceError, exception_reason, read_path
 from .suppress import apply as apply_suppressions
@@ -153,6 +153,9 @@ def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> PairRes
 
 # --- worker processes -----------------------------------------------------------------------
 
+# a process forked earlier that runs _run_pool for this one (scriptdiff/zygote.py sets it)
+HANDOVER = None
+
 PARALLEL_MIN_JOBS = 4  # units (changed pairs or lone files); below this, workers cost more than they save
 
 
@@ -226,7 +229,10 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
         progress.start(sum(_files(u) for u in units))
     results, stored = None, False
     if len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
-        results = _run_pool(units, workers, progress, store=opts.use_cache)
+        if HANDOVER is not None and not getattr(progress, "enabled", False):
+            results = HANDOVER(units, workers, opts.use_cache)  # None: it could not; run them here
+        if results is None:
+            results = _run_pool(units, workers, progress, store=opts.use_cache)
         stored = results is not None and opts.use_cache
     if results is None:  # few units, one core, or no workers to be had: in order, here
         if progress is not None:
@@ -250,6 +256,18 @@ def _ticked(result, unit: list, progress):
     if progress is not None:
         progress.advance(_files(unit))
     return result
+
+
+def warm_readers() -> None:
+    """Import the readers that read a pair by its difference (Python: libcst, the costliest
+    import of a run). scriptdiff/zygote.py does this ahead of time, while the parent walks
+    the trees; any other reader is imported where a file needs it."""
+    for kind in kinds().values():
+        if kind.cached and kind.focus:
+            try:
+                kind.module()
+            except ModuleNotFoundError:
+                pass
 
 
 def _run_pool(units: list[list], workers: int, progress=None, store: bool = False):

@@ -18,11 +18,24 @@ from .model import UsageError
 from .rulepack import Example, Rule, RuleError, RuleSet, load_packs, parse_pack, rules_dir  # noqa: F401
 
 
-@lru_cache(maxsize=1)
+_GIVEN: RuleSet | None = None  # the parent's RuleSet, handed to a reader process (zygote.py)
+
+
 def load() -> RuleSet:
     """The rule packs, parsed and validated. A validated RuleSet is kept in the parse cache
     (JSON, keyed by the packs' bytes, the version and the code), since parsing the YAML
     costs more than the rest of a small run; a stale or corrupt entry is simply re-parsed."""
+    return _GIVEN if _GIVEN is not None else _load()
+
+
+def given(rs: RuleSet) -> None:
+    """Use `rs`, the RuleSet this process's parent loaded, instead of loading the packs again."""
+    global _GIVEN
+    _GIVEN = rs
+
+
+@lru_cache(maxsize=1)
+def _load() -> RuleSet:
     key = cache.key("ruleset")
     hit = cache.get(key)
     if hit is not None:

@@ -1,0 +1,89 @@
+"""A reader process forked at the start of a folder diff, so that importing the readers
+(libcst alone costs about as much as reading the whole tree) overlaps the parent's own start.
+
+Without it, a cold folder diff on two cores runs: the parent imports the pipeline, loads the
+rules and walks both trees; then it forks its workers, and each of them imports libcst before
+reading its first pair. The import is paid once per worker and after all the rest. With it,
+`start()` forks one process at the beginning of a folder diff (`api.diff`), which imports the readers while the
+parent does its part. When the parent has its units of work, `run_pool` hands them over with
+the parent's rules, and that process runs the usual pool (`engine._run_pool`: crash isolation
+and cache writes included), whose workers it forks with the readers already imported.
+
+Nothing depends on it: where it cannot be started, died, or sends back anything but results,
+`run_pool` returns None and the parent runs the pool itself, as before. It is used once, then
+stopped; a diff that never needs it stops it at exit (it holds no state worth waiting for).
+SCRIPTDIFF_NO_ZYGOTE=1 turns it off.
+"""
+from __future__ import annotations
+
+import os
+
+from . import engine, rules
+
+_Z = None  # (process, connection) while a reader process is up
+
+
+def start() -> None:
+    """Fork the reader process (no-op if one is up, or turned off, or fork is unavailable)."""
+    global _Z
+    if _Z is not None or os.environ.get("SCRIPTDIFF_NO_ZYGOTE"):
+        return
+    try:
+        import atexit
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        mine, theirs = ctx.Pipe()
+        p = ctx.Process(target=_main, args=(theirs, mine), name="scriptdiff-readers")
+        p.start()
+        theirs.close()
+    except Exception:  # no fork here (platform, limits): the parent runs its own pool
+        return
+    _Z = (p, mine)
+    engine.HANDOVER = run_pool
+    atexit.register(stop)
+
+
+def run_pool(units: list, workers: int, store: bool) -> list | None:
+    """The results of `engine._run_pool(units, workers, store=store)`, run by the reader
+    process, or None if there is none or it failed (the caller then runs the pool itself)."""
+    if _Z is None:
+        return None
+    _p, conn = _Z
+    try:
+        conn.send((units, workers, store, rules.load()))
+        res = conn.recv()
+    except Exception:  # it died (EOFError), or the job could not be pickled
+        res = None
+    stop()
+    return res if isinstance(res, list) else None
+
+
+def stop() -> None:
+    """Stop the reader process (idle, warming up, or done): it holds nothing to save."""
+    global _Z
+    if _Z is None:
+        return
+    p, conn = _Z
+    _Z = None
+    engine.HANDOVER = None
+    try:
+        conn.close()
+        p.kill()
+        p.join(5)
+    except Exception:
+        pass
+
+
+def _main(conn, parent_end) -> None:
+    """The reader process: import the readers, then run one job with the parent's rules."""
+    try:
+        parent_end.close()
+        engine.warm_readers()
+        units, workers, store, ruleset = conn.recv()
+        rules.given(ruleset)  # what the parent loaded (its workers inherit it)
+        conn.send(engine._run_pool(units, workers, None, store=store))
+    except BaseException:  # noqa: BLE001  nothing of it may reach the user: the parent runs its own pool
+        pass
+    finally:
+        os._exit(0)

@@ -1,0 +1,127 @@
+"""The reader process of a folder diff (scriptdiff/zygote.py): it runs the worker pool with the
+readers imported ahead of time, gives exactly the parent's own results, and whatever happens
+to it, the diff still compares every pair."""
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from scriptdiff import api, engine, zygote
+from scriptdiff.model import Options
+
+TRAIN = """import torch
+import torch.nn as nn
+
+LR = {lr}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout({dropout})
+
+
+def main():
+    model = Net().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.01)
+    return model, optimizer
+"""
+
+
+def tree(root: Path) -> tuple[str, str]:
+    """Six changed Python pairs (enough for the worker pool) and one unchanged file."""
+    for side in ("gpu", "npu"):
+        (root / side).mkdir()
+        (root / side / "same.py").write_text("X = 1\n")
+    for i in range(6):
+        (root / "gpu" / f"m{i}.py").write_text(TRAIN.format(lr="3e-4", dropout=0.1))
+        npu = TRAIN.format(lr="1e-4" if i < 2 else "3e-4", dropout=0.1 if i != 3 else 0.0)
+        (root / "npu" / f"m{i}.py").write_text(npu.replace(".cuda()", ".npu()").replace(
+            "import torch\n", "import torch\nimport torch_npu\n"))
+    return str(root / "gpu"), str(root / "npu")
+
+
+def shown(report) -> list[tuple]:
+    return sorted((f.rule, f.key, f.gpu.path if f.gpu else None, f.gpu.line if f.gpu else None,
+                   f.gpu.value if f.gpu else None, f.npu.value if f.npu else None) for f in report.findings)
+
+
+EXPECTED = [("SD101", "code:m3.py:Net.__init__", "m3.py", 11, 0.1, 0.0)] + [
+    ("SD202", "lr", f"m{i}.py", 4, 0.0003, 0.0001) for i in range(2)]
+
+
+@pytest.fixture
+def handed(monkeypatch):
+    """Records each handover to the reader process (and what came back)."""
+    calls = []
+    real = zygote.run_pool
+
+    def spy(units, workers, store):
+        res = real(units, workers, store)
+        calls.append((len(units), res is not None))
+        return res
+
+    monkeypatch.setattr(zygote, "run_pool", spy)
+    monkeypatch.delenv("SCRIPTDIFF_NO_ZYGOTE", raising=False)
+    return calls
+
+
+def _norm(rows):
+    return [(r[0], r[1], Path(r[2]).name if r[2] else None, *r[3:]) for r in rows]
+
+
+def test_a_folder_diff_hands_its_pairs_to_the_reader_process_and_gets_the_same_findings(tmp_path, handed, monkeypatch):
+    g, n = tree(tmp_path)
+    report = api.diff(g, n, Options(use_cache=False, jobs=2))
+    assert handed == [(6, True)]  # the six changed pairs, run there, results back
+    assert _norm(shown(report)) == EXPECTED
+    assert zygote._Z is None and engine.HANDOVER is None  # stopped once used
+    assert multiprocessing.active_children() == []  # and no process of it is left
+    monkeypatch.setenv("SCRIPTDIFF_NO_ZYGOTE", "1")
+    alone = api.diff(g, n, Options(use_cache=False, jobs=2))
+    assert shown(alone) == shown(report)
+
+
+def test_a_reader_process_that_died_costs_nothing_but_its_head_start(tmp_path, handed, monkeypatch):
+    g, n = tree(tmp_path)
+    real_start = zygote.start
+
+    def start_then_kill():
+        real_start()
+        zygote._Z[0].kill()  # dies before it is handed anything
+        zygote._Z[0].join()
+
+    monkeypatch.setattr(zygote, "start", start_then_kill)
+    report = api.diff(g, n, Options(use_cache=False, jobs=2))
+    assert handed == [(6, False)]  # handed over, nothing came back: the parent ran its own pool
+    assert _norm(shown(report)) == EXPECTED
+    assert zygote._Z is None and engine.HANDOVER is None
+
+
+@pytest.mark.parametrize("case", ["files", "one job", "one side a file"])
+def test_no_reader_process_where_no_pool_of_pairs_can_follow(tmp_path, handed, monkeypatch, case):
+    g, n = tree(tmp_path)
+    started = []
+    monkeypatch.setattr(zygote, "start", lambda: started.append(1))
+    if case == "files":
+        api.diff(str(Path(g) / "m0.py"), str(Path(n) / "m0.py"), Options(use_cache=False))
+    elif case == "one job":
+        api.diff(g, n, Options(use_cache=False, jobs=1))
+    else:
+        api.diff(str(Path(g) / "m0.py"), n, Options(use_cache=False, jobs=2))
+    assert started == [] and handed == []
+
+
+def test_an_unused_reader_process_is_stopped_when_the_diff_ends(tmp_path, monkeypatch):
+    """Two identical trees: no pair to read, so nothing is handed over; the process is still
+    stopped (killed mid-import if need be) before the diff returns."""
+    monkeypatch.delenv("SCRIPTDIFF_NO_ZYGOTE", raising=False)
+    for side in ("gpu", "npu"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.py").write_text("X = 1\n")
+    report = api.diff(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=2))
+    assert report.findings == []
+    assert zygote._Z is None and multiprocessing.active_children() == []
