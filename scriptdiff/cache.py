@@ -7,7 +7,7 @@ pickle: a cache folder is not a place to load code from) under
 `$SCRIPTDIFF_CACHE_DIR`, else `$XDG_CACHE_HOME/scriptdiff`, else `~/.cache/scriptdiff`.
 The folder is safe to delete at any time; `--no-cache` bypasses it.
 
-An entry is never trusted. It is one file, `<key[:2]>/<key>.json`:
+An entry is never trusted. It is one file, `<key>.json` in the cache folder:
 
     {"scriptdiff_cache": 1, "key": "<key>", "digest": "<blake2b>"}\n<payload JSON>
 

@@ -150,7 +150,10 @@ def digest(k: str, payload: bytes) -> str:
 # --- entries --------------------------------------------------------------------------------
 
 def _entry_path(k: str) -> Path:
-    return cache_dir() / k[:2] / f"{k}.json"
+    """Entries sit side by side in the cache folder. Folders per key prefix (git's objects/ab/)
+    cost a directory creation for most entries of a first run, which on ext4 here took
+    longer than writing the entries themselves; today's file systems index large folders."""
+    return cache_dir() / f"{k}.json"
 
 
 def _read_regular(p: Path, limit: int) -> bytes | None:
@@ -204,15 +207,19 @@ def get(k: str, loads=None) -> Any | None:
 
 
 def put(k: str, value: Any) -> None:
-    d = cache_dir() / k[:2]
+    d = cache_dir()
     try:
         payload = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
         if len(payload) > MAX_ENTRY_BYTES - _HEADER_MAX:
             return
         header = json.dumps({"scriptdiff_cache": FORMAT, "key": k, "digest": digest(k, payload)},
                             separators=(",", ":")).encode()
-        d.mkdir(parents=True, exist_ok=True)
-        if not stat.S_ISDIR(os.lstat(d).st_mode):  # a link or a file where the folder should be
+        try:
+            mode = os.lstat(d).st_mode
+        except FileNotFoundError:
+            d.mkdir(parents=True, exist_ok=True)
+            mode = os.lstat(d).st_mode
+        if not stat.S_ISDIR(mode):  # a link or a file where the folder should be
             return
     except (OSError, TypeError, ValueError, RecursionError):
         return
