@@ -9,8 +9,12 @@ so each code is written exactly once, in rules/.
 from __future__ import annotations
 
 import difflib
+import marshal
+import os
+import sys
 from dataclasses import asdict
 from functools import lru_cache
+from pathlib import Path
 
 from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
 # the rule-pack format's names, for callers that load packs themselves (tests, tools)
@@ -37,15 +41,66 @@ def given(rs: RuleSet) -> None:
 @lru_cache(maxsize=1)
 def _load() -> RuleSet:
     key = cache.key("ruleset")
-    hit = cache.get(key)
-    if hit is not None:
-        try:
-            return _from_json(hit)
-        except (KeyError, TypeError, ValueError):
-            pass
+    for where, read in (("snapshot", _snapshot), ("cache", cache.get)):
+        hit = read(key)  # in turn: the cache is read only without a usable snapshot
+        if hit is not None:
+            try:
+                rs = _from_json(hit)
+            except (KeyError, TypeError, ValueError):
+                continue
+            if where == "cache":
+                _write_snapshot(key, hit)
+            return rs
     rs = load_packs(sorted(rules_dir().glob("*.yaml")))
-    cache.put(key, _to_json(rs))
+    data = _to_json(rs)
+    cache.put(key, data)
+    _write_snapshot(key, data)
     return rs
+
+
+# The validated rule packs are also kept beside the code, as Python keeps compiled modules:
+# scriptdiff/__pycache__/ruleset.<key>.marshal, written where Python would write its .pyc
+# files (not under PYTHONDONTWRITEBYTECODE or a read-only install). Whoever can write there
+# can already change the code Python runs, so it is read without the cache's checks (marshal
+# of plain data: no code is loaded) and costs a millisecond, where parsing the packs costs
+# about forty; a first run on an empty cache then starts like any other. Its name carries the
+# key (version, packs, code), so an edit never reads an old one.
+_SNAPSHOT_DIR = Path(__file__).resolve().parent / "__pycache__"
+
+
+def _snapshot(key: str) -> dict | None:
+    try:
+        data = marshal.loads((_SNAPSHOT_DIR / f"ruleset.{key}.marshal").read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_snapshot(key: str, data: dict) -> None:
+    if sys.dont_write_bytecode:
+        return
+    import tempfile  # lazy: keeps --help fast (only a first run writes the snapshot)
+
+    tmp = None
+    try:
+        blob = marshal.dumps(data)
+        _SNAPSHOT_DIR.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=_SNAPSHOT_DIR, prefix=".ruleset.")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, _SNAPSHOT_DIR / f"ruleset.{key}.marshal")
+        tmp = None
+        for old in _SNAPSHOT_DIR.glob("ruleset.*.marshal"):  # one per key; older ones are dead
+            if old.name != f"ruleset.{key}.marshal":
+                old.unlink()
+    except (OSError, ValueError):
+        pass
+    finally:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _to_json(rs: RuleSet) -> dict:
