@@ -40,7 +40,7 @@ from .store import (  # noqa: F401  (the storage, shared with runmemo; names kep
     secret,
     _user_secret,
     _create_key_file,
-    _write_then,
+    write_then,
     digest,
     _entry_path,
     _read_regular,

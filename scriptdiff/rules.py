@@ -19,6 +19,7 @@ from pathlib import Path
 from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
 # the rule-pack format's names, for callers that load packs themselves (tests, tools)
 from .model import UsageError
+from .store import write_then
 from .rulepack import Example, Rule, RuleError, RuleSet, load_packs, parse_pack, rules_dir  # noqa: F401
 
 
@@ -79,28 +80,16 @@ def _snapshot(key: str) -> dict | None:
 def _write_snapshot(key: str, data: dict) -> None:
     if sys.dont_write_bytecode:
         return
-    import tempfile  # lazy: keeps --help fast (only a first run writes the snapshot)
-
-    tmp = None
+    name = f"ruleset.{key}.marshal"
     try:
         blob = marshal.dumps(data)
         _SNAPSHOT_DIR.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=_SNAPSHOT_DIR, prefix=".ruleset.")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, _SNAPSHOT_DIR / f"ruleset.{key}.marshal")
-        tmp = None
         for old in _SNAPSHOT_DIR.glob("ruleset.*.marshal"):  # one per key; older ones are dead
-            if old.name != f"ruleset.{key}.marshal":
+            if old.name != name:
                 old.unlink()
     except (OSError, ValueError):
-        pass
-    finally:
-        if tmp:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        return
+    write_then(_SNAPSHOT_DIR, ".ruleset.", blob, lambda tmp: os.replace(tmp, _SNAPSHOT_DIR / name))
 
 
 def _to_json(rs: RuleSet) -> dict:

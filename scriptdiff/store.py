@@ -114,10 +114,10 @@ def _create_key_file(path: str) -> None:
         return
     import secrets  # only a first run needs it (a replay skips the import)
 
-    _write_then(folder, ".cache.key.", (secrets.token_hex(32) + "\n").encode(), lambda tmp: os.link(tmp, path))
+    write_then(folder, ".cache.key.", (secrets.token_hex(32) + "\n").encode(), lambda tmp: os.link(tmp, path))
 
 
-def _write_then(folder, prefix: str, data: bytes, publish) -> None:
+def write_then(folder, prefix: str, data: bytes, publish) -> None:
     """Write `data` to a fresh temporary file in `folder` (mode 0600), hand its path to
     `publish` (os.replace or os.link to the final name), and never leave the temporary
     behind. Any OSError means the write did not happen: a cache never fails a run."""
@@ -223,4 +223,4 @@ def put(k: str, value: Any) -> None:
             return
     except (OSError, TypeError, ValueError, RecursionError):
         return
-    _write_then(d, ".tmp.", header + b"\n" + payload, lambda tmp: os.replace(tmp, d / f"{k}.json"))
+    write_then(d, ".tmp.", header + b"\n" + payload, lambda tmp: os.replace(tmp, d / f"{k}.json"))
