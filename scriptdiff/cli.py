@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # outside the command itself (its replay, or storing it): no traceback either
+        print("scriptdiff: interrupted", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # GIT_EXTERNAL_DIFF calls `scriptdiff path old-file old-hex old-mode new-file new-hex new-mode`
     # (plus new-path and rename metadata for a renamed file)

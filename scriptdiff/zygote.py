@@ -17,6 +17,7 @@ SCRIPTDIFF_NO_ZYGOTE=1 turns it off.
 from __future__ import annotations
 
 import os
+import signal
 
 from . import engine, rules
 
@@ -60,7 +61,9 @@ def run_pool(units: list, workers: int, store: bool) -> list | None:
 
 
 def stop() -> None:
-    """Stop the reader process (idle, warming up, or done): it holds nothing to save."""
+    """Stop the reader process (idle, warming up, or done) and the workers it forked: they
+    hold nothing to save. They form a process group of their own, killed as one, so that no
+    worker is left waiting for work from a pool that is gone (an interrupted diff)."""
     global _Z
     if _Z is None:
         return
@@ -69,6 +72,10 @@ def stop() -> None:
     engine.HANDOVER = None
     try:
         conn.close()
+        os.killpg(p.pid, signal.SIGKILL)
+    except (OSError, AttributeError):  # the group is gone already
+        pass
+    try:
         p.kill()
         p.join(5)
     except Exception:
@@ -78,6 +85,9 @@ def stop() -> None:
 def _main(conn, parent_end) -> None:
     """The reader process: import the readers, then run one job with the parent's rules."""
     try:
+        # a group of its own: the terminal's Ctrl-C reaches the diff, which stops this group
+        # whole; the workers forked below join it
+        os.setpgid(0, 0)
         parent_end.close()
         engine.warm_readers()
         units, workers, store, ruleset = conn.recv()
@@ -86,4 +96,7 @@ def _main(conn, parent_end) -> None:
     except BaseException:  # noqa: BLE001  nothing of it may reach the user: the parent runs its own pool
         pass
     finally:
-        os._exit(0)
+        try:  # the parent is done with it, or gone: so is every worker of its pool
+            os.killpg(0, signal.SIGKILL)
+        finally:
+            os._exit(0)

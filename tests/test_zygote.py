@@ -4,6 +4,8 @@ to it, the diff still compares every pair."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -125,3 +127,67 @@ def test_an_unused_reader_process_is_stopped_when_the_diff_ends(tmp_path, monkey
     report = api.diff(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=2))
     assert report.findings == []
     assert zygote._Z is None and multiprocessing.active_children() == []
+
+
+def _busy(unit, store=False):
+    """A unit of work that keeps its worker busy (pickled by name: a module-level function)."""
+    import time
+
+    time.sleep(60)
+
+
+def _group(pgid: int) -> list[int]:
+    """The processes of a process group (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_stopping_a_busy_reader_process_leaves_no_worker_behind(tmp_path, monkeypatch):
+    """An interrupted diff stops the reader process while its workers are busy: the workers go
+    with it (one process group, killed whole), none is left waiting on a pool that is gone."""
+    import threading
+    import time
+
+    monkeypatch.delenv("SCRIPTDIFF_NO_ZYGOTE", raising=False)
+    monkeypatch.setattr(engine, "_unit", _busy)  # inherited by the fork
+    zygote.start()
+    pgid = zygote._Z[0].pid
+    units = [[("extract", f"k{i}", ())] for i in range(4)]
+    t = threading.Thread(target=zygote.run_pool, args=(units, 2, False), daemon=True)
+    t.start()
+    deadline = time.time() + 20
+    while len(_group(pgid)) < 3 and time.time() < deadline:  # the reader and its two workers
+        time.sleep(0.05)
+    assert len(_group(pgid)) >= 3
+    zygote.stop()
+    deadline = time.time() + 5
+    while _group(pgid) and time.time() < deadline:
+        time.sleep(0.05)
+    left = _group(pgid)
+    for pid in left:  # a failing run must not leave them holding the test run's output open
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+    t.join(5)
+    assert not t.is_alive() and zygote._Z is None and engine.HANDOVER is None
+
+
+def test_an_interrupt_outside_the_command_is_one_line(monkeypatch):
+    from scriptdiff.commands import runmemo
+
+    from conftest import run_cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runmemo, "replay", interrupted)
+    code, out, err = run_cli("diff", "a.py", "b.py")
+    assert (code, out, err) == (2, "", "scriptdiff: interrupted\n")
