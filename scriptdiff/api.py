@@ -22,30 +22,35 @@ cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from . import gitsrc, zygote
-from .checks import dataset
-from .checks.ascend_stack import is_advisory, stack_lines, stack_rows
-from .checks import weights as weights_mod
-from .checks.hashing import SampleSpec
-from .checks.safetensors_io import WeightsError
-from .checkrun import CheckConfig, CheckConfigError, diff_counterparts, find_config, load_config, run_checks
 from .compare import default_fact
-from .collect import collect as _collect
-from .collect import dumps as snapshot_dumps
 from .engine import compare_sides, diff_files, extract, pair_sources, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .registry import detect
-from .report import hparams_table
 from .report import render as _render
-from .review import read_patch
-from .review import review as _review
 from .rules import Rule, check_selectors
 from .rules import load as load_rules
 from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
+
+if TYPE_CHECKING:  # names of annotations only; imported where used
+    from .checkrun import CheckConfig
+    from .checks import weights as weights_mod
+    from .review import read_patch  # noqa: F401
+
+
+def __getattr__(name: str):
+    """`api.read_patch`, imported with the review module when first asked for."""
+    if name == "read_patch":
+        from .review import read_patch  # lazy: keeps --help fast
+
+        return read_patch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions",
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
@@ -238,6 +243,7 @@ def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None,
     """`scriptdiff check`: the six pre-checks from a configuration (a path, a CheckConfig, or
     found from the current folder), with KEY=PATH inputs added per side; verdicts in
     `report.verdicts`. The configuration's baseline applies unless options carry one."""
+    from .checkrun import CheckConfig, run_checks  # lazy: keeps --help fast
     opts = options or Options()
     cfg = config if isinstance(config, CheckConfig) else _config(config, gpu, npu)
     if opts.baseline is None and cfg.baseline:
@@ -248,6 +254,7 @@ def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None,
 def check_files(files: list[str], config: str | None = None, gpu: list[str] | None = None,
                 npu: list[str] | None = None, options: Options | None = None) -> Report:
     """`scriptdiff check --files`: each file against its GPU/NPU counterpart (pre-commit)."""
+    from .checkrun import diff_counterparts, find_config  # lazy: keeps --help fast
     opts = options or Options()
     cfg = _config(config, gpu, npu) if (config or find_config()) else None
     if opts.baseline is None and cfg is not None and cfg.baseline:
@@ -255,7 +262,9 @@ def check_files(files: list[str], config: str | None = None, gpu: list[str] | No
     return diff_counterparts(files, cfg, opts)
 
 
-def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> CheckConfig:
+def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> "CheckConfig":
+    from .checkrun import CheckConfigError, load_config  # lazy: keeps --help fast
+
     try:
         return load_config(path, gpu or [], npu or [])
     except CheckConfigError as e:
@@ -271,6 +280,7 @@ def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_l
     published Ascend version tables (rules/ascend_versions.yaml) and only those advisories
     are reported. Either way, `report.overview` holds the NPU stack as a compact table
     (component, version, kind, newest known) when the NPU side has one."""
+    from .checks.ascend_stack import is_advisory, stack_lines, stack_rows  # lazy: keeps --help fast
     for p in list(gpu) + list(npu):
         if os.path.isdir(p):
             raise UsageError(f"{p}: is a directory; `env` compares snapshot or package-list files")
@@ -309,6 +319,7 @@ def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_l
 
 def collect(root: str | None = None, run_commands: bool | None = None, sites: list[str] | None = None) -> dict:
     """`scriptdiff collect`: this machine's (or an install tree's) environment snapshot."""
+    from .collect import collect as _collect  # lazy: keeps --help fast
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: not a directory")
     return _collect(root=root, run_commands=False if root else run_commands, sites=sites)
@@ -319,6 +330,7 @@ def collect(root: str | None = None, run_commands: bool | None = None, sites: li
 def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None) -> Report:
     """`scriptdiff review PATCH`: one SD153 finding per hunk of a GPU->NPU patch that changes
     semantics; files found under `root` are compared whole."""
+    from .review import review as _review  # lazy: keeps --help fast
     return _review(patch, name, options or Options(), root=root)
 
 
@@ -331,6 +343,8 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: bool = Fals
     manifests), file by file. `tokenizers` / `scripts`: (GPU, NPU) tokenizer paths, or launch
     scripts naming them. `sample`: hash only heads, tails and strided blocks of large files.
     `progress`: an object with start(total_bytes), advance(n), close()."""
+    from .checks import dataset  # lazy: keeps --help fast
+    from .checks.hashing import SampleSpec  # lazy: keeps --help fast
     for what, pair in (("--tokenizer", tokenizers), ("--script", scripts)):
         if pair is not None and len(pair) != 2:
             raise UsageError(f"{what}: when comparing, give it twice (GPU, then NPU)")
@@ -355,6 +369,8 @@ def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None
                      exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
     """`scriptdiff data fingerprint PATH...`: the manifest of the files under the paths, and the
     input errors met (fatal ones when nothing could be read)."""
+    from .checks import dataset  # lazy: keeps --help fast
+    from .checks.hashing import SampleSpec  # lazy: keeps --help fast
     if not paths:
         raise UsageError("data fingerprint needs at least one PATH")
     if workers is not None and workers < 1:
@@ -391,6 +407,7 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
     differing tensors measured (Finding.extra: max |diff|, relative L2, cosine) when both are
     at hand. `report.details["weights"]` holds the counts and the worst tensors;
     `weights_overview(report)` gives the shortened text view."""
+    from .checks import weights as weights_mod  # lazy: keeps --help fast
     report = Report(gpu=gpu, npu=npu)
     # both sides opened (headers only) before anything is hashed: a missing side fails fast
     gck, gerr = weights_mod.open_side(gpu)
@@ -417,6 +434,8 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
 
 def weights_fingerprint(path: str, progress=None) -> dict:
     """`scriptdiff weights fingerprint CHECKPOINT`: name, dtype, shape and hash of every tensor."""
+    from .checks import weights as weights_mod  # lazy: keeps --help fast
+    from .checks.safetensors_io import WeightsError  # lazy: keeps --help fast
     try:
         ck = weights_mod.open_checkpoint(path)
         if not ck.has_data:
@@ -437,11 +456,13 @@ def weights_fingerprint(path: str, progress=None) -> dict:
 def weights_overview(report: Report, top: int = 10) -> Report:
     """The text view of a big weights comparison: the summary (tensor counts, the worst
     tensors) as the report's overview, and at most `top` findings per rule."""
+    from .checks import weights as weights_mod  # lazy: keeps --help fast
     return weights_mod.shortened(report, report.details["weights"], top)
 
 
 def renamer(patterns: list[str] | None = None, map_file: str | None = None):
     """The NPU -> GPU tensor renaming of `weights --map PATTERN=REPLACEMENT` / `--map-file`."""
+    from .checks import weights as weights_mod  # lazy: keeps --help fast
     try:
         if map_file:
             return weights_mod.Renamer.from_file(map_file, patterns or [])
@@ -452,21 +473,25 @@ def renamer(patterns: list[str] | None = None, map_file: str | None = None):
 
 def snapshot_text(snapshot: dict) -> str:
     """An environment snapshot as the JSON text `collect` writes."""
+    from .collect import dumps as snapshot_dumps  # lazy: keeps --help fast
     return snapshot_dumps(snapshot)
 
 
 def manifest_text(manifest: dict) -> str:
     """A dataset manifest as the JSON text `data fingerprint` writes."""
+    from .checks import dataset  # lazy: keeps --help fast
     return dataset.dumps(manifest)
 
 
 def fingerprint_text(fingerprint: dict) -> str:
     """A weights fingerprint as the JSON text `weights fingerprint` writes."""
+    from .checks import weights as weights_mod  # lazy: keeps --help fast
     return weights_mod.dumps(fingerprint)
 
 
 def render_table(report: Report, fmt: str = "text", **options) -> str:
     """`hparams` output: the side-by-side table (text, json, markdown) or a report format."""
+    from .report import hparams_table  # lazy: keeps --help fast
     return hparams_table.render(report, fmt, **options)
 
 

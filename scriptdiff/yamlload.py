@@ -16,14 +16,22 @@ expansion can exceed it.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-import yaml
 
-try:  # the C loader is much faster where PyYAML was built with libyaml
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader
+def _yaml():
+    """PyYAML, imported when a document is first read (10 ms: a run that reads no YAML, its
+    rule packs coming from their snapshot, never pays it)."""
+    mod = sys.modules.get("yaml")
+    if mod is None:
+        import yaml as mod
+    return mod
+
+
+def _loader():
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader  # the C loader where PyYAML has libyaml
 
 
 MAX_DEPTH = 200
@@ -42,8 +50,9 @@ class YAMLError(Exception):
 
 
 def load(text: str) -> tuple[Any, dict[tuple, int]]:
+    yaml = _yaml()
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=_loader())
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else None
@@ -116,6 +125,7 @@ def expanded_size(root, cap: int) -> int:
 
 
 def _children(node) -> list:
+    yaml = sys.modules["yaml"]  # imported by load(), which composed the node
     if isinstance(node, yaml.SequenceNode):
         return node.value
     if isinstance(node, yaml.MappingNode):
