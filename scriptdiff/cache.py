@@ -218,8 +218,11 @@ def dump_extract(ex) -> dict:
             "unread": list(ex.unread), "understood": bool(ex.understood), "dialects": sorted(ex.dialects)}
 
 
-def load_extract(d: dict):
-    validate(d, SHAPES["extract"], "extract")
+def load_extract(d: dict, checked: bool = True):
+    """An Extract from its dumped form; `checked=False` only for what this run computed itself
+    (the engine's memo: its own results and its workers'), never for what was read from disk."""
+    if checked:
+        validate(d, SHAPES["extract"], "extract")
     return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
                    masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
                    references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]],
@@ -232,7 +235,9 @@ def dump_pair(res) -> dict:
             "errors": [dump_error(e) for e in res.errors]}
 
 
-def load_pair(d: dict):
-    validate(d, SHAPES["pair"], "pair")
+def load_pair(d: dict, checked: bool = True):
+    """A PairResult from its dumped form (`checked` as for load_extract)."""
+    if checked:
+        validate(d, SHAPES["pair"], "pair")
     return PairResult(findings=[load_finding(x) for x in d["findings"]], masked=[load_masked(x) for x in d["masked"]],
                       errors=[load_error(x) for x in d["errors"]])

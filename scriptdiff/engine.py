@@ -60,8 +60,8 @@ def _pair_key(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> str:
 
 def _cached(key: str, use_disk: bool, compute, dump, load):
     """compute() once per key: from this process's memo, the disk cache, or by computing."""
-    if key in _MEMO:
-        return load(_MEMO[key])
+    if key in _MEMO:  # computed by this run (here or in its workers): shape-checked when read from disk only
+        return load(_MEMO[key], checked=False)
     if use_disk:
         hit = cache.get(key)
         if hit is not None:
