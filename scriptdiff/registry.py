@@ -62,7 +62,12 @@ class Kind:
     relevant: bool = True
     entry: bool = False  # starts a run: compared with its program and configs (rules/kinds.yaml)
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
+    ahead: str | None = None  # a light module: work on a pair done before the reader is imported
     example: str = ""
+
+    def ahead_module(self):
+        """The `ahead` module (rules/kinds.yaml), or None."""
+        return importlib.import_module(f"scriptdiff.{self.ahead}") if self.ahead else None
 
     def module(self):
         """The reader module (ModuleNotFoundError when this build lacks it)."""

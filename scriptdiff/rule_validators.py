@@ -253,7 +253,7 @@ def check_call_signatures(rs: RuleSet) -> None:
 KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "markers": list, "sniff": str,
                "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
-               "relevant": bool, "entry": bool, "focus": bool, "example": str}
+               "relevant": bool, "entry": bool, "focus": bool, "ahead": str, "example": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
                 "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")
@@ -307,6 +307,8 @@ def check_registry(rs: RuleSet) -> None:
             raise RuleError(f"{where}:1: kinds.{name}.suffixes must be lower-case endings with their dot")
         if "sniff" in k and not _spec(k["sniff"]):
             raise RuleError(f"{where}:1: kinds.{name}.sniff must be \"module:function\"")
+        if "ahead" in k and not all(p.isidentifier() for p in k["ahead"].split(".")):
+            raise RuleError(f"{where}:1: kinds.{name}.ahead must be a module under scriptdiff/ (lang.python_focus)")
         if k.get("comments", "hash") not in COMMENT_STYLES:
             raise RuleError(f"{where}:1: kinds.{name}.comments must be one of {', '.join(COMMENT_STYLES)}")
         unknown = set(k.get("checks", [])) - set(checks)

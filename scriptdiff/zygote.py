@@ -52,12 +52,37 @@ def run_pool(units: list, workers: int, store: bool) -> list | None:
         return None
     _p, conn = _Z
     try:
-        conn.send((units, workers, store, rules.load()))
+        done = _ahead(units, conn)  # while it is still importing the readers
+        conn.send((units, workers, store, rules.load(), done))
         res = conn.recv()
+        if res == READY:
+            res = conn.recv()
     except Exception:  # it died (EOFError), or the job could not be pickled
         res = None
     stop()
     return res if isinstance(res, list) else None
+
+
+READY = "ready"
+
+
+def _ahead(units: list, conn) -> dict:
+    """Until the reader process says it is ready, do for the changed pairs (largest first, as
+    the pool takes them) what their kind's `ahead` module can do without the reader (Python:
+    plan the focused reading, half of a pair's cost): {kind name: {key: result}}. The reader
+    process hands these to the readers (`given`), which then skip that step."""
+    done: dict = {}
+    pairs = [args for unit in units for what, _k, args in unit if what == "pair" and args[3].ahead]
+    pairs.sort(key=lambda a: -(len(a[0].data) + len(a[1].data)))
+    for gsrc, nsrc, _opts, kind in pairs:
+        if conn.poll():  # ready: it takes the rest
+            break
+        try:
+            key, value = kind.ahead_module().ahead(gsrc, nsrc)
+        except Exception:  # the reader will do it, and say what went wrong
+            continue
+        done.setdefault(kind.name, {})[key] = value
+    return done
 
 
 def stop() -> None:
@@ -90,8 +115,11 @@ def _main(conn, parent_end) -> None:
         os.setpgid(0, 0)
         parent_end.close()
         engine.warm_readers()
-        units, workers, store, ruleset = conn.recv()
+        conn.send(READY)
+        units, workers, store, ruleset, done = conn.recv()
         rules.given(ruleset)  # what the parent loaded (its workers inherit it)
+        for name, results in done.items():  # what the parent did ahead (its workers inherit it)
+            engine.kinds()[name].ahead_module().given(results)
         conn.send(engine._run_pool(units, workers, None, store=store))
     except BaseException:  # noqa: BLE001  nothing of it may reach the user: the parent runs its own pool
         pass

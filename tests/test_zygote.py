@@ -191,3 +191,37 @@ def test_an_interrupt_outside_the_command_is_one_line(monkeypatch):
     monkeypatch.setattr(runmemo, "replay", interrupted)
     code, out, err = run_cli("diff", "a.py", "b.py")
     assert (code, out, err) == (2, "", "scriptdiff: interrupted\n")
+
+
+def test_pairs_planned_ahead_by_the_parent_are_not_planned_again(tmp_path, handed, monkeypatch):
+    """While the reader process imports the readers, the parent plans the focused reading of
+    the changed pairs (kinds.yaml `ahead`); the workers take those plans and plan nothing."""
+    import time
+
+    from scriptdiff.lang import python_focus
+
+    g, n = tree(tmp_path)
+    filler = "".join(f"\n\ndef helper_{i}(x):\n    return x * {i} + {i}\n" for i in range(80))
+    for p in [*Path(g).glob("m*.py"), *Path(n).glob("m*.py")]:
+        p.write_text(p.read_text() + filler)  # large enough to be read by their change
+    parent = os.getpid()
+    real_plan, real_warm = python_focus.plan, engine.warm_readers
+    planned_here = []
+
+    def plan_in_parent_only(*a, **k):
+        if os.getpid() != parent:
+            raise AssertionError("a worker planned a pair the parent had planned")
+        planned_here.append(1)
+        return real_plan(*a, **k)
+
+    def slow_warm():  # the reader process is still importing while the parent plans every pair
+        time.sleep(1.0)
+        real_warm()
+
+    monkeypatch.setattr(python_focus, "plan", plan_in_parent_only)
+    monkeypatch.setattr(engine, "warm_readers", slow_warm)
+    report = api.diff(g, n, Options(use_cache=False, jobs=2))
+    assert handed == [(6, True)] and len(planned_here) == 6
+    assert python_focus.plan(*(Path(p).read_text() for p in (Path(g) / "m0.py", Path(n) / "m0.py"))) is not None
+    assert _norm(shown(report)) == EXPECTED
+    assert report.errors == []

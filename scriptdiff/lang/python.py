@@ -34,6 +34,7 @@ from . import text
 from .python_align import Aligner
 from .python_classify import Classifier
 from .python_facts import _last_names, read_facts
+from . import python_focus
 from .python_focus import plan
 from .python_nodediff import NodeDiff
 from .python_pair import PairState, one_line
@@ -53,9 +54,10 @@ def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
     """This side's text as the structural reader sees it when the pair differs in a few places
     (python_focus: the statements read, and their lines' numbers in the file), or None for
     the whole file."""
-    key = (hashlib.blake2b(gsrc.data, digest_size=16).digest(), hashlib.blake2b(nsrc.data, digest_size=16).digest())
+    key = python_focus.pair_key(gsrc.data, nsrc.data)
     if key not in _PLANS:
-        _PLANS[key] = plan(gsrc.text, nsrc.text, _last_names())
+        got = python_focus.take(key)  # planned ahead by the parent of a folder diff (zygote.py)
+        _PLANS[key] = plan(gsrc.text, nsrc.text, _last_names()) if got is python_focus._NONE else got
         while len(_PLANS) > 8:
             _PLANS.popitem(last=False)
     got = _PLANS[key]

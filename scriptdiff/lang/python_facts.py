@@ -21,6 +21,7 @@ from ..compare import normalize
 from ..model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ..rules import load
 from ..secrets import is_secret, redact_text, withheld
+from .python_focus import fact_callee_names
 from .python_parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
 
@@ -492,15 +493,4 @@ def read_facts(p: Parsed, side: str) -> None:
             continue
 
 
-@lru_cache(maxsize=1)
-def _last_names() -> tuple[set, tuple]:
-    """Cheap prefilter: the last name of every callee the fact table can match."""
-    exact, suffixes = set(), []
-    for e in rules().raw.get("fact_calls", []):
-        for pat in e["match"]:
-            last = pat.rsplit(".", 1)[-1]
-            if "*" in last:
-                suffixes.append(last.replace("*", ""))
-            else:
-                exact.add(last)
-    return exact, tuple(suffixes) or ("\0",)
+_last_names = fact_callee_names  # the same prefilter the focus uses (python_focus)

@@ -31,8 +31,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 import warnings
+from functools import lru_cache
+
+from ..rules import load
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
 MAX_SHARE = 0.6  # keeping more than this share of the lines: parse the whole files
@@ -312,3 +316,48 @@ def _compact(lines: list[str], cs: list[Chunk], kept: set) -> tuple[str, list[in
         out.extend(lines[c.first - 1:c.last])
         where.extend(range(c.first, c.last + 1))
     return "\n".join(out) + "\n", where
+
+
+@lru_cache(maxsize=1)
+def fact_callee_names() -> tuple[set, tuple]:
+    """The last name of every callee the fact table can match (exact names, and the endings
+    of `*` patterns): the cheap prefilter of the callees a changed statement writes."""
+    exact, suffixes = set(), []
+    for e in (load().section("python", {}) or {}).get("fact_calls", []):
+        for pat in e["match"]:
+            last = pat.rsplit(".", 1)[-1]
+            if "*" in last:
+                suffixes.append(last.replace("*", ""))
+            else:
+                exact.add(last)
+    return exact, tuple(suffixes) or ("\0",)
+
+
+def pair_key(gdata: bytes, ndata: bytes) -> tuple[bytes, bytes]:
+    return hashlib.blake2b(gdata, digest_size=16).digest(), hashlib.blake2b(ndata, digest_size=16).digest()
+
+
+# --- ahead of the reader (rules/kinds.yaml `ahead`) -------------------------------------------
+# This module imports neither libcst nor the reader, so the parent of a folder diff can plan
+# pairs while its reader process is still importing them (scriptdiff/zygote.py); the plans
+# travel with the work, and the reader takes a given plan instead of computing it again.
+
+_GIVEN: dict = {}
+
+
+def ahead(gsrc, nsrc) -> tuple[tuple, object]:
+    """(key, plan) of a pair, as the reader would compute it (lang/python.focus_text)."""
+    return pair_key(gsrc.data, nsrc.data), plan(gsrc.text, nsrc.text, fact_callee_names())
+
+
+def given(plans: dict) -> None:
+    """Plans computed ahead, by pair key."""
+    _GIVEN.update(plans)
+
+
+def take(key: tuple):
+    """A plan given for this pair (removed: each is read once), or the marker _NONE."""
+    return _GIVEN.pop(key, _NONE)
+
+
+_NONE = object()
