@@ -26,7 +26,7 @@ _Z = None  # (process, connection) while a reader process is up
 
 def start() -> None:
     """Fork the reader process (no-op if one is up, or turned off, or fork is unavailable)."""
-    global _Z
+    global _Z, _registered
     if _Z is not None or os.environ.get("SCRIPTDIFF_NO_ZYGOTE"):
         return
     try:
@@ -40,9 +40,18 @@ def start() -> None:
         theirs.close()
     except Exception:  # no fork here (platform, limits): the parent runs its own pool
         return
+    try:  # its own process group, set on both sides of the fork so that stop() never races it
+        os.setpgid(p.pid, p.pid)
+    except OSError:
+        pass
     _Z = (p, mine)
     engine.HANDOVER = run_pool
-    atexit.register(stop)
+    if not _registered:
+        atexit.register(stop)
+        _registered = True
+
+
+_registered = False
 
 
 def run_pool(units: list, workers: int, store: bool) -> list | None:
@@ -97,7 +106,8 @@ def stop() -> None:
     engine.HANDOVER = None
     try:
         conn.close()
-        os.killpg(p.pid, signal.SIGKILL)
+        if os.getpgid(p.pid) == p.pid:  # its own group (never this process's)
+            os.killpg(p.pid, signal.SIGKILL)
     except (OSError, AttributeError):  # the group is gone already
         pass
     try:
@@ -109,10 +119,15 @@ def stop() -> None:
 
 def _main(conn, parent_end) -> None:
     """The reader process: import the readers, then run one job with the parent's rules."""
+    leader = False
     try:
         # a group of its own: the terminal's Ctrl-C reaches the diff, which stops this group
         # whole; the workers forked below join it
-        os.setpgid(0, 0)
+        try:
+            os.setpgid(0, 0)
+        except OSError:  # refused here: it works all the same, and is stopped alone
+            pass
+        leader = os.getpgid(0) == os.getpid()
         parent_end.close()
         engine.warm_readers()
         conn.send(READY)
@@ -124,7 +139,8 @@ def _main(conn, parent_end) -> None:
     except BaseException:  # noqa: BLE001  nothing of it may reach the user: the parent runs its own pool
         pass
     finally:
-        try:  # the parent is done with it, or gone: so is every worker of its pool
-            os.killpg(0, signal.SIGKILL)
+        try:  # the parent is done with it, or gone: so is every worker of its pool (never the
+            if leader:  # parent's group: only a group of its own is killed)
+                os.killpg(0, signal.SIGKILL)
         finally:
             os._exit(0)

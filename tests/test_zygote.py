@@ -225,3 +225,17 @@ def test_pairs_planned_ahead_by_the_parent_are_not_planned_again(tmp_path, hande
     assert python_focus.plan(*(Path(p).read_text() for p in (Path(g) / "m0.py", Path(n) / "m0.py"))) is not None
     assert _norm(shown(report)) == EXPECTED
     assert report.errors == []
+
+
+def test_a_reader_process_without_a_group_of_its_own_stops_alone(tmp_path, handed, monkeypatch):
+    """Where the reader process cannot lead a process group of its own, it is stopped alone:
+    never by killing a group, which would be this process's (the test run itself)."""
+    def refused(*a):
+        raise PermissionError("setpgid refused")
+
+    monkeypatch.setattr(os, "setpgid", refused)  # in the parent, and in the forked reader process
+    g, n = tree(tmp_path)
+    report = api.diff(g, n, Options(use_cache=False, jobs=2))
+    assert handed == [(6, True)]
+    assert _norm(shown(report)) == EXPECTED
+    assert zygote._Z is None and multiprocessing.active_children() == []
