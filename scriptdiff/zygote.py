@@ -78,7 +78,7 @@ READY = "ready"
 def _ahead(units: list, conn) -> dict:
     """Until the reader process says it is ready, do for the changed pairs (largest first, as
     the pool takes them) what their kind's `ahead` module can do without the reader (Python:
-    plan the focused reading, half of a pair's cost): {kind name: {key: result}}. The reader
+    plan the focused reading, some 40% of a pair's cost): {kind name: {key: result}}. The reader
     process hands these to the readers (`given`), which then skip that step."""
     done: dict = {}
     pairs = [args for unit in units for what, _k, args in unit if what == "pair" and args[3].ahead]
