@@ -111,8 +111,11 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _dispatch(args) -> int:
+    from . import store  # lazy: keeps --help fast
+
     try:
-        return int(args._run(args) or 0)
+        with store.deferred():  # cache entries are written beside the command's last steps
+            return int(args._run(args) or 0)
     except KeyboardInterrupt:
         print("scriptdiff: interrupted", file=sys.stderr)
         return 2

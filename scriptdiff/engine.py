@@ -230,10 +230,13 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     results, stored = None, False
     if len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
         if HANDOVER is not None and not getattr(progress, "enabled", False):
-            results = HANDOVER(units, workers, opts.use_cache)  # None: it could not; run them here
+            # the reader process writes the entries itself once it has sent them, beside this
+            # process's serial last steps (zygote.py)
+            results = HANDOVER(units, workers, opts.use_cache)
+            stored = results is not None and opts.use_cache
         if results is None:
             results = _run_pool(units, workers, progress, store=opts.use_cache)
-        stored = results is not None and opts.use_cache
+            stored = results is not None and opts.use_cache
     if results is None:  # few units, one core, or no workers to be had: in order, here
         if progress is not None:
             progress.start(sum(_files(u) for u in units))

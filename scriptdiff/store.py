@@ -207,6 +207,91 @@ def get(k: str, loads=None) -> Any | None:
 
 
 def put(k: str, value: Any) -> None:
+    """Store `value` under key `k` (never fails a run); inside `deferred()`, by its writer thread."""
+    if _WRITER is not None:
+        _WRITER.q.put((k, value))
+        return
+    _put_now(k, value)
+
+
+class _Writer:
+    """A thread that writes entries while the run goes on (see deferred)."""
+
+    def __init__(self):
+        import queue  # only a command that defers its writes needs these (a replay skips them)
+        import threading
+
+        self.q = queue.SimpleQueue()
+        self.t = threading.Thread(target=self._run, name="scriptdiff-cache-writer", daemon=True)
+        self.t.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self.q.get()
+            if item is None:
+                return
+            _put_now(*item)
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.t.join()
+
+
+_WRITER: _Writer | None = None
+
+
+class deferred:
+    """`with store.deferred():` cache entries put inside are written by a thread of this process
+    while the command goes on (creating files waits on the file system, mostly in the kernel,
+    while the other core is idle: the command's last steps are serial), and all of them are
+    written when the block ends. The command line wraps each command in it; a library call
+    writes as it goes."""
+
+    def __enter__(self):
+        global _WRITER
+        self.mine = _WRITER is None
+        if self.mine:
+            try:
+                _WRITER = _Writer()
+            except RuntimeError:  # no thread to be had: written as they come
+                self.mine = False
+        return self
+
+    def __exit__(self, *exc):
+        global _WRITER
+        if self.mine and _WRITER is not None:
+            w, _WRITER = _WRITER, None
+            try:
+                while _AFTER:  # other writers of this run (zygote.py's reader process)
+                    _AFTER.pop(0)()
+            finally:
+                w.close()
+        return False
+
+
+_AFTER: list = []
+
+
+def after(wait) -> None:
+    """`wait()` once the deferred writes are due (at the end of `deferred()`), or now when
+    writes are not deferred: how another process writing this run's entries is waited for."""
+    if _WRITER is None:
+        wait()
+    else:
+        _AFTER.append(wait)
+
+
+def _forget_writer() -> None:  # a forked child has no copy of the thread: it writes as it goes
+    global _WRITER
+    _WRITER = None
+    _AFTER.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_writer)
+
+
+def _put_now(k: str, value: Any) -> None:
     d = cache_dir()
     try:
         payload = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")

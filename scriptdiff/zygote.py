@@ -20,6 +20,7 @@ import os
 import signal
 
 from . import engine, rules
+from . import store as store_mod
 
 _Z = None  # (process, connection) while a reader process is up
 
@@ -68,8 +69,36 @@ def run_pool(units: list, workers: int, store: bool) -> list | None:
             res = conn.recv()
     except Exception:  # it died (EOFError), or the job could not be pickled
         res = None
-    stop()
-    return res if isinstance(res, list) else None
+    if not isinstance(res, list):
+        stop()
+        return None
+    if store:  # it now writes the results it sent to the cache: waited for at the end
+        _let_it_write()
+    else:
+        stop()
+    return res
+
+
+WRITE_WAIT = 30.0  # seconds a reader process may take to write its entries before it is stopped
+
+
+def _let_it_write() -> None:
+    """The reader process writes the entries of the results it sent while this process goes on
+    with its serial last steps (compare, report: the other core is idle then); it is waited
+    for where this run's cache writes are due (store.after: the end of the command, or now)."""
+    global _Z
+    p, conn = _Z
+    _Z = None
+    engine.HANDOVER = None
+
+    def wait():
+        try:
+            p.join(WRITE_WAIT)
+        except Exception:
+            pass
+        _kill(p, conn)
+
+    store_mod.after(wait)
 
 
 READY = "ready"
@@ -104,9 +133,15 @@ def stop() -> None:
     p, conn = _Z
     _Z = None
     engine.HANDOVER = None
+    _kill(p, conn)
+
+
+def _kill(p, conn) -> None:
     try:
         conn.close()
-        if os.getpgid(p.pid) == p.pid:  # its own group (never this process's)
+        # its group, while its pid is still its own (not reaped: exitcode is None), and only
+        # if the group is its own (never this process's)
+        if p.exitcode is None and os.getpgid(p.pid) == p.pid:
             os.killpg(p.pid, signal.SIGKILL)
     except (OSError, AttributeError):  # the group is gone already
         pass
@@ -135,7 +170,12 @@ def _main(conn, parent_end) -> None:
         rules.given(ruleset)  # what the parent loaded (its workers inherit it)
         for name, results in done.items():  # what the parent did ahead (its workers inherit it)
             engine.kinds()[name].ahead_module().given(results)
-        conn.send(engine._run_pool(units, workers, None, store=store))
+        results = engine._run_pool(units, workers, None, store=False)
+        conn.send(results)
+        if store:  # sent: now written, while the parent compares and reports
+            for batch in results or ():
+                for key, dumped in batch:
+                    store_mod.put(key, dumped)
     except BaseException:  # noqa: BLE001  nothing of it may reach the user: the parent runs its own pool
         pass
     finally:

@@ -239,3 +239,31 @@ def test_a_reader_process_without_a_group_of_its_own_stops_alone(tmp_path, hande
     assert handed == [(6, True)]
     assert _norm(shown(report)) == EXPECTED
     assert zygote._Z is None and multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("via", ["api", "cli"])
+def test_the_reader_process_writes_the_entries_it_sent_before_the_diff_ends(tmp_path, handed, monkeypatch, via):
+    """With the cache on, the reader process sends its results, then writes their entries while
+    this process compares and reports; the diff (the library call, or the command) ends only
+    once they are written, and leaves no process behind."""
+    from conftest import run_cli
+
+    from scriptdiff import store
+
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(cache_dir))
+    g, n = tree(tmp_path)
+    if via == "api":
+        report = api.diff(g, n, Options(use_cache=True, jobs=2))
+        assert _norm(shown(report)) == EXPECTED
+    else:
+        code, out, err = run_cli("diff", g, n, "--jobs", "2", "--format", "json")
+        assert code == 1 and err == ""
+    assert handed == [(6, True)]
+    assert zygote._Z is None and multiprocessing.active_children() == [] and store._AFTER == []
+    entries = sorted(p.name for p in cache_dir.glob("*.json"))
+    assert len(entries) >= 18  # two extracts and one structural diff per changed pair (and the rules)
+    # a second run reads them all back: nothing left to hand over
+    handed.clear()
+    again = api.diff(g, n, Options(use_cache=True, jobs=2))
+    assert handed == [] and _norm(shown(again)) == EXPECTED
