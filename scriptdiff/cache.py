@@ -41,6 +41,7 @@ from .store import (  # noqa: F401  (the storage, shared with runmemo; names kep
     _user_secret,
     _create_key_file,
     write_then,
+    quiesce,
     digest,
     _entry_path,
     _read_regular,

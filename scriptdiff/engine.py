@@ -282,6 +282,7 @@ def _run_pool(units: list[list], workers: int, progress=None, store: bool = Fals
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork on this platform
         return None
+    cache.quiesce()  # no write of this process's in flight while it forks
 
     def size(unit) -> int:
         return sum(len(a.data) for _w, _k, args in unit for a in args if isinstance(a, Source))

@@ -209,7 +209,7 @@ def get(k: str, loads=None) -> Any | None:
 def put(k: str, value: Any) -> None:
     """Store `value` under key `k` (never fails a run); inside `deferred()`, by its writer thread."""
     if _WRITER is not None:
-        _WRITER.q.put((k, value))
+        _WRITER.put((k, value))
         return
     _put_now(k, value)
 
@@ -222,15 +222,32 @@ class _Writer:
         import threading
 
         self.q = queue.SimpleQueue()
+        self.pending = 0
+        self.idle = threading.Condition()
         self.t = threading.Thread(target=self._run, name="scriptdiff-cache-writer", daemon=True)
         self.t.start()
+
+    def put(self, item) -> None:
+        with self.idle:
+            self.pending += 1
+        self.q.put(item)
 
     def _run(self) -> None:
         while True:
             item = self.q.get()
             if item is None:
                 return
-            _put_now(*item)
+            try:
+                _put_now(*item)
+            finally:
+                with self.idle:
+                    self.pending -= 1
+                    if not self.pending:
+                        self.idle.notify_all()
+
+    def quiesce(self) -> None:
+        with self.idle:
+            self.idle.wait_for(lambda: not self.pending)
 
     def close(self) -> None:
         self.q.put(None)
@@ -270,6 +287,13 @@ class deferred:
 
 
 _AFTER: list = []
+
+
+def quiesce() -> None:
+    """Wait until the writer thread, if any, is idle. Called before a fork: a thread caught in
+    the middle of a write could leave a lock held (tempfile's, the first time) in the child."""
+    if _WRITER is not None:
+        _WRITER.quiesce()
 
 
 def after(wait) -> None:

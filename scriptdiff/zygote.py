@@ -35,6 +35,7 @@ def start() -> None:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
+        store_mod.quiesce()  # no write of this process's in flight while it forks
         mine, theirs = ctx.Pipe()
         p = ctx.Process(target=_main, args=(theirs, mine), name="scriptdiff-readers")
         p.start()
