@@ -279,8 +279,8 @@ class deferred:
         if self.mine and _WRITER is not None:
             w, _WRITER = _WRITER, None
             try:
-                while _AFTER:  # other writers of this run (zygote.py's reader process)
-                    _AFTER.pop(0)()
+                while _AFTER:  # other writers of this run (zygote.py's reader process); an
+                    _AFTER.pop(0)(exc[0] is not None)  # interrupted run does not wait for them
             finally:
                 w.close()
         return False
@@ -297,10 +297,11 @@ def quiesce() -> None:
 
 
 def after(wait) -> None:
-    """`wait()` once the deferred writes are due (at the end of `deferred()`), or now when
-    writes are not deferred: how another process writing this run's entries is waited for."""
+    """`wait(hurry)` once the deferred writes are due (at the end of `deferred()`), or now when
+    writes are not deferred: how another process writing this run's entries is waited for
+    (`hurry`: the run was interrupted, or failed; stop it rather than wait)."""
     if _WRITER is None:
-        wait()
+        wait(False)
     else:
         _AFTER.append(wait)
 

@@ -92,11 +92,12 @@ def _let_it_write() -> None:
     _Z = None
     engine.HANDOVER = None
 
-    def wait():
-        try:
-            p.join(WRITE_WAIT)
-        except Exception:
-            pass
+    def wait(hurry: bool):
+        if not hurry:
+            try:
+                p.join(WRITE_WAIT)
+            except Exception:
+                pass
         _kill(p, conn)
 
     store_mod.after(wait)

@@ -61,9 +61,14 @@ def test_a_child_forked_in_a_deferred_block_writes_its_own_entries(cache_dir):
 
 def test_a_wait_registered_with_after_runs_at_the_end_of_the_block_or_at_once(cache_dir):
     ran = []
-    store.after(lambda: ran.append("now"))
-    assert ran == ["now"]
+    store.after(lambda hurry: ran.append(("now", hurry)))
+    assert ran == [("now", False)]
     with store.deferred():
-        store.after(lambda: ran.append("at the end"))
-        assert ran == ["now"]
-    assert ran == ["now", "at the end"] and store._AFTER == []
+        store.after(lambda hurry: ran.append(("at the end", hurry)))
+        assert ran == [("now", False)]
+    assert ran == [("now", False), ("at the end", False)] and store._AFTER == []
+    with pytest.raises(KeyboardInterrupt):  # an interrupted run: told to hurry, not to wait
+        with store.deferred():
+            store.after(lambda hurry: ran.append(("interrupted", hurry)))
+            raise KeyboardInterrupt
+    assert ran[-1] == ("interrupted", True) and store._AFTER == [] and store._WRITER is None
