@@ -33,9 +33,8 @@ from ..model import Extract, InputError, PairResult
 from . import text
 from .python_align import Aligner
 from .python_classify import Classifier
-from .python_facts import _last_names, read_facts
 from . import python_focus
-from .python_focus import plan
+from .python_facts import read_facts
 from .python_nodediff import NodeDiff
 from .python_pair import PairState, one_line
 from .python_parse import Parsed, parse
@@ -57,7 +56,8 @@ def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
     key = python_focus.pair_key(gsrc.data, nsrc.data)
     if key not in _PLANS:
         got = python_focus.take(key)  # planned ahead by the parent of a folder diff (zygote.py)
-        _PLANS[key] = plan(gsrc.text, nsrc.text, _last_names()) if got is python_focus._NONE else got
+        _PLANS[key] = python_focus.plan(gsrc.text, nsrc.text, python_focus.fact_callee_names()) \
+            if got is python_focus.NOT_GIVEN else got
         while len(_PLANS) > 8:
             _PLANS.popitem(last=False)
     got = _PLANS[key]

@@ -479,7 +479,7 @@ def read_facts(p: Parsed, side: str) -> None:
                 r.dataclass_fields(st.node)
             except Exception:
                 continue
-    exact, suffixes = _last_names()
+    exact, suffixes = fact_callee_names()
     for c in calls:
         f = c.func
         name = f.attr.value if type(f) is cst.Attribute else (f.value if type(f) is cst.Name else None)
@@ -492,5 +492,3 @@ def read_facts(p: Parsed, side: str) -> None:
         except Exception:
             continue
 
-
-_last_names = fact_callee_names  # the same prefilter the focus uses (python_focus)

@@ -355,9 +355,9 @@ def given(plans: dict) -> None:
     _GIVEN.update(plans)
 
 
+NOT_GIVEN = object()  # take()'s answer for a pair nobody planned ahead (a plan may be None)
+
+
 def take(key: tuple):
-    """A plan given for this pair (removed: each is read once), or the marker _NONE."""
-    return _GIVEN.pop(key, _NONE)
-
-
-_NONE = object()
+    """A plan given for this pair (removed: each is read once), or NOT_GIVEN."""
+    return _GIVEN.pop(key, NOT_GIVEN)
