@@ -24,6 +24,7 @@ from .model import (RANK_CONFIG, REF_PROGRAM, Extract, Fact, Finding, InputAccou
                     SideContext)
 from .references import resolve
 from .rules import check_selectors, code, load
+from .secrets import shown_text
 from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind, kinds  # noqa: F401 (detect_kind: API)
 from .registry import kind as registry_kind
 from .sources import Source, SourceError, exception_reason, read_path
@@ -598,7 +599,7 @@ def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: l
         for side, top in (("gpu", gpu_sources + [s for u in units for s in u.gpu]),
                           ("npu", npu_sources + [s for u in units for s in u.npu])):
             read = [s for t in top if id(t) in done for s, _ex in done[id(t)].items if s is not None]
-            report.texts.update(((side, s.name), s.text) for s in top + read if not s.is_binary())
+            report.texts.update(((side, s.name), shown_text(s)) for s in top + read if not s.is_binary())
         report.pairs += [(g.name, n.name) for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units
                                                                if len(u.gpu) == 1 == len(u.npu)]]
     report.inputs.extend(read_accounts.values())

@@ -23,7 +23,9 @@ from collections import Counter
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
+from .registry import detect
 from .rules import load
+from .sources import Source
 
 _SEPARATOR = re.compile(r"[^A-Za-z0-9]+")  # a name's words (a name, never code)
 
@@ -175,22 +177,41 @@ def secret_words(text: str, code: bool = False) -> set[str]:
     NAME=value: `key=item` passes a variable, `hub_token="..."` a credential."""
     found: set[str] = set()
     schemes = _value_rules()[1]
-    after_scheme = False
+    after_scheme = after_name = False
     for word in text.split():
-        core = word.strip("'\"\\;,()")
+        core = word.strip("'\"\\;,(){}[]")
         if core and not core.startswith("<withheld"):
             pre, eq, rhs = core.partition("=")
             quoted = rhs[:1] in ("'", '"')
             rhs = rhs.strip("'\"")
-            if after_scheme and _credential_word(core):
-                found.add(core)
+            if (after_scheme and _credential_word(core)) or \
+                    (after_name and (core.lower() + " ") not in schemes
+                     and (not code or word.lstrip("([{")[:1] in ("'", '"'))):
+                found.add(core)  # Bearer TOKEN; `hub_token: VALUE` ("hub_token": "VALUE" in code)
             elif eq and rhs and (quoted or not code) and is_secret(pre.lstrip("-"), rhs) \
                     and not (code and words_of(pre) in _GENERIC_IN_CODE):
                 found.add(rhs)  # NAME=value, --flag=value, key="value": the name stays
             elif is_secret_value(core):
                 found.add(core)
         after_scheme = bool(core) and (core.lower() + " ") in schemes
+        name = core[:-1].strip("'\"") if core.endswith(":") else ""
+        after_name = bool(name) and is_secret_name(name) and words_of(name) not in _GENERIC_IN_CODE
     return found
+
+
+def redact_lines(text: str, code: bool = False) -> str:
+    """A whole file as a report may show it (the html page): every line through
+    `secret_words`, each secret replaced by its `withheld` marker, so that a changed token
+    still shows as a changed line and an unchanged one as equal."""
+    if not text:
+        return text
+    return "\n".join(_replaced(line, secret_words(line, code), withheld) for line in text.split("\n"))
+
+
+def shown_text(src: Source) -> str:
+    """A file's text as a report may show it whole (the html page): `redact_lines`, with
+    Python's reading of NAME=value for the kinds written in Python."""
+    return redact_lines(src.text, code=detect(src).comments == "python")
 
 
 def redact_text(text: str, known=(), scan: bool = True, code: bool = False) -> str:
@@ -198,7 +219,13 @@ def redact_text(text: str, known=(), scan: bool = True, code: bool = False) -> s
     secret-looking word (secret_words) replaced by `<withheld>`."""
     if not text:
         return text
-    for k in sorted(set(known) | (secret_words(text, code) if scan else set()), key=len, reverse=True):
+    return _replaced(text, set(known) | (secret_words(text, code) if scan else set()), lambda _k: "<withheld>")
+
+
+def _replaced(text: str, words: set[str], marker) -> str:
+    """`text` with each of `words` (longest first) replaced by `marker(word)`; a word under 3
+    characters only where it stands alone."""
+    for k in sorted(words, key=len, reverse=True):
         if k and (len(k) >= 3 or f" {k} " in f" {text} ") and k in text:
-            text = text.replace(k, "<withheld>")
+            text = text.replace(k, marker(k))
     return text

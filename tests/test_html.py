@@ -224,3 +224,45 @@ def test_hostile_text_stays_text(tmp_path, cli):
     assert page.count("</script") == 3 and "<!--" not in page  # only the page's own closing tags
     line = "".join(_Page(page).blocks["d0"]["a"][0][1::2])
     assert line == 'x = "</script><script>alert(1)</script><!--<script>"  # \\x1b[2J'
+
+
+HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWx12"
+
+
+def _page_lines(page: str, block: str, side: str) -> list[str]:
+    return [line if isinstance(line, str) else "".join(line[1::2]) for line in _Page(page).blocks[block][side]]
+
+
+def test_page_withholds_secrets_on_every_line_it_shows(tmp_path, cli):
+    """Issue 32: the page embeds both files; every line passes through the same secret rules
+    as the other writers' excerpts (scriptdiff.secrets.shown_text), marker with fingerprint."""
+    g, n = tmp_path / "g.sh", tmp_path / "n.sh"
+    g.write_text(f"export HF_TOKEN={HF}\nexport WANDB_API_KEY=0123abcd\ntorchrun t.py --lr 1\n")
+    n.write_text(f"export HF_TOKEN={HF}\nexport WANDB_API_KEY=0123abce\ntorchrun t.py --lr 2\n")
+    code, page, _err = cli("diff", str(g), str(n), "--format", "html")
+    assert code == 1 and HF not in page and "0123abcd" not in page and "0123abce" not in page
+    a, b = _page_lines(page, "d0", "a"), _page_lines(page, "d0", "b")  # b: the lines not equal to a's
+    marker = "<withheld: secret-looking value "
+    assert _Page(page).blocks["d0"]["o"] == [["e", 0, 1, 0, 1], ["r", 1, 3, 1, 3]]  # the same token: equal
+    assert a[0].startswith(f"export HF_TOKEN={marker}")
+    assert a[1].startswith(f"export WANDB_API_KEY={marker}") and b[0].startswith(f"export WANDB_API_KEY={marker}")
+    assert a[1] != b[0]  # a changed token: a changed line
+    assert a[2] == "torchrun t.py --lr 1" and b[1] == "torchrun t.py --lr 2"  # the rest as written
+
+
+def test_page_withholds_secrets_of_configs_and_code_and_files_read_from_disk(tmp_path):
+    """Key: value lines of YAML, a one-line JSON object, a quoted value in code; the page of a
+    Report built without kept texts reads the files from disk through the same function."""
+    (tmp_path / "g").mkdir()
+    (tmp_path / "n").mkdir()
+    for side, lr in (("g", 1), ("n", 2)):
+        (tmp_path / side / "c.yaml").write_text(f"hub_token: s3cr3tvalue\nlr: {lr}\n")
+        (tmp_path / side / "d.json").write_text(f'{{"hub_token": "js0nsecret", "lr": {lr}}}\n')
+        (tmp_path / side / "t.py").write_text(f'login(token="pyth0nsecret")\nhf_api_key = "{HF}"\nlr = {lr}\n')
+    report = api.diff(str(tmp_path / "g"), str(tmp_path / "n"))  # no keep_texts: the page reads the disk
+    page = api.render(report, "html")
+    for secret in ("s3cr3tvalue", "js0nsecret", "pyth0nsecret", HF):
+        assert secret not in page
+    kept = api.diff(str(tmp_path / "g"), str(tmp_path / "n"), options=Options(keep_texts=True))
+    assert all(s not in t for t in kept.texts.values() for s in ("s3cr3tvalue", "js0nsecret", HF))
+    assert "lr: 1" in kept.texts[("gpu", str(tmp_path / "g" / "c.yaml"))]

@@ -190,3 +190,13 @@ def test_a_token_under_an_innocent_config_key_is_withheld_and_still_compared(tmp
     assert tok1 not in text and tok2 not in text
     assert [(f.key, f.gpu.value.startswith("<withheld"), f.gpu.value != f.npu.value) for f in rep.findings] == [
         ("hub_url", True, True)]
+
+
+def test_key_colon_value_is_a_named_value():
+    """`hub_token: VALUE` (YAML, JSON) names its value as `hub_token=VALUE` does; in code only
+    a quoted value counts (`hub_token: str` is an annotation)."""
+    assert secret_words("hub_token: abcd1234") == {"abcd1234"}
+    assert secret_words('{"hub_token": "abcd1234", "lr": 1}') == {"abcd1234"}
+    assert secret_words("hub_token: str = None", code=True) == set()
+    assert secret_words('cfg = {"hub_token": "abcd1234"}', code=True) == {"abcd1234"}
+    assert secret_words("pad_token: <pad>") == set() and secret_words("key: value", code=True) == set()

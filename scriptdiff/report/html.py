@@ -27,6 +27,7 @@ import os
 
 from ..registry import check_order, detect
 from ..rules import load as load_rules
+from ..secrets import shown_text
 from ..sources import Source, SourceError, read_path
 from .hparams_table import origin
 from .values import MAX_CHARS, clip, safe, shown
@@ -147,7 +148,7 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
         return None
     if len(src.data) > MAX_TEXT or src.is_binary():
         return None
-    return src.text
+    return shown_text(src)
 
 
 # --------------------------------------------------------------------------- lines
