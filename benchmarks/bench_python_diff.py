@@ -278,7 +278,7 @@ def tree_main(a) -> int:
     # every file read and hashed again (SCRIPTDIFF_NO_RUN_MEMO=1)
     files_env = dict(env, SCRIPTDIFF_NO_RUN_MEMO="1")
     # the floor of any cold run: a fresh interpreter that imports what a Python diff needs
-    floor_cmd = [sys.executable, "-c", "import scriptdiff.cli, scriptdiff.api, scriptdiff.lang.python"]
+    floor_cmd = [sys.executable, "-c", "import scriptdiff.cli, scriptdiff.api, scriptdiff.lang.python.reader"]
     t = {"git": [], "cold": [], "warm": [], "warm-files": [], "start-up": []}
     time.sleep(2.1)  # files written under 2 s before a run ends are never replayed (racy time stamps)
     subprocess.run(cmd, capture_output=True, env=env)  # the warm cache
@@ -322,7 +322,7 @@ def main() -> int:
 
     from scriptdiff import engine
     from scriptdiff.engine import Options, diff_files
-    from scriptdiff.lang import python as pylang
+    from scriptdiff.lang.python import reader as pylang
 
     gpu, npu = generate(a.lines)
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="sd-bench-"))

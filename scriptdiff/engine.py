@@ -47,7 +47,7 @@ def _extract_key(src: Source, ctx: SideContext, kind: Kind, partner: Source | No
 
 def _focus_partner(src: Source, partner: Source | None) -> Source | None:
     """`partner` when the reader of `src` can read it by the pair's difference (a kind with
-    `focus: true` in rules/kinds.yaml: lang/python_focus) and both are of its kind, else None.
+    `focus: true` in rules/kinds.yaml: lang/python/focus.py) and both are of its kind, else None.
     Said by the kind, not the module: a warm run need not import the reader (and libcst)."""
     if partner is None or src.is_binary() or partner.is_binary():
         return None

@@ -308,7 +308,7 @@ def check_registry(rs: RuleSet) -> None:
         if "sniff" in k and not _spec(k["sniff"]):
             raise RuleError(f"{where}:1: kinds.{name}.sniff must be \"module:function\"")
         if "ahead" in k and not all(p.isidentifier() for p in k["ahead"].split(".")):
-            raise RuleError(f"{where}:1: kinds.{name}.ahead must be a module under scriptdiff/ (lang.python_focus)")
+            raise RuleError(f"{where}:1: kinds.{name}.ahead must be a module under scriptdiff/ (lang.python.focus)")
         if k.get("comments", "hash") not in COMMENT_STYLES:
             raise RuleError(f"{where}:1: kinds.{name}.comments must be one of {', '.join(COMMENT_STYLES)}")
         unknown = set(k.get("checks", [])) - set(checks)

@@ -150,7 +150,7 @@ def test_external_diff_seven_arguments_in_process(tmp_path, cli):
 
 
 def test_python_branches_end_to_end(repo, cli):
-    pytest.importorskip("scriptdiff.lang.python")
+    pytest.importorskip("scriptdiff.lang.python.reader")
     git(repo, "checkout", "-q", "gpu")
     (repo / "model.py").write_text("import torch\nx = torch.ones(2).cuda()\nlr = 1e-4\n")
     git(repo, "add", "-A")

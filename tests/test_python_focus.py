@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.engine import Options, diff_files
-from scriptdiff.lang import python_focus
+from scriptdiff.lang.python import focus as python_focus
 from scriptdiff.tree import diff_trees
 
 HEAD = '''"""A training module."""

@@ -232,7 +232,7 @@ def test_dense_code_beyond_the_node_budget_is_compared_as_text(tmp_path):
 
 
 def test_the_parse_cache_is_bounded_by_source_bytes():
-    from scriptdiff.lang import python as py
+    from scriptdiff.lang.python import reader as py
     from scriptdiff.sources import Source
 
     py._CACHE.clear()

@@ -14,9 +14,9 @@ import pytest
 
 from scriptdiff import engine
 from scriptdiff.engine import Options, diff_files
-from scriptdiff.lang import python as pylang
-from scriptdiff.lang import python_spans
-from scriptdiff.lang.python_spans import LineState, PublicState
+from scriptdiff.lang.python import reader as pylang
+from scriptdiff.lang.python import spans as python_spans
+from scriptdiff.lang.python.spans import LineState, PublicState
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -161,7 +161,7 @@ def test_private_class_missing_in_a_fresh_process(tmp_path):
         "import json, sys\n"
         "import libcst, libcst.metadata, libcst._nodes.internal as internal\n"
         "del internal.CodegenState\n"
-        "from scriptdiff.lang import python_spans\n"
+        "from scriptdiff.lang.python import spans as python_spans\n"
         "assert not python_spans.PRIVATE_API\n"
         "from scriptdiff.engine import Options, diff_files\n"
         "r = diff_files([sys.argv[1]], [sys.argv[2]], Options(use_cache=False))\n"

@@ -90,7 +90,7 @@ def test_missing_patch_file(cli, tmp_path):
 
 
 def test_python_port_patch_masks_substitutions():
-    pytest.importorskip("scriptdiff.lang.python")
+    pytest.importorskip("scriptdiff.lang.python.reader")
     old = "import torch\n\n\ndef main():\n    x = torch.ones(2).cuda()\n    torch.cuda.synchronize()\n    lr = 1e-4\n    return x, lr\n"
     new = ("import torch\nimport torch_npu\n\n\ndef main():\n    x = torch.ones(2).npu()\n"
            "    torch.npu.synchronize()\n    lr = 2e-4\n    return x, lr\n")

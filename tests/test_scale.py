@@ -60,7 +60,7 @@ def _tree(tmp_path, n):
 
 
 def test_workers_and_cache_give_byte_identical_json(tmp_path, monkeypatch):
-    pytest.importorskip("scriptdiff.lang.python")
+    pytest.importorskip("scriptdiff.lang.python.reader")
     from scriptdiff.tree import diff_trees
 
     g, n = _tree(tmp_path, 12)
@@ -77,7 +77,7 @@ def test_workers_and_cache_give_byte_identical_json(tmp_path, monkeypatch):
 
 
 def test_parallel_prefetch_fills_the_memo(tmp_path):
-    pytest.importorskip("scriptdiff.lang.python")
+    pytest.importorskip("scriptdiff.lang.python.reader")
     from scriptdiff.tree import diff_trees
 
     g, n = _tree(tmp_path, 10)

@@ -144,7 +144,7 @@ def test_cli_folder_diff_json(tmp_path, cli):
 
 
 def test_python_tree_masks_port(tmp_path):
-    pytest.importorskip("scriptdiff.lang.python")
+    pytest.importorskip("scriptdiff.lang.python.reader")
     g, n = tmp_path / "gpu", tmp_path / "npu"
     write(g, "train.py", "import torch\nx = torch.zeros(2).cuda()\nlr = 1e-4\n")
     write(n, "train_npu.py", "import torch\nimport torch_npu\nx = torch.zeros(2).npu()\nlr = 1e-4\n")

@@ -198,7 +198,7 @@ def test_pairs_planned_ahead_by_the_parent_are_not_planned_again(tmp_path, hande
     the changed pairs (kinds.yaml `ahead`); the workers take those plans and plan nothing."""
     import time
 
-    from scriptdiff.lang import python_focus
+    from scriptdiff.lang.python import focus as python_focus
 
     g, n = tree(tmp_path)
     filler = "".join(f"\n\ndef helper_{i}(x):\n    return x * {i} + {i}\n" for i in range(80))

@@ -1,8 +1,8 @@
 """The state one Python pair comparison shares between its parts, and the helpers they share.
 
 The comparison (python.compare) is split into parts that each do one job: statement
-alignment (python_align), node diffs (python_nodediff), classification of what differs
-(python_classify) and the port checks (python_port). They all read and write one
+alignment (align), node diffs (nodediff), classification of what differs
+(classify) and the port checks (port). They all read and write one
 `PairState`: the two parsed files, their normalizers, what normalizing each statement gave,
 and the findings and masked substitutions collected so far.
 """
@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ..model import Finding, Masked, Side
-from ..rules import load
-from ..secrets import is_secret_value, redact_text, secret_words, withheld
-from .python_facts import QName, Reader
-from .python_parse import Norm, Parsed, St
+from ...model import Finding, Masked, Side
+from ...rules import load
+from ...secrets import is_secret_value, redact_text, secret_words, withheld
+from .facts import QName, Reader
+from .parse import Norm, Parsed, St
 
 
 def one_line(s: str, limit: int = 160) -> str:
@@ -44,7 +44,7 @@ class PairState:
         self.findings: list[Finding] = []
         self.masked: list[Masked] = []
         self._masked_seen: set = set()
-        self.keys: dict[int, StKey] = {}  # id(St) -> its normalized key (python_align.Aligner.key)
+        self.keys: dict[int, StKey] = {}  # id(St) -> its normalized key (align.Aligner.key)
 
     def key_of(self, s: St):
         """The statement's normalized key, None when it was not normalized yet."""

@@ -36,7 +36,7 @@ import re
 import warnings
 from functools import lru_cache
 
-from ..rules import load
+from ...rules import load
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
 MAX_SHARE = 0.6  # keeping more than this share of the lines: parse the whole files

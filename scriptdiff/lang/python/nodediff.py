@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..model import Side
-from .python_pair import PairState, one_line
-from .python_facts import NotLiteral, Reader
-from .python_parse import Norm, canon_qn, dotted, fields_of, match_name, rules
+from ...model import Side
+from .pair import PairState, one_line
+from .facts import NotLiteral, Reader
+from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
 

@@ -17,12 +17,12 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ..compare import normalize
-from ..model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
-from ..rules import load
-from ..secrets import is_secret, redact_text, withheld
-from .python_focus import fact_callee_names
-from .python_parse import Norm, Parsed, canon_qn, dotted, match_name, rules
+from ...compare import normalize
+from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
+from ...rules import load
+from ...secrets import is_secret, redact_text, withheld
+from .focus import fact_callee_names
+from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
 
 class NotLiteral(Exception):

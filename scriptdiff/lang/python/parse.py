@@ -3,7 +3,7 @@
 One libcst parse per file, then one code-generation pass with a light state that records,
 for every node, its line and its token span (libcst's PositionProvider and
 QualifiedNameProvider cost several parses each on a large file; this pass costs about half
-of one). That pass uses libcst's private API, in python_spans only, which falls back to the
+of one). That pass uses libcst's private API, in spans only, which falls back to the
 public API when the private one is unusable. Qualified names come from the file's own imports (`import torch as th`,
 `from torch import cuda`), which is what the masks need.
 
@@ -22,9 +22,9 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ..rules import code, load
-from .python_guard import measure, on_big_stack
-from .python_spans import LineState, PublicState, SpansError, record
+from ...rules import code, load
+from .guard import measure, on_big_stack
+from .spans import LineState, PublicState, SpansError, record
 
 # statement types that hold blocks, and the fields that hold them
 COMPOUND = (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
@@ -57,19 +57,19 @@ class Parsed:
     name: str
     module: cst.Module | None
     lines: list[str]
-    state: LineState | PublicState | None = None  # node positions and spans (python_spans)
+    state: LineState | PublicState | None = None  # node positions and spans (spans)
     aliases: dict[str, str] = field(default_factory=dict)  # bound name -> qualified name
     body: list[St] = field(default_factory=list)
     error: str | None = None  # why the file is not compared structurally (it is compared as text)
     text_reason: str = "not valid Python"  # the text comparison's note, when error is set
-    # fact bookkeeping (python_facts fills these)
+    # fact bookkeeping (facts fills these)
     owned: dict[int, str] = field(default_factory=dict)  # id(node) -> fact key (compared as facts)
     fact_calls: set[int] = field(default_factory=set)  # ids of calls that yielded facts
     facts: list = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
-    names: set | None = None  # every Name in the file, computed on demand (python_values)
-    options: dict | None = None  # option or dataclass field name -> (its label, default node) (python_facts)
+    names: set | None = None  # every Name in the file, computed on demand (values)
+    options: dict | None = None  # option or dataclass field name -> (its label, default node) (facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
     size: int = 0  # bytes of source (the parse cache's measure)
 
@@ -109,12 +109,12 @@ def _beyond_libcst(name: str, lines: list[str], e: Exception) -> Parsed:
 
 def parse(name: str, text: str, max_bytes: int | None = None, linemap: list[int] | None = None,
           lines: list[str] | None = None) -> Parsed:
-    """`text` may be a part of the file (python_focus): `linemap` then gives the file line of each
+    """`text` may be a part of the file (focus): `linemap` then gives the file line of each
     of its lines, and `lines` the file's lines."""
     lines = text.splitlines() if lines is None else lines
     # CPython's parser first: it is cheap (under a tenth of libcst's) and guards its stack,
     # while libcst's native parser crashes the process on deep nesting and long chains;
-    # python_guard measures what CPython accepted against what libcst and the passes after it
+    # guard measures what CPython accepted against what libcst and the passes after it
     # can take. A plain syntax error is left to libcst, which may know newer syntax than the
     # running interpreter.
     valid = False  # CPython parses it: a libcst failure is then libcst's limit, not the file's fault

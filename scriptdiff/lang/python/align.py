@@ -13,13 +13,13 @@ import difflib
 
 import libcst as cst
 
-from ..model import Side
-from .python_classify import Classifier, severity_rule
-from .python_nodediff import NodeDiff
-from .python_pair import PairState, StKey, one_line
-from .python_parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
-from .python_port import PortChecks
-from .python_values import ValueChecks
+from ...model import Side
+from .classify import Classifier, severity_rule
+from .nodediff import NodeDiff
+from .pair import PairState, StKey, one_line
+from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
+from .port import PortChecks
+from .values import ValueChecks
 
 
 class Aligner:

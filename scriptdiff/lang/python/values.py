@@ -5,7 +5,7 @@ same value is not a difference.
 default is 0.0003) is the same value, moved into the configuration. Both sides are
 evaluated through module constants, argparse and dataclass defaults, module-level config
 dicts, `os.environ.get(name, default)` and simple arithmetic (`int(3e6)`,
-`MAX_EP_LEN * 4`) by python_facts.Reader, without running anything. Equal values are no
+`MAX_EP_LEN * 4`) by facts.Reader, without running anything. Equal values are no
 difference: an info "now configurable" when one side reads the value from an option or the
 environment, nothing otherwise. Different values are reported once, with both values and
 where each came from.
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..model import Side
-from .python_classify import Classifier, severity_rule
-from .python_facts import NotLiteral, Reader, lookup
-from .python_pair import PairState, one_line
-from .python_parse import Parsed, St, dotted
+from ...model import Side
+from .classify import Classifier, severity_rule
+from .facts import NotLiteral, Reader, lookup
+from .pair import PairState, one_line
+from .parse import Parsed, St, dotted
 
 _PLUMBING_CALLS = ("add_argument", "parse_args", "parse_known_args", "ArgumentParser", "add_argument_group",
                    "set_defaults")

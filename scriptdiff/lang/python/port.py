@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..model import Side
-from ..rules import code
-from .python_classify import Classifier
-from .python_facts import NotLiteral, Reader
-from .python_nodediff import NodeDiff
-from .python_pair import PairState
-from .python_parse import Parsed, St, canon_qn, dotted, expected_import, import_items, rules
+from ...model import Side
+from ...rules import code
+from .classify import Classifier
+from .facts import NotLiteral, Reader
+from .nodediff import NodeDiff
+from .pair import PairState
+from .parse import Parsed, St, canon_qn, dotted, expected_import, import_items, rules
 
 
 class PortChecks:

@@ -1,7 +1,7 @@
 """The Python diff: hyperparameter facts, masked substitutions and a structural code diff.
 
 Each file is parsed once with libcst (cached per content for the engine's extract and
-diff_pair calls). `extract` returns the hyperparameter facts (python_facts). `diff_pair`
+diff_pair calls). `extract` returns the hyperparameter facts (facts). `diff_pair`
 compares what is left after masking, scope by scope:
 
 1. per block, imports are compared as sets of qualified names (adapter imports masked);
@@ -18,10 +18,10 @@ Arguments that are hyperparameter facts (lr, betas, seeds, ...) are compared as 
 skipped here, so nothing is reported twice. Severity comes from `classes` in
 rules/python.yaml.
 
-The parts: python_parse (parse, statements, normalization; node positions in python_spans),
-python_facts (hyperparameters), and for a pair, sharing one python_pair.PairState:
-python_align (statement alignment), python_nodediff (node diffs into sites),
-python_classify (severity and findings) and python_port (imports, masks, swap checks).
+The parts: parse (parse, statements, normalization; node positions in spans),
+facts (hyperparameters), and for a pair, sharing one pair.PairState:
+align (statement alignment), nodediff (node diffs into sites),
+classify (severity and findings) and port (imports, masks, swap checks).
 """
 from __future__ import annotations
 
@@ -29,16 +29,16 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import replace
 
-from ..model import Extract, InputError, PairResult
-from . import text
-from .python_align import Aligner
-from .python_classify import Classifier
-from . import python_focus
-from .python_facts import read_facts
-from .python_nodediff import NodeDiff
-from .python_pair import PairState, one_line
-from .python_parse import Parsed, parse
-from .python_port import PortChecks
+from ...model import Extract, InputError, PairResult
+from .. import text
+from .align import Aligner
+from .classify import Classifier
+from . import focus as python_focus
+from .facts import read_facts
+from .nodediff import NodeDiff
+from .pair import PairState, one_line
+from .parse import Parsed, parse
+from .port import PortChecks
 
 _CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
@@ -51,7 +51,7 @@ _PLANS: "OrderedDict[tuple, tuple | None]" = OrderedDict()
 
 def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
     """This side's text as the structural reader sees it when the pair differs in a few places
-    (python_focus: the statements read, and their lines' numbers in the file), or None for
+    (focus.py: the statements read, and their lines' numbers in the file), or None for
     the whole file."""
     key = python_focus.pair_key(gsrc.data, nsrc.data)
     if key not in _PLANS:
@@ -101,7 +101,7 @@ def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | No
 
 def extract(src, ctx, partner=None):
     """The file's facts; with `partner` (the other side of a pair compared on its own), those of
-    the statements the pair's focus reads (python_focus), the rest being equal on both sides."""
+    the statements the pair's focus reads (focus.py), the rest being equal on both sides."""
     focus = None
     if partner is not None:
         side = getattr(ctx, "side", "gpu")

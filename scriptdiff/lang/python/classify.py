@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..model import Side
-from ..rules import code
-from .python_pair import PairState, one_line
-from .python_parse import Parsed, St, dotted, match_name, rules
+from ...model import Side
+from ...rules import code
+from .pair import PairState, one_line
+from .parse import Parsed, St, dotted, match_name, rules
 
 SEVERITY_RULES = {"error": "code-changes-numerics", "warning": "code-may-change-numerics",
                   "info": "cosmetic-code-differs"}

@@ -10,7 +10,7 @@ parentheses. The Python code that walks the tree afterwards (libcst's code gener
 our positions, masks and facts) recurses too and stops far earlier, with a RecursionError,
 at a few hundred levels.
 
-So, in `python_parse.parse`:
+So, in `parse.parse`:
 
 1. CPython's parser runs first (`ast.parse`): it refuses deep nesting itself (200
    parentheses, its AST construction depth) with an error, never a crash;
