@@ -8,7 +8,7 @@ folder, then times, in this process:
   baseline  the plain line diff of the same pair (lang/text.py, difflib), the cheapest
             comparison anyone would run;
   parse     tree-sitter-bash parse + evaluation of both scripts (lang/shell.extract);
-  diff      the whole pipeline, engine.diff_files (parse, facts, defaults, derived keys,
+  diff      the whole pipeline, pipeline.diff_files (parse, facts, defaults, derived keys,
             compare, findings).
 
 Prints the median of --runs runs (after one warm-up) for each, and the ratio of diff to the
@@ -86,7 +86,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from scriptdiff import engine
-    from scriptdiff.engine import Options, SideContext, diff_files
+    from scriptdiff.model import Options, SideContext
+    from scriptdiff.pipeline import diff_files
     from scriptdiff.lang import shell, text
     from scriptdiff.sources import read_path
 

@@ -321,7 +321,8 @@ def main() -> int:
     import libcst
 
     from scriptdiff import engine
-    from scriptdiff.engine import Options, diff_files
+    from scriptdiff.model import Options
+    from scriptdiff.pipeline import diff_files
     from scriptdiff.lang.python import reader as pylang
 
     gpu, npu = generate(a.lines)

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 from . import gitsrc, zygote
 from .compare import default_fact
-from .engine import compare_sides, diff_files, extract, pair_sources, read_inputs
+from .engine import extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
+from .pipeline import Inputs, diff_files, pair_sources, run
 from .registry import detect
 from .report import render as _render
 from .rules import Rule, check_selectors
@@ -178,7 +179,7 @@ def _git_sides(g: str, n: str, opts: Options, repo_dir: str) -> Report:
         return diff_listings(gv, nv, report, opts)
     if gv is None or nv is None:
         return report.sorted()
-    return compare_sides([gv], [nv], [(gv, nv)], report, opts)
+    return report.absorb(run(Inputs([gv], [nv], [(gv, nv)]), opts))
 
 
 def external_diff(argv: list[str], options: Options | None = None) -> Report:
@@ -204,7 +205,7 @@ def external_diff(argv: list[str], options: Options | None = None) -> Report:
     if g.is_binary() or n.is_binary():
         report.errors.append(InputError(n.name, "binary file; not compared"))
         return report
-    return compare_sides([g], [n], [(g, n)], report, opts)
+    return report.absorb(run(Inputs([g], [n], [(g, n)]), opts))
 
 
 # --- hparams -----------------------------------------------------------------------------------
@@ -306,7 +307,7 @@ def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_l
         sides.append(srcs)
     if not sides[1] or (not one_side and not sides[0]):
         return report.sorted()
-    report = compare_sides(sides[0], sides[1], [] if one_side else pair_sources(sides[0], sides[1]), report, opts)
+    report.absorb(run(Inputs(sides[0], sides[1], [] if one_side else pair_sources(sides[0], sides[1])), opts))
     if one_side:  # the NPU stack's advisories alone: nothing was compared with a GPU side
         report.findings = [f for f in report.findings if is_advisory(f.key)]
         report.masked = []
@@ -361,7 +362,7 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: bool = Fals
         report.errors.extend(gex.errors + nex.errors)
         return report.sorted()
     dataset.pair_single_files(gpu, npu, gm, nm, nex)
-    return compare_sides([], [], [], report, options or Options(), extracts=([gex], [nex]))
+    return report.absorb(run(Inputs(measured=([gex], [nex])), options))
 
 
 def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None = None,
@@ -426,7 +427,7 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
     if any(e.fatal for e in gex.errors + nex.errors):  # a side that could not be hashed: exit 2
         report.errors.extend(gex.errors + nex.errors)
         return report.sorted()
-    compare_sides([], [], [], report, options or Options(), extracts=([gex], [nex]))
+    report.absorb(run(Inputs(measured=([gex], [nex])), options))
     weights_mod.add_stats(report.findings, gck, nck, rename)
     report.details["weights"] = weights_mod.summarize(report, gck, nck)
     return report.sorted()

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from . import gitsrc
 from .checks.ascend_stack import verdict_notes
-from .engine import Unit, compare_sides, read_inputs
+from .engine import read_inputs
+from .pipeline import Inputs, Unit, run
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
@@ -247,9 +248,10 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     gsrcs: list = []
     nsrcs: list = []
     pairs: list = []
-    run = Unit()
-    units = [run]
+    the_run = Unit()
+    units = [the_run]
     identical: list = []
+    found: list = []  # findings made before the run: unpaired scripts, unconfigured checks
     kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
     seen: dict[str, set] = {"gpu": set(), "npu": set()}
     for key in SOURCE_KEYS:
@@ -262,12 +264,13 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
         if not gl and not nl:
             continue
         c = collect(gl, nl, report, opts, unpaired=(key == "scripts"))
+        found += c.findings
         g, n, p = c.gpu, c.npu, c.pairs
         if key in ("logs", "environment", "packages"):
             p = []  # compared as facts only
         if key in RUN_KEYS:  # one run: merged per side
-            run.gpu += g
-            run.npu += n
+            the_run.gpu += g
+            the_run.npu += n
         else:  # a scripts folder: each pair of differing files is its own scope
             units += [Unit([a], [b], run=False) for a, b in c.pairs]
         identical += c.identical
@@ -296,11 +299,10 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                         sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
     # SD155 for each check the configuration gives no input: a finding like any other, so that
     # suppressions, the baseline and --select/--ignore apply to it
-    extracts["gpu"].append(Extract(findings=[_not_configured(c, cfg) for c in check_names()
-                                             if not checks()[c].optional and not any(
-                                                 cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)]))
-    compare_sides(gsrcs, nsrcs, pairs, report, opts, extracts=(extracts["gpu"], extracts["npu"]), units=units,
-                  roots=(cfg.gpu.base, cfg.npu.base), accounts=identical)
+    found += [_not_configured(c, cfg) for c in check_names() if not checks()[c].optional
+              and not any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)]
+    report.absorb(run(Inputs(gsrcs, nsrcs, pairs, units=units, measured=(extracts["gpu"], extracts["npu"]),
+                             findings=found, roots=(cfg.gpu.base, cfg.npu.base), accounts=identical), opts))
     # which checks this build could not do, from the kinds of file that were read
     for side in ("gpu", "npu"):
         for name in sorted(kinds[side]):
@@ -400,7 +402,7 @@ def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> R
     for g, n in pairs:
         srcs = read_inputs([g, n], report)
         if len(srcs) == 2:
-            compare_sides([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])], report, opts)
+            report.absorb(run(Inputs([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])]), opts))
     return report.sorted()
 
 

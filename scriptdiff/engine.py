@@ -1,13 +1,13 @@
-"""The pipeline shared by every command: sources -> parse -> facts -> compare -> findings.
+"""Reading files for the pipeline (scriptdiff.pipeline): one file into facts, a pair into
+its structural differences, many of them in worker processes, all through the cache.
 
 Each input file has a *kind* (python, shell, yaml, json, log, requirements, ...), detected by
 the kind registry (scriptdiff/registry.py, declared in rules/kinds.yaml). The kind's reader
-turns one file into an `Extract` (facts plus the masks, errors and references it met); a
-structural kind also diffs two files statement by statement (`diff_pair`, Python). The engine
-merges one side's facts into a FactTable, lets every check derive values (data-parallel size,
-...), compares the two tables with each check's classifier and collects everything into one
-Report, then applies suppressions, the baseline and --select/--ignore. Every command, every
-check (datasets and checkpoints included) ends here.
+turns one file into an `Extract` (facts plus the masks, errors and references it met):
+`extract`; a structural kind also diffs two files statement by statement: `diff_pair`.
+`prefetch` computes both ahead of the pipeline's ordered stages, in worker processes when
+there are enough files (or in the reader process of a folder diff, zygote.py), and leaves
+them in the memo; `follow_references` reads the configs a file names (references.py).
 
 Readers are imported by the registry when a file of their kind is met, so `scriptdiff --help`
 imports none of them.
@@ -15,20 +15,15 @@ imports none of them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from . import cache
-from .compare import FactTable, compare_tables, vocab
-from .model import (RANK_CONFIG, REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side,
-                    SideContext)
+from .model import REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, SideContext
 from .references import resolve
-from .rules import check_selectors, code, load
-from .secrets import shown_text
-from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind, kinds  # noqa: F401 (detect_kind: API)
+from .registry import Kind, detect, kinds
 from .registry import kind as registry_kind
 from .sources import Source, SourceError, exception_reason, read_path
-from .suppress import apply as apply_suppressions
 
 
 # Which kinds are worth caching on disk and spreading over worker processes (a libcst parse
@@ -45,7 +40,7 @@ def _extract_key(src: Source, ctx: SideContext, kind: Kind, partner: Source | No
                      b"\x01", partner.data)
 
 
-def _focus_partner(src: Source, partner: Source | None) -> Source | None:
+def focus_partner(src: Source, partner: Source | None) -> Source | None:
     """`partner` when the reader of `src` can read it by the pair's difference (a kind with
     `focus: true` in rules/kinds.yaml: lang/python/focus.py) and both are of its kind, else None.
     Said by the kind, not the module: a warm run need not import the reader (and libcst)."""
@@ -88,7 +83,7 @@ def extract(src: Source, ctx: SideContext, partner: Source | None = None) -> Ext
     if src.is_binary():
         return Extract(errors=[InputError(src.name, "binary file; not compared", fatal=True)])
     kind = detect(src)
-    partner = _focus_partner(src, partner)
+    partner = focus_partner(src, partner)
     if kind.cached:
         ex = _cached(_extract_key(src, ctx, kind, partner), ctx.options.use_cache,
                      lambda: _extract(src, ctx, kind, partner), cache.dump_extract, cache.load_extract)
@@ -193,7 +188,7 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
             return None
         kind = detect(src)
         if kind.cached:
-            partner = _focus_partner(src, partner)
+            partner = focus_partner(src, partner)
             k = _extract_key(src, ctx, kind, partner)
             if todo(k):
                 return ("extract", k, (src, ctx, kind, partner))
@@ -327,14 +322,6 @@ def _run_pool(units: list[list], workers: int, progress=None, store: bool = Fals
     return results
 
 
-def build_table(extracts: list[Extract]) -> FactTable:
-    table = FactTable()
-    for ex in extracts:
-        table.extend(ex.facts)
-        table.frameworks |= ex.frameworks
-    return table
-
-
 def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str],
                       account: InputAccount | None = None) -> list[tuple[Source | None, Extract]]:
     """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), found in the order of
@@ -400,296 +387,6 @@ def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
     return out
 
 
-# --- scopes: what is compared with what -------------------------------------------------------
-
-@dataclass
-class Unit:
-    """One comparison scope: the inputs of one run on each side, compared with each other.
-
-    `scriptdiff diff a.sh b.sh`, `hparams` and the run of `check` (launch script, configs,
-    logs, snapshots) are one unit each: their files merge into one table per side, as one
-    training run does. Folder mode makes one unit per pair of files, so two runs in one folder
-    are never merged. `extra` are facts measured elsewhere (datasets, checkpoints)."""
-
-    gpu: list[Source] = field(default_factory=list)
-    npu: list[Source] = field(default_factory=list)
-    gpu_extra: list[Extract] = field(default_factory=list)
-    npu_extra: list[Extract] = field(default_factory=list)
-    run: bool = True  # the unit whose table `hparams` shows
-
-
-@dataclass
-class _Read:
-    """One side of a unit, read: each source's extract and the configs it referenced."""
-
-    items: list[tuple[Source | None, Extract]] = field(default_factory=list)
-
-    @property
-    def extracts(self) -> list[Extract]:
-        return [ex for _s, ex in self.items]
-
-    @property
-    def failed(self) -> bool:
-        """An input of this side could not be read at all: what it would have set is unknown."""
-        return any(e.fatal for ex in self.extracts for e in ex.errors)
-
-
-def _scopes(read: _Read) -> dict:
-    """A side's facts split by program invocation: {None: facts of every scope, i: facts of
-    invocation i}. A launch script that starts two programs gives two scopes."""
-    shared: list[Fact] = []
-    by_inv: dict[int, list[Fact]] = {}
-    for ex in read.extracts:
-        for f in ex.facts:
-            inv = f.meta.get("invocation")
-            (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
-    return {"shared": shared, "invocations": by_inv}
-
-
-def _tables(read: _Read, ninv: int) -> list[FactTable]:
-    """One table per invocation scope (at least one), each with the shared facts."""
-    sc = _scopes(read)
-    frameworks: set[str] = set()
-    for ex in read.extracts:
-        frameworks |= ex.frameworks
-    out = []
-    for i in range(max(ninv, 1)):
-        t = FactTable(frameworks=set(frameworks))
-        t.extend(sc["shared"])
-        t.extend(sc["invocations"].get(i, []) if ninv else [])
-        for derive in derivations("derive"):
-            derive(t)
-        out.append(t)
-    return out
-
-
-def _invocations(read: _Read) -> int:
-    return len({f.meta["invocation"] for ex in read.extracts for f in ex.facts if "invocation" in f.meta})
-
-
-def compare_sides(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[tuple[Source, Source]],
-                  report: Report, opts: Options,
-                  extracts: tuple[list[Extract], list[Extract]] | None = None,
-                  units: list[Unit] | None = None, roots: tuple[str | None, str | None] = (None, None),
-                  accounts: list[InputAccount] | None = None) -> Report:
-    """The whole pipeline over already-read sources; appends to `report`.
-
-    `units` say what is compared with what (see Unit); by default all of each side's sources
-    form one unit (one run). `extracts` (GPU, NPU) are facts made elsewhere, e.g. datasets or
-    checkpoints that `scriptdiff check` fingerprinted in place; they join the run unit.
-    `accounts` are inputs accounted elsewhere (files identical to their counterpart, not read).
-    Every source is accounted for in report.inputs; one that yields nothing comparable is a
-    warning (input-not-understood), and a side that could not be read is unknown: no
-    "set on one side only" finding comes from it."""
-    check_selectors(opts.select, "select")
-    check_selectors(opts.ignore, "ignore")
-    gctx = SideContext("gpu", root=roots[0], options=opts)
-    nctx = SideContext("npu", root=roots[1], options=opts)
-    if units is None:
-        units = [Unit(list(gpu_sources), list(npu_sources))]
-    if extracts:
-        run = next((u for u in units if u.run), None)
-        if run is None:
-            run = Unit()
-            units.append(run)
-        run.gpu_extra += extracts[0]
-        run.npu_extra += extracts[1]
-    # a pair compared on its own (no run, one file a side) is read with its other side in view
-    partner_of: dict[int, Source] = {}
-    for u in units:
-        if not u.run and len(u.gpu) == 1 == len(u.npu) and not u.gpu_extra and not u.npu_extra \
-                and u.gpu[0].data != u.npu[0].data and _focus_partner(u.gpu[0], u.npu[0]) is not None:
-            partner_of[id(u.gpu[0])], partner_of[id(u.npu[0])] = u.npu[0], u.gpu[0]
-    # only what a unit will read is worth computing ahead (not the identical or unpaired files)
-    prefetch([x for u in units for x in u.gpu], [x for u in units for x in u.npu], pairs, gctx, nctx, opts,
-             alone=set(partner_of) & {id(g) for g, _n in pairs})
-    read_accounts: dict[int, InputAccount] = {}
-    done: dict[int, _Read] = {}  # id(source) -> what reading it gave (each source read once)
-
-    def read_side(srcs: list[Source], extra: list[Extract], ctx: SideContext) -> _Read:
-        r = _Read(items=[(None, ex) for ex in extra])
-        seen = {os.path.realpath(s.origin) for s in srcs if s.origin}
-        for src in srcs:
-            if id(src) not in done:
-                partner = partner_of.get(id(src))
-                ex = extract(src, ctx) if partner is None else extract(src, ctx, partner)
-                acc = _account(src, ex, ctx.side)
-                sub = _Read(items=[(src, ex)])
-                sub.items += follow_references(ex, src, ctx, seen, acc)
-                for _rs, rex in sub.items[1:]:
-                    acc.settings += len(rex.facts)
-                    acc.mapped += _mapped(rex.facts)
-                _settle(acc, ex)
-                read_accounts[id(src)] = acc
-                done[id(src)] = sub
-                if not any(e.fatal for e in ex.errors):
-                    ctx.analysed += 1
-                for _rs, rex in sub.items:
-                    report.errors.extend(rex.errors)
-                    report.masked.extend(rex.masked)
-                    report.findings.extend(rex.findings)
-            r.items += done[id(src)].items
-        for ex in extra:
-            report.errors.extend(ex.errors)
-            report.masked.extend(ex.masked)
-            report.findings.extend(ex.findings)
-        return r
-
-    uncompared: dict[int, tuple[InputError, set[str]]] = {}
-    members: set[str] = set()  # files read as part of a run (its program, its configs)
-    for unit in sorted(units, key=lambda u: not u.run):  # runs first: they claim their programs and configs
-        if not unit.run and unit.gpu and all(s.origin and os.path.realpath(s.origin) in members
-                                             for s in unit.gpu + unit.npu):
-            continue  # compared within the run that starts or references it
-        gread = read_side(unit.gpu, unit.gpu_extra, gctx)
-        nread = read_side(unit.npu, unit.npu_extra, nctx)
-        if unit.run:
-            members.update(os.path.realpath(s.origin) for r in (gread, nread) for s, _ex in r.items
-                           if s is not None and s.origin)
-        ng, nn = _invocations(gread), _invocations(nread)
-        gtables, ntables = _tables(gread, ng), _tables(nread, nn)
-        if len(gtables) != len(ntables):
-            report.findings.append(_invocation_count(unit, ng, nn))
-        # a side with an input that failed or was not understood is unknown where it is silent
-        unknown = {}
-        for side, r in (("gpu", gread), ("npu", nread)):
-            accs = [read_accounts[id(x)] for x, _ex in r.items if x is not None and id(x) in read_accounts]
-            if r.failed or any(a.opaque for a in accs):
-                unknown[side] = lambda _f: True
-            elif any(a.unread for a in accs):  # a referenced config found nowhere: what configs set is unknown
-                unknown[side] = lambda f: f.rank <= RANK_CONFIG
-        for gtable, ntable in zip(gtables, ntables):
-            for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
-                derive_pair(gtable, ntable)
-            findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
-            report.findings.extend(findings)
-            report.masked.extend(masked)
-            for side, r in (("gpu", gread), ("npu", nread)):
-                if skipped and side in unknown:
-                    for e in (e for ex in r.extracts for e in ex.errors if e.fatal):
-                        uncompared.setdefault(id(e), (e, set()))[1].update(skipped)
-                    for x, _ex in r.items:
-                        acc = read_accounts.get(id(x)) if x is not None else None
-                        if acc is not None and acc.unread:
-                            acc.uncompared.update(skipped)
-            if unit.run and not report.table:
-                report.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
-                report.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
-    for e, keys in uncompared.values():  # said on the input that failed: what it left uncompared
-        shown = ", ".join(sorted(keys)[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
-        e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {shown})"
-    for g, n in pairs:
-        if g.data == n.data:
-            continue
-        if g.is_binary() or n.is_binary():
-            continue
-        res = diff_pair(g, n, opts)
-        report.findings.extend(res.findings)
-        report.masked.extend(res.masked)
-        report.errors.extend(res.errors)
-    for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units if len(u.gpu) == 1 == len(u.npu)]:
-        # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
-        # made of them (a launch script's program and configs may still differ)
-        if g.data == n.data and not any(ex.references for s in (g, n) if id(s) in done
-                                        for _x, ex in done[id(s)].items[:1]):
-            for src in (g, n):
-                if id(src) in read_accounts:
-                    read_accounts[id(src)].status = "identical"
-    if opts.keep_texts:  # the html page shows the files read and which were compared with which
-        for side, top in (("gpu", gpu_sources + [s for u in units for s in u.gpu]),
-                          ("npu", npu_sources + [s for u in units for s in u.npu])):
-            read = [s for t in top if id(t) in done for s, _ex in done[id(t)].items if s is not None]
-            report.texts.update(((side, s.name), shown_text(s)) for s in top + read if not s.is_binary())
-        report.pairs += [(g.name, n.name) for g, n in pairs + [(u.gpu[0], u.npu[0]) for u in units
-                                                               if len(u.gpu) == 1 == len(u.npu)]]
-    report.inputs.extend(read_accounts.values())
-    report.inputs.extend(accounts or [])
-    report.findings.extend(_not_understood(a) for a in read_accounts.values() if a.status == "not understood")
-    report.findings = _dedupe(report.findings)
-    report.check_order = check_names()
-    apply_suppressions(report, gpu_sources, npu_sources, opts)  # inline comments + baseline, before --select
-    report.findings = filter_findings(report.findings, opts)
-    # "compared" counts what both sides could contribute: a run where every file of a side
-    # failed outright compared nothing (exit 2), whatever the other side held
-    sides_ok = (gctx.analysed or (extracts and extracts[0])) and (nctx.analysed or (extracts and extracts[1]))
-    report.compared += min(gctx.analysed, nctx.analysed) or (1 if sides_ok else 0)
-    return report.sorted()
-
-
-def _label(srcs: list[Source]) -> str:
-    return srcs[0].name if len(srcs) == 1 else (f"{len(srcs)} files" if srcs else "(measured inputs)")
-
-
-def _kind_name(src: Source) -> str:
-    return "binary" if src.is_binary() else detect(src).name
-
-
-def _mapped(facts: list[Fact]) -> int:
-    voc = vocab()
-    return sum(1 for f in facts if f.check != "hyperparameters" or f.key in voc or f.key.startswith("config:"))
-
-
-def _account(src: Source, ex: Extract, side: str) -> InputAccount:
-    return InputAccount(path=src.name, side=side, kind=_kind_name(src), settings=len(ex.facts),
-                        mapped=_mapped(ex.facts), unread=list(ex.unread),
-                        notes=[f"dialect: {d}" for d in sorted(ex.dialects)])
-
-
-def _settle(acc: InputAccount, ex: Extract) -> None:
-    """The input's status, once its reader and its references have spoken."""
-    if any(e.fatal for e in ex.errors):
-        acc.status = "failed"
-        return
-    kind = registry_kind(acc.kind) if acc.kind != "binary" else None
-    if not acc.unread and acc.settings == 0 and not ex.understood and kind is not None and kind.relevant \
-            and not kind.structural:
-        acc.unread.append("no settings could be read from it")
-    # what the reader itself could not read makes the input's settings unknown; a referenced
-    # config found nowhere is said (unread) but leaves the script's own settings comparable
-    acc.opaque = bool(ex.unread) or acc.unread == ["no settings could be read from it"]
-    acc.status = "not understood" if acc.unread else "understood"
-
-
-def _not_understood(acc: InputAccount) -> Finding:
-    rule = code("input-not-understood")
-    if acc.uncompared:
-        keys = sorted(acc.uncompared)
-        acc.unread.append(f"{len(keys)} setting(s) of the other side could not be compared: "
-                          + ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else ""))
-    kind = registry_kind(acc.kind)
-    check = kind.checks[0] if kind.checks else "script"
-    here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)
-    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"input:{acc.path}",
-                   gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
-                   message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(acc.unread)}")
-
-
-def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
-    rule = code("invocation-count-differs")
-    g = Side(value=ng, path=_label(unit.gpu), line=None, source="program invocations")
-    n = Side(value=nn, path=_label(unit.npu), line=None, source="program invocations")
-    return Finding(rule=rule, check="hyperparameters", severity=load().severity(rule), key="invocations",
-                   gpu=g, npu=n, message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
-                                         f"invocations were compared in order, the extra ones against nothing")
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    """The same finding reached twice (a config compared as a file and as part of the run that
-    references it) is reported once."""
-    out, seen = [], set()
-    for f in findings:
-        k = (f.rule, f.key, _where(f.gpu), _where(f.npu), f.message)
-        if k in seen:
-            continue
-        seen.add(k)
-        out.append(f)
-    return out
-
-
-def _where(s: Side | None):
-    return None if s is None else (s.path, s.line, repr(s.value))
-
-
 def read_inputs(paths: list[str], report: Report) -> list[Source]:
     out = []
     for p in paths:
@@ -703,30 +400,3 @@ def read_inputs(paths: list[str], report: Report) -> list[Source]:
             continue
         out.append(src)
     return out
-
-
-def diff_files(gpu: list[str], npu: list[str], opts: Options | None = None) -> Report:
-    """`scriptdiff diff` / `hparams` on files: the sides' facts merged, same-named code paired."""
-    opts = opts or Options()
-    report = Report(gpu=" ".join(gpu), npu=" ".join(npu))
-    gsrcs = read_inputs(gpu, report)
-    nsrcs = read_inputs(npu, report)
-    pairs = pair_sources(gsrcs, nsrcs)
-    if not gsrcs or not nsrcs:
-        return report.sorted()
-    return compare_sides(gsrcs, nsrcs, pairs, report, opts)
-
-
-def pair_sources(gsrcs: list[Source], nsrcs: list[Source]) -> list[tuple[Source, Source]]:
-    """Which files are compared as code: one file each, or the same kind and base name."""
-    if len(gsrcs) == 1 and len(nsrcs) == 1:
-        return [(gsrcs[0], nsrcs[0])]
-    pairs = []
-    by_name = {}
-    for n in nsrcs:
-        by_name.setdefault(n.basename, n)
-    for g in gsrcs:
-        n = by_name.get(g.basename)
-        if n is not None:
-            pairs.append((g, n))
-    return pairs

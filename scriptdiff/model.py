@@ -222,6 +222,22 @@ class Report:
     texts: dict[tuple[str, str], str] = field(default_factory=dict)
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
+    def absorb(self, outcome) -> "Report":
+        """Add a run's Outcome (scriptdiff.pipeline): its findings, masks, errors and inputs;
+        the first run that has a table gives the report's; sorted."""
+        self.findings += outcome.findings
+        self.masked += outcome.masked
+        self.errors += outcome.errors
+        self.inputs += outcome.inputs
+        self.usage_errors += outcome.usage_errors
+        if not self.table and outcome.table:
+            self.table, self.tables = outcome.table, outcome.tables
+        self.texts.update(outcome.texts)
+        self.pairs += outcome.pairs
+        self.compared += outcome.compared
+        self.check_order = outcome.check_order or self.check_order
+        return self.sorted()
+
     def sorted(self) -> "Report":
         self.findings.sort(key=lambda f: f.sort_key(self.check_order))
         self.masked.sort(key=Masked.sort_key)

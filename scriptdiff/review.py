@@ -16,7 +16,8 @@ import os
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from .engine import compare_sides, filter_findings
+from .engine import filter_findings
+from .pipeline import Inputs, run
 from .model import SEVERITY_RANK, Finding, InputError, Options, Report, Side, UsageError
 from .rules import code
 from .sources import Source, SourceError, decode, read_bytes, read_stdin, too_large
@@ -104,8 +105,7 @@ def _review_file(pf, report, opts, root, patch_name: str = "<patch>") -> None:
     nsrc = Source(name=new_name, data="".join(new_lines).encode("utf-8"))
     # the whole pipeline, not only the structural diff: a changed argument that is a
     # hyperparameter (momentum=0.8) is reported as that key, and must count for its hunk
-    sub = type(report)(gpu=old_name, npu=new_name)
-    compare_sides([gsrc], [nsrc], [(gsrc, nsrc)], sub, opts)  # inline suppressions applied there
+    sub = run(Inputs([gsrc], [nsrc], [(gsrc, nsrc)]), opts)  # inline suppressions applied there
     if not full:  # fragments rarely parse: one note above says how they were compared
         sub.errors = [e for e in sub.errors if "nested too deeply" in e.message]
     report.errors.extend(sub.errors)

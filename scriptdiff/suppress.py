@@ -1,6 +1,6 @@
 """Suppressions: inline `# scriptdiff: ignore[CODE]` comments and a baseline file.
 
-Applied in one place, `apply()`, called by engine.compare_sides after every finding of the
+Applied in one place, `apply()`, called by the pipeline's last stage (pipeline.Run.finish) after every finding of the
 run is known and before --select/--ignore filtering (so a suppression of a code that the
 run does not show still counts as used), and by `review`, which builds its findings from
 hunks. It works on the Sources themselves, so it sees the same bytes whether a side came

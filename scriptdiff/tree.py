@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
-from .engine import Unit, compare_sides
+from .pipeline import Inputs, Unit, run
 from .model import Finding, InputAccount, InputError, Options, Report, Side
 from .registry import detect, identical_skipped_by_name, kind_by_name
 from .rules import code, load
@@ -255,10 +255,10 @@ def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Re
     one folder (pretrain_7b.sh, pretrain_13b.sh) are never merged into one table."""
     opts = opts or Options()
     c = collect(gfiles, nfiles, report, opts)
-    units = scopes(c)
-    compare_sides(c.gpu, c.npu, c.pairs, report, opts, units=units, roots=roots, accounts=c.identical)
+    report.absorb(run(Inputs(c.gpu, c.npu, c.pairs, units=scopes(c), findings=c.findings, roots=roots,
+                             accounts=c.identical), opts))
     report.compared = max(report.compared, c.npairs)
-    return report.sorted()
+    return report
 
 
 def scopes(c: "Collected") -> list[Unit]:
@@ -281,6 +281,7 @@ class Collected:
     npairs: int  # pairs found, identical ones included
     identical: list[InputAccount]  # inputs equal to their counterpart byte for byte
     same: list[tuple[Source, Source]] = field(default_factory=list)  # identical pairs read for their settings
+    findings: list[Finding] = field(default_factory=list)  # unpaired files (SD150, SD151)
 
     def __iter__(self):  # (gpu, npu, pairs, npairs), as callers unpacked it before
         return iter((self.gpu, self.npu, self.pairs, self.npairs))
@@ -340,6 +341,7 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
         gsrcs.append(gs)
         nsrcs.append(ns)
         src_pairs.append((gs, ns))
+    unpaired_findings: list[Finding] = []
     for rels, files, side in ((gonly, gfiles, "gpu"), (nonly, nfiles, "npu")):
         for rel in rels:
             e = files[rel]
@@ -348,9 +350,9 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
             if k is not None and k.relevant:
                 (gsrcs if side == "gpu" else nsrcs).append(src)
             if unpaired:
-                report.findings.append(unpaired_finding(e.display, rel, side, k is not None and k.relevant,
-                                                        k.name if k is not None else "binary"))
-    return Collected(gsrcs, nsrcs, src_pairs, len(pairs), identical, same)
+                unpaired_findings.append(unpaired_finding(e.display, rel, side, k is not None and k.relevant,
+                                                          k.name if k is not None else "binary"))
+    return Collected(gsrcs, nsrcs, src_pairs, len(pairs), identical, same, unpaired_findings)
 
 
 class _Unknown:  # the kind shown for an identical file whose name says nothing (it is not read)

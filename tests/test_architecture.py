@@ -6,8 +6,9 @@
 - Package code never writes a rule code as a value; it names the rule (`code("name")`),
   and every name it uses is a rule in rules/.
 - The layers: model, rule packs and sources import nothing above them; lang/ and checks/
-  never import the engine, the API, the CLI or the commands; the engine never imports the
-  API or the commands.
+  never import the engine, the pipeline, the API, the CLI or the commands; the engine (files
+  read) never imports the pipeline (the staged run), and neither imports the API or the
+  commands.
 """
 from __future__ import annotations
 
@@ -134,10 +135,11 @@ def test_imports_run_one_way():
         "store": {"rulepack", "rules", "model", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
         "rulepack": {"rules", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
         "rules": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "compare": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "lang": {"engine", "api", "cli", "commands"},
-        "checks": {"engine", "api", "cli", "commands"},
-        "engine": {"api", "cli", "commands"},
+        "compare": {"engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
+        "lang": {"engine", "pipeline", "api", "cli", "commands"},
+        "checks": {"engine", "pipeline", "api", "cli", "commands"},
+        "engine": {"pipeline", "api", "cli", "commands"},
+        "pipeline": {"api", "cli", "commands"},
         "api": {"cli", "commands"},
     }
     allowed_below_model = {"scriptdiff"}  # the package itself: its __version__

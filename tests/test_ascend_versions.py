@@ -14,7 +14,8 @@ from scriptdiff import api
 from scriptdiff.ascend_version import cann_key, parse_cann
 from scriptdiff.checkrun import load_config, run_checks
 from scriptdiff.checks.ascend_stack import stack_rows, tables
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.rules import load
 
 DATA = load().section("ascend_versions")

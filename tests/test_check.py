@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.checkrun import counterparts, load_config, run_checks
-from scriptdiff.engine import Options
+from scriptdiff.model import Options
 from scriptdiff.registry import check_names, checks
 
 CHECKS = tuple(c for c in check_names() if not checks()[c].optional)  # process data: only with logs

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from scriptdiff.collect import Reader, collect, dumps, looks_secret, env_policy
-from scriptdiff.engine import detect_kind
+from scriptdiff.registry import detect_kind
 from scriptdiff.sources import Source
 
 _spec = importlib.util.spec_from_file_location("env_layout", FIXTURES / "env" / "layout.py")

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff.engine import Options, SideContext, diff_files
+from scriptdiff.model import Options, SideContext
+from scriptdiff.pipeline import diff_files
 from scriptdiff.lang import config
 from scriptdiff.sources import Source
 

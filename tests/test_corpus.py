@@ -5,7 +5,7 @@ by tests/corpus/extract.py (from $SCRIPTDIFF_CORPUS_SOURCES, default /work/.mirr
 no local copy is there the tests are skipped with a message saying so. Labels were written
 by reading both files, never from scriptdiff's output (tests/corpus/README.md).
 
-Matching rule. Each pair is compared with `engine.diff_files([gpu], [npu],
+Matching rule. Each pair is compared with `pipeline.diff_files([gpu], [npu],
 Options(use_cache=False))`. Only findings of severity warning or error count.
   * A labelled difference is found *under its key* when a finding's key equals the label's
     key: the canonical vocabulary key, or, for a label marked `canonical: false`, its raw
@@ -84,7 +84,7 @@ def label_found(label: dict, findings: list) -> tuple[bool, bool]:
 
 
 def _measure(out: Path) -> dict:
-    from scriptdiff import engine  # lazy: only when the corpus is there
+    from scriptdiff import pipeline  # lazy: only when the corpus is there
     from scriptdiff.model import Options
 
     labels = corpus_extract.load_labels()
@@ -100,7 +100,7 @@ def _measure(out: Path) -> dict:
                  for s in ("gpu", "npu")}
         row["files"] = {s: str(p) for s, p in files.items()}
         try:
-            report = engine.diff_files([str(files["gpu"])], [str(files["npu"])], Options(use_cache=False))
+            report = pipeline.diff_files([str(files["gpu"])], [str(files["npu"])], Options(use_cache=False))
         except Exception:  # a crash is a finding of this test, reported with the pair's id
             row["crash"] = traceback.format_exc(limit=3)
             continue

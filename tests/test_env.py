@@ -9,7 +9,8 @@ import pytest
 from conftest import FIXTURES
 from scriptdiff.checks import environment
 from scriptdiff.collect import collect, dumps
-from scriptdiff.engine import Options, SideContext, diff_files
+from scriptdiff.model import Options, SideContext
+from scriptdiff.pipeline import diff_files
 from scriptdiff.sources import Source
 
 _spec = importlib.util.spec_from_file_location("env_layout", FIXTURES / "env" / "layout.py")

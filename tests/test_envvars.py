@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.checks import envvars
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.model import Fact, Masked
 from scriptdiff.rules import load
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from scriptdiff.checks.hparams import derive
 from scriptdiff.compare import FactTable
-from scriptdiff.engine import SideContext
+from scriptdiff.model import SideContext
 from scriptdiff.lang import megatron_log
 from scriptdiff.model import Fact
 from scriptdiff.sources import Source

@@ -6,7 +6,9 @@ import pytest
 
 from scriptdiff.checks.libraries import (looks_like_requirements, normalize_name, parse_conda, parse_pip_json,
                                          parse_requirements, version_level)
-from scriptdiff.engine import Options, detect_kind, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
+from scriptdiff.registry import detect_kind
 from scriptdiff.sources import Source
 
 

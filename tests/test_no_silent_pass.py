@@ -13,7 +13,7 @@ import random
 import pytest
 
 from scriptdiff.checkrun import load_config, run_checks
-from scriptdiff.engine import diff_files
+from scriptdiff.pipeline import diff_files
 from scriptdiff.model import Options
 from scriptdiff.tree import diff_trees
 

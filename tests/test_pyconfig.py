@@ -3,7 +3,7 @@ package lists recognised by content (checks/libraries.looks_like_package_list)."
 from __future__ import annotations
 
 from scriptdiff.api import diff
-from scriptdiff.engine import SideContext
+from scriptdiff.model import SideContext
 from scriptdiff.lang import pyconfig
 from scriptdiff.model import Options
 from scriptdiff.registry import detect_kind

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.lang.python import focus as python_focus
 from scriptdiff.tree import diff_trees
 

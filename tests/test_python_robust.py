@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

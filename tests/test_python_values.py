@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 
 GPU = '''import torch
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scriptdiff.review import review
-from scriptdiff.engine import Options
+from scriptdiff.model import Options
 
 OLD = "batch=8\nlr=1e-4\nsteps=10\n" + "".join(f"pad{i}\n" for i in range(10)) + "warmup=100\nseed=1\n"
 NEW = "batch=8\nlr=2e-4\nsteps=10\n" + "".join(f"pad{i}\n" for i in range(10)) + "warmup=100   \nseed=1\n"

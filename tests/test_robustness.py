@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.report import render
 
 NAMES = ["train.py", "pretrain.sh", "config.yaml", "ds_config.json", "train.log", "requirements.txt",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.registry import kinds
 from scriptdiff.rules import load
 

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from scriptdiff import cache, engine
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.report import render
 
 

@@ -179,7 +179,7 @@ def test_secret_value_rules_are_validated(tmp_path, old, new, needle):
 
 
 def test_a_token_under_an_innocent_config_key_is_withheld_and_still_compared(tmp_path):
-    from scriptdiff.engine import diff_files
+    from scriptdiff.pipeline import diff_files
     from scriptdiff.model import Options
 
     tok1, tok2 = "hf_" + "Qw7" * 10, "hf_" + "Er4" * 10

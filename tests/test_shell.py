@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scriptdiff.engine import SideContext
+from scriptdiff.model import SideContext
 from scriptdiff.lang import shell
 from scriptdiff.secrets import withheld
 from scriptdiff.sources import Source

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from scriptdiff.engine import SideContext, diff_files
+from scriptdiff.model import SideContext
+from scriptdiff.pipeline import diff_files
 from scriptdiff.lang import shell
 from scriptdiff.model import Options
 from scriptdiff.rules import code

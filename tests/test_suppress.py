@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from scriptdiff.engine import Options, diff_files
+from scriptdiff.model import Options
+from scriptdiff.pipeline import diff_files
 from scriptdiff.sources import Source
 from scriptdiff.suppress import comment_of, comments, markers
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from scriptdiff.engine import Options
+from scriptdiff.model import Options
 from scriptdiff.tree import candidates, diff_trees, pair_paths
 from scriptdiff.rules import load
 
@@ -93,11 +93,11 @@ def test_identical_files_are_not_parsed(tmp_path, monkeypatch):
     write(n, "broken.py", "def f(:\n")
     write(g, "a.txt", "1\n")
     write(n, "a.txt", "2\n")
-    import scriptdiff.engine as engine
+    import scriptdiff.pipeline as pipeline
 
     seen = []
-    real = engine.extract
-    monkeypatch.setattr(engine, "extract", lambda src, ctx: seen.append(src.name) or real(src, ctx))
+    real = pipeline.extract
+    monkeypatch.setattr(pipeline, "extract", lambda src, ctx, *partner: seen.append(src.name) or real(src, ctx, *partner))
     report = diff_trees(str(g), str(n), Options(use_cache=False))
     assert sorted(os.path.basename(s) for s in seen) == ["a.txt", "a.txt"]
     assert report.errors == []

@@ -3,8 +3,9 @@ compare, hand the findings to the engine (suppressions, baseline, --select/--ign
 codes), and the views: terminal chart, plot, markdown section."""
 from __future__ import annotations
 
-from ..engine import compare_sides
-from ..model import Extract, InputError, Options, Report, UsageError
+from ..model import InputError, Options, Report, UsageError
+from ..pipeline import Inputs
+from ..pipeline import run as run_pipeline
 from ..report.values import safe
 from . import chart, plot
 from .findings import findings, overview
@@ -53,7 +54,7 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: flo
     if gr.empty or nr.empty:  # nothing to compare: exit 2
         return report.sorted()
     res = compare_runs(gr, nr, Settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align))
-    compare_sides([], [], [], report, opts, extracts=([Extract(findings=findings(res))], [Extract()]))
+    report.absorb(run_pipeline(Inputs(findings=findings(res), compared=1), opts))  # suppressions, --select, exit codes
     report.overview = overview(res)
     report.details["curves"] = res
     report.json_extra["curves"] = res.to_json()

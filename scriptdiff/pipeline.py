@@ -1,0 +1,443 @@
+"""The staged run: every command and check compares its inputs here, the same way.
+
+An entry point (two files, two folders, git revisions, a patch, a `check` configuration, a
+pre-commit file list, curves, datasets, checkpoints) builds one `Inputs`: the sources of
+each side, which files are compared as code (`pairs`), what is compared with what (`units`:
+scopes), facts measured elsewhere (`measured`: datasets, checkpoints) and findings made
+before the run (`findings`: unpaired files of a folder, curve differences, unconfigured
+checks). `run(inputs, opts)` takes them through the stages of `Run.STAGES` and returns an
+`Outcome`; `Report.absorb(outcome)` adds it to the caller's report. The stages:
+
+  read        each source of each unit read once (engine.extract: cached, in workers), the
+              configs it references followed, its input account opened
+  scope       each side's facts split by program invocation into tables, derived values added
+  compare     the tables compared key by key with each check's classifier; a side with an
+              input that failed or was not understood is unknown where it is silent
+  structural  changed pairs of structural kinds compared statement by statement
+  account     identical inputs marked, texts kept for the page, inputs not understood reported
+  finish      duplicates dropped, inline suppressions and the baseline, --select/--ignore
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .compare import FactTable, compare_tables, vocab
+from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
+from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
+                    SideContext)
+from .registry import check_names, classifiers, derivations, detect
+from .registry import kind as registry_kind
+from .rules import check_selectors, code, load
+from .secrets import shown_text
+from .sources import Source
+from .suppress import apply as apply_suppressions
+
+
+@dataclass
+class Unit:
+    """One comparison scope: the inputs of one run on each side, compared with each other.
+
+    `scriptdiff diff a.sh b.sh`, `hparams` and the run of `check` (launch script, configs,
+    logs, snapshots) are one unit each: their files merge into one table per side, as one
+    training run does. Folder mode makes one unit per pair of files, so two runs in one folder
+    are never merged. `extra` are facts measured elsewhere (datasets, checkpoints)."""
+
+    gpu: list[Source] = field(default_factory=list)
+    npu: list[Source] = field(default_factory=list)
+    gpu_extra: list[Extract] = field(default_factory=list)
+    npu_extra: list[Extract] = field(default_factory=list)
+    run: bool = True  # the unit whose table `hparams` shows
+
+    @property
+    def single(self) -> bool:
+        """One file a side."""
+        return len(self.gpu) == 1 == len(self.npu)
+
+
+@dataclass
+class Inputs:
+    """What one run compares (see the module's docstring). By default all of each side's
+    sources form one unit (one run); `measured` join the run unit; `accounts` are inputs
+    accounted elsewhere (files identical to their counterpart, not read); `compared` counts
+    comparisons made before the run (curves)."""
+
+    gpu: list[Source] = field(default_factory=list)
+    npu: list[Source] = field(default_factory=list)
+    pairs: list[tuple[Source, Source]] = field(default_factory=list)
+    units: list[Unit] | None = None
+    measured: tuple[list[Extract], list[Extract]] | None = None
+    findings: list[Finding] = field(default_factory=list)
+    roots: tuple[str | None, str | None] = (None, None)
+    accounts: list[InputAccount] = field(default_factory=list)
+    compared: int = 0
+
+
+@dataclass
+class Outcome:
+    """What a run found; `Report.absorb` adds it to a report."""
+
+    findings: list[Finding] = field(default_factory=list)
+    masked: list[Masked] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    inputs: list[InputAccount] = field(default_factory=list)
+    usage_errors: list[str] = field(default_factory=list)  # an unknown code in an ignore comment
+    table: list = field(default_factory=list)  # the run unit's rows, for `hparams`
+    tables: tuple | None = None  # the run unit's (GPU, NPU) FactTables
+    texts: dict[tuple[str, str], str] = field(default_factory=dict)  # Options.keep_texts
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    compared: int = 0
+    check_order: tuple[str, ...] = ()
+
+
+@dataclass
+class _Read:
+    """One side of a unit, read: each source's extract and the configs it referenced."""
+
+    items: list[tuple[Source | None, Extract]] = field(default_factory=list)
+
+    @property
+    def extracts(self) -> list[Extract]:
+        return [ex for _s, ex in self.items]
+
+    @property
+    def failed(self) -> bool:
+        """An input of this side could not be read at all: what it would have set is unknown."""
+        return any(e.fatal for ex in self.extracts for e in ex.errors)
+
+
+@dataclass
+class _File:
+    """One source as the run read it: its reading (with its references) and its account."""
+
+    read: _Read
+    account: InputAccount
+
+
+def run(inputs: Inputs, opts: Options | None = None) -> Outcome:
+    """The whole pipeline over `inputs` (see the module's docstring)."""
+    return Run(inputs, opts or Options())()
+
+
+class Run:
+    """One run of the pipeline: `Run(inputs, opts)()` goes through STAGES and returns its Outcome."""
+
+    STAGES = ("read", "scope", "compare", "structural", "account", "finish")
+
+    def __init__(self, inputs: Inputs, opts: Options):
+        check_selectors(opts.select, "select")
+        check_selectors(opts.ignore, "ignore")
+        self.inputs, self.opts = inputs, opts
+        self.ctx = {"gpu": SideContext("gpu", root=inputs.roots[0], options=opts),
+                    "npu": SideContext("npu", root=inputs.roots[1], options=opts)}
+        self.units = inputs.units if inputs.units is not None else [Unit(list(inputs.gpu), list(inputs.npu))]
+        if inputs.measured:
+            unit = next((u for u in self.units if u.run), None)
+            if unit is None:
+                unit = Unit()
+                self.units.append(unit)
+            unit.gpu_extra += inputs.measured[0]
+            unit.npu_extra += inputs.measured[1]
+        self.out = Outcome(findings=list(inputs.findings), compared=inputs.compared)
+        self.files: dict[int, _File] = {}  # id(source) -> how it was read (each source read once)
+        self.sides: list[tuple[Unit, _Read, _Read]] = []  # the units compared, both sides read
+        self.scoped: list[tuple[Unit, list[FactTable], list[FactTable], dict]] = []
+        self.uncompared: dict[int, tuple[InputError, set[str]]] = {}  # id(fatal error) -> keys it hid
+
+    def __call__(self) -> Outcome:
+        for stage in self.STAGES:
+            getattr(self, stage)()
+        return self.out
+
+    # ------------------------------------------------------------------------------ read
+
+    def read(self) -> None:
+        # a pair compared on its own (no run, one file a side) is read with its other side in view
+        partner: dict[int, Source] = {}
+        for u in self.units:
+            if not u.run and u.single and not u.gpu_extra and not u.npu_extra \
+                    and u.gpu[0].data != u.npu[0].data and focus_partner(u.gpu[0], u.npu[0]) is not None:
+                partner[id(u.gpu[0])], partner[id(u.npu[0])] = u.npu[0], u.gpu[0]
+        # only what a unit will read is worth computing ahead (not the identical or unpaired files)
+        prefetch([x for u in self.units for x in u.gpu], [x for u in self.units for x in u.npu], self.inputs.pairs,
+                 self.ctx["gpu"], self.ctx["npu"], self.opts,
+                 alone=set(partner) & {id(g) for g, _n in self.inputs.pairs})
+        members: set[str] = set()  # files read as part of a run (its program, its configs)
+        for unit in sorted(self.units, key=lambda u: not u.run):  # runs first: they claim their programs and configs
+            if not unit.run and unit.gpu and all(s.origin and os.path.realpath(s.origin) in members
+                                                 for s in unit.gpu + unit.npu):
+                continue  # compared within the run that starts or references it
+            gread = self._side(unit.gpu, unit.gpu_extra, self.ctx["gpu"], partner)
+            nread = self._side(unit.npu, unit.npu_extra, self.ctx["npu"], partner)
+            if unit.run:
+                members.update(os.path.realpath(s.origin) for r in (gread, nread) for s, _ex in r.items
+                               if s is not None and s.origin)
+            self.sides.append((unit, gread, nread))
+
+    def _side(self, srcs: list[Source], extra: list[Extract], ctx: SideContext, partner: dict) -> _Read:
+        out = self.out
+        r = _Read(items=[(None, ex) for ex in extra])
+        seen = {os.path.realpath(s.origin) for s in srcs if s.origin}
+        for src in srcs:
+            if id(src) not in self.files:
+                other = partner.get(id(src))
+                ex = extract(src, ctx) if other is None else extract(src, ctx, other)
+                acc = _account(src, ex, ctx.side)
+                sub = _Read(items=[(src, ex)])
+                sub.items += follow_references(ex, src, ctx, seen, acc)
+                for _rs, rex in sub.items[1:]:
+                    acc.settings += len(rex.facts)
+                    acc.mapped += _mapped(rex.facts)
+                _settle(acc, ex)
+                self.files[id(src)] = _File(sub, acc)
+                if not any(e.fatal for e in ex.errors):
+                    ctx.analysed += 1
+                for _rs, rex in sub.items:
+                    out.errors.extend(rex.errors)
+                    out.masked.extend(rex.masked)
+                    out.findings.extend(rex.findings)
+            r.items += self.files[id(src)].read.items
+        for ex in extra:
+            out.errors.extend(ex.errors)
+            out.masked.extend(ex.masked)
+            out.findings.extend(ex.findings)
+        return r
+
+    def _accounts(self, r: _Read) -> list[InputAccount]:
+        return [self.files[id(x)].account for x, _ex in r.items if x is not None and id(x) in self.files]
+
+    # ----------------------------------------------------------------------------- scope
+
+    def scope(self) -> None:
+        for unit, gread, nread in self.sides:
+            ng, nn = _invocations(gread), _invocations(nread)
+            gtables, ntables = _tables(gread, ng), _tables(nread, nn)
+            if len(gtables) != len(ntables):
+                self.out.findings.append(_invocation_count(unit, ng, nn))
+            # a side with an input that failed or was not understood is unknown where it is silent
+            unknown = {}
+            for side, r in (("gpu", gread), ("npu", nread)):
+                accs = self._accounts(r)
+                if r.failed or any(a.opaque for a in accs):
+                    unknown[side] = lambda _f: True
+                elif any(a.unread for a in accs):  # a referenced config found nowhere: what configs set is unknown
+                    unknown[side] = lambda f: f.rank <= RANK_CONFIG
+            self.scoped.append((unit, gtables, ntables, unknown))
+
+    # --------------------------------------------------------------------------- compare
+
+    def compare(self) -> None:
+        out = self.out
+        reads = {id(unit): (g, n) for unit, g, n in self.sides}
+        for unit, gtables, ntables, unknown in self.scoped:
+            for gtable, ntable in zip(gtables, ntables):
+                for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
+                    derive_pair(gtable, ntable)
+                findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
+                out.findings.extend(findings)
+                out.masked.extend(masked)
+                if skipped:
+                    for side, r in zip(("gpu", "npu"), reads[id(unit)]):
+                        if side in unknown:
+                            self._hidden(r, skipped)
+                if unit.run and not out.table:
+                    out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
+                    out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+
+    def _hidden(self, r: _Read, keys: list[str]) -> None:
+        """Keys of the other side that an unknown side's inputs left uncompared: said on the
+        inputs that failed and on those that referenced a config found nowhere."""
+        for e in (e for ex in r.extracts for e in ex.errors if e.fatal):
+            self.uncompared.setdefault(id(e), (e, set()))[1].update(keys)
+        for acc in self._accounts(r):
+            if acc.unread:
+                acc.uncompared.update(keys)
+
+    # ------------------------------------------------------------------------ structural
+
+    def structural(self) -> None:
+        for g, n in self.inputs.pairs:
+            if g.data == n.data or g.is_binary() or n.is_binary():
+                continue
+            res = diff_pair(g, n, self.opts)
+            self.out.findings.extend(res.findings)
+            self.out.masked.extend(res.masked)
+            self.out.errors.extend(res.errors)
+
+    # --------------------------------------------------------------------------- account
+
+    def account(self) -> None:
+        out, inputs = self.out, self.inputs
+        for e, keys in self.uncompared.values():  # said on the input that failed: what it left uncompared
+            e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {_listed(keys)})"
+        shown = inputs.pairs + [(u.gpu[0], u.npu[0]) for u in self.units if u.single]
+        for g, n in shown:
+            # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
+            # made of them (a launch script's program and configs may still differ)
+            if g.data == n.data and not any(self.files[id(s)].read.items[0][1].references
+                                            for s in (g, n) if id(s) in self.files):
+                for src in (g, n):
+                    if id(src) in self.files:
+                        self.files[id(src)].account.status = "identical"
+        if self.opts.keep_texts:  # the html page shows the files read and which were compared with which
+            for side, top in (("gpu", inputs.gpu + [s for u in self.units for s in u.gpu]),
+                              ("npu", inputs.npu + [s for u in self.units for s in u.npu])):
+                read = [s for t in top if id(t) in self.files for s, _ex in self.files[id(t)].read.items
+                        if s is not None]
+                out.texts.update(((side, s.name), shown_text(s)) for s in top + read if not s.is_binary())
+            out.pairs += [(g.name, n.name) for g, n in shown]
+        accounts = [f.account for f in self.files.values()]
+        out.inputs += accounts + list(inputs.accounts)
+        out.findings.extend(_not_understood(a) for a in accounts if a.status == "not understood")
+
+    # ---------------------------------------------------------------------------- finish
+
+    def finish(self) -> None:
+        out = self.out
+        out.findings = _dedupe(out.findings)
+        out.check_order = check_names()
+        # inline comments + baseline, before --select
+        apply_suppressions(out, self.inputs.gpu, self.inputs.npu, self.opts)
+        out.findings = filter_findings(out.findings, self.opts)
+        # "compared" counts what both sides could contribute: a run where every file of a side
+        # failed outright compared nothing (exit 2), whatever the other side held
+        measured = self.inputs.measured
+        g, n = self.ctx["gpu"].analysed, self.ctx["npu"].analysed
+        if (g or (measured and measured[0])) and (n or (measured and measured[1])):
+            out.compared += min(g, n) or 1
+
+
+def _listed(keys) -> str:
+    keys = sorted(keys)
+    return ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+
+
+def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
+    """A side's facts split by program invocation: the facts of every scope, and those of
+    each invocation. A launch script that starts two programs gives two scopes."""
+    shared: list[Fact] = []
+    by_inv: dict[int, list[Fact]] = {}
+    for ex in read.extracts:
+        for f in ex.facts:
+            inv = f.meta.get("invocation")
+            (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
+    return shared, by_inv
+
+
+def _tables(read: _Read, ninv: int) -> list[FactTable]:
+    """One table per invocation scope (at least one), each with the shared facts."""
+    shared, by_inv = _scopes(read)
+    frameworks: set[str] = set()
+    for ex in read.extracts:
+        frameworks |= ex.frameworks
+    out = []
+    for i in range(max(ninv, 1)):
+        t = FactTable(frameworks=set(frameworks))
+        t.extend(shared)
+        t.extend(by_inv.get(i, []) if ninv else [])
+        for derive in derivations("derive"):
+            derive(t)
+        out.append(t)
+    return out
+
+
+def _invocations(read: _Read) -> int:
+    return len({f.meta["invocation"] for ex in read.extracts for f in ex.facts if "invocation" in f.meta})
+
+
+def _label(srcs: list[Source]) -> str:
+    return srcs[0].name if len(srcs) == 1 else (f"{len(srcs)} files" if srcs else "(measured inputs)")
+
+
+def _kind_name(src: Source) -> str:
+    return "binary" if src.is_binary() else detect(src).name
+
+
+def _mapped(facts: list[Fact]) -> int:
+    voc = vocab()
+    return sum(1 for f in facts if f.check != "hyperparameters" or f.key in voc or f.key.startswith("config:"))
+
+
+def _account(src: Source, ex: Extract, side: str) -> InputAccount:
+    return InputAccount(path=src.name, side=side, kind=_kind_name(src), settings=len(ex.facts),
+                        mapped=_mapped(ex.facts), unread=list(ex.unread),
+                        notes=[f"dialect: {d}" for d in sorted(ex.dialects)])
+
+
+def _settle(acc: InputAccount, ex: Extract) -> None:
+    """The input's status, once its reader and its references have spoken."""
+    if any(e.fatal for e in ex.errors):
+        acc.status = "failed"
+        return
+    kind = registry_kind(acc.kind) if acc.kind != "binary" else None
+    if not acc.unread and acc.settings == 0 and not ex.understood and kind is not None and kind.relevant \
+            and not kind.structural:
+        acc.unread.append("no settings could be read from it")
+    # what the reader itself could not read makes the input's settings unknown; a referenced
+    # config found nowhere is said (unread) but leaves the script's own settings comparable
+    acc.opaque = bool(ex.unread) or acc.unread == ["no settings could be read from it"]
+    acc.status = "not understood" if acc.unread else "understood"
+
+
+def _not_understood(acc: InputAccount) -> Finding:
+    rule = code("input-not-understood")
+    if acc.uncompared:
+        acc.unread.append(f"{len(acc.uncompared)} setting(s) of the other side could not be compared: "
+                          + _listed(acc.uncompared))
+    kind = registry_kind(acc.kind)
+    check = kind.checks[0] if kind.checks else "script"
+    here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)
+    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"input:{acc.path}",
+                   gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
+                   message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(acc.unread)}")
+
+
+def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
+    rule = code("invocation-count-differs")
+    g = Side(value=ng, path=_label(unit.gpu), line=None, source="program invocations")
+    n = Side(value=nn, path=_label(unit.npu), line=None, source="program invocations")
+    return Finding(rule=rule, check="hyperparameters", severity=load().severity(rule), key="invocations",
+                   gpu=g, npu=n, message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
+                                         f"invocations were compared in order, the extra ones against nothing")
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """The same finding reached twice (a config compared as a file and as part of the run that
+    references it) is reported once."""
+    out, seen = [], set()
+    for f in findings:
+        k = (f.rule, f.key, _where(f.gpu), _where(f.npu), f.message)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(f)
+    return out
+
+
+def _where(s: Side | None):
+    return None if s is None else (s.path, s.line, repr(s.value))
+
+
+def diff_files(gpu: list[str], npu: list[str], opts: Options | None = None) -> Report:
+    """`scriptdiff diff` / `hparams` on files: the sides' facts merged, same-named code paired."""
+    report = Report(gpu=" ".join(gpu), npu=" ".join(npu))
+    gsrcs = read_inputs(gpu, report)
+    nsrcs = read_inputs(npu, report)
+    if not gsrcs or not nsrcs:
+        return report.sorted()
+    return report.absorb(run(Inputs(gsrcs, nsrcs, pair_sources(gsrcs, nsrcs)), opts))
+
+
+def pair_sources(gsrcs: list[Source], nsrcs: list[Source]) -> list[tuple[Source, Source]]:
+    """Which files are compared as code: one file each, or the same kind and base name."""
+    if len(gsrcs) == 1 and len(nsrcs) == 1:
+        return [(gsrcs[0], nsrcs[0])]
+    pairs = []
+    by_name = {}
+    for n in nsrcs:
+        by_name.setdefault(n.basename, n)
+    for g in gsrcs:
+        n = by_name.get(g.basename)
+        if n is not None:
+            pairs.append((g, n))
+    return pairs
