@@ -25,7 +25,7 @@ from .pipeline import Inputs, Unit, run
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
-from .sources import SourceError, read_text, special_reason
+from .sources import SourceError, is_repo_top, read_text, special_reason, upward
 from .rules import code, load, unknown_selector
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
@@ -68,18 +68,14 @@ class CheckConfig:
 
 def find_config(start: str = ".") -> str | None:
     """scriptdiff.toml, else a pyproject.toml with [tool.scriptdiff], here or in a parent."""
-    d = os.path.abspath(start)
-    while True:
+    for d in upward(start):
         for name in ("scriptdiff.toml", "pyproject.toml"):
             p = os.path.join(d, name)
             if os.path.isfile(p) and (name == "scriptdiff.toml" or _has_tool_section(p)):
                 return p
-        if os.path.exists(os.path.join(d, ".git")):
+        if is_repo_top(d):
             return None
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    return None
 
 
 def _has_tool_section(path: str) -> bool:

@@ -23,7 +23,7 @@ from .model import REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError
 from .references import resolve
 from .registry import Kind, detect, kinds
 from .registry import kind as registry_kind
-from .sources import Source, SourceError, exception_reason, read_path
+from .sources import Source, SourceError, exception_reason, over_limit, read_path
 
 
 # Which kinds are worth caching on disk and spreading over worker processes (a libcst parse
@@ -100,13 +100,13 @@ def _extract(src: Source, ctx: SideContext, kind: Kind, partner: Source | None =
         mod = kind.module()
     except ModuleNotFoundError as e:  # a language this build does not have
         return Extract(errors=[InputError(src.name, f"cannot analyse {kind.name} files: {e}")])
-    if kind.limited and len(src.data) > ctx.options.max_bytes:
-        ex = Extract(errors=[InputError(src.name, f"larger than the structural limit ({len(src.data):,} > "
-                                                  f"{ctx.options.max_bytes:,} bytes, --max-bytes): settings not "
-                                                  f"read, compared as text")])
-    elif kind.checks and len(src.data) > ctx.options.max_bytes:  # every other reader of settings is bounded too
-        ex = Extract(errors=[InputError(src.name, f"larger than the --max-bytes limit ({len(src.data):,} > "
-                                                  f"{ctx.options.max_bytes:,} bytes); settings not read", fatal=True)])
+    limit = ctx.options.max_bytes
+    if kind.limited and len(src.data) > limit:
+        ex = Extract(errors=[InputError(src.name, over_limit(limit, len(src.data), what="settings not read, "
+                                                                                          "compared as text"))])
+    elif kind.checks and len(src.data) > limit:  # every other reader of settings is bounded too
+        ex = Extract(errors=[InputError(src.name, over_limit(limit, len(src.data), what="settings not read"),
+                                        fatal=True)])
     else:
         try:
             ex = mod.extract(src, ctx) if partner is None else mod.extract(src, ctx, partner=partner)
@@ -134,7 +134,7 @@ def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> PairRes
     except (ModuleNotFoundError, AttributeError):  # a build without this language: its extract() said so
         return PairResult()
     if kind.limited and max(len(gsrc.data), len(nsrc.data)) > opts.max_bytes:
-        return text.diff_pair(gsrc, nsrc, opts, reason=f"larger than {opts.max_bytes:,} bytes")
+        return text.diff_pair(gsrc, nsrc, opts, reason=over_limit(opts.max_bytes, max(len(gsrc.data), len(nsrc.data))))
     try:
         return fn(gsrc, nsrc, opts)
     except RecursionError:

@@ -16,26 +16,14 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from .sources import git_top
+
 
 @dataclass
 class Resolution:
     path: str | None  # the file found, or None
     how: str = ""  # "beside the referring file" | "relative to the working directory" | ...
     tried: list[str] = field(default_factory=list)
-
-
-def git_top(start: str) -> str | None:
-    """The nearest folder at or above `start` holding a .git entry (no git process)."""
-    d = os.path.abspath(start)
-    for _ in range(64):
-        sys.audit("scriptdiff.looked", os.path.join(d, ".git"))
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-    return None
 
 
 def _is_file(p: str) -> bool:

@@ -200,13 +200,45 @@ def open_regular(path: str | os.PathLike, display: str | None = None, buffering:
         raise
 
 
+def upward(start: str, limit: int = 64):
+    """The folders from `start` (made absolute) up to the file system's root, nearest first."""
+    d = os.path.abspath(start)
+    for _ in range(limit):
+        yield d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return
+        d = parent
+
+
+def is_repo_top(d: str) -> bool:
+    """`d` holds a .git entry (a work tree's top; no git process). A replayed run depends on
+    the answer (commands/runmemo), so the look is audited."""
+    sys.audit("scriptdiff.looked", os.path.join(d, ".git"))
+    return os.path.exists(os.path.join(d, ".git"))
+
+
+def git_top(start: str) -> str | None:
+    """The nearest folder at or above `start` that is a git work tree's top, or None."""
+    return next((d for d in upward(start) if is_repo_top(d)), None)
+
+
 def too_large(display: str, limit: int, size: int | None = None, limit_name: str | None = None,
               what: str = "not read") -> str:
     """The one-line refusal of a file above a size limit."""
+    return f"{display}: {over_limit(limit, size, limit_name, what)}"
+
+
+def over_limit(limit: int, size: int | None = None, limit_name: str | None = "--max-bytes",
+               what: str | None = None) -> str:
+    """Why an input above a size limit was not read whole, in the one wording every reader
+    uses: "larger than the --max-bytes limit (620,000 > 500,000 bytes); settings not read"."""
     if limit_name:
         sizes = f"{size:,} > {limit:,} bytes" if size is not None else f"more than {limit:,} bytes"
-        return f"{display}: larger than the {limit_name} limit ({sizes}); {what}"
-    return f"{display}: larger than {limit:,} bytes; {what}"
+        text = f"larger than the {limit_name} limit ({sizes})"
+    else:
+        text = f"larger than {limit:,} bytes"
+    return f"{text}; {what}" if what else text
 
 
 def read_bytes(path: str | os.PathLike, display: str | None = None, limit: int = MAX_READ,

@@ -82,8 +82,7 @@ def extract(src, ctx):
     if schema > SUPPORTED_SCHEMA:
         ex.errors.append(InputError(src.name, f"snapshot schema {schema} is newer than this scriptdiff reads "
                                               f"({SUPPORTED_SCHEMA}); fields it does not know are ignored"))
-    side = getattr(ctx, "side", "gpu")
-    strict = bool(getattr(getattr(ctx, "options", None), "strict_local", False))
+    strict, side = ctx.options.strict_local, ctx.side
     lines = line_index(doc, json_lines)
     comps, pairs, _ = _platform_data()
     dists = doc.get("distributions") or []

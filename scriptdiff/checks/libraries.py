@@ -378,8 +378,7 @@ def extract(src, ctx):
 
     # the engine detected the kind (registry.detect); a direct call falls back to the suffix
     kind = src.kind or {".json": "pipjson", ".yaml": "conda", ".yml": "conda"}.get(src.suffix, "requirements")
-    strict = bool(getattr(getattr(ctx, "options", None), "strict_local", False))
-    side = getattr(ctx, "side", "gpu")
+    strict, side = ctx.options.strict_local, ctx.side
     ex = Extract()
     rank = RANK_CONFIG
     exhaustive = False

@@ -26,19 +26,6 @@ def add_arguments(p) -> None:
     p.add_argument("--ignore", metavar="CODES", help="drop these rule codes or prefixes")
 
 
-def load_baseline_into(opts, args) -> int:
-    """Load --baseline FILE into opts; 0 when fine, else the exit status after a one-line message."""
-    from .. import api  # lazy: keeps --help fast
-
-    path = getattr(args, "baseline", None)
-    if path:
-        try:
-            opts.baseline = api.load_baseline(path)
-        except api.UsageError as e:
-            return fail(str(e))
-    return 0
-
-
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 

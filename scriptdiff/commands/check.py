@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import add_engine_arguments, add_output_arguments, check_outputs, emit, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, prepare
 
 DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
 dataset, weights) on a GPU setup and its NPU port, and print one report with a verdict per
@@ -37,14 +37,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    failed = check_outputs(args)
-    if failed is not None:
-        return failed
-    from .. import api  # lazy: keeps --help fast
-
-    opts = options_from(args)
-    if args.baseline:
-        opts.baseline = api.load_baseline(args.baseline)
+    api, opts = prepare(args)
     if args.files is not None:
         report = api.check_files(args.files, args.config, args.gpu, args.npu, opts)
         if args.files and not report.compared and not report.errors:

@@ -212,6 +212,23 @@ def output_targets(args, formats: tuple[str, ...] = FORMATS) -> list[tuple[str, 
     return [output_spec(s, formats) for s in getattr(args, "output", None) or []]
 
 
+def prepare(args, outputs: bool = True):
+    """What every reporting command does first: refuse a bad -o before any work is done, read
+    the options from the arguments, load --baseline into them. Returns (api, Options); a
+    request that cannot be carried out raises UsageError (one line, exit 2, from the CLI)."""
+    from .. import api  # lazy: keeps --help fast
+
+    if outputs:
+        try:
+            output_targets(args)
+        except OutputError as e:
+            raise api.UsageError(str(e)) from None
+    opts = options_from(args)
+    if getattr(args, "baseline", None):
+        opts.baseline = api.load_baseline(args.baseline)
+    return api, opts
+
+
 def check_outputs(args) -> int | None:
     """Refuse a bad -o before any work is done: 2 after the reason, else None."""
     try:

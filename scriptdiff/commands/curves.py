@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import add_output_arguments, emit, options_from, write_outputs
+from .common import add_output_arguments, emit, prepare, write_outputs
 from ..report.values import safe
 from .data import ProgressBar, allow_intermixed, progress_wanted
 
@@ -57,11 +57,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from .. import api  # lazy: keeps --help fast
-
-    opts = options_from(args)
-    if args.baseline:
-        opts.baseline = api.load_baseline(args.baseline)
+    api, opts = prepare(args, outputs=False)
     bar = ProgressBar(progress_wanted(args.progress), "reading logs")
     report = api.curves(args.gpu, args.npu, opts, rtol=args.rtol, first=args.first, window=args.window,
                         spike_z=args.spike_z, align=args.align, progress=bar)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_engine_arguments, add_output_arguments, check_outputs, emit, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, prepare
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
 
@@ -37,14 +37,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    failed = check_outputs(args)
-    if failed is not None:
-        return failed
-    from .. import api  # lazy: keeps --help fast
-
-    opts = options_from(args)
-    if args.baseline:
-        opts.baseline = api.load_baseline(args.baseline)
+    api, opts = prepare(args)
     if args.git_external:
         report = api.external_diff([*args.gpu, args.npu], opts)
         emit(report, args)

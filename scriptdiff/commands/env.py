@@ -1,7 +1,7 @@
 """scriptdiff env GPU NPU: compare two environments."""
 from __future__ import annotations
 
-from .common import add_output_arguments, check_outputs, emit, options_from
+from .common import add_output_arguments, emit, prepare
 
 DESCRIPTION = """Compare the GPU side's environment with the NPU side's.
 
@@ -32,15 +32,11 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    failed = check_outputs(args)
-    if failed is not None:
-        return failed
-    from .. import api  # lazy: keeps --help fast
-
+    api, opts = prepare(args)
     gpu = [x for x in args.gpu.split(",") if x]
     if args.npu is None:  # one side: it is the NPU side, checked against the Ascend tables
         gpu, npu = [], gpu
     else:
         npu = [x for x in args.npu.split(",") if x]
-    report = api.env(gpu, npu, options_from(args), strict_local=bool(args.strict_local))
+    report = api.env(gpu, npu, opts, strict_local=bool(args.strict_local))
     return emit(report, args)

@@ -1,8 +1,7 @@
 """scriptdiff review PATCH: the Beyond Compare review of a GPU->NPU port, done by the tool."""
 from __future__ import annotations
 
-from .baseline import load_baseline_into
-from .common import add_engine_arguments, add_output_arguments, check_outputs, emit, options_from
+from .common import add_engine_arguments, add_output_arguments, emit, prepare
 
 DESCRIPTION = """Review a unified diff (a pull request) that ports a GPU file to NPU.
 
@@ -24,14 +23,6 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    failed = check_outputs(args)
-    if failed is not None:
-        return failed
-    opts = options_from(args)
-    err = load_baseline_into(opts, args)
-    if err:
-        return err
-    from .. import api  # lazy: keeps --help fast
-
+    api, opts = prepare(args)
     data, name = api.read_patch(args.patch, opts)  # a regular file or standard input, under --max-bytes
     return emit(api.review(data, name, opts, root=args.root), args)

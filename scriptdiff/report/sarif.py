@@ -12,6 +12,7 @@ import os
 
 from .. import __version__
 from ..rules import load
+from ..sources import git_top
 from ..suppress import fingerprint
 from .values import MAX_CHARS, MAX_SOURCE, clip, json_text, shown
 
@@ -22,15 +23,7 @@ INFO_URI = "https://github.com/scriptdiff/scriptdiff"
 
 def repo_root(start: str | None = None) -> str:
     """The enclosing git work tree of `start` (default: the current folder), else the folder."""
-    here = os.path.abspath(start or os.getcwd())
-    d = here
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return here
-        d = parent
+    return git_top(start or os.getcwd()) or os.path.abspath(start or os.getcwd())
 
 
 def repo_relative(path: str | None, root: str | None = None) -> str | None:

@@ -104,9 +104,8 @@ def extract(src, ctx, partner=None):
     the statements the pair's focus reads (focus.py), the rest being equal on both sides."""
     focus = None
     if partner is not None:
-        side = getattr(ctx, "side", "gpu")
-        focus = focus_text(src, partner, "gpu") if side == "gpu" else focus_text(partner, src, "npu")
-    limit = getattr(getattr(ctx, "options", None), "max_bytes", None)
+        focus = focus_text(src, partner, "gpu") if ctx.side == "gpu" else focus_text(partner, src, "npu")
+    limit = ctx.options.max_bytes
     p = analyse(src, limit, focus)
     if p.error is not None and focus is not None:  # the focused text is no clean cut: the whole file
         p = analyse(src, limit)
@@ -116,12 +115,10 @@ def extract(src, ctx, partner=None):
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors)
 
 
-def diff_pair(gsrc, nsrc, opts=None):
-    limit = getattr(opts, "max_bytes", None)
-    if limit and max(len(gsrc.data), len(nsrc.data)) > limit:
-        res = text.diff_pair(gsrc, nsrc, opts, reason="file too large for a structural diff")
-        res.errors.append(InputError(gsrc.name, f"larger than {limit} bytes; compared as text"))
-        return res
+def diff_pair(gsrc, nsrc, opts):
+    """The pair's structural differences (a pair above --max-bytes never gets here: the
+    engine compares it as text)."""
+    limit = opts.max_bytes
     if _key(gsrc, limit, None) in _CACHE and _key(nsrc, limit, None) in _CACHE:
         gt = nt = None  # both files were read whole already (a run reads its program whole): reused
     else:

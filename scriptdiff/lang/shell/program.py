@@ -101,7 +101,7 @@ class ProgramReader:
             self.reference(dest, vw, flag_word=w)
             return
         ctx = self.rec.ctx
-        if dest in self.table.npu_only_flags and ctx is not None and getattr(ctx, "side", "") == "npu":
+        if dest in self.table.npu_only_flags and ctx is not None and ctx.side == "npu":
             line = vw.line or w.line
             self.rec.masked.append(Masked(rule=code("npu-only-launch-flag"), gpu=None, npu=Side(
                 value=raw, path=self.rec.src.name, line=line, source=self.rec.src_line(line, f"--{name}"))))
@@ -159,7 +159,7 @@ class ProgramReader:
         if vw.unresolved:
             meta["unresolved"] = list(vw.unresolved)
         ctx = self.rec.ctx
-        if key == "distributed_backend" and ctx is not None and getattr(ctx, "side", "") == "npu" \
+        if key == "distributed_backend" and ctx is not None and ctx.side == "npu" \
                 and str(value).lower() == "nccl":
             meta["mask"] = code("distributed-backend-port")
         return Fact(key=key, value=value, path=self.rec.src.name, line=line, source=self.rec.src_line(line, key_text),
