@@ -20,7 +20,9 @@ from scriptdiff.sources import Source
     ("config.yaml", "lr: 1\n", "yaml"),
     ("snap.json", '{"scriptdiff_snapshot": 1}', "snapshot"),
     ("pip.json", '[{"name": "torch", "version": "2.1.0"}]', "pipjson"),
-    ("ds.json", '{"train_batch_size": 8}', "json"),
+    ("ds.json", '{"train_batch_size": 8}', "json"),  # HF's trainer_state.json has train_batch_size too
+    ("ds_config.json", '{"zero_optimization": {"stage": 2}}', "deepspeed"),
+    ("llama3_8b.toml", "[optimizer]\nlr = 3e-4\n", "toml"),
     ("train.log", "iteration 1\n", "log"),
     ("stdout", "------------------------ arguments ------------------------\n", "log"),
     ("packages.txt", "torch==2.1.0\nnumpy==1.26.0\n", "requirements"),
@@ -91,3 +93,27 @@ def test_classifiers_come_from_the_registry_not_from_import_order():
     assert cl["hyperparameters"].__module__ == "scriptdiff.checks.hparams"
     assert cl["environment"].__module__ == "scriptdiff.checks.envvars"
     assert "script" not in cl
+
+
+# --- the kind owns its format: which references name it -------------------
+
+@pytest.mark.parametrize("key,ref,kind", [
+    ("deepspeed", "ds_z3.json", "deepspeed"),
+    ("deepspeed_config", "configs/ds.JSON", "deepspeed"),
+    ("config", "ds.json", "json"),  # the file's content decides what it is once read
+    ("config_file", "accelerate.yaml", "yaml"),
+    ("config-file", "a.yml", "yaml"),
+    ("job.config_file", "train_configs/llama3_8b.toml", "toml"),  # torchtitan's dotted flag
+    ("trainer.deepspeed", "ds.json", "deepspeed"),  # a Hydra key, by its last part
+    ("deepspeed", "ds.yaml", None),  # DeepSpeed reads JSON only
+    ("config", "train.ini", None),  # INI is text: nothing follows it
+    ("lr", "x.json", None),
+    ("config", True, None),
+])
+def test_referenced_kind(key, ref, kind):
+    got = registry.referenced_kind(key, ref)
+    assert (got.name if got else None) == kind
+
+
+def test_reference_suffixes_are_the_referenced_kinds_suffixes():
+    assert registry.reference_suffixes() == (".json", ".toml", ".yaml", ".yml")
