@@ -9,8 +9,9 @@ one object the engine works from:
   kinds compared statement by statement, diffs two files (`diff_pair`), whether its results
   are cached and spread over workers, whether --max-bytes bounds it, which checks it feeds,
   how its comments are written (inline suppressions), whether it matters when unpaired,
-  and which options and config keys name a file of it as a reference to follow
-  (`referenced`); every list of reference names and suffixes is derived from the kinds here;
+  which options and config keys name a file of it as a reference to follow (`referenced`)
+  and how the review page colours it (`lexer`); every list of reference names and suffixes
+  or lexers is derived from the kinds here;
 - a `Check` says where a check stands in reports, its title, the functions that classify
   its differences and derive values, and which `scriptdiff check` inputs feed it.
 
@@ -66,6 +67,7 @@ class Kind:
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
     referenced: tuple[str, ...] = ()  # option / config-key names whose value, a file of this kind, is followed
+    lexer: str | None = None  # "module:Class" under pygments.lexers: the review page's colours
     example: str = ""
 
     def ahead_module(self):

@@ -254,7 +254,7 @@ KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "
                "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
                "relevant": bool, "entry": bool, "focus": bool, "ahead": str, "example": str,
-               "referenced": list}
+               "referenced": list, "lexer": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
                 "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")
@@ -321,7 +321,7 @@ def check_registry(rs: RuleSet) -> None:
 
 
 def _check_kind_format(rs: RuleSet, name: str, k: dict) -> None:
-    """A kind's `referenced` (rules/kinds.yaml), each error at its line."""
+    """A kind's `referenced` and `lexer` (rules/kinds.yaml), each error at its line."""
     def fail(field: str, msg: str):
         line = rs.lines.get(("kinds", name, field)) or rs.lines.get(("kinds", name)) or 1
         raise RuleError(f"{_where(rs, f'kinds.{name}')}:{line}: kinds.{name}.{field}: {msg}")
@@ -331,6 +331,26 @@ def _check_kind_format(rs: RuleSet, name: str, k: dict) -> None:
             fail("referenced", f"{ref!r} must be an option name in lower case with underscores (config_file)")
     if k.get("referenced") and not k.get("suffixes"):
         fail("referenced", "a kind a reference names needs suffixes")
+    if "lexer" in k:
+        problem = _lexer_problem(k["lexer"])
+        if problem:
+            fail("lexer", problem)
+
+
+def _lexer_problem(spec: str) -> str | None:
+    """Why "module:Class" names no pygments lexer (None: it does, or pygments is not installed)."""
+    mod, sep, cls = spec.partition(":")
+    if not sep or not all(p.isidentifier() for p in mod.split(".")) or not cls.isidentifier():
+        return f"{spec!r} must be \"module:Class\" (a module under pygments.lexers: data:JsonLexer)"
+    try:
+        from pygments.lexers._mapping import LEXERS  # the lexer table, without importing any lexer
+    except ImportError:  # no pygments: the page shows plain lines, nothing to check against
+        return None
+    entry = LEXERS.get(cls)
+    if entry is None or entry[0] != f"pygments.lexers.{mod}":
+        where = f" (it is in {entry[0].removeprefix('pygments.lexers.')})" if entry else ""
+        return f"pygments has no lexer {cls} in pygments.lexers.{mod}{where}"
+    return None
 
 
 @validator

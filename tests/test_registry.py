@@ -95,7 +95,7 @@ def test_classifiers_come_from_the_registry_not_from_import_order():
     assert "script" not in cl
 
 
-# --- the kind owns its format: which references name it -------------------
+# --- the kind owns its format: which references name it, its page lexer -------------------
 
 @pytest.mark.parametrize("key,ref,kind", [
     ("deepspeed", "ds_z3.json", "deepspeed"),
@@ -117,3 +117,48 @@ def test_referenced_kind(key, ref, kind):
 
 def test_reference_suffixes_are_the_referenced_kinds_suffixes():
     assert registry.reference_suffixes() == (".json", ".toml", ".yaml", ".yml")
+
+
+def test_every_lexer_a_kind_names_exists():
+    pytest.importorskip("pygments")
+    named = {k.name: k.lexer for k in registry.kinds().values() if k.lexer}
+    assert named["toml"] == "configs:TOMLLexer" and named["deepspeed"] == "data:JsonLexer"
+    for name, spec in named.items():
+        mod, _, cls = spec.partition(":")
+        assert callable(getattr(importlib.import_module(f"pygments.lexers.{mod}"), cls)), name
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("    lexer: nosuch:IniLexer\n", "rules/extra.yaml:4: kinds.ini.lexer: pygments has no lexer IniLexer in "
+                                     "pygments.lexers.nosuch (it is in configs)"),
+    ("    lexer: IniLexer\n", "rules/extra.yaml:4: kinds.ini.lexer: 'IniLexer' must be \"module:Class\""),
+    ("    lexer: configs:IniLexr\n", "rules/extra.yaml:4: kinds.ini.lexer: pygments has no lexer IniLexr"),
+    ("    referenced: [config-file]\n", "rules/extra.yaml:4: kinds.ini.referenced: 'config-file' must be"),
+])
+def test_bad_kind_format_fields_name_their_pack_line(tmp_path, text, needle):
+    if "lexer" in text and "must be" not in needle:
+        pytest.importorskip("pygments")
+    with pytest.raises(RuleError) as e:
+        _packs(tmp_path, {"extra.yaml": "# an INI kind\nkinds:\n  ini:\n" + text + "    reader: lang.text\n"
+                                        "    suffixes: [.ini]\n"})
+    assert needle in str(e.value)
+
+
+def test_no_module_keeps_its_own_reference_or_lexer_list():
+    """Reference names and suffixes and page lexers are the kinds' data (rules/kinds.yaml):
+    derived from the registry, not listed again in a module or in the launcher table."""
+    from pathlib import Path
+
+    import scriptdiff
+    from scriptdiff.report import html
+    from scriptdiff.rules import load
+
+    assert not hasattr(html, "_LEXERS")
+    assert "references" not in load().section("launchers")
+    pkg = Path(scriptdiff.__file__).parent
+    for p in pkg.rglob("*.py"):
+        text = p.read_text(encoding="utf-8")
+        for name in ("_LEXERS", "REFERENCE_KEYS", "CONFIG_SUFFIXES", "reference_flags", "config_suffixes"):
+            assert name not in text, (p.name, name)
+        if p.name != "rule_validators.py":  # its error message shows the format
+            assert "Lexer\"" not in text and "Lexer')" not in text, p.name
