@@ -254,7 +254,7 @@ KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "
                "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
                "relevant": bool, "entry": bool, "focus": bool, "ahead": str, "example": str,
-               "referenced": list, "lexer": str}
+               "referenced": list, "sets": object, "lexer": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
                 "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")
@@ -320,8 +320,11 @@ def check_registry(rs: RuleSet) -> None:
         _check_kind_format(rs, name, k)
 
 
+SETS_FIELDS = ("categories", "spelled", "keys")
+
+
 def _check_kind_format(rs: RuleSet, name: str, k: dict) -> None:
-    """A kind's `referenced` and `lexer` (rules/kinds.yaml), each error at its line."""
+    """A kind's `referenced`, `sets` and `lexer` (rules/kinds.yaml), each error at its line."""
     def fail(field: str, msg: str):
         line = rs.lines.get(("kinds", name, field)) or rs.lines.get(("kinds", name)) or 1
         raise RuleError(f"{_where(rs, f'kinds.{name}')}:{line}: kinds.{name}.{field}: {msg}")
@@ -331,6 +334,19 @@ def _check_kind_format(rs: RuleSet, name: str, k: dict) -> None:
             fail("referenced", f"{ref!r} must be an option name in lower case with underscores (config_file)")
     if k.get("referenced") and not k.get("suffixes"):
         fail("referenced", "a kind a reference names needs suffixes")
+    sets = k.get("sets", "any")
+    if sets != "any":
+        if not isinstance(sets, dict) or not sets or set(sets) - set(SETS_FIELDS):
+            fail("sets", f"must be 'any' or a mapping of {', '.join(SETS_FIELDS)}")
+        for f in SETS_FIELDS:
+            if not isinstance(sets.get(f, []), list) or not all(isinstance(x, str) for x in sets.get(f, [])):
+                fail("sets", f"{f} must be a list of strings")
+        unknown = set(sets.get("categories", [])) - set(rs.section("categories") or {})
+        if unknown:
+            fail("sets", f"unknown vocabulary categor(ies) {', '.join(sorted(unknown))}")
+        unknown = set(sets.get("spelled", [])) - (FRAMEWORK_FIELDS - {"aliases", "other"})
+        if unknown:
+            fail("sets", f"spelled: {', '.join(sorted(unknown))} is not a vocabulary framework column")
     if "lexer" in k:
         problem = _lexer_problem(k["lexer"])
         if problem:

@@ -95,7 +95,7 @@ def test_classifiers_come_from_the_registry_not_from_import_order():
     assert "script" not in cl
 
 
-# --- the kind owns its format: which references name it, its page lexer -------------------
+# --- the kind owns its format: references, the keys it can set, its page lexer -------------------
 
 @pytest.mark.parametrize("key,ref,kind", [
     ("deepspeed", "ds_z3.json", "deepspeed"),
@@ -119,6 +119,34 @@ def test_reference_suffixes_are_the_referenced_kinds_suffixes():
     assert registry.reference_suffixes() == (".json", ".toml", ".yaml", ".yml")
 
 
+@pytest.mark.parametrize("kind,key,can", [
+    ("deepspeed", "lr", True),  # optimizer.params.lr
+    ("deepspeed", "micro_batch_size", True),  # train_micro_batch_size_per_gpu
+    ("deepspeed", "zero_stage", True),
+    ("deepspeed", "adam_beta2", True),
+    ("deepspeed", "params_dtype", True),  # bf16.enabled
+    ("deepspeed", "zero_optimization.overlap_comm", True),  # its own section, not in the vocabulary
+    ("deepspeed", "train_iters", False),  # the same category as lr, but no DeepSpeed spelling
+    ("deepspeed", "use_flash_attn", False),
+    ("deepspeed", "overwrite_cache", False),
+    ("deepspeed", "tensor_model_parallel_size", False),
+    ("json", "train_iters", True),
+    ("yaml", "overwrite_cache", True),
+    ("toml", "use_flash_attn", True),
+])
+def test_kind_can_set(kind, key, can):
+    assert registry.kind_can_set(kind, key) is can
+    assert registry.kind_can_set(registry.kind(kind), key) is can
+
+
+def test_kind_can_set_by_category_and_pattern(tmp_path):
+    rs = _packs(tmp_path, {"ini.yaml": "kinds:\n  ini:\n    reader: lang.text\n    suffixes: [.ini]\n"
+                                       "    sets: {categories: [lr], keys: ['train.*']}\n"})
+    k = registry._build(rs.section("kinds")["ini"], registry.Kind, "ini")
+    assert [registry.kind_can_set(k, key) for key in ("train_iters", "lr", "train.foo", "seed", "use_flash_attn")] \
+        == [True, True, True, False, False]
+
+
 def test_every_lexer_a_kind_names_exists():
     pytest.importorskip("pygments")
     named = {k.name: k.lexer for k in registry.kinds().values() if k.lexer}
@@ -134,6 +162,9 @@ def test_every_lexer_a_kind_names_exists():
     ("    lexer: IniLexer\n", "rules/extra.yaml:4: kinds.ini.lexer: 'IniLexer' must be \"module:Class\""),
     ("    lexer: configs:IniLexr\n", "rules/extra.yaml:4: kinds.ini.lexer: pygments has no lexer IniLexr"),
     ("    referenced: [config-file]\n", "rules/extra.yaml:4: kinds.ini.referenced: 'config-file' must be"),
+    ("    sets: {categories: [vibes]}\n", "rules/extra.yaml:4: kinds.ini.sets: unknown vocabulary categor(ies) vibes"),
+    ("    sets: {spelled: [torchtitan]}\n", "kinds.ini.sets: spelled: torchtitan is not a vocabulary framework"),
+    ("    sets: everything\n", "kinds.ini.sets: must be 'any' or a mapping of categories, spelled, keys"),
 ])
 def test_bad_kind_format_fields_name_their_pack_line(tmp_path, text, needle):
     if "lexer" in text and "must be" not in needle:
