@@ -23,6 +23,7 @@ from scriptdiff.sources import Source
     ("ds.json", '{"train_batch_size": 8}', "json"),  # HF's trainer_state.json has train_batch_size too
     ("ds_config.json", '{"zero_optimization": {"stage": 2}}', "deepspeed"),
     ("llama3_8b.toml", "[optimizer]\nlr = 3e-4\n", "toml"),
+    ("setup.cfg", "[metadata]\nname = x\n", "text"),
     ("train.log", "iteration 1\n", "log"),
     ("stdout", "------------------------ arguments ------------------------\n", "log"),
     ("packages.txt", "torch==2.1.0\nnumpy==1.26.0\n", "requirements"),
@@ -145,6 +146,26 @@ def test_kind_can_set_by_category_and_pattern(tmp_path):
     k = registry._build(rs.section("kinds")["ini"], registry.Kind, "ini")
     assert [registry.kind_can_set(k, key) for key in ("train_iters", "lr", "train.foo", "seed", "use_flash_attn")] \
         == [True, True, True, False, False]
+
+
+def test_text_claims_no_suffix_another_kind_claims():
+    text = set(registry.kind("text").suffixes)
+    others = {s for k in registry.kinds().values() if k.name != "text" for s in k.suffixes}
+    assert text == {".cfg", ".ini"} and not text & others
+
+
+def test_an_ini_config_is_compared_as_text_never_silently(tmp_path):
+    """.cfg/.ini stay text (rules/kinds.yaml): a changed value is a line difference."""
+    from scriptdiff.api import diff
+    from scriptdiff.model import Options
+
+    for side, lr in (("gpu", "1e-4"), ("npu", "2e-4")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.ini").write_text(f"[train]\nlr = {lr}\nseed = 1\n")
+    r = diff(str(tmp_path / "gpu" / "train.ini"), str(tmp_path / "npu" / "train.ini"), Options(use_cache=False))
+    assert [(f.rule, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in r.findings] == [
+        ("SD108", "lr = 1e-4", "lr = 2e-4", 2, 2)]
+    assert r.exit_code() == 1
 
 
 def test_every_lexer_a_kind_names_exists():
