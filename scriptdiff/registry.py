@@ -8,7 +8,10 @@ one object the engine works from:
   markers, a sniff function), which reader module turns it into facts (`extract`) and, for
   kinds compared statement by statement, diffs two files (`diff_pair`), whether its results
   are cached and spread over workers, whether --max-bytes bounds it, which checks it feeds,
-  how its comments are written (inline suppressions) and whether it matters when unpaired;
+  how its comments are written (inline suppressions), whether it matters when unpaired,
+  which options and config keys name a file of it as a reference to follow (`referenced`),
+  which keys such a file can set (`sets`: `kind_can_set`) and how the review page colours it
+  (`lexer`); every list of reference suffixes or lexers is derived from the kinds here;
 - a `Check` says where a check stands in reports, its title, the functions that classify
   its differences and derive values, and which `scriptdiff check` inputs feed it.
 
@@ -41,6 +44,23 @@ def _function(spec: str | None) -> Callable | None:
 
 
 @dataclass(frozen=True)
+class KeySet:
+    """Which keys a file of a kind can set (rules/kinds.yaml `sets`): any, or the vocabulary
+    keys of some categories, the vocabulary keys a framework spells (`spelled: [deepspeed]`:
+    those with a `deepspeed:` spelling) and keys matching fnmatch patterns."""
+    any: bool = True
+    categories: tuple[str, ...] = ()
+    spelled: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, spec) -> "KeySet":
+        if spec is None or spec == "any":
+            return cls()
+        return cls(any=False, **{f: tuple(spec.get(f) or ()) for f in ("categories", "spelled", "keys")})
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     reader: str
@@ -63,6 +83,9 @@ class Kind:
     entry: bool = False  # starts a run: compared with its program and configs (rules/kinds.yaml)
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
+    referenced: tuple[str, ...] = ()  # option / config-key names whose value, a file of this kind, is followed
+    sets: KeySet = KeySet()  # the keys a file of this kind can set (kind_can_set)
+    lexer: str | None = None  # "module:Class" under pygments.lexers: the review page's colours
     example: str = ""
 
     def ahead_module(self):
@@ -114,6 +137,8 @@ class Registry:
 
 def _build(entry: dict, cls, name: str):
     fields = {k: (tuple(v) if isinstance(v, list) else v) for k, v in entry.items() if k in cls.__dataclass_fields__}
+    if "sets" in fields:
+        fields["sets"] = KeySet.of(entry["sets"])
     return cls(name=name, **fields)
 
 
@@ -233,6 +258,54 @@ def _safe(c: Check, which: str) -> Callable | None:
         return c.hook(which)
     except ModuleNotFoundError:  # a build without this check's module: its inputs say so
         return None
+
+
+# --- references: which options and config keys name a file to follow -------------------------
+
+def _option_name(key: str) -> str:
+    """The name a reference is known by: `--job.config_file` and `trainer.deepspeed=` by their
+    last dotted part, dashes as underscores."""
+    return key.replace("-", "_").rsplit(".", 1)[-1].lower()
+
+
+def referenced_kind(key: str, ref) -> Kind | None:
+    """The kind of file a reference names (`--deepspeed ds.json`: a DeepSpeed config,
+    `--job.config_file llama.toml`: a TOML config), or None when `key` with this value is no
+    reference: a kind lists the option's name under `referenced` and claims the file's suffix."""
+    if not isinstance(ref, str):
+        return None
+    base = ref.strip().replace("\\", "/").rsplit("/", 1)[-1].lower()
+    suffix = ("." + base.rsplit(".", 1)[-1]) if "." in base else ""
+    return _references().get((_option_name(key), suffix))
+
+
+@lru_cache(maxsize=1)
+def _references() -> dict[tuple[str, str], Kind]:
+    """(option name, suffix) -> the kind it names; the kind of highest priority where two list both."""
+    out: dict[tuple[str, str], Kind] = {}
+    for k in sorted(kinds().values(), key=lambda k: (k.priority, k.name)):  # higher priority last: it wins
+        for name in k.referenced:
+            for suffix in k.suffixes:
+                out[(name, suffix)] = k
+    return out
+
+
+def reference_suffixes() -> tuple[str, ...]:
+    """The suffixes of every kind a reference may name (a positional `x.yaml` word is a config)."""
+    return tuple(sorted({s for _n, s in _references()}))
+
+
+def kind_can_set(kind: str | Kind, key: str) -> bool:
+    """Whether a file of `kind` can set the fact `key` (a vocabulary key, or a config's own
+    dotted path): from the kind's `sets` (rules/kinds.yaml). A DeepSpeed config sets the
+    learning rate, batch sizes and ZeRO, never train_iters or use_flash_attn."""
+    sets = (kind if isinstance(kind, Kind) else registry().kinds[kind]).sets
+    if sets.any or any(fnmatch.fnmatchcase(key, p) for p in sets.keys):
+        return True
+    entry = (load().section("vocabulary") or {}).get(key)
+    if not isinstance(entry, dict):
+        return False
+    return entry.get("category") in sets.categories or any(entry.get(fw) for fw in sets.spelled)
 
 
 def dialects_for(kind_name: str) -> dict[str, dict]:

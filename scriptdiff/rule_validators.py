@@ -253,7 +253,8 @@ def check_call_signatures(rs: RuleSet) -> None:
 KIND_FIELDS = {"reader": str, "suffixes": list, "names": list, "shebang": str, "markers": list, "sniff": str,
                "sniff_bytes": int, "priority": int, "anywhere": bool, "confirm": bool, "cached": bool,
                "structural": bool, "limited": bool, "skip_identical": bool, "checks": list, "comments": str,
-               "relevant": bool, "entry": bool, "focus": bool, "ahead": str, "example": str}
+               "relevant": bool, "entry": bool, "focus": bool, "ahead": str, "example": str,
+               "referenced": list, "sets": object, "lexer": str}
 CHECK_FIELDS = {"order": int, "title": str, "inputs": list, "needs": list, "classify": str, "derive": str,
                 "derive_pair": str, "measure": str, "optional": bool}
 COMMENT_STYLES = ("python", "hash", "none")
@@ -316,6 +317,56 @@ def check_registry(rs: RuleSet) -> None:
             raise RuleError(f"{where}:1: kinds.{name}.checks: unknown check(s) {', '.join(sorted(unknown))}")
         if k.get("anywhere") and not k.get("markers"):
             raise RuleError(f"{where}:1: kinds.{name}: 'anywhere' needs markers")
+        _check_kind_format(rs, name, k)
+
+
+SETS_FIELDS = ("categories", "spelled", "keys")
+
+
+def _check_kind_format(rs: RuleSet, name: str, k: dict) -> None:
+    """A kind's `referenced`, `sets` and `lexer` (rules/kinds.yaml), each error at its line."""
+    def fail(field: str, msg: str):
+        line = rs.lines.get(("kinds", name, field)) or rs.lines.get(("kinds", name)) or 1
+        raise RuleError(f"{_where(rs, f'kinds.{name}')}:{line}: kinds.{name}.{field}: {msg}")
+
+    for ref in k.get("referenced", []):
+        if not ref.isidentifier() or ref != ref.lower():
+            fail("referenced", f"{ref!r} must be an option name in lower case with underscores (config_file)")
+    if k.get("referenced") and not k.get("suffixes"):
+        fail("referenced", "a kind a reference names needs suffixes")
+    sets = k.get("sets", "any")
+    if sets != "any":
+        if not isinstance(sets, dict) or not sets or set(sets) - set(SETS_FIELDS):
+            fail("sets", f"must be 'any' or a mapping of {', '.join(SETS_FIELDS)}")
+        for f in SETS_FIELDS:
+            if not isinstance(sets.get(f, []), list) or not all(isinstance(x, str) for x in sets.get(f, [])):
+                fail("sets", f"{f} must be a list of strings")
+        unknown = set(sets.get("categories", [])) - set(rs.section("categories") or {})
+        if unknown:
+            fail("sets", f"unknown vocabulary categor(ies) {', '.join(sorted(unknown))}")
+        unknown = set(sets.get("spelled", [])) - (FRAMEWORK_FIELDS - {"aliases", "other"})
+        if unknown:
+            fail("sets", f"spelled: {', '.join(sorted(unknown))} is not a vocabulary framework column")
+    if "lexer" in k:
+        problem = _lexer_problem(k["lexer"])
+        if problem:
+            fail("lexer", problem)
+
+
+def _lexer_problem(spec: str) -> str | None:
+    """Why "module:Class" names no pygments lexer (None: it does, or pygments is not installed)."""
+    mod, sep, cls = spec.partition(":")
+    if not sep or not all(p.isidentifier() for p in mod.split(".")) or not cls.isidentifier():
+        return f"{spec!r} must be \"module:Class\" (a module under pygments.lexers: data:JsonLexer)"
+    try:
+        from pygments.lexers._mapping import LEXERS  # the lexer table, without importing any lexer
+    except ImportError:  # no pygments: the page shows plain lines, nothing to check against
+        return None
+    entry = LEXERS.get(cls)
+    if entry is None or entry[0] != f"pygments.lexers.{mod}":
+        where = f" (it is in {entry[0].removeprefix('pygments.lexers.')})" if entry else ""
+        return f"pygments has no lexer {cls} in pygments.lexers.{mod}{where}"
+    return None
 
 
 @validator
@@ -478,7 +529,7 @@ def check_launchers(rs: RuleSet) -> None:
 
     if not isinstance(d, dict):
         raise RuleError(f"{where}:1: 'launchers' must be a mapping")
-    unknown = set(d) - {"flags", "entries", "references", "hints", "shared", "npu_only_flags"}
+    unknown = set(d) - {"flags", "entries", "hints", "shared", "npu_only_flags"}  # references: rules/kinds.yaml
     if unknown:
         raise RuleError(f"{where}:1: launchers: unknown field(s) {sorted(unknown)}")
     strings(d.get("flags", []), "flags")
@@ -527,13 +578,6 @@ def check_launchers(rs: RuleSet) -> None:
                 if tag in claimed:
                     raise RuleError(f"{where}:1: launchers.{at}: {tag} is also {claimed[tag]}'s")
                 claimed[tag] = name
-    refs = d.get("references", {})
-    if not isinstance(refs, dict) or set(refs) - {"flags", "suffixes"}:
-        raise RuleError(f"{where}:1: launchers.references must be a mapping with flags and suffixes")
-    strings(refs.get("flags", []), "references.flags")
-    strings(refs.get("suffixes", []), "references.suffixes")
-    if not all(s.startswith(".") for s in refs.get("suffixes", [])):
-        raise RuleError(f"{where}:1: launchers.references.suffixes must start with a dot (.yaml)")
     hints = d.get("hints", {})
     if not isinstance(hints, dict) or set(hints) - {"megatron", "hf", "megatron_scripts"}:
         raise RuleError(f"{where}:1: launchers.hints must be a mapping with megatron, hf and megatron_scripts lists")

@@ -61,6 +61,9 @@ class RuleSet:
     rules: dict[str, Rule]
     sections: dict[str, Any]
     section_origin: dict[str, str]
+    # the line of each node of the merged sections (("kinds", "toml", "lexer") -> 17), for the
+    # validators' messages while the packs load; a RuleSet read back from the cache has none
+    lines: dict[tuple, int] = field(default_factory=dict, compare=False, repr=False)
 
     def rule(self, code: str) -> Rule:
         return self.rules[code]
@@ -88,7 +91,7 @@ def _str(entry: dict, key: str, pack: str, line: int | None, required: bool = Tr
 def parse_pack(text: str, pack: str, checks=None, kinds=None) -> tuple[list[Rule], dict[str, Any]]:
     """One pack's rules and data sections. Each rule's check and each example's kind must be
     declared (`checks`, `kinds`: the names; by default those of the packs shipped here)."""
-    rules, sections = _parse(text, pack)
+    rules, sections, _lines = _parse(text, pack)
     if checks is None or kinds is None:
         shipped = shipped_names()
         checks = shipped["checks"] if checks is None else checks
@@ -121,13 +124,13 @@ def shipped_names() -> dict[str, set]:
     return out
 
 
-def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
+def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any], dict[tuple, int]]:
     try:
         data, lines = load(text)
     except YAMLError as e:
         _fail(pack, e.line, f"not valid YAML: {e}")
     if data is None:
-        return [], {}
+        return [], {}, {}
     if not isinstance(data, dict):
         _fail(pack, 1, "a rule pack must be a mapping")
     rules: list[Rule] = []
@@ -181,20 +184,22 @@ def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any]]:
                           severity=severity, summary=_str(entry, "summary", pack, line),
                           doc=_str(entry, "doc", pack, line), examples=examples, pack=pack, line=line))
     sections = {k: v for k, v in data.items() if k != "rules"}
-    return rules, sections
+    return rules, sections, lines
 
 
 def load_packs(paths: list[Path]) -> RuleSet:
     rules: dict[str, Rule] = {}
     sections: dict[str, Any] = {}
     origin: dict[str, str] = {}
+    node_lines: dict[tuple, int] = {}
     for path in sorted(paths):
         pack = f"rules/{path.name}"
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise RuleError(f"{pack}:1: cannot read rule pack: {e}") from None
-        pack_rules, pack_sections = _parse(text, pack)
+        pack_rules, pack_sections, pack_lines = _parse(text, pack)
+        node_lines.update((p, n) for p, n in pack_lines.items() if p and p[0] in MERGED_SECTIONS)
         for r in pack_rules:
             if r.code in rules:
                 _fail(pack, r.line, f"duplicate rule code {r.code} (also in {rules[r.code].pack})")
@@ -217,7 +222,7 @@ def load_packs(paths: list[Path]) -> RuleSet:
     shipped = shipped_names() if not (sections.get("checks") and sections.get("kinds")) else None
     _check_names(list(rules.values()), set(sections.get("checks") or shipped["checks"]),
                  set(sections.get("kinds") or shipped["kinds"]))
-    rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin)
+    rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin, lines=node_lines)
     for check in VALIDATORS:
         check(rs)
     return rs

@@ -7,6 +7,7 @@ import re
 import subprocess
 from html.parser import HTMLParser
 
+import pytest
 from conftest import FIXTURES
 
 from scriptdiff import api
@@ -266,3 +267,27 @@ def test_page_withholds_secrets_of_configs_and_code_and_files_read_from_disk(tmp
     kept = api.diff(str(tmp_path / "g"), str(tmp_path / "n"), options=Options(keep_texts=True))
     assert all(s not in t for t in kept.texts.values() for s in ("s3cr3tvalue", "js0nsecret", HF))
     assert "lr: 1" in kept.texts[("gpu", str(tmp_path / "g" / "c.yaml"))]
+
+
+def test_syntax_colours_come_from_the_files_kind(tmp_path, cli, monkeypatch):
+    """The lexer is the kind's (rules/kinds.yaml `lexer`): a TOML pair is coloured by pygments'
+    TOML lexer, and the same pair is plain once its kind names no lexer."""
+    import dataclasses
+
+    pytest.importorskip("pygments")
+    from scriptdiff import registry
+
+    g, n = tmp_path / "g.toml", tmp_path / "n.toml"
+    g.write_text("[optimizer]\nlr = 8e-4\n")
+    n.write_text("[optimizer]\nlr = 3e-4\n")
+
+    def first_line():
+        code, page, _err = cli("diff", str(g), str(n), "--format", "html", "--no-cache")
+        assert code == 1
+        return _Page(page).blocks["d0"]["a"][0]
+
+    line = first_line()
+    assert isinstance(line, list) and "".join(line[1::2]) == "[optimizer]" and any(line[0::2])  # token classes
+    kinds = registry.registry().kinds
+    monkeypatch.setitem(kinds, "toml", dataclasses.replace(kinds["toml"], lexer=None))
+    assert first_line() == "[optimizer]"  # plain: nothing else colours it

@@ -46,7 +46,9 @@ def test_shipped_launchers_load(tmp_path):
      "launchers.entries[0] (torchrun): modules (python -m MODULE) need program after-options"),
     ("      world_size: [worker_num]\n", "      world_size: worker_num\n",
      "launchers.entries[3] (msrun).world_size must be a list of strings"),
-    ("    suffixes: [.json, .yaml, .yml]\n", "    suffixes: [json]\n", "suffixes must start with a dot"),
+    # which options name a config to follow is the kinds' data (rules/kinds.yaml `referenced`)
+    ("  hints:\n", "  references: {flags: [config], suffixes: [.toml]}\n  hints:\n",
+     "launchers: unknown field(s) ['references']"),
     ("  hints:\n", "  hintz:\n", "launchers: unknown field(s) ['hintz']"),
     ("      environment: [NPROC_PER_NODE, NNODES, MASTER_PORT, MASTER_ADDR, NODE_RANK]\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
      "      environment: NPROC_PER_NODE\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",

@@ -98,3 +98,44 @@ def test_detected_as_toml():
 ])
 def test_line_map(text, expected):
     assert line_map(text) == expected
+
+
+# --- a TOML named by a launch flag (the kind says it can be referenced: rules/toml.yaml) -------
+
+LAUNCH = "#!/bin/bash\ntorchrun --nproc_per_node 8 -m torchtitan.train --job.config_file llama.toml\n"
+LLAMA = '[job]\ndump_folder = "./outputs"\n\n[optimizer]\nname = "AdamW"\nlr = {lr}\n'
+
+
+def two_launches(tmp_path, gpu_lr: str, npu_lr: str):
+    g, n = write(tmp_path, "run.sh", LAUNCH, LAUNCH)
+    write(tmp_path, "llama.toml", LLAMA.format(lr=gpu_lr), LLAMA.format(lr=npu_lr))
+    return g, n
+
+
+def test_launch_scripts_follow_the_toml_they_name_and_report_its_lr(tmp_path, cli):
+    # before the kinds owned their references, `.toml` was in no reference list: exit 0, "2 understood"
+    g, n = two_launches(tmp_path, "8e-4", "3e-4")
+    code, out, _err = cli("diff", g, n, "--format", "json", "--no-cache")
+    doc = json.loads(out)
+    assert code == 1
+    assert [(f["rule"], f["key"], f["gpu"]["value"], f["npu"]["value"], f["gpu"]["path"], f["gpu"]["line"],
+             f["npu"]["path"], f["npu"]["line"]) for f in doc["findings"]] == [
+        ("SD202", "lr", 8e-4, 3e-4, str(tmp_path / "gpu" / "llama.toml"), 6, str(tmp_path / "npu" / "llama.toml"), 6)]
+
+
+def test_launch_scripts_naming_equal_tomls_are_silent(tmp_path, cli):
+    g, n = two_launches(tmp_path, "8e-4", "0.0008")
+    code, out, _err = cli("diff", g, n, "--format", "json", "--no-cache")
+    assert code == 0 and json.loads(out)["findings"] == []
+
+
+def test_a_launch_flag_naming_a_toml_is_a_reference(tmp_path):
+    from scriptdiff.engine import extract
+    from scriptdiff.model import SideContext
+    from scriptdiff.sources import read_path
+
+    g, _n = two_launches(tmp_path, "8e-4", "3e-4")
+    ex = extract(read_path(g), SideContext(side="gpu"))
+    assert ex.references == [("llama.toml", 2, "job.config_file")]
+    ref = next(f for f in ex.facts if f.key == "config:job.config_file")
+    assert (ref.value, ref.line, ref.meta["exists"]) == ("llama.toml", 2, True)

@@ -31,13 +31,10 @@ from ..compare import normalize
 from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..references import resolve
-from ..registry import dialects_for
+from ..registry import dialects_for, referenced_kind
 from ..secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
 from ..yamlload import YAMLError, load
 
-REFERENCE_KEYS = {"deepspeed", "deepspeed_config", "deepspeed_config_file", "config", "config_file",
-                  "ds_config", "deepspeed_config_path"}
-CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
 DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
               "fp16", "bf16", "zero_allow_untested_optimizer", "steps_per_print", "wall_clock_breakdown"}
 
@@ -238,7 +235,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         source = redact_text(source)
     if is_secret_value(value):  # a token under an innocent name: compared by fingerprint, never shown
         return [fact(dp, withheld(value), meta={"withheld": True})]
-    if last in REFERENCE_KEYS and isinstance(value, str) and value.lower().endswith(CONFIG_SUFFIXES):
+    if last and referenced_kind(last, value) is not None:  # deepspeed: ds.json (rules/kinds.yaml `referenced`)
         ex.references.append((value, line, dp))
         exists = resolve(value, src.origin, root).path is not None
         return [fact(f"config:{dp}", os.path.basename(value),

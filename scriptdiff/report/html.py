@@ -14,7 +14,8 @@ comes near the viewport (or a finding in it is visited). Equal runs are folded.
 
 The files' text comes from `Report.texts` (kept by the engine when Options.keep_texts: the
 commands set it when html is among the outputs), else from the file on disk. Syntax colours
-come from pygments (installed with rich), by file kind; without it lines are plain.
+come from pygments (installed with rich), by the lexer the file's kind names (rules/kinds.yaml
+`lexer`); without it lines are plain.
 Everything from the inputs passes through report.values (`safe`, `shown`, `clip`), and is
 escaped here (static parts) or by the page's `esc` (lines, built in the browser).
 """
@@ -35,13 +36,6 @@ from .values import MAX_CHARS, clip, safe, shown
 MAX_TEXT = 2_000_000  # a file read from disk for the page: larger ones are not shown
 MAX_LINES = 20_000  # lines of one side shown (a generated file would make the page huge)
 SEV = ("error", "warning", "info")
-_LEXERS = {  # file kind -> pygments lexer (module, class)
-    "python": ("python", "PythonLexer"), "pyconfig": ("python", "PythonLexer"),
-    "shell": ("shell", "BashLexer"), "yaml": ("data", "YamlLexer"), "conda": ("data", "YamlLexer"),
-    "json": ("data", "JsonLexer"), "snapshot": ("data", "JsonLexer"), "manifest": ("data", "JsonLexer"),
-    "pipjson": ("data", "JsonLexer"), "toml": ("configs", "TOMLLexer"), "torchtitan": ("configs", "TOMLLexer"),
-    "pyproject": ("configs", "TOMLLexer"),
-}
 
 
 def e(s) -> str:
@@ -166,13 +160,14 @@ def _lexer(path: str | None, lines: list[str]):
     """A pygments lexer for the file's kind, or None (an unknown kind, no pygments)."""
     if path is None:
         return None
-    spec = _LEXERS.get(detect(Source(name=path, data="\n".join(lines[:100]).encode("utf-8", "replace"))).name)
-    if spec is None:
+    spec = detect(Source(name=path, data="\n".join(lines[:100]).encode("utf-8", "replace"))).lexer
+    if spec is None:  # rules/kinds.yaml: this kind has no `lexer`
         return None
+    mod, _, cls = spec.partition(":")
     try:
         import importlib
 
-        return getattr(importlib.import_module(f"pygments.lexers.{spec[0]}"), spec[1])(stripnl=False, ensurenl=False)
+        return getattr(importlib.import_module(f"pygments.lexers.{mod}"), cls)(stripnl=False, ensurenl=False)
     except (ImportError, AttributeError):  # no pygments: plain lines
         return None
 

@@ -3,8 +3,9 @@
 The `launchers:` section of rules/shell.yaml (validated by rule_validators.check_launchers)
 lists one entry per launcher: how it is recognised (a command word, or `python -m MODULE`),
 the subcommand it needs, which of its options take no value, where the program it starts
-begins, and which of its options give the world size. It also holds the flags that name
-config files, and the option names that tell a Megatron program from a Hugging Face one.
+begins, and which of its options give the world size. It also holds the option names that
+tell a Megatron program from a Hugging Face one. Which options name a config file to follow
+is the file kinds' data (rules/kinds.yaml `referenced`, registry.referenced_kind).
 This module turns that data into a LauncherTable; reading a command is launch.py's job.
 """
 from __future__ import annotations
@@ -54,8 +55,6 @@ class LauncherTable:
     by_command: dict
     by_module: dict
     flags: frozenset  # launcher options that take no value, for every launcher
-    reference_flags: frozenset  # options (and Hydra keys) naming a config file the engine follows
-    config_suffixes: tuple  # what a config file's name ends with
     megatron_hints: frozenset  # two of these among a program's options: a Megatron program
     hf_hints: frozenset  # one of these: a Hugging Face program
     megatron_scripts: tuple  # a program script named with one of these prefixes is a Megatron program
@@ -101,15 +100,12 @@ def build(d: dict) -> LauncherTable:
             flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
             world_size=tuple(e.get("world_size") or ()), devices=e.get("devices"),
             environment=tuple(e.get("environment") or ())))
-    refs = d.get("references") or {}
     hints = d.get("hints") or {}
     return LauncherTable(
         entries=tuple(entries),
         by_command={c: e for e in entries for c in e.commands},
         by_module={m: e for e in entries for m in e.modules},
         flags=frozenset(d.get("flags") or ()),
-        reference_flags=frozenset(refs.get("flags") or ()),
-        config_suffixes=tuple(refs.get("suffixes") or ()),
         megatron_hints=frozenset(hints.get("megatron") or ()),
         hf_hints=frozenset(hints.get("hf") or ()),
         megatron_scripts=tuple(hints.get("megatron_scripts") or ()),

@@ -15,6 +15,7 @@ from ...checks.hparams import canonical_flag, canonical_path, convert, dialect_p
 from ...compare import to_number
 from ...model import RANK_SCRIPT, Fact, Masked, Side
 from ...references import resolve
+from ...registry import reference_suffixes, referenced_kind
 from ...rules import code
 from ...secrets import is_secret, withheld
 from .launchers import LauncherTable
@@ -65,7 +66,7 @@ class ProgramReader:
             m = HYDRA_RE.match(tok)
             if m and not tok.startswith("-"):
                 hydra.append((m.group(2), m.group(3), w))
-            elif tok.lower().endswith(self.table.config_suffixes) and not tok.startswith("-"):
+            elif tok.lower().endswith(reference_suffixes()) and not tok.startswith("-"):
                 self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
             i += 1
         names = {n.replace("-", "_") for n, _, _ in flags}
@@ -96,8 +97,7 @@ class ProgramReader:
         else:
             vw = w
             raw = True
-        if dest in self.table.reference_flags and isinstance(raw, str) \
-                and raw.lower().endswith(self.table.config_suffixes):
+        if referenced_kind(dest, raw) is not None:  # --deepspeed ds.json, --job.config_file x.toml
             self.reference(dest, vw, flag_word=w)
             return
         ctx = self.rec.ctx
@@ -129,7 +129,7 @@ class ProgramReader:
         vw = tail_word(w, len(w.text) - len(val))
         if dialect:
             self.rec.dialect(dialect, vw.line or w.line)
-        if path.rsplit(".", 1)[-1] in self.table.reference_flags and val.lower().endswith(self.table.config_suffixes):
+        if referenced_kind(path, val) is not None:
             self.reference(path, vw)
             return
         self.add_hparam(key, _hydra_value(val), vw, path, flag_word=w, dialect=dialect)
