@@ -31,7 +31,7 @@ from .model import Extract, Fact, Finding, InputError, Options, Report, SideCont
 from .pipeline import Inputs, diff_files, pair_sources, run
 from .registry import detect
 from .report import render as _render
-from .rules import Rule, check_selectors
+from .rules import Rule, check_selectors, use_packs, user_packs
 from .rules import load as load_rules
 from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
@@ -64,6 +64,41 @@ def rules() -> list[Rule]:
     """The rule catalogue (`scriptdiff rules`): every rule with its code, check, severity,
     summary, doc and examples, in code order."""
     return list(load_rules().rules.values())
+
+
+def use_rules(dirs: list[str]) -> None:
+    """Load the user's rule packs in these folders (or pack files) after the shipped ones, for
+    every later call of this process; [] for none (docs/rule-packs.md). Validated now: a
+    broken pack raises RuleError, one line naming its file and line; a missing folder UsageError."""
+    use_packs(dirs)
+    load_rules()
+
+
+def config_rules(config: str | None = None) -> list[str]:
+    """The rule pack folders a configuration names (`rules = [...]` in [tool.scriptdiff],
+    relative to it): the one at `config`, or the one found from the current folder; [] without."""
+    from .checkrun import CheckConfigError, config_rules as read  # lazy: keeps --help fast
+
+    try:
+        return read(config)
+    except CheckConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def test_rules(dirs: list[str]) -> list:
+    """`scriptdiff rules --test DIR`: the examples of the rules in the user's packs of these
+    folders (already in use: use_rules), each run through the real pipeline as the shipped
+    packs' are in the tests; a list of rule_examples.ExampleResult."""
+    from pathlib import Path
+
+    from .rule_examples import run_examples  # lazy: keeps --help fast
+
+    folders = [Path(d) for d in dirs]
+    mine = {str(p) for p in user_packs() if any(p == f or f in p.parents for f in folders)}
+    return run_examples([r for r in load_rules().rules.values() if r.user and r.pack in mine])
+
+
+test_rules.__test__ = False  # a library function, not a test for pytest to collect
 
 
 def rule(code_or_name: str) -> Rule:

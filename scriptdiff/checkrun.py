@@ -26,14 +26,14 @@ from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, is_repo_top, read_text, special_reason, upward
-from .rules import code, load, unknown_selector
+from .rules import code, load, unknown_selector, use_packs
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
 # configuration keys (per side), in the order they are read; which of them feed which check
 # is each check's `inputs` in the check registry (rules/kinds.yaml)
 INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights")
 SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
-TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline"}
+TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules"}
 # inputs that are files of a kind, read as sources (the others are measured in place). The
 # run's own inputs come first: they merge into one scope per side (one training run), and a
 # launch script that also sits in a scripts folder is read as part of the run.
@@ -64,6 +64,7 @@ class CheckConfig:
     select: list[str] | None = None
     ignore: list[str] | None = None
     baseline: str | None = None
+    rules: list[str] = field(default_factory=list)  # the user's rule pack folders (relative to the file)
 
 
 def find_config(start: str = ".") -> str | None:
@@ -121,21 +122,10 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
         if path is None and not (gpu_opts or npu_opts):
             raise CheckConfigError("no configuration: add [tool.scriptdiff] to pyproject.toml, write a "
                                    "scriptdiff.toml, or give --gpu KEY=PATH / --npu KEY=PATH (docs/check.md)")
-    data: dict = {}
-    base = os.getcwd()
-    if path is not None:
-        doc = _toml(path)
-        base = os.path.dirname(os.path.abspath(path))
-        if os.path.basename(path) == "pyproject.toml" or "tool" in doc:
-            data = (doc.get("tool") or {}).get("scriptdiff")
-            if not isinstance(data, dict):
-                raise CheckConfigError(f"{path}: no [tool.scriptdiff] table")
-        else:
-            data = doc
-        unknown = set(data) - TOP_KEYS
-        if unknown:
-            raise CheckConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} "
-                                   f"(expected {', '.join(sorted(TOP_KEYS))})")
+    data, base = _table(path) if path is not None else ({}, os.getcwd())
+    rules = _rules(data, path, base)
+    if rules:  # before the selectors below, which may name the packs' own codes
+        use_packs(rules, add=True)
     label = path or "--gpu/--npu"
     sides = []
     for name, extra in (("gpu", gpu_opts), ("npu", npu_opts)):
@@ -174,7 +164,40 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
     if baseline is not None:
         baseline = _list(baseline, f"{label}: baseline")[0]
         baseline = baseline if os.path.isabs(baseline) else os.path.join(base, baseline)
-    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, **codes)
+    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, rules=rules, **codes)
+
+
+def _table(path: str) -> tuple[dict, str]:
+    """The [tool.scriptdiff] table of `path` (or the whole scriptdiff.toml), and its folder."""
+    doc = _toml(path)
+    base = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(path) == "pyproject.toml" or "tool" in doc:
+        data = (doc.get("tool") or {}).get("scriptdiff")
+        if not isinstance(data, dict):
+            raise CheckConfigError(f"{path}: no [tool.scriptdiff] table")
+    else:
+        data = doc
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise CheckConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} "
+                               f"(expected {', '.join(sorted(TOP_KEYS))})")
+    return data, base
+
+
+def _rules(data: dict, path: str | None, base: str) -> list[str]:
+    """`rules = ["DIR", ...]`: the user's rule pack folders, relative to the configuration's folder."""
+    return [_display(p if os.path.isabs(p) else os.path.join(base, p))
+            for p in _list(data.get("rules"), f"{path}: rules")]
+
+
+def config_rules(path: str | None = None, start: str = ".") -> list[str]:
+    """The rule pack folders the configuration at `path` (or found from `start`) names; none
+    without a configuration. CheckConfigError when it cannot be read."""
+    path = path or find_config(start)
+    if path is None:
+        return []
+    data, base = _table(path)
+    return _rules(data, path, base)
 
 
 def _display(p: str) -> str:

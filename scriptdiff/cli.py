@@ -25,7 +25,7 @@ COMMANDS = {
     "curves": ("curves", "compare the GPU and NPU training curves (loss, grad norm, ...): where runs diverge"),
     "review": ("review", "review a unified diff that ports a GPU file to NPU"),
     "baseline": ("baseline", "write the current findings to a baseline file"),
-    "rules": ("rules_cmd", "list every rule: code, check, severity, summary"),
+    "rules": ("rules_cmd", "list every rule (code, check, severity, summary, pack); --test DIR runs a pack's examples"),
     "rule": ("rule_cmd", "show one rule's documentation and examples"),
 }
 
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
         common.add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)
-        p.set_defaults(_run=mod.run)
+        p.set_defaults(_run=mod.run, _rule_dirs=getattr(mod, "rule_dirs", None))  # a command's own packs
     return parser
 
 
@@ -112,9 +112,11 @@ def _main(argv: list[str] | None) -> int:
 
 def _dispatch(args) -> int:
     from . import store  # lazy: keeps --help fast
+    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
 
     try:
         with store.deferred():  # cache entries are written beside the command's last steps
+            common.apply_rules(args)  # the user's packs (--rules): loaded and validated first
             return int(args._run(args) or 0)
     except KeyboardInterrupt:
         print("scriptdiff: interrupted", file=sys.stderr)

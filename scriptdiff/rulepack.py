@@ -4,8 +4,11 @@ Every pack is a YAML mapping. Its `rules:` list is the catalogue (one entry per 
 rule code, with check, severity, summary, doc and examples that the tests run); every other
 top-level key is a named *section* of data (substitution masks, the hyperparameter
 vocabulary, the GPU<->NPU environment-variable table, ...) read by the module that needs it
-through `section(name)`. A malformed pack stops the run with an error that names the pack
-file and line.
+through `section(name)`. Each section has a schema (scriptdiff.rule_validators declares
+them in scriptdiff.packschema's terms): `load_packs` checks each pack's part of a section,
+merges the parts in load order (the shipped packs, then the user's), and validates the whole.
+A malformed pack stops the run with an error that names the pack file and the line of the
+node that is wrong.
 """
 from __future__ import annotations
 
@@ -15,18 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from .model import SEVERITIES
+from .packschema import Merge, Positions, RuleError, Schema, Table
+from .packschema import check as check_node
 from .store import rules_dir  # noqa: F401  (where the packs are: shared with the cache's salt)
 from .yamlload import YAMLError, load
 
+# A shipped rule's code is SD and three digits (its hundreds say its check: DEVELOPERS.md);
+# a rule of a user's pack (--rules DIR) is SDX and three digits, so that no code a later
+# release ships can ever be one a team has already given its own rule.
 CODE_RE = re.compile(r"^SD\d{3}$")
-# sections that several packs may each contribute to (entries merge by name; a name
-# given twice is an error): a new file kind, check or dialect lives in its own pack
-MERGED_SECTIONS = ("kinds", "checks", "dialects")
+USER_CODE_RE = re.compile(r"^SDX\d{3}$")
 KINDS = ("finding", "mask")
-
-
-class RuleError(Exception):
-    """A rule pack is malformed. str() is one line: file:line: reason."""
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Rule:
     examples: list[Example] = field(default_factory=list)
     pack: str = ""
     line: int | None = None
+    user: bool = False  # from a user's pack (--rules DIR), not shipped with scriptdiff
 
 
 @dataclass
@@ -61,9 +64,10 @@ class RuleSet:
     rules: dict[str, Rule]
     sections: dict[str, Any]
     section_origin: dict[str, str]
-    # the line of each node of the merged sections (("kinds", "toml", "lexer") -> 17), for the
-    # validators' messages while the packs load; a RuleSet read back from the cache has none
-    lines: dict[tuple, int] = field(default_factory=dict, compare=False, repr=False)
+    # where each node of the sections came from (pack, line), while the packs are validated;
+    # None for a RuleSet read back from the cache or built by hand
+    positions: Positions | None = field(default=None, repr=False, compare=False)
+    _conformed: set = field(default_factory=set, repr=False, compare=False)
 
     def rule(self, code: str) -> Rule:
         return self.rules[code]
@@ -73,6 +77,31 @@ class RuleSet:
 
     def severity(self, code: str) -> str:
         return self.rules[code].severity
+
+    def _positions(self) -> Positions:
+        if self.positions is None:  # built by hand: each section at its pack's first line
+            self.positions = Positions()
+            for name, pack in self.section_origin.items():
+                path = tuple(name.split(".", 1))
+                self.positions.table[path] = (pack, 1, path)
+        return self.positions
+
+    def error(self, path: tuple, message: str) -> RuleError:
+        """The error about the section node at `path` ("launchers", "entries", 2, "commands"),
+        at the file and line that node came from: raise it."""
+        return self._positions().error(path, message)
+
+    def where(self, path: tuple) -> str:
+        """pack:line of the node at `path`."""
+        return self._positions().where(path)
+
+    def conform(self, *names: str) -> None:
+        """Check these sections against their schemas (once each; absent ones are skipped)."""
+        for name in names:
+            if name in self._conformed or name not in self.sections or name not in SECTIONS:
+                continue
+            check_node(self.sections[name], SECTIONS[name], (name,), self._positions(), complete=True)
+            self._conformed.add(name)
 
 
 def _fail(pack: str, line: int | None, msg: str):
@@ -88,10 +117,11 @@ def _str(entry: dict, key: str, pack: str, line: int | None, required: bool = Tr
     return v
 
 
-def parse_pack(text: str, pack: str, checks=None, kinds=None) -> tuple[list[Rule], dict[str, Any]]:
+def parse_pack(text: str, pack: str, checks=None, kinds=None, user: bool = False) -> tuple[list[Rule], dict[str, Any]]:
     """One pack's rules and data sections. Each rule's check and each example's kind must be
-    declared (`checks`, `kinds`: the names; by default those of the packs shipped here)."""
-    rules, sections, _lines = _parse(text, pack)
+    declared (`checks`, `kinds`: the names; by default those of the packs shipped here).
+    `user`: a user's pack, whose rules take SDX codes."""
+    rules, sections, _lines = _parse_lines(text, pack, user)
     if checks is None or kinds is None:
         shipped = shipped_names()
         checks = shipped["checks"] if checks is None else checks
@@ -124,13 +154,24 @@ def shipped_names() -> dict[str, set]:
     return out
 
 
-def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any], dict[tuple, int]]:
+def _code(code: str, user: bool) -> str | None:
+    """Why `code` cannot be a rule's code in a shipped (or a user's) pack, or None."""
+    if (USER_CODE_RE if user else CODE_RE).match(code):
+        return None
+    if user and CODE_RE.match(code):
+        return (f"rule code {code!r} is of the form the shipped packs use (SD123): a rule of your own "
+                f"takes a code SDX001 to SDX999, which no release of scriptdiff ships")
+    return f"rule code {code!r} is not of the form SD{'X' if user else ''}123"
+
+
+def _parse_lines(text: str, pack: str, user: bool = False) -> tuple[list[Rule], dict[str, Any], dict]:
+    """The rules, the data sections and the line table (yamlload) of one pack."""
     try:
         data, lines = load(text)
     except YAMLError as e:
         _fail(pack, e.line, f"not valid YAML: {e}")
     if data is None:
-        return [], {}, {}
+        return [], {}, lines
     if not isinstance(data, dict):
         _fail(pack, 1, "a rule pack must be a mapping")
     rules: list[Rule] = []
@@ -145,15 +186,16 @@ def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any], dict[tuple
         if unknown:
             _fail(pack, line, f"unknown rule field(s): {', '.join(sorted(unknown))}")
         code = _str(entry, "code", pack, line)
-        if not CODE_RE.match(code):
-            _fail(pack, line, f"rule code {code!r} is not of the form SD123")
+        bad = _code(code, user)
+        if bad:
+            _fail(pack, lines.get(("rules", i, "code"), line), bad)
         kind = entry.get("kind", "finding")
         if kind not in KINDS:
-            _fail(pack, line, f"{code}: kind must be one of {', '.join(KINDS)}")
-        check = _str(entry, "check", pack, line)
+            _fail(pack, lines.get(("rules", i, "kind"), line), f"{code}: kind must be one of {', '.join(KINDS)}")
+        check = _str(entry, "check", pack, lines.get(("rules", i, "check"), line))
         severity = entry.get("severity", "masked" if kind == "mask" else None)
         if kind == "finding" and severity not in SEVERITIES:
-            _fail(pack, line, f"{code}: severity must be one of {', '.join(SEVERITIES)}")
+            _fail(pack, lines.get(("rules", i, "severity"), line), f"{code}: severity must be one of {', '.join(SEVERITIES)}")
         if kind == "mask":
             severity = "masked"
         examples = []
@@ -182,50 +224,67 @@ def _parse(text: str, pack: str) -> tuple[list[Rule], dict[str, Any], dict[tuple
             _fail(pack, line, f"{code}: needs at least one example that fires and one that does not")
         rules.append(Rule(code=code, name=_str(entry, "name", pack, line), check=check, kind=kind,
                           severity=severity, summary=_str(entry, "summary", pack, line),
-                          doc=_str(entry, "doc", pack, line), examples=examples, pack=pack, line=line))
+                          doc=_str(entry, "doc", pack, line), examples=examples, pack=pack, line=line,
+                          user=user))
     sections = {k: v for k, v in data.items() if k != "rules"}
     return rules, sections, lines
 
 
-def load_packs(paths: list[Path]) -> RuleSet:
+def load_packs(paths: list[Path], user: list[Path] = ()) -> RuleSet:
+    """The packs shipped with scriptdiff (`paths`, named rules/NAME) and then the user's
+    (`user`, named by their path), merged section by section as each section's schema says
+    (scriptdiff.packschema) and validated. A user's rule takes a code of its own (USER_CODE_RE)."""
     rules: dict[str, Rule] = {}
     sections: dict[str, Any] = {}
     origin: dict[str, str] = {}
-    node_lines: dict[tuple, int] = {}
-    for path in sorted(paths):
-        pack = f"rules/{path.name}"
+    merged = Positions()
+    packs = [(f"rules/{p.name}", p, False) for p in sorted(paths)] + [(str(p), p, True) for p in user]
+    for pack, path, mine in packs:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            raise RuleError(f"{pack}:1: cannot read rule pack: {e}") from None
-        pack_rules, pack_sections, pack_lines = _parse(text, pack)
-        node_lines.update((p, n) for p, n in pack_lines.items() if p and p[0] in MERGED_SECTIONS)
+            raise RuleError(f"{pack}:1: cannot read rule pack: {getattr(e, 'strerror', None) or e}") from None
+        pack_rules, pack_sections, lines = _parse_lines(text, pack, user=mine)
         for r in pack_rules:
             if r.code in rules:
                 _fail(pack, r.line, f"duplicate rule code {r.code} (also in {rules[r.code].pack})")
             rules[r.code] = r
+        here = Positions(pack, lines)
         for name, value in pack_sections.items():
-            if name in MERGED_SECTIONS and isinstance(value, dict) and isinstance(sections.get(name, {}), dict):
-                twice = set(value) & set(sections.get(name, {}))
-                if twice:
-                    also = ", ".join(sorted({origin.get(f"{name}.{e}", origin[name]) for e in twice}))  # the entry's pack
-                    _fail(pack, 1, f"{name} {', '.join(sorted(twice))} defined twice (also in {also})")
-                sections.setdefault(name, {}).update(value)
-                origin.setdefault(name, pack)
-                origin.update({f"{name}.{entry}": pack for entry in value})  # validators name the right pack
-                continue
+            schema = SECTIONS.get(name)
+            if schema is None:
+                _fail(pack, lines.get((name,)), f"unknown section {name!r} (a pack holds rules and "
+                                               f"{', '.join(sorted(SECTIONS))})")
+            check_node(value, schema, (name,), here, complete=False)
             if name in sections:
-                _fail(pack, 1, f"section '{name}' is defined twice (also in {origin[name]})")
-            sections[name] = value
-            origin[name] = pack
+                sections[name] = schema.merge(sections[name], value, (name,), (name,), Merge(merged, here))
+            else:
+                sections[name] = value
+                merged.graft(here, (name,), (name,))
+                origin[name] = pack
+            if isinstance(schema, Table):  # validators and the registry name an entry's own pack
+                for entry in value:
+                    origin.setdefault(f"{name}.{entry}", pack)
     # a subset of packs without the registries (a test, a tool) is checked against the shipped ones
     shipped = shipped_names() if not (sections.get("checks") and sections.get("kinds")) else None
     _check_names(list(rules.values()), set(sections.get("checks") or shipped["checks"]),
                  set(sections.get("kinds") or shipped["kinds"]))
-    rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin, lines=node_lines)
-    for check in VALIDATORS:
-        check(rs)
+    rs = RuleSet(rules=dict(sorted(rules.items())), sections=sections, section_origin=origin, positions=merged)
+    rs.conform(*sections)
+    for validate in VALIDATORS:
+        validate(rs)
     return rs
+
+
+# The schema of every data section (scriptdiff.rule_validators declares them with `section`):
+# a pack may hold `rules` and these sections only.
+SECTIONS: dict[str, Schema] = {}
+
+
+def section(name: str, schema: Schema) -> Schema:
+    """Declare the schema of data section `name`."""
+    SECTIONS[name] = schema
+    return schema
 
 
 # Section validators, registered with @validator (scriptdiff.rule_validators holds them all;

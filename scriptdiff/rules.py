@@ -1,10 +1,11 @@
 """The rule packs in rules/*.yaml, loaded and validated once per process.
 
-The format and its checks live in `rulepack` (parse, RuleSet) and `rule_validators` (one
-validator per data section); this module loads the packs shipped with this build, caches
-the validated RuleSet, and resolves rule names to their stable codes: code refers to a rule
-by the name written next to its code in the pack (`code("unused-suppression")` is SD152),
-so each code is written exactly once, in rules/.
+The format and its checks live in `rulepack` (parse, merge, RuleSet) and `rule_validators`
+(each data section's schema and validator); this module loads the packs shipped with this
+build and the user's own (`use_packs`: `--rules DIR`, or `rules = [...]` in [tool.scriptdiff]),
+caches the validated RuleSet, and resolves rule names to their stable codes: code refers to
+a rule by the name written next to its code in the pack (`code("unused-suppression")` is
+SD152), so each code is written exactly once, in rules/.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from . import cache, rule_validators  # noqa: F401  (rule_validators registers the section validators)
 # the rule-pack format's names, for callers that load packs themselves (tests, tools)
+from . import store
 from .model import UsageError
 from .store import write_then
 from .rulepack import Example, Rule, RuleError, RuleSet, load_packs, parse_pack, rules_dir  # noqa: F401
@@ -39,23 +41,72 @@ def given(rs: RuleSet) -> None:
     _GIVEN = rs
 
 
+def use_packs(dirs: list[str], add: bool = False) -> None:
+    """Load the user's rule packs too: every *.yaml of each folder in `dirs` (a pack file may
+    be named itself), in that order, after the shipped packs; sections merge with theirs
+    (rulepack.load_packs). The rule set is the process's: every cache derived from it (the
+    lru_caches of the modules that read it) starts over when it changes. UsageError for a
+    folder that is not there or holds no pack; RuleError, at the first load, for a broken one.
+    `add`: keep the packs already in use, these after them."""
+    files: list[Path] = list(store.user_packs()) if add else []
+    for d in dirs:
+        p = Path(d)
+        if p.is_file():
+            found = [p]
+        elif p.is_dir():  # regular files only: a FIFO named x.yaml would never end its read
+            found = [f for f in sorted(p.glob("*.yaml")) + sorted(p.glob("*.yml")) if f.is_file()]
+        elif p.exists():
+            raise UsageError(f"--rules {d}: not a folder or a rule pack file")
+        else:
+            raise UsageError(f"--rules {d}: no such folder")
+        if not found:
+            raise UsageError(f"--rules {d}: no rule pack (*.yaml) in it")
+        files += [f for f in found if f not in files]
+    before = (store.user_packs(), store.user_salt())
+    store.set_user_packs(files)
+    if (store.user_packs(), store.user_salt()) != before:  # other packs, or the same edited
+        _forget_derived()
+
+
+def user_packs() -> tuple[Path, ...]:
+    """The user's pack files loaded after the shipped ones (use_packs), in order."""
+    return store.user_packs()
+
+
+def _forget_derived() -> None:
+    """Start over every cache of the package derived from the rule set: each module-level
+    functools.lru_cache of a loaded scriptdiff module (this module's own included)."""
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not (name == "scriptdiff" or name.startswith("scriptdiff.")):
+            continue
+        for obj in list(vars(mod).values()):
+            clear = getattr(obj, "cache_clear", None)
+            if callable(clear) and getattr(obj, "__module__", None) == name:
+                clear()
+
+
 @lru_cache(maxsize=1)
 def _load() -> RuleSet:
-    key = cache.key("ruleset")
-    for where, read in (("snapshot", _snapshot), ("cache", cache.get)):
+    key = cache.key("ruleset")  # the salt covers the user's packs: their bytes and names
+    user = store.user_packs()
+    # with the user's packs, the content cache only: the snapshot beside the code is the
+    # shipped packs' (one per key: writing another would remove it for the next plain run)
+    for where, read in (("cache", cache.get),) if user else (("snapshot", _snapshot), ("cache", cache.get)):
         hit = read(key)  # in turn: the cache is read only without a usable snapshot
         if hit is not None:
             try:
                 rs = _from_json(hit)
             except (KeyError, TypeError, ValueError):
                 continue
-            if where == "cache":
+            if where == "cache" and not user:
                 _write_snapshot(key, hit)
             return rs
-    rs = load_packs(sorted(rules_dir().glob("*.yaml")))
+    rs = load_packs(sorted(rules_dir().glob("*.yaml")), user=list(user))
+    rs.positions = None  # only validation needs them (and a reader process is sent the set)
     data = _to_json(rs)
     cache.put(key, data)
-    _write_snapshot(key, data)
+    if not user:
+        _write_snapshot(key, data)
     return rs
 
 

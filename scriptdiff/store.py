@@ -39,9 +39,24 @@ def cache_dir() -> Path:
     return Path(xdg) / "scriptdiff" if xdg else Path.home() / ".cache" / "scriptdiff"
 
 
+_USER_PACKS: tuple[Path, ...] = ()  # the user's rule packs (--rules DIR), in the order they load
+
+
+def user_packs() -> tuple[Path, ...]:
+    """The user's rule pack files this process loads after the shipped ones (scriptdiff.rules)."""
+    return _USER_PACKS
+
+
+def set_user_packs(paths) -> None:
+    """Load these user pack files too (scriptdiff.rules.use_packs): every key changes with them."""
+    global _USER_PACKS
+    _USER_PACKS = tuple(paths)
+    user_salt.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def salt() -> str:
-    """Changes whenever scriptdiff's version or any rule pack changes."""
+    """Changes whenever scriptdiff's version or any rule pack shipped with it changes."""
     h = hashlib.blake2b(__version__.encode(), digest_size=16)
     for p in sorted(rules_dir().glob("*.yaml")):
         h.update(p.name.encode())
@@ -54,8 +69,29 @@ def salt() -> str:
     return h.hexdigest()
 
 
-def key(*parts: str | bytes) -> str:
+@lru_cache(maxsize=1)
+def user_salt() -> str:
+    """The user's rule packs in use (set_user_packs), by name and bytes; "" for none."""
+    if not _USER_PACKS:
+        return ""
+    h = hashlib.blake2b(digest_size=16)
+    for p in _USER_PACKS:
+        h.update(b"\x00user\x00" + str(p).encode("utf-8", "surrogatepass") + b"\x00")
+        try:
+            h.update(p.read_bytes())
+        except OSError:  # the load that follows says why, naming the file
+            h.update(b"\x00unreadable")
+    return h.hexdigest()
+
+
+def key(*parts: str | bytes, user: bool = True) -> str:
+    """The cache key of `parts`, under the salt: an entry made with a user's packs is never one
+    a run without them (or with other ones) reads. `user=False`: under the shipped packs' salt
+    alone (a replayed run, whose key is made before its packs load: it records their files
+    among what it read instead)."""
     h = hashlib.blake2b(salt().encode(), digest_size=20)
+    if user and _USER_PACKS:
+        h.update(user_salt().encode() + b"\x01")
     for p in parts:
         h.update(p if isinstance(p, bytes) else p.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")

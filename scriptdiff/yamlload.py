@@ -4,7 +4,8 @@
 float, bool, None) built with PyYAML's *safe* constructors only, and `lines` maps each
 path (a tuple of keys and list indices) to the 1-based line where its value starts (for a
 mapping key: the line of the key). Used for config files and for the rule packs, so that
-an error in either can point at a line.
+an error in either can point at a line: the packs' checker (scriptdiff.packschema.Positions)
+reports each node of a section at the line this table gives its path.
 
 Aliases are expanded into plain data, so a few hundred bytes of anchors that refer to
 anchors (a "billion laughs" file) would become billions of values. Before anything is

@@ -120,7 +120,7 @@ def test_data_jobs_is_the_old_workers(tmp_path, cli):
 
 
 @pytest.mark.parametrize("fmt,head", [("text", "SD001  script"), ("json", "[\n  {\n    \"code\": \"SD001\""),
-                                      ("markdown", "| Code | Check | Severity | Name | Summary |\n|---|---|---|---|---|\n"
+                                      ("markdown", "| Code | Check | Severity | Name | Summary | Pack |\n|---|---|---|---|---|---|\n"
                                                    "| SD001 | script | masked | `cuda-method-to-npu` |"),
                                       ("sarif", "{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\"")])
 def test_rules_in_every_format_that_makes_sense(cli, fmt, head):

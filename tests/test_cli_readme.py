@@ -19,7 +19,7 @@ BEGIN = "<!-- command section: generated from the parsers by tests/test_cli_read
 END = "<!-- end of the generated command section -->"
 
 # options that several commands share, in the order the README lists them
-SHARED = ("--output", "--format", "--select", "--ignore", "--baseline", "--no-cache", "--jobs", "--max-bytes",
+SHARED = ("--rules", "--output", "--format", "--select", "--ignore", "--baseline", "--no-cache", "--jobs", "--max-bytes",
           "--progress", "--show-masked", "--full-values", "--color")
 
 

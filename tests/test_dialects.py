@@ -291,7 +291,7 @@ def _rs(sections: dict) -> RuleSet:
 def test_validator_refuses_dotted_alias_and_other_column():
     voc = dict(load().section("vocabulary"))
     bad = {**voc, "lr": {**voc["lr"], "aliases": ["actor.optim.lr"]}}
-    with pytest.raises(RuleError, match="alias 'actor.optim.lr' must be a normalised name"):
+    with pytest.raises(RuleError, match=r"^rules/test.yaml:1: vocabulary.lr.aliases\[0\]: expected a normalised name \(lower case, _ for -, no dots"):
         check_vocabulary(_rs({"vocabulary": bad}))
     bad = {**voc, "lr": {**voc["lr"], "other": ["x"]}}
     with pytest.raises(RuleError, match="`other` spellings are gone"):
@@ -302,7 +302,7 @@ def test_validator_refuses_dotted_alias_and_other_column():
 
 
 def test_validator_refuses_bad_alias_sections():
-    with pytest.raises(RuleError, match="neutral_sections must be a list"):
+    with pytest.raises(RuleError, match=r"^rules/test.yaml:1: neutral_sections\[0\]: expected a lower-case section name without dots \(got 'a.b'\)"):
         check_aliases(_rs({"neutral_sections": ["a.b"]}))
-    with pytest.raises(RuleError, match="device_port needs"):
+    with pytest.raises(RuleError, match=r"^rules/test.yaml:1: device_port: needs non-empty lower-case lists names, gpu and npu$"):
         check_aliases(_rs({"device_port": {"names": ["device"], "gpu": ["cuda"]}}))

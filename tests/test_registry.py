@@ -74,13 +74,13 @@ def test_a_new_kind_lives_in_its_own_pack(tmp_path):
 
 
 @pytest.mark.parametrize("text,needle", [
-    ("kinds:\n  python:\n    reader: lang.python\n", "kinds python defined twice"),
-    ("kinds:\n  ini:\n    reader: lang.text\n    checks: [vibes]\n", "kinds.ini.checks: unknown check(s) vibes"),
-    ("kinds:\n  ini:\n    reader: lang.text\n    sniff: not a function\n", "kinds.ini.sniff"),
-    ("kinds:\n  ini:\n    reader: lang.text\n    suffixes: [INI]\n", "kinds.ini.suffixes"),
-    ("kinds:\n  ini:\n    reader: lang.text\n    colour: blue\n", "unknown field(s) colour"),
-    ("checks:\n  curves:\n    title: process data\n", "checks.curves needs an order and a title"),
-    ("dialects:\n  x:\n    kinds: [yaml]\n    paths: {a.b: not_a_key}\n", "is not a vocabulary key"),
+    ("kinds:\n  python:\n    reader: lang.python\n", "kinds.python: defined twice (also in rules/extra.yaml:2)"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    checks: [vibes]\n", "rules/extra.yaml:4: kinds.ini.checks: unknown check(s) vibes"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    sniff: not a function\n", "rules/extra.yaml:4: kinds.ini.sniff: expected \"module:function\""),
+    ("kinds:\n  ini:\n    reader: lang.text\n    suffixes: [INI]\n", "rules/extra.yaml:4: kinds.ini.suffixes[0]: expected a lower-case ending with its dot (.py) (got 'INI')"),
+    ("kinds:\n  ini:\n    reader: lang.text\n    colour: blue\n", "rules/extra.yaml:4: kinds.ini: unknown field(s) colour"),
+    ("checks:\n  curves:\n    title: process data\n", "rules/extra.yaml:2: checks.curves: needs an order and a title"),
+    ("dialects:\n  x:\n    kinds: [yaml]\n    paths: {a.b: not_a_key}\n", "rules/extra.yaml:4: dialects.x.paths.a.b: 'a.b' -> 'not_a_key' is not a vocabulary key"),
 ])
 def test_bad_registry_entries_name_their_pack(tmp_path, text, needle):
     with pytest.raises(RuleError) as e:
@@ -182,10 +182,14 @@ def test_every_lexer_a_kind_names_exists():
                                      "pygments.lexers.nosuch (it is in configs)"),
     ("    lexer: IniLexer\n", "rules/extra.yaml:4: kinds.ini.lexer: 'IniLexer' must be \"module:Class\""),
     ("    lexer: configs:IniLexr\n", "rules/extra.yaml:4: kinds.ini.lexer: pygments has no lexer IniLexr"),
-    ("    referenced: [config-file]\n", "rules/extra.yaml:4: kinds.ini.referenced: 'config-file' must be"),
-    ("    sets: {categories: [vibes]}\n", "rules/extra.yaml:4: kinds.ini.sets: unknown vocabulary categor(ies) vibes"),
-    ("    sets: {spelled: [torchtitan]}\n", "kinds.ini.sets: spelled: torchtitan is not a vocabulary framework"),
-    ("    sets: everything\n", "kinds.ini.sets: must be 'any' or a mapping of categories, spelled, keys"),
+    ("    referenced: [config-file]\n", "rules/extra.yaml:4: kinds.ini.referenced[0]: expected an option name in "
+                                      "lower case with underscores (config_file) (got 'config-file')"),
+    ("    sets: {categories: [vibes]}\n", "rules/extra.yaml:4: kinds.ini.sets.categories: unknown vocabulary "
+                                        "categor(ies) vibes"),
+    ("    sets: {spelled: [torchtitan]}\n", "rules/extra.yaml:4: kinds.ini.sets.spelled: torchtitan is not a "
+                                          "vocabulary framework column"),
+    ("    sets: everything\n", "rules/extra.yaml:4: kinds.ini.sets: expected 'any' or a mapping of categories, "
+                              "spelled, keys"),
 ])
 def test_bad_kind_format_fields_name_their_pack_line(tmp_path, text, needle):
     if "lexer" in text and "must be" not in needle:

@@ -1,60 +1,19 @@
 """Every rule's own examples, run through the real pipeline (Fixit-style).
 
 A rule must carry at least one example that fires and one that does not (the loader
-enforces it); here each example is written to a GPU and an NPU file and diffed, and the
-rule must appear among the findings or masked substitutions exactly when the example says.
-Rules about folders, patches or `check` say so in the `example_modes` section (rules/check.yaml):
-their examples run through the folder diff or `review` on the same two files, or (`check`)
-through `scriptdiff check` with the GPU text as its configuration.
+enforces it); scriptdiff/rule_examples.py writes each example to a GPU and an NPU file and
+runs it the way its rule needs (`example_modes`, rules/check.yaml), and the rule must appear
+among the findings or masked substitutions exactly when the example says. A user's pack
+runs its own examples the same way: `scriptdiff rules --test DIR` (tests/test_user_packs.py).
 """
 from __future__ import annotations
 
 import pytest
 
-from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
-from scriptdiff.registry import kinds
+from scriptdiff.rule_examples import codes_for
 from scriptdiff.rules import load
 
-# each kind's example file name (rules/kinds.yaml `example`)
-DEFAULT_NAMES = {name: k.example for name, k in kinds().items()}
-
 CASES = [(r.code, i, ex) for r in load().rules.values() for i, ex in enumerate(r.examples)]
-
-
-def codes_for(tmp_path, ex, code: str = "") -> set[str]:
-    g = tmp_path / "gpu" / (ex.gpu_name or DEFAULT_NAMES[ex.lang])
-    n = tmp_path / "npu" / (ex.npu_name or DEFAULT_NAMES[ex.lang])
-    g.parent.mkdir(parents=True)
-    n.parent.mkdir(parents=True)
-    g.write_text(ex.gpu, encoding="utf-8", newline="")
-    n.write_text(ex.npu, encoding="utf-8", newline="")
-    mode = (load().section("example_modes", {}) or {}).get(code, "files")
-    if mode == "check":  # the rule is about `scriptdiff check`: the GPU text is its configuration
-        from scriptdiff.checkrun import load_config, run_checks
-
-        cfg = tmp_path / "scriptdiff.toml"
-        cfg.write_text(ex.gpu, encoding="utf-8")
-        report = run_checks(load_config(str(cfg)), Options(use_cache=False))
-    elif mode == "curves":  # the rule is about training curves: `scriptdiff curves` on the two logs
-        from scriptdiff.api import curves
-
-        report = curves(str(g), str(n), Options(use_cache=False))
-    elif mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
-        from scriptdiff.tree import diff_trees
-
-        report = diff_trees(str(g.parent), str(n.parent), Options(use_cache=False))
-    elif mode == "review":  # the rule is about patches: review the unified diff GPU -> NPU
-        import difflib
-
-        from scriptdiff.review import review
-
-        patch = "".join(difflib.unified_diff(ex.gpu.splitlines(True), ex.npu.splitlines(True),
-                                             f"a/{g.name}", f"b/{n.name}"))
-        report = review(patch.encode(), "example.patch", Options(use_cache=False), root=None)
-    else:
-        report = diff_files([str(g)], [str(n)], Options(use_cache=False))
-    return {f.rule for f in report.findings} | {m.rule for m in report.masked}
 
 
 @pytest.mark.parametrize("code,index,example", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])

@@ -34,46 +34,70 @@ def test_unchanged_copy_loads(tmp_path):
     assert rs.section("value_ports")["use_flash_attn"]["fa2"] is True
 
 
-@pytest.mark.parametrize("pack,old,new,needle", [
+def line_of(pack: str, old: str, new: str, at: str) -> int:
+    """The line of `at` in rules/<pack> once `old` is replaced by `new` (it must be there once)."""
+    text = (rules_dir() / pack).read_text(encoding="utf-8").replace(old, new, 1)
+    assert text.count(at) == 1, at
+    return text[:text.index(at)].count("\n") + 1
+
+
+@pytest.mark.parametrize("pack,old,new,at,needle", [
     # a python mask naming a rule that does not exist
-    ("python.yaml", "gpu: torch.cuda.amp, rule: SD009}", "gpu: torch.cuda.amp, rule: SD999}", "'SD999'"),
+    ("python.yaml", "gpu: torch.cuda.amp, rule: SD009}", "gpu: torch.cuda.amp, rule: SD999}", "rule: SD999}",
+     "python.qualified_renames[0].rule: 'SD999' is not a mask rule code"),
     # a file-stem rename without {base}
-    ("pairing.yaml", '{gpu: "{base}_gpu", npu: "{base}_npu"}', '{gpu: "train_gpu", npu: "{base}_npu"}', "{base}"),
+    ("pairing.yaml", '{gpu: "{base}_gpu", npu: "{base}_npu"}', '{gpu: "train_gpu", npu: "{base}_npu"}', "train_gpu",
+     "pairing.name_renames[1].gpu: expected a file name pattern with {base} once (got 'train_gpu')"),
     # value ports: a key outside the vocabulary, an unquoted `no` (a YAML boolean), a table of lists
-    ("vocabulary.yaml", "value_ports:\n  params_dtype:", "value_ports:\n  no_such_key:", "not a vocabulary key"),
-    ("vocabulary.yaml", '    "no": fp32', "    no: fp32", "lower-case string"),
-    ("vocabulary.yaml", "    fa2: true", "    fa2: [true]", "a string, a boolean or a number"),
-    ("vocabulary.yaml", "    torch.half: fp16", "    Torch.Half: fp16", "lower-case string"),
+    ("vocabulary.yaml", "value_ports:\n  params_dtype:", "value_ports:\n  no_such_key:", "no_such_key",
+     "value_ports.no_such_key: 'no_such_key' is not a vocabulary key"),
+    ("vocabulary.yaml", '    "no": fp32', "    no: fp32", "    no: fp32",
+     "value_ports.params_dtype.False: expected a lower-case string (quote yes/no/true/false/null) as the key"),
+    ("vocabulary.yaml", "    fa2: true", "    fa2: [true]", "fa2: [true]",
+     "value_ports.use_flash_attn.fa2: expected a string, a boolean or a number (got [True])"),
+    ("vocabulary.yaml", "    torch.half: fp16", "    Torch.Half: fp16", "Torch.Half",
+     "value_ports.params_dtype.Torch.Half: expected a lower-case string"),
     # secrets: an unknown list, a lower-case word, a suffix of two words
-    ("secrets.yaml", "  not_secret:", "  allow:", "unknown field"),
-    ("secrets.yaml", "words: [SECRET,", "words: [secret,", "upper-case words"),
-    ("secrets.yaml", "suffixes: [TOKEN,", "suffixes: [HF_TOKEN,", "one word"),
+    ("secrets.yaml", "  not_secret:", "  allow:", "  allow:", "secrets: unknown field(s) allow"),
+    ("secrets.yaml", "words: [SECRET,", "words: [secret,", "words: [secret,",
+     "secrets.words[0]: expected upper-case words joined by _ (got 'secret')"),
+    ("secrets.yaml", "suffixes: [TOKEN,", "suffixes: [HF_TOKEN,", "suffixes: [HF_TOKEN,",
+     "secrets.suffixes[0]: expected one word in upper case (no _) (got 'HF_TOKEN')"),
 ])
-def test_malformed_section_names_the_pack(tmp_path, pack, old, new, needle):
+def test_malformed_section_names_the_pack_and_line(tmp_path, pack, old, new, at, needle):
     with pytest.raises(RuleError) as e:
         load_with(tmp_path, pack, old, new)
-    assert str(e.value).startswith(f"rules/{pack}:")
-    assert needle in str(e.value)
+    assert str(e.value).startswith(f"rules/{pack}:{line_of(pack, old, new, at)}: {needle}")
 
 
 def test_secrets_need_both_lists(tmp_path):
-    with pytest.raises(RuleError, match=r"^rules/secrets.yaml:1: secrets needs non-empty"):
-        load_with(tmp_path, "secrets.yaml", "  suffixes: [TOKEN, KEY, SECRET, PASSWORD, PASSWD, AUTH, API, ACCESS]\n", "")
+    gone = "  suffixes: [TOKEN, KEY, SECRET, PASSWORD, PASSWD, AUTH, API, ACCESS]\n"
+    line = line_of("secrets.yaml", gone, "", "secrets:\n")
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, "secrets.yaml", gone, "")
+    assert str(e.value) == f"rules/secrets.yaml:{line}: secrets: needs non-empty 'words' and 'suffixes' lists"
 
 
-@pytest.mark.parametrize("old,new,needle", [
+@pytest.mark.parametrize("old,new,at,needle", [
     # a row out of order, a version that does not parse, a row citing no table, an undated table
-    ('    - {torch_npu: "2.12.0",', '    - {torch_npu: "2.1.0",', "ascend_versions.torch_npu[62] is out of order"),
-    ('cann: "8.0.RC3", source: pta-compat}', 'cann: "8.0.RC3-latest", source: pta-compat}',
-     "'8.0.RC3-latest' is not a CANN version"),
-    ('{torch_npu: "2.4.0", torch: "2.4.0"', '{torch_npu: "2.4.0 final", torch: "2.4.0"', "is not a PEP 440 version"),
-    ('hdk: "25.2.0", source: deployer-mirror}', 'hdk: "25.2.0", source: nowhere}', "source 'nowhere' is not one of"),
-    ('      date: "2024-09-14"\n', '', "needs a date"),
-    ('      commit: 006ca00290d3a8d5bdd635c61c446f743660ac84\n', '', "names its repo, path and commit"),
-    ('mindspeed: "2.3.0_core_r0.12.1"', 'mindspeed: "2.3.0_core_r0.11.0"', "is not in ascend_versions.mindspeed"),
+    ('    - {torch_npu: "2.12.0",', '    - {torch_npu: "2.1.0",', 'torch: "2.12.0", cann: "9.1.0"',
+     "ascend_versions.torch_npu[62]: out of order"),
+    ('cann: "8.0.RC3", source: pta-compat}', 'cann: "8.0.RC3-latest", source: pta-compat}', "8.0.RC3-latest",
+     "ascend_versions.torch_npu[31].cann: '8.0.RC3-latest' is not a CANN version"),
+    ('{torch_npu: "2.4.0", torch: "2.4.0"', '{torch_npu: "2.4.0 final", torch: "2.4.0"', "2.4.0 final",
+     "ascend_versions.torch_npu[42].torch_npu: '2.4.0 final' is not a PEP 440 version"),
+    ('hdk: "25.2.0", source: deployer-mirror}', 'hdk: "25.2.0", source: nowhere}', "source: nowhere",
+     "ascend_versions.hdk[1].source: source 'nowhere' is not one of"),
+    ('      date: "2024-09-14"\n', '', "  pta-readme-2024-09:",
+     "ascend_versions.tables.pta-readme-2024-09: needs a date"),
+    ('      commit: 006ca00290d3a8d5bdd635c61c446f743660ac84\n', '', "  pta-readme-2024-09:",
+     "ascend_versions.tables.pta-readme-2024-09: a table dated by its commit names its repo, path and commit"),
+    ('mindspeed: "2.3.0_core_r0.12.1"', 'mindspeed: "2.3.0_core_r0.11.0"', "2.3.0_core_r0.11.0",
+     "ascend_versions.mindspeed_llm[2].mindspeed: MindSpeed branch '2.3.0_core_r0.11.0' is not in "
+     "ascend_versions.mindspeed"),
 ])
-def test_malformed_ascend_versions_name_the_pack(tmp_path, old, new, needle):
+def test_malformed_ascend_versions_name_the_pack_and_line(tmp_path, old, new, at, needle):
     with pytest.raises(RuleError) as e:
         load_with(tmp_path, "ascend_versions.yaml", old, new)
-    assert str(e.value).startswith("rules/ascend_versions.yaml:1: ")
-    assert needle in str(e.value)
+    line = line_of("ascend_versions.yaml", old, new, at)
+    assert str(e.value).startswith(f"rules/ascend_versions.yaml:{line}: {needle}")

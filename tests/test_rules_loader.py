@@ -49,7 +49,7 @@ def fresh_rules(tmp_path, monkeypatch):
     monkeypatch.setattr("sys.dont_write_bytecode", False)
     parsed = []
     real = rules.load_packs
-    monkeypatch.setattr(rules, "load_packs", lambda paths: parsed.append(1) or real(paths))
+    monkeypatch.setattr(rules, "load_packs", lambda paths, **kw: parsed.append(1) or real(paths, **kw))
     rules._load.cache_clear()
     yield rules, parsed
     rules._load.cache_clear()

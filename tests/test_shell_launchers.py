@@ -32,46 +32,63 @@ def test_shipped_launchers_load(tmp_path):
     assert launchers.table().find("torchrun").world_size == ("nproc_per_node", "nnodes")
 
 
-@pytest.mark.parametrize("old,new,needle", [
-    ("      program: interpreter\n      module_only", "      program: bogus\n      module_only",
-     "launchers.entries[5] (mpirun): program must be one of after-options, interpreter, subcommand"),
-    (TORCHRUN, TORCHRUN.replace("[torchrun]", "[torchrun, deepspeed]"),
-     "launchers.entries[1] (deepspeed): command deepspeed is also torchrun's"),
-    (TORCHRUN, TORCHRUN + "      options: [nnodes]\n", "launchers.entries[0] (torchrun): unknown field(s) ['options']"),
-    ("      subcommands: [train, sft, pt, rm, ppo, dpo, kto]\n", "",
-     "launchers.entries[6] (llamafactory-cli): program subcommand needs a subcommands list"),
-    ("      commands: [msrun]\n", "", "launchers.entries[3] (msrun): needs commands or modules"),
+def line_in(text: str, at: str) -> int:
+    assert text.count(at) == 1, at
+    return text[:text.index(at)].count("\n") + 1
+
+
+ENTRY_FIELDS = "name, commands, modules, versioned, subcommands, program, module_only, flags, framework, world_size, " \
+               "devices, environment"
+LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, shared"
+
+
+@pytest.mark.parametrize("old,new,at,needle", [  # at: the text on the line the error names
+    ("      program: interpreter\n      module_only", "      program: bogus\n      module_only", "program: bogus",
+     "launchers.entries[5].program: expected one of after-options, interpreter, subcommand, wrapper (got 'bogus')"),
+    (TORCHRUN, TORCHRUN.replace("[torchrun]", "[torchrun, deepspeed]"), "      commands: [deepspeed]",
+     "launchers.entries[1].commands[0]: command deepspeed is also torchrun's"),
+    (TORCHRUN, TORCHRUN + "      options: [nnodes]\n", "options: [nnodes]",
+     f"launchers.entries[0]: unknown field(s) options (known: {ENTRY_FIELDS})"),
+    ("      subcommands: [train, sft, pt, rm, ppo, dpo, kto]\n", "", "      program: subcommand\n      framework: hf\n    #",
+     "launchers.entries[6].program: llamafactory-cli: program subcommand needs a subcommands list"),
+    ("      commands: [msrun]\n", "", "- name: msrun", "launchers.entries[3]: msrun: needs commands or modules to be recognised by"),
     ("      modules: [torch.distributed.run, torch.distributed.launch]\n      program: after-options",
      "      modules: [torch.distributed.run, torch.distributed.launch]\n      program: interpreter",
-     "launchers.entries[0] (torchrun): modules (python -m MODULE) need program after-options"),
-    ("      world_size: [worker_num]\n", "      world_size: worker_num\n",
-     "launchers.entries[3] (msrun).world_size must be a list of strings"),
+     "modules: [torch.distributed.run",
+     "launchers.entries[0].modules: torchrun: modules (python -m MODULE) need program after-options"),
+    ("      world_size: [worker_num]\n", "      world_size: worker_num\n", "world_size: worker_num",
+     "launchers.entries[3].world_size: expected a list of names (got 'worker_num')"),
     # which options name a config to follow is the kinds' data (rules/kinds.yaml `referenced`)
-    ("  hints:\n", "  references: {flags: [config], suffixes: [.toml]}\n  hints:\n",
-     "launchers: unknown field(s) ['references']"),
-    ("  hints:\n", "  hintz:\n", "launchers: unknown field(s) ['hintz']"),
+    ("  hints:\n", "  references: {flags: [config], suffixes: [.toml]}\n  hints:\n", "references: {flags",
+     f"launchers: unknown field(s) references (known: {LAUNCHER_FIELDS})"),
+    ("  hints:\n", "  hintz:\n", "hintz:", f"launchers: unknown field(s) hintz (known: {LAUNCHER_FIELDS})"),
     ("      environment: [NPROC_PER_NODE, NNODES, MASTER_PORT, MASTER_ADDR, NODE_RANK]\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
      "      environment: NPROC_PER_NODE\n      world_size: [nproc_per_node, nnodes]\n    - name: swift-megatron",
-     "launchers.entries[7] (swift).environment must be a list of strings"),
-    ("      program: wrapper\n", "      program: wrap\n",
-     "launchers.entries[9] (ray): program must be one of after-options, interpreter, subcommand, wrapper"),
-    ("  npu_only_flags: [jit_compile]\n", "  npu_only_flags: jit_compile\n",
-     "launchers.npu_only_flags must be a list of strings"),
-    ("  entries:\n", "  entries: []\n  old_entries:\n", "launchers: unknown field(s) ['old_entries']"),
+     "environment: NPROC_PER_NODE\n",
+     "launchers.entries[7].environment: expected a list of names (got 'NPROC_PER_NODE')"),
+    ("      program: wrapper\n", "      program: wrap\n", "program: wrap\n",
+     "launchers.entries[9].program: expected one of after-options, interpreter, subcommand, wrapper (got 'wrap')"),
+    ("  npu_only_flags: [jit_compile]\n", "  npu_only_flags: jit_compile\n", "npu_only_flags: jit_compile",
+     "launchers.npu_only_flags: expected a list of names (got 'jit_compile')"),
+    ("  entries:\n", "  entries: []\n  old_entries:\n", "old_entries:",
+     f"launchers: unknown field(s) old_entries (known: {LAUNCHER_FIELDS})"),
 ])
-def test_malformed_launchers_fail_naming_the_pack(tmp_path, old, new, needle):
+def test_malformed_launchers_fail_at_their_line(tmp_path, old, new, at, needle):
     assert old in SHELL
+    text = SHELL.replace(old, new, 1)
     with pytest.raises(RuleError) as e:
-        load_with(tmp_path, SHELL.replace(old, new, 1))
-    assert str(e.value).startswith("rules/shell.yaml:1: ")
-    assert needle in str(e.value)
+        load_with(tmp_path, text)
+    assert str(e.value) == f"rules/shell.yaml:{line_in(text, at)}: {needle}"
 
 
 def test_flags_must_be_strings(tmp_path):
     start = SHELL.index("  flags: [standalone")
     end = SHELL.index("dynamo_backend]") + len("dynamo_backend]")
-    with pytest.raises(RuleError, match=r"^rules/shell.yaml:1: launchers.flags must be a list of strings"):
-        load_with(tmp_path, SHELL[:start] + "  flags: {standalone: true}" + SHELL[end:])
+    text = SHELL[:start] + "  flags: {standalone: true}" + SHELL[end:]
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, text)
+    assert str(e.value) == (f"rules/shell.yaml:{line_in(text, '  flags: {standalone')}: launchers.flags: "
+                            f"expected a list of names (got {{'standalone': True}})")
 
 
 def test_a_launcher_is_added_as_data(monkeypatch):

@@ -36,6 +36,13 @@ def add_arguments(p) -> None:
     add_output_arguments(p)
 
 
+def rule_dirs(args) -> list[str]:
+    """The rule pack folders of the configuration (`rules = [...]`), loaded besides --rules."""
+    from .. import api  # lazy: keeps --help fast
+
+    return api.config_rules(args.config)
+
+
 def run(args) -> int:
     api, opts = prepare(args)
     if args.files is not None:

@@ -1,7 +1,8 @@
 """The one command-line language: options every command shares, and how output is written.
 
 Every command gets the same shared options (cli.build_parser adds any a command did not add
-itself): `--no-cache`, `--jobs N`, `--max-bytes N` and `--progress`. Where one cannot apply
+itself): `--rules DIR` (the user's rule packs), `--no-cache`, `--jobs N`, `--max-bytes N` and
+`--progress`. Where one cannot apply
 (`collect --jobs`), it is still parsed and refused with the reason (NOT_FOR), never silently
 ignored. `-o/--output` means the same everywhere: FORMAT=FILE, or a FILE whose format its
 extension says (`-o out.json`); commands that write one product (collect, baseline, the
@@ -21,7 +22,7 @@ from ..report.values import safe
 EXTENSIONS = {".json": "json", ".sarif": "sarif", ".md": "markdown", ".markdown": "markdown",
               ".txt": "text", ".html": "html", ".htm": "html"}
 
-SHARED = ("--no-cache", "--jobs", "--max-bytes", "--progress")
+SHARED = ("--rules", "--no-cache", "--jobs", "--max-bytes", "--progress")
 
 _NO_INPUT = "it reads no input files"
 # command -> shared option -> why it does not apply to that command (it is refused, with this)
@@ -30,8 +31,8 @@ NOT_FOR = {
                 "--jobs": "collect runs in one process (it takes a fraction of a second)",
                 "--max-bytes": "collect reads only small version files, each under a fixed bound",
                 "--progress": "collect takes a fraction of a second"},
-    "rules": {o: _NO_INPUT for o in SHARED},
-    "rule": {o: _NO_INPUT for o in SHARED},
+    "rules": {o: _NO_INPUT for o in SHARED if o != "--rules"},
+    "rule": {o: _NO_INPUT for o in SHARED if o != "--rules"},
     "env": {"--no-cache": "snapshots and package lists are read directly, never cached",
             "--jobs": "snapshots and package lists are read in one process"},
     "data": {"--no-cache": "dataset fingerprints are computed afresh each run, never cached",
@@ -96,6 +97,30 @@ def add_engine_arguments(p) -> None:
                         "package lists, snapshots and patches are not read (default: 500000; 500k, 1M understood)")
 
 
+def add_rules_argument(p) -> None:
+    p.add_argument("--rules", action="append", default=[], metavar="DIR",
+                   help="also load the rule packs (*.yaml) in DIR, after the shipped ones (repeatable): your "
+                        "launchers, spellings, masks and rules (docs/rule-packs.md)")
+
+
+def apply_rules(args) -> None:
+    """Load the user's rule packs this command names (--rules, and a command's own: `check`
+    reads them from its configuration), or none: the rule set is the process's, so a command
+    run in the same process after one with --rules does not keep them. A broken pack stops
+    here, as one line (RuleError; a missing folder: UsageError)."""
+    from .. import store  # lazy: keeps --help fast
+
+    dirs = list(getattr(args, "rules", None) or [])
+    own = getattr(args, "_rule_dirs", None)
+    if own is not None:
+        dirs += own(args)
+    if not dirs and not store.user_packs():
+        return
+    from .. import api  # lazy: keeps --help fast
+
+    api.use_rules(dirs)
+
+
 def add_progress_argument(p) -> None:
     p.add_argument("--progress", action="store_true",
                    help="show progress on standard error even when it is not a terminal (plain lines then); "
@@ -111,6 +136,7 @@ def add_shared_arguments(p, command: str) -> None:
     if not missing:
         return
     scratch = argparse.ArgumentParser(add_help=False)
+    add_rules_argument(scratch)
     add_engine_arguments(scratch)
     add_progress_argument(scratch)
     for action in scratch._actions:
@@ -122,6 +148,8 @@ def add_shared_arguments(p, command: str) -> None:
                   "help": argparse.SUPPRESS if opt in not_for else action.help}
         if action.nargs == 0:
             p.add_argument(*names, action="store_true", **{k: v for k, v in kwargs.items() if k != "metavar"})
+        elif isinstance(action, argparse._AppendAction):
+            p.add_argument(*names, action="append", **kwargs)
         else:
             p.add_argument(*names, type=action.type, **kwargs)
 
@@ -130,7 +158,7 @@ def refuse_inapplicable(args, command: str) -> int | None:
     """2 after a one-line reason when a shared option that cannot apply to `command` was given."""
     for opt, why in NOT_FOR.get(command, {}).items():
         value = getattr(args, opt.lstrip("-").replace("-", "_"), None)
-        if value not in (None, False):
+        if value not in (None, False, []):
             return fail(f"{command}: {opt} does not apply: {why}")
     return None
 

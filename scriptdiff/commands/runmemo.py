@@ -54,7 +54,8 @@ def enabled(argv: list[str]) -> bool:
 
 def _key(argv: list[str]) -> str:
     env = sorted((k, v) for k, v in os.environ.items() if k in _ENV or k.startswith("SCRIPTDIFF_"))
-    return store.key("run", json.dumps([sys.version, os.getcwd(), list(argv), env]))
+    # made before the run's own rule packs (--rules) load: their files are among what it reads
+    return store.key("run", json.dumps([sys.version, os.getcwd(), list(argv), env]), user=False)
 
 
 def identity(path: str):

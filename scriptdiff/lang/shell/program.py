@@ -58,6 +58,8 @@ class ProgramReader:
                     if words[j].text not in ("\\", "") or _explicit_empty(words[j]):
                         if HYDRA_RE.match(words[j].text) and "." in words[j].text.split("=", 1)[0]:
                             break
+                        if vals and words[j].text.lower().endswith(reference_suffixes()):
+                            break  # a config file after an option's value is the program's own (orbit fit --x 1 a.yaml)
                         vals.append(words[j])
                     j += 1
                 flags.append((name, vals, w))

@@ -1,0 +1,84 @@
+"""A rule's own examples, run through the real pipeline: the shipped packs' in the tests
+(tests/test_rule_examples.py), a user's pack's with `scriptdiff rules --test DIR`.
+
+Each example is written to a GPU and an NPU file (the kind's example name, rules/kinds.yaml
+`example`, unless the example names its files) and compared; the rule must appear among the
+findings or masked substitutions exactly when the example says it fires. Rules about folders,
+patches, `check` or curves say so in the `example_modes` section (rules/check.yaml): their
+examples run through the folder diff, `review` on the unified diff of the two texts,
+`scriptdiff check` with the GPU text as its configuration, or `curves` on the two logs.
+"""
+from __future__ import annotations
+
+import difflib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .checkrun import load_config, run_checks
+from .curves import run as curves_run
+from .pipeline import diff_files
+from .model import Options
+from .registry import kinds
+from .review import review
+from .rulepack import Example, Rule
+from .rules import load
+from .tree import diff_trees
+
+
+@dataclass
+class ExampleResult:
+    rule: Rule
+    index: int  # 1-based, as `scriptdiff rule CODE` numbers them
+    example: Example
+    got: set[str] = field(default_factory=set)  # the codes the run reported (findings and masked)
+    error: str | None = None  # the run failed: why
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and (self.rule.code in self.got) == self.example.fires
+
+
+def codes_for(folder: Path, ex: Example, code: str) -> set[str]:
+    """The rule codes (findings and masked substitutions) of example `ex` of rule `code`, run
+    in the empty folder `folder`."""
+    names = {name: k.example for name, k in kinds().items()}
+    g = folder / "gpu" / (ex.gpu_name or names[ex.lang])
+    n = folder / "npu" / (ex.npu_name or names[ex.lang])
+    g.parent.mkdir(parents=True)
+    n.parent.mkdir(parents=True)
+    g.write_text(ex.gpu, encoding="utf-8", newline="")
+    n.write_text(ex.npu, encoding="utf-8", newline="")
+    mode = (load().section("example_modes", {}) or {}).get(code, "files")
+    opts = Options(use_cache=False)
+    if mode == "check":  # the rule is about `scriptdiff check`: the GPU text is its configuration
+        cfg = folder / "scriptdiff.toml"
+        cfg.write_text(ex.gpu, encoding="utf-8")
+        report = run_checks(load_config(str(cfg)), opts)
+    elif mode == "curves":  # the rule is about training curves: `scriptdiff curves` on the two logs
+        report = curves_run.compare(str(g), str(n), opts)
+    elif mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
+        report = diff_trees(str(g.parent), str(n.parent), opts)
+    elif mode == "review":  # the rule is about patches: review the unified diff GPU -> NPU
+        patch = "".join(difflib.unified_diff(ex.gpu.splitlines(True), ex.npu.splitlines(True),
+                                             f"a/{g.name}", f"b/{n.name}"))
+        report = review(patch.encode(), "example.patch", opts, root=None)
+    else:
+        report = diff_files([str(g)], [str(n)], opts)
+    return {f.rule for f in report.findings} | {m.rule for m in report.masked}
+
+
+def run_examples(rules: list[Rule]) -> list[ExampleResult]:
+    """Every example of these rules, each in a fresh temporary folder. A run that fails is a
+    failed example with its reason, never an exception."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="scriptdiff-examples-") as tmp:
+        for r in rules:
+            for i, ex in enumerate(r.examples, 1):
+                res = ExampleResult(rule=r, index=i, example=ex)
+                try:
+                    res.got = codes_for(Path(tmp) / f"{r.code}-{i}", ex, r.code)
+                except Exception as e:  # noqa: BLE001  reported as this example's failure
+                    res.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")
+                out.append(res)
+    return out
