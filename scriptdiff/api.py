@@ -25,7 +25,6 @@ import os
 from typing import TYPE_CHECKING
 
 from . import gitsrc, zygote
-from .compare import default_fact
 from .engine import compare_sides, diff_files, extract, pair_sources, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .registry import detect
@@ -36,6 +35,7 @@ from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
+from .vocabulary import default_fact
 
 if TYPE_CHECKING:  # names of annotations only; imported where used
     from .checkrun import CheckConfig
@@ -226,8 +226,8 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
     for k in list(HPARAM_KEYS) + sorted(k for k in rows if k not in HPARAM_KEYS):
         g, n = rows.get(k, (None, None))
         if tables is not None:
-            g = g if g is not None else default_fact(k, tables[0])
-            n = n if n is not None else default_fact(k, tables[1])
+            g = g if g is not None else default_fact(k, tables[0].frameworks)
+            n = n if n is not None else default_fact(k, tables[1].frameworks)
         f = g or n
         if f is not None and f.check != "hyperparameters" and not include_env:
             continue

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from scriptdiff.compare import FactTable, compare_tables, equal, normalize
+from scriptdiff.compare import FactTable, compare_tables, equal
+from scriptdiff.vocabulary import normalize
 from scriptdiff.model import RANK_CONFIG, RANK_LOG, RANK_SCRIPT, Fact, Finding, Report, Side
 from scriptdiff.sources import Source, decode
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.api import diff
-from scriptdiff.checks.hparams import canonical_flag, canonical_path, is_cosmetic
+from scriptdiff.vocabulary import canonical_flag, canonical_path, is_cosmetic
 from scriptdiff.model import Options
 from scriptdiff.rules import RuleError, load
 from scriptdiff.rulepack import RuleSet

@@ -24,7 +24,8 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 
-from ..compare import show, to_bool
+from ..compare import show
+from ..vocabulary import to_bool
 from ..envmap import value_equivalent
 from ..model import Fact, Finding, Masked
 from ..rules import code, load

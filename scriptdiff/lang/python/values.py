@@ -19,8 +19,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
+from ...vocabulary import lookup
 from .classify import Classifier, severity_rule
-from .facts import NotLiteral, Reader, lookup
+from .facts import NotLiteral, Reader
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
 
