@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from . import gitsrc
 from .checks.ascend_stack import verdict_notes
 from .engine import Unit, compare_sides, read_inputs
+from .finding import finding
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
@@ -328,7 +329,7 @@ def _not_configured(check: str, cfg: CheckConfig) -> Finding:
     keys = " / ".join(checks()[check].inputs)
     where = cfg.path or "--gpu/--npu"
     side = Side(value=f"no {keys}", path=cfg.path, line=None, source="configuration")
-    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"check:{check}", gpu=side, npu=side,
+    return finding(rule, check=check, key=f"check:{check}", gpu=side, npu=side,
                    message=f"{where} names no input for the {check} check ({keys}): it cannot pass; configure "
                            f"it, or ignore {rule} to leave it out deliberately")
 

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from .finding import finding
 from .model import ORIGIN_DEFAULT, Fact, Finding, Masked
 from .rules import RuleSet, load
 from .vocabulary import category, default_fact
@@ -183,7 +184,7 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name:
     spelling next to the key: "gradient_checkpointing (recompute_granularity)"), the key by default."""
     name = name or key
     cat = category(key, rs)
-    rule, severity, title = cat.rule, rs.severity(cat.rule), cat.title
+    title = cat.title
     if g is None or n is None:
         present, side = (g, "GPU") if n is None else (n, "NPU")
         other = "NPU" if side == "GPU" else "GPU"
@@ -198,5 +199,4 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name:
         if notes:
             msg += f" ({notes})"
     derived = bool((g and g.derived) or (n and n.derived))
-    return Finding(rule=rule, check="hyperparameters", severity=severity, key=key,
-                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg, derived=derived)
+    return finding(cat.rule, key=key, gpu=g, npu=n, message=msg, derived=derived, rs=rs)

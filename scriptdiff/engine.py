@@ -20,10 +20,11 @@ from pathlib import Path
 
 from . import cache
 from .compare import FactTable, compare_tables, vocab
+from .finding import finding
 from .model import (RANK_CONFIG, REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, Side,
                     SideContext)
 from .references import resolve
-from .rules import check_selectors, code, load
+from .rules import check_selectors, code
 from .secrets import shown_text
 from .registry import Kind, check_names, classifiers, derivations, detect, detect_kind, kinds  # noqa: F401 (detect_kind: API)
 from .registry import kind as registry_kind
@@ -659,7 +660,7 @@ def _not_understood(acc: InputAccount) -> Finding:
     kind = registry_kind(acc.kind)
     check = kind.checks[0] if kind.checks else "script"
     here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)
-    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"input:{acc.path}",
+    return finding(rule, check=check, key=f"input:{acc.path}",
                    gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
                    message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(acc.unread)}")
 
@@ -668,9 +669,9 @@ def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
     rule = code("invocation-count-differs")
     g = Side(value=ng, path=_label(unit.gpu), line=None, source="program invocations")
     n = Side(value=nn, path=_label(unit.npu), line=None, source="program invocations")
-    return Finding(rule=rule, check="hyperparameters", severity=load().severity(rule), key="invocations",
-                   gpu=g, npu=n, message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
-                                         f"invocations were compared in order, the extra ones against nothing")
+    return finding(rule, key="invocations", gpu=g, npu=n,
+                   message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
+                           f"invocations were compared in order, the extra ones against nothing")
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -133,8 +133,10 @@ def test_imports_run_one_way():
         "model": {"*"},
         "sources": {"*"},
         "store": {"rulepack", "rules", "model", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "rulepack": {"rules", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "rules": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
+        "rulepack": {"rules", "finding", "vocabulary", "compare", "engine", "api", "cli", "commands", "lang", "checks",
+                     "registry"},
+        "rules": {"finding", "vocabulary", "compare", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
+        "finding": {"vocabulary", "compare", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
         "vocabulary": {"compare", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
         "compare": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
         "lang": {"engine", "api", "cli", "commands", "checks"},
@@ -179,16 +181,27 @@ def test_no_rule_code_is_written_in_package_code():
     assert bad == []
 
 
+def _named_rules(arg: ast.expr) -> list[str]:
+    """The rule names a call's first argument spells: a string, or either string of `a if c else b`."""
+    if isinstance(arg, ast.IfExp):
+        return _named_rules(arg.body) + _named_rules(arg.orelse)
+    return [arg.value] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else []
+
+
 def test_every_rule_name_the_code_uses_exists():
     names = {r.name for r in load().rules.values()}
-    used = set()
+    used, made = set(), set()
     for p in modules().values():
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "code"
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-                used.add(node.args[0].value)
-    assert used, "the package names its rules with code(...)"
-    assert used - names == set()
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+                if node.func.id == "code":
+                    used.update(_named_rules(node.args[0]))
+                elif node.func.id in ("finding", "reclassified"):  # the finding factory takes a name too
+                    made.update(_named_rules(node.args[0 if node.func.id == "finding" else 1]))
+    assert used and made, "the package names its rules with code(...) and finding(...)"
+    assert (used | made) - names == set()
+    masks = {r.name for r in load().rules.values() if r.kind == "mask"}
+    assert made & masks == set(), "a mask is never a finding"
 
 
 def test_the_lazy_note_is_a_comment_not_a_string():

@@ -20,6 +20,7 @@ import fnmatch
 from typing import Any
 
 from ..compare import FactTable, classify_hparam, equal, show
+from ..finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
 from ..rules import code, load
 from ..vocabulary import category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize, vocab, written_name
@@ -124,7 +125,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     if cat_key:
         f.message = f.message.replace(f" {cat_key} ", f" {key} ", 1)
     elif key not in vocab() and is_cosmetic(key):
-        _recategorise(f, "cosmetic", rs)
+        f = _recategorised(f, "cosmetic", rs)
     _release_default(f, key, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
@@ -139,11 +140,10 @@ def _live(f: Fact | None) -> Fact | None:
     return f
 
 
-def _recategorise(f: Finding, category: str, rs) -> None:
-    """A finding of category `other` read again under `category` (its rule, severity, title)."""
+def _recategorised(f: Finding, category: str, rs) -> Finding:
+    """A finding of category `other` read again under `category` (its rule and title)."""
     old, new = category_named("other", rs), category_named(category, rs)
-    f.rule, f.severity = new.rule, rs.severity(new.rule)
-    f.message = f.message.replace(f"{old.title}:", f"{new.title}:", 1)
+    return reclassified(f, new.rule, f.message.replace(f"{old.title}:", f"{new.title}:", 1), rs=rs)
 
 
 def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> None:
@@ -209,6 +209,4 @@ def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding
            f"{show(n.value if n else None)} on NPU")
     if missing:
         msg += f"; not found beside the {' and '.join(missing)} script, so its settings were not compared"
-    rule = code("config-reference-differs")
-    return Finding(rule=rule, check="hyperparameters", severity=rs.severity(rule), key=key,
-                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
+    return finding("config-reference-differs", key=key, gpu=g, npu=n, message=msg)
