@@ -12,7 +12,7 @@ mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
   and device settings (SD015 cuda->npu). An unknown key whose name looks cosmetic (run names,
   paths, hosts, ports, timeouts, buckets: rules/aliases.yaml `cosmetic_names`, a dialect's
   `cosmetic`) is info (SD221); a difference that comes only from a default whose value
-  changed at a known release (`default_changed`) is info, with a note saying so.
+  changed at a known release (`default_changed`) is info (SD224), with a note saying so.
 """
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
         f.message = f.message.replace(f" {cat_key} ", f" {key} ", 1)
     elif key not in vocab() and is_cosmetic(key):
         f = _recategorised(f, "cosmetic", rs)
-    _release_default(f, key, g, n)
+    f = _release_default(f, key, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
@@ -146,23 +146,24 @@ def _recategorised(f: Finding, category: str, rs) -> Finding:
     return reclassified(f, new.rule, f.message.replace(f"{old.title}:", f"{new.title}:", 1), rs=rs)
 
 
-def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> None:
+def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> Finding:
     """A difference that exists only because one side relies on a default that changed at a
     known release (vocabulary `default_changed`): the other side's value is the old default,
-    so its script may simply predate the change. Reported at info level, saying so."""
+    so its script may simply predate the change. Reported as an info of its own, saying so."""
     changed = entry(key).get("default_changed") or {}
     if not changed or g is None or n is None:
-        return
+        return f
     for dflt, other in ((g, n), (n, g)):
         if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT:
             continue
         fw = str(dflt.via or "").split(" ", 1)[0]
         c = changed.get(fw)
         if c and equal(normalize(c["before"], entry(key).get("type")), other.value):
-            f.severity = "info"
-            f.message += (f"; {fw}'s default was {show(other.value)} before {c['release']}: the difference comes "
-                          f"only from the default, and the script setting it may be written for an older release")
-            return
+            return reclassified(f, "difference-only-from-release-default",
+                                f"{f.message}; {fw}'s default was {show(other.value)} before {c['release']}: the "
+                                f"difference comes only from the default, and the script setting it may be written "
+                                f"for an older release")
+    return f
 
 
 def _device_value(v: Any, patterns: list[str]) -> bool:
