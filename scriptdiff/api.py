@@ -328,8 +328,9 @@ def collect(root: str | None = None, run_commands: bool | None = None, sites: li
 # --- patches -----------------------------------------------------------------------------------
 
 def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None) -> Report:
-    """`scriptdiff review PATCH`: one SD153 finding per hunk of a GPU->NPU patch that changes
-    semantics; files found under `root` are compared whole."""
+    """`scriptdiff review PATCH`: one finding per hunk of a GPU->NPU patch that changes semantics
+    (SD156 error, SD153 warning or SD157 info, by its most severe difference); files found under
+    `root` are compared whole."""
     from .review import review as _review  # lazy: keeps --help fast
     return _review(patch, name, options or Options(), root=root)
 
