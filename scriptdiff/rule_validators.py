@@ -32,8 +32,17 @@ def check_vocabulary(rs: RuleSet) -> None:
     for name, cat in cats.items():
         if not isinstance(cat, dict) or cat.get("rule") not in rs.rules:
             raise RuleError(f"{where}:1: category {name!r} must name a known rule code (got {cat!r})")
-        if cat.get("severity") not in ("error", "warning", "info"):
-            raise RuleError(f"{where}:1: category {name!r} has no valid severity")
+        rule = rs.rules[cat["rule"]]
+        if rule.kind != "finding" or rule.check != "hyperparameters":
+            raise RuleError(f"{where}:1: category {name!r}: {rule.code} is not a finding of the hyperparameters check")
+        if "severity" in cat:  # one severity per code: the rule's, written once in its catalogue
+            raise RuleError(f"{where}:1: category {name!r} gives a severity ({cat['severity']!r}); a category only "
+                            f"names its rule, whose severity ({rule.severity}, {rule.pack}) is the findings'")
+        unknown = set(cat) - {"rule", "title"}
+        if unknown:
+            raise RuleError(f"{where}:1: category {name!r}: unknown field(s) {sorted(unknown)}")
+    if "other" not in cats:
+        raise RuleError(f"{where}:1: categories need 'other', the category of a key outside the vocabulary")
     seen: dict[str, str] = {}
     for key, entry in voc.items():
         if not isinstance(entry, dict):

@@ -204,6 +204,27 @@ def test_every_rule_name_the_code_uses_exists():
     assert made & masks == set(), "a mask is never a finding"
 
 
+def test_every_finding_is_made_by_the_factory():
+    """One severity per code: only scriptdiff/finding.py builds a Finding (from its rule), and
+    cache.py reads stored ones back; nothing else constructs one or sets a severity (a Rule of
+    the catalogue, parsed in rulepack.py, is where a severity is written)."""
+    made, set_here = [], []
+    for name, p in modules().items():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+                    and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "Finding":
+                made.append(name)
+            if isinstance(node, ast.Call) and any(k.arg == "severity" for k in node.keywords) \
+                    and not (isinstance(node.func, ast.Name) and node.func.id == "Rule"):  # the catalogue's own
+                set_here.append(f"{name}:{node.lineno}")
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                set_here += [f"{name}:{node.lineno}" for t in targets for e in ast.walk(t)
+                             if isinstance(e, ast.Attribute) and e.attr == "severity"]
+    assert sorted(set(made)) == ["scriptdiff.cache", "scriptdiff.finding"]
+    assert [x for x in set_here if not x.startswith(("scriptdiff.cache:", "scriptdiff.finding:"))] == []
+
+
 def test_the_lazy_note_is_a_comment_not_a_string():
     # the note must be a real comment on the import line, as the test above reads it
     for p in modules().values():

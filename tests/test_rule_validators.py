@@ -44,6 +44,16 @@ def test_unchanged_copy_loads(tmp_path):
     ("vocabulary.yaml", '    "no": fp32', "    no: fp32", "lower-case string"),
     ("vocabulary.yaml", "    fa2: true", "    fa2: [true]", "a string, a boolean or a number"),
     ("vocabulary.yaml", "    torch.half: fp16", "    Torch.Half: fp16", "lower-case string"),
+    # categories: a severity in two places (the category's disagrees with SD201's error; even one that
+    # agrees is a second place), a rule that is missing, a mask or of another check, no 'other'
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD201, severity: warning,",
+     "category 'attention' gives a severity ('warning'); a category only names its rule, whose severity (error"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD201, severity: error,",
+     "gives a severity ('error')"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD299,", "must name a known rule code"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD015,", "SD015 is not a finding of the hyp"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD301,", "SD301 is not a finding of the hyp"),
+    ("vocabulary.yaml", "  other:       {rule: SD220, title: other setting}\n", "", "categories need 'other'"),
     # secrets: an unknown list, a lower-case word, a suffix of two words
     ("secrets.yaml", "  not_secret:", "  allow:", "unknown field"),
     ("secrets.yaml", "words: [SECRET,", "words: [secret,", "upper-case words"),
