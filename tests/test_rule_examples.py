@@ -2,7 +2,8 @@
 
 A rule must carry at least one example that fires and one that does not (the loader
 enforces it); here each example is written to a GPU and an NPU file and diffed, and the
-rule must appear among the findings or masked substitutions exactly when the example says.
+rule must appear among the findings or masked substitutions exactly when the example says,
+and every finding must carry its rule's severity (one severity per code).
 Rules about folders, patches or `check` say so in the `example_modes` section (rules/check.yaml):
 their examples run through the folder diff or `review` on the same two files, or (`check`)
 through `scriptdiff check` with the GPU text as its configuration.
@@ -21,7 +22,7 @@ DEFAULT_NAMES = {name: k.example for name, k in kinds().items()}
 CASES = [(r.code, i, ex) for r in load().rules.values() for i, ex in enumerate(r.examples)]
 
 
-def codes_for(tmp_path, ex, code: str = "") -> set[str]:
+def report_for(tmp_path, ex, code: str = ""):
     g = tmp_path / "gpu" / (ex.gpu_name or DEFAULT_NAMES[ex.lang])
     n = tmp_path / "npu" / (ex.npu_name or DEFAULT_NAMES[ex.lang])
     g.parent.mkdir(parents=True)
@@ -53,16 +54,23 @@ def codes_for(tmp_path, ex, code: str = "") -> set[str]:
         report = review(patch.encode(), "example.patch", Options(use_cache=False), root=None)
     else:
         report = diff_files([str(g)], [str(n)], Options(use_cache=False))
-    return {f.rule for f in report.findings} | {m.rule for m in report.masked}
+    return report
+
 
 
 @pytest.mark.parametrize("code,index,example", CASES, ids=[f"{c}-{i}" for c, i, _ in CASES])
 def test_rule_example(tmp_path, code, index, example):
-    got = codes_for(tmp_path, example, code)
+    report = report_for(tmp_path, example, code)
+    got = {f.rule for f in report.findings} | {m.rule for m in report.masked}
     if example.fires:
         assert code in got, f"{code} example {index + 1} should fire; got {sorted(got)}"
     else:
         assert code not in got, f"{code} example {index + 1} should not fire; got {sorted(got)}"
+    # one severity per code: the rule's, whatever made the finding (and every other finding's too)
+    rs = load()
+    assert [(f.rule, f.severity) for f in report.findings if f.severity != rs.severity(f.rule)] == []
+    if example.fires and rs.rule(code).kind == "finding":
+        assert {f.severity for f in report.findings if f.rule == code} == {rs.severity(code)}
 
 
 def test_every_rule_has_both_kinds_of_example():
