@@ -25,7 +25,6 @@ import os
 from typing import TYPE_CHECKING
 
 from . import gitsrc, zygote
-from .compare import default_fact
 from .engine import extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .pipeline import Inputs, diff_files, pair_sources, run
@@ -37,6 +36,7 @@ from .sources import Source, SourceError, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
+from .vocabulary import default_fact
 
 if TYPE_CHECKING:  # names of annotations only; imported where used
     from .checkrun import CheckConfig
@@ -262,8 +262,8 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
     for k in list(HPARAM_KEYS) + sorted(k for k in rows if k not in HPARAM_KEYS):
         g, n = rows.get(k, (None, None))
         if tables is not None:
-            g = g if g is not None else default_fact(k, tables[0])
-            n = n if n is not None else default_fact(k, tables[1])
+            g = g if g is not None else default_fact(k, tables[0].frameworks)
+            n = n if n is not None else default_fact(k, tables[1].frameworks)
         f = g or n
         if f is not None and f.check != "hyperparameters" and not include_env:
             continue
@@ -364,8 +364,9 @@ def collect(root: str | None = None, run_commands: bool | None = None, sites: li
 # --- patches -----------------------------------------------------------------------------------
 
 def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None) -> Report:
-    """`scriptdiff review PATCH`: one SD153 finding per hunk of a GPU->NPU patch that changes
-    semantics; files found under `root` are compared whole."""
+    """`scriptdiff review PATCH`: one finding per hunk of a GPU->NPU patch that changes semantics
+    (SD156 error, SD153 warning or SD157 info, by its most severe difference); files found under
+    `root` are compared whole."""
     from .review import review as _review  # lazy: keeps --help fast
     return _review(patch, name, options or Options(), root=root)
 

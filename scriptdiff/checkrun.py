@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from . import gitsrc
 from .checks.ascend_stack import verdict_notes
 from .engine import read_inputs
+from .finding import finding
 from .pipeline import Inputs, Unit, run
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, is_repo_top, read_text, special_reason, upward
-from .rules import code, load, unknown_selector, use_packs
+from .rules import code, unknown_selector, use_packs
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
 # configuration keys (per side), in the order they are read; which of them feed which check
@@ -349,7 +350,7 @@ def _not_configured(check: str, cfg: CheckConfig) -> Finding:
     keys = " / ".join(checks()[check].inputs)
     where = cfg.path or "--gpu/--npu"
     side = Side(value=f"no {keys}", path=cfg.path, line=None, source="configuration")
-    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"check:{check}", gpu=side, npu=side,
+    return finding(rule, check=check, key=f"check:{check}", gpu=side, npu=side,
                    message=f"{where} names no input for the {check} check ({keys}): it cannot pass; configure "
                            f"it, or ignore {rule} to leave it out deliberately")
 

@@ -7,84 +7,18 @@ a default). A key on one side only is compared against the other framework's def
 the vocabulary knows one. How a difference is classified (rule code, severity, message) is
 decided by the check's *classifier*, named in the check registry (rules/kinds.yaml `checks`,
 scriptdiff/registry.py) and handed in by the engine; the default classifier reads the
-vocabulary's categories in rules/vocabulary.yaml.
+vocabulary's categories (scriptdiff/vocabulary.py).
 """
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from .model import ORIGIN_DEFAULT, RANK_DEFAULT, Fact, Finding, Masked
+from .finding import finding
+from .model import ORIGIN_DEFAULT, Fact, Finding, Masked
 from .rules import RuleSet, load
-
-TRUE_WORDS = {"true", "yes", "on", "1", "enable", "enabled"}
-FALSE_WORDS = {"false", "no", "off", "0", "disable", "disabled", "none", "null"}
-_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_POW_RE = re.compile(r"^2\s*\*\*\s*(\d+)$")
-
-
-def to_number(v: Any) -> Any:
-    """'1e-6' -> 1e-06, '8' -> 8, '2**32' -> 4294967296; anything else unchanged."""
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)):
-        return v
-    if isinstance(v, str):
-        s = v.strip().replace("_", "") if re.fullmatch(r"[\d_.eE+-]+", v.strip()) else v.strip()
-        if _NUM_RE.match(s):
-            if re.fullmatch(r"[+-]?\d+", s):
-                return int(s)
-            return float(s)
-        m = _POW_RE.match(s)
-        if m:
-            return 2 ** int(m.group(1))
-    return v
-
-
-def to_bool(v: Any) -> Any:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)) and v in (0, 1):
-        return bool(v)
-    if isinstance(v, str):
-        s = v.strip().strip("'\"").lower()
-        if s in TRUE_WORDS:
-            return True
-        if s in FALSE_WORDS:
-            return False
-    return v
-
-
-def normalize(value: Any, typ: str | None) -> Any:
-    """A value as the vocabulary's type says it should be: typed and canonical."""
-    if value is None:
-        return None
-    if typ == "bool":
-        return to_bool(value)
-    if typ in ("int", "float"):
-        n = to_number(value)
-        if typ == "float" and isinstance(n, int) and not isinstance(n, bool):
-            return float(n)
-        if typ == "int" and isinstance(n, float) and n.is_integer():
-            return int(n)
-        return n
-    if typ == "list":
-        if isinstance(value, (list, tuple)):
-            return [to_number(x) for x in value]
-        return value
-    if typ == "str":
-        return value.strip() if isinstance(value, str) else value
-    # untyped: infer
-    if isinstance(value, str):
-        n = to_number(value)
-        if n is not value:
-            return n
-        b = to_bool(value)
-        if isinstance(b, bool) and value.strip().lower() in ("true", "false"):
-            return b
-    return value
+from .vocabulary import category, default_fact
 
 
 def equal(a: Any, b: Any) -> bool:
@@ -156,24 +90,6 @@ class FactTable:
         return default if f is None else f.value
 
 
-def vocab(rs: RuleSet | None = None) -> dict:
-    return (rs or load()).section("vocabulary", {})
-
-
-def default_fact(key: str, table: FactTable, rs: RuleSet | None = None) -> Fact | None:
-    """The framework default for `key` on a side that did not set it, if one is known."""
-    entry = vocab(rs).get(key)
-    if not entry or "default" not in entry:
-        return None
-    defaults = entry["default"] or {}
-    for fw in sorted(table.frameworks):
-        if fw in defaults:
-            value = normalize(defaults[fw], entry.get("type"))
-            return Fact(key=key, value=value, origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, source="default",
-                        via=f"{fw} default")
-    return None
-
-
 # A classifier turns a difference into a Finding, or into a Masked entry when the difference
 # is an expected substitution, or None when it is no difference at all.
 Classifier = Callable[[str, Fact | None, Fact | None, RuleSet], "Finding | Masked | None"]
@@ -217,9 +133,9 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
             continue
         if check == "hyperparameters":
             if g is None:
-                g = default_fact(key, gpu, rs)
+                g = default_fact(key, gpu.frameworks, rs)
             if n is None:
-                n = default_fact(key, npu, rs)
+                n = default_fact(key, npu.frameworks, rs)
         fn = (classifiers or {}).get(check, classify_hparam)
         if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
             code = g.meta.get("mask") or n.meta.get("mask")
@@ -265,13 +181,9 @@ def _other_site(gfacts: list[Fact], nfacts: list[Fact]) -> tuple[Fact, Fact] | N
 def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name: str | None = None) -> Finding | None:
     """The finding for a difference in `key`; `name` is how the message names it (the user's
     spelling next to the key: "gradient_checkpointing (recompute_granularity)"), the key by default."""
-    entry = vocab(rs).get(key, {})
     name = name or key
-    cats = rs.section("categories", {})
-    cat = cats.get(entry.get("category", "other"), cats.get("other"))
-    rule = cat["rule"]
-    severity = cat["severity"]
-    title = cat.get("title", "setting")
+    cat = category(key, rs)
+    title = cat.title
     if g is None or n is None:
         present, side = (g, "GPU") if n is None else (n, "NPU")
         other = "NPU" if side == "GPU" else "GPU"
@@ -286,5 +198,4 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name:
         if notes:
             msg += f" ({notes})"
     derived = bool((g and g.derived) or (n and n.derived))
-    return Finding(rule=rule, check="hyperparameters", severity=severity, key=key,
-                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg, derived=derived)
+    return finding(cat.rule, key=key, gpu=g, npu=n, message=msg, derived=derived, rs=rs)

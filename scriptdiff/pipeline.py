@@ -22,16 +22,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .compare import FactTable, compare_tables, vocab
+from .compare import FactTable, compare_tables
+from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
                     SideContext)
 from .registry import check_names, classifiers, derivations, detect
 from .registry import kind as registry_kind
-from .rules import check_selectors, code, load
+from .rules import check_selectors, code
 from .secrets import shown_text
 from .sources import Source
 from .suppress import apply as apply_suppressions
+from .vocabulary import vocab
 
 
 @dataclass
@@ -387,7 +389,7 @@ def _not_understood(acc: InputAccount) -> Finding:
     kind = registry_kind(acc.kind)
     check = kind.checks[0] if kind.checks else "script"
     here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)
-    return Finding(rule=rule, check=check, severity=load().severity(rule), key=f"input:{acc.path}",
+    return finding(rule, check=check, key=f"input:{acc.path}",
                    gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
                    message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(acc.unread)}")
 
@@ -396,9 +398,9 @@ def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
     rule = code("invocation-count-differs")
     g = Side(value=ng, path=_label(unit.gpu), line=None, source="program invocations")
     n = Side(value=nn, path=_label(unit.npu), line=None, source="program invocations")
-    return Finding(rule=rule, check="hyperparameters", severity=load().severity(rule), key="invocations",
-                   gpu=g, npu=n, message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
-                                         f"invocations were compared in order, the extra ones against nothing")
+    return finding(rule, key="invocations", gpu=g, npu=n,
+                   message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
+                           f"invocations were compared in order, the extra ones against nothing")
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

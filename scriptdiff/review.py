@@ -2,7 +2,8 @@
 
 Each patched file is compared with the whole pipeline (masks, structural diff, facts), on
 the files under the root when they are there, else on the hunks' own lines; what changes
-semantics is reported per hunk (SD153), the expected substitutions masked.
+semantics is reported per hunk, the expected substitutions masked: under the rule of its most
+severe difference (HUNK_RULES: SD156 error, SD153 warning, SD157 info).
 
 Hostile patches are bounded: the patch itself obeys --max-bytes, a hunk whose position
 lies beyond any file under that limit is refused (fragments are laid out at their line
@@ -17,11 +18,17 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from .engine import filter_findings
+from .finding import finding
 from .pipeline import Inputs, run
-from .model import SEVERITY_RANK, Finding, InputError, Options, Report, Side, UsageError
+from .model import SEVERITY_RANK, InputError, Options, Report, Side, UsageError
 from .rules import code
 from .sources import Source, SourceError, decode, read_bytes, read_stdin, too_large
 from .suppress import apply as apply_suppressions
+
+
+# a hunk is reported under the rule of its most severe difference (each rule has one severity)
+HUNK_RULES = {"error": "numeric-hunk-in-port-patch", "warning": "semantic-hunk-in-port-patch",
+              "info": "cosmetic-hunk-in-port-patch"}
 
 
 def _strip(path: str | None) -> str | None:
@@ -45,7 +52,7 @@ def read_patch(path: str, opts=None) -> tuple[bytes, str]:
 
 
 def review(data: bytes, name: str, opts=None, root: str | None = None):
-    """A Report with one SD153 finding per semantic hunk of the unified diff `data`."""
+    """A Report with one finding per semantic hunk of the unified diff `data` (HUNK_RULES)."""
     opts = opts or Options()
     report = Report(gpu=f"{name} (old)", npu=f"{name} (new)")
     if len(data) > opts.max_bytes:
@@ -240,8 +247,8 @@ def _hunk_finding(hunk, inside, old_name, new_name):
     nline, nsrc = first(added, "target_line_no", "npu", hunk.target_start)
     g = Side(value="".join(ln.value for ln in removed).rstrip("\n") or None, path=old_name, line=gline, source=gsrc)
     n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name, line=nline, source=nsrc)
-    severity = min((f.severity for f in inside), key=lambda s: SEVERITY_RANK.get(s, 9))
+    worst = min((f.severity for f in inside), key=SEVERITY_RANK.__getitem__)
     what = "; ".join(f"{f.rule} {f.message}" for f in inside)
-    return Finding(rule=code("semantic-hunk-in-port-patch"), check="script", severity=severity,
-                   key=f"hunk:{new_name}", gpu=g, npu=n, message=f"hunk {header} changes semantics: {what}",
+    return finding(HUNK_RULES[worst], key=f"hunk:{new_name}", gpu=g, npu=n,
+                   message=f"hunk {header} changes semantics: {what}",
                    extra={"hunk": header, "findings": [f.to_json() for f in inside]})

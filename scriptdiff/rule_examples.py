@@ -42,6 +42,18 @@ class ExampleResult:
 def codes_for(folder: Path, ex: Example, code: str) -> set[str]:
     """The rule codes (findings and masked substitutions) of example `ex` of rule `code`, run
     in the empty folder `folder`."""
+    report = report_for(folder, ex, code)
+    return {f.rule for f in report.findings} | {m.rule for m in report.masked}
+
+
+def wrong_severities(report) -> list[tuple[str, str]]:
+    """(rule, severity) of each finding whose severity is not its rule's (one severity per code)."""
+    rs = load()
+    return [(f.rule, f.severity) for f in report.findings if f.rule in rs.rules and f.severity != rs.severity(f.rule)]
+
+
+def report_for(folder: Path, ex: Example, code: str):
+    """The Report of example `ex` of rule `code`, run the way the rule needs, in `folder`."""
     names = {name: k.example for name, k in kinds().items()}
     g = folder / "gpu" / (ex.gpu_name or names[ex.lang])
     n = folder / "npu" / (ex.npu_name or names[ex.lang])
@@ -65,7 +77,7 @@ def codes_for(folder: Path, ex: Example, code: str) -> set[str]:
         report = review(patch.encode(), "example.patch", opts, root=None)
     else:
         report = diff_files([str(g)], [str(n)], opts)
-    return {f.rule for f in report.findings} | {m.rule for m in report.masked}
+    return report
 
 
 def run_examples(rules: list[Rule]) -> list[ExampleResult]:
@@ -77,7 +89,12 @@ def run_examples(rules: list[Rule]) -> list[ExampleResult]:
             for i, ex in enumerate(r.examples, 1):
                 res = ExampleResult(rule=r, index=i, example=ex)
                 try:
-                    res.got = codes_for(Path(tmp) / f"{r.code}-{i}", ex, r.code)
+                    report = report_for(Path(tmp) / f"{r.code}-{i}", ex, r.code)
+                    res.got = {f.rule for f in report.findings} | {m.rule for m in report.masked}
+                    wrong = wrong_severities(report)
+                    if wrong:
+                        res.error = "a finding does not carry its rule's severity: " + \
+                            ", ".join(f"{rule} as {sev}" for rule, sev in wrong)
                 except Exception as e:  # noqa: BLE001  reported as this example's failure
                     res.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")
                 out.append(res)

@@ -29,8 +29,10 @@ def _lower(x: str) -> bool:
 
 # ------------------------------------------------------------------ rules/vocabulary.yaml
 
-section("categories", Table(Record({"rule": CODE, "severity": SEVERITY, "title": Str()},
-                                   required=("rule", "severity"))))
+section("categories", Table(Record(
+    {"rule": CODE, "title": Str()}, required=("rule",), need="the rule its differences are",
+    gone={"severity": "a category only names its rule: the severity is the rule's, written once in its "
+                      "rules: catalogue"})))
 ALIAS = Name("a normalised name (lower case, _ for -, no dots: a dotted path belongs to a dialect)",
              test=lambda a: _lower(a) and "-" not in a and "." not in a)
 # a pack may add spellings to a shipped key (its lists extend): once=False
@@ -63,6 +65,11 @@ def check_vocabulary(rs: RuleSet) -> None:
     for name, cat in cats.items():
         if cat["rule"] not in rs.rules:
             raise rs.error(("categories", name, "rule"), f"{cat['rule']!r} is not a known rule code")
+        rule = rs.rules[cat["rule"]]
+        if rule.kind != "finding" or rule.check != "hyperparameters":
+            raise rs.error(("categories", name, "rule"), f"{rule.code} is not a finding of the hyperparameters check")
+    if "other" not in cats:
+        raise rs.error(("categories",), "categories need 'other', the category of a key outside the vocabulary")
     seen: dict[str, str] = {}
     for key, entry in voc.items():
         if entry["category"] not in cats:

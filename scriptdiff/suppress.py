@@ -28,6 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .finding import finding
 from .jsonload import loads as load_json_data
 from .model import Finding, InputError, Side, jsonable
 from .registry import detect
@@ -230,14 +231,13 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
         kept.append(f)
     report.findings = kept
     unused = code("unused-suppression")
-    severity = load().severity(unused)
     for m in all_marks:
         if m.used or (m.codes is not None and not any(_passes(c, opts) for c in m.codes)):
             continue
         what = f"[{', '.join(m.codes)}]" if m.codes else "(all codes)"
         side = Side(value=m.text, path=m.path, line=m.line, source=m.text)
-        report.findings.append(Finding(
-            rule=unused, check="script", severity=severity, key=f"suppress:{m.path}:{m.line}",
+        report.findings.append(finding(
+            unused, key=f"suppress:{m.path}:{m.line}",
             gpu=side if m.side == "gpu" else None, npu=side if m.side == "npu" else None,
             message=f"suppression {what} matches no finding on this line or the next; remove it"))
     if baseline is not None:
@@ -245,8 +245,8 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
             if fp in baseline.used or not _passes(str(entry.get("rule", "")), opts):
                 continue
             side = Side(value=fp, path=baseline.path, line=None, source="baseline")
-            report.findings.append(Finding(
-                rule=unused, check="script", severity=severity, key=f"baseline:{fp}", gpu=None, npu=side,
+            report.findings.append(finding(
+                unused, key=f"baseline:{fp}", npu=side,
                 message=f"baseline entry {entry.get('rule', '?')} {entry.get('key', '')} matches no finding "
                         "any more; rewrite the baseline"))
 

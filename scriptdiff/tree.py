@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
+from .finding import finding
 from .pipeline import Inputs, Unit, run
 from .model import Finding, InputAccount, InputError, Options, Report, Side
 from .registry import detect, identical_skipped_by_name, kind_by_name
@@ -366,5 +367,5 @@ def unpaired_finding(path: str, rel: str, side: str, relevant: bool, kind: str) 
     what = f"{kind} file" if relevant else "file"
     msg = (f"{what} on {side.upper()} only: no counterpart on {other} by relative path or rename rule"
            + ("" if relevant else " (not a script or config)"))
-    return Finding(rule=rule, check="script", severity=load().severity(rule), key=f"file:{rel}",
+    return finding(rule, key=f"file:{rel}",
                    gpu=here if side == "gpu" else None, npu=here if side == "npu" else None, message=msg)

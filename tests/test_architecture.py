@@ -5,10 +5,11 @@
   --help` fast, and says so on its line.
 - Package code never writes a rule code as a value; it names the rule (`code("name")`),
   and every name it uses is a rule in rules/.
-- The layers: model, rule packs and sources import nothing above them; lang/ and checks/
-  never import the engine, the pipeline, the API, the CLI or the commands; the engine (files
-  read) never imports the pipeline (the staged run), and neither imports the API or the
-  commands.
+- The layers: model, rule packs and sources import nothing above them; the vocabulary
+  (below the readers and the checks) imports neither; lang/ and checks/ never import the
+  engine, the pipeline, the API, the CLI or the commands, and lang/ never imports checks/;
+  the engine (files read) never imports the pipeline (the staged run), and neither imports
+  the API or the commands.
 """
 from __future__ import annotations
 
@@ -133,10 +134,15 @@ def test_imports_run_one_way():
         "model": {"*"},
         "sources": {"*"},
         "store": {"rulepack", "rules", "model", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "rulepack": {"rules", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "rules": {"engine", "api", "cli", "commands", "lang", "checks", "registry"},
+        "rulepack": {"rules", "finding", "vocabulary", "compare", "engine", "pipeline", "api", "cli", "commands",
+                     "lang", "checks", "registry"},
+        "rules": {"finding", "vocabulary", "compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks",
+                  "registry"},
+        "finding": {"vocabulary", "compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks",
+                    "registry"},
+        "vocabulary": {"compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
         "compare": {"engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
-        "lang": {"engine", "pipeline", "api", "cli", "commands"},
+        "lang": {"engine", "pipeline", "api", "cli", "commands", "checks"},
         "checks": {"engine", "pipeline", "api", "cli", "commands"},
         "engine": {"pipeline", "api", "cli", "commands"},
         "pipeline": {"api", "cli", "commands"},
@@ -179,16 +185,48 @@ def test_no_rule_code_is_written_in_package_code():
     assert bad == []
 
 
+def _named_rules(arg: ast.expr) -> list[str]:
+    """The rule names a call's first argument spells: a string, or either string of `a if c else b`."""
+    if isinstance(arg, ast.IfExp):
+        return _named_rules(arg.body) + _named_rules(arg.orelse)
+    return [arg.value] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else []
+
+
 def test_every_rule_name_the_code_uses_exists():
     names = {r.name for r in load().rules.values()}
-    used = set()
+    used, made = set(), set()
     for p in modules().values():
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "code"
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-                used.add(node.args[0].value)
-    assert used, "the package names its rules with code(...)"
-    assert used - names == set()
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+                if node.func.id == "code":
+                    used.update(_named_rules(node.args[0]))
+                elif node.func.id in ("finding", "reclassified"):  # the finding factory takes a name too
+                    made.update(_named_rules(node.args[0 if node.func.id == "finding" else 1]))
+    assert used and made, "the package names its rules with code(...) and finding(...)"
+    assert (used | made) - names == set()
+    masks = {r.name for r in load().rules.values() if r.kind == "mask"}
+    assert made & masks == set(), "a mask is never a finding"
+
+
+def test_every_finding_is_made_by_the_factory():
+    """One severity per code: only scriptdiff/finding.py builds a Finding (from its rule), and
+    cache.py reads stored ones back; nothing else constructs one or sets a severity (a Rule of
+    the catalogue, parsed in rulepack.py, is where a severity is written)."""
+    made, set_here = [], []
+    for name, p in modules().items():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+                    and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "Finding":
+                made.append(name)
+            if isinstance(node, ast.Call) and any(k.arg == "severity" for k in node.keywords) \
+                    and not (isinstance(node.func, ast.Name) and node.func.id == "Rule"):  # the catalogue's own
+                set_here.append(f"{name}:{node.lineno}")
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                set_here += [f"{name}:{node.lineno}" for t in targets for e in ast.walk(t)
+                             if isinstance(e, ast.Attribute) and e.attr == "severity"]
+    assert sorted(set(made)) == ["scriptdiff.cache", "scriptdiff.finding"]
+    assert [x for x in set_here if not x.startswith(("scriptdiff.cache:", "scriptdiff.finding:"))] == []
 
 
 def test_the_lazy_note_is_a_comment_not_a_string():

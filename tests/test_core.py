@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from scriptdiff.compare import FactTable, compare_tables, equal, normalize
+from scriptdiff.compare import FactTable, compare_tables, equal
+from scriptdiff.vocabulary import normalize
 from scriptdiff.model import RANK_CONFIG, RANK_LOG, RANK_SCRIPT, Fact, Finding, Report, Side
 from scriptdiff.sources import Source, decode
 
@@ -28,8 +29,10 @@ def test_not_equal_after_normalize(a, b, typ):
 
 
 def test_bool_is_not_int():
-    assert not equal(True, 1.0) or True  # bools only equal bools
+    assert not equal(True, 1.0)  # bools only equal bools
+    assert not equal(1, True) and not equal(False, 0) and not equal(0.0, False)
     assert not equal(True, 2)
+    assert equal(True, True) and equal(False, False) and not equal(True, False)
 
 
 def test_fact_table_rank_and_order():

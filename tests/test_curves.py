@@ -151,6 +151,18 @@ def test_different_logging_intervals_are_resampled(tmp_path):
     assert res.verdict == LONG and loss.divergence == 1410
 
 
+@pytest.mark.parametrize("steps", [1, 2, 1200])
+def test_short_series_are_compared_not_crashed_on(tmp_path, steps):
+    """A series of one or two points (a short run; an evaluation metric logged twice in 1200
+    steps) has a moving window of its length: it was an argmax over an empty window."""
+    for kind, want in (("equal", []), ("first", [("SD701", "curve:loss")])):
+        (tmp_path / "g.log").write_text(gen.megatron(gen.curve(kind, "gpu", steps=steps)))
+        (tmp_path / "n.log").write_text(gen.megatron(gen.curve(kind, "npu", steps=steps)))
+        report = api.curves(str(tmp_path / "g.log"), str(tmp_path / "n.log"), Options(use_cache=False))
+        got = [(f.rule, f.key) for f in report.findings if f.severity == "error"]
+        assert (got, report.errors) == (want, []), kind
+
+
 def test_different_batch_sizes_align_by_consumed_samples(tmp_path):
     gpu = gen.curve("equal", "gpu")
     # the NPU run takes batches twice as large: its step t has consumed what the GPU's 2t had

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.api import diff
-from scriptdiff.checks.hparams import canonical_flag, canonical_path, is_cosmetic
+from scriptdiff.vocabulary import canonical_flag, canonical_path, is_cosmetic
 from scriptdiff.model import Options
 from scriptdiff.rules import RuleError, load
 from scriptdiff.rulepack import RuleSet
@@ -275,7 +275,7 @@ def test_device_port_masks_cuda_to_npu_only(tmp_path):
 def test_a_difference_only_from_a_changed_default_is_info(tmp_path):
     rep = run(tmp_path, "pretrain.sh", "torchrun pretrain_gpt.py --lr 1e-4 --no-use-mcore-models\n",
               "torchrun pretrain_gpt.py --lr 1e-4\n")
-    assert rows(rep) == [("SD204", "info", "use_mcore_models", False, True, 1, None)]
+    assert rows(rep) == [("SD224", "info", "use_mcore_models", False, True, 1, None)]
     f = rep.findings[0]
     assert "megatron's default was off before core_r0.8.0" in f.message
 

@@ -58,7 +58,7 @@ def test_megatron_injected():
         ("SD203", "gradient_accumulation_steps", 32, 64, None, None, True),
         ("SD203", "tensor_model_parallel_size", 2, 4, 23, 24, False),
         ("SD207", "seed", 42, 1234, 73, None, False),
-        ("SD301", "env:NCCL_DETERMINISTIC", "1", "false", 6, 7, False),
+        ("SD306", "env:NCCL_DETERMINISTIC", "1", "false", 6, 7, False),
     ]
     seed = next(f for f in rep.findings if f.key == "seed")
     assert "commented out at line 74" in seed.message

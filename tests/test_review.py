@@ -98,7 +98,7 @@ def test_python_port_patch_masks_substitutions():
     # one hunk holds the masked port (import torch_npu, .npu(), torch.npu) and the lr change:
     # it is reported at the semantic line, not at the first changed line
     assert [(f.rule, f.npu.line, f.npu.source, f.gpu.line) for f in report.findings] == [
-        ("SD153", 8, "    lr = 2e-4", 7)]
+        ("SD156", 8, "    lr = 2e-4", 7)]
     assert report.masked
 
 
@@ -129,7 +129,7 @@ def test_hunk_changing_only_a_hyperparameter_argument_is_reported(tmp_path):
     assert drifted != new
     (tmp_path / "train.py").write_text(drifted)
     report = review(patch(old, drifted, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
-    assert [(f.rule, f.severity, f.npu.line) for f in report.findings] == [("SD153", "error", 88)]
+    assert [(f.rule, f.severity, f.npu.line) for f in report.findings] == [("SD156", "error", 88)]
     assert "SD206" in report.findings[0].message and "sgd_momentum" in report.findings[0].message
     (tmp_path / "train.py").write_text(new)
     faithful = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))

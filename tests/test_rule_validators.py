@@ -57,6 +57,20 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
      "value_ports.use_flash_attn.fa2: expected a string, a boolean or a number (got [True])"),
     ("vocabulary.yaml", "    torch.half: fp16", "    Torch.Half: fp16", "Torch.Half",
      "value_ports.params_dtype.Torch.Half: expected a lower-case string"),
+    # categories: a severity in two places (even one that agrees with the rule's is a second
+    # place), a rule that is missing, a mask or of another check, no 'other'
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD201, severity: warning,",
+     "attention:   {rule: SD201, severity", "categories.attention.severity: a category only names its rule"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD201, severity: error,",
+     "attention:   {rule: SD201, severity", "categories.attention.severity: a category only names its rule"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD299,", "{rule: SD299",
+     "categories.attention.rule: 'SD299' is not a known rule code"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD015,", "{rule: SD015",
+     "categories.attention.rule: SD015 is not a finding of the hyperparameters check"),
+    ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD301,", "{rule: SD301",
+     "categories.attention.rule: SD301 is not a finding of the hyperparameters check"),
+    ("vocabulary.yaml", "  other:       {rule: SD220, title: other setting}\n", "", "categories:\n  attention",
+     "categories: categories need 'other', the category of a key outside the vocabulary"),
     # secrets: an unknown list, a lower-case word, a suffix of two words
     ("secrets.yaml", "  not_secret:", "  allow:", "  allow:", "secrets: unknown field(s) allow"),
     ("secrets.yaml", "words: [SECRET,", "words: [secret,", "words: [secret,",

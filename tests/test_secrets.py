@@ -1,8 +1,8 @@
 """Secret-looking names (rules/secrets.yaml, scriptdiff.secrets) and the value ports of
-rules/vocabulary.yaml (checks.hparams.convert)."""
+rules/vocabulary.yaml (vocabulary.convert)."""
 import pytest
 
-from scriptdiff.checks.hparams import convert
+from scriptdiff.vocabulary import convert
 from scriptdiff.lang.config import facts_for
 from scriptdiff.model import Extract
 from scriptdiff.secrets import is_secret_name, words_of

@@ -29,7 +29,7 @@ vocabulary:
   global_batch_size: {aliases: [global_batch]}
   orbit_kernel: {category: orbit_kernels, type: str, aliases: [kernel_impl]}
 categories:
-  orbit_kernels: {rule: SDX101, severity: warning, title: orbit kernels}
+  orbit_kernels: {rule: SDX101, title: orbit kernels}
 python:
   qualified_renames:
     - {npu: orbit.npu_kernels, gpu: orbit.cuda_kernels, rule: SDX001}
@@ -242,6 +242,12 @@ def test_user_packs_never_share_a_cache_entry_or_a_snapshot_with_the_shipped_set
 
 # --- how packs merge, and where their errors are ------------------------------------------------
 
+def _shipped_line(pack: str, starts: str) -> int:
+    """The line of rules/PACK that starts with `starts` (the shipped packs move as they grow)."""
+    lines = (Path(__file__).resolve().parent.parent / "rules" / pack).read_text(encoding="utf-8").splitlines()
+    return next(i for i, text in enumerate(lines, 1) if text.startswith(starts))
+
+
 @pytest.mark.parametrize("text,line,message", [
     # a user's rule takes an SDX code; a shipped code is refused
     ("rules:\n  - code: SD901\n", 2, "rule code 'SD901' is of the form the shipped packs use (SD123): a rule of your "
@@ -250,9 +256,10 @@ def test_user_packs_never_share_a_cache_entry_or_a_snapshot_with_the_shipped_set
     ("launchers:\n  entries:\n    - name: mytorchrun\n      commands: [torchrun]\n      program: after-options\n", 4,
      "launchers.entries[0].commands[0]: command torchrun is also torchrun's"),
     # a category given again, a shipped key's type changed
-    ("categories:\n  lr: {rule: SD202, severity: error, title: x}\n", 2,
-     "categories.lr: defined twice (also in rules/vocabulary.yaml:45)"),
-    ("vocabulary:\n  lr: {type: int}\n", 2, "vocabulary.lr.type: defined twice (also in rules/vocabulary.yaml:61)"),
+    ("categories:\n  lr: {rule: SD202, title: x}\n", 2,
+     f"categories.lr: defined twice (also in rules/vocabulary.yaml:{_shipped_line('vocabulary.yaml', '  lr: ')})"),
+    ("vocabulary:\n  lr: {type: int}\n", 2, "vocabulary.lr.type: defined twice (also in rules/vocabulary.yaml:"
+     f"{_shipped_line('vocabulary.yaml', '  lr:                 {category')})"),
     # a spelling another key has
     ("vocabulary:\n  orbit_lr: {category: lr, type: float, aliases: [base_lr]}\n", 2,
      "vocabulary.orbit_lr.aliases[0]: spelling aliases:base_lr maps to both lr and orbit_lr"),
@@ -264,8 +271,8 @@ def test_user_packs_never_share_a_cache_entry_or_a_snapshot_with_the_shipped_set
     ("pairing:\n  dir_renames:\n    - {gpu: cuda_ops}\n", 3, "pairing.dir_renames[0]: needs 'gpu' and 'npu' strings"),
     ("python:\n  qualified_renames:\n    - {npu: a.npu, gpu: a.cuda, rule: SD202}\n", 3,
      "python.qualified_renames[0].rule: 'SD202' is not a mask rule code"),
-    ("categories:\n  orbit: {rule: SDX404, severity: fatal}\n", 2,
-     "categories.orbit.severity: expected one of error, warning, info (got 'fatal')"),
+    ("categories:\n  orbit: {rule: SDX404, severity: warning}\n", 2,
+     "categories.orbit.severity: a category only names its rule: the severity is the rule's"),
     ("launcher:\n  entries: []\n", 1, "unknown section 'launcher'"),
 ])
 def test_a_wrong_user_pack_is_reported_at_its_file_and_line(tmp_path, text, line, message):
@@ -280,7 +287,7 @@ def test_two_user_packs_giving_one_code_name_both_files(tmp_path):
     team = tmp_path / "team"
     pack(team, "launchers:\n  entries:\n    - {name: orbit, commands: [orbit], subcommands: [fit], "
                "program: subcommand}\nvocabulary:\n  orbit_kernel: {category: orbit_kernels, type: str}\n"
-               "categories:\n  orbit_kernels: {rule: SDX101, severity: warning}\npython:\n  qualified_renames:\n"
+               "categories:\n  orbit_kernels: {rule: SDX101}\npython:\n  qualified_renames:\n"
                "    - {npu: orbit.npu_kernels, gpu: orbit.cuda_kernels, rule: SDX001}\n" + rule, name="a.yaml")
     pack(team, rule, name="b.yaml")
     with pytest.raises(RuleError) as e:

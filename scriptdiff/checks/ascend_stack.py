@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..ascend_version import cann_key, parse_cann
+from ..finding import finding
 from ..model import RANK_LOG, Fact, Finding
-from ..rules import code, load
+from ..rules import load
 from .libraries import parse_version
 
 ADVISORY_PREFIXES = ("release:", "compat:torch-npu-cann", "compat:driver-cann", "newest:",
@@ -289,15 +290,12 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:
     f = n or g
     if f is None or not f.meta.get("advisory"):
         return None
-    rule = code(f.meta["rule"])
     msg = f.meta["message"]
     if g is not None and n is not None:
         msg += " (both sides)" if g.value == n.value else f"; GPU side: {g.meta['message']}"
     elif g is not None:
         msg += " (GPU side)"
-    return Finding(rule=rule, check="environment", severity=rs.severity(rule), key=key,
-                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg,
-                   extra={"advisory": "npu-stack"})
+    return finding(f.meta["rule"], key=key, gpu=g, npu=n, message=msg, extra={"advisory": "npu-stack"})
 
 
 # --------------------------------------------------------------------------- the text table

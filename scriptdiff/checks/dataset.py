@@ -28,9 +28,10 @@ from pathlib import Path
 
 from .. import __version__
 from ..compare import show
+from ..finding import finding
 from ..jsonload import loads as load_json_data
-from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT
-from ..rules import RuleSet, code
+from ..model import Extract, Fact, InputError, RANK_SCRIPT
+from ..rules import RuleSet
 from ..sources import SourceError, check_regular, open_regular, read_head, read_text, special_reason
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
 
@@ -408,18 +409,12 @@ def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     tok = bool((g and g.meta.get("tokenizer")) or (n and n.meta.get("tokenizer")))
     name = key[len(TOKENIZER_PREFIX):] if tok else key[len("data:"):]
     what = "tokenizer file" if tok else "data file"
-
-    def finding(rule, msg, extra=None):
-        return Finding(rule=rule, check="dataset", severity=rs.severity(rule), key=key,
-                       gpu=g.side() if g else None, npu=n.side() if n else None, message=msg,
-                       extra=extra or {})
-
     if n is None:
-        rule = code("tokenizer-file-differs" if tok else "data-file-missing-on-npu")
-        return finding(rule, f"{what} {name} is on GPU only ({_describe(g.value)}); missing on NPU")
+        return finding("tokenizer-file-differs" if tok else "data-file-missing-on-npu", key=key, gpu=g, npu=n,
+                       message=f"{what} {name} is on GPU only ({_describe(g.value)}); missing on NPU")
     if g is None:
-        rule = code("tokenizer-file-differs" if tok else "data-file-extra-on-npu")
-        return finding(rule, f"{what} {name} is on NPU only ({_describe(n.value)}); missing on GPU")
+        return finding("tokenizer-file-differs" if tok else "data-file-extra-on-npu", key=key, gpu=g, npu=n,
+                       message=f"{what} {name} is on NPU only ({_describe(n.value)}); missing on GPU")
     gv, nv = g.value, n.value
     diffs = []
     if gv.get("size") != nv.get("size"):
@@ -435,11 +430,10 @@ def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
             diffs.append("content hash of the sampled bytes differs")
     if not diffs:
         return None  # e.g. sampled on one side only, same size: the summary finding says so
-    rule = code("tokenizer-file-differs" if tok else "data-file-differs")
     msg = f"{what} {name} differs between GPU and NPU: " + "; ".join(diffs)
     if not same_mode:
         msg += " (content not compared: one side sampled, the other not)"
-    return finding(rule, msg)
+    return finding("tokenizer-file-differs" if tok else "data-file-differs", key=key, gpu=g, npu=n, message=msg)
 
 
 def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
@@ -461,17 +455,13 @@ def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
         msg = (f"both sides were fingerprinted by sampling ({_sample_words(g.value.get('mode', ''))}): "
                f"matching files are equal in the bytes read only, not proven identical; "
                f"GPU {cover(g.value)}, NPU {cover(n.value)}")
-        rule = code("data-compared-by-sample")
-        return Finding(rule=rule, check="dataset", severity=rs.severity(rule), key=SUMMARY_KEY,
-                       gpu=g.side(), npu=n.side(), message=msg)
+        return finding("data-compared-by-sample", key=SUMMARY_KEY, gpu=g, npu=n, message=msg)
     side = "GPU" if gsampled and not nsampled else ("NPU" if nsampled and not gsampled else "each side")
     msg = (f"{side} was fingerprinted by sampling and the sides were hashed differently "
            f"(GPU {_sample_words(g.value.get('mode', ''))}, NPU {_sample_words(n.value.get('mode', ''))}): "
            f"the content of sampled files was not compared, only sizes and counts; "
            f"fingerprint both sides the same way")
-    rule = code("data-content-not-compared")
-    return Finding(rule=rule, check="dataset", severity=rs.severity(rule), key=SUMMARY_KEY,
-                   gpu=g.side(), npu=n.side(), message=msg)
+    return finding("data-content-not-compared", key=SUMMARY_KEY, gpu=g, npu=n, message=msg)
 
 
 # ---------------------------------------------------------------- tokenizer files from launch scripts

@@ -22,6 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..compare import show
+from ..finding import finding
 from ..envmap import canonical
 from ..jsonload import JSONError, load_json
 from ..model import RANK_LOG, Extract, Fact, Finding, InputError, Masked
@@ -246,10 +247,6 @@ def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | 
     comp = key.split(":", 1)[1]
     comps, pairs, groups = _platform_data()
 
-    def finding(rule: str, msg: str) -> Finding:
-        return Finding(rule=rule, check="environment", severity=rs.severity(rule), key=key,
-                       gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
-
     if g is None or n is None:
         return None  # the other side records no such thing (a package list, another platform)
     if comp in pairs:
@@ -257,15 +254,17 @@ def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | 
         if gp == np_:
             return None  # same platform: the specific keys are compared instead
         label = pairs[comp].get("label", comp)
-        return finding(code("accelerator-platform-pair"), f"{label}: {show(g.value)} on GPU, {show(n.value)} on NPU "
-                                                           f"(platform-specific, shown side by side, not compared)")
+        return finding("accelerator-platform-pair", key=key, gpu=g, npu=n,
+                       message=f"{label}: {show(g.value)} on GPU, {show(n.value)} on NPU "
+                               f"(platform-specific, shown side by side, not compared)")
     spec = comps.get(comp, {"label": comp, "group": "host"})
     label = spec.get("label", comp)
     gv, nv = g.value, n.value
     if gv is None or nv is None:
         have, miss = ("GPU", "NPU") if gv is not None else ("NPU", "GPU")
-        return finding(code("component-not-found"), f"{label} is {show(gv if gv is not None else nv)} on the "
-                                                     f"{have} side and was not found on the {miss} side")
+        return finding("component-not-found", key=key, gpu=g, npu=n,
+                       message=f"{label} is {show(gv if gv is not None else nv)} on the "
+                               f"{have} side and was not found on the {miss} side")
     level = version_level(str(gv), str(nv), rc_is_release=bool(spec.get("rc_is_release")),
                           fuzzy_a=bool(g.meta.get("fuzzy")), fuzzy_b=bool(n.meta.get("fuzzy")))
     if level == "equal":
@@ -275,4 +274,5 @@ def classify_version(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | 
     rule = group["major"] if level in ("major", "minor", "unparsed") else group["patch"]
     what = {"major": "major version", "minor": "minor version", "patch": "patch level", "local": "build tag",
             "unparsed": "version"}[level]
-    return finding(rule, f"{label} is {show(gv)} on GPU and {show(nv)} on NPU ({what} differs)")
+    return finding(rule, key=key, gpu=g, npu=n,
+                   message=f"{label} is {show(gv)} on GPU and {show(nv)} on NPU ({what} differs)")

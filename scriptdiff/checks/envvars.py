@@ -5,8 +5,9 @@ actual name, its role from the env_map table in rules/environment.yaml, and `mas
 when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
 
   SD010 mask     a mapped variable renamed with the same meaning and value
-  SD301          a mapped or plain variable's value differs (error for the determinism
-                 variables listed in env_map.determinism, warning otherwise)
+  SD301 warning  a mapped or plain variable's value differs
+  SD306 error    a determinism variable (env_map.determinism) differs, or is set on one
+                 side only
   SD302 info     an NPU-only tuning variable (or `source .../set_env.sh`)
   SD303 info     a GPU-only tuning variable
   SD304 warning  a precision-affecting variable set on one side only, or differing
@@ -24,11 +25,13 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 
-from ..compare import show, to_bool
+from ..compare import show
 from ..envmap import value_equivalent
-from ..model import Fact, Finding, Masked
-from ..rules import code, load
+from ..finding import finding
+from ..model import Fact, Masked
+from ..rules import load
 from ..secrets import WITHHELD, is_secret, redact_text, withheld
+from ..vocabulary import to_bool
 from .environment import classify_version
 
 
@@ -59,11 +62,6 @@ def _role(g: Fact | None, n: Fact | None) -> str:
         if f is not None and f.meta.get("role"):
             return f.meta["role"]
     return "plain"
-
-
-def _finding(rule: str, key: str, g, n, message: str, rs, severity: str | None = None) -> Finding:
-    return Finding(rule=rule, check="environment", severity=severity or rs.severity(rule), key=key,
-                   gpu=g.side() if g else None, npu=n.side() if n else None, message=message)
 
 
 def classify(key: str, g: Fact | None, n: Fact | None, rs):
@@ -97,48 +95,51 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     label = gname if n is None else nname
     if sourced:
         if role == "npu_tuning":
-            return _finding(code("npu-tuning-variable"), key, g, n,
-                            f"NPU environment script {label[7:]} is sourced on {where} only "
-                            "(sets the CANN paths; tuning, not numerics)", rs)
-        return _finding(code("env-var-one-side"), key, g, n, f"{label} is sourced on {where} only", rs)
+            return finding("npu-tuning-variable", key=key, gpu=g, npu=n,
+                           message=f"NPU environment script {label[7:]} is sourced on {where} only "
+                                   "(sets the CANN paths; tuning, not numerics)")
+        return finding("env-var-one-side", key=key, gpu=g, npu=n,
+                       message=f"{label} is sourced on {where} only")
     if role == "npu_tuning":
         what = (f"{nname} is {show(n.value)} on NPU and {show(g.value)} on GPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding(code("npu-tuning-variable"), key, g, n,
-                        f"NPU tuning variable: {what} (performance, not numerics)", rs)
+        return finding("npu-tuning-variable", key=key, gpu=g, npu=n,
+                       message=f"NPU tuning variable: {what} (performance, not numerics)")
     if role == "gpu_tuning":
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding(code("gpu-tuning-variable"), key, g, n,
-                        f"GPU tuning variable: {what} (performance, not numerics)", rs)
+        return finding("gpu-tuning-variable", key=key, gpu=g, npu=n,
+                       message=f"GPU tuning variable: {what} (performance, not numerics)")
     if role in ("npu_precision", "gpu_precision"):
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding(code("precision-variable"), key, g, n, f"precision-affecting variable: {what}", rs)
+        return finding("precision-variable", key=key, gpu=g, npu=n,
+                       message=f"precision-affecting variable: {what}")
     if not both and role == "paired":  # a paired variable that is tuning on its own side
         for lst, rule, side in (("gpu_tuning", "gpu-tuning-variable", "GPU"),
                                 ("npu_tuning", "npu-tuning-variable", "NPU")):
             if _listed(label, env.get(lst)):
-                return _finding(code(rule), key, g, n, f"{side} tuning variable: {label}={show(present.value)} "
-                                                       f"is set on {where} only (performance, not numerics)", rs)
+                return finding(rule, key=key, gpu=g, npu=n,
+                               message=f"{side} tuning variable: {label}={show(present.value)} "
+                                       f"is set on {where} only (performance, not numerics)")
     if gpu_name in (env.get("search_paths") or []):
         what = (f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU" if both
                 else f"{label}={show(present.value)} is set on {where} only")
-        return _finding(code("env-var-one-side"), key, g, n,
-                        f"search path: {what} (expected to differ between platforms; "
-                        "the libraries check compares what is installed)", rs)
+        return finding("env-var-one-side", key=key, gpu=g, npu=n,
+                       message=f"search path: {what} (expected to differ between platforms; "
+                               "the libraries check compares what is installed)")
     determinism = set(env.get("determinism", []) or [])
     is_det = gpu_name in determinism or gname in determinism or nname in determinism
     if both:
         names = gname if gname == nname else f"{gname} (GPU) / {nname} (NPU)"
-        return _finding(code("env-var-value-differs"), key, g, n,
-                        f"{names} is {show(g.value)} on GPU and {show(n.value)} on NPU",
-                        rs, severity="error" if is_det else None)
+        return finding("determinism-variable-differs" if is_det else "env-var-value-differs", key=key, gpu=g, npu=n,
+                       message=f"{names} is {show(g.value)} on GPU and {show(n.value)} on NPU")
     if is_det:
         other = nname if n is None else gname
         if n is None and gpu_name in (env.get("pairs") or {}):
             other = env["pairs"][gpu_name]
-        return _finding(code("env-var-value-differs"), key, g, n,
-                        f"determinism variable {label}={show(present.value)} is set on "
-                        f"{where} only (no {other} on the other side)", rs, severity="error")
-    return _finding(code("env-var-one-side"), key, g, n, f"{label}={show(present.value)} is set on {where} only", rs)
+        return finding("determinism-variable-differs", key=key, gpu=g, npu=n,
+                       message=f"determinism variable {label}={show(present.value)} is set on "
+                               f"{where} only (no {other} on the other side)")
+    return finding("env-var-one-side", key=key, gpu=g, npu=n,
+                   message=f"{label}={show(present.value)} is set on {where} only")

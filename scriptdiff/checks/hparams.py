@@ -1,19 +1,6 @@
-"""Hyperparameters: spellings -> canonical keys, derived values, and how differences read.
+"""Hyperparameters: derived values, and how differences read (the check; what the names
+mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
 
-Shared by the launch-script, config-file and Megatron-log readers (lang/shell.py,
-lang/config.py, lang/megatron_log.py):
-
-- `spelling_index()` maps every spelling in rules/vocabulary.yaml (Megatron destinations,
-  Hugging Face / LLaMA-Factory keys, DeepSpeed dotted paths, and the `aliases` column: the
-  one table of generic names) onto its canonical key; `canonical_flag`, `canonical_path`
-  look names up, every reader through them. A path is looked up in this order: a framework
-  dialect's paths (`dialects` sections: rules/verl.yaml, rules/accelerate.yaml, ...), the
-  framework columns, the alias of its normalised name (top level), and for a nested path the
-  alias of its last segment when every section above it is neutral (rules/aliases.yaml).
-- `convert(key, raw)` turns a raw value into the canonical one for the few keys whose
-  spellings carry different encodings (params_dtype from --bf16 / torch_dtype /
-  mixed_precision, use_flash_attn from attn_implementation / LLaMA-Factory flash_attn),
-  through the `value_ports` tables of rules/vocabulary.yaml.
 - `derive(table)` (called by the engine for each side) adds data_parallel_size,
   gradient_accumulation_steps and global_batch_size where they can be computed and were
   not set, as facts with origin `derived` whose `via` names the formula and inputs.
@@ -25,188 +12,18 @@ lang/config.py, lang/megatron_log.py):
   and device settings (SD015 cuda->npu). An unknown key whose name looks cosmetic (run names,
   paths, hosts, ports, timeouts, buckets: rules/aliases.yaml `cosmetic_names`, a dialect's
   `cosmetic`) is info (SD221); a difference that comes only from a default whose value
-  changed at a known release (`default_changed`) is info, with a note saying so.
+  changed at a known release (`default_changed`) is info (SD224), with a note saying so.
 """
 from __future__ import annotations
 
 import fnmatch
-from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
-from ..compare import FactTable, classify_hparam, default_fact, equal, normalize, show, vocab
+from ..compare import FactTable, classify_hparam, equal, show
+from ..finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
-from ..registry import dialects_for
 from ..rules import code, load
-
-FRAMEWORK_COLUMNS = ("megatron", "hf", "deepspeed", "python", "aliases")
-
-
-@lru_cache(maxsize=1)
-def value_ports() -> dict[str, dict[str, Any]]:
-    """{key: {written value (lower case): canonical value}} from rules/vocabulary.yaml."""
-    return load().section("value_ports", {}) or {}
-
-
-@lru_cache(maxsize=1)
-def spelling_index() -> dict[str, dict[str, str]]:
-    """{"megatron": {spelling: key}, "hf": ..., "deepspeed": ..., "python": ..., "aliases": ...}."""
-    out: dict[str, dict[str, str]] = {fw: {} for fw in FRAMEWORK_COLUMNS}
-    for key, entry in vocab().items():
-        for fw in out:
-            for s in entry.get(fw, []) or []:
-                out[fw].setdefault(str(s), key)
-    return out
-
-
-def norm_name(name: str) -> str:
-    """A flag or key as the alias table spells it: no leading -, + or ~, lower case, _ for -."""
-    return str(name).strip().lstrip("-+~").replace("-", "_").lower()
-
-
-def canonical_flag(name: str, prefer: str = "megatron") -> str | None:
-    """The canonical key of a command-line flag destination (dashes already underscores):
-    the framework columns in the preferred order, then the alias table by normalised name."""
-    idx = spelling_index()
-    if name in vocab():
-        return name
-    order = ("megatron", "hf") if prefer == "megatron" else ("hf", "megatron")
-    for fw in order:
-        if name in idx[fw]:
-            return idx[fw][name]
-    n = norm_name(name)
-    if n != name:
-        if n in vocab():
-            return n
-        for fw in order:
-            if n in idx[fw]:
-                return idx[fw][n]
-    return idx["aliases"].get(n)
-
-
-def canonical_path(path: str, style: str, dialects: Iterable[dict] | None = None) -> str | None:
-    """The canonical key of a config file's full dotted path (never the last segment of a path
-    under a section that is not neutral). `dialects`: the dialect entries that apply (a config
-    reader passes those it detected); None takes every dialect of the style's kind (Hydra
-    overrides on a command line: the shell kind's)."""
-    hit = dialect_path(path, style, dialects)
-    if hit is not None:
-        return hit[0]
-    idx = spelling_index()
-    if style == "deepspeed":
-        return idx["deepspeed"].get(path)
-    if "." not in path and "[" not in path:
-        if path in idx["hf"]:
-            return idx["hf"][path]
-        if path in idx["megatron"]:
-            return idx["megatron"][path]
-        return idx["aliases"].get(norm_name(path))
-    if "[" in path:
-        return None
-    *sections, last = path.split(".")
-    neutral = neutral_sections()
-    if sections and all(norm_name(s) in neutral for s in sections):
-        return canonical_flag(last, prefer="hf")
-    return None
-
-
-def fits(key: str, value: Any) -> bool:
-    """Whether a config value can be a value of `key` (a name that looks like `data` but holds a
-    long list of numbers is not the data path): numbers for int/float, a bool-like for bool,
-    a string or a list of strings for str; anything for other types."""
-    typ = (vocab().get(key) or {}).get("type")
-    if isinstance(value, dict):
-        return False
-    if typ in ("int", "float"):
-        return not isinstance(value, list) and not isinstance(normalize(value, typ), (list, dict)) and (
-            value is None or isinstance(normalize(value, typ), (int, float, str)))
-    if typ == "str":
-        return not isinstance(value, list) or all(isinstance(x, str) for x in value)
-    if typ == "bool":
-        return not isinstance(value, list)
-    return True
-
-
-def dialect_path(path: str, style: str, dialects: Iterable[dict] | None = None) -> tuple[str, str] | None:
-    """(canonical key, dialect title) when a dialect maps this exact path."""
-    if dialects is None:
-        dialects = dialects_for({"hydra": "shell"}.get(style, style)).values() if style in ("hydra", "yaml", "json") \
-            else ()
-    for d in dialects:
-        key = (d.get("paths") or {}).get(path)
-        if key is not None:
-            return key, dialect_title(d)
-    return None
-
-
-def dialect_title(d: dict) -> str:
-    return d.get("title") or d.get("_name", "")
-
-
-def detect_dialects(kind: str, paths: Iterable[str]) -> list[dict]:
-    """The dialects of `kind` that apply to a config file with these dotted paths: those whose
-    `detect` prefixes one of them (or names a top-level key), and those without `detect`."""
-    paths = list(paths)
-    out = []
-    for name, d in dialects_for(kind).items():
-        det = d.get("detect")
-        if det and not any(p == x or p.startswith(x if x.endswith(".") else x + ".") or p.startswith(x + "[")
-                           for x in det for p in paths):
-            continue
-        out.append({**d, "_name": name})
-    return out
-
-
-@lru_cache(maxsize=1)
-def neutral_sections() -> frozenset[str]:
-    return frozenset(load().section("neutral_sections", []) or [])
-
-
-@lru_cache(maxsize=1)
-def _cosmetic_patterns() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(patterns of whole dotted paths from the dialects, last-segment names, section names)."""
-    cos = load().section("cosmetic_names", {}) or {}
-    paths = tuple(p.lower() for d in (load().section("dialects", {}) or {}).values() for p in d.get("cosmetic") or [])
-    return paths, tuple(cos.get("names") or ()), tuple(cos.get("sections") or ())
-
-
-def is_cosmetic(key: str) -> bool:
-    """A key outside the vocabulary whose name says it cannot change numerics (rules/aliases.yaml
-    cosmetic_names, or a dialect's `cosmetic` paths)."""
-    paths, names, sections = _cosmetic_patterns()
-    k = key.lower()
-    if any(fnmatch.fnmatchcase(k, p) for p in paths):
-        return True
-    segs = [norm_name(s.split("[", 1)[0]) for s in k.split(".")]
-    segs = [s for s in segs if s]
-    if not segs:
-        return False
-    if any(fnmatch.fnmatchcase(segs[-1], p) for p in names):
-        return True
-    return any(fnmatch.fnmatchcase(s, p) for s in segs[:-1] for p in sections)
-
-
-def category_key(key: str) -> str | None:
-    """For a dotted path outside the vocabulary: the vocabulary key its last segment names."""
-    if key in vocab() or ("." not in key):
-        return None
-    last = key.rsplit(".", 1)[-1].split("[", 1)[0]
-    return canonical_flag(last, prefer="hf")
-
-
-def convert(key: str, raw: Any) -> tuple[str, Any] | None:
-    """Canonical (key, value) for spellings whose values are encoded differently.
-
-    Returns None when the setting carries no value (e.g. `bf16: false`, which leaves the
-    dtype to whatever else says it)."""
-    port = value_ports().get(key)
-    if port is not None:  # params_dtype, use_flash_attn (a bool reads as "true"/"false")
-        s = str(raw).strip().strip("'\"").lower()
-        return key, port.get(s, s)
-    entry = vocab().get(key, {})
-    value = normalize(raw, entry.get("type"))
-    if entry.get("type") == "str" and isinstance(value, str) and value.lower() in ("true", "false"):
-        value = value.lower() == "true"  # `--gradient_checkpointing True` and `gradient_checkpointing: true`
-    return key, value
+from ..vocabulary import category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize, vocab, written_name
 
 
 # ---------------------------------------------------------------- derivations
@@ -214,7 +31,7 @@ def convert(key: str, raw: Any) -> tuple[str, Any] | None:
 def _num(table: FactTable, key: str, default: int | None = None) -> tuple[Any, str]:
     f = table.get(key)
     if f is None:
-        d = default_fact(key, table)
+        d = default_fact(key, table.frameworks)
         if d is not None and isinstance(d.value, (int, float)) and not isinstance(d.value, bool):
             return d.value, f"{key}={show(d.value)} (default)"
         return default, f"{key}={default} (unset)" if default is not None else ""
@@ -274,7 +91,7 @@ def _resolve_commented(table: FactTable) -> None:
             table.facts[key] = live
             continue
         note = facts[-1].note
-        d = default_fact(key, table)
+        d = default_fact(key, table.frameworks)
         if d is None:
             d = Fact(key=key, value=None, origin="default", rank=0, source="default", via="not set")
         d.check = facts[-1].check
@@ -308,29 +125,12 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     if cat_key:
         f.message = f.message.replace(f" {cat_key} ", f" {key} ", 1)
     elif key not in vocab() and is_cosmetic(key):
-        _recategorise(f, "cosmetic", rs)
-    _release_default(f, key, g, n)
+        f = _recategorised(f, "cosmetic", rs)
+    f = _release_default(f, key, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
     return f
-
-
-def written_name(key: str, g: Fact | None, n: Fact | None) -> str:
-    """How a finding names `key`: the spellings the sides wrote (meta["written_key"], set by the
-    readers) when one differs from the key, the key in brackets: "gradient_checkpointing
-    (recompute_granularity)", "use_flash_attention_2 / attn_implementation (use_flash_attn)"."""
-    names: list[str] = []
-    for f in (g, n):
-        w = f.meta.get("written_key") if f is not None else None
-        if not w:
-            continue
-        w = key if norm_name(w) == norm_name(key) else str(w)
-        if w not in names:
-            names.append(w)
-    if not names or names == [key]:
-        return key
-    return f"{' / '.join(names)} ({key})"
 
 
 def _live(f: Fact | None) -> Fact | None:
@@ -340,31 +140,30 @@ def _live(f: Fact | None) -> Fact | None:
     return f
 
 
-def _recategorise(f: Finding, category: str, rs) -> None:
-    """A finding of category `other` read again under `category` (its rule, severity, title)."""
-    cats = rs.section("categories", {})
-    old, new = cats.get("other", {}), cats.get(category, {})
-    f.rule, f.severity = new["rule"], new["severity"]
-    f.message = f.message.replace(f"{old.get('title')}:", f"{new.get('title')}:", 1)
+def _recategorised(f: Finding, category: str, rs) -> Finding:
+    """A finding of category `other` read again under `category` (its rule and title)."""
+    old, new = category_named("other", rs), category_named(category, rs)
+    return reclassified(f, new.rule, f.message.replace(f"{old.title}:", f"{new.title}:", 1), rs=rs)
 
 
-def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> None:
+def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> Finding:
     """A difference that exists only because one side relies on a default that changed at a
     known release (vocabulary `default_changed`): the other side's value is the old default,
-    so its script may simply predate the change. Reported at info level, saying so."""
-    changed = (vocab().get(key) or {}).get("default_changed") or {}
+    so its script may simply predate the change. Reported as an info of its own, saying so."""
+    changed = entry(key).get("default_changed") or {}
     if not changed or g is None or n is None:
-        return
+        return f
     for dflt, other in ((g, n), (n, g)):
         if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT:
             continue
         fw = str(dflt.via or "").split(" ", 1)[0]
         c = changed.get(fw)
-        if c and equal(normalize(c["before"], (vocab().get(key) or {}).get("type")), other.value):
-            f.severity = "info"
-            f.message += (f"; {fw}'s default was {show(other.value)} before {c['release']}: the difference comes "
-                          f"only from the default, and the script setting it may be written for an older release")
-            return
+        if c and equal(normalize(c["before"], entry(key).get("type")), other.value):
+            return reclassified(f, "difference-only-from-release-default",
+                                f"{f.message}; {fw}'s default was {show(other.value)} before {c['release']}: the "
+                                f"difference comes only from the default, and the script setting it may be written "
+                                f"for an older release")
+    return f
 
 
 def _device_value(v: Any, patterns: list[str]) -> bool:
@@ -411,6 +210,4 @@ def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding
            f"{show(n.value if n else None)} on NPU")
     if missing:
         msg += f"; not found beside the {' and '.join(missing)} script, so its settings were not compared"
-    rule = code("config-reference-differs")
-    return Finding(rule=rule, check="hyperparameters", severity=rs.severity(rule), key=key,
-                   gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
+    return finding("config-reference-differs", key=key, gpu=g, npu=n, message=msg)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..compare import show
+from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
 from ..rules import code, load
@@ -499,9 +500,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     if key.startswith("compat:"):
         f = g or n
         where = "NPU" if n is not None else "GPU"
-        rule = code("torch-npu-torch-mismatch")
-        return Finding(rule=rule, check="libraries", severity=rs.severity(rule), key=key,
-                       gpu=g.side() if g else None, npu=n.side() if n else None, derived=True,
+        return finding("torch-npu-torch-mismatch", key=key, gpu=g, npu=n, derived=True,
                        message=f"torch_npu {f.meta['torch_npu']} belongs to torch "
                                f"{_release3(f.meta['torch_npu'])}, but the {where} side has torch "
                                f"{f.meta['torch']}")
@@ -511,10 +510,6 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     is_key = name in set(lib.get("key_packages", []) or [])
     label = (g or n).meta.get("name", name)
 
-    def finding(rule: str, msg: str) -> Finding:
-        return Finding(rule=rule, check="libraries", severity=rs.severity(rule), key=key,
-                       gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
-
     if g is not None and n is not None:
         gs, ns = g.meta.get("counterpart"), n.meta.get("counterpart")
         if gs and ns:
@@ -522,7 +517,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
         if gs or ns:
             stand = g if gs else n
             return Masked(rule=stand.meta["mask"], gpu=g.side(), npu=n.side())
-        return _compare(key, label, is_key, g, n, lib, finding)
+        return _compare(key, label, is_key, g, n, lib)
     present = g if g is not None else n
     side = "gpu" if g is not None else "npu"
     if present.meta.get("counterpart"):
@@ -532,23 +527,24 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
         return Masked(rule=code("platform-only-package"), gpu=g.side() if g else None, npu=n.side() if n else None)
     for cp in lib.get("counterparts", []) or []:
         if side == "gpu" and cp["gpu"] == name and cp.get("required"):
-            return finding(code("counterpart-missing"),
-                           f"{label} {show(present.value)} on GPU, and the NPU side has no {cp['npu']} "
-                           f"to stand for it ({cp.get('why', '')})")
+            return finding("counterpart-missing", key=key, gpu=g, npu=n,
+                           message=f"{label} {show(present.value)} on GPU, and the NPU side has no {cp['npu']} "
+                                   f"to stand for it ({cp.get('why', '')})")
     where, other = ("GPU", "NPU") if side == "gpu" else ("NPU", "GPU")
     if present.meta.get("other_has_pkgs") is False:
         return None  # the other side gave no package list at all: nothing to compare against
     if present.meta.get("exhaustive") and present.meta.get("other_exhaustive") is False:
-        return finding(code("installed-not-listed"),
-                       f"{label} {show(present.value)} is installed on {where}; the {other} side's "
-                       f"package list (a hand-written selection) does not name it")
+        return finding("installed-not-listed", key=key, gpu=g, npu=n,
+                       message=f"{label} {show(present.value)} is installed on {where}; the {other} side's "
+                               f"package list (a hand-written selection) does not name it")
     if is_key:
-        return finding(code("key-package-one-side"),
-                       f"key package {label} {show(present.value)} is installed on {where} only")
-    return finding(code("package-one-side"), f"{label} {show(present.value)} is installed on {where} only")
+        return finding("key-package-one-side", key=key, gpu=g, npu=n,
+                       message=f"key package {label} {show(present.value)} is installed on {where} only")
+    return finding("package-one-side", key=key, gpu=g, npu=n,
+                   message=f"{label} {show(present.value)} is installed on {where} only")
 
 
-def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
+def _compare(key, label, is_key, g: Fact, n: Fact, lib):
     gm, nm = g.meta, n.meta
     gv, nv = gm.get("version"), nm.get("version")
     if gv is None or nv is None:  # a range, a URL or a bare name on at least one side
@@ -556,20 +552,20 @@ def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
         if gc and nc:
             if gc[:len(nc)] == nc or nc[:len(gc)] == gc:
                 return None
-            return finding(code("package-source-differs" if is_key else "package-version-differs"),
-                           f"{label} comes from commit {gc[:12]} on GPU and {nc[:12]} on NPU")
+            return finding("package-source-differs" if is_key else "package-version-differs", key=key, gpu=g, npu=n,
+                           message=f"{label} comes from commit {gc[:12]} on GPU and {nc[:12]} on NPU")
         if gm.get("spec", "") == nm.get("spec", "") and gm.get("url") == nm.get("url"):
             return None
-        return finding(code("requirement-not-pinned" if is_key else "package-version-differs"),
-                       f"{label} is required as {show(g.value)} on GPU and {show(n.value)} on NPU; "
-                       f"the installed versions cannot be compared (pin them, or compare snapshots)")
+        return finding("requirement-not-pinned" if is_key else "package-version-differs", key=key, gpu=g, npu=n,
+                       message=f"{label} is required as {show(g.value)} on GPU and {show(n.value)} on NPU; "
+                               f"the installed versions cannot be compared (pin them, or compare snapshots)")
     level = version_level(gv, nv, fuzzy_a=bool(gm.get("fuzzy")), fuzzy_b=bool(nm.get("fuzzy")))
     if level == "equal":
         gc, nc = gm.get("commit"), nm.get("commit")
         if (gc or nc) and (gc or "")[:12] != (nc or "")[:12]:
-            return finding(code("package-source-differs" if is_key else "package-version-differs"),
-                           f"{label} {public(gv)} comes from {('commit ' + gc[:12]) if gc else 'a release'} on GPU and "
-                           f"{('commit ' + nc[:12]) if nc else 'a release'} on NPU")
+            return finding("package-source-differs" if is_key else "package-version-differs", key=key, gpu=g, npu=n,
+                           message=f"{label} {public(gv)} comes from {('commit ' + gc[:12]) if gc else 'a release'} on GPU and "
+                                   f"{('commit ' + nc[:12]) if nc else 'a release'} on NPU")
         return None
     if level == "local":
         gl, nl = (parse_version(gv).local or ""), (parse_version(nv).local or "")
@@ -577,19 +573,21 @@ def _compare(key, label, is_key, g: Fact, n: Fact, lib, finding):
         if tag and nl.startswith(tag) and not gl.startswith(tag):
             return Masked(rule=code("ascend-apex"), gpu=g.side(), npu=n.side())
         if gm.get("strict_local") or nm.get("strict_local"):
-            return finding(code("local-build-tag-differs"), f"{label} {public(gv)} is built as +{gl or '(none)'} "
-                                                            f"on GPU and +{nl or '(none)'} on NPU (--strict-local)")
+            return finding("local-build-tag-differs", key=key, gpu=g, npu=n,
+                           message=f"{label} {public(gv)} is built as +{gl or '(none)'} "
+                                   f"on GPU and +{nl or '(none)'} on NPU (--strict-local)")
         return Masked(rule=code("local-build-tag-ignored"), gpu=g.side(), npu=n.side())
     if level == "unparsed":
-        return finding(code("key-package-patch-differs" if is_key else "package-version-differs"),
-                       f"{label} is {gv} on GPU and {nv} on NPU (not PEP 440 versions; compared as text)")
+        return finding("key-package-patch-differs" if is_key else "package-version-differs", key=key, gpu=g, npu=n,
+                       message=f"{label} is {gv} on GPU and {nv} on NPU (not PEP 440 versions; compared as text)")
     if not is_key:
-        return finding(code("package-version-differs"), f"{label} is {gv} on GPU and {nv} on NPU ({level} version)")
+        return finding("package-version-differs", key=key, gpu=g, npu=n,
+                       message=f"{label} is {gv} on GPU and {nv} on NPU ({level} version)")
     if level in ("major", "minor"):
-        return finding(code("key-package-version-differs"),
-                       f"key package {label} is {gv} on GPU and {nv} on NPU ({level} version differs)")
-    return finding(code("key-package-patch-differs"),
-                   f"key package {label} is {gv} on GPU and {nv} on NPU (patch level differs)")
+        return finding("key-package-version-differs", key=key, gpu=g, npu=n,
+                       message=f"key package {label} is {gv} on GPU and {nv} on NPU ({level} version differs)")
+    return finding("key-package-patch-differs", key=key, gpu=g, npu=n,
+                   message=f"key package {label} is {gv} on GPU and {nv} on NPU (patch level differs)")
 
 
 # --- content sniffing for the kind registry (rules/kinds.yaml `sniff`) ------------------------

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..rules import RuleSet, code
@@ -434,23 +435,24 @@ def _fmt(v: dict) -> str:
 def classify_weights(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     name = key[len(PREFIX):]
 
-    def finding(rule, msg):
-        return Finding(rule=rule, check="weights", severity=rs.severity(rule), key=key,
-                       gpu=g.side() if g else None, npu=n.side() if n else None, message=msg)
-
     if n is None:
-        return finding(code("tensor-missing-on-npu"), f"tensor {name} ({_fmt(g.value)}) is in the GPU checkpoint only; missing on NPU")
+        return finding("tensor-missing-on-npu", key=key, gpu=g, npu=n,
+                       message=f"tensor {name} ({_fmt(g.value)}) is in the GPU checkpoint only; missing on NPU")
     if g is None:
-        return finding(code("tensor-extra-on-npu"), f"tensor {name} ({_fmt(n.value)}) is in the NPU checkpoint only; missing on GPU")
+        return finding("tensor-extra-on-npu", key=key, gpu=g, npu=n,
+                       message=f"tensor {name} ({_fmt(n.value)}) is in the NPU checkpoint only; missing on GPU")
     gv, nv = g.value, n.value
     if list(gv.get("shape", [])) != list(nv.get("shape", [])):
-        return finding(code("tensor-shape-differs"), f"tensor {name} has shape {gv.get('shape')} on GPU and {nv.get('shape')} on NPU"
+        return finding("tensor-shape-differs", key=key, gpu=g, npu=n,
+                       message=f"tensor {name} has shape {gv.get('shape')} on GPU and {nv.get('shape')} on NPU"
                        + ("" if gv.get("dtype") == nv.get("dtype") else f" (dtype {gv.get('dtype')} vs {nv.get('dtype')})"))
     if gv.get("dtype") != nv.get("dtype"):
-        return finding(code("tensor-dtype-differs"), f"tensor {name} is {gv.get('dtype')} on GPU and {nv.get('dtype')} on NPU "
-                                f"(same shape {gv.get('shape')})")
+        return finding("tensor-dtype-differs", key=key, gpu=g, npu=n,
+                       message=f"tensor {name} is {gv.get('dtype')} on GPU and {nv.get('dtype')} on NPU "
+                               f"(same shape {gv.get('shape')})")
     if gv.get("hash") != nv.get("hash"):
-        return finding(code("tensor-values-differ"), f"tensor {name} ({_fmt(gv)}) has different values on GPU and NPU")
+        return finding("tensor-values-differ", key=key, gpu=g, npu=n,
+                       message=f"tensor {name} ({_fmt(gv)}) has different values on GPU and NPU")
     return None
 
 

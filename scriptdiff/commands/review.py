@@ -7,8 +7,8 @@ DESCRIPTION = """Review a unified diff (a pull request) that ports a GPU file to
 
 Each hunk is compared with the same masks and structural diff as `scriptdiff diff`. Hunks
 made only of expected substitutions (torch.cuda -> torch.npu, nccl -> hccl, ...) are
-masked; every other hunk is reported (SD153) with its lines in the new file and what
-changed in it. When the patched files exist under --root (default: the current folder)
+masked; every other hunk is reported with its lines in the new file and what changed in
+it, under the rule of its most severe difference (SD156 error, SD153 warning, SD157 info). When the patched files exist under --root (default: the current folder)
 the whole files are compared, which is more precise than hunk fragments.
 
 PATCH may be `-` for standard input, e.g. `git diff main...npu-port | scriptdiff review -`."""

@@ -10,8 +10,8 @@ classify(key, g, n, rs)    the comparison's most severe finding, or None when eq
 """
 from __future__ import annotations
 
+from ..finding import finding
 from ..model import Extract, Fact, Finding, InputError, Side
-from ..rules import code, load
 from ..sources import SourceError
 from .findings import CHECK, findings
 from .metrics import Settings
@@ -36,12 +36,11 @@ def measure(path: str, **_options) -> Extract:
     ex = Extract(errors=list(run.errors))
     if run.empty:
         if not any(e.fatal for e in run.errors):
-            rule = code("input-not-understood")
             why = "; ".join(run.skipped_files[:3]) or "no files"
             here = Side(value=f"no training curves: {why}", path=shown, line=None, source="logs")
-            ex.findings.append(Finding(rule=rule, check=CHECK, severity=load().severity(rule), key=f"input:{shown}",
-                                       gpu=here, npu=None, message=f"logs {shown}: no training curves recognised "
-                                                                   f"({why}); process data not compared"))
+            ex.findings.append(finding("input-not-understood", check=CHECK, key=f"input:{shown}", gpu=here,
+                                       message=f"logs {shown}: no training curves recognised ({why}); "
+                                               f"process data not compared"))
         return ex
     ex.facts.append(curves_fact(run, shown))
     ex.understood = True

@@ -6,8 +6,8 @@ An `equal` verdict gives no finding: the overview says it, with its evidence.
 """
 from __future__ import annotations
 
+from ..finding import finding
 from ..model import Finding, Side
-from ..rules import code, load
 from .metrics import SeriesStats, _r
 from .series import is_downstream
 from .verdict import ANOMALY, DOWNSTREAM, FIRST, LONG, NOT_COMPARED, Result
@@ -51,8 +51,7 @@ def _at(st: SeriesStats, x):
 
 
 def _make(res: Result, rule_name: str, key_name: str, gval, nval, message: str, extra: dict) -> Finding:
-    rule = code(rule_name)
-    return Finding(rule=rule, check=CHECK, severity=load().severity(rule), key=f"curve:{key_name}",
+    return finding(rule_name, key=f"curve:{key_name}",
                    gpu=_side(res, "gpu", key_name, gval), npu=_side(res, "npu", key_name, nval),
                    message=message, extra=extra)
 

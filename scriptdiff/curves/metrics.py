@@ -31,7 +31,9 @@ class Settings:
     align: str = "auto"  # auto | step | samples | tokens
 
     def window_for(self, n: int) -> int:
-        return max(1, min(self.window, max(3, n // 5)))
+        """The moving window over n compared points: at most n (a series of one or two points,
+        an evaluation metric logged twice, has a window of its length)."""
+        return max(1, min(self.window, n, max(3, n // 5)))
 
     def to_json(self) -> dict:
         return {"rtol": self.rtol, "first": self.first, "window": self.window, "spike_z": self.spike_z,

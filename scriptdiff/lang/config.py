@@ -12,7 +12,7 @@ deepspeed_config_file:, config:) is a reference the engine follows when the file
 Framework dialects (`dialects` sections of rules/*.yaml: verl, accelerate config, Hydra, ...)
 are detected per file by their `detect` paths; a path a detected dialect maps becomes its
 canonical key and the fact's `via` names the path and the dialect ("data.train_batch_size,
-verl (Hydra overrides)"). Other paths go through checks/hparams.canonical_path (framework
+verl (Hydra overrides)"). Other paths go through vocabulary.canonical_path (framework
 columns, the alias table, neutral sections). Hydra specifics: a `defaults:` list is compared
 by config group (`defaults.optimizer` = adamw), `${a.b}` is resolved within the file where it
 can be, and a file that is a list of `a.b=c` strings (.hydra/overrides.yaml) is read as
@@ -26,13 +26,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..checks.hparams import canonical_path, convert, detect_dialects, dialect_path, fits
-from ..compare import normalize
 from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..references import resolve
 from ..registry import dialects_for, referenced_kind
 from ..secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
+from ..vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize
 from ..yamlload import YAMLError, load
 
 DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
@@ -98,7 +97,7 @@ def extract(src, ctx):
         ex.errors.append(InputError(src.name, f"top level of the {kind.upper()} file is not a mapping; not compared", fatal=True))
         return ex
     style = "deepspeed" if is_deepspeed(data) else "hf"
-    dialects = [] if style == "deepspeed" else detect_dialects(kind, _paths(data))
+    dialects = [] if style == "deepspeed" else detect_dialects(dialects_for(kind), _paths(data))
     ex.frameworks |= dialect_defaults(dialects, "deepspeed" if style == "deepspeed" else "hf")
     if isinstance(data.get("defaults"), list):
         ex.facts.extend(_defaults(data["defaults"], lines, src, src_lines))
@@ -256,7 +255,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         if value is True:
             return [fact("params_dtype", "bf16" if "bf16" in last else "fp16", via=last)]
         return []
-    hit = dialect_path(dp, style, dialects or [])
+    hit = dialect_path(dp, dialects or [])
     key = hit[0] if hit else canonical_path(dp, style, [])
     if key is not None and not hit and style != "deepspeed" and not fits(key, value):
         key = None  # a generic name holding something else (`data: [1, 2, ...]`): compared as written

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from ..checks.hparams import canonical_flag, convert
 from ..model import RANK_LOG, Extract, Fact, InputError
+from ..vocabulary import canonical_flag, convert
 
 START = "------------------------ arguments ------------------------"
 END = "-------------------- end of arguments ---------------------"

@@ -21,8 +21,9 @@ import ast
 import operator
 from typing import Any
 
-from ..checks.hparams import detect_dialects
 from ..model import Extract, InputError
+from ..registry import dialects_for
+from ..vocabulary import detect_dialects
 from .config import dialect_defaults, facts_for, interpolate, leaves
 
 KIND = "pyconfig"
@@ -104,7 +105,7 @@ def extract(src, ctx) -> Extract:
         ex.unread.append(f"line {lines.get(('_base_',), 1)}: inherits _base_ config(s) "
                          f"{', '.join(str(b) for b in bases)}: their settings are not merged or compared")
     data = interpolate(data)
-    dialects = detect_dialects(KIND, [".".join(str(p) for p in path) for path, _ in leaves(data)])
+    dialects = detect_dialects(dialects_for(KIND), [".".join(str(p) for p in path) for path, _ in leaves(data)])
     ex.frameworks |= dialect_defaults(dialects, None)  # no framework's defaults are known for a plain one
     src_lines = text.splitlines()
     for path, value in leaves(data):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 
-from ..model import Extract, Finding, PairResult, Side
-from ..rules import code, load
+from ..finding import finding
+from ..model import Extract, PairResult, Side
 
 
 def extract(src, ctx):
@@ -41,8 +41,6 @@ def opcodes(g: list[str], n: list[str]) -> list[tuple[str, int, int, int, int]]:
 
 
 def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
-    rule = code("text-fallback-difference")
-    severity = load().severity(rule)
     g, n = _lines(gsrc), _lines(nsrc)
     res = PairResult()
     for tag, i1, i2, j1, j2 in opcodes(g, n):
@@ -56,8 +54,6 @@ def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):
                      source=n[j1] if j2 > j1 else "")
         what = {"replace": "lines differ", "delete": "lines on GPU only", "insert": "lines on NPU only"}[tag]
         msg = f"{what} (compared as text{': ' + reason if reason else ''})"
-        res.findings.append(Finding(rule=rule, check="script", severity=severity,
-                                    key=f"code:{gsrc.basename}:lines",
-                                    gpu=gside if i2 > i1 else None, npu=nside if j2 > j1 else None,
-                                    message=msg))
+        res.findings.append(finding("text-fallback-difference", key=f"code:{gsrc.basename}:lines",
+                                    gpu=gside if i2 > i1 else None, npu=nside if j2 > j1 else None, message=msg))
     return res

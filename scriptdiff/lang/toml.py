@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 
-from ..checks.hparams import convert
 from ..jsonload import JSONError, check_depth
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..registry import dialects_for
+from ..vocabulary import convert
 from .config import dotted, facts_for, leaves
 
 try:

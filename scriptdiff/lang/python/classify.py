@@ -46,7 +46,7 @@ class Classifier:
                              Side(value=ctx[3], path=s.n.name, line=nl, source=s.n.text_at(nl)), ctx[4])
                 continue
             if ctx is not None and ctx[0] == "NOTE":  # a known refactor, with its diagnosis
-                s.add_finding(severity_rule(ctx[1]), ctx[1], scope, s.side(s.g, g, gs.line), s.side(s.n, n, ns.line),
+                s.add_finding(severity_rule(ctx[1]), scope, s.side(s.g, g, gs.line), s.side(s.n, n, ns.line),
                               ctx[2])
                 continue
             gside = s.side(s.g, g, gs.line)
@@ -68,7 +68,7 @@ class Classifier:
                     msg = f"{ctx[0]}: {label} is given on GPU only"
                 else:
                     msg = f"{ctx[0]}: {label} differs"
-            s.add_finding(severity_rule(sev), sev, scope, gside, nside, msg)
+            s.add_finding(severity_rule(sev), scope, gside, nside, msg)
 
     def report_args(self, g, n, callee: str, diffs: list, gs: St, ns: St, scope: str) -> None:
         """One call whose arguments, bound to its signature, differ in several places: one finding."""
@@ -79,7 +79,7 @@ class Classifier:
         gside = Side(value=", ".join(x for _n, x, _y in diffs), path=s.g.name, line=gl, source=s.g.text_at(gl))
         nside = Side(value=", ".join(y for _n, _x, y in diffs), path=s.n.name, line=nl, source=s.n.text_at(nl))
         names = ", ".join(name for name, _g, _n in diffs)
-        s.add_finding(severity_rule(sev), sev, scope, gside, nside,
+        s.add_finding(severity_rule(sev), scope, gside, nside,
                       f"{callee}: arguments {names} differ (bound to its signature, defaults included)")
 
     def report_one_sided(self, st: St, side: str, scope: str) -> None:
@@ -98,7 +98,7 @@ class Classifier:
         what = {"FunctionDef": "function", "ClassDef": "class"}.get(type(st.node).__name__, "statement")
         where = "GPU" if side == "gpu" else "NPU"
         msg = f"{what} on {where} only" + (f": {st.name}" if st.name else "")
-        s.add_finding(severity_rule(sev), sev, inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
+        s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
 
     @staticmethod
     def fact_only(s: St, p: Parsed) -> bool:

@@ -13,14 +13,12 @@ diff sees it as a placeholder, so a changed lr is reported once, as a hyperparam
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
 
 import libcst as cst
 
-from ...compare import normalize
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
-from ...rules import load
 from ...secrets import is_secret, redact_text, withheld
+from ...vocabulary import key_type, lookup, normalize, spelling_index
 from .focus import fact_callee_names
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
@@ -31,32 +29,6 @@ class NotLiteral(Exception):
 
 class QName(str):
     """A dotted name that resolved through the imports (torch.bfloat16)."""
-
-
-@lru_cache(maxsize=1)
-def spellings() -> dict[str, dict[str, str]]:
-    voc = load().section("vocabulary", {}) or {}
-    out: dict[str, dict[str, str]] = {fw: {} for fw in ("megatron", "hf", "deepspeed", "python", "other")}
-    for key, e in voc.items():
-        for fw in out:  # "other": the generic alias table of the vocabulary (tp, max_length, ...)
-            for sp in e.get("aliases" if fw == "other" else fw, []) or []:
-                out[fw].setdefault(str(sp), key)
-    return out
-
-
-def vocab_type(key: str) -> str | None:
-    return ((load().section("vocabulary", {}) or {}).get(key) or {}).get("type")
-
-
-def lookup(name: str, order=("megatron", "hf", "python", "other")) -> str | None:
-    sp = spellings()
-    for fw in order:
-        k = sp[fw].get(name)
-        if k is not None:
-            return k
-    if name in (load().section("vocabulary", {}) or {}):
-        return name
-    return None
 
 
 def norm_dtype(v):
@@ -70,7 +42,7 @@ def norm_dtype(v):
 
 
 def typed(key: str, v):
-    t = vocab_type(key)
+    t = key_type(key)
     if t == "dtype" or key in ("params_dtype", "autocast_dtype"):
         return norm_dtype(v)
     if isinstance(v, QName):
@@ -334,7 +306,7 @@ class Reader:
                 if kw in ("bf16", "fp16"):
                     dtype_flags[kw] = a
                     continue
-                key = spellings()["hf"].get(kw) or (rules().raw.get("hf_extra") or {}).get(kw) or spellings()["python"].get(kw)
+                key = spelling_index()["hf"].get(kw) or (rules().raw.get("hf_extra") or {}).get(kw) or spelling_index()["python"].get(kw)
                 if key is not None:
                     self.read_arg(key, a, call, qn, vmaps.get(kw))
         if dtype_flags:
@@ -363,7 +335,7 @@ class Reader:
                 if type(small) is not cst.AnnAssign or type(small.target) is not cst.Name or small.value is None:
                     continue
                 name = small.target.value
-                key = lookup(name, ("hf", "python", "megatron", "other"))
+                key = lookup(name, ("hf", "python", "megatron", "aliases"))
                 if key is None:
                     continue
                 value = small.value

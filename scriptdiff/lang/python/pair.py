@@ -12,9 +12,10 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from ...finding import finding
 from ...model import Finding, Masked, Side
-from ...rules import load
 from ...secrets import is_secret_value, redact_text, secret_words, withheld
+from ...vocabulary import category
 from .facts import QName, Reader
 from .parse import Norm, Parsed, St
 
@@ -66,20 +67,15 @@ class PairState:
         self._masked_seen.add(k)
         self.masked.append(Masked(rule=rule, gpu=_shown(gside), npu=_shown(nside)))
 
-    def add_finding(self, rule: str, severity: str, scope: str, gside: Side | None, nside: Side | None,
-                    message: str) -> None:
-        self.findings.append(Finding(rule=rule, check="script", severity=severity, key=f"code:{self.base}:{scope}",
-                                     gpu=_shown(gside), npu=_shown(nside), message=message))
+    def add_finding(self, rule: str, scope: str, gside: Side | None, nside: Side | None, message: str) -> None:
+        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=_shown(gside), npu=_shown(nside),
+                                     message=message))
 
     def add_hparam(self, key: str, gside: Side | None, nside: Side | None, message: str) -> None:
         """A code change that is a hyperparameter: reported under its vocabulary key and the
         rule of its category (an eager attention call where GPU used flash-attn: use_flash_attn)."""
-        rs = load()
-        cat = ((rs.section("vocabulary", {}) or {}).get(key) or {}).get("category", "other")
-        c = (rs.section("categories", {}) or {}).get(cat) or {}
-        self.findings.append(Finding(rule=c.get("rule", ""), check="hyperparameters",
-                                     severity=c.get("severity", "warning"), key=key,
-                                     gpu=_shown(gside), npu=_shown(nside), message=message))
+        self.findings.append(finding(category(key).rule, key=key, gpu=_shown(gside), npu=_shown(nside),
+                                     message=message))
 
     def side(self, p: Parsed, node, fallback_line: int | None, value=True) -> Side:
         if isinstance(node, tuple) and node and node[0] == "MISSING":

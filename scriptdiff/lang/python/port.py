@@ -125,7 +125,7 @@ class PortChecks:
                 if rule:
                     s.add_masked(rule, gside, nside)
                 else:
-                    s.add_finding(code("import-differs"), "info", scope, gside, nside,
+                    s.add_finding(code("import-differs"), scope, gside, nside,
                                   f"{qn} is imported on {side.upper()} only")
 
     # --------------------------------------------------------------------------- swaps
@@ -223,7 +223,7 @@ class PortChecks:
             nl_ = s.n.line_of(nc, ns.line)
             what = {"decoupled": "decoupled (AdamW)", "l2": "L2 (Adam)"}
             s.add_finding(
-                code("code-changes-numerics"), "error", scope,
+                code("code-changes-numerics"), scope,
                 Side(value=f"{gq}: {what[gkind]} weight decay", path=s.g.name, line=gl_, source=s.g.text_at(gl_)),
                 Side(value=f"{nq}: {what[nkind]} weight decay", path=s.n.name, line=nl_, source=s.n.text_at(nl_)),
                 f"optimizer swap changes how weight_decay is applied: {what[gkind]} on GPU, {what[nkind]} on NPU")
@@ -290,7 +290,7 @@ class PortChecks:
         for gnode, nnode, msg in problems:
             gside = s.side(s.g, gnode, gs.line)
             nside = s.side(s.n, nnode, ns.line)
-            s.add_finding(code("flash-attention-translation"), "error", scope, gside, nside,
+            s.add_finding(code("flash-attention-translation"), scope, gside, nside,
                           f"flash attention translation: {msg}")
 
     # ------------------------------------------------------------------------- helpers

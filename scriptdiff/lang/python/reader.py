@@ -29,6 +29,7 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import replace
 
+from ...finding import reclassified
 from ...model import Extract, InputError, PairResult
 from .. import text
 from .align import Aligner
@@ -172,7 +173,7 @@ def group_sites(findings: list) -> list:
         first = g[0]
         if len(g) > 1:  # the decision is as severe as its most severe place
             worst = min(g, key=lambda x: rank.index(x.severity) if x.severity in rank else len(rank))
-            first = replace(first, rule=worst.rule, severity=worst.severity)
+            first = reclassified(first, worst.rule)
             where = ", ".join(f"{x.gpu.line if x.gpu else '-'}/{x.npu.line if x.npu else '-'}" for x in g[1:])
             first = replace(first, message=f"{first.message}; the same at {len(g) - 1} more place(s), "
                                            f"GPU/NPU lines {where}",

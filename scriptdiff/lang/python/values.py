@@ -19,8 +19,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
+from ...vocabulary import lookup
 from .classify import Classifier, severity_rule
-from .facts import NotLiteral, Reader, lookup
+from .facts import NotLiteral, Reader
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
 
@@ -93,7 +94,7 @@ class ValueChecks:
             gc, nc = _configurable(gv[1]), _configurable(nv[1])
             if gc != nc:
                 what = " and ".join(f"on {w} through {', '.join(c)}" for w, c in (("GPU", gc), ("NPU", nc)) if c)
-                s.add_finding(severity_rule("info"), "info", scope, gside, nside,
+                s.add_finding(severity_rule("info"), scope, gside, nside,
                               f"{target}: now configurable {what} (same default {gv[0]!r})")
             return True
         where = "; ".join(f"{w}: through {', '.join(v[1])}" for w, v in (("GPU", gv), ("NPU", nv)) if v[1])
@@ -104,7 +105,7 @@ class ValueChecks:
             s.add_hparam(key, gside, nside, msg)
             return True
         sev = self.cls.classify(None, [gs, ns], scope)
-        s.add_finding(severity_rule(sev), sev, scope, gside, nside, msg)
+        s.add_finding(severity_rule(sev), scope, gside, nside, msg)
         return True
 
     def names(self, side: str) -> set:
@@ -144,7 +145,7 @@ class ValueChecks:
             return False
         sd = Side(value=one_line(st.raw), path=p.name, line=st.line, source=p.text_at(st.line))
         where = "GPU" if side == "gpu" else "NPU"
-        self.s.add_finding(severity_rule("info"), "info", scope, sd if side == "gpu" else None,
+        self.s.add_finding(severity_rule("info"), scope, sd if side == "gpu" else None,
                            sd if side == "npu" else None,
                            f"configuration on {where} only: {what} (its uses are compared by value)")
         return True

@@ -5,8 +5,8 @@ side comments out and the other sets is reported as such, not as simply missing.
 """
 from __future__ import annotations
 
-from ...checks.hparams import canonical_flag
 from ...model import Fact
+from ...vocabulary import canonical_flag
 from .record import Record
 
 

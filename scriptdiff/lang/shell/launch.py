@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from ...checks.hparams import convert
 from ...model import RANK_SCRIPT, REF_PROGRAM, Fact
+from ...vocabulary import convert
 from .launchers import Launcher, LauncherTable
 from .program import ProgramReader
 from .record import Record

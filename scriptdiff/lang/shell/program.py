@@ -1,7 +1,7 @@
 """A training program's options as facts: `--k v`, `--k=v`, `--flag`, `--no-flag`, Hydra
 `a.b=c` / `+a.b=c` / `++a.b=c`, and config files named by an option or a positional word.
 
-Each option becomes a hyperparameter fact under its canonical key (checks/hparams), spelled
+Each option becomes a hyperparameter fact under its canonical key (scriptdiff/vocabulary.py), spelled
 for the framework its options suggest (Megatron or Hugging Face, from the hints in
 rules/shell.yaml `launchers.hints`); a config file becomes a `config:<key>` reference fact
 that the engine follows.
@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import re
 
-from ...checks.hparams import canonical_flag, canonical_path, convert, dialect_path
-from ...compare import to_number
 from ...model import RANK_SCRIPT, Fact, Masked, Side
 from ...references import resolve
-from ...registry import reference_suffixes, referenced_kind
+from ...registry import dialects_for, reference_suffixes, referenced_kind
 from ...rules import code
 from ...secrets import is_secret, withheld
+from ...vocabulary import canonical_flag, canonical_path, convert, dialect_path, to_number
 from .launchers import LauncherTable
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -125,7 +124,7 @@ class ProgramReader:
         self.add_hparam(key or dest, raw, vw, f"--{name}", flag_word=w)
 
     def hydra(self, path: str, val: str, w: Word) -> None:
-        hit = dialect_path(path, "hydra")
+        hit = dialect_path(path, dialects_for("shell").values())  # a command line's: the shell kind's dialects
         key = hit[0] if hit is not None else (canonical_path(path, "hydra") or path)
         dialect = hit[1] if hit is not None else None
         vw = tail_word(w, len(w.text) - len(val))

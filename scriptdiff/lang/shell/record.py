@@ -12,9 +12,9 @@ report line). Values withheld as secret-looking are remembered (`withhold`), and
 """
 from __future__ import annotations
 
-from ...checks.hparams import canonical_flag
 from ...model import Fact, InputError
 from ...secrets import redact_text, secret_words
+from ...vocabulary import canonical_flag
 
 EXCERPT = 160  # characters of a long line shown around a fact's option
 
