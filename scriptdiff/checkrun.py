@@ -14,13 +14,14 @@ A check with no inputs is shown as not checked, never left out.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from dataclasses import dataclass, field
 
 from . import gitsrc
 from .checks.ascend_stack import verdict_notes
-from .engine import read_inputs
+from .engine import filter_findings, read_inputs
 from .finding import finding
 from .pipeline import Inputs, Unit, run
 from .jsonload import JSONError, check_depth
@@ -28,6 +29,7 @@ from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, is_repo_top, read_text, special_reason, upward
 from .rules import code, unknown_selector, use_packs
+from .suppress import apply_baseline
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
 # configuration keys (per side), in the order they are read; which of them feed which check
@@ -419,10 +421,14 @@ def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> R
     opts = opts or Options()
     pairs, _alone = counterparts(files, cfg)
     report = Report(gpu="counterparts", npu=" ".join(files) if len(files) <= 3 else f"{len(files)} files")
+    inline_only = dataclasses.replace(opts, baseline=None)
     for g, n in pairs:
         srcs = read_inputs([g, n], report)
         if len(srcs) == 2:
-            report.absorb(run(Inputs([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])]), opts))
+            report.absorb(run(Inputs([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])]), inline_only))
+    # once for all the pairs; the staged files are part of the setup: no entry is called stale
+    apply_baseline(report, opts, partial=True)
+    report.findings = filter_findings(report.findings, opts)
     return report.sorted()
 
 

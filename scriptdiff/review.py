@@ -23,7 +23,7 @@ from .pipeline import Inputs, run
 from .model import SEVERITY_RANK, InputError, Options, Report, Side, UsageError
 from .rules import code
 from .sources import Source, SourceError, decode, read_bytes, read_stdin, too_large
-from .suppress import apply as apply_suppressions
+from .suppress import apply_baseline
 
 
 # a hunk is reported under the rule of its most severe difference (each rule has one severity)
@@ -76,9 +76,8 @@ def review(data: bytes, name: str, opts=None, root: str | None = None):
     inline_only = dataclasses.replace(opts, baseline=None)
     for pf in patch:
         _review_file(pf, report, inline_only, root, name)
-    if opts.baseline is not None:  # once for the whole patch, so an entry is unused only if no file used it
-        apply_suppressions(report, [], [], opts)
-        report.findings = filter_findings(report.findings, opts)
+    apply_baseline(report, opts)  # once for the whole patch, so an entry is unused only if no file used it
+    report.findings = filter_findings(report.findings, opts)
     return report.sorted()
 
 

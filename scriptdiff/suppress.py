@@ -32,7 +32,7 @@ from .finding import finding
 from .jsonload import loads as load_json_data
 from .model import Finding, InputError, Side, jsonable
 from .registry import detect
-from .rules import code, load, unknown_selector
+from .rules import code, unknown_selector
 from .sources import SourceError, read_bytes, read_path
 
 MARKER = "scriptdiff:"
@@ -224,12 +224,7 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
     baseline: Baseline | None = getattr(opts, "baseline", None) if opts is not None else None
     if not all_marks and baseline is None:
         return
-    kept = []
-    for f in report.findings:
-        if _suppressed(f, marks) or _in_baseline(f, baseline):
-            continue
-        kept.append(f)
-    report.findings = kept
+    report.findings = [f for f in report.findings if not _suppressed(f, marks) and not _in_baseline(f, baseline)]
     unused = code("unused-suppression")
     for m in all_marks:
         if m.used or (m.codes is not None and not any(_passes(c, opts) for c in m.codes)):
@@ -241,14 +236,34 @@ def apply(report, gpu_sources, npu_sources, opts=None) -> None:
             gpu=side if m.side == "gpu" else None, npu=side if m.side == "npu" else None,
             message=f"suppression {what} matches no finding on this line or the next; remove it"))
     if baseline is not None:
-        for fp, entry in sorted(baseline.entries.items()):
-            if fp in baseline.used or not _passes(str(entry.get("rule", "")), opts):
-                continue
-            side = Side(value=fp, path=baseline.path, line=None, source="baseline")
-            report.findings.append(finding(
-                unused, key=f"baseline:{fp}", npu=side,
-                message=f"baseline entry {entry.get('rule', '?')} {entry.get('key', '')} matches no finding "
-                        "any more; rewrite the baseline"))
+        report.findings += _unused_baseline(baseline, opts)
+
+
+def apply_baseline(report, opts, partial: bool = False) -> None:
+    """The baseline alone, once over a report that several runs made without it (review's
+    files, the pre-commit hook's pairs): an entry is unused only when no run used it. A
+    `partial` run (the hook, on the staged files only) cannot tell that an entry is stale:
+    it says nothing of unused entries."""
+    baseline: Baseline | None = getattr(opts, "baseline", None)
+    if baseline is None:
+        return
+    report.findings = [f for f in report.findings if not _in_baseline(f, baseline)]
+    if not partial:
+        report.findings += _unused_baseline(baseline, opts)
+
+
+def _unused_baseline(baseline: Baseline, opts) -> list:
+    unused = code("unused-suppression")
+    out = []
+    for fp, entry in sorted(baseline.entries.items()):
+        if fp in baseline.used or not _passes(str(entry.get("rule", "")), opts):
+            continue
+        side = Side(value=fp, path=baseline.path, line=None, source="baseline")
+        out.append(finding(
+            unused, key=f"baseline:{fp}", npu=side,
+            message=f"baseline entry {entry.get('rule', '?')} {entry.get('key', '')} matches no finding "
+                    "any more; rewrite the baseline"))
+    return out
 
 
 def _markers_on_disk(path: str, side: str) -> list[Marker]:

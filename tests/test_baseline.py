@@ -75,3 +75,35 @@ def test_baseline_for_check(tmp_path, cli, monkeypatch):
     doc = json.loads(out)
     assert code == 0 and doc["findings"] == []
     assert doc["verdicts"]["script"] == {"verdict": "pass", "reason": "no differences"}
+
+
+def _two_pairs(tmp_path):
+    for side, lr, seed in (("gpu", 1, 1), ("npu", 2, 2)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.yaml").write_text(f"lr: {lr}\n")
+        (tmp_path / side / "b.yaml").write_text(f"seed: {seed}\n")
+    (tmp_path / "scriptdiff.toml").write_text('[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n')
+
+
+def test_the_hook_applies_the_baseline_once_over_all_its_pairs(tmp_path, cli, monkeypatch):
+    """Each pair used to be a run of its own with the baseline: the first pair's run called
+    the second pair's entry stale (SD152, "rewrite the baseline") though the second used it."""
+    _two_pairs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli("baseline", "gpu", "npu", "-o", "base.json")[0] == 0
+    assert [e["key"] for e in json.loads((tmp_path / "base.json").read_text())["findings"]] == ["lr", "seed"]
+    code, out, err = cli("check", "--files", "npu/a.yaml", "npu/b.yaml", "--baseline", "base.json", "-f", "json")
+    assert (code, json.loads(out)["findings"]) == (0, []), err
+    # the hook sees the staged files only: an entry about another file is not called stale
+    code, out, err = cli("check", "--files", "npu/a.yaml", "--baseline", "base.json", "-f", "json")
+    assert (code, json.loads(out)["findings"]) == (0, []), err
+
+
+def test_a_whole_run_still_calls_a_stale_entry_stale(tmp_path, cli, monkeypatch):
+    _two_pairs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli("baseline", "gpu", "npu", "-o", "base.json")[0] == 0
+    (tmp_path / "npu" / "b.yaml").write_text("seed: 1\n")  # the seed drift is fixed: its entry is stale
+    code, out, _err = cli("diff", "gpu", "npu", "--baseline", "base.json", "-f", "json")
+    got = [(f["rule"], f["key"], f["message"].split(";")[0]) for f in json.loads(out)["findings"]]
+    assert code == 0 and len(got) == 1 and got[0][0] == "SD152" and got[0][2].startswith("baseline entry SD207 seed")
