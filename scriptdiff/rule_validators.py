@@ -634,3 +634,105 @@ def check_ascend_versions(rs: RuleSet) -> None:
         if row.get("mindspeed") not in branches:
             raise RuleError(f"{where}:1: ascend_versions.mindspeed_llm[{i}]: MindSpeed branch "
                             f"{row.get('mindspeed')!r} is not in ascend_versions.mindspeed")
+
+
+_DEVICE_FAMILIES = ("cuda", "npu", "other")
+
+
+@validator
+def check_devices(rs: RuleSet) -> None:
+    """rules/devices.yaml `devices:`: the device tests (docs/devices.md). Families are cuda,
+    npu or other; each test has an idiom, a non-empty match list and an example with what its
+    first device test evaluates to on each side; masks name mask rules; switches say what
+    they do."""
+    dev = rs.section("devices")
+    if dev is None:
+        return
+    where = _where(rs, "devices")
+
+    def fail(msg: str):
+        raise RuleError(f"{where}:1: devices.{msg}")
+
+    def strings(v, what: str, empty: bool = False) -> list:
+        if not isinstance(v, list) or (not v and not empty) or not all(isinstance(x, str) and x for x in v):
+            fail(f"{what} must be a {'' if empty else 'non-empty '}list of strings")
+        return v
+
+    def example(e: dict, what: str) -> None:
+        if not isinstance(e.get("example"), str) or not e["example"].strip():
+            fail(f"{what} needs an example (code the tests run)")
+        exp = e.get("expect")
+        if not isinstance(exp, dict) or set(exp) != {"gpu", "npu"} or not all(isinstance(v, bool) for v in exp.values()):
+            fail(f"{what}.expect must give gpu and npu true or false")
+
+    if not isinstance(dev, dict) or set(dev) - {"sides", "families", "python", "shell"}:
+        fail("must be a mapping of sides, families, python and shell")
+    sides = dev.get("sides")
+    if not isinstance(sides, dict) or set(sides) != {"gpu", "npu"} or sides.get("gpu") != "cuda" \
+            or sides.get("npu") != "npu":
+        fail("sides must be {gpu: cuda, npu: npu}")
+    fams = dev.get("families")
+    if not isinstance(fams, dict) or set(fams) != set(_DEVICE_FAMILIES):
+        fail("families must name the cuda, npu and other device names")
+    seen: dict = {}
+    for fam, names in fams.items():
+        for n in strings(names, f"families.{fam}"):
+            if n != n.lower() or n in seen:
+                fail(f"families.{fam}: {n!r} must be lower case and in one family only")
+            seen[n] = fam
+    py = dev.get("python") or {}
+    if not isinstance(py, dict):
+        fail("python must be a mapping")
+    for part in ("calls", "attributes", "modules"):
+        entries = py.get(part) or []
+        if not isinstance(entries, list):
+            fail(f"python.{part} must be a list")
+        for i, e in enumerate(entries):
+            what = f"python.{part}[{i}]"
+            if not isinstance(e, dict) or set(e) - {"idiom", "family", "match", "example", "expect", "mask"}:
+                fail(f"{what} must be a mapping of idiom, family, match, example, expect (and mask)")
+            if not isinstance(e.get("idiom"), str) or e.get("family") not in _DEVICE_FAMILIES:
+                fail(f"{what} needs an idiom and a family (cuda, npu or other)")
+            strings(e.get("match"), f"{what}.match")
+            example(e, what)
+            if "mask" in e:
+                r = next((r for r in rs.rules.values() if r.name == e["mask"]), None)
+                if r is None or r.kind != "mask":
+                    fail(f"{what}.mask: {e['mask']!r} is not the name of a mask rule")
+    for part in ("holders", "device_calls"):
+        e = py.get(part)
+        if e is None:
+            continue
+        if not isinstance(e, dict) or not isinstance(e.get("idiom"), str):
+            fail(f"python.{part} must be a mapping with an idiom")
+        strings(e.get("match"), f"python.{part}.match")
+        example(e, f"python.{part}")
+    for part in ("find_module", "npu_tuning", "tensor_devices"):
+        if part in py:
+            strings(py[part], f"python.{part}")
+    cuda_on_npu = py.get("cuda_on_npu")
+    if cuda_on_npu is not None:
+        if not isinstance(cuda_on_npu, dict):
+            fail("python.cuda_on_npu must be a mapping")
+        strings(cuda_on_npu.get("patched_by"), "python.cuda_on_npu.patched_by")
+    for qn, sw in (py.get("cuda_switches") or {}).items():
+        if not isinstance(sw, dict) or set(sw) - {"determinism", "tf32", "npu_way", "source", "note"} \
+                or ("determinism" in sw) == ("tf32" in sw) or not isinstance(sw.get("note"), str):
+            fail(f"python.cuda_switches.{qn}: give determinism (the deterministic value) or tf32, and a note")
+        if "determinism" in sw and not (isinstance(sw.get("npu_way"), str) and isinstance(sw.get("source"), str)):
+            fail(f"python.cuda_switches.{qn}: a determinism switch names the NPU way and its source")
+    sh = dev.get("shell") or {}
+    if not isinstance(sh, dict):
+        fail("shell must be a mapping")
+    for part, e in sh.items():
+        what = f"shell.{part}"
+        if part not in ("commands", "paths", "variables", "holders", "python_imports") or not isinstance(e, dict):
+            fail(f"{what}: unknown part (commands, paths, variables, holders, python_imports)")
+        if not isinstance(e.get("idiom"), str):
+            fail(f"{what} needs an idiom")
+        for fam in _DEVICE_FAMILIES:
+            if fam in e:
+                strings(e[fam], f"{what}.{fam}", empty=True)
+        if part == "holders":
+            strings(e.get("match"), f"{what}.match")
+        example(e, what)
