@@ -49,10 +49,26 @@ def _words() -> tuple[bytes, ...]:
     return tuple(str(n).lower().encode() for n in names)
 
 
+def _alpha(b: int) -> bool:
+    return 97 <= b <= 122  # the text is lower-cased first
+
+
+def _has_word(low: bytes, w: bytes) -> bool:
+    """`w` in `low` with no letter right before or after it (`torch_npu`, `"npu:0"`, `_NPU`,
+    `/usr/local/Ascend`; not `input` or `ascending`)."""
+    at = low.find(w)
+    while at != -1:
+        end = at + len(w)
+        if (at == 0 or not _alpha(low[at - 1])) and (end >= len(low) or not _alpha(low[end])):
+            return True
+        at = low.find(w, at + 1)
+    return False
+
+
 def may_branch(data: bytes) -> bool:
     """Whether a file may run differently on the two devices: it names the NPU somewhere
     (`is_torch_npu_available`, `import torch_npu`, `"npu"`, `/usr/local/Ascend`). A file that
     never does reads the same on both (its CUDA tests hold on both: docs/devices.md), so two
     byte-identical copies of it are equal without being read."""
     low = data.lower()
-    return any(w in low for w in _words())
+    return any(_has_word(low, w) for w in _words())
