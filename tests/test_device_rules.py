@@ -60,6 +60,26 @@ def test_every_python_example_is_a_recognised_device_test():
         del p
 
 
+SH = [(part, e) for part, e in load().section("devices")["shell"].items()]
+
+
+def first_export_runs(text: str, side: str) -> bool:
+    """Whether the example's first `export NAME=...` is among the facts of `side`'s run."""
+    from scriptdiff.lang import shell
+    from scriptdiff.model import Options, SideContext
+    from scriptdiff.sources import Source
+
+    name = next(t.split("export ", 1)[1].split("=", 1)[0] for t in text.splitlines() if "export " in t)
+    ex = shell.extract(Source(name="launch.sh", data=text.encode()), SideContext(side, options=Options(use_cache=False)))
+    return any(f.meta.get("name") == name or f.key == f"env:{name}" for f in ex.facts)
+
+
+@pytest.mark.parametrize("part,entry", SH, ids=[p for p, _ in SH])
+def test_shell_device_test_example(part, entry):
+    for side in ("gpu", "npu"):
+        assert first_export_runs(entry["example"], side) is entry["expect"][side], (part, side)
+
+
 def _bad(mutate) -> str:
     import copy
 
