@@ -53,6 +53,7 @@ class DeviceChecks:
     def __init__(self, state: PairState):
         self.s = state
         self.same_file = state.g.lines == state.n.lines  # one file read once per device
+        self.pending: dict = {}  # (determinism, scope, NPU test line) -> [(statement, switch, value, entry)]
 
     def one_sided(self, st: St, side: str, scope: str) -> bool:
         """A statement on one side only that is handled here (masked or reported): True."""
@@ -88,29 +89,41 @@ class DeviceChecks:
         return True
 
     def gpu_only_switch(self, st: St, qn: str, value, sw: dict, scope: str) -> None:
-        s = self.s
+        """Noted here, said by `finish`: the switches of one block are one decision, one finding."""
         if sw.get("tf32"):
-            return  # said by tf32_notes, whichever sides set it
-        gside = Side(value=one_line(st.raw), path=s.g.name, line=st.line, source=s.g.text_at(st.line))
-        nside = None
+            return  # said by finish, whichever sides set it
+        s = self.s
+        at = None
         if self.same_file and s.n.spec is not None and st.line in s.n.spec.skipped:
             at = s.n.spec.skipped[st.line]  # the NPU's branch that skips it
-            nside = Side(value=None, path=s.n.name, line=at, source=s.n.text_at(at))
-        where = f"; the NPU takes the branch at line {nside.line} instead" if nside is not None else ""
-        answered = self.npu_deterministic()
-        if "determinism" in sw and value is sw["determinism"] and not answered:
-            s.add_finding(code("determinism-switch-gpu-only"), "warning", scope, gside, nside,
-                          f"{qn} = {value} is set on the GPU path only ({sw.get('note', 'a CUDA-only switch')}): "
-                          f"the NPU run is not made deterministic by it{where}; the NPU way is "
-                          f"{sw.get('npu_way', 'not known')} ({sw.get('source', 'rules/devices.yaml')})")
-            return
-        why = "the NPU side sets torch.use_deterministic_algorithms(True)" if answered and "determinism" in sw \
-            else sw.get("note", "it does nothing on the NPU")
-        s.add_finding(code("cuda-only-switch"), "info", scope, gside, nside,
-                      f"{qn} = {value} is set on the GPU path only, a CUDA-only switch: {why}{where}")
+        determinism = "determinism" in sw and value is sw["determinism"]
+        self.pending.setdefault((determinism, scope, at), []).append((st, qn, value, sw))
 
     def npu_deterministic(self) -> bool:
         return any(f.key == "deterministic" and f.value is True and f.line is not None for f in self.s.n.facts)
+
+    def finish(self) -> None:
+        """The CUDA-only switches noted during the alignment, and the TF32 notes (module doc)."""
+        s = self.s
+        answered = self.npu_deterministic()
+        for (determinism, scope, at), found in self.pending.items():
+            first = found[0][0]
+            said = ", ".join(f"{qn} = {value}" for _st, qn, value, _sw in found)
+            gside = Side(value=said, path=s.g.name, line=first.line, source=s.g.text_at(first.line))
+            nside = Side(value=None, path=s.n.name, line=at, source=s.n.text_at(at)) if at is not None else None
+            where = f"; the NPU takes the branch at line {at} instead" if at is not None else ""
+            sw = found[0][3]
+            if determinism and not answered:
+                s.add_finding(code("determinism-switch-gpu-only"), "warning", scope, gside, nside,
+                              f"{said}: set on the GPU path only ({sw.get('note', 'a CUDA-only switch')}), so "
+                              f"the NPU run is not made deterministic by it{where}; the NPU way is "
+                              f"{sw.get('npu_way', 'not known')} ({sw.get('source', 'rules/devices.yaml')})")
+                continue
+            why = "the NPU side sets torch.use_deterministic_algorithms(True)" if determinism \
+                else "; ".join(dict.fromkeys(x[3].get("note", "it does nothing on the NPU") for x in found))
+            s.add_finding(code("cuda-only-switch"), "info", scope, gside, nside,
+                          f"{said}: set on the GPU path only, a CUDA-only switch: {why}{where}")
+        self.tf32_notes()
 
     def tf32_notes(self) -> None:
         """SD107 for each TF32 switch turned on in the GPU program (see the module doc)."""

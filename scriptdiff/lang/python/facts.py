@@ -24,7 +24,7 @@ from ...secrets import is_secret, redact_text, withheld
 from .focus import fact_callee_names
 from ...devices import family_of
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
-from .specialise import device_key
+from .specialise import MISSING, device_key, device_value
 
 
 class NotLiteral(Exception):
@@ -92,6 +92,9 @@ class Reader:
         t = type(node)
         if depth > 20:
             raise NotLiteral
+        v = device_value(self.p, node)  # `fp16=is_torch_npu_available()`: this device's answer
+        if v is not MISSING:
+            return v
         if t in (cst.Integer, cst.Float):
             return ast.literal_eval(node.value.replace("_", ""))
         if t in (cst.SimpleString, cst.ConcatenatedString):
@@ -237,7 +240,9 @@ class Reader:
         line = p.line_of(node)
         if used:
             name, cnode = used[-1]
-            line = p.line_of(cnode, line)
+            written_at = node.value if type(node) is cst.Arg else node
+            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp):
+                line = p.line_of(cnode, line)  # lr=LR: where LR is set; lr=LR * 2 stays where it is computed
             via = name
             for _n, c in used:
                 p.owned[id(c)] = key
@@ -259,11 +264,13 @@ class Reader:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
         p = self.p
         ref = self.argref(arg.value)
-        if ref is not None and isinstance(keys, str):
+        if ref is not None and ref == keys:
             # the value is the argparse fact itself; the call is not a fact of its own, so a
             # call removed on one side is still a structural difference
             p.owned[id(arg.value)] = keys
             return True
+        # an option read under another key (torch.cuda.manual_seed_all(args.seed): device_seed)
+        # is that key's fact too, with the option's default
         used: list = []
         try:
             v = self.evaluate(arg.value, used)

@@ -87,7 +87,7 @@ class Parsed:
         """The operand a conditional expression on the device (`A if is_npu() else B`) evaluates
         on this file's device (specialise.py); any other node as it is."""
         sp = self.spec
-        while sp is not None and type(node) is cst.IfExp:
+        while sp is not None:
             nxt = sp.live.get(id(node))
             if nxt is None:
                 break
@@ -434,8 +434,12 @@ class Norm:
             if v is not None:
                 return v
         own = self.p.owned.get(k)
+        sp = self.p.spec
         if own is not None:
             v = ("FACT", own)
+        elif sp is not None and (k in sp.live or k in sp.devices):
+            # specialised: `A if is_npu() else B`, DTYPES[DEVICE], a device name (DEVICE, get_device())
+            v = self(self.p.live_of(node)) if k in sp.live else ("S", self.mask_string(sp.devices[k], node))
         else:
             h = _HANDLERS.get(type(node))
             v = h(self, node) if h is not None and not skip_blocks else self.generic(node, skip_blocks)
@@ -546,10 +550,6 @@ class Norm:
     def fstring_text(self, node):
         return ("FT", self.mask_string(node.value, node, whole=False))
 
-    def ifexp(self, node):
-        live = self.p.live_of(node)
-        return self(live) if live is not node else self.generic(node)
-
     def number(self, node):
         try:
             return ("NUM", ast.literal_eval(node.value.replace("_", "")))
@@ -574,7 +574,6 @@ _HANDLERS = {
     cst.SimpleString: Norm.string,
     cst.ConcatenatedString: Norm.concat,
     cst.FormattedStringText: Norm.fstring_text,
-    cst.IfExp: Norm.ifexp,
     cst.Integer: Norm.number,
     cst.Float: Norm.number,
     cst.Imaginary: Norm.number,

@@ -176,7 +176,7 @@ def compare(g: Parsed, n: Parsed) -> PairResult:
     classifier = Classifier(state)
     aligner = Aligner(state, nodes, classifier, PortChecks(state, nodes, classifier))
     aligner.block(g.body, n.body, "<module>")
-    aligner.devices.tf32_notes()
+    aligner.devices.finish()
     return PairResult(findings=group_sites(state.findings), masked=state.masked)
 
 

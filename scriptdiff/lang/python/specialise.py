@@ -70,6 +70,15 @@ class FuncRef:
         self.node = node
 
 
+class DictRef:
+    """A dict literal bound to a name (`DTYPES = {"npu": torch.float16, "cuda": torch.bfloat16}`)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
 @dataclass
 class Prepared:
     calls: list  # [(patterns, family, idiom)]
@@ -123,23 +132,25 @@ class Specialised:
 
     side: str
     family: str
-    live: dict = field(default_factory=dict)  # id(IfExp) -> the operand this device evaluates
+    live: dict = field(default_factory=dict)  # id(IfExp or DTYPES[device]) -> the node this device evaluates
+    devices: dict = field(default_factory=dict)  # id(node) -> the device name it holds (DEVICE, get_device())
     dead_calls: set = field(default_factory=set)  # ids of calls in code set aside (no facts)
     set_aside: list = field(default_factory=list)  # (line, why, mask rule name) of each statement set aside
     plumbing: set = field(default_factory=set)  # ids of statements that define or import a device test
     skipped: dict = field(default_factory=dict)  # first line of a statement set aside -> line of its test
-    decided: Counter = field(default_factory=Counter)  # idiom -> device tests decided
+    tests: int = 0  # device tests decided (an if/elif chain, a try-import, a conditional expression, D[device])
+    decided: Counter = field(default_factory=Counter)  # idiom -> decided tests it was met in
     undecided: list = field(default_factory=list)  # (line, test text) of device tests left as written
     decider: object = None  # the Decider of this side (device_key evaluates with its names)
 
     def note(self) -> str | None:
         """The account's note: what was decided for this device, and what was left as written."""
-        if not self.decided and not self.undecided:
+        if not self.tests and not self.undecided:
             return None
         dev = "NPU" if self.side == "npu" else "GPU"
-        n = sum(self.decided.values())
+        n = self.tests
         parts = [f"device tests read for the {dev}: {n} decided"
-                 + (f" ({', '.join(f'{k} {v}' for k, v in sorted(self.decided.items()))})" if n else "")]
+                 + (f" (by {', '.join(f'{k} {v}' for k, v in sorted(self.decided.items()))})" if n else "")]
         if self.undecided:
             shown = "; ".join(f"line {ln}: {txt}" for ln, txt in self.undecided[:4])
             more = f" and {len(self.undecided) - 4} more" if len(self.undecided) > 4 else ""
@@ -199,6 +210,7 @@ class Decider:
         self.deferred: list = []  # (FunctionDef or ClassDef, its enclosing Env)
         self.fvalues: dict[int, object] = {}
         self.calling: set = set()
+        self.scopes: Counter = Counter()  # name -> functions and classes that bind it too (module_name)
 
     # ------------------------------------------------------------------ walking
     def run(self) -> "Decider":
@@ -212,6 +224,7 @@ class Decider:
 
     def body(self, node, env: Env) -> None:
         local = Env(env)
+        self.scoped(node)
         if type(node) is cst.FunctionDef:
             for prm in _params(node):
                 local.vars[prm] = (UNDECIDED, None)
@@ -220,6 +233,24 @@ class Decider:
     def block(self, stmts, env: Env) -> None:
         for s in stmts:
             self.stmt(s, env)
+
+    def scoped(self, node) -> None:
+        """Count the names a function or class body binds (they shadow module names there)."""
+        seen: set = set(_params(node)) if type(node) is cst.FunctionDef else set()
+        stack = list(_stmts(node.body))
+        while stack:
+            x = stack.pop()
+            t = type(x)
+            if t in (cst.FunctionDef, cst.ClassDef):
+                seen.add(x.name.value)
+                continue
+            if t is cst.AssignTarget or t is cst.AugAssign or t is cst.AnnAssign:
+                seen.update(_bound_names(x.target))
+            if t is cst.For:
+                seen.update(_bound_names(x.target))
+            stack.extend(c for c in x.children if isinstance(c, cst.CSTNode))
+        for n in seen:
+            self.scopes[n] += 1
 
     def stmt(self, node, env: Env) -> None:
         t = type(node)
@@ -524,7 +555,31 @@ class Decider:
             return self.ev(node.body if v else node.orelse, env, depth + 1)
         if t in (cst.Tuple, cst.List, cst.Set):
             return tuple(self.ev(e.value, env, depth + 1) for e in node.elements)
+        if t is cst.Dict:
+            return DictRef(node)
+        if t is cst.Subscript:
+            entry = self.entry(node, env, depth)
+            return self.ev(entry, env, depth + 1) if entry is not None else UNDECIDED
         return UNDECIDED
+
+    def entry(self, node: cst.Subscript, env: Env, depth: int = 0):
+        """The value node of `D[key]` for a dict literal D and a key that is this device's name."""
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return None
+        d = self.ev(node.value, env, depth + 1)
+        if type(d) is not DictRef:
+            return None
+        h0 = len(self.hits)
+        key = self.ev(node.slice[0].slice.value, env, depth + 1)
+        if not isinstance(key, str) or len(self.hits) == h0:
+            return None
+        fam = family_of(key)
+        for el in d.node.elements:
+            if type(el) is cst.DictElement and type(el.key) in (cst.SimpleString, cst.ConcatenatedString):
+                ek = el.key.evaluated_value
+                if isinstance(ek, str) and family_of(ek) == fam and fam is not None:
+                    return el.value
+        return None
 
     def call(self, node: cst.Call, env: Env, depth: int):
         f = node.func
@@ -906,6 +961,18 @@ class _Apply:
                 changed = True
             if self.defines_test(st):
                 self.spec.plumbing.add(id(n))
+                if type(n) is cst.FunctionDef:  # get_device(): its value is compared where it is used
+                    v = self.own.fvalues.get(id(n))
+                    self.aside([b for _l, _n, body in st.clauses for b in body],
+                               f"device test plumbing: returns {v!r} on this device")
+                    st.clauses = [(label, cnode, []) for label, cnode, _body in st.clauses]
+                    self.mark(st)
+                    changed = True
+            if st.kind == "compound" and type(n) is cst.If and st.clauses and not any(b for _l, _n, b in st.clauses) \
+                    and st.mark:
+                # an if whose every branch was set aside (an option the other device refuses)
+                self.spec.set_aside.append((st.line, "its branches were set aside", "device-branch"))
+                continue
             out.append(st)
         return out, changed
 
@@ -959,6 +1026,10 @@ class _Apply:
         for small in n.body:
             if type(small) is not cst.Assign or not all(type(x.target) is cst.Name for x in small.targets):
                 return False
+            if type(small.value) is cst.Dict and small.value.elements and all(
+                    type(el) is cst.DictElement and type(el.key) is cst.SimpleString
+                    and family_of(el.key.evaluated_value or "") is not None for el in small.value.elements):
+                continue  # DTYPES = {"cuda": ..., "npu": ...}: read through its uses, DTYPES[DEVICE]
             d = self.own
             d.hits = []
             v = d.ev(small.value, d.module)
@@ -980,14 +1051,37 @@ class _Apply:
                 continue
             if not isinstance(x, cst.CSTNode):
                 continue
-            if type(x) is cst.IfExp and id(x) in self.own.exps:
+            t = type(x)
+            if t is cst.IfExp and id(x) in self.own.exps:
                 live = self.own.exps[id(x)]
                 self.spec.live[id(x)] = x.body if live else x.orelse
                 _calls(x.orelse if live else x.body, self.spec.dead_calls)
                 self.count(id(x))
                 found = True
+            elif t is cst.Subscript and type(x.value) is cst.Name and self.module_name(x.value.value):
+                d = self.own
+                d.hits = []
+                entry = d.entry(x, d.module)
+                if entry is not None:  # DTYPES[DEVICE]: this device's entry
+                    self.spec.live[id(x)] = entry
+                    self.spec.tests += 1
+                    self.spec.decided["dict indexed by the device"] += 1
+                    found = True
+            elif (t is cst.Name and self.module_name(x.value)) or (t is cst.Call and type(x.func) is cst.Name
+                                                                   and self.module_name(x.func.value)):
+                d = self.own
+                d.hits = []
+                v = d.ev(x, d.module)
+                if isinstance(v, str) and d.hits and d.hits[0] != d.t.holder_idiom and family_of(v) is not None:
+                    self.spec.devices[id(x)] = str(v)  # DEVICE, get_device(): a device name, compared as one
+                    found = True
+                    continue
             stack.extend(x.children)
         return found
+
+    def module_name(self, name: str) -> bool:
+        """A name bound at module level and nowhere else (a flag, a device name, a dict, a helper)."""
+        return name in self.own.module.vars and self.own.scopes.get(name, 0) <= 1
 
     def mark(self, st: St) -> None:
         st.mark = self.spec.family
@@ -995,7 +1089,9 @@ class _Apply:
     def count(self, k: int) -> None:
         idioms = self.own.idioms.get(k) or []
         if idioms:
-            self.spec.decided[idioms[0]] += 1
+            self.spec.tests += 1
+            for i in dict.fromkeys(idioms):
+                self.spec.decided[i] += 1
 
 
 def specialise(p: Parsed, side: str) -> Specialised:
@@ -1025,6 +1121,27 @@ def specialise(p: Parsed, side: str) -> Specialised:
     return spec
 
 
+_DEVICE_EXPRS = (cst.Call, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Name, cst.Attribute)
+
+
+def device_value(p: Parsed, node):
+    """What a device test or a device name (`not is_torch_npu_available()`, `_NPU`,
+    `args.device`) is on this file's device: a bool or a device name; MISSING when `node` is
+    none, or cannot be decided. `TrainingArguments(fp16=is_npu_available())` reads it."""
+    sp = p.spec
+    d = getattr(sp, "decider", None)
+    if d is None or type(node) not in _DEVICE_EXPRS or not (sp.tests or sp.undecided):
+        return MISSING
+    d.hits = []
+    try:
+        v = d.ev(node, d.module)
+    except Exception:
+        return MISSING
+    if not d.hits or v is UNDECIDED or not isinstance(v, (bool, str)):
+        return MISSING
+    return str(v) if isinstance(v, str) else v
+
+
 def device_key(p: Parsed, node) -> str | None:
     """The device family an expression holds on this file's device (`device`, `args.device`,
     `DEVICE` assigned from a device test), else None: the key of a dict indexed by the device."""
@@ -1038,6 +1155,12 @@ def device_key(p: Parsed, node) -> str | None:
     except Exception:
         return None
     return family_of(v) if isinstance(v, str) and d.hits else None
+
+
+def device_test(qn: str) -> bool:
+    """A function that tests the device (devices.python.calls): its import on one side only is
+    device-test plumbing (SD019)."""
+    return any(match_name(qn, pats) for pats, _fam, _idiom in prepared().calls)
 
 
 def tuning(qn: str) -> bool:

@@ -52,7 +52,8 @@ class Devices:
         self.side = side
         self.t = _tables()
         self.hits: list = []
-        self.decided: Counter = Counter()
+        self.tests = 0  # device tests decided
+        self.decided: Counter = Counter()  # idiom -> decided tests it was met in
         self.undecided: list = []  # (line, text)
         self.aside: list = []  # (line, source) of each statement set aside
 
@@ -69,7 +70,9 @@ class Devices:
             if self.hits:
                 self.undecided.append((self.x.line_of(node), " ".join(self.x.t(node).split())[:60]))
         elif self.hits:
-            self.decided[self.hits[0]] += 1
+            self.tests += 1
+            for i in dict.fromkeys(self.hits):
+                self.decided[i] += 1
 
     def set_aside(self, nodes) -> None:
         """Statements this device does not run: each line listed (compound ones with their insides)."""
@@ -274,12 +277,12 @@ class Devices:
         return -1, items
 
     def note(self) -> str | None:
-        if not self.decided and not self.undecided:
+        if not self.tests and not self.undecided:
             return None
         dev = "NPU" if self.side == "npu" else "GPU"
-        n = sum(self.decided.values())
+        n = self.tests
         out = f"device tests read for the {dev}: {n} decided" + (
-            f" ({', '.join(f'{k} {v}' for k, v in sorted(self.decided.items()))})" if n else "")
+            f" (by {', '.join(f'{k} {v}' for k, v in sorted(self.decided.items()))})" if n else "")
         if self.undecided:
             shown = "; ".join(f"line {ln}: {txt}" for ln, txt in self.undecided[:4])
             out += f", {len(self.undecided)} not decided, read as written ({shown})"
