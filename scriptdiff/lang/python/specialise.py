@@ -1121,7 +1121,8 @@ def specialise(p: Parsed, side: str) -> Specialised:
     return spec
 
 
-_DEVICE_EXPRS = (cst.Call, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Name, cst.Attribute)
+_DEVICE_EXPRS = (cst.Call, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Name, cst.Attribute,
+                 cst.Subscript)
 
 
 def device_value(p: Parsed, node):
@@ -1145,16 +1146,8 @@ def device_value(p: Parsed, node):
 def device_key(p: Parsed, node) -> str | None:
     """The device family an expression holds on this file's device (`device`, `args.device`,
     `DEVICE` assigned from a device test), else None: the key of a dict indexed by the device."""
-    sp = p.spec
-    d = getattr(sp, "decider", None)
-    if d is None:
-        return None
-    d.hits = []
-    try:
-        v = d.ev(node, d.module)
-    except Exception:
-        return None
-    return family_of(v) if isinstance(v, str) and d.hits else None
+    v = device_value(p, node)
+    return family_of(v) if isinstance(v, str) else None
 
 
 def device_test(qn: str) -> bool:
