@@ -659,3 +659,28 @@ def test_a_backend_that_is_not_the_port_hand_written(tmp_path):
               line_of(planted, 'backend="gloo"')),
              ("SD102", "code:train.py:init_dist", "nccl", "gloo", line_of(HAND_GPU, 'backend="nccl"'),
               line_of(planted, 'backend="gloo"')))
+
+
+def test_a_pair_read_by_its_difference_still_reads_the_statements_that_test_the_device(tmp_path, monkeypatch):
+    """A large pair that differs in one place is parsed in part (lang/python/focus.py); a device
+    test written alike on both sides still runs differently on each, so it is read too."""
+    from scriptdiff.lang.python import focus
+
+    monkeypatch.setattr(focus, "MIN_BYTES", 0)
+    blocks = "".join(f"\n\ndef step_{i}(model, batch):\n    loss = model(batch).mean()\n    loss.backward()\n"
+                     f"    return loss\n" for i in range(80))
+    base = edit(HAND, ('DTYPES = {', 'torch.manual_seed(1234 if DEVICE == "npu" else 1337)\nDTYPES = {')) + blocks
+    gpu = base
+    npu = edit(base, ("def step_70(model, batch):\n    loss = model(batch).mean()",
+                      "def step_70(model, batch):\n    loss = model(batch).sum()"))
+    plan = focus.plan(gpu, npu, focus.fact_callee_names())
+    assert plan is not None and plan[2] < plan[3] / 2  # read in part
+    seed, step = line_of(base, "torch.manual_seed(1234"), line_of(gpu, "def step_70") + 1
+    for side, text in (("gpu", gpu), ("npu", npu)):  # two folders: a pair compared on its own is read by its difference
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.py").write_text(text, encoding="utf-8")
+    from scriptdiff.tree import diff_trees
+
+    assert sorted(loud(diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=1)))) == [
+        ("SD101", "code:train.py:step_70", "model(batch).mean()", "model(batch).sum()", step, step),
+        ("SD207", "seed", 1337, 1234, seed, seed)]

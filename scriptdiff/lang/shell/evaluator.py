@@ -114,7 +114,14 @@ class Evaluator:
                 v = d.condition(cond)
                 if v is None or not d.hits:
                     d.record(cond[-1] if cond else node, v)
-                    return False
+                    for c, b, _cl in clauses:  # as written: every branch in order, the conditions no tests of their own
+                        d.quiet += 1
+                        try:
+                            self.block(c or [])
+                        finally:
+                            d.quiet -= 1
+                        self.block(b)
+                    return True
                 d.record(cond[-1], v)
                 if v:
                     live = i
@@ -138,7 +145,7 @@ class Evaluator:
             return True
         kids = [c for c in node.children if c.is_named]  # a && b, a || b
         ops = [c.type for c in node.children if not c.is_named and c.type in ("&&", "||")]
-        if len(kids) != 2 or len(ops) != 1:
+        if len(kids) != 2 or len(ops) != 1 or d.quiet:
             return False
         d.hits = []
         v = d.test(kids[0])

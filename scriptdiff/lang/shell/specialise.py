@@ -55,7 +55,8 @@ class Devices:
         self.tests = 0  # device tests decided
         self.decided: Counter = Counter()  # idiom -> decided tests it was met in
         self.undecided: list = []  # (line, text)
-        self.aside: list = []  # (line, source) of each statement set aside
+        self.aside: list = []  # lines of the statements set aside
+        self.quiet = 0  # > 0 while walking the condition of an if read as written
 
     # ------------------------------------------------------------------ answers
     def answer(self, family: str | None, idiom: str):
