@@ -499,9 +499,12 @@ def test_the_branches_each_device_does_not_run_are_masked_with_their_lines(tmp_p
     assert ("SD019", "gpu", hccl) in aside and ("SD019", "gpu", hccl - 1) in aside
     assert ("SD019", "npu", nccl - 1) in aside and ("SD019", "npu", nccl) in aside and ("SD019", "npu", nccl + 1) in aside
     assert ("SD019", "gpu", nccl) not in aside and ("SD019", "npu", hccl) not in aside
-    # the mps branch of get_device_type is dead on both, under its own mask
+    # the mps branch of get_device_type is dead on the GPU, under its own mask; on the NPU it is
+    # not even reached (`if _NPU: return "npu"` returns before it)
     mps = line_of(HAND, "torch.backends.mps.is_available()")
-    assert ("SD017", "gpu", mps) in aside and ("SD017", "npu", mps) in aside
+    assert ("SD017", "gpu", mps) in aside
+    assert [(m.rule, m.npu.value) for m in r.masked if m.npu and m.npu.line == mps] == [
+        ("SD019", "not reached on this device (the branch before it returns)")]
     # what is left is the port: hccl for nccl, torch.npu for torch.cuda, masked with both lines
     assert [(m.rule, m.gpu.line, m.npu.line) for m in r.masked if m.rule in ("SD002", "SD005")] == [
         ("SD005", nccl, hccl), ("SD002", nccl + 1, hccl + 1)]

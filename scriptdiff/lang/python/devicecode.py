@@ -67,10 +67,15 @@ class DeviceChecks:
             self.s.add_masked(code("npu-only-tuning"), None, nside)
             return True
         if side == "gpu":
-            found = [(qn, v, switch(qn)) for qn, v, _n in assignments(p, st)]
-            if found and all(sw is not None for _qn, _v, sw in found):
-                for qn, v, sw in found:
-                    self.gpu_only_switch(st, qn, v, sw, scope)
+            # the switches themselves, or an `if args.allow_tf32 and torch.cuda.is_available():` that
+            # holds nothing else (the NPU took no branch of it)
+            sts = [st] if st.kind == "simple" else [x for x in _walk([st]) if x is not st] \
+                if type(st.node) is cst.If else []
+            found = [(x, qn, v, switch(qn)) for x in sts for qn, v, _n in assignments(p, x)]
+            if found and all(sw is not None for *_r, sw in found) and \
+                    len({id(x) for x, *_r in found}) == sum(1 for x in sts if x.kind == "simple"):
+                for x, qn, v, sw in found:
+                    self.gpu_only_switch(x, qn, v, sw, scope)
                 return True
         return False
 

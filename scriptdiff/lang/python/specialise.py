@@ -853,6 +853,12 @@ def _is_refusal(sts: list[St]) -> bool:
     return True
 
 
+def _ends(st: St) -> bool:
+    """A statement after which its block goes no further (return, raise, continue, break)."""
+    return st.kind == "simple" and bool(st.node.body) and type(st.node.body[-1]) in (
+        cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
 def _calls(node, out: set) -> None:
     stack = [node]
     while stack:
@@ -898,7 +904,10 @@ class _Apply:
     def block(self, sts: list[St]) -> tuple[list[St], bool]:
         out: list[St] = []
         changed = False
-        for st in sts:
+        for at, st in enumerate(sts):
+            if out and _ends(out[-1]) and changed:  # `if _NPU: return "npu"` taken: what follows is not reached
+                self.aside(sts[at:], "not reached on this device (the branch before it returns)")
+                break
             n = st.node
             k = id(n)
             if st.kind == "compound" and type(n) is cst.If and k in self.own.ifs:
