@@ -687,3 +687,61 @@ def test_a_pair_read_by_its_difference_still_reads_the_statements_that_test_the_
     assert sorted(loud(diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=1)))) == [
         ("SD101", "code:train.py:step_70", "model(batch).mean()", "model(batch).sum()", step, step),
         ("SD207", "seed", 1337, 1234, seed, seed)]
+
+
+# ----------------------------------------------------------------- every idiom, one file
+IDIOM_HEAD = """import argparse
+import importlib.util
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import is_npu_available
+from deepspeed.accelerator import get_accelerator
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda")
+args = parser.parse_args()
+accelerator = Accelerator()
+device = accelerator.device
+DEVICE = "npu" if is_npu_available() else "cuda"
+try:
+    import torch_npu  # noqa: F401
+    HAS_NPU = True
+except ImportError:
+    HAS_NPU = False
+"""
+IDIOM_TAIL = """if {test}:
+    LR = 1e-4
+else:
+    LR = 2e-4
+model = torch.nn.Linear(8, 8)
+optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
+"""
+IDIOMS = ["is_npu_available()", "torch.npu.is_available()", 'hasattr(torch, "npu")',
+          'importlib.util.find_spec("torch_npu") is not None', 'accelerator.device.type == "npu"',
+          'args.device == "npu"', '"npu" in str(device)', 'get_accelerator().device_name() == "npu"',
+          'DEVICE == "npu"', "HAS_NPU", "not torch.cuda.is_available()", 'device.type != "cuda"']
+
+
+@pytest.mark.parametrize("test", IDIOMS)
+def test_each_idiom_decides_the_branch_for_each_device(tmp_path, test):
+    text = IDIOM_HEAD + IDIOM_TAIL.format(test=test)
+    assert loud(one_file(tmp_path, text)) == [("SD202", "lr", 2e-4, 1e-4, line_of(text, "LR = 2e-4"),
+                                                line_of(text, "LR = 1e-4"))]
+
+
+def test_a_conditional_device_string_is_the_expected_port(tmp_path):
+    text = IDIOM_HEAD + 'x = torch.zeros(4).to("npu:0" if is_npu_available() else "cuda:0")\n'
+    r = one_file(tmp_path, text)
+    at, dev = line_of(text, "x = torch.zeros"), line_of(text, "DEVICE = ")
+    # "cuda:0" on the GPU against "npu:0" on the NPU (and DEVICE's "cuda" against "npu"): the port
+    assert loud(r) == [] and [(m.rule, m.gpu.line, m.npu.line) for m in r.masked if m.rule == "SD004"] == [
+        ("SD004", dev, dev), ("SD004", at, at)]
+
+
+def test_under_transfer_to_npu_the_cuda_path_runs_on_the_npu(tmp_path):
+    text = ("import torch\nimport torch_npu\nfrom torch_npu.contrib import transfer_to_npu  # noqa: F401\n"
+            "from accelerate.utils import is_npu_available\n"
+            + IDIOM_TAIL.format(test="torch.cuda.is_available()"))
+    # transfer_to_npu makes torch.cuda.is_available() true on the NPU: both runs take LR = 1e-4
+    assert loud(one_file(tmp_path, text)) == []

@@ -33,7 +33,7 @@ from functools import lru_cache
 import libcst as cst
 
 from ...devices import family_of, side_family, table
-from .parse import Parsed, St, dotted, import_items, match_name, qualified_name
+from .parse import Parsed, St, dotted, fields_of, import_items, match_name, qualified_name
 from .parse import _block_body as _stmts
 
 
@@ -210,7 +210,8 @@ class Decider:
         self.deferred: list = []  # (FunctionDef or ClassDef, its enclosing Env)
         self.fvalues: dict[int, object] = {}
         self.calling: set = set()
-        self.scopes: Counter = Counter()  # name -> functions and classes that bind it too (module_name)
+        self.local_binds: set = set()  # names some function or class binds (shadowed)
+        self.call_memo: dict = {}  # qualified callee -> (family, idiom) of the device test it is, or None
 
     # ------------------------------------------------------------------ walking
     def run(self) -> "Decider":
@@ -224,33 +225,20 @@ class Decider:
 
     def body(self, node, env: Env) -> None:
         local = Env(env)
-        self.scoped(node)
         if type(node) is cst.FunctionDef:
             for prm in _params(node):
                 local.vars[prm] = (UNDECIDED, None)
+                self.local_binds.add(prm)
         self.block(_stmts(node.body), local)
 
     def block(self, stmts, env: Env) -> None:
         for s in stmts:
             self.stmt(s, env)
 
-    def scoped(self, node) -> None:
-        """Count the names a function or class body binds (they shadow module names there)."""
-        seen: set = set(_params(node)) if type(node) is cst.FunctionDef else set()
-        stack = list(_stmts(node.body))
-        while stack:
-            x = stack.pop()
-            t = type(x)
-            if t in (cst.FunctionDef, cst.ClassDef):
-                seen.add(x.name.value)
-                continue
-            if t is cst.AssignTarget or t is cst.AugAssign or t is cst.AnnAssign:
-                seen.update(_bound_names(x.target))
-            if t is cst.For:
-                seen.update(_bound_names(x.target))
-            stack.extend(c for c in x.children if isinstance(c, cst.CSTNode))
-        for n in seen:
-            self.scopes[n] += 1
+    def shadowed(self) -> set:
+        """The names some function or class of the file binds (they shadow module names there):
+        collected by the walk itself."""
+        return self.local_binds
 
     def stmt(self, node, env: Env) -> None:
         t = type(node)
@@ -269,6 +257,9 @@ class Decider:
             self.bind(env, node.name.value, UNDECIDED, None)
             self.deferred.append((node, env))
         else:  # for, while, with, match, try*: their blocks in order, not decided
+            if t is cst.For:
+                for n in _bound_names(node.target):
+                    self.bind(env, n, UNDECIDED, None)
             for f in ("iter", "test", "items", "subject"):
                 v = getattr(node, f, None)
                 if v is not None:
@@ -309,6 +300,8 @@ class Decider:
                 self.bind(env, n, UNDECIDED, None)
 
     def bind(self, env: Env, name: str, value, idiom) -> None:
+        if env is not self.module:
+            self.local_binds.add(name)
         if idiom is None and self.within and (value is None or isinstance(value, (bool, str))):
             idiom = f"flag ({self.within[-1]})"  # USE_NPU_FA = True in the NPU branch
         if self.region:  # bound in code that may not run: known only if it agrees
@@ -321,6 +314,8 @@ class Decider:
     def exprs(self, node, env: Env) -> None:
         """Decide the conditional expressions in `node` (not inside nested functions)."""
         stack = [node] if not isinstance(node, (list, tuple)) else list(node)
+        if not any(_may_have_ifexp(self.p, x) for x in stack):
+            return
         while stack:
             x = stack.pop()
             if type(x) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
@@ -337,7 +332,7 @@ class Decider:
                     continue
                 if hits:
                     self.undecided[id(x)] = (self.p.line_of(x), _short(self.p, x.test))
-            stack.extend(x.children)
+            stack.extend(_kids(x))
 
     # ------------------------------------------------------------------ decisions
     def test(self, node, env: Env):
@@ -586,9 +581,12 @@ class Decider:
         qn = self.qualified(f) or dotted(f)
         args = [a for a in node.args if a.keyword is None and not a.star]
         if qn is not None:
-            for pats, fam, idiom in self.t.calls:
-                if match_name(qn, pats):
-                    return self.answer(fam, idiom)
+            hit = self.call_memo.get(qn, MISSING)
+            if hit is MISSING:
+                hit = self.call_memo[qn] = next(((fam, idiom) for pats, fam, idiom in self.t.calls
+                                                 if match_name(qn, pats)), None)
+            if hit is not None:
+                return self.answer(*hit)
             if qn == "hasattr" and len(args) == 2 and "hasattr" not in self.p.aliases:
                 obj = self.qualified(args[0].value) or dotted(args[0].value)
                 name = self.ev(args[1].value, env, depth + 1)
@@ -829,7 +827,7 @@ def _has_return(node) -> bool:
         if type(x) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             if x is not node:
                 continue
-        stack.extend(x.children)
+        stack.extend(_kids(x))
     return False
 
 
@@ -853,6 +851,36 @@ def _is_refusal(sts: list[St]) -> bool:
     return True
 
 
+_IS_NODE: dict = {}
+
+
+def _node(v) -> bool:
+    t = type(v)
+    got = _IS_NODE.get(t)
+    if got is None:
+        got = _IS_NODE[t] = issubclass(t, cst.CSTNode)
+    return got
+
+
+def _kids(node) -> list:
+    """A node's child nodes, formatting left out (libcst's `children` runs a visitor: slow)."""
+    out = []
+    for name in fields_of(type(node)):
+        v = getattr(node, name)
+        t = type(v)
+        if t is list or t is tuple:
+            out.extend(x for x in v if _node(x))
+        elif _node(v):
+            out.append(v)
+    return out
+
+
+def _may_have_ifexp(p: Parsed, node) -> bool:
+    """A cheap test on the node's source text before a walk of its tree: `A if c else B`."""
+    text = p.code(node)
+    return "if" in text and "else" in text
+
+
 def _ends(st: St) -> bool:
     """A statement after which its block goes no further (return, raise, continue, break)."""
     return st.kind == "simple" and bool(st.node.body) and type(st.node.body[-1]) in (
@@ -865,14 +893,15 @@ def _calls(node, out: set) -> None:
         x = stack.pop()
         if type(x) is cst.Call:
             out.add(id(x))
-        stack.extend(x.children)
+        stack.extend(_kids(x))
 
 
 # ------------------------------------------------------------------------------ applying
 class _Apply:
-    def __init__(self, p: Parsed, own: Decider, other: Decider, spec: Specialised):
-        self.p, self.own, self.other, self.spec = p, own, other, spec
+    def __init__(self, p: Parsed, own: Decider, other, spec: Specialised):
+        self.p, self.own, self._other, self.spec = p, own, other, spec
         self._reads: Counter | None = None
+        self._names: list | None = None  # the module names worth a look (module_name)
 
     def aside(self, sts: list[St], why: str, test_line: int | None = None, rule: str = "device-branch") -> None:
         """Statements this side does not run: their lines listed, their calls read for no facts."""
@@ -883,6 +912,13 @@ class _Apply:
             _calls(s.node, self.spec.dead_calls)
             for _label, _n, body in s.clauses:
                 self.aside(body, why, test_line, rule)
+
+    @property
+    def other(self) -> Decider:
+        """The other device's decisions, computed when first needed (a refusal, a flag)."""
+        if callable(self._other):
+            self._other = self._other()
+        return self._other
 
     def clause_idioms(self, cnode, per: list, i: int) -> list:
         """The idioms of a clause's test (one the chain did not reach is read now)."""
@@ -929,8 +965,9 @@ class _Apply:
                     if _is_refusal(body):
                         self.aside(body, "raises on this device (an option it refuses)", test_line)
                         continue
-                    theirs = self.other.ifs.get(k)
-                    if theirs is not None and theirs != live and theirs >= 0 and _is_refusal(st.clauses[theirs][2]):
+                    refusals = [i for i, c in enumerate(st.clauses) if i != live and _is_refusal(c[2])]
+                    theirs = self.other.ifs.get(k) if refusals else None
+                    if theirs is not None and theirs in refusals:
                         self.aside(body, "refused by the other device (its branch raises)", test_line)
                         continue
                     new, _ = self.block(body)
@@ -1020,7 +1057,7 @@ class _Apply:
                     c[x.value] += 1
                 elif t is cst.AssignTarget and type(x.target) is cst.Name:
                     continue
-                stack.extend(x.children)
+                stack.extend(_kids(x))
             self._reads = c
         return self._reads
 
@@ -1048,6 +1085,11 @@ class _Apply:
 
     def has_live_exp(self, st: St) -> bool:
         node = st.node
+        if self._names is None:
+            self._names = [n for n in self.own.module.vars if self.module_name(n)]
+        text = st.hraw if st.kind == "compound" else st.raw
+        if not (("if" in text and "else" in text) or any(n in text for n in self._names)):
+            return False
         stack = [node]
         if st.kind == "compound":  # the header only: its blocks are their own statements
             stack = [getattr(node, f) for f in ("test", "iter", "items", "decorators", "params", "returns", "bases")
@@ -1081,16 +1123,21 @@ class _Apply:
                 d = self.own
                 d.hits = []
                 v = d.ev(x, d.module)
-                if isinstance(v, str) and d.hits and d.hits[0] != d.t.holder_idiom and family_of(v) is not None:
+                held = (d.t.holder_idiom, f"flag ({d.t.holder_idiom})", d.t.device_calls_idiom)
+                if isinstance(v, str) and d.hits and d.hits[0] not in held and family_of(v) is not None:
                     self.spec.devices[id(x)] = str(v)  # DEVICE, get_device(): a device name, compared as one
                     found = True
                     continue
-            stack.extend(x.children)
+            stack.extend(_kids(x))
         return found
 
     def module_name(self, name: str) -> bool:
-        """A name bound at module level and nowhere else (a flag, a device name, a dict, a helper)."""
-        return name in self.own.module.vars and self.own.scopes.get(name, 0) <= 1
+        """A name bound at module level to a device value, a dict or a function, and by no
+        function or class of the file (a flag, DEVICE, DTYPES, get_device)."""
+        got = self.own.module.vars.get(name)
+        if got is None or not (got[1] or type(got[0]) in (DictRef, FuncRef)):
+            return False
+        return name not in self.own.shadowed()
 
     def mark(self, st: St) -> None:
         st.mark = self.spec.family
@@ -1120,9 +1167,9 @@ def specialise(p: Parsed, side: str) -> Specialised:
             d = Decider(p, family, aware=True, patched=patched).run()
         return d
 
-    own, other = decide(fam), decide(other_fam)
+    own = decide(fam)
     spec.decider = own
-    ap = _Apply(p, own, other, spec)
+    ap = _Apply(p, own, lambda: decide(other_fam), spec)
     p.body, _ = ap.block(p.body)
     for k, (line, text) in own.undecided.items():
         spec.undecided.append((line, text))

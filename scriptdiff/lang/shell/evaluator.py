@@ -94,12 +94,23 @@ class Evaluator:
             body = node.child_by_field_name("body")
             if body is not None:
                 self.statement(body)
-        elif t in ("if_statement", "case_statement", "list") and self.for_device(node):
+        elif t in ("if_statement", "case_statement", "list") and self.device_branch(node):
             return
         else:  # pipeline, list, subshell, if/for/while/case, compound statements: in order
             self.block(c for c in node.children if c.is_named)
 
     # ----------------------------------------------------------- device tests
+    def device_branch(self, node) -> bool:
+        """for_device, and a defect there is no lost script: the statement is read as written."""
+        try:
+            return self.for_device(node)
+        except RecursionError:
+            raise
+        except Exception as e:  # never a traceback: said once, the rest of the script still read
+            self.rec.errors.append(InputError(self.rec.src.name, f"line {self.x.line_of(node)}: device test not read "
+                                                                 f"({type(e).__name__}); read as written"))
+            return False
+
     def for_device(self, node) -> bool:
         """A branch on the device, decided for this side: the live branch run, the others set
         aside (True); a statement that is no device test, or one that cannot be decided: False."""
