@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from . import gitsrc, zygote
+from . import gitsrc, onefile, zygote
 from .engine import extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .pipeline import Inputs, diff_files, pair_sources, run
@@ -133,15 +133,26 @@ def baseline(report: Report) -> dict:
 
 # --- diff --------------------------------------------------------------------------------------
 
-def diff(gpu: str | list[str], npu: str, options: Options | None = None, git: bool = False,
+def diff(gpu: str | list[str], npu: str | None = None, options: Options | None = None, git: bool = False,
          repo: str = ".") -> Report:
     """`scriptdiff diff`: two files, two folders, or REV:path on either side. With git=True the
-    arguments are the command line's `--git REV1 REV2 [PATH...]` (see diff_revisions)."""
+    arguments are the command line's `--git REV1 REV2 [PATH...]` (see diff_revisions). One
+    path (npu None), or `--git REV [PATH...]` with one revision: that file's or folder's GPU
+    run against its NPU run (scriptdiff/onefile.py, docs/devices.md)."""
     opts = options or Options()
     gpu_list = [gpu] if isinstance(gpu, str) else list(gpu)
     if git:
-        revs = [*gpu_list, npu]
+        revs = [*gpu_list] + ([npu] if npu is not None else [])
+        if len(revs) == 1 or _one_revision(revs[0], revs[1], repo):  # --git REV [--] PATH...: one revision
+            return onefile.diff_revision(revs[0], revs[1:], opts, repo)
         return diff_revisions(revs[0], revs[1], revs[2:], opts, repo)
+    if npu is None:
+        if len(gpu_list) != 1:
+            raise UsageError("diff takes one path (its GPU run against its NPU run), or a GPU path and an NPU path")
+        path = gpu_list[0]
+        if os.path.isdir(path):
+            return onefile.diff_folder(path, opts)
+        return onefile.diff_file(path, opts, repo)
     if len(gpu_list) != 1:
         raise UsageError("diff takes one GPU path and one NPU path (use --git REV1 REV2 PATH... for paths "
                          "in two revisions)")
@@ -161,6 +172,24 @@ def diff(gpu: str | list[str], npu: str, options: Options | None = None, git: bo
             if helped:
                 zygote.stop()
     return diff_files([g], [n], opts)
+
+
+def _one_revision(rev: str, arg: str, repo: str) -> bool:
+    """`--git REV PATH`: ARG is no revision but a path at REV (as git tells `REV -- PATH`)."""
+    try:
+        r = gitsrc.open_repo(repo)
+    except gitsrc.GitError:
+        return False
+    try:
+        gitsrc.commit(r, arg)
+        return False
+    except gitsrc.GitError:
+        pass
+    try:
+        gitsrc.is_tree(r, rev, arg)
+    except gitsrc.GitError:
+        return False
+    return True
 
 
 def diff_revisions(rev1: str, rev2: str, paths: list[str], options: Options | None = None,

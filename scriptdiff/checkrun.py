@@ -19,7 +19,7 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 
-from . import gitsrc
+from . import gitsrc, onefile
 from .checks.ascend_stack import verdict_notes
 from .engine import filter_findings, read_inputs
 from .finding import finding
@@ -36,7 +36,7 @@ from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 # is each check's `inputs` in the check registry (rules/kinds.yaml)
 INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights")
 SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
-TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules"}
+TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts"}
 # inputs that are files of a kind, read as sources (the others are measured in place). The
 # run's own inputs come first: they merge into one scope per side (one training run), and a
 # launch script that also sits in a scripts folder is read as part of the run.
@@ -68,6 +68,9 @@ class CheckConfig:
     ignore: list[str] | None = None
     baseline: str | None = None
     rules: list[str] = field(default_factory=list)  # the user's rule pack folders (relative to the file)
+    # scripts that run on both devices, given once (top-level `scripts`, or the same path
+    # under both sides): each file's GPU run is compared with its NPU run (onefile.py)
+    once: list[str] = field(default_factory=list)
 
 
 def find_config(start: str = ".") -> str | None:
@@ -167,7 +170,16 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
     if baseline is not None:
         baseline = _list(baseline, f"{label}: baseline")[0]
         baseline = baseline if os.path.isabs(baseline) else os.path.join(base, baseline)
-    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, rules=rules, **codes)
+    once = [p if os.path.isabs(p) else os.path.join(base, p) for p in _list(data.get("scripts"), f"{label}: scripts")]
+    for side in sides:  # given once, it is each side's script (for the verdicts), compared with itself
+        side.inputs["scripts"] += [p for p in once if p not in side.inputs["scripts"]]
+    if once and (sides[0].git or sides[1].git):
+        raise CheckConfigError(f"{label}: scripts given once are read from disk: drop gpu.git / npu.git, or name "
+                               f"each side's scripts")
+    if not (sides[0].git or sides[1].git):  # the same folder or file on both sides: given once
+        both = {os.path.realpath(p) for p in sides[1].inputs["scripts"]}
+        once += [p for p in sides[0].inputs["scripts"] if os.path.realpath(p) in both and p not in once]
+    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, rules=rules, once=once, **codes)
 
 
 def _table(path: str) -> tuple[dict, str]:
@@ -245,14 +257,8 @@ class _Side:
                 except gitsrc.GitError as e:
                     self.report.errors.append(InputError(f"{self.cfg.git}:{_display(p)}", str(e), fatal=True))
                     continue
-            elif os.path.isdir(p):
-                found = walk(p, skip, self.report.errors, _display(p))
-            elif os.path.isfile(p):
-                found = {os.path.basename(p): Entry(os.path.basename(p), os.path.getsize(p), _display(p), p)}
-            else:  # not there, or there but a FIFO or a device (never opened)
-                reason = special_reason(os.stat(p).st_mode) if os.path.exists(p) else None
-                self.report.errors.append(InputError(_display(p), reason or "no such file or directory", fatal=True))
-                continue
+            else:
+                found = _entries(p, self.report)
             for rel, e in found.items():
                 out.setdefault(rel if rel not in out else f"{key}:{len(out)}:{rel}", e)
         return out
@@ -276,8 +282,11 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     found: list = []  # findings made before the run: unpaired scripts, unconfigured checks
     kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
     seen: dict[str, set] = {"gpu": set(), "npu": set()}
+    once = {os.path.realpath(p) for p in cfg.once}
     for key in SOURCE_KEYS:
         gl, nl = sides["gpu"].listing(key), sides["npu"].listing(key)
+        if key == "scripts" and once:  # given once: each file compared with itself, below
+            gl, nl = ({r: e for r, e in li.items() if not _under(e, once)} for li in (gl, nl))
         for side, listing in (("gpu", gl), ("npu", nl)):
             sides[side].read_ok[key] = len(listing)
             for rel in [r for r, e in listing.items() if e.display in seen[side]]:
@@ -301,6 +310,19 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
         pairs += p
         for side, srcs in (("gpu", g), ("npu", n)):
             kinds[side] |= {detect(s).name for s in srcs}
+    if cfg.once:
+        listing: dict = {}
+        for p in cfg.once:
+            listing.update({f"{p}:{r}": e for r, e in _entries(p, report).items()})
+        g1, n1, p1, u1, acc1 = onefile.inputs(listing, report)
+        gsrcs += g1
+        nsrcs += n1
+        pairs += p1
+        units += u1
+        identical += acc1
+        for side, srcs in (("gpu", g1), ("npu", n1)):
+            kinds[side] |= {detect(s).name for s in srcs}
+            sides[side].read_ok["scripts"] = sides[side].read_ok.get("scripts", 0) + len(srcs) + len(acc1) // 2
     extracts: dict[str, list[Extract]] = {"gpu": [], "npu": []}
     missing: dict[str, list[str]] = {c: [] for c in check_names()}
     for check in checks().values():  # inputs measured in place: datasets, checkpoints
@@ -344,6 +366,26 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     for c, note in verdict_notes(report.findings).items():  # the NPU stack against the Ascend tables
         report.verdicts[c] = (report.verdicts[c][0], f"{report.verdicts[c][1]}; {note}")
     return report.sorted()
+
+
+def _under(e, roots: set[str]) -> bool:
+    path = getattr(e, "path", None)
+    if not path:
+        return False
+    rp = os.path.realpath(path)
+    return any(rp == r or rp.startswith(r + os.sep) for r in roots)
+
+
+def _entries(p: str, report: Report) -> dict:
+    """A configured path on disk as a listing: a folder walked, a file by its name; anything
+    else (not there, a FIFO, a device: never opened) one error."""
+    if os.path.isdir(p):
+        return walk(p, skip_dirs(), report.errors, _display(p))
+    if os.path.isfile(p):
+        return {os.path.basename(p): Entry(os.path.basename(p), os.path.getsize(p), _display(p), p)}
+    reason = special_reason(os.stat(p).st_mode) if os.path.exists(p) else None
+    report.errors.append(InputError(_display(p), reason or "no such file or directory", fatal=True))
+    return {}
 
 
 def _not_configured(check: str, cfg: CheckConfig) -> Finding:
@@ -417,15 +459,23 @@ def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[
 
 
 def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> Report:
-    """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart."""
+    """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart;
+    a file without one that runs on both devices (it names the NPU) against itself, its GPU
+    run with its NPU run (onefile.py)."""
     opts = opts or Options()
-    pairs, _alone = counterparts(files, cfg)
+    pairs, alone = counterparts(files, cfg)
     report = Report(gpu="counterparts", npu=" ".join(files) if len(files) <= 3 else f"{len(files)} files")
     inline_only = dataclasses.replace(opts, baseline=None)
     for g, n in pairs:
         srcs = read_inputs([g, n], report)
         if len(srcs) == 2:
             report.absorb(run(Inputs([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])]), inline_only))
+    for f in alone:  # a dual-device file (it names the NPU) with no counterpart: against itself
+        if onefile.is_dual(f):
+            srcs = read_inputs([_display(f)], report)
+            if srcs:
+                g, n = onefile.runs(srcs[0])
+                report.absorb(run(Inputs([g], [n], [(g, n)] if detect(g).structural else []), inline_only))
     # once for all the pairs; the staged files are part of the setup: no entry is called stale
     apply_baseline(report, opts, partial=True)
     report.findings = filter_findings(report.findings, opts)

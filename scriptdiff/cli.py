@@ -15,7 +15,8 @@ from . import __version__
 
 # subcommand -> (module, one-line help). Order is the order shown in --help.
 COMMANDS = {
-    "diff": ("diff", "compare a GPU and an NPU script, config or folder; report what can change numerics"),
+    "diff": ("diff", "compare a GPU and an NPU script, config or folder (or one file's GPU run with its NPU "
+                     "run); report what can change numerics"),
     "hparams": ("hparams", "the effective hyperparameter table of both sides, side by side"),
     "check": ("check", "run all six pre-checks from a [tool.scriptdiff] configuration"),
     "env": ("env", "compare two environment snapshots or package lists"),

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import cache
 from .model import REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, SideContext
+from .devices import may_branch
 from .references import resolve
 from .registry import Kind, detect, kinds
 from .registry import kind as registry_kind
@@ -197,7 +198,7 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     units: list[list] = []
     paired: set[int] = set()
     for g, n in pairs:
-        if g.data == n.data or g.is_binary() or n.is_binary():
+        if g.is_binary() or n.is_binary() or (g.data == n.data and not (detect(g).structural and may_branch(g.data))):
             continue
         kind = detect(g)
         if not kind.cached:

@@ -340,6 +340,9 @@ class Extract:
     # the reader understood the input even though it yielded no facts (a launch command with
     # no options): nothing to compare is then an answer, not a failure to read
     understood: bool = False
+    # how the reader read it, for the input's account (the device tests it decided for this
+    # side's device and those it left as written: docs/devices.md)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass, field
 
 from .compare import FactTable, compare_tables
+from .devices import may_branch
 from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
@@ -259,7 +260,7 @@ class Run:
 
     def structural(self) -> None:
         for g, n in self.inputs.pairs:
-            if g.data == n.data or g.is_binary() or n.is_binary():
+            if (g.data == n.data and not two_programs(g, n)) or g.is_binary() or n.is_binary():
                 continue
             res = diff_pair(g, n, self.opts)
             self.out.findings.extend(res.findings)
@@ -276,8 +277,8 @@ class Run:
         for g, n in shown:
             # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
             # made of them (a launch script's program and configs may still differ)
-            if g.data == n.data and not any(self.files[id(s)].read.items[0][1].references
-                                            for s in (g, n) if id(s) in self.files):
+            if g.data == n.data and not two_programs(g, n) and not any(self.files[id(s)].read.items[0][1].references
+                                                                       for s in (g, n) if id(s) in self.files):
                 for src in (g, n):
                     if id(src) in self.files:
                         self.files[id(src)].account.status = "identical"
@@ -307,6 +308,12 @@ class Run:
         g, n = self.ctx["gpu"].analysed, self.ctx["npu"].analysed
         if (g or (measured and measured[0])) and (n or (measured and measured[1])):
             out.compared += min(g, n) or 1
+
+
+def two_programs(g: Source, n: Source) -> bool:
+    """Two sources with the same bytes that are still two programs: a file that branches on
+    the device, read once per device (docs/devices.md). Its GPU run is compared with its NPU run."""
+    return g.data == n.data and registry_kind(_kind_name(g)).structural and may_branch(g.data)
 
 
 def _listed(keys) -> str:
@@ -363,7 +370,7 @@ def _mapped(facts: list[Fact]) -> int:
 def _account(src: Source, ex: Extract, side: str) -> InputAccount:
     return InputAccount(path=src.name, side=side, kind=_kind_name(src), settings=len(ex.facts),
                         mapped=_mapped(ex.facts), unread=list(ex.unread),
-                        notes=[f"dialect: {d}" for d in sorted(ex.dialects)])
+                        notes=[f"dialect: {d}" for d in sorted(ex.dialects)] + list(ex.notes))
 
 
 def _settle(acc: InputAccount, ex: Extract) -> None:

@@ -581,3 +581,63 @@ def check_ascend_versions(rs: RuleSet) -> None:
         if row["mindspeed"] not in branches:
             raise rs.error(("ascend_versions", "mindspeed_llm", i, "mindspeed"),
                            f"MindSpeed branch {row['mindspeed']!r} is not in ascend_versions.mindspeed")
+
+
+# ------------------------------------------------------------------ rules/devices.yaml
+
+_DEVICE_FAMILIES = ("cuda", "npu", "other")
+_EXPECT = Record({"gpu": Bool(), "npu": Bool()}, required=("gpu", "npu"), need="gpu and npu true or false")
+_DEVICE_TEST = {"idiom": Name(), "example": Name("an example (code the tests run)"), "expect": _EXPECT}
+_DEVICE_NEEDS = ("idiom", "example", "expect")
+section("devices", Record({
+    "sides": Record({"gpu": Enum("cuda"), "npu": Enum("npu")}, required=("gpu", "npu"), need="gpu: cuda and npu: npu"),
+    "families": Record({fam: NAMES for fam in _DEVICE_FAMILIES}, required=_DEVICE_FAMILIES,
+                       need="the cuda, npu and other device names"),
+    "python": Record({
+        **{part: ListOf(Record({**_DEVICE_TEST, "family": Enum(*_DEVICE_FAMILIES), "match": ListOf(Name(), nonempty=True),
+                                "mask": Name()}, required=_DEVICE_NEEDS + ("family", "match")))
+           for part in ("calls", "attributes", "modules")},
+        **{part: Record({**_DEVICE_TEST, "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS + ("match",))
+           for part in ("holders", "device_calls")},
+        **{part: NAMES for part in ("find_module", "npu_tuning", "tensor_devices")},
+        "cuda_on_npu": Record({"patched_by": ListOf(Name(), nonempty=True)}),
+        "cuda_switches": Table(Record({"determinism": Any(), "tf32": Any(), "npu_way": Str(), "source": Str(),
+                                       "note": Str()}, required=("note",), need="a note")),
+    }),
+    "shell": Record({part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},
+                                   "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS)
+                     for part in ("commands", "paths", "variables", "holders", "python_imports")}),
+}, required=("sides", "families")))
+
+
+@validator
+def check_devices(rs: RuleSet) -> None:
+    """rules/devices.yaml `devices:` (docs/devices.md), beyond its schema: a device name in one
+    family only, masks that name mask rules, each CUDA switch either a determinism switch (with
+    the NPU way and its source) or a TF32 one, shell holders with their match list."""
+    rs.conform("devices")
+    dev = rs.section("devices")
+    if dev is None:
+        return
+    seen: dict = {}
+    for fam, names in dev["families"].items():
+        for i, n in enumerate(names):
+            if n != n.lower() or n in seen:
+                raise rs.error(("devices", "families", fam, i), f"{n!r} must be lower case and in one family only")
+            seen[n] = fam
+    py = dev.get("python") or {}
+    for part in ("calls", "attributes", "modules"):
+        for i, e in enumerate(py.get(part) or []):
+            if "mask" in e:
+                r = next((r for r in rs.rules.values() if r.name == e["mask"]), None)
+                if r is None or r.kind != "mask":
+                    raise rs.error(("devices", "python", part, i, "mask"), f"{e['mask']!r} is not the name of a mask rule")
+    for qn, sw in (py.get("cuda_switches") or {}).items():
+        at = ("devices", "python", "cuda_switches", qn)
+        if ("determinism" in sw) == ("tf32" in sw):
+            raise rs.error(at, "give determinism (the deterministic value) or tf32")
+        if "determinism" in sw and not (sw.get("npu_way") and sw.get("source")):
+            raise rs.error(at, "a determinism switch names the NPU way and its source")
+    holders = (dev.get("shell") or {}).get("holders")
+    if holders is not None and not holders.get("match"):
+        raise rs.error(("devices", "shell", "holders"), "shell holders need a match list")

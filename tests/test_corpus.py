@@ -6,7 +6,9 @@ no local copy is there the tests are skipped with a message saying so. Labels we
 by reading both files, never from scriptdiff's output (tests/corpus/README.md).
 
 Matching rule. Each pair is compared with `pipeline.diff_files([gpu], [npu],
-Options(use_cache=False))`. Only findings of severity warning or error count.
+Options(use_cache=False))`; an entry with `mode: one-file` (one file that runs on both
+devices: its GPU and NPU sources are the same file) with `api.diff(file)`, its GPU run
+against its NPU run. Only findings of severity warning or error count.
   * A labelled difference is found *under its key* when a finding's key equals the label's
     key: the canonical vocabulary key, or, for a label marked `canonical: false`, its raw
     dotted key (normalised: lower case, `-` -> `_`, leading `-`, `+`, `~` dropped).
@@ -84,7 +86,7 @@ def label_found(label: dict, findings: list) -> tuple[bool, bool]:
 
 
 def _measure(out: Path) -> dict:
-    from scriptdiff import pipeline  # lazy: only when the corpus is there
+    from scriptdiff import api, pipeline  # lazy: only when the corpus is there
     from scriptdiff.model import Options
 
     labels = corpus_extract.load_labels()
@@ -100,7 +102,10 @@ def _measure(out: Path) -> dict:
                  for s in ("gpu", "npu")}
         row["files"] = {s: str(p) for s, p in files.items()}
         try:
-            report = pipeline.diff_files([str(files["gpu"])], [str(files["npu"])], Options(use_cache=False))
+            if pair.get("mode") == "one-file":  # its GPU run against its NPU run (scriptdiff/onefile.py)
+                report = api.diff(str(files["gpu"]), None, Options(use_cache=False))
+            else:
+                report = pipeline.diff_files([str(files["gpu"])], [str(files["npu"])], Options(use_cache=False))
         except Exception:  # a crash is a finding of this test, reported with the pair's id
             row["crash"] = traceback.format_exc(limit=3)
             continue
@@ -117,6 +122,7 @@ def _measure(out: Path) -> dict:
         row["errors"] = [f"{e.path}: {e.message}" for e in report.errors]
         row["flagged"] = [f"{i.side}:{Path(i.path).name}: {i.status}" + (f" ({'; '.join(i.unread)})" if i.unread else "")
                           for i in report.inputs if i.status in ("not understood", "failed")]
+        row["devices"] = device_tests(report)
     read = [r for r in pairs if not r["skipped"] and "crash" not in r]
     n_labels = sum(r["labels"] for r in read)
     totals = {
@@ -127,9 +133,38 @@ def _measure(out: Path) -> dict:
         "noise": sum(r["noise"] for r in read),
         "pairs_flagged": sum(bool(r["flagged"]) for r in read),
     }
+    dev = {"decided": 0, "undecided": 0, "idioms": {}}
+    for r in read:
+        for d in r.get("devices", {}).values():
+            dev["decided"] += d["decided"]
+            dev["undecided"] += d["undecided"]
+            for k, v in d["idioms"].items():
+                dev["idioms"][k] = dev["idioms"].get(k, 0) + v
+    totals["devices"] = dev
     totals["recall_canonical"] = totals["found_key"] / n_labels if n_labels else 0.0
     totals["recall_overall"] = totals["found_overall"] / n_labels if n_labels else 0.0
     return {"totals": totals, "pairs": pairs}
+
+
+def device_tests(report) -> dict:
+    """What the inputs' accounts say about device tests: {side: {"decided": n, "undecided": n,
+    "idioms": {idiom: n}}} (docs/devices.md)."""
+    import re
+
+    out: dict = {}
+    for i in report.inputs:
+        for note in i.notes:
+            if not note.startswith("device tests read for the"):
+                continue
+            d = out.setdefault(i.side, {"decided": 0, "undecided": 0, "idioms": {}})
+            m = re.match(r"device tests read for the \w+: (\d+) decided(?: \(by (.+?)\))?(?:, (\d+) not decided.*)?$", note)
+            d["decided"] += int(m.group(1))
+            d["undecided"] += int(m.group(3) or 0)
+            for part in (m.group(2) or "").split(", "):
+                if part:
+                    idiom, _, n = part.rpartition(" ")
+                    d["idioms"][idiom] = d["idioms"].get(idiom, 0) + int(n)
+    return out
 
 
 def _table(result: dict) -> str:
@@ -146,6 +181,9 @@ def _table(result: dict) -> str:
         lines.append(f"{r['id']:44} {r['framework'][:28]:28} {'F' if r['faithful'] else ' '} "
                      f"{r['labels']:3} {r['found_key']:3} {r['found_overall']:3} {r['warnings']:3} {extra}")
     t = result["totals"]
+    dev = t["devices"]
+    lines.append(f"device tests (both sides): {dev['decided']} decided, {dev['undecided']} left as written; by idiom: "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(dev["idioms"].items(), key=lambda kv: (-kv[1], kv[0]))))
     lines.append(f"pairs {t['pairs']} (read {t['read']}, skipped {t['skipped']}, faithful {t['faithful']}); "
                  f"labels {t['labels']}: recall overall {t['recall_overall']:.3f}, under the canonical key "
                  f"{t['recall_canonical']:.3f}; noise on faithful ports {t['noise']}; "
@@ -178,6 +216,9 @@ def test_labels_are_well_formed():
             src = p["sources"][s]
             assert len(src["commit"]) == 40 and src["repo"] in labels["repos"], (p["id"], s)
         assert p["faithful"] == (not p["differences"]), p["id"]
+        assert p.get("mode", "pair") in ("pair", "one-file"), p["id"]
+        if p.get("mode") == "one-file":  # one file, its two runs: the same source on both sides
+            assert p["sources"]["gpu"] == p["sources"]["npu"], p["id"]
         for lab in p["differences"]:
             assert lab.get("gpu_line") or lab.get("npu_line"), (p["id"], lab)
             if lab["key"] != "code":

@@ -93,7 +93,8 @@ def test_staged_hook_refuses_a_drifting_commit(repo):
     (r / "tools" / "helper.py").write_text("print('hi')\n")
     p = commit(r, env, "unpaired only")
     assert p.returncode != 0
-    assert "scriptdiff: nothing checked: none of the 1 file(s) has a GPU/NPU counterpart (tools/helper.py)" in p.stdout + p.stderr
+    assert ("scriptdiff: nothing checked: none of the 1 file(s) has a GPU/NPU counterpart or runs on both devices "
+            "(tools/helper.py)") in p.stdout + p.stderr
 
 
 def test_check_hook_runs_the_configured_trees(repo):

@@ -28,7 +28,8 @@ def add_arguments(p) -> None:
                    help="add a GPU input, e.g. --gpu scripts=gpu/ --gpu environment=env-gpu.json (repeatable)")
     p.add_argument("--npu", action="append", default=[], metavar="KEY=PATH", help="add an NPU input (repeatable)")
     p.add_argument("--files", nargs="*", metavar="FILE",
-                   help="only these files, each against its GPU/NPU counterpart (the pre-commit hook)")
+                   help="only these files, each against its GPU/NPU counterpart, or a file that runs on both "
+                        "devices against itself (the pre-commit hook)")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a check is not checked (a gate that cannot pass on missing inputs)")
@@ -50,8 +51,8 @@ def run(args) -> int:
         if args.files and not report.compared and not report.errors:
             shown = ", ".join(args.files[:3]) + (" ..." if len(args.files) > 3 else "")
             print(f"scriptdiff: nothing checked: none of the {len(args.files)} file(s) has a GPU/NPU counterpart "
-                  f"({shown}); pair them by name or a rename rule (rules/pairing.yaml), or exclude them from "
-                  f"the hook", file=sys.stderr)
+                  f"or runs on both devices ({shown}); pair them by name or a rename rule (rules/pairing.yaml), "
+                  f"or exclude them from the hook", file=sys.stderr)
             return 1
         if not report.findings and not report.errors and args.format == "text":
             return 0  # nothing to say for a commit that keeps the port faithful

@@ -8,6 +8,11 @@ from .common import add_engine_arguments, add_output_arguments, emit, prepare
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
 
+With one path (a file, a folder, or REV:path), or `--git REV -- PATH...` with one
+revision, the file's GPU run is compared with its NPU run: code that tests the device
+(`if is_torch_npu_available():`, `if command -v npu-smi`) is read once per device
+(docs/devices.md).
+
 GPU and NPU may be files (Python, shell launch scripts, YAML/JSON configs, Megatron logs,
 package lists, snapshots) or folders (files paired by relative path and rename rules:
 train.py <-> train_npu.py, *_gpu.* <-> *_npu.*, gpu/ <-> npu/). Either side may be
@@ -25,7 +30,8 @@ seven arguments and always exits 0, so that git goes on to the next file. As a d
 
 def add_arguments(p) -> None:
     p.add_argument("gpu", nargs="+", metavar="GPU", help="GPU-side file, folder or REV:path")
-    p.add_argument("npu", metavar="NPU", help="NPU-side file, folder or REV:path")
+    p.add_argument("npu", metavar="NPU", nargs="?",
+                   help="NPU-side file, folder or REV:path (none: the GPU path's two runs, one per device)")
     p.add_argument("--git", action="store_true",
                    help="GPU and NPU are revisions: compare their trees (optionally only the PATHs that follow)")
     p.add_argument("--repo", default=".", help="the git repository for REV:path and --git (default: .)")
@@ -38,11 +44,13 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     api, opts = prepare(args)
+    if args.npu is None and len(args.gpu) > 1:  # argparse gives every path to GPU when options follow them
+        args.gpu, args.npu = args.gpu[:-1], args.gpu[-1]
     if args.git_external:
         report = api.external_diff([*args.gpu, args.npu], opts)
         emit(report, args)
         return 0  # git stops at the first external diff that fails
-    if not args.git and len(args.gpu) == 1 and os.devnull in (args.gpu[0], args.npu):
+    if not args.git and len(args.gpu) == 1 and args.npu is not None and os.devnull in (args.gpu[0], args.npu):
         # `git difftool -x scriptdiff` on an added or deleted file: one side is /dev/null, read
         # as an empty file (what git's external diff gets), not refused as a device
         name = args.npu if args.gpu[0] == os.devnull else args.gpu[0]

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ...model import Side
 from .classify import Classifier, severity_rule
+from .devicecode import DeviceChecks
 from .nodediff import NodeDiff
 from .pair import PairState, StKey, one_line
 from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
@@ -31,13 +32,14 @@ class Aligner:
         self.cls = classifier
         self.port = port
         self.values = ValueChecks(state, classifier)
+        self.devices = DeviceChecks(state)
 
     # ------------------------------------------------------------------ blocks
     def block(self, G: list[St], N: list[St], scope: str) -> None:
         self.port.imports([s for s in G if s.kind == "import"], [s for s in N if s.kind == "import"], scope)
         Gs = [s for s in G if s.kind != "import"]
         Ns = [s for s in N if s.kind != "import"]
-        sm = difflib.SequenceMatcher(None, [s.raw for s in Gs], [s.raw for s in Ns], autojunk=False)
+        sm = difflib.SequenceMatcher(None, [s.text for s in Gs], [s.text for s in Ns], autojunk=False)
         ops = sm.get_opcodes()
         # a statement written identically on both sides but not aligned has moved
         same = [(i1 + d, j1 + d) for tag, i1, i2, j1, j2 in ops if tag == "equal" for d in range(i2 - i1)]
@@ -45,13 +47,13 @@ class Aligner:
         for tag, _i1, _i2, j1, j2 in ops:
             if tag != "equal":
                 for j in range(j1, j2):
-                    left.setdefault(Ns[j].raw, []).append(j)
+                    left.setdefault(Ns[j].text, []).append(j)
         moves = []
         for tag, i1, i2, _j1, _j2 in ops:
             if tag != "equal":
                 for i in range(i1, i2):
-                    if left.get(Gs[i].raw):
-                        moves.append((i, left[Gs[i].raw].pop(0)))
+                    if left.get(Gs[i].text):
+                        moves.append((i, left[Gs[i].text].pop(0)))
         mg, mn = {i for i, _ in moves}, {j for _, j in moves}
         for tag, i1, i2, j1, j2 in ops:
             if tag != "equal":
@@ -150,6 +152,8 @@ class Aligner:
 
     def one_sided(self, s: St, side: str, scope: str) -> None:
         if self.cls.fact_only(s, self.s.g if side == "gpu" else self.s.n):
+            return
+        if self.devices.one_sided(s, side, scope):
             return
         if type(s.node) is cst.If and s.node.orelse is None and self.mps_branch(s.node.test, s.clauses[0][2], side):
             return

@@ -20,7 +20,9 @@ from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...secrets import is_secret, redact_text, withheld
 from ...vocabulary import key_type, lookup, normalize, spelling_index
 from .focus import fact_callee_names
+from ...devices import family_of
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
+from .specialise import MISSING, device_key, device_value
 
 
 class NotLiteral(Exception):
@@ -62,6 +64,9 @@ class Reader:
         t = type(node)
         if depth > 20:
             raise NotLiteral
+        v = device_value(self.p, node)  # `fp16=is_torch_npu_available()`: this device's answer
+        if v is not MISSING:
+            return v
         if t in (cst.Integer, cst.Float):
             return ast.literal_eval(node.value.replace("_", ""))
         if t in (cst.SimpleString, cst.ConcatenatedString):
@@ -91,9 +96,17 @@ class Reader:
             raise NotLiteral
         if t is cst.Call:
             return self.call_value(node, used, depth)
+        if t is cst.IfExp:  # `torch.float16 if is_npu_available() else torch.bfloat16`: this device's operand
+            live = self.p.live_of(node)
+            if live is node:
+                raise NotLiteral
+            return self.evaluate(live, used, depth + 1)
         if t is cst.Subscript:  # CONFIG["lr"] of a module-level dict literal
             c = self.p.consts.get(node.value.value) if type(node.value) is cst.Name else None
             if type(c) is cst.Dict and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+                by_device = self.device_entry(c, node, used, depth)
+                if by_device is not None:
+                    return self.evaluate(by_device, used, depth + 1)
                 k = self.evaluate(node.slice[0].slice.value, [], depth + 1)
                 for el in c.elements:
                     if type(el) is cst.DictElement:
@@ -143,6 +156,23 @@ class Reader:
             return [self.evaluate(e.value, used, depth + 1) for e in node.elements]
         raise NotLiteral
 
+    def device_entry(self, c: cst.Dict, node: cst.Subscript, used: list, depth: int):
+        """DTYPES[device] with DTYPES = {"npu": torch.float16, "cuda": torch.bfloat16} and the key
+        this side's device (specialise.py): the entry of its family, else None."""
+        sp = self.p.spec
+        if sp is None:
+            return None
+        key = device_key(self.p, node.slice[0].slice.value)
+        if key is None:
+            return None
+        for el in c.elements:
+            if type(el) is cst.DictElement and type(el.key) in (cst.SimpleString, cst.ConcatenatedString):
+                ek = el.key.evaluated_value
+                if isinstance(ek, str) and family_of(ek) == sp.family:
+                    used.append((f"{node.value.value}[{ek!r}]", el.value))
+                    return el.value
+        return None
+
     def call_value(self, node: cst.Call, used: list, depth: int):
         """int(3e6), float(os.environ.get("LR", "1e-4")), max(a, b): what the call returns."""
         if any(a.star or a.keyword is not None for a in node.args):
@@ -182,7 +212,9 @@ class Reader:
         line = p.line_of(node)
         if used:
             name, cnode = used[-1]
-            line = p.line_of(cnode, line)
+            written_at = node.value if type(node) is cst.Arg else node
+            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp):
+                line = p.line_of(cnode, line)  # lr=LR: where LR is set; lr=LR * 2 stays where it is computed
             via = name
             for _n, c in used:
                 p.owned[id(c)] = key
@@ -204,11 +236,13 @@ class Reader:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
         p = self.p
         ref = self.argref(arg.value)
-        if ref is not None and isinstance(keys, str):
+        if ref is not None and ref == keys:
             # the value is the argparse fact itself; the call is not a fact of its own, so a
             # call removed on one side is still a structural difference
             p.owned[id(arg.value)] = keys
             return True
+        # an option read under another key (torch.cuda.manual_seed_all(args.seed): device_seed)
+        # is that key's fact too, with the option's default
         used: list = []
         try:
             v = self.evaluate(arg.value, used)
@@ -382,7 +416,10 @@ def option_default(p: Parsed, node) -> tuple[str, cst.CSTNode] | None:
 
 def _options(p: Parsed) -> dict:
     found: dict[str, list] = {}
+    dead = p.spec.dead_calls if p.spec is not None else ()
     for c in p.state.calls if p.state is not None else ():
+        if id(c) in dead:
+            continue
         f = c.func
         if type(f) is not cst.Attribute or f.attr.value != "add_argument":
             continue
@@ -438,6 +475,9 @@ def read_facts(p: Parsed, side: str) -> None:
     module_consts(p)
     r = Reader(p, side)
     calls = p.state.calls
+    if p.spec is not None and p.spec.dead_calls:  # code this side's device does not run gives no facts
+        dead = p.spec.dead_calls
+        calls = [c for c in calls if id(c) not in dead]
     for c in calls:
         f = c.func
         if type(f) is cst.Attribute and f.attr.value == "add_argument":

@@ -16,7 +16,9 @@ side:
 - what depends on the change, to a fixed point: the statements that read a name a changed
   statement binds (its value changed, or it moved past them);
 - the statements that call a callee whose call yields a hyperparameter in a changed statement
-  (`AdamW(...)` elsewhere in the file), so that a setting written twice is compared whole.
+  (`AdamW(...)` elsewhere in the file), so that a setting written twice is compared whole;
+- in a pair that names the NPU, every statement that may test the device (`device_words`):
+  written alike on both sides, it still runs differently on each (lang/python/specialise.py).
 
 The kept statements are joined into one text per side (libcst then reads no blank lines
 for what is left out), with the file line of each of its lines, which the parse maps its
@@ -36,6 +38,7 @@ import re
 import warnings
 from functools import lru_cache
 
+from ...devices import may_branch
 from ...rules import load
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
@@ -227,6 +230,9 @@ def plan(gtext: str, ntext: str, fact_names: tuple[set, tuple] = (set(), ("\0",)
         else:
             changed[0].update(range(i1, i2))
             changed[1].update(range(j1, j2))
+    if may_branch(gtext.encode("utf-8", "surrogatepass")) or may_branch(ntext.encode("utf-8", "surrogatepass")):
+        for side in (0, 1):  # the same text, two programs: a device test reads per device
+            changed[side].update(i for i, c in enumerate(sides[side]) if device_words(c.text))
     total = len(glines) + len(nlines)
     if sum(cs[i].last - cs[i].first + 1 for cs, ch in zip(sides, changed) for i in ch) > MAX_SHARE * total:
         return None  # the change is most of the files
@@ -331,6 +337,15 @@ def fact_callee_names() -> tuple[set, tuple]:
             else:
                 exact.add(last)
     return exact, tuple(suffixes) or ("\0",)
+
+
+def device_words(text: str) -> bool:
+    """A statement that may test the device: it names the NPU, asks whether a device is
+    available, or compares with the name "cuda" or "gpu" (a cheap prefilter: the
+    specialisation decides on the syntax tree)."""
+    low = text.lower()
+    return may_branch(low.encode("utf-8", "surrogatepass")) or "is_available" in low or any(
+        q + w + q in low for w in ("cuda", "gpu") for q in ("'", '"'))
 
 
 def pair_key(gdata: bytes, ndata: bytes) -> tuple[bytes, bytes]:

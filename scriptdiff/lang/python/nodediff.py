@@ -43,6 +43,7 @@ class NodeDiff:
 
     def diff_nodes(self, g, n, ctx) -> list:
         s = self.s
+        g, n = s.g.live_of(g), s.n.live_of(n)  # `A if is_npu() else B`: the operand each device evaluates
         kg, kn = s.gn(g), s.nn(n)
         if kg == kn:
             return []

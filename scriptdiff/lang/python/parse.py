@@ -48,6 +48,12 @@ class St:
     name: str | None = None  # def/class name
     clauses: list = field(default_factory=list)  # [(label, clause node, [St])]
     hraw: str = ""  # header text of a compound statement
+    mark: str = ""  # the device it was specialised for, when part of it was (specialise.py)
+
+    @property
+    def text(self) -> str:
+        """What the alignment compares first: its text, and the device a specialised part reads for."""
+        return self.raw + self.mark if self.mark else self.raw
 
 
 @dataclass
@@ -72,9 +78,21 @@ class Parsed:
     options: dict | None = None  # option or dataclass field name -> (its label, default node) (facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
     size: int = 0  # bytes of source (the parse cache's measure)
+    spec: object | None = None  # what specialising it to one device gave (specialise.Specialised)
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
+
+    def live_of(self, node):
+        """The operand a conditional expression on the device (`A if is_npu() else B`) evaluates
+        on this file's device (specialise.py); any other node as it is."""
+        sp = self.spec
+        while sp is not None:
+            nxt = sp.live.get(id(node))
+            if nxt is None:
+                break
+            node = nxt
+        return node
 
     def text_at(self, line: int | None) -> str:
         if line is None or not (1 <= line <= len(self.lines)):
@@ -262,6 +280,19 @@ def dotted(node) -> str | None:
     return ".".join(reversed(parts))
 
 
+def qualified_name(p: "Parsed", node) -> str | None:
+    """The qualified name of a Name/Attribute chain whose head the file imports
+    (`th.cuda.synchronize` with `import torch as th`: torch.cuda.synchronize), else None."""
+    d = dotted(node)
+    if d is None:
+        return None
+    head, _, rest = d.partition(".")
+    base = p.aliases.get(head)
+    if base is None:
+        return None
+    return base + ("." + rest if rest else "")
+
+
 def import_items(s) -> list[tuple[str, str]]:
     """(bound name, qualified name) for each alias of an import statement."""
     out = []
@@ -403,8 +434,12 @@ class Norm:
             if v is not None:
                 return v
         own = self.p.owned.get(k)
+        sp = self.p.spec
         if own is not None:
             v = ("FACT", own)
+        elif sp is not None and (k in sp.live or k in sp.devices):
+            # specialised: `A if is_npu() else B`, DTYPES[DEVICE], a device name (DEVICE, get_device())
+            v = self(self.p.live_of(node)) if k in sp.live else ("S", self.mask_string(sp.devices[k], node))
         else:
             h = _HANDLERS.get(type(node))
             v = h(self, node) if h is not None and not skip_blocks else self.generic(node, skip_blocks)
@@ -432,15 +467,8 @@ class Norm:
 
     # -- names
     def qualified(self, node) -> str | None:
-        """Qualified GPU-form name of a Name/Attribute chain whose head is imported."""
-        d = dotted(node)
-        if d is None:
-            return None
-        head, _, rest = d.partition(".")
-        base = self.p.aliases.get(head)
-        if base is None:
-            return None
-        return base + ("." + rest if rest else "")
+        """Qualified name of a Name/Attribute chain whose head is imported (before renames)."""
+        return qualified_name(self.p, node)
 
     def name(self, node):
         q = self.p.aliases.get(node.value)

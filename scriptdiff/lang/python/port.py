@@ -20,6 +20,7 @@ from .facts import NotLiteral, Reader
 from .nodediff import NodeDiff
 from .pair import PairState
 from .parse import Parsed, St, canon_qn, dotted, expected_import, import_items, rules
+from .specialise import device_test
 
 
 class PortChecks:
@@ -121,7 +122,7 @@ class PortChecks:
                     continue
                 here = Side(value=qn, path=p.name, line=st.line, source=p.text_at(st.line))
                 gside, nside = (here, None) if side == "gpu" else (None, here)
-                rule = expected_import(qn, side)
+                rule = expected_import(qn, side) or (code("device-branch") if device_test(qn) else None)
                 if rule:
                     s.add_masked(rule, gside, nside)
                 else:

@@ -30,7 +30,8 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from ...finding import reclassified
-from ...model import Extract, InputError, PairResult
+from ...model import Extract, InputError, Masked, PairResult, Side
+from ...rules import code
 from .. import text
 from .align import Aligner
 from .classify import Classifier
@@ -40,6 +41,7 @@ from .nodediff import NodeDiff
 from .pair import PairState, one_line
 from .parse import Parsed, parse
 from .port import PortChecks
+from .specialise import specialise
 
 _CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
@@ -67,16 +69,17 @@ def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
     return got[0] if side == "gpu" else got[1]
 
 
-def _key(src, max_bytes: int | None, focus) -> tuple:
+def _key(src, max_bytes: int | None, focus, side: str | None) -> tuple:
     return (src.name, hashlib.blake2b(src.data, digest_size=16).digest(), max_bytes,
             None if focus is None else hashlib.blake2b(focus[0].encode("utf-8", "surrogatepass"),
-                                                       digest_size=16).digest())
+                                                       digest_size=16).digest(), side)
 
 
-def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | None = None) -> Parsed:
-    """Parse + facts for one source (or `focus`, its focused text and line numbers), cached by
-    name, content, focus and limit."""
-    key = _key(src, max_bytes, focus)
+def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | None = None,
+            side: str | None = None) -> Parsed:
+    """Parse, specialise to `side`'s device (specialise.py) and read the facts of one source
+    (or `focus`, its focused text and line numbers), cached by name, content, focus, limit and side."""
+    key = _key(src, max_bytes, focus, side)
     p = _CACHE.get(key)
     if p is not None:
         _CACHE.move_to_end(key)
@@ -85,6 +88,14 @@ def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | No
         p = parse(src.name, src.text, max_bytes)
     else:
         p = parse(src.name, focus[0], max_bytes, linemap=focus[1], lines=src.text.splitlines())
+    if p.error is None and side is not None:
+        try:
+            specialise(p, side)
+        except RecursionError:
+            raise
+        except Exception as e:  # never a traceback: the file is compared as written
+            p.spec = None
+            p.fact_error = f"device tests not read ({type(e).__name__}: {one_line(str(e), 80)}); compared as written"
     if p.error is None:
         try:
             read_facts(p, "")
@@ -107,27 +118,44 @@ def extract(src, ctx, partner=None):
     if partner is not None:
         focus = focus_text(src, partner, "gpu") if ctx.side == "gpu" else focus_text(partner, src, "npu")
     limit = ctx.options.max_bytes
-    p = analyse(src, limit, focus)
+    p = analyse(src, limit, focus, ctx.side)
     if p.error is not None and focus is not None:  # the focused text is no clean cut: the whole file
-        p = analyse(src, limit)
+        p = analyse(src, limit, side=ctx.side)
     if p.error is not None:
         return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
     errors = [InputError(src.name, p.fact_error)] if p.fact_error else []
-    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors)
+    masked, notes = device_account(p, ctx.side)
+    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes)
+
+
+def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:
+    """The code this side's device does not run, as SD019 masks (one per statement, with its
+    line), and the account's note on the device tests decided and left as written."""
+    sp = p.spec
+    if sp is None:
+        return [], []
+    masked = []
+    for line, why, rule in sp.set_aside:
+        here = Side(value=why, path=p.name, line=line, source=p.text_at(line))
+        masked.append(Masked(rule=code(rule), gpu=here if side == "gpu" else None, npu=here if side == "npu" else None))
+    note = sp.note()
+    return masked, [note] if note else []
 
 
 def diff_pair(gsrc, nsrc, opts):
     """The pair's structural differences (a pair above --max-bytes never gets here: the
     engine compares it as text)."""
     limit = opts.max_bytes
-    if _key(gsrc, limit, None) in _CACHE and _key(nsrc, limit, None) in _CACHE:
-        gt = nt = None  # both files were read whole already (a run reads its program whole): reused
+    if gsrc.data == nsrc.data or (_key(gsrc, limit, None, "gpu") in _CACHE and _key(nsrc, limit, None, "npu") in _CACHE):
+        # one file read once per device (its text has no difference to focus on), or both
+        # files read whole already (a run reads its program whole): the whole files
+        gt = nt = None
     else:
         gt, nt = focus_text(gsrc, nsrc, "gpu"), focus_text(gsrc, nsrc, "npu")
-    g = analyse(gsrc, limit, gt)
-    n = analyse(nsrc, limit, nt)
+    g = analyse(gsrc, limit, gt, "gpu")
+    n = analyse(nsrc, limit, nt, "npu")
     if gt is not None and (g.error is not None or n.error is not None):  # no clean cut: the whole files
-        g, n = analyse(gsrc, limit), analyse(nsrc, limit)
+        g, n = analyse(gsrc, limit, side="gpu"), analyse(nsrc, limit, side="npu")
     if g.error is not None or n.error is not None:
         # the error itself is reported by extract(); here only the text comparison
         return text.diff_pair(gsrc, nsrc, opts, reason=(g if g.error is not None else n).text_reason)
@@ -147,7 +175,9 @@ def compare(g: Parsed, n: Parsed) -> PairResult:
     state = PairState(g, n)
     nodes = NodeDiff(state)
     classifier = Classifier(state)
-    Aligner(state, nodes, classifier, PortChecks(state, nodes, classifier)).block(g.body, n.body, "<module>")
+    aligner = Aligner(state, nodes, classifier, PortChecks(state, nodes, classifier))
+    aligner.block(g.body, n.body, "<module>")
+    aligner.devices.finish()
     return PairResult(findings=group_sites(state.findings), masked=state.masked)
 
 

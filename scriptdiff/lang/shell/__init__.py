@@ -32,7 +32,8 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-from ...model import Extract, InputError
+from ...model import Extract, InputError, Masked, Side
+from ...rules import code
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator
 from .record import Record
@@ -80,7 +81,23 @@ def extract(src, ctx) -> Extract:
     ex.frameworks = rec.frameworks
     ex.masked.extend(rec.masked)
     ex.dialects = {f"{title} at {os.path.basename(src.name)}:{line}" for title, line in rec.dialects.items()}
+    _device_account(ex, rec)
     return ex
+
+
+def _device_account(ex: Extract, rec: Record) -> None:
+    """The lines this side's device does not run (SD019 masks), and the account's note."""
+    d = rec.devices
+    if d is None:
+        return
+    rule = code("device-branch")
+    side = rec.ctx.side
+    for line in sorted(set(d.aside)):
+        here = Side(value="branch for another device", path=rec.src.name, line=line, source=rec.src_line(line))
+        ex.masked.append(Masked(rule=rule, gpu=here if side == "gpu" else None, npu=here if side == "npu" else None))
+    note = d.note()
+    if note:
+        ex.notes.append(note)
 
 
 def _error_lines(root) -> list[tuple[int, int]]:

@@ -15,6 +15,7 @@ from .env import env_fact, sourced_fact
 from .launch import LaunchReader
 from .launchers import table
 from .record import Record
+from .specialise import Devices, branches, case_body
 from .words import Expander, Seg, Var, Word
 
 STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline", "list", "subshell",
@@ -34,6 +35,8 @@ class Evaluator:
         self.launcher = LaunchReader(rec, self.table)
         self.functions: dict[str, object] = {}
         self.depth = 0
+        # device tests decided for this side's device (specialise.py)
+        rec.devices = self.devices = Devices(self.x, getattr(rec.ctx, "side", "gpu"))
 
     def run(self, root) -> None:
         self.block(root.children)
@@ -91,8 +94,81 @@ class Evaluator:
             body = node.child_by_field_name("body")
             if body is not None:
                 self.statement(body)
+        elif t in ("if_statement", "case_statement", "list") and self.device_branch(node):
+            return
         else:  # pipeline, list, subshell, if/for/while/case, compound statements: in order
             self.block(c for c in node.children if c.is_named)
+
+    # ----------------------------------------------------------- device tests
+    def device_branch(self, node) -> bool:
+        """for_device, and a defect there is no lost script: the statement is read as written."""
+        try:
+            return self.for_device(node)
+        except RecursionError:
+            raise
+        except Exception as e:  # never a traceback: said once, the rest of the script still read
+            self.rec.errors.append(InputError(self.rec.src.name, f"line {self.x.line_of(node)}: device test not read "
+                                                                 f"({type(e).__name__}); read as written"))
+            return False
+
+    def for_device(self, node) -> bool:
+        """A branch on the device, decided for this side: the live branch run, the others set
+        aside (True); a statement that is no device test, or one that cannot be decided: False."""
+        d = self.devices
+        if node.type == "if_statement":
+            clauses = branches(node)
+            live = -1
+            for i, (cond, _body, _clause) in enumerate(clauses):
+                if cond is None:
+                    live = i
+                    break
+                v = d.condition(cond)
+                if v is None or not d.hits:
+                    d.record(cond[-1] if cond else node, v)
+                    for c, b, _cl in clauses:  # as written: every branch in order, the conditions no tests of their own
+                        d.quiet += 1
+                        try:
+                            self.block(c or [])
+                        finally:
+                            d.quiet -= 1
+                        self.block(b)
+                    return True
+                d.record(cond[-1], v)
+                if v:
+                    live = i
+                    break
+            for i, (cond, body, clause) in enumerate(clauses):
+                if i != live:
+                    d.set_aside([clause] if i else (cond or [])[:1] + body)
+            if live >= 0:
+                self.block(clauses[live][1])
+            return True
+        if node.type == "case_statement":
+            got = d.case(node)
+            if got is None:
+                d.record(node, None)
+                return False
+            live, items = got
+            d.record(node, True)
+            d.set_aside([it for i, it in enumerate(items) if i != live])
+            if live >= 0:
+                self.block(case_body(items[live]))
+            return True
+        kids = [c for c in node.children if c.is_named]  # a && b, a || b
+        ops = [c.type for c in node.children if not c.is_named and c.type in ("&&", "||")]
+        if len(kids) != 2 or len(ops) != 1 or d.quiet:
+            return False
+        d.hits = []
+        v = d.test(kids[0])
+        if v is None or not d.hits:
+            d.record(kids[0], v)
+            return False
+        d.record(kids[0], v)
+        if v == (ops[0] == "&&"):
+            self.statement(kids[1])
+        else:
+            d.set_aside([kids[1]])
+        return True
 
     # ----------------------------------------------------------- assignments
     def assign(self, node, exported: bool = False) -> str | None:

@@ -37,6 +37,7 @@ class Record:
         self.withheld: set[str] = set()  # secret values met, never to be shown
         self.masked: list = []  # expected NPU edits met in the script (model.Masked)
         self.dialects: dict[str, int] = {}  # framework dialect title -> the first line it was detected at
+        self.devices = None  # the device tests decided for this side (specialise.Devices)
         self._starts: list[int] | None = None  # offset of each line in src.text
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
 

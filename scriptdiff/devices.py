@@ -1,0 +1,74 @@
+"""The devices a run can be on, as rules/devices.yaml names them (docs/devices.md).
+
+Each side of a comparison is one device: the GPU side a CUDA GPU, the NPU side an Ascend
+NPU. Device names as scripts write them (`"npu:0"`, `"gpu"`, `DEVICE=ascend`) belong to a
+family: cuda, npu, or other (mps, xpu, cpu, ...: a device neither side is). The readers
+specialise each side to its device (lang/python/specialise.py, lang/shell/specialise.py);
+this module holds what they and the pipeline share, and is cheap to import.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .rules import load
+
+FAMILIES = ("cuda", "npu", "other")
+
+
+@lru_cache(maxsize=1)
+def table() -> dict:
+    return load().section("devices", {}) or {}
+
+
+def side_family(side: str) -> str:
+    """The device family of a side ("gpu" -> "cuda", "npu" -> "npu")."""
+    return (table().get("sides") or {}).get(side, "cuda" if side == "gpu" else "npu")
+
+
+@lru_cache(maxsize=1)
+def _names() -> dict[str, str]:
+    out = {}
+    for fam, names in (table().get("families") or {}).items():
+        for n in names or []:
+            out[str(n).lower()] = fam
+    return out
+
+
+def family_of(name: str) -> str | None:
+    """The family of a device name as written ("npu:0" -> npu, "GPU" -> cuda, "cpu" -> other),
+    None for a word that names no device."""
+    if not isinstance(name, str):
+        return None
+    base = name.strip().lower().split(":", 1)[0]
+    return _names().get(base)
+
+
+@lru_cache(maxsize=1)
+def _words() -> tuple[bytes, ...]:
+    names = (table().get("families") or {}).get("npu") or ["npu", "ascend"]
+    return tuple(str(n).lower().encode() for n in names)
+
+
+def _alpha(b: int) -> bool:
+    return 97 <= b <= 122  # the text is lower-cased first
+
+
+def _has_word(low: bytes, w: bytes) -> bool:
+    """`w` in `low` with no letter right before or after it (`torch_npu`, `"npu:0"`, `_NPU`,
+    `/usr/local/Ascend`; not `input` or `ascending`)."""
+    at = low.find(w)
+    while at != -1:
+        end = at + len(w)
+        if (at == 0 or not _alpha(low[at - 1])) and (end >= len(low) or not _alpha(low[end])):
+            return True
+        at = low.find(w, at + 1)
+    return False
+
+
+def may_branch(data: bytes) -> bool:
+    """Whether a file may run differently on the two devices: it names the NPU somewhere
+    (`is_torch_npu_available`, `import torch_npu`, `"npu"`, `/usr/local/Ascend`). A file that
+    never does reads the same on both (its CUDA tests hold on both: docs/devices.md), so two
+    byte-identical copies of it are equal without being read."""
+    low = data.lower()
+    return any(_has_word(low, w) for w in _words())

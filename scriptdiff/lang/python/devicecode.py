@@ -1,0 +1,163 @@
+"""Code for one device only, in a pair compared after specialisation (docs/devices.md).
+
+What one side alone has is usually a difference ("statement on GPU only"); three kinds of
+it are the port itself or need their own words, and are handled here for the aligner:
+
+- the definition or import of a device test that only one side needs (`IS_NPU =
+  is_torch_npu_available()`, `def get_device()`) is set aside (SD019);
+- NPU-only tuning on the NPU side (`torch.npu.config.allow_internal_format = False`,
+  `torch.npu.set_compile_mode(jit_compile=False)`: rules/devices.yaml `npu_tuning`) is the
+  expected port (SD020);
+- a CUDA-only switch (`torch.backends.cudnn.deterministic = True`, TF32) does nothing on an
+  NPU, so it is classified by what it does on the GPU: a determinism switch on the GPU path
+  only is SD106 (warning) naming the NPU way, any other CUDA-only switch there SD107 (info);
+  a TF32 switch turned on in the GPU program is SD107 with its numerics note wherever the
+  NPU side has it or not (`tf32_notes`), unless the NPU side turns on its HF32 counterpart.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ...model import Side
+from ...rules import code
+from .pair import PairState, one_line
+from .parse import Parsed, St, qualified_name
+from .specialise import switch, tuning
+
+
+_qualified = qualified_name
+
+
+def _literal(node):
+    if type(node) is cst.Name and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def assignments(p: Parsed, st: St) -> list[tuple[str, object, cst.CSTNode]]:
+    """(qualified target, literal value or None, node) of each `a.b.c = v` in a simple statement."""
+    out = []
+    if st.kind != "simple":
+        return out
+    for small in st.node.body:
+        if type(small) is cst.Assign and len(small.targets) == 1:
+            qn = _qualified(p, small.targets[0].target)
+            if qn is not None:
+                out.append((qn, _literal(small.value), small))
+    return out
+
+
+class DeviceChecks:
+    """The device-only statements of one pair (see the module doc)."""
+
+    def __init__(self, state: PairState):
+        self.s = state
+        self.same_file = state.g.lines == state.n.lines  # one file read once per device
+        self.pending: dict = {}  # (determinism, scope, NPU test line) -> [(statement, switch, value, entry)]
+
+    def one_sided(self, st: St, side: str, scope: str) -> bool:
+        """A statement on one side only that is handled here (masked or reported): True."""
+        p = self.s.g if side == "gpu" else self.s.n
+        here = Side(path=p.name, line=st.line, source=p.text_at(st.line))
+        gside, nside = (here, None) if side == "gpu" else (None, here)
+        if p.spec is not None and id(st.node) in p.spec.plumbing:
+            self.s.add_masked(code("device-branch"), gside, nside)
+            return True
+        if side == "npu" and self.npu_tuning(p, st):
+            self.s.add_masked(code("npu-only-tuning"), None, nside)
+            return True
+        if side == "gpu":
+            # the switches themselves, or an `if args.allow_tf32 and torch.cuda.is_available():` that
+            # holds nothing else (the NPU took no branch of it)
+            sts = [st] if st.kind == "simple" else [x for x in _walk([st]) if x is not st] \
+                if type(st.node) is cst.If else []
+            found = [(x, qn, v, switch(qn)) for x in sts for qn, v, _n in assignments(p, x)]
+            if found and all(sw is not None for *_r, sw in found) and \
+                    len({id(x) for x, *_r in found}) == sum(1 for x in sts if x.kind == "simple"):
+                for x, qn, v, sw in found:
+                    self.gpu_only_switch(x, qn, v, sw, scope)
+                return True
+        return False
+
+    def npu_tuning(self, p: Parsed, st: St) -> bool:
+        if st.kind != "simple":
+            return False
+        for small in st.node.body:
+            if type(small) is cst.Assign and len(small.targets) == 1:
+                qn = _qualified(p, small.targets[0].target)
+            elif type(small) is cst.Expr and type(small.value) is cst.Call:
+                qn = _qualified(p, small.value.func)
+            else:
+                return False
+            if qn is None or not tuning(qn):
+                return False
+        return True
+
+    def gpu_only_switch(self, st: St, qn: str, value, sw: dict, scope: str) -> None:
+        """Noted here, said by `finish`: the switches of one block are one decision, one finding."""
+        if sw.get("tf32"):
+            return  # said by finish, whichever sides set it
+        s = self.s
+        at = None
+        if self.same_file and s.n.spec is not None and st.line in s.n.spec.skipped:
+            at = s.n.spec.skipped[st.line]  # the NPU's branch that skips it
+        determinism = "determinism" in sw and value is sw["determinism"]
+        self.pending.setdefault((determinism, scope, at), []).append((st, qn, value, sw))
+
+    def npu_deterministic(self) -> bool:
+        return any(f.key == "deterministic" and f.value is True and f.line is not None for f in self.s.n.facts)
+
+    def finish(self) -> None:
+        """The CUDA-only switches noted during the alignment, and the TF32 notes (module doc)."""
+        s = self.s
+        answered = self.npu_deterministic()
+        for (determinism, scope, at), found in self.pending.items():
+            first = found[0][0]
+            said = ", ".join(f"{qn} = {value}" for _st, qn, value, _sw in found)
+            gside = Side(value=said, path=s.g.name, line=first.line, source=s.g.text_at(first.line))
+            nside = Side(value=None, path=s.n.name, line=at, source=s.n.text_at(at)) if at is not None else None
+            where = f"; the NPU takes the branch at line {at} instead" if at is not None else ""
+            sw = found[0][3]
+            if determinism and not answered:
+                s.add_finding(code("determinism-switch-gpu-only"), scope, gside, nside,
+                              f"{said}: set on the GPU path only ({sw.get('note', 'a CUDA-only switch')}), so "
+                              f"the NPU run is not made deterministic by it{where}; the NPU way is "
+                              f"{sw.get('npu_way', 'not known')} ({sw.get('source', 'rules/devices.yaml')})")
+                continue
+            why = "the NPU side sets torch.use_deterministic_algorithms(True)" if determinism \
+                else "; ".join(dict.fromkeys(x[3].get("note", "it does nothing on the NPU") for x in found))
+            s.add_finding(code("cuda-only-switch"), scope, gside, nside,
+                          f"{said}: set on the GPU path only, a CUDA-only switch: {why}{where}")
+        self.tf32_notes()
+
+    def tf32_notes(self) -> None:
+        """SD107 for each TF32 switch turned on in the GPU program (see the module doc)."""
+        s = self.s
+        hf32 = {qn.rsplit(".", 2)[-2] for st in _walk(s.n.body) for qn, v, _n in assignments(s.n, st)
+                if v is True and qn.endswith(".allow_hf32")}
+        for st, scope in _walk_scoped(s.g.body, "<module>"):
+            for qn, v, _n in assignments(s.g, st):
+                sw = switch(qn)
+                if not sw or not sw.get("tf32") or v is not True:
+                    continue
+                kind = "matmul" if ".matmul." in qn else "conv"
+                if kind in hf32:
+                    continue
+                gside = Side(value=one_line(st.raw), path=s.g.name, line=st.line, source=s.g.text_at(st.line))
+                s.add_finding(code("cuda-only-switch"), scope, gside, None,
+                              f"{qn} = True turns TF32 on in the GPU run and does nothing on the NPU: {sw.get('note', '')}")
+
+
+def _walk(sts: list[St]):
+    for st, _scope in _walk_scoped(sts, "<module>"):
+        yield st
+
+
+def _walk_scoped(sts: list[St], scope: str):
+    for st in sts:
+        yield st, scope
+        inner = scope
+        if st.name is not None:
+            inner = st.name if scope == "<module>" else f"{scope}.{st.name}"
+        for _label, _node, body in st.clauses:
+            yield from _walk_scoped(body, inner)

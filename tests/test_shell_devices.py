@@ -1,0 +1,108 @@
+"""Launch scripts that branch on the device, read once per device (issue 26, shell half).
+
+A dual launch script in the style of upstream examples (`if command -v npu-smi`, `[ -d
+/usr/local/Ascend ]`, `[ -n "$ASCEND_HOME_PATH" ]`, `case $DEVICE in npu)`): its NPU branch
+is what the NPU runs, its CUDA branch what the GPU runs. Faithful, it is silent against the
+GPU script and against itself; a planted difference in a device branch is one finding under
+its key with both lines; a test that cannot be decided is read as before and said so."""
+from __future__ import annotations
+
+import pytest
+
+from test_device_branches import edit, line_of, loud, one_file, pair
+
+RUN = """LR=6e-4
+MBS=4
+torchrun --nproc_per_node 8 --master_port 29500 pretrain.py \\
+    --lr $LR --micro-batch-size $MBS --seed 1234 --bf16
+"""
+
+GPU = """#!/bin/bash
+# Pretrain GPT-2 small on 8 devices of one node.
+export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+export NCCL_DEBUG=WARN
+""" + RUN
+
+DUAL = """#!/bin/bash
+# Pretrain GPT-2 small on 8 devices of one node.
+if command -v npu-smi >/dev/null 2>&1; then
+    source /usr/local/Ascend/ascend-toolkit/set_env.sh
+    export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+    export HCCL_CONNECT_TIMEOUT=1200
+else
+    export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+    export NCCL_DEBUG=WARN
+fi
+""" + RUN
+
+CASE = """#!/bin/bash
+DEVICE=${DEVICE:-cuda}
+case $DEVICE in
+    npu|ascend)
+        export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+        ;;
+    cuda|gpu)
+        export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+        export NCCL_DEBUG=WARN
+        ;;
+    *)
+        echo "unknown device $DEVICE" >&2
+        exit 1
+        ;;
+esac
+""" + RUN
+
+ASCEND_DIR = DUAL.replace("if command -v npu-smi >/dev/null 2>&1; then", "if [ -d /usr/local/Ascend ]; then")
+ASCEND_ENV = DUAL.replace("if command -v npu-smi >/dev/null 2>&1; then", 'if [ -n "$ASCEND_HOME_PATH" ]; then')
+STYLES = {"command -v": DUAL, "case": CASE, "-d": ASCEND_DIR, "-n": ASCEND_ENV}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_faithful_dual_launch_script_is_silent(tmp_path, style):
+    text = STYLES[style]
+    assert loud(pair(tmp_path / "pair", GPU, text, name="pretrain.sh")) == []
+    assert loud(one_file(tmp_path, text, name="pretrain.sh")) == []
+
+
+def test_the_env_of_each_branch_belongs_to_its_device(tmp_path):
+    r = one_file(tmp_path, DUAL, name="pretrain.sh")
+    # CUDA_VISIBLE_DEVICES on the GPU against ASCEND_RT_VISIBLE_DEVICES on the NPU: the port (SD010)
+    assert [(m.rule, m.gpu.line, m.npu.line) for m in r.masked if m.rule == "SD010"] == [
+        ("SD010", line_of(DUAL, "export CUDA_VISIBLE"), line_of(DUAL, "export ASCEND_RT"))]
+    aside = sorted(((m.gpu and "gpu") or "npu", (m.gpu or m.npu).line) for m in r.masked if m.rule == "SD019")
+    assert aside == [("gpu", 3), ("gpu", 4), ("gpu", 5), ("gpu", 6), ("npu", 7), ("npu", 8), ("npu", 9)]
+    assert {a.side: [n for n in a.notes if n.startswith("device")] for a in r.inputs} == {
+        "gpu": ["device tests read for the GPU: 1 decided (by command -v npu-smi 1)"],
+        "npu": ["device tests read for the NPU: 1 decided (by command -v npu-smi 1)"]}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_learning_rate_set_in_the_npu_branch(tmp_path, style):
+    text = STYLES[style]
+    planted = edit(text, ("LR=6e-4\n", "LR=6e-4\n" + ("if [ -d /usr/local/Ascend ]; then\n    LR=3e-4\nfi\n")))
+    at = line_of(planted, "    LR=3e-4")
+    gpu_at = line_of(planted, "LR=6e-4")
+    assert loud(one_file(tmp_path, planted, name="pretrain.sh")) == [("SD202", "lr", 6e-4, 3e-4, gpu_at, at)]
+    assert loud(pair(tmp_path / "pair", GPU, planted, name="pretrain.sh")) == [
+        ("SD202", "lr", 6e-4, 3e-4, line_of(GPU, "LR=6e-4"), at)]
+
+
+def test_a_micro_batch_chosen_in_a_case_branch(tmp_path):
+    planted = edit(CASE, ("        export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n",
+                          "        export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n        MBS_NPU=2\n"),
+                   ("MBS=4\n", "MBS=${MBS_NPU:-4}\n"))
+    r = one_file(tmp_path, planted, name="pretrain.sh")
+    assert loud(r) == [("SD203", "micro_batch_size", 4, 2, line_of(planted, "MBS=${MBS_NPU"),
+                        line_of(planted, "MBS_NPU=2"))]
+
+
+def test_a_test_that_cannot_be_decided_is_read_as_before_and_said_so(tmp_path):
+    cond = 'if [ -d /usr/local/Ascend ] && [ "$USE_NPU" = 1 ]; then'
+    text = DUAL.replace("if command -v npu-smi >/dev/null 2>&1; then", cond)
+    r = one_file(tmp_path, text, name="pretrain.sh")
+    notes = {a.side: [n for n in a.notes if n.startswith("device")] for a in r.inputs}
+    # on the GPU `false && ...` is decided; on the NPU it depends on $USE_NPU: both branches read
+    assert notes == {"gpu": ["device tests read for the GPU: 1 decided (by [ -d /usr/local/Ascend ] 1)"],
+                     "npu": ['device tests read for the NPU: 0 decided, 1 not decided, read as written '
+                             '(line 3: [ -d /usr/local/Ascend ] && [ "$USE_NPU" = 1 ])']}
+    assert sorted((m.gpu.line if m.gpu else None) for m in r.masked if m.rule == "SD019") == [3, 4, 5, 6]
