@@ -366,12 +366,16 @@ def collect(root: str | None = None, run_commands: bool | None = None, sites: li
 
 # --- patches -----------------------------------------------------------------------------------
 
-def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None) -> Report:
-    """`scriptdiff review PATCH`: one finding per hunk of a GPU->NPU patch that changes semantics
-    (SD156 error, SD153 warning or SD157 info, by its most severe difference); files found under
-    `root` are compared whole."""
+def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None,
+           by_hunk: bool = False) -> Report:
+    """`scriptdiff review PATCH`: what a GPU->NPU patch changes beyond the expected
+    substitutions: the findings `diff` gives on its two sides (the patched files found under
+    `root` as `git apply -p` finds them, read whole, each side's references resolved with the
+    patched texts) that lie in its changed hunks, with a summary of those hunks
+    (`report.overview`, JSON `hunks`). `by_hunk`: one finding per hunk instead (SD156 error,
+    SD153 warning or SD157 info, by its most severe difference)."""
     from .review import review as _review  # lazy: keeps --help fast
-    return _review(patch, name, options or Options(), root=root)
+    return _review(patch, name, options or Options(), root=root, by_hunk=by_hunk)
 
 
 # --- dataset -----------------------------------------------------------------------------------
