@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from . import gitsrc, onefile, zygote
+from . import gitsrc, onefile, scopes, zygote
 from .engine import extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
 from .pipeline import Inputs, diff_files, pair_sources, run
@@ -32,7 +32,7 @@ from .registry import detect
 from .report import render as _render
 from .rules import Rule, check_selectors, use_packs, user_packs
 from .rules import load as load_rules
-from .sources import Source, SourceError, read_path
+from .sources import SourceError, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
@@ -205,7 +205,8 @@ def diff_revisions(rev1: str, rev2: str, paths: list[str], options: Options | No
         raise UsageError(str(e)) from None
     label = f" -- {' '.join(paths)}" if paths else ""
     report = Report(gpu=f"{rev1}{label}", npu=f"{rev2}{label}")
-    return diff_listings(gl, nl, report, opts)
+    # each side's launch scripts find their program and configs in their own revision
+    return diff_listings(gl, nl, report, opts, sides=(scopes.revision(repo, rev1), scopes.revision(repo, rev2)))
 
 
 def _git_sides(g: str, n: str, opts: Options, repo_dir: str) -> Report:
@@ -214,25 +215,30 @@ def _git_sides(g: str, n: str, opts: Options, repo_dir: str) -> Report:
     report = Report(gpu=g, npu=n)
     repo = None
     sides = []
+    where = []  # each side's scope: a revision's tree (REV:path), or the disk
     try:
         for arg in (g, n):
             rp = gitsrc.split_revpath(arg)
             if rp is None:
                 if os.path.isdir(arg):
                     sides.append(("tree", walk(arg, skip, report.errors, arg.rstrip("/"))))
+                    where.append(scopes.disk(arg))
                 else:
                     srcs = read_inputs([arg], report)
                     sides.append(("file", srcs[0] if srcs else None))
+                    where.append(scopes.disk())
                 continue
             repo = repo or gitsrc.open_repo(repo_dir)
             rev, path = rp
             if gitsrc.is_tree(repo, rev, path):
                 sides.append(("tree", gitsrc.subtree_listing(repo, rev, path, skip)))
+                where.append(scopes.revision(repo_dir, rev, root=path))
             else:
                 src = gitsrc.read_source(repo, rev, path)
                 if src.is_binary():
                     raise UsageError(f"{src.name}: binary file; not compared")
                 sides.append(("file", src))
+                where.append(scopes.revision(repo_dir, rev))
     except gitsrc.GitError as e:
         raise UsageError(str(e)) from None
     (gk, gv), (nk, nv) = sides
@@ -240,36 +246,33 @@ def _git_sides(g: str, n: str, opts: Options, repo_dir: str) -> Report:
         raise UsageError(f"cannot compare a {'folder' if gk == 'tree' else 'file'} ({g}) with a "
                          f"{'folder' if nk == 'tree' else 'file'} ({n})")
     if gk == "tree":
-        return diff_listings(gv, nv, report, opts)
+        return diff_listings(gv, nv, report, opts, sides=(where[0], where[1]))
     if gv is None or nv is None:
         return report.sorted()
-    return report.absorb(run(Inputs([gv], [nv], [(gv, nv)]), opts))
+    return report.absorb(run(scopes.files([gv], [nv], [(gv, nv)], (where[0], where[1]), report=report), opts))
 
 
-def external_diff(argv: list[str], options: Options | None = None) -> Report:
+def external_diff(argv: list[str], options: Options | None = None, env: dict | None = None) -> Report:
     """git's external diff call: path old-file old-hex old-mode new-file new-hex new-mode
-    [new-path metadata] (GIT_EXTERNAL_DIFF=scriptdiff git diff)."""
+    [new-path metadata] (GIT_EXTERNAL_DIFF=scriptdiff git diff; a difftool's two files come
+    here with their path and unknown ids). Each side's references are found in the revision
+    git compares on that side (scopes.git_diff_sides), else not followed, with a note."""
     opts = options or Options()
     if len(argv) not in (7, 9):
         raise UsageError("git external diff expects 7 (or 9) arguments")
     path, old_file, new_file = argv[0], argv[1], argv[4]
     new_path = argv[7] if len(argv) == 9 else path
     report = Report(gpu=f"a/{path}", npu=f"b/{new_path}")
-    srcs = []
-    for f, name in ((old_file, f"a/{path}"), (new_file, f"b/{new_path}")):
-        if f == "/dev/null":
-            srcs.append(Source(name=name, data=b""))
-            continue
-        try:
-            srcs.append(read_path(f, name))
-        except SourceError as e:
-            report.errors.append(InputError(name, str(e).split(": ", 1)[-1], fatal=True))
-            return report
-    g, n = srcs
+    scope = scopes.git_diff_sides(scopes.GitDiffSide(path, old_file, argv[2], f"a/{path}"),
+                                  scopes.GitDiffSide(new_path, new_file, argv[5], f"b/{new_path}"), env)
+    if scope.errors:
+        report.errors.extend(scope.errors)
+        return report
+    g, n = scope.sources
     if g.is_binary() or n.is_binary():
         report.errors.append(InputError(n.name, "binary file; not compared"))
         return report
-    return report.absorb(run(Inputs([g], [n], [(g, n)]), opts))
+    return report.absorb(run(scopes.files([g], [n], [(g, n)], scope.sides, report=report), opts))
 
 
 # --- hparams -----------------------------------------------------------------------------------
@@ -392,12 +395,16 @@ def collect(root: str | None = None, run_commands: bool | None = None, sites: li
 
 # --- patches -----------------------------------------------------------------------------------
 
-def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None) -> Report:
-    """`scriptdiff review PATCH`: one finding per hunk of a GPU->NPU patch that changes semantics
-    (SD156 error, SD153 warning or SD157 info, by its most severe difference); files found under
-    `root` are compared whole."""
+def review(patch: bytes, name: str = "<patch>", options: Options | None = None, root: str | None = None,
+           by_hunk: bool = False) -> Report:
+    """`scriptdiff review PATCH`: what a GPU->NPU patch changes beyond the expected
+    substitutions: the findings `diff` gives on its two sides (the patched files found under
+    `root` as `git apply -p` finds them, read whole, each side's references resolved with the
+    patched texts) that lie in its changed hunks, with a summary of those hunks
+    (`report.overview`, JSON `hunks`). `by_hunk`: one finding per hunk instead (SD156 error,
+    SD153 warning or SD157 info, by its most severe difference)."""
     from .review import review as _review  # lazy: keeps --help fast
-    return _review(patch, name, options or Options(), root=root)
+    return _review(patch, name, options or Options(), root=root, by_hunk=by_hunk)
 
 
 # --- dataset -----------------------------------------------------------------------------------

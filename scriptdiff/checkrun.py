@@ -19,7 +19,7 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 
-from . import gitsrc, onefile
+from . import gitsrc, onefile, scopes
 from .checks.ascend_stack import verdict_notes
 from .engine import filter_findings, read_inputs
 from .finding import finding
@@ -294,16 +294,21 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
             seen[side] |= {e.display for e in listing.values()}
         if not gl and not nl:
             continue
-        c = collect(gl, nl, report, opts, unpaired=(key == "scripts"))
+        several = key == "launch" and max(len(gl), len(nl)) > 1
+        if key == "launch" and len(gl) == 1 == len(nl):  # one launch script a side: they pair, whatever their names
+            nl = {next(iter(gl)): next(iter(nl.values()))}
+        c = collect(gl, nl, report, opts, unpaired=(key == "scripts" or several))
         found += c.findings
         g, n, p = c.gpu, c.npu, c.pairs
         if key in ("logs", "environment", "packages"):
             p = []  # compared as facts only
-        if key in RUN_KEYS:  # one run: merged per side
+        if several:  # several launch scripts a side: each pair (by name, rules/pairing.yaml) is a run
+            units += scopes.units(c.pairs, c.same)
+        elif key in RUN_KEYS:  # one run: merged per side
             the_run.gpu += g
             the_run.npu += n
-        else:  # a scripts folder: each pair of differing files is its own scope
-            units += [Unit([a], [b], run=False) for a, b in c.pairs]
+        else:  # a scripts folder, scoped as a folder diff: launch scripts are runs, other pairs their own scopes
+            units += scopes.units(c.pairs, c.same)
         identical += c.identical
         gsrcs += g
         nsrcs += n
@@ -345,8 +350,10 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     # suppressions, the baseline and --select/--ignore apply to it
     found += [_not_configured(c, cfg) for c in check_names() if not checks()[c].optional
               and not any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)]
+    where = (_scope(cfg.gpu), _scope(cfg.npu))
     report.absorb(run(Inputs(gsrcs, nsrcs, pairs, units=units, measured=(extracts["gpu"], extracts["npu"]),
-                             findings=found, roots=(cfg.gpu.base, cfg.npu.base), accounts=identical), opts))
+                             findings=found, roots=(where[0].root, where[1].root),
+                             resolvers=(where[0].resolver, where[1].resolver), accounts=identical), opts))
     # which checks this build could not do, from the kinds of file that were read
     for side in ("gpu", "npu"):
         for name in sorted(kinds[side]):
@@ -386,6 +393,19 @@ def _entries(p: str, report: Report) -> dict:
     reason = special_reason(os.stat(p).st_mode) if os.path.exists(p) else None
     report.errors.append(InputError(_display(p), reason or "no such file or directory", fatal=True))
     return {}
+
+
+def _scope(side: SideConfig) -> scopes.SideScope:
+    """Where a configured side's references are: on disk under its root, or in its `git`
+    revision (the root's path in the repository, then the repository's top), never the work tree."""
+    if not side.git:
+        return scopes.disk(side.base)
+    try:
+        top = gitsrc.open_repo(side.base).working_tree_dir
+    except gitsrc.GitError:  # said by the listing already
+        return scopes.disk(side.base)
+    rel = os.path.relpath(side.base, top).replace(os.sep, "/")
+    return scopes.revision(side.base, side.git, root="" if rel == "." else rel)
 
 
 def _not_configured(check: str, cfg: CheckConfig) -> Finding:
@@ -459,17 +479,29 @@ def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[
 
 
 def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> Report:
-    """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart;
-    a file without one that runs on both devices (it names the NPU) against itself, its GPU
-    run with its NPU run (onefile.py)."""
+    """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart,
+    all in one comparison scoped as a folder diff is (scopes.units): a staged launch script is
+    a run with its program and configs, and a staged program that run read is not compared
+    again on its own; a file without a counterpart that runs on both devices (it names the
+    NPU) against itself, its GPU run with its NPU run (onefile.py)."""
     opts = opts or Options()
     pairs, alone = counterparts(files, cfg)
     report = Report(gpu="counterparts", npu=" ".join(files) if len(files) <= 3 else f"{len(files)} files")
     inline_only = dataclasses.replace(opts, baseline=None)
-    for g, n in pairs:
-        srcs = read_inputs([g, n], report)
-        if len(srcs) == 2:
-            report.absorb(run(Inputs([srcs[0]], [srcs[1]], [(srcs[0], srcs[1])]), inline_only))
+    gl: dict = {}
+    nl: dict = {}
+    for i, (g, n) in enumerate(pairs):  # paired by the counterparts rule: one key per pair
+        for listing, path in ((gl, g), (nl, n)):
+            if not os.path.isfile(path):
+                reason = special_reason(os.stat(path).st_mode) if os.path.exists(path) else None
+                report.errors.append(InputError(path, reason or "no such file or directory", fatal=True))
+                continue
+            rel = f"{i}/{os.path.basename(g)}"  # the same key on both sides; the GPU name names the kind
+            listing[rel] = Entry(rel, os.path.getsize(path), path, path)
+    if gl and nl:
+        c = collect(gl, nl, report, opts, unpaired=False)
+        report.absorb(run(scopes.inputs(c, (scopes.disk(), scopes.disk()), report=report), inline_only))
+        report.compared = max(report.compared, c.npairs)
     for f in alone:  # a dual-device file (it names the NPU) with no counterpart: against itself
         if onefile.is_dual(f):
             srcs = read_inputs([_display(f)], report)

@@ -78,6 +78,13 @@ def _main(argv: list[str] | None) -> int:
     elif len(argv) == 2 and not any(a in COMMANDS or a.startswith("-") for a in argv) \
             and all(os.path.lexists(a) for a in argv):
         argv = ["diff", *argv]
+    # under `git difftool` (-x scriptdiff, or a difftool.*.cmd): LOCAL and REMOTE are the two
+    # sides of one path in revisions git knows; the path lets each side find its references there
+    base = os.environ.get("BASE")
+    if argv[:1] == ["diff"] and base and os.environ.get("GIT_DIFF_PATH_COUNTER") \
+            and os.path.basename(os.environ.get("GIT_EXTERNAL_DIFF", "")) == "git-difftool--helper" \
+            and not any(a in ("--git", "--git-path", "--git-external") for a in argv):
+        argv = ["diff", "--git-path", base, *argv[1:]]
     if argv[:1] == ["diff"]:  # the same diff on unchanged inputs: its stored output (runmemo)
         from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
 

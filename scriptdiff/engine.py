@@ -21,7 +21,8 @@ from pathlib import Path
 from . import cache
 from .model import REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, SideContext
 from .devices import may_branch
-from .references import resolve
+from .references import DiskResolver
+from .references import source_identity as _identity
 from .registry import Kind, detect, kinds
 from .registry import kind as registry_kind
 from .sources import Source, SourceError, exception_reason, over_limit, read_path
@@ -324,18 +325,31 @@ def _run_pool(units: list[list], workers: int, progress=None, store: bool = Fals
 
 
 def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str],
-                      account: InputAccount | None = None) -> list[tuple[Source | None, Extract]]:
-    """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), found in the order of
-    scriptdiff/references.py (beside the referring file, the working directory, the repository
-    root) and read. Where one was found elsewhere than beside its referrer, or not at all, the
-    referrer's account says so; an unresolved reference leaves the input "not understood"."""
+                      account: InputAccount | None = None,
+                      programs: list | None = None) -> list[tuple[Source | None, Extract]]:
+    """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), found by the side's
+    resolver (scriptdiff/references.py: on disk beside the referring file, the working
+    directory, the repository root; in a git revision; in a patch) and read. Where one was
+    found elsewhere than beside its referrer, or not at all, the referrer's account says so;
+    an unresolved reference leaves the input "not understood". `programs` collects the
+    programs launched, in order: (as written, line, referring source, the source read, None when
+    not found, False when read as another input of the run)."""
     out = []
+    resolver = ctx.resolver or DiskResolver(ctx.root)  # where this side's references are (references.py)
     for ref, line, key in ex.references:
-        if not src.origin:
+        res = resolver.resolve(ref, src, ctx.root)
+        if res.why:  # this side cannot look anywhere (said once, by whoever chose its resolver)
+            _found(ex, ref, line, False)
+            if account is not None:
+                account.notes.append(f"line {line}: {ref} not read: {res.why}")
             continue
-        res = resolve(ref, src.origin, ctx.root)
+        _found(ex, ref, line, res.path is not None)
+        if not res.tried and res.path is None:  # nothing to look beside (a fragment, a blob)
+            continue
         if res.path is None:
             if key == REF_PROGRAM:  # torchrun pretrain_gpt.py with Megatron elsewhere: the script's own flags still count
+                if programs is not None:
+                    programs.append((ref, line, src, None))
                 if account is not None:
                     account.notes.append(f"line {line}: program {ref} is not in view; its code defaults were not read")
                 continue
@@ -346,15 +360,22 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
             continue
         if account is not None and res.how != "beside the referring file":
             account.notes.append(f"line {line}: referenced config {ref} found {res.how} ({res.path})")
-        rp = os.path.realpath(res.path)
+        rp = resolver.identity(res)
         if rp in seen:
+            if programs is not None and key == REF_PROGRAM:  # started twice: the same program
+                programs.append((ref, line, src, next((s for s, _x in out if s is not None
+                                                       and rp == _identity(s)), False)))  # False: read elsewhere
             continue
         seen.add(rp)
         try:
-            rsrc = read_path(res.path, name=_display(src.name, ref))
+            rsrc = resolver.read(res, _display(src.name, ref))
         except SourceError as e:
             out.append((None, Extract(errors=[InputError(res.path, str(e).split(": ", 1)[-1], fatal=True)])))
+            if programs is not None and key == REF_PROGRAM:
+                programs.append((ref, line, src, None))
             continue
+        if programs is not None and key == REF_PROGRAM:
+            programs.append((ref, line, src, rsrc))
         rex = extract(rsrc, ctx)
         # a referenced config belongs to the invocation that names it
         inv = next((f.meta.get("invocation") for f in ex.facts if f.meta.get("reference")
@@ -362,8 +383,17 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         if inv is not None:
             rex = replace(rex, facts=[_tagged(f, inv) for f in rex.facts])
         out.append((rsrc, rex))
-        out.extend(follow_references(rex, rsrc, ctx, seen, account))
+        out.extend(follow_references(rex, rsrc, ctx, seen, account, programs))
     return out
+
+
+def _found(ex: Extract, ref: str, line, found: bool) -> None:
+    """The reference's fact (`config:deepspeed`) says whether this side found the file, as its
+    resolver says: a reader looked on disk, which a side read from a revision is not."""
+    for i, f in enumerate(ex.facts):
+        if f.meta.get("reference") and f.meta.get("written") == ref and f.line == line \
+                and bool(f.meta.get("exists")) != found:
+            ex.facts[i] = replace(f, meta={**f.meta, "exists": found})
 
 
 def _tagged(f: Fact, invocation: int) -> Fact:

@@ -8,9 +8,11 @@ Errors (not a repository, unknown revision, missing path) are one line: GitError
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 
-from .sources import MAX_BINARY_SNIFF, Source
+from .references import Resolution
+from .sources import MAX_BINARY_SNIFF, Source, SourceError
 
 # REV:path where REV is a ref, a hash, HEAD~2, v1.0^{commit}...; not a Windows drive (C:\x)
 _REVPATH = re.compile(r"^(?P<rev>[^:\s][^:\s]*):(?P<path>.*)$")
@@ -125,3 +127,120 @@ def subtree_listing(repo, rev: str, path: str, skip_dirs: list[str]) -> dict[str
         e.rel = rel
         out[rel] = e
     return out
+
+
+class RevisionResolver:
+    """The references of a side read from a git revision, found in that revision: beside the
+    referring file, by base name beside it, then under the side's root and the repository's
+    top, as references.py orders them on disk; never in the work tree. Sources it reads are
+    named `{prefix}{path}` (`REV:path`, or `a/path` for git's external diff), which is how it
+    knows where a referring file sits. Picklable (the repository is opened where used)."""
+
+    def __init__(self, where: str, rev: str, prefix: str | None = None, root: str = "",
+                 paths: dict[str, str] | None = None):
+        self.where, self.rev = where, rev
+        self.prefix = f"{rev}:" if prefix is None else prefix
+        self.root = root.strip("/")  # the side's folder in the repository (REV:dir), "" for its top
+        self.paths = dict(paths or {})  # source name -> repository path, for names not `{prefix}{path}`
+        self._repo = None
+        self._tree = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_repo": None, "_tree": None}
+
+    def tree(self):
+        if self._tree is None:
+            self._repo = self._repo or open_repo(self.where)
+            self._tree = commit(self._repo, self.rev).tree
+        return self._tree
+
+    def top(self) -> str:
+        self.tree()
+        return self._repo.working_tree_dir or self.where
+
+    def path_of(self, src: Source) -> str | None:
+        if src.name in self.paths:
+            return self.paths[src.name]
+        return src.name[len(self.prefix):] if src.name.startswith(self.prefix) else None
+
+    def _blob(self, path: str):
+        try:
+            obj = self.tree() / path
+        except (KeyError, ValueError, TypeError):
+            return None
+        return obj if obj.type == "blob" else None
+
+    def resolve(self, ref: str, referrer: Source, root: str | None = None):
+        here = self.path_of(referrer)
+        if not ref or here is None:
+            return Resolution(None)
+        if os.path.isabs(ref):  # inside the work tree's top: that path of the revision
+            try:
+                top = self.top()
+            except GitError:
+                return Resolution(None, "", [ref])
+            rel = os.path.relpath(ref, top)
+            if rel.startswith(".."):
+                return Resolution(None, "", [ref])
+            ref = rel.replace(os.sep, "/")
+        base = posixpath.dirname(here)
+        candidates = [(posixpath.join(base, ref), "beside the referring file")]
+        if posixpath.basename(ref) != ref:
+            candidates.append((posixpath.join(base, posixpath.basename(ref)), "beside the referring file (by name)"))
+        if self.root:
+            candidates.append((posixpath.join(self.root, ref), "relative to the side's folder"))
+        candidates.append((ref, "relative to the repository root"))
+        tried: list[str] = []
+        for p, how in candidates:
+            p = posixpath.normpath(p)
+            shown = f"{self.prefix}{p}"
+            if p.startswith("../") or p == ".." or shown in tried:
+                continue
+            tried.append(shown)
+            try:
+                if self._blob(p) is not None:
+                    return Resolution(p, f"{how} in revision {self.rev}", tried)
+            except GitError as e:
+                return Resolution(None, "", tried, why=str(e))
+        return Resolution(None, "", tried)
+
+    def read(self, res, name: str) -> Source:
+        blob = self._blob(res.path)
+        if blob is None:  # pragma: no cover - resolve() found it
+            raise SourceError(f"{self.prefix}{res.path}: no such path in revision {self.rev}")
+        return Source(name=f"{self.prefix}{res.path}", data=blob.data_stream.read())
+
+    def identity(self, res) -> str:
+        return f"{self.prefix}{res.path}"
+
+
+class IndexResolver(RevisionResolver):
+    """As RevisionResolver, in the index (the staged files), which `git diff` compares the
+    work tree with."""
+
+    def __init__(self, where: str, prefix: str, root: str = "", paths: dict[str, str] | None = None):
+        super().__init__(where, "the index", prefix, root, paths)
+        self._entries = None
+
+    def __getstate__(self):
+        return {**super().__getstate__(), "_entries": None}
+
+    def _index(self) -> dict:
+        if self._entries is None:
+            self._repo = self._repo or open_repo(self.where)
+            try:
+                self._entries = {p: e for (p, stage), e in self._repo.index.entries.items() if stage == 0}
+            except Exception as e:  # a missing or unreadable index
+                raise GitError(f"cannot read the index: {e}") from None
+        return self._entries
+
+    def top(self) -> str:
+        self._index()
+        return self._repo.working_tree_dir or self.where
+
+    def _blob(self, path: str):
+        return self._index().get(path)
+
+    def read(self, res, name: str) -> Source:
+        entry = self._index()[res.path]
+        return Source(name=f"{self.prefix}{res.path}", data=self._repo.odb.stream(entry.binsha).read())

@@ -377,4 +377,7 @@ class SideContext:
     side: str  # "gpu" | "npu"
     root: str | None = None  # folder that relative references resolve against
     options: Options = field(default_factory=Options)
+    # where this side's references are (references.Resolver: on disk, in a git revision, in a
+    # patch laid over its root); None: on disk, from `root`
+    resolver: object | None = None
     analysed: int = 0  # sources whose extraction did not fail outright

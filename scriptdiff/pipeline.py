@@ -19,7 +19,7 @@ checks). `run(inputs, opts)` takes them through the stages of `Run.STAGES` and r
 """
 from __future__ import annotations
 
-import os
+import posixpath
 from dataclasses import dataclass, field
 
 from .compare import FactTable, compare_tables
@@ -28,6 +28,8 @@ from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
                     SideContext)
+from .pairing import renamed
+from .references import source_identity
 from .registry import check_names, classifiers, derivations, detect
 from .registry import kind as registry_kind
 from .rules import check_selectors, code
@@ -72,6 +74,8 @@ class Inputs:
     measured: tuple[list[Extract], list[Extract]] | None = None
     findings: list[Finding] = field(default_factory=list)
     roots: tuple[str | None, str | None] = (None, None)
+    # where each side's references are (references.Resolver); None: on disk, from its root
+    resolvers: tuple[object | None, object | None] = (None, None)
     accounts: list[InputAccount] = field(default_factory=list)
     compared: int = 0
 
@@ -98,6 +102,8 @@ class _Read:
     """One side of a unit, read: each source's extract and the configs it referenced."""
 
     items: list[tuple[Source | None, Extract]] = field(default_factory=list)
+    # the programs its launch scripts start, in order: (as written, line, referring file, found or None)
+    programs: list[tuple[str, int | None, Source, Source | None]] = field(default_factory=list)
 
     @property
     def extracts(self) -> list[Extract]:
@@ -131,8 +137,8 @@ class Run:
         check_selectors(opts.select, "select")
         check_selectors(opts.ignore, "ignore")
         self.inputs, self.opts = inputs, opts
-        self.ctx = {"gpu": SideContext("gpu", root=inputs.roots[0], options=opts),
-                    "npu": SideContext("npu", root=inputs.roots[1], options=opts)}
+        self.ctx = {"gpu": SideContext("gpu", root=inputs.roots[0], options=opts, resolver=inputs.resolvers[0]),
+                    "npu": SideContext("npu", root=inputs.roots[1], options=opts, resolver=inputs.resolvers[1])}
         self.units = inputs.units if inputs.units is not None else [Unit(list(inputs.gpu), list(inputs.npu))]
         if inputs.measured:
             unit = next((u for u in self.units if u.run), None)
@@ -146,6 +152,8 @@ class Run:
         self.sides: list[tuple[Unit, _Read, _Read]] = []  # the units compared, both sides read
         self.scoped: list[tuple[Unit, list[FactTable], list[FactTable], dict]] = []
         self.uncompared: dict[int, tuple[InputError, set[str]]] = {}  # id(fatal error) -> keys it hid
+        self.programs: list[tuple[Source, Source]] = []  # the programs two runs start, compared as code
+        self._paired_programs: set[tuple[str, str]] = set()  # (side, name) of programs paired by their runs
 
     def __call__(self) -> Outcome:
         for stage in self.STAGES:
@@ -165,29 +173,33 @@ class Run:
         prefetch([x for u in self.units for x in u.gpu], [x for u in self.units for x in u.npu], self.inputs.pairs,
                  self.ctx["gpu"], self.ctx["npu"], self.opts,
                  alone=set(partner) & {id(g) for g, _n in self.inputs.pairs})
-        members: set[str] = set()  # files read as part of a run (its program, its configs)
+        # files read as part of a run (its program, its configs), per side: a side's files are
+        # known by their real path on disk, or by the name its resolver gives them (REV:path)
+        members: dict[str, set[str]] = {"gpu": set(), "npu": set()}
         for unit in sorted(self.units, key=lambda u: not u.run):  # runs first: they claim their programs and configs
-            if not unit.run and unit.gpu and all(s.origin and os.path.realpath(s.origin) in members
-                                                 for s in unit.gpu + unit.npu):
+            if not unit.run and unit.gpu and all(source_identity(s) in members[side]
+                                                 for side, srcs in (("gpu", unit.gpu), ("npu", unit.npu))
+                                                 for s in srcs):
                 continue  # compared within the run that starts or references it
             gread = self._side(unit.gpu, unit.gpu_extra, self.ctx["gpu"], partner)
             nread = self._side(unit.npu, unit.npu_extra, self.ctx["npu"], partner)
             if unit.run:
-                members.update(os.path.realpath(s.origin) for r in (gread, nread) for s, _ex in r.items
-                               if s is not None and s.origin)
+                for side, r in (("gpu", gread), ("npu", nread)):
+                    members[side].update(source_identity(s) for s, _ex in r.items if s is not None)
+                self._programs(unit, gread, nread)
             self.sides.append((unit, gread, nread))
 
     def _side(self, srcs: list[Source], extra: list[Extract], ctx: SideContext, partner: dict) -> _Read:
         out = self.out
         r = _Read(items=[(None, ex) for ex in extra])
-        seen = {os.path.realpath(s.origin) for s in srcs if s.origin}
+        seen = {source_identity(s) for s in srcs}
         for src in srcs:
             if id(src) not in self.files:
                 other = partner.get(id(src))
                 ex = extract(src, ctx) if other is None else extract(src, ctx, other)
                 acc = _account(src, ex, ctx.side)
                 sub = _Read(items=[(src, ex)])
-                sub.items += follow_references(ex, src, ctx, seen, acc)
+                sub.items += follow_references(ex, src, ctx, seen, acc, sub.programs)
                 for _rs, rex in sub.items[1:]:
                     acc.settings += len(rex.facts)
                     acc.mapped += _mapped(rex.facts)
@@ -200,11 +212,33 @@ class Run:
                     out.masked.extend(rex.masked)
                     out.findings.extend(rex.findings)
             r.items += self.files[id(src)].read.items
+            r.programs += self.files[id(src)].read.programs
         for ex in extra:
             out.errors.extend(ex.errors)
             out.masked.extend(ex.masked)
             out.findings.extend(ex.findings)
         return r
+
+    def _programs(self, unit: Unit, gread: _Read, nread: _Read) -> None:
+        """The programs two runs start, in order: another program than the expected one (the
+        same name, or a rename rule's: train.py <-> train_npu.py) is a finding, and two programs
+        found are compared as code, as the run's program, whatever their names."""
+        for i, (g, n) in enumerate(zip(gread.programs, nread.programs)):
+            (gref, gline, gsrc, gprog), (nref, nline, nsrc, nprog) = g, n
+            gname, nname = posixpath.basename(gref), posixpath.basename(nref)
+            if gname != nname and not renamed(gname, nname):
+                key = "program" if max(len(gread.programs), len(nread.programs)) == 1 else f"program:{i + 1}"
+                self.out.findings.append(finding(
+                    "launched-program-differs", key=key,
+                    gpu=Side(value=gref, path=gsrc.name, line=gline, source=_line_of(gsrc, gline)),
+                    npu=Side(value=nref, path=nsrc.name, line=nline, source=_line_of(nsrc, nline)),
+                    message=f"the GPU run starts {gref} and the NPU run {nref}" + _programs_compared(gprog, nprog)))
+            if gprog and nprog and gname != nname:  # paired by the run: not "on one side only"
+                self._paired_programs |= {("gpu", gprog.name), ("npu", nprog.name)}
+            if gprog and nprog and gprog.data != nprog.data \
+                    and not any(source_identity(a) == source_identity(gprog) and source_identity(b) == source_identity(nprog)
+                                for a, b in self.inputs.pairs + self.programs):
+                self.programs.append((gprog, nprog))
 
     def _accounts(self, r: _Read) -> list[InputAccount]:
         return [self.files[id(x)].account for x, _ex in r.items if x is not None and id(x) in self.files]
@@ -259,7 +293,7 @@ class Run:
     # ------------------------------------------------------------------------ structural
 
     def structural(self) -> None:
-        for g, n in self.inputs.pairs:
+        for g, n in self.inputs.pairs + self.programs:
             if (g.data == n.data and not two_programs(g, n)) or g.is_binary() or n.is_binary():
                 continue
             res = diff_pair(g, n, self.opts)
@@ -273,7 +307,7 @@ class Run:
         out, inputs = self.out, self.inputs
         for e, keys in self.uncompared.values():  # said on the input that failed: what it left uncompared
             e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {_listed(keys)})"
-        shown = inputs.pairs + [(u.gpu[0], u.npu[0]) for u in self.units if u.single]
+        shown = inputs.pairs + self.programs + [(u.gpu[0], u.npu[0]) for u in self.units if u.single]
         for g, n in shown:
             # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
             # made of them (a launch script's program and configs may still differ)
@@ -298,6 +332,11 @@ class Run:
     def finish(self) -> None:
         out = self.out
         out.findings = _dedupe(out.findings)
+        if self._paired_programs:  # a folder's file its counterpart's run starts under another name
+            lone = (code("script-on-one-side-only"), code("other-file-on-one-side-only"))
+            out.findings = [f for f in out.findings if f.rule not in lone
+                            or not any((side, s.path) in self._paired_programs
+                                       for side, s in (("gpu", f.gpu), ("npu", f.npu)) if s is not None)]
         out.check_order = check_names()
         # inline comments + baseline, before --select
         apply_suppressions(out, self.inputs.gpu, self.inputs.npu, self.opts)
@@ -314,6 +353,18 @@ def two_programs(g: Source, n: Source) -> bool:
     """Two sources with the same bytes that are still two programs: a file that branches on
     the device, read once per device (docs/devices.md). Its GPU run is compared with its NPU run."""
     return g.data == n.data and registry_kind(_kind_name(g)).structural and may_branch(g.data)
+
+
+def _programs_compared(gprog, nprog) -> str:
+    missing = [side for side, p in (("GPU", gprog), ("NPU", nprog)) if p is None]
+    if missing:
+        return f"; the {' and the '.join(missing)} program is not in view, so the programs were not compared"
+    return "; the two programs were compared with each other"
+
+
+def _line_of(src: Source, line: int | None) -> str:
+    lines = src.text.splitlines()
+    return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
 def _listed(keys) -> str:

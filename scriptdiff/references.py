@@ -9,6 +9,12 @@ A relative reference is looked up
      (a tree, a `check` root), else the git top level above the referring file.
 The first that exists wins, and the result says which one was used; when none does, the
 paths tried are returned so the report can list them.
+
+That is where a side on disk finds its references. A side read from elsewhere (a git
+revision, a patch laid over its root) resolves them within itself: every side of a run has
+a `Resolver` (SideContext.resolver; `DiskResolver` when none is given), which the engine
+asks where a reference is, how to read it and what makes two found files the same file.
+The sides' resolvers are chosen where an entry point's scopes are made (scriptdiff/scopes.py).
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from .sources import git_top
+from .sources import Source, git_top, read_path
 
 
 @dataclass
@@ -24,6 +30,7 @@ class Resolution:
     path: str | None  # the file found, or None
     how: str = ""  # "beside the referring file" | "relative to the working directory" | ...
     tried: list[str] = field(default_factory=list)
+    why: str = ""  # set when the side cannot resolve references at all (said once, as a note)
 
 
 def _is_file(p: str) -> bool:
@@ -63,3 +70,28 @@ def resolve(ref: str, referrer: str | None, root: str | None = None) -> Resoluti
         if _is_file(p):
             return Resolution(p, how, tried)
     return Resolution(None, "", tried)
+
+
+def source_identity(src: Source) -> str:
+    """What makes two sources of one side the same file: its real path on disk, else its
+    name (a git blob's `REV:path`, a patch's path), as its side's resolver names it."""
+    return os.path.realpath(src.origin) if src.origin else src.name
+
+
+class DiskResolver:
+    """References of a side on disk: `resolve` above, from the referring file's real path."""
+
+    def __init__(self, root: str | None = None):
+        self.root = root
+
+    def resolve(self, ref: str, referrer: Source, root: str | None = None) -> Resolution:
+        if not referrer.origin:  # not a file on disk (a fragment, a blob): nothing to look beside
+            return Resolution(None)
+        return resolve(ref, referrer.origin, self.root or root)
+
+    def read(self, res: Resolution, name: str) -> Source:
+        """The file `res` found, as a Source named `name` (SourceError when it cannot be read)."""
+        return read_path(res.path, name=name)
+
+    def identity(self, res: Resolution) -> str:
+        return os.path.realpath(res.path)

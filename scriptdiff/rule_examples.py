@@ -74,7 +74,7 @@ def report_for(folder: Path, ex: Example, code: str):
     elif mode == "review":  # the rule is about patches: review the unified diff GPU -> NPU
         patch = "".join(difflib.unified_diff(ex.gpu.splitlines(True), ex.npu.splitlines(True),
                                              f"a/{g.name}", f"b/{n.name}"))
-        report = review(patch.encode(), "example.patch", opts, root=None)
+        report = review(patch.encode(), "example.patch", opts, root=None, by_hunk=True)  # the hunk rules
     else:
         report = diff_files([str(g)], [str(n)], opts)
     return report

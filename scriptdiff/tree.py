@@ -26,10 +26,14 @@ from pathlib import Path
 from dataclasses import dataclass, field
 
 from .finding import finding
-from .pipeline import Inputs, Unit, run
+from .pipeline import Unit, run
+from .scopes import SideScope, units
+from .scopes import disk as scope_disk
+from .scopes import inputs as scope_inputs
 from .model import Finding, InputAccount, InputError, Options, Report, Side
 from .registry import detect, identical_skipped_by_name, kind_by_name
-from .rules import code, load
+from .pairing import candidates, pair_paths, pairing_rules  # noqa: F401  (candidates: re-exported)
+from .rules import code
 from .sources import MAX_BINARY_SNIFF, Source, SourceError, open_regular, read_head, read_path, special_reason
 
 CHUNK = 1 << 20
@@ -60,11 +64,6 @@ class Entry:
 
     def source(self) -> Source:
         return read_path(self.path, self.display)
-
-
-def pairing_rules() -> dict:
-    """The `pairing` section of rules/pairing.yaml."""
-    return load().section("pairing", {}) or {}
 
 
 def skip_dirs() -> list[str]:
@@ -128,67 +127,6 @@ def _inside(p: Path, root: Path) -> bool:
         return False
 
 
-def _split(rel: str) -> tuple[list[str], str, str]:
-    parts = rel.split("/")
-    name = parts[-1]
-    stem, dot, ext = name.rpartition(".")
-    if not dot or not stem:  # no extension, or a dot-file such as .env
-        stem, ext = name, ""
-    return parts[:-1], stem, ("." + ext) if ext else ""
-
-
-def _match(template: str, stem: str) -> str | None:
-    """The {base} of `stem` under `template` ('{base}_gpu' matches 'model_gpu' -> 'model')."""
-    pre, _, post = template.partition("{base}")
-    if len(stem) <= len(pre) + len(post) or not stem.startswith(pre) or not stem.endswith(post):
-        return None
-    return stem[len(pre):len(stem) - len(post)]
-
-
-def candidates(rel: str, rules: dict) -> list[str]:
-    """NPU-side names a GPU file may have been renamed to, most likely first."""
-    dirs, stem, ext = _split(rel)
-    dir_variants = [dirs]
-    for ren in rules.get("dir_renames", []) or []:
-        for i, seg in enumerate(dirs):
-            if seg == ren["gpu"]:
-                dir_variants.append(dirs[:i] + [ren["npu"]] + dirs[i + 1:])
-    stems = [stem]
-    for ren in rules.get("name_renames", []) or []:
-        base = _match(ren["gpu"], stem)
-        if base is not None:
-            stems.append(ren["npu"].replace("{base}", base))
-    out = []
-    for dv in dir_variants:
-        for s in stems:
-            c = "/".join([*dv, s + ext])
-            if c != rel and c not in out:
-                out.append(c)
-    if rel not in out:
-        out.insert(0, rel)
-    return out
-
-
-def pair_paths(gpu: list[str], npu: list[str], rules: dict) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """(pairs, GPU-only, NPU-only): same relative path first, then the rename rules."""
-    nset = set(npu)
-    pairs = [(g, g) for g in gpu if g in nset]
-    used = {g for g, _ in pairs}
-    free_npu = nset - used
-    left = []
-    for g in gpu:
-        if g in used:
-            continue
-        for c in candidates(g, rules):
-            if c in free_npu:
-                pairs.append((g, c))
-                free_npu.discard(c)
-                break
-        else:
-            left.append(g)
-    return sorted(pairs), sorted(left), sorted(free_npu)
-
-
 def _same_content(a: Entry, b: Entry) -> bool:
     if a.size != b.size:
         return False
@@ -248,28 +186,26 @@ def diff_trees(gpu_dir: str, npu_dir: str, opts=None) -> Report:
 
 
 def diff_listings(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, opts=None,
-                  roots: tuple[str | None, str | None] = (None, None)) -> Report:
+                  roots: tuple[str | None, str | None] = (None, None),
+                  sides: tuple[SideScope, SideScope] | None = None) -> Report:
     """Pair two listings of files (a folder, a git tree), skip identical pairs, diff the rest.
 
     Each pair of differing files is its own scope (engine.Unit): its settings, and those of
-    the configs it references, are compared with its counterpart's alone. Two runs kept in
-    one folder (pretrain_7b.sh, pretrain_13b.sh) are never merged into one table."""
+    the configs it references, are compared with its counterpart's alone; a pair of launch
+    scripts is a run with its program and configs (scopes.units). Two runs kept in one folder
+    (pretrain_7b.sh, pretrain_13b.sh) are never merged into one table. `sides` say where each
+    side's references are (a git revision's tree); on disk under `roots` by default."""
     opts = opts or Options()
     c = collect(gfiles, nfiles, report, opts)
-    report.absorb(run(Inputs(c.gpu, c.npu, c.pairs, units=scopes(c), findings=c.findings, roots=roots,
-                             accounts=c.identical), opts))
+    sides = sides or (scope_disk(roots[0]), scope_disk(roots[1]))
+    report.absorb(run(scope_inputs(c, sides, report=report), opts))
     report.compared = max(report.compared, c.npairs)
     return report
 
 
 def scopes(c: "Collected") -> list[Unit]:
-    """The units of a folder comparison: each pair of launch scripts (kinds marked `entry`) is
-    a run, read with the program it starts and the configs it references, identical pairs
-    too (their program may differ); every other pair of differing files is a scope of its
-    own, unless a run already compared it."""
-    entries = [(g, n) for g, n in c.pairs + c.same if detect(g).entry]
-    return ([Unit([g], [n], run=True) for g, n in entries]
-            + [Unit([g], [n], run=False) for g, n in c.pairs if not detect(g).entry])
+    """The units of a folder comparison (scopes.units)."""
+    return units(c.pairs, c.same)
 
 
 @dataclass

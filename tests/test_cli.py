@@ -170,7 +170,7 @@ def test_git_difftool_x_scriptdiff_as_the_readme_documents(tmp_path):
     out = git("difftool", "-y", "-x", "scriptdiff", "HEAD").stdout
     assert "usage:" not in out
     assert "warning SD108 code:notes.txt:lines  lines differ (compared as text)" in out
-    assert "    NPU: lr=2e-4  at notes.txt:1" in out
+    assert "    NPU: lr=2e-4  at b/notes.txt:1" in out  # each side named as git names it
     assert "scriptdiff: GPU a/added.txt  vs  NPU b/added.txt" in out
     assert "warning SD108 code:added.txt:lines  lines on NPU only (compared as text)" in out
 

@@ -186,7 +186,7 @@ def test_giant_hunk_position_is_refused(tmp_path, cli):
 def test_far_hunk_next_to_a_good_one_keeps_the_good_one():
     text = GIANT + "--- a/y.txt\n+++ b/y.txt\n@@ -1,1 +1,1 @@\n-lr=1\n+lr=2\n"
     report = review(text.encode(), "p.diff", Options(use_cache=False, max_bytes=1000))
-    assert [(f.key, f.npu.line) for f in report.findings] == [("hunk:y.txt", 1)]
+    assert [(f.key, f.npu.line) for f in report.findings] == [("code:y.txt:lines", 1)]
     assert [e.path for e in report.errors] == ["p.diff", "y.txt"]
     assert report.exit_code() == 1
 
@@ -211,7 +211,7 @@ def test_review_file_under_root_that_is_a_fifo(tmp_path):
     report = review(text.encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
     assert [(e.path, e.message) for e in report.errors] == [
         ("x.txt", f"{FIFO}; not read; hunks compared as fragments")]
-    assert [f.key for f in report.findings] == ["hunk:x.txt"]
+    assert [f.key for f in report.findings] == ["code:x.txt:lines"]
 
 
 # ---------------------------------------------------------------- data fingerprint

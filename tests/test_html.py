@@ -181,7 +181,7 @@ def test_review_patch_page_shows_both_texts_from_the_patch(tmp_path):
     assert p.files == [["train.py", "changed", "3", "11"]]
     d = p.blocks["d0"]
     assert len(d["a"]) == len(old) and "".join(d["a"][93][1::2]) == old[93].rstrip("\n")
-    assert [r for r, _k in p.findings] == ["SD156"] * 3  # seed, attention kernel, adam_beta2: errors
+    assert [r for r, _k in p.findings] == ["SD207", "SD201", "SD206"]  # seed, attention kernel, adam_beta2
     assert (d["fa"], d["fb"]) == ({"19": [0], "78": [1], "94": [2]}, {"21": [0], "80": [1], "96": [2]})
 
 

@@ -94,7 +94,7 @@ def test_review_hunk_lines_are_an_indented_block(cli, tmp_path):
     new = "import torch\nlr=2e-4\nbatch=16\nsteps=20\nseed=1\n" + "".join(f"k{i}=2\n" for i in range(10))
     p = tmp_path / "p.diff"
     p.write_text("".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a/c.txt", "b/c.txt")))
-    code, out, _ = cli("review", str(p), "--no-cache", "--color", "never")
+    code, out, _ = cli("review", str(p), "--no-cache", "--color", "never", "--by-hunk")
     assert code == 1
     body = out.split("== script ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert body == [
@@ -109,7 +109,7 @@ def test_review_hunk_lines_are_an_indented_block(cli, tmp_path):
         *[f"          | k{i}=2" for i in range(5)],
         "          | … (5 more lines)",
     ]
-    code, out, _ = cli("review", str(p), "--no-cache", "--color", "never", "--full-values")
+    code, out, _ = cli("review", str(p), "--no-cache", "--color", "never", "--full-values", "--by-hunk")
     assert "          | k9=2\n" in out and "more lines" not in out
 
 

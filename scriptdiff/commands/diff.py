@@ -25,7 +25,11 @@ Expected GPU->NPU substitutions (torch.cuda -> torch.npu, nccl -> hccl, adapter 
 As git's external diff (GIT_EXTERNAL_DIFF=scriptdiff git diff) it is called with git's
 seven arguments and always exits 0, so that git goes on to the next file. As a difftool
 (git difftool -x scriptdiff) it is called with two paths and no command: that is
-`scriptdiff diff LOCAL REMOTE` (an added or deleted file's /dev/null side is empty)."""
+`scriptdiff diff LOCAL REMOTE` (an added or deleted file's /dev/null side is empty). Either
+way each side reads the program and configs its file references from the revision git
+compares on that side (the index, HEAD, or the revisions the `git diff` names), never from
+the work tree of the other; where that revision cannot be told, a note says so and neither
+side's references are read."""
 
 
 def add_arguments(p) -> None:
@@ -38,6 +42,7 @@ def add_arguments(p) -> None:
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_engine_arguments(p)
     p.add_argument("--git-external", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--git-path", help=argparse.SUPPRESS)  # under git difftool: the path GPU and NPU are sides of
     add_output_arguments(p)
 
 
@@ -50,11 +55,11 @@ def run(args) -> int:
         report = api.external_diff([*args.gpu, args.npu], opts)
         emit(report, args)
         return 0  # git stops at the first external diff that fails
-    if not args.git and len(args.gpu) == 1 and args.npu is not None and os.devnull in (args.gpu[0], args.npu):
-        # `git difftool -x scriptdiff` on an added or deleted file: one side is /dev/null, read
-        # as an empty file (what git's external diff gets), not refused as a device
-        name = args.npu if args.gpu[0] == os.devnull else args.gpu[0]
-        report = api.external_diff([name, args.gpu[0], "0" * 40, "100644", args.npu, "0" * 40, "100644"], opts)
+    if not args.git and len(args.gpu) == 1 and args.npu is not None and (args.git_path or os.devnull in (args.gpu[0], args.npu)):
+        # `git difftool -x scriptdiff`: LOCAL and REMOTE are one path's sides (an added or
+        # deleted file's /dev/null side is read as an empty file, not refused as a device)
+        name = args.git_path or (args.npu if args.gpu[0] == os.devnull else args.gpu[0])
+        report = api.external_diff([name, args.gpu[0], "", "100644", args.npu, "", "100644"], opts)
         return emit(report, args)
     report = api.diff(list(args.gpu), args.npu, opts, git=args.git, repo=args.repo)
     return emit(report, args)

@@ -181,7 +181,8 @@ def start(argv: list[str], args) -> Recorder | None:
     """Record this run when it may be replayed later."""
     global _rec, _hooked
     if not enabled(argv) or getattr(args, "output", None) or getattr(args, "git", False) \
-            or getattr(args, "git_external", False) or getattr(args, "progress", False) \
+            or getattr(args, "git_external", False) or getattr(args, "git_path", None) \
+            or getattr(args, "progress", False) \
             or getattr(args, "no_cache", False):
         return None
     inputs = list(getattr(args, "gpu", []) or []) + ([args.npu] if getattr(args, "npu", None) is not None else [])
