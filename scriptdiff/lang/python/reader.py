@@ -112,7 +112,7 @@ def extract(src, ctx, partner=None):
     if p.error is not None:
         return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
     errors = [InputError(src.name, p.fact_error)] if p.fact_error else []
-    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors)
+    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, unread=list(p.too_large))
 
 
 def diff_pair(gsrc, nsrc, opts):
