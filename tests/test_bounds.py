@@ -12,7 +12,6 @@ import io
 import json
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import zipfile
