@@ -7,8 +7,8 @@ shapes are the issue's own, at the smallest size that showed the blow-up before 
                   `${}` fan-out; an mmengine config whose names share subtrees; Python
                   constants that refer to each other eight times over, and a product of
                   huge numbers; a PyTorch zip bomb (a 2.6 MB .pt whose data.pkl inflates to
-                  2.7 GB); a trainer_state.json of 20 MB a side (which took 270 MB before: the
-                  case fails above 180 MB, `max_rss`); a git blob over the 256 MiB cap (through
+                  2.7 GB); a trainer_state.json of 10 MB a side (which took 157 MB before, 80
+                  MB streamed: the case fails above 120 MB, `max_rss`); a git blob over the 256 MiB cap (through
                   REV:path and --git, in a repository made for the case); 600,000 tiny
                   safetensors tensors
   hang            /proc/kmsg through a link (diff, curves, env, check logs=, a folder holding
@@ -203,9 +203,9 @@ def _unbounded(rng, small: bool, Case):
         bomb = torch_zip_bomb()
         return Case(cls, {"gpu/model.pt": bomb, "npu/model.pt": bomb}, ["weights", "gpu/model.pt", "npu/model.pt"])
     if shape == "trainer-state":
-        n = 150_000  # 20 MB a side: 270 MB before the fix (read whole), under 100 MB streamed
+        n = 75_000  # 10 MB a side: 157 MB before the fix (read whole), 80 MB streamed
         return Case(cls, {"gpu/trainer_state.json": trainer_state(n, 0.0), "npu/trainer_state.json": trainer_state(n, 0.01)},
-                    ["curves", "gpu/trainer_state.json", "npu/trainer_state.json"], max_rss=180)
+                    ["curves", "gpu/trainer_state.json", "npu/trainer_state.json"], max_rss=120)
     if shape == "git-blob":
         spec = {"main": {"big.yaml": ("zeros", 270_000_000), "small.yaml": b"lr: 1\n"},
                 "npu": {"big.yaml": b"lr: 2\n", "small.yaml": b"lr: 1\n"}}
