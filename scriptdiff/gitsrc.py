@@ -205,24 +205,31 @@ def _object(repo: Repo, rev: str, path: str) -> tuple[str, str]:
 class BlobEntry:
     """A git blob as a tree.Entry: identity is the blob hash, bytes come from git."""
 
+    KEEP = 64 * 1024  # a blob this small is read once: its head is kept for the source that follows
+
     def __init__(self, blob: Blob, rel: str, display: str):
         self.blob = blob
         self.rel = rel
         self.size = blob.size
         self.display = display
         self.path = None
+        self._data: bytes | None = None
 
     def identity(self) -> str:
         return self.blob.hexsha
 
     def head(self) -> bytes:
         try:
+            if self.size <= self.KEEP:
+                self._data = self.blob.read(self.display)
+                return self._data[:MAX_BINARY_SNIFF]
             return self.blob.read(self.display, MAX_BINARY_SNIFF)
         except SourceError:
             return b""
 
     def source(self) -> Source:
-        return Source(name=self.display, data=self.blob.read(self.display))
+        data, self._data = self._data, None
+        return Source(name=self.display, data=data if data is not None else self.blob.read(self.display))
 
 
 def is_tree(repo: Repo, rev: str, path: str) -> bool:
