@@ -41,6 +41,9 @@ _URL_CRED = re.compile(r"://[^/@\s:]+:[^/@\s]*@")
 
 # --------------------------------------------------------------------------- files under root
 
+MACHINE_FILES = frozenset({"/proc/driver/nvidia/version"})  # kernel files read on purpose (they never block)
+
+
 class Reader:
     """Reads absolute paths under a root folder, following symbolic links inside it."""
 
@@ -81,8 +84,11 @@ class Reader:
     def read_file(self, real: str, display: str, limit: int = 1 << 20) -> str | None:
         """A regular file's first `limit` bytes as text, or None (missing, or not a regular
         file: then noted in `unread`)."""
+        # a kernel pseudo-file is refused (it may block: /proc/kmsg), but for the machine files
+        # read here on purpose, when they are themselves and not a link elsewhere
+        ok = display in MACHINE_FILES and os.path.realpath(real) == display
         try:
-            with open_regular(real, display) as fh:
+            with open_regular(real, display, pseudo_ok=ok) as fh:
                 data = fh.read(limit)
         except SourceError as e:
             msg = str(e)

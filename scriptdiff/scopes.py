@@ -211,14 +211,12 @@ def git_diff_sides(old: GitDiffSide, new: GitDiffSide, env: dict | None = None, 
 
 
 def _blob_at(repo, rev: str, path: str) -> str | None:
+    """The object name of `path` in revision `rev` (or in "the index"), or None."""
     try:
-        if rev == "the index":
-            entry = repo.index.entries.get((path, 0))
-            return entry.hexsha if entry is not None else None
-        obj = gitsrc.commit(repo, rev).tree / path
-        return obj.hexsha if obj.type == "blob" else None
-    except Exception:  # an unknown revision, a path not in it, an unreadable index: not this one
+        found = gitsrc.blob_at(repo, rev, path)
+    except gitsrc.GitError:  # an unknown revision, an unreadable index: not this one
         return None
+    return found.hexsha if found is not None else None
 
 
 # options of `git diff` / `git difftool` that take a separate value (their value is no revision)
@@ -249,9 +247,8 @@ def _named_revisions(repo, env) -> tuple[list[str], bool]:
         if "..." in a:
             x, _, y = a.partition("...")
             try:
-                base = repo.merge_base(x or "HEAD", y or "HEAD")
-                parts = [base[0].hexsha if base else x, y or "HEAD"]
-            except Exception:
+                parts = [gitsrc.merge_base(repo, x or "HEAD", y or "HEAD") or x, y or "HEAD"]
+            except gitsrc.GitError:
                 parts = [x, y]
         elif ".." in a:
             x, _, y = a.partition("..")

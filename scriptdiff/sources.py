@@ -10,10 +10,19 @@ only a regular file (or standard input, for a command argument `-`) is read. A F
 block forever and /dev/zero would be read until memory runs out, so the file type is
 checked with stat() before the file is opened, and again on the open descriptor (opened
 non-blocking, so a FIFO swapped in between cannot block). Reads stop at a size cap.
+
+Kernel pseudo-filesystems are refused too: `/proc/kmsg` stats as a regular file of size 0
+and blocks when read, and so may any file of procfs, sysfs, debugfs and their kin. A file
+is on one when its device (st_dev, from the stat above) is that of a pseudo-filesystem
+mount listed in /proc/self/mountinfo (read once per process; this catches links to such
+files and such filesystems mounted anywhere), or, where the mount table cannot be read,
+when its path is under /proc or /sys. A reader that reads a known machine file there
+(`collect`: /proc/driver/nvidia/version) says so with `pseudo_ok`.
 """
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import sys
@@ -151,9 +160,54 @@ def _os_reason(e: OSError, path, display: str) -> str:
     return f"{display}: cannot read: {e.strerror or e}"
 
 
-def check_regular(path: str | os.PathLike, display: str | None = None) -> os.stat_result:
-    """stat() a path (following links) and refuse anything but a regular file, without
-    opening it. Raises SourceError with a one-line reason naming `display`."""
+# kernel interfaces, not files: reading one may block (/proc/kmsg) or never end
+PSEUDO_FILESYSTEMS = frozenset({
+    "proc", "sysfs", "debugfs", "tracefs", "securityfs", "configfs", "cgroup", "cgroup2", "pstore", "bpf",
+    "efivarfs", "fusectl", "binfmt_misc", "devpts", "mqueue", "devtmpfs", "rpc_pipefs", "nsfs", "selinuxfs",
+    "autofs", "hugetlbfs"})
+PSEUDO_PATHS = ("/proc/", "/sys/")  # where the mount table cannot be read
+
+
+@functools.lru_cache(maxsize=1)
+def _pseudo_devices() -> dict[int, str] | None:
+    """st_dev -> filesystem type of every pseudo-filesystem mount, or None (no mount table)."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:  # procfs itself: never blocks
+            table = fh.read(4 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
+    out: dict[int, str] = {}
+    for line in table.splitlines():
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if not sep or len(fields) < 3 or not right:
+            continue
+        fstype = right.split()[0]
+        major, _, minor = fields[2].partition(":")
+        if fstype in PSEUDO_FILESYSTEMS and major.isdigit() and minor.isdigit():
+            out[os.makedev(int(major), int(minor))] = fstype
+    return out
+
+
+def pseudo_reason(path: str | os.PathLike, st: os.stat_result) -> str | None:
+    """Why a file that stats as regular is still not read: it is on a kernel pseudo-filesystem."""
+    devices = _pseudo_devices()
+    if devices is not None:
+        fstype = devices.get(st.st_dev)
+    else:
+        real = os.path.realpath(path)
+        fstype = "proc" if real.startswith("/proc/") else "sysfs" if real.startswith("/sys/") else None
+    if fstype is None and str(path).startswith(PSEUDO_PATHS):
+        fstype = "proc" if str(path).startswith("/proc/") else "sysfs"
+    if fstype is None:
+        return None
+    return f"is a kernel interface on the {fstype} pseudo-filesystem, not a regular file (reading it may block){_SAVE}"
+
+
+def check_regular(path: str | os.PathLike, display: str | None = None, pseudo_ok: bool = False) -> os.stat_result:
+    """stat() a path (following links) and refuse anything but a regular file (kernel
+    pseudo-files included, unless `pseudo_ok`), without opening it. Raises SourceError with a
+    one-line reason naming `display`."""
     display = display or str(path)
     try:
         st = os.stat(path)
@@ -161,7 +215,7 @@ def check_regular(path: str | os.PathLike, display: str | None = None) -> os.sta
         if isinstance(e, ValueError):
             raise SourceError(f"{display}: not a valid path") from None
         raise SourceError(_os_reason(e, path, display)) from None
-    reason = special_reason(st.st_mode)
+    reason = special_reason(st.st_mode) or (None if pseudo_ok else pseudo_reason(path, st))
     if reason:
         raise SourceError(f"{display}: {reason}")
     return st
@@ -175,21 +229,23 @@ def is_regular(path: str | os.PathLike) -> bool:
         return False
 
 
-def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1):
+def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1, pseudo_ok: bool = False):
     """A binary file object for a regular file; raises SourceError otherwise.
 
     The type is checked before opening (opening a FIFO blocks, opening a device may act),
     then on the descriptor, which is opened non-blocking: a path swapped for a FIFO between
-    the two cannot block the open, and is refused by the second check."""
+    the two cannot block the open, and is refused by the second check. Kernel pseudo-files
+    are refused both times unless `pseudo_ok` (a known machine file that does not block)."""
     display = display or str(path)
-    check_regular(path, display)
+    check_regular(path, display, pseudo_ok)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
     except OSError as e:
         raise SourceError(_os_reason(e, path, display)) from None
     try:
-        reason = special_reason(os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        reason = special_reason(st.st_mode) or (None if pseudo_ok else pseudo_reason(path, st))
         if reason:
             raise SourceError(f"{display}: {reason}")
         if hasattr(os, "set_blocking"):

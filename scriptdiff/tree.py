@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
+from . import budget
 from .finding import finding
 from .pipeline import Unit, run
 from .scopes import SideScope, units
@@ -81,7 +82,12 @@ def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError]
     root = Path(root)
     real_root = root.resolve()
 
-    def visit(d: Path, rel: str) -> None:
+    def visit(d: Path, rel: str, depth: int = 0) -> None:
+        if depth > budget.TREE_DEPTH:  # a bound on the walk (and on this recursion), said in one line
+            errors.append(InputError(f"{display}/{rel}".rstrip("/"), f"folder nested more than {budget.TREE_DEPTH} "
+                                                                    f"levels deep; its files were not compared",
+                                     fatal=True))
+            return
         try:
             st = d.stat()
         except OSError as e:
@@ -106,7 +112,7 @@ def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError]
                         errors.append(InputError(f"{display}/{r}", "symbolic link to a folder outside the tree; "
                                                                    "not followed"))
                         continue
-                    visit(Path(e.path), r + "/")
+                    visit(Path(e.path), r + "/", depth + 1)
                     continue
                 if e.is_file(follow_symlinks=True):
                     out[r] = Entry(r, e.stat(follow_symlinks=True).st_size, _display(display, r), e.path)
@@ -241,7 +247,7 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
         try:
             return e.source()
         except SourceError as exc:
-            report.errors.append(InputError(e.display, str(exc).split(": ", 1)[-1]))
+            report.errors.append(InputError(e.display, str(exc).split(": ", 1)[-1], fatal=True))  # not compared: no pass
             return None
 
     gsrcs: list[Source] = []

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import fuzz_cli  # noqa: E402
 
-PER_CLASS = {c: 3 for c in fuzz_cli.CLASSES} | {"escape": 5}
+PER_CLASS = {c: 3 for c in fuzz_cli.CLASSES} | {"escape": 5} | {c: 1 for c in fuzz_cli.EXTRA}  # big shapes: one each
 # a hang costs this much (the fuzzer's own cap): none of these inputs needs two seconds on an
 # idle machine, but a shared CI machine may starve a run for several
 TIMEOUT = 20.0

@@ -26,13 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, budget
 from ..compare import show
 from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
 from ..rules import RuleSet
-from ..sources import SourceError, check_regular, open_regular, read_head, read_text, special_reason
+from ..sources import SourceError, check_regular, open_regular, pseudo_reason, read_head, read_text, special_reason
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
 
 SCHEMA = 1
@@ -83,6 +83,11 @@ def walk(paths: list[str], exclude: set[str] | None = None) -> Walked:
         # listed once and reported
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=lambda e: out.errors.append(
                 InputError(getattr(e, "filename", p) or p, f"cannot list: {e.strerror or e}"))):
+            if os.path.relpath(dirpath, root).count(os.sep) >= budget.TREE_DEPTH:  # os.walk recurses
+                out.errors.append(InputError(dirpath, f"folder nested more than {budget.TREE_DEPTH} levels deep; "
+                                                      f"its files were not read", fatal=True))
+                dirnames[:] = []
+                continue
             real = os.path.realpath(dirpath)
             if not _inside(real, top):
                 out.errors.append(InputError(dirpath, f"symbolic link leads outside the dataset root (to {real}); "
@@ -129,7 +134,7 @@ def _not_regular(path: str) -> str | None:
         return "broken symbolic link" if os.path.islink(path) else "vanished while listing"
     except OSError as e:
         return f"cannot read: {e.strerror or e}"
-    return special_reason(st.st_mode)
+    return special_reason(st.st_mode) or pseudo_reason(path, st)
 
 
 # ---------------------------------------------------------------- cheap structure per format

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from .. import budget
 from ..sources import SourceError, open_regular
 from ..jsonload import loads as load_json_data
 from .hashing import new_hasher
@@ -49,6 +50,13 @@ DTYPES: dict[str, tuple[str | None, int]] = {
 
 class WeightsError(Exception):
     """A checkpoint that cannot be read; str() is one line naming the file and the reason."""
+
+
+def too_many(count: int, display: str) -> None:
+    """Refuse a checkpoint of more tensors than budget.TENSORS (one line, nothing compared)."""
+    if count > budget.TENSORS:
+        raise WeightsError(f"{display}: {count:,} tensors, more than the {budget.TENSORS:,} scriptdiff compares "
+                           f"in one checkpoint; not compared")
 
 
 @contextmanager
@@ -101,6 +109,7 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
         raise WeightsError(str(e)) from None
     except OSError as e:
         raise WeightsError(f"{display}: cannot read: {e.strerror or e}") from None
+    too_many(raw.count(b'"data_offsets"'), display)  # counted before 600,000 entries are parsed
     try:
         header = load_json_data(raw, display)
     except ValueError as e:
@@ -116,6 +125,7 @@ def list_safetensors(path: str, display: str | None = None) -> tuple[list[Tensor
     with gc_paused():
         header, data_start, size = read_header(path, display)
     meta = header.pop("__metadata__", None)
+    too_many(len(header), display)
     refs = []
     end_max = 0
     with gc_paused():

@@ -18,6 +18,16 @@ float64 accumulation), so memory follows a few chunks, never the checkpoint.
 Security: safetensors headers are parsed here and the data is only mapped. PyTorch files
 are read only through torch.load(weights_only=True) when torch is installed; there is no
 other unpickling anywhere, so a malicious checkpoint cannot run code.
+
+Bounds (scriptdiff/budget.py): a PyTorch zip checkpoint's directory is read before torch is
+asked to load it, and one with more than TORCH_RECORDS entries, or whose compressed entries
+would inflate past TORCH_INFLATED bytes (a zip bomb: torch.save never compresses), is refused
+in one line. The loaded object is walked without recursion, at most TORCH_DEPTH levels and
+TORCH_PICKLE_NODES containers deep and wide, and a container that holds itself is refused:
+a self-referential or deeply nested pickle is an error naming the file, not a RecursionError.
+A checkpoint of more than TENSORS tensors is refused in one line (its header is read, no
+tensor is hashed), and at most STAT_TENSORS differing tensors are measured by value in one
+run (the others are still compared by hash; the message says their values were not measured).
 """
 from __future__ import annotations
 
@@ -27,15 +37,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, budget
 from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..rules import RuleSet, code
-from ..sources import SourceError, check_regular, read_head, read_text
+from ..sources import SourceError, check_regular, open_regular, read_head, read_text
 from .hashing import ALGORITHM
 from .safetensors_io import (Reader, TensorRef, WeightsError, gc_paused, hash_tensor, list_safetensors,
-                             tensor_stats)
+                             tensor_stats, too_many)
 
 SCHEMA = 1
 MARKER = "scriptdiff_weights"
@@ -82,13 +92,13 @@ def open_checkpoint(path: str) -> Checkpoint:
         low = p.name.lower()
         if low.endswith(".safetensors"):
             refs, _ = list_safetensors(str(p), p.name)
-            return Checkpoint(path, "safetensors", refs)
+            return _unique(Checkpoint(path, "safetensors", refs))
         if low.endswith(".safetensors.index.json"):
             return _sharded(p.parent, p, path)
         if low.endswith(".json") and is_fingerprint(path):
             return load_fingerprint(path)
         if low.endswith(TORCH_SUFFIXES):
-            return Checkpoint(path, "torch", torch_tensors(str(p), p.name))
+            return _unique(Checkpoint(path, "torch", torch_tensors(str(p), p.name)))
         raise WeightsError(f"{path}: not a checkpoint scriptdiff reads (.safetensors, sharded index, "
                            f".bin/.pt, Megatron folder, or a weights fingerprint)")
     # a folder
@@ -121,6 +131,7 @@ def open_checkpoint(path: str) -> Checkpoint:
 
 
 def _unique(ck: Checkpoint) -> Checkpoint:
+    too_many(len(ck.tensors), ck.root)
     seen: dict[str, str] = {}
     for r in ck.tensors:
         if r.name in seen:
@@ -236,8 +247,38 @@ def refusal(torch_message: str) -> str:
             f"tensors where it was made, and compare that")
 
 
+def _zip_bounds(path: str, display: str) -> None:
+    """Refuse a PyTorch zip checkpoint that would take more than its own size to load: too
+    many entries, or compressed entries that inflate past the budget (budget.py). Read from
+    the zip's central directory, before torch sees the file; a legacy (non-zip) file passes."""
+    import zipfile
+
+    try:
+        with open_regular(path, display) as fh:
+            if not zipfile.is_zipfile(fh):
+                return
+            fh.seek(0)
+            with zipfile.ZipFile(fh) as zf:
+                infos = zf.infolist()
+    except (SourceError, OSError, zipfile.BadZipFile, ValueError, EOFError) as e:
+        raise WeightsError(f"{display}: cannot read the checkpoint's zip directory: {str(e).splitlines()[0]}") from None
+    if len(infos) > budget.TORCH_RECORDS:
+        raise WeightsError(f"{display}: a PyTorch checkpoint of {len(infos):,} entries, more than the "
+                           f"{budget.TORCH_RECORDS:,} scriptdiff reads; not loaded")
+    inflated = sum(i.file_size for i in infos if i.compress_type != zipfile.ZIP_STORED)
+    if inflated > budget.TORCH_INFLATED:
+        raise WeightsError(f"{display}: compressed entries that inflate to {inflated:,} bytes, more than the "
+                           f"{budget.TORCH_INFLATED:,} scriptdiff inflates (torch.save does not compress: a zip "
+                           f"bomb?); not loaded")
+
+
 def torch_tensors(path: str, display: str, subset: str | None = None) -> list[TensorRef]:
-    obj = _torch_load(path, display)  # raises WeightsError first when torch is absent
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise WeightsError(f"{display}: {TORCH_HINT}") from None
+    _zip_bounds(path, display)
+    obj = _torch_load(path, display)
     import torch
     if isinstance(obj, dict):
         keys = [k for k in obj if isinstance(k, str) and (k == "model" or re.fullmatch(r"model\d+", k)
@@ -245,7 +286,7 @@ def torch_tensors(path: str, display: str, subset: str | None = None) -> list[Te
         if subset == "model" or keys:
             obj = {k: obj[k] for k in keys} if len(keys) > 1 else (obj[keys[0]] if keys else {})
     flat: dict[str, object] = {}
-    _flatten(obj, "", flat, torch)
+    _flatten(obj, "", flat, torch, display)
     refs = []
     for name, t in flat.items():
         dtype = _TORCH_DTYPES.get(str(t.dtype).replace("torch.", ""), str(t.dtype).replace("torch.", ""))
@@ -259,15 +300,35 @@ def torch_tensors(path: str, display: str, subset: str | None = None) -> list[Te
     return refs
 
 
-def _flatten(obj, prefix: str, out: dict, torch) -> None:
-    if torch.is_tensor(obj):
-        out[prefix] = obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out, torch)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            _flatten(v, f"{prefix}.{i}" if prefix else str(i), out, torch)
+def _flatten(obj, prefix: str, out: dict, torch, display: str = "checkpoint") -> None:
+    """The tensors of a loaded object by dotted name, walked without recursion (budget.py:
+    TORCH_DEPTH levels, TORCH_PICKLE_NODES containers and tensors); a container inside itself
+    is refused (WeightsError), a container met twice elsewhere is walked each time."""
+    stack = [(obj, prefix, 0, ())]
+    nodes = 0
+    while stack:
+        o, name, depth, path = stack.pop()
+        nodes += 1
+        if nodes > budget.TORCH_PICKLE_NODES:
+            raise WeightsError(f"{display}: the checkpoint's object holds more than {budget.TORCH_PICKLE_NODES:,} "
+                               f"containers and tensors; not read")
+        if torch.is_tensor(o):
+            out[name] = o
+            continue
+        if isinstance(o, dict):
+            items = [(f"{name}.{k}" if name else str(k), v) for k, v in o.items()]
+        elif isinstance(o, (list, tuple)):
+            items = [(f"{name}.{i}" if name else str(i), v) for i, v in enumerate(o)]
+        else:
+            continue
+        if id(o) in path:
+            raise WeightsError(f"{display}: the checkpoint's object contains itself (at {name or 'the top'}); "
+                               f"not read")
+        if depth >= budget.TORCH_DEPTH:
+            raise WeightsError(f"{display}: the checkpoint's object is nested more than {budget.TORCH_DEPTH} "
+                               f"levels deep; not read")
+        inner = path + (id(o),)
+        stack.extend((v, k, depth + 1, inner) for k, v in reversed(items))
 
 
 # ---------------------------------------------------------------- fingerprints
@@ -626,6 +687,7 @@ def add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename=
     dtype_rule, values_rule = stats_rules()
     gref = {r.name: r for r in gck.tensors}
     nref = {(rename(r.name) if rename else r.name): r for r in nck.tensors}
+    measured = 0
     with Reader() as rg, Reader() as rn:
         for f in findings:
             if f.rule not in (dtype_rule, values_rule):
@@ -633,6 +695,11 @@ def add_stats(findings: list[Finding], gck: Checkpoint, nck: Checkpoint, rename=
             name = f.key[len(PREFIX):]
             g, n = gref.get(name), nref.get(name)
             if g is None or n is None:
+                continue
+            measured += 1
+            if measured > budget.STAT_TENSORS:  # the rest stay findings by hash, said to be unmeasured
+                f.message += (f" (values not measured: more than {budget.STAT_TENSORS:,} differing tensors "
+                              f"are measured in one run)")
                 continue
             st = tensor_stats(rg, g, rn, n)
             if st:

@@ -114,7 +114,7 @@ def compare_series(name: str, x, g, n, s: Settings, note: str = "") -> SeriesSta
     st.rel = rel
     st.mre_first = float(rel[:s.first].mean())
     st.mre_all = float(rel.mean())
-    w = s.window_for(len(rel))
+    w = min(s.window_for(len(rel)), len(rel))  # a run of one or two points is its own window
     st.window = w
     c = np.concatenate([[0.0], np.cumsum(rel)])
     m = (c[w:] - c[:-w]) / w  # m[i] = mean of rel[i:i+w]

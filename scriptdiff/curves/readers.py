@@ -25,10 +25,11 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import json
 import os
 
-from .. import gitsrc
-from ..jsonload import JSONError, loads
+from .. import budget, gitsrc
+from ..jsonload import JSONError, loads, too_deep
 from ..model import InputError
 from ..sources import SourceError, open_regular
 from ..tree import skip_dirs, walk
@@ -38,7 +39,6 @@ HEAD = 64 * 1024
 PROGRESS_EVERY = 1 << 20  # bytes between progress updates
 MAX_DICT_LINE = 64 * 1024  # a printed dict longer than this is not a metrics line
 MAX_LINE = 1 << 20  # a longer line is read in pieces of this size (a file without newlines stays bounded)
-MAX_JSON_DOC = 512 * 1024 * 1024  # a trainer_state.json is read whole: this is the cap
 
 STEP_FIELDS = ("current_steps", "global_step", "train/global_step", "trainer/global_step", "step", "_step",
                "Step", "iteration", "iter")
@@ -65,8 +65,8 @@ class _Opened:
     def open(self):
         if self.data is not None:
             return io.BytesIO(self.data)
-        if self.blob is not None:
-            return io.BytesIO(self.blob.data_stream.read())
+        if self.blob is not None:  # a git blob (gitsrc.BlobEntry): refused past the size cap
+            return io.BytesIO(self.blob.source().data)
         return open_regular(self.path, self.display)
 
 
@@ -80,7 +80,7 @@ def inputs(spec: str, errors: list, repo_dir: str = ".") -> list[_Opened]:
             found = gitsrc.listing(repo, rev, [path.strip("/")] if path.strip("/") else None, skip_dirs())
         except gitsrc.GitError as e:
             raise ReadError(str(e)) from None
-        return [_Opened(e.display, e.size, blob=e.blob) for _k, e in sorted(found.items())]
+        return [_Opened(e.display, e.size, blob=e) for _k, e in sorted(found.items())]
     if os.path.isdir(spec):
         found = walk(spec, skip_dirs(), errors, spec.rstrip("/"))
         return [_Opened(e.display, e.size, path=e.path) for _k, e in sorted(found.items())]
@@ -489,33 +489,179 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
     _finish(run, rec, names)
 
 
-def _trainer_state(f: _Opened, fh, run: Run) -> None:
-    if f.size > MAX_JSON_DOC:
-        run.errors.append(InputError(f.display, f"a trainer_state.json of {f.size} bytes is larger than "
-                                                f"{MAX_JSON_DOC} bytes; not read", fatal=True))
-        return
+def _trainer_state(f: _Opened, fh, side: Run) -> None:
+    """HF trainer_state.json, streamed: its log_history is decoded one record at a time
+    (_log_history), so memory follows one record, not the document. A malformed document
+    adds nothing to the side (its records are read into a run of their own first): a damaged
+    file is an error, never a shorter run."""
+    run = Run(label=side.label, cap=side.cap)
     try:
-        doc = loads(fh.read(), f.display)
-    except (JSONError, ValueError) as e:
-        run.errors.append(InputError(f.display, f"not valid JSON: {str(e).splitlines()[0]}", fatal=True))
+        _read_state(f, fh, run)
+    finally:
+        side.errors.extend(run.errors)
+        side.skipped_files.extend(run.skipped_files)
+        side.recognised.extend(run.recognised)
+    if any(e.fatal for e in run.errors):
         return
-    hist = doc.get("log_history") if isinstance(doc, dict) else None
-    if not isinstance(hist, list):
-        run.errors.append(InputError(f.display, "log_history is not a list; not read", fatal=True))
+    if not side.tracks:
+        side.tracks = run.tracks
         return
+    for name, t in run.tracks.items():  # a later file of a resumed run
+        for step, value in zip(*t.arrays()):
+            side.add(name, float(step), float(value), t.first_line)
+
+
+def _read_state(f: _Opened, fh, run: Run) -> None:
     rec = Recognised(path=f.display, reader=HF_STATE)
     names: set = set()
-    for d in hist:
-        if not isinstance(d, dict) or "train_runtime" in d:
-            continue
-        step = _number(d.get("step"))
-        if step is None:
-            continue
-        _add_record(run, names, d, step, lambda k: k == "step", (f.display, None))
-        _note(rec, step)
+    where = (f.display, None)
+    apps: dict = {"step": None}  # field -> its track's appenders (None: not a metric); the hot path
+    try:
+        for k, d in enumerate(_log_history(fh)):
+            if not isinstance(d, dict) or "train_runtime" in d:
+                continue
+            step = _number(d.get("step"))
+            if step is None:
+                continue
+            if k & 0x1FFF == 0:
+                for t in run.tracks.values():  # fold what the hot loop appended (bounded memory)
+                    t.due()
+            for key, v in d.items():
+                app = apps.get(key, False)
+                if app is None:
+                    continue
+                val = v if type(v) is float else _number(v) if not isinstance(v, str) else None
+                if val is None:
+                    continue
+                if app is False:  # a field met for the first time
+                    name = canonical(key)
+                    run.add(name, step, val, where)
+                    names.add(name)
+                    apps[key] = run.tracks[name].appenders()
+                    continue
+                app[0](step)
+                app[1](val)
+            _note(rec, step)
+    except JSONError as e:
+        run.errors.append(InputError(f.display, f"not valid JSON: {str(e).splitlines()[0]}", fatal=True))
+        return
+    except _NoHistory:
+        run.errors.append(InputError(f.display, "log_history is not a list; not read", fatal=True))
+        return
     if not rec.records:
         run.skipped_files.append(f"{f.display} (empty log_history)")
     _finish(run, rec, names)
+
+
+class _NoHistory(Exception):
+    """A JSON object without a log_history list."""
+
+
+_WS = " \t\n\r"
+_CHUNK = 1 << 20
+
+
+def _log_history(fh):
+    """The records of a trainer_state.json's top-level "log_history" list, one at a time.
+
+    The document is read in chunks of text; the top-level object's other values and each
+    record are decoded by the C decoder from a buffer that holds at most one of them and a
+    chunk (a value of more than budget.LOG_RECORD characters is an error). Raises JSONError
+    for malformed JSON, _NoHistory when there is no log_history list."""
+    dec = json.JSONDecoder()
+    text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="strict")
+    st = {"buf": "", "pos": 0, "eof": False, "done": 0}
+
+    def more() -> bool:
+        if st["eof"]:
+            return False
+        try:
+            chunk = text.read(_CHUNK)
+        except UnicodeDecodeError as e:
+            raise JSONError(f"not UTF-8 text ({e.reason})") from None
+        st["done"] += st["pos"]
+        st["buf"], st["pos"] = st["buf"][st["pos"]:] + chunk, 0
+        st["eof"] = not chunk
+        return bool(chunk)
+
+    def where() -> str:
+        return f"at character {st['done'] + st['pos'] + 1:,}"
+
+    def peek() -> str:
+        while True:
+            buf, pos = st["buf"], st["pos"]
+            while pos < len(buf) and buf[pos] in _WS:
+                pos += 1
+            st["pos"] = pos
+            if pos < len(buf):
+                return buf[pos]
+            if not more():
+                return ""
+
+    def expect(chars: str) -> str:
+        c = peek()
+        if not c or c not in chars:
+            raise JSONError(f"expected {' or '.join(repr(x) for x in chars)} {where()}"
+                            + ("" if c else " (the file ends early)"))
+        st["pos"] += 1
+        return c
+
+    def value():
+        peek()
+        while True:
+            try:
+                v, end = dec.raw_decode(st["buf"], st["pos"])
+            except json.JSONDecodeError as e:
+                if len(st["buf"]) - st["pos"] > budget.LOG_RECORD:
+                    raise JSONError(f"a value of more than {budget.LOG_RECORD:,} characters {where()}") from None
+                if more():
+                    continue
+                raise JSONError(f"{e.msg} {where()}") from None
+            except RecursionError:
+                raise JSONError(f"{too_deep()} {where()}") from None
+            if end == len(st["buf"]) and more():  # a number cut by the chunk's end: decode it whole
+                continue
+            st["pos"] = end
+            return v
+
+    expect("{")
+    if peek() == "}":
+        raise _NoHistory
+    while True:
+        key = value()
+        if not isinstance(key, str):
+            raise JSONError(f"expected a quoted key {where()}")
+        expect(":")
+        if key == "log_history":
+            if peek() != "[":
+                raise _NoHistory
+            expect("[")
+            if peek() == "]":
+                return
+            while True:
+                # the records whole in the buffer, decoded at once: a slice that decodes as the
+                # body of a list ends where a record does (a cut inside one leaves it unbalanced)
+                # (or, in the buffer that holds the list's end, a body that closes early: at the
+                # list's own "]", the records before it are all there is)
+                buf, pos = st["buf"], st["pos"]
+                cut = buf.rfind("}", pos)
+                batch = None
+                if cut > pos:
+                    try:
+                        body = "[" + buf[pos:cut + 1] + "]"
+                        batch, end = dec.raw_decode(body)
+                    except (json.JSONDecodeError, RecursionError):
+                        batch = None
+                if batch:
+                    st["pos"] = cut + 1 if end == len(body) else pos + end - 2  # after the batch, or at "]"
+                    yield from batch
+                else:
+                    yield value()
+                if expect(",]") == "]":
+                    return
+        value()
+        if expect(",}") == "}":
+            raise _NoHistory
 
 
 def _tensorboard(f: _Opened, run: Run) -> None:

@@ -28,6 +28,7 @@ LONG = "long-term difference"
 DOWNSTREAM = "equal losses, different downstream metrics"
 EQUAL = "equal"
 NOT_COMPARED = "not compared"
+FEW = 8  # fewer compared loss points than this: no window, divergence or spike can be told (spikes())
 
 
 @dataclass
@@ -126,7 +127,11 @@ def _judge(res: Result) -> None:
     ev.append(f"mean relative error of {loss.name}: first {min(s.first, loss.compared)} points {_pct(loss.mre_first)}, "
               f"whole run {_pct(loss.mre_all)} ({loss.compared} points)")
     a, b, m = loss.worst_window
-    ev.append(f"worst window of {loss.window} points: {unit}s {_step(a)}-{_step(b)}, mean relative error {_pct(m)}")
+    if loss.compared < FEW:
+        ev.append(f"only {loss.compared} point(s) compared: too few points for windows, a persistent "
+                  f"divergence or spikes; the verdict rests on these points alone")
+    else:
+        ev.append(f"worst window of {loss.window} points: {unit}s {_step(a)}-{_step(b)}, mean relative error {_pct(m)}")
     ev.append(f"largest relative error {_pct(loss.max_rel[1])} at {unit} {_step(loss.max_rel[0])}")
     if loss.first_beyond is not None:
         ev.append(f"first {unit} beyond {_pct(s.rtol)}: {_step(loss.first_beyond)}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..budget import TOO_LARGE, Meter, TooLarge, note
 from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..references import resolve
@@ -102,14 +103,24 @@ def extract(src, ctx):
     if isinstance(data.get("defaults"), list):
         ex.facts.extend(_defaults(data["defaults"], lines, src, src_lines))
         data = {k: v for k, v in data.items() if k != "defaults"}
-    data = interpolate(data)
+    big: list = []
+    data = interpolate(data, big)
+    too_large_notes(ex, big, lines)
     for path, value in leaves(data):
-        if not path:
+        if not path or value is TOO_LARGE:
             continue
         line = lines.get(path) or lines.get(path[:-1])
         facts = facts_for(path, value, style, src, line, src_lines, ex, ctx.root, dialects)
         ex.facts.extend(facts)
     return ex
+
+
+def too_large_notes(ex: Extract, big: list, lines) -> None:
+    """Settings too large to evaluate (budget.py), each one line of the input's account."""
+    for path, why in big[:5]:
+        ex.unread.append(note(dotted(path), why, lines.get(path)))
+    if len(big) > 5:
+        ex.unread.append(f"{len(big) - 5} more setting(s) too large to evaluate; not compared")
 
 
 def dialect_defaults(dialects: list[dict], plain: str | None) -> set[str]:
@@ -180,13 +191,29 @@ def _defaults(items: list, lines, src, src_lines) -> list[Fact]:
     return out
 
 
-def interpolate(data: Any) -> Any:
+def interpolate(data: Any, too_large: list | None = None) -> Any:
     """`${a.b}` resolved against the same config where it names a path of it (a value that is
     exactly one reference takes the referenced value and type); resolvers (`${oc.env:X}`),
-    relative references and unknown paths stay as written."""
+    relative references and unknown paths stay as written.
+
+    Each path is resolved once (a value referring to it N times reuses the result) and what
+    is built is metered (budget.py): a value over budget, or built from one, becomes
+    budget.TOO_LARGE and its path is appended to `too_large` (path, reason)."""
     flat = {dotted(p): v for p, v in leaves(data) if p}
     if not any(isinstance(v, str) and "${" in v for v in flat.values()):
         return data
+    meter = Meter()
+    done: dict[str, Any] = {}  # ref -> its resolved value (TOO_LARGE when over budget)
+    why: dict[str, TooLarge] = {}
+
+    def ref_value(ref: str, depth: int) -> Any:
+        if ref not in done:
+            done[ref] = flat[ref]  # a reference back to itself while resolving stays as written
+            try:
+                done[ref] = sub(flat[ref], depth + 1)
+            except TooLarge as e:
+                done[ref], why[ref] = TOO_LARGE, e
+        return done[ref]
 
     def sub(v: Any, depth: int = 0) -> Any:
         if not isinstance(v, str) or "${" not in v or depth > 8:
@@ -194,28 +221,41 @@ def interpolate(data: Any) -> Any:
         s = v.strip()
         if s.startswith("${") and s.endswith("}") and s.count("${") == 1:
             ref = s[2:-1].strip()
-            return sub(flat[ref], depth + 1) if ref in flat else v
-        out, i = "", 0
+            return ref_value(ref, depth) if ref in flat else v
+        out, i = [], 0
+        size = 0
         while i < len(v):
             j = v.find("${", i)
             k = v.find("}", j) if j >= 0 else -1
             if j < 0 or k < 0:
-                out += v[i:]
+                out.append(v[i:])
                 break
             ref = v[j + 2:k].strip()
-            val = sub(flat[ref], depth + 1) if ref in flat else None
-            out += v[i:j] + (str(val) if val is not None and not isinstance(val, (dict, list)) else v[j:k + 1])
+            val = ref_value(ref, depth) if ref in flat else None
+            if val is TOO_LARGE:
+                raise why.get(ref) or TooLarge("it is built from a value too large to evaluate")
+            piece = str(val) if val is not None and not isinstance(val, (dict, list)) else v[j:k + 1]
+            size += j - i + len(piece)
+            if size > meter.value_chars:
+                raise TooLarge(f"more than {meter.value_chars:,} characters")
+            out += (v[i:j], piece)
             i = k + 1
-        return out
+        meter.value(size, len(out))
+        return "".join(out)
 
-    def walk(x: Any) -> Any:
+    def walk(x: Any, path: tuple) -> Any:
         if isinstance(x, dict):
-            return {k: walk(v) for k, v in x.items()}
+            return {k: walk(v, path + (k,)) for k, v in x.items()}
         if isinstance(x, list):
-            return [walk(v) for v in x]
-        return sub(x)
+            return [walk(v, path + (i,)) for i, v in enumerate(x)]
+        try:
+            return sub(x)
+        except TooLarge as e:
+            if too_large is not None:
+                too_large.append((path, e))
+            return TOO_LARGE
 
-    return walk(data)
+    return walk(data, ())
 
 
 def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, root: str | None = None,

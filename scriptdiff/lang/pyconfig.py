@@ -11,6 +11,11 @@ neutral sections. A value that is not a literal (a call of another function, an 
 is kept as its source text. `_base_` inheritance is not merged: the input says so (unread), so
 a pair never passes silently with its bases uncompared.
 
+Names share their values (`b = dict(x=a, y=a)` holds `a` twice, not a copy), so a 1 KB file
+can describe a tree of millions of leaves. Each bound value's size in leaves is measured
+(once per shared subtree) against the budgets of scriptdiff/budget.py; a value over them is
+too large to evaluate: left out, said in the input's account, the rest compared.
+
 `looks_like_config(head, basename)` is the kind's sniff (rules/kinds.yaml `pyconfig`): a
 module made only of imports, assignments and `with read_base():` blocks, at least one of
 them a `dict(...)` or `{...}` value, and no function or class.
@@ -21,10 +26,12 @@ import ast
 import operator
 from typing import Any
 
+from .. import budget
+from ..budget import TOO_LARGE, TooLarge
 from ..model import Extract, InputError
 from ..registry import dialects_for
 from ..vocabulary import detect_dialects
-from .config import dialect_defaults, facts_for, interpolate, leaves
+from .config import dialect_defaults, facts_for, interpolate, leaves, too_large_notes
 
 KIND = "pyconfig"
 ALLOWED = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.Expr, ast.With, ast.Pass)
@@ -104,12 +111,14 @@ def extract(src, ctx) -> Extract:
         bases = env["_base_"] if isinstance(env["_base_"], list) else [env["_base_"]]
         ex.unread.append(f"line {lines.get(('_base_',), 1)}: inherits _base_ config(s) "
                          f"{', '.join(str(b) for b in bases)}: their settings are not merged or compared")
-    data = interpolate(data)
+    big = [((name,), why) for name, why in reader.too_large]
+    data = interpolate(data, big)
+    too_large_notes(ex, big, lines)
     dialects = detect_dialects(dialects_for(KIND), [".".join(str(p) for p in path) for path, _ in leaves(data)])
     ex.frameworks |= dialect_defaults(dialects, None)  # no framework's defaults are known for a plain one
     src_lines = text.splitlines()
     for path, value in leaves(data):
-        if not path:
+        if not path or value is TOO_LARGE:
             continue
         line = lines.get(path) or lines.get(path[:-1])
         if isinstance(value, _Opaque):
@@ -134,6 +143,9 @@ class _Reader:
     def __init__(self, env: dict, lines: dict):
         self.env = env
         self.lines = lines
+        self.settings = 0  # leaves of the values bound so far
+        self.sizes: dict[int, tuple[Any, tuple]] = {}  # id(container) -> (it, leaves under it): kept alive
+        self.too_large: list[tuple[str, TooLarge]] = []  # names bound to a value over budget
 
     def statement(self, stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -145,8 +157,39 @@ class _Reader:
             self.bind(stmt.target.id, self.value(stmt.value, ()), stmt.value)
 
     def bind(self, name: str, value: Any, node) -> None:
+        try:
+            n = self.size(value)[1]  # a shared subtree counts each time it occurs
+            if n <= 4 * sum(1 for _ in ast.walk(node)) + 16:
+                pass  # no larger than it is written: the file's text bounds it, not the budget
+            elif self.settings + n > budget.FILE_SETTINGS:
+                raise TooLarge(f"the file's values would hold more than {budget.FILE_SETTINGS:,} settings, "
+                               f"each counted once per level of nesting")
+            else:
+                self.settings += n
+        except TooLarge as e:
+            value = TOO_LARGE
+            self.too_large.append((name, e))
         self.env[name] = value
         self._lines((name,), node)
+
+    def size(self, value: Any) -> tuple[int, int]:
+        """(leaves, their path parts) of a value as a tree (what leaves() enumerates, and what
+        reading its leaves costs), each distinct container measured once; raises TooLarge past
+        the per-value budget."""
+        if not isinstance(value, (dict, list)):
+            return 1, 1
+        got = self.sizes.get(id(value))
+        if got is not None and got[0] is value:
+            return got[1]
+        leaves = parts = 0
+        for v in (value.values() if isinstance(value, dict) else value):
+            a, b = self.size(v)
+            leaves, parts = leaves + a, parts + a + b
+        n = (max(1, leaves), max(1, parts))
+        if n[1] > budget.FILE_SETTINGS:
+            raise TooLarge(f"more than {budget.FILE_SETTINGS:,} settings, each counted once per level of nesting")
+        self.sizes[id(value)] = (value, n)
+        return n
 
     def _lines(self, path: tuple, node) -> None:
         self.lines[path] = node.lineno

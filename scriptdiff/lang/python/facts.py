@@ -5,7 +5,10 @@ argparse `add_argument(..., default=)`, TrainingArguments-like config constructo
 autocast, clip_grad_norm_, seeds and determinism switches: which calls and keywords are read
 is the `fact_calls` table in rules/python.yaml; keys and types come from the vocabulary.
 Values are evaluated without running anything: literals, arithmetic on literals, module
-level constants (`LR = 1e-4`) and `args.<dest>` references to an argparse default.
+level constants (`LR = 1e-4`) and `args.<dest>` references to an argparse default. An
+evaluation is metered (scriptdiff/budget.py): constants that refer to each other many times
+over (`A1 = [A0, A0, ...]`), or products of huge numbers, are too large to evaluate, which the
+input's account says (Parsed.too_large) instead of building them.
 
 Every argument read this way is *owned* by the hyperparameter comparison: the structural
 diff sees it as a placeholder, so a changed lr is reported once, as a hyperparameter.
@@ -16,6 +19,7 @@ import ast
 
 import libcst as cst
 
+from ...budget import Meter, TooLarge, check_number, note
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...secrets import is_secret, redact_text, withheld
 from ...vocabulary import key_type, lookup, normalize, spelling_index
@@ -58,12 +62,30 @@ class Reader:
         self.side = side
         self.nm = Norm(p)
         self.argdests: dict[str, str] = {}
+        self.meter = Meter()  # the evaluation work of this reader (budget.py)
+        self.steps = 0  # of the value being evaluated
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, node, used: list, depth: int = 0):
+        if depth:
+            return self._evaluate(node, used, depth)
+        self.steps = 0
+        try:
+            return self._evaluate(node, used, 0)
+        except TooLarge as e:  # not known statically, and said so
+            what = note(f"`{_clip(self.p, node)}`", e, self.p.line_of(node))
+            if what not in self.p.too_large:
+                self.p.too_large.append(what)
+            raise NotLiteral from None
+
+    def _evaluate(self, node, used: list, depth: int):
         t = type(node)
         if depth > 20:
             raise NotLiteral
+        self.steps += 1
+        if self.steps > self.meter.value_pieces:
+            raise TooLarge(f"more than {self.meter.value_pieces:,} evaluation steps")
+        self.meter.step()
         v = device_value(self.p, node)  # `fp16=is_torch_npu_available()`: this device's answer
         if v is not MISSING:
             return v
@@ -133,25 +155,9 @@ class Reader:
             b = self.evaluate(node.right, used, depth + 1)
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
                 raise NotLiteral
-            op = type(node.operator)
-            try:
-                if op is cst.Add:
-                    return a + b
-                if op is cst.Subtract:
-                    return a - b
-                if op is cst.Multiply:
-                    return a * b
-                if op is cst.Divide:
-                    return a / b
-                if op is cst.FloorDivide:
-                    return a // b
-                if op is cst.Modulo:
-                    return a % b
-                if op is cst.Power and abs(b) <= 128 and abs(a) < 1e6:
-                    return a ** b
-            except (ZeroDivisionError, OverflowError, ValueError):
-                raise NotLiteral from None
-            raise NotLiteral
+            r = _arith(type(node.operator), a, b)
+            check_number(r)
+            return r
         if t in (cst.Tuple, cst.List):
             return [self.evaluate(e.value, used, depth + 1) for e in node.elements]
         raise NotLiteral
@@ -399,6 +405,33 @@ class Reader:
         for a in flags.values():
             self.p.owned[id(a.value)] = "params_dtype"
         self.p.fact_calls.add(id(call))
+
+
+def _arith(op, a, b):
+    """a op b on numbers, or NotLiteral."""
+    try:
+        if op is cst.Add:
+            return a + b
+        if op is cst.Subtract:
+            return a - b
+        if op is cst.Multiply:
+            return a * b
+        if op is cst.Divide:
+            return a / b
+        if op is cst.FloorDivide:
+            return a // b
+        if op is cst.Modulo:
+            return a % b
+        if op is cst.Power and abs(b) <= 128 and abs(a) < 1e6:
+            return a ** b
+    except (ZeroDivisionError, OverflowError, ValueError):
+        raise NotLiteral from None
+    raise NotLiteral
+
+
+def _clip(p: Parsed, node) -> str:
+    text = " ".join(p.code(node).split())
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 _BUILTINS = {"int": int, "float": float, "str": str, "max": max, "min": min, "abs": abs, "round": round}

@@ -77,6 +77,7 @@ class Parsed:
     names: set | None = None  # every Name in the file, computed on demand (values)
     options: dict | None = None  # option or dataclass field name -> (its label, default node) (facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
+    too_large: list[str] = field(default_factory=list)  # values over an evaluation budget, a line each
     size: int = 0  # bytes of source (the parse cache's measure)
     spec: object | None = None  # what specialising it to one device gave (specialise.Specialised)
 

@@ -125,7 +125,8 @@ def extract(src, ctx, partner=None):
         return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
     errors = [InputError(src.name, p.fact_error)] if p.fact_error else []
     masked, notes = device_account(p, ctx.side)
-    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes)
+    return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
+                   unread=list(p.too_large))
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:

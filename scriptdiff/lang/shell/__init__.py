@@ -72,6 +72,9 @@ def extract(src, ctx) -> Extract:
     for name, count, line in rec.unknown:
         ex.unread.append(f"line {line}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
+    ex.unread.extend(rec.too_large)
+    if rec.too_large_more:
+        ex.unread.append(f"{rec.too_large_more} more value(s) too large to evaluate; not compared")
     ex.understood = rec.launches > 0
     rec.facts.extend(commented_facts(rec, commented))
     rec.finish()  # secrets out of the source excerpts

@@ -4,12 +4,15 @@ Assignments (`VAR=...`, `+=`, arrays), `export` / `declare` / `local` / `readonl
 functions (evaluated where they are called), `source`, control structures in order, and
 commands: a launcher command goes to the LaunchReader, with its `VAR=x` prefixes as
 environment; a command that a comment line cut in two is rejoined. The variables live here;
-expansion is the Expander's job.
+expansion is the Expander's job. A value over an evaluation budget (scriptdiff/budget.py)
+becomes one "too large to evaluate" segment, said once in the input's account; a command
+whose words are over it is not read; the rest of the script is.
 """
 from __future__ import annotations
 
 import os
 
+from ...budget import TOO_LARGE_TEXT, TooLarge
 from ...model import InputError
 from .env import env_fact, sourced_fact
 from .launch import LaunchReader
@@ -67,7 +70,10 @@ class Evaluator:
                     self.command(node, extra)
                     i = j
                     continue
-            self.statement(node)
+            try:
+                self.statement(node)
+            except TooLarge as e:  # a command's words (an assignment marks its variable itself)
+                self.rec.over_budget(f"the command at line {x.line_of(node)}", e, x.line_of(node))
             i += 1
 
     def statement(self, node) -> None:
@@ -183,15 +189,29 @@ class Evaluator:
         line = x.line_of(node)
         append = any(c.type == "+=" for c in node.children)
         old = self.vars.get(name)
-        if value is not None and value.type == "array":
-            ws = x.words(value)
-            if append and old is not None and old.kind == "array":
-                ws = old.words + ws
+        array = value is not None and value.type == "array"
+        try:
+            if array:
+                ws = x.words(value)
+                if append and old is not None and old.kind == "array":
+                    ws = old.words + ws
+                x.meter.value(sum(len(sg.text) for w in ws for sg in w.segs), len(ws))
+                too_large = any(sg.text == TOO_LARGE_TEXT for w in ws for sg in w.segs)
+            else:
+                segs = x.concat_segs(value, quoted=True) if value is not None else []
+                if append and old is not None and old.kind == "scalar":
+                    segs = old.segs + segs
+                x.charge(segs)
+                too_large = any(sg.text == TOO_LARGE_TEXT for sg in segs)
+        except TooLarge as e:
+            self.rec.over_budget(f"${name}", e, line)
+            too_large = True
+        if too_large:  # built from a value too large to evaluate: one marker, never a doubling of it
+            marker = [Seg(TOO_LARGE_TEXT, line, (), (name,), True)]
+            ws, segs = [Word(marker)], marker
+        if array:
             self.vars[name] = Var("array", words=ws, line=line, exported=exported)
         else:
-            segs = x.concat_segs(value, quoted=True) if value is not None else []
-            if append and old is not None and old.kind == "scalar":
-                segs = old.segs + segs
             self.vars[name] = Var("scalar", segs=segs, line=line, exported=exported or bool(old and old.exported))
         if exported or (old and old.exported):
             self.export(name, node)

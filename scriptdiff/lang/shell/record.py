@@ -12,6 +12,7 @@ report line). Values withheld as secret-looking are remembered (`withhold`), and
 """
 from __future__ import annotations
 
+from ...budget import note
 from ...model import Fact, InputError
 from ...secrets import redact_text, secret_words
 from ...vocabulary import canonical_flag
@@ -40,6 +41,15 @@ class Record:
         self.devices = None  # the device tests decided for this side (specialise.Devices)
         self._starts: list[int] | None = None  # offset of each line in src.text
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
+        self.too_large: list[str] = []  # values over an evaluation budget, one line each (budget.py)
+        self.too_large_more = 0  # and how many more were not listed
+
+    def over_budget(self, what: str, why, line: int) -> None:
+        """A value too large to evaluate (budget.TooLarge): said once per value, the first few."""
+        if len(self.too_large) < 5:
+            self.too_large.append(note(what, why, line))
+        else:
+            self.too_large_more += 1
 
     def unknown_command(self, words, line: int, wraps: bool = False) -> None:
         """A command that is no known launcher: remembered when it passes options that look like

@@ -5,12 +5,16 @@ it came through and the names that could not be resolved. The Expander turns a
 tree-sitter-bash node into the words bash would see: quoting, `$VAR` / `${VAR}` and their
 default / alternative forms, `${#VAR}`, arrays `"${ARR[@]}"`, `$((...))` on known values and
 word splitting of unquoted expansions. It reads and (for `${VAR:=d}`) writes the variables it
-is given; it never runs anything: `$(...)` stays unresolved text.
+is given; it never runs anything: `$(...)` stays unresolved text. What it copies out of
+variables is metered (scriptdiff/budget.py): `A=$A$A` doubled 22 times raises TooLarge
+instead of building four million segments.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from ...budget import Meter, check_number
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # one token: an environment variable name
 
@@ -153,6 +157,7 @@ class Expander:
     def __init__(self, data: bytes, variables: dict[str, Var]):
         self.data = data
         self.vars = variables
+        self.meter = Meter()  # what expansions copy out of variables (budget.py)
         self._arith_unresolved: set = set()
         self._arith_via: set = set()
 
@@ -167,6 +172,10 @@ class Expander:
     def lookup(self, name: str) -> Var | None:
         return self.vars.get(name)
 
+    def charge(self, segs: list[Seg]) -> None:
+        """Meter a copy of `segs` (budget.py); raises TooLarge."""
+        self.meter.value(sum(len(s.text) for s in segs), len(segs))
+
     def var_segs(self, name: str, node_line: int, quoted: bool) -> list[Seg]:
         var = self.lookup(name)
         if var is None:
@@ -175,6 +184,7 @@ class Expander:
             segs = var.words[0].segs if var.words else []
         else:
             segs = var.segs
+        self.charge(segs)
         return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted) for s in segs]
 
     def expansion(self, node, quoted: bool) -> list[list[Seg]] | list[Seg]:
@@ -201,6 +211,8 @@ class Expander:
                 return [Seg(self.t(node), line, (), (name,), quoted)]
             words = v.words if v.kind == "array" else [Word(list(v.segs))]
             if idx in ("@", "*"):
+                self.meter.value(sum(len(s.text) for w in words for s in w.segs),
+                                 len(words) + sum(len(w.segs) for w in words))
                 return [[Seg(s.text, s.line, s.via + (name,), s.unresolved, True) for s in w.segs] for w in words]
             try:
                 w = words[int(idx)]
@@ -412,6 +424,7 @@ class Expander:
             self._arith_unresolved = set()
             self._arith_via = set()
             v = self.arith(node)
+            check_number(v)  # no setting is that large; str() of it may not even work
             if v is None:
                 return [Word([Seg(self.t(node), line, tuple(self._arith_via), tuple(self._arith_unresolved) or ("$((...))",),
                                   quoted)])]
