@@ -23,6 +23,7 @@ from . import cache
 from .model import (REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, MissingReference, Options,
                     PairResult, Report, SideContext)
 from .devices import may_branch
+from .packages import CONSTRAINT, as_constraints
 from .references import DiskResolver
 from .references import source_identity as _identity
 from .registry import Kind, detect, kinds, referenced_kind
@@ -404,7 +405,10 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
             continue
         if programs is not None and key == REF_PROGRAM:
             programs.append((ref, line, src, rsrc))
+        _named_kind(rsrc, key, ref)
         rex = extract(rsrc, ctx)
+        if key == CONSTRAINT:  # -c FILE: pins for what the lists install, not a list of its own
+            rex = replace(rex, facts=as_constraints(rex.facts))
         # a referenced config belongs to the invocation that names it
         inv = next((f.meta.get("invocation") for f in ex.facts if f.meta.get("reference")
                     and f.meta.get("written") == ref and f.line == line), None)
@@ -413,6 +417,18 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         out.append((rsrc, rex))
         out.extend(follow_references(rex, rsrc, ctx, seen, account, programs))
     return out
+
+
+def _named_kind(rsrc: Source, key: str, ref: str) -> None:
+    """A file read as the kind its reference names when its content alone says another kind
+    that feeds other checks: `pip install -r deps.txt` names a requirements file even when
+    its first lines do not look like one, `conda env create -f env.yml` a conda environment."""
+    named = referenced_kind(key, ref)
+    if named is None or rsrc.is_binary():
+        return
+    found = detect(rsrc)
+    if found is not named and not set(found.checks) & set(named.checks):
+        rsrc.kind = named.name
 
 
 def _missing(ex: Extract, src: Source, ref: str, line, key: str, tried: list[str], index: int) -> MissingReference:

@@ -518,8 +518,8 @@ def could_set(m: MissingReference, f: Fact) -> bool:
     """Whether the config `m`, found nowhere, could have set the setting of fact `f` (a key the
     other side has): a key of a check its kind feeds that the kind can set (rules/kinds.yaml
     `sets`, less what the referring run fills in itself), or a value derived from one."""
-    if f.origin == ORIGIN_DEFAULT:  # not a setting (a flag only commented out there): nothing to hide
-        return False
+    if f.origin == ORIGIN_DEFAULT or f.meta.get("counterpart") or f.meta.get("marker"):
+        return False  # not a setting (a flag only commented out there, a counterpart's stand-in): nothing to hide
     kind = registry_kind(m.kind) if m.kind else None
     if kind is not None and f.check not in kind.checks:
         return False

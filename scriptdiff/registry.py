@@ -300,8 +300,9 @@ def _references() -> dict[tuple[str, str], Kind]:
 
 
 def reference_suffixes() -> tuple[str, ...]:
-    """The suffixes of every kind a reference may name (a positional `x.yaml` word is a config)."""
-    return tuple(sorted({s for _n, s in _references()}))
+    """The suffixes of the kinds a `config` reference may name: a positional `x.yaml` word of a
+    launch command is read as its config (a package list's .txt is named by `-r`, never so)."""
+    return tuple(sorted({s for n, s in _references() if n == "config"}))
 
 
 def kind_can_set(kind: str | Kind, key: str, frameworks=(), dialect: str | None = None) -> bool:

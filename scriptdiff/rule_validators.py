@@ -485,6 +485,35 @@ section("launchers", Record({
     required=("entries",), need="entries, one per launcher"))
 
 
+section("installers", ListOf(Record(
+    {"name": Name(), "commands": NAMES, "modules": NAMES, "subcommands": NAMES, "syntax": Enum("pip", "conda"),
+     "requirements": NAMES, "constraints": NAMES, "environment": NAMES, "editable": NAMES, "valued": NAMES},
+    required=("name", "subcommands", "syntax"), need={"name": "a name", "subcommands": "the words that install",
+                                                      "syntax": "pip or conda"}),
+    expect="a list of installers, one mapping each"))
+
+
+@validator
+def check_installers(rs: RuleSet) -> None:
+    """`installers:` (rules/shell.yaml): each named once, recognised by commands or modules, and
+    no command word with the same subcommand claimed twice."""
+    rs.conform("installers")
+    names: dict[str, int] = {}
+    claimed: dict[tuple, str] = {}
+    for i, e in enumerate(rs.section("installers") or []):
+        at = ("installers", i)
+        if e["name"] in names:
+            raise rs.error(at + ("name",), f"the name {e['name']!r} is used twice")
+        names[e["name"]] = i
+        if not e.get("commands") and not e.get("modules"):
+            raise rs.error(at, f"{e['name']}: needs commands or modules to be recognised by")
+        for word in (e.get("commands") or []) + [f"-m {m}" for m in e.get("modules") or []]:
+            for sub in e["subcommands"]:
+                if (word, sub) in claimed:
+                    raise rs.error(at + ("subcommands",), f"{word} {sub} is also {claimed[(word, sub)]}'s")
+                claimed[(word, sub)] = e["name"]
+
+
 @validator
 def check_launchers(rs: RuleSet) -> None:
     """`launchers:` (rules/shell.yaml and any pack adding a launcher): each launcher named once,

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import os
 
+from conftest import write_files
+
 from scriptdiff.model import Options
 from scriptdiff.pipeline import diff_files
 from scriptdiff.references import resolve
 from scriptdiff.registry import kind_can_set
 
 
-def write(root, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+write = write_files
 
 
 def run(tmp_path, main: str):

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import rows_by_file, write_files
 
 from scriptdiff import api
 from scriptdiff.model import Options, SideContext
@@ -17,21 +18,10 @@ from scriptdiff.pipeline import diff_files
 from scriptdiff.sources import Source
 
 
-def write(root, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+write = write_files
 
 
-def rows(report):
-    """(rule, key, GPU value, NPU value, GPU file, GPU line, NPU file, NPU line), sorted."""
-    def base(s):
-        return s.path.replace("\\", "/").rsplit("/", 1)[-1] if s is not None and s.path else None
-
-    return sorted((f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None, base(f.gpu),
-                   f.gpu.line if f.gpu else None, base(f.npu), f.npu.line if f.npu else None)
-                  for f in report.findings)
+rows = rows_by_file
 
 
 def pair(tmp_path, gpu: str, npu: str, name: str = "run.sh", cache: bool = False):

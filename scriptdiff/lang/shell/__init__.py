@@ -58,7 +58,7 @@ def extract(src, ctx) -> Extract:
                                               f"analysed, the rest of the script was"))
     rec.commented.update(commented_flags(root, data))
     Evaluator(rec, data).run(root)
-    if rec.launches == 0 and not rec.unknown:
+    if rec.launches == 0 and not rec.unknown and not rec.installs:
         ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
                                               "python) found; only environment exports were read"))
     for name, count, line in rec.unknown:
@@ -67,7 +67,7 @@ def extract(src, ctx) -> Extract:
     ex.unread.extend(rec.too_large)
     if rec.too_large_more:
         ex.unread.append(f"{rec.too_large_more} more value(s) too large to evaluate; not compared")
-    ex.understood = rec.launches > 0
+    ex.understood = rec.launches > 0 or rec.installs > 0
     rec.facts.extend(commented_facts(rec, rec.commented))
     rec.finish()  # secrets out of the source excerpts; fragment lines named by their file
     ex.facts = rec.facts

@@ -28,6 +28,7 @@ from ...model import InputError
 from ...references import DiskResolver
 from ...sources import SourceError
 from .comments import commented_flags
+from . import install
 from .env import env_fact, sourced_fact
 from .launch import LaunchReader
 from .launchers import table
@@ -61,6 +62,7 @@ class Evaluator:
         self.x = Expander(data, self.vars)
         self.table = table()
         self.launcher = LaunchReader(rec, self.table)
+        self.installer = install.InstallReader(rec)
         self.functions: dict[str, tuple] = {}  # name -> (body node, the text it is in: Expander.state)
         self.depth = 0
         self.sourcing: list[str] = []  # the fragments being read, innermost last (a loop is read once)
@@ -336,7 +338,12 @@ class Evaluator:
                 finally:
                     self.depth -= 1
             return
-        if t.find(name) is None:
+        entry = t.find(name)
+        hit = install.match(words, interpreter=entry is not None and entry.program == "interpreter")
+        if hit is not None:  # pip install -r requirements_gpu.txt, conda create ... python=3.10
+            self.installer.read(hit[0], hit[1], line)
+            return
+        if entry is None:
             texts = [w.text for w in words]
             wraps = any(tx == "--" and i + 1 < len(texts) and t.looks_like(os.path.basename(texts[i + 1]))
                         for i, tx in enumerate(texts))  # ray job submit ... -- python3 -m ...
@@ -344,7 +351,6 @@ class Evaluator:
             return
         # the launcher's environment: the script's exported variables, then its `VAR=x` prefixes
         envw = {k: Word(list(v.segs)) for k, v in self.vars.items() if v.exported and v.kind == "scalar"}
-        entry = t.find(name)
         # prefixes the launcher reads as its options (NPROC_PER_NODE=8 swift sft) give world_size and
         # master_port facts, not environment facts as well
         consumed = {n for n in entry.environment if n.lower() in entry.world_size or n.lower() in t.shared_facts}

@@ -37,6 +37,7 @@ class Record:
         self.references: list[tuple[str, int | None, str]] = []
         self.frameworks: set[str] = set()
         self.launches = 0
+        self.installs = 0  # commands that install packages (install.py): a setup script's package list
         # commands that pass training-like options to a program scriptdiff does not know:
         # (command words as shown, number of options, line)
         self.unknown: list[tuple[str, int, int]] = []
