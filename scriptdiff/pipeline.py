@@ -524,8 +524,8 @@ def could_set(m: MissingReference, f: Fact) -> bool:
     if kind is not None and f.check not in kind.checks:
         return False
     keys = (f.key,) + (tuple(f.meta.get("inputs") or ()) if f.derived else ())
-    if kind is None:  # an option no kind lists: what it names could set anything of its check
-        return True
+    if kind is None:  # an option no kind lists: what it names could set any setting
+        return f.check == "hyperparameters"
     return any(kind_can_set(kind, k, m.frameworks, m.dialect) for k in keys)
 
 

@@ -183,12 +183,13 @@ def test_absolute_and_ascend_scripts_are_not_read():
     assert f["env:source x.sh"][0] == "$HOME/x.sh" and ex.sourced == []
 
 
-def test_a_fragment_that_sources_itself_is_read_once(tmp_path):
+def test_a_fragment_that_sources_itself_or_the_script_is_read_once(tmp_path):
     write(tmp_path, {"gpu/run.sh": "source ./a.sh\ntorchrun pretrain_gpt.py $X\n",
-                     "gpu/a.sh": "X=\"$X --lr 1e-4\"\nsource ./a.sh\n"})
+                     "gpu/a.sh": "X=\"$X --lr 1e-4\"\nsource ./a.sh\nsource ./run.sh\n"})
     ex = shell.extract(Source(name="run.sh", data=(tmp_path / "gpu/run.sh").read_bytes(),
                               origin=str(tmp_path / "gpu/run.sh")), SideContext("gpu"))
-    assert {f.key: f.value for f in ex.facts}["lr"] == 1e-4
+    assert [(f.key, f.value, f.line) for f in ex.facts if f.key == "lr"] == [("lr", 1e-4, 1)]
+    assert [ident.rsplit("/", 1)[-1] for _w, _l, ident, _d in ex.sourced] == ["a.sh", "a.sh", "run.sh"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from ...budget import TOO_LARGE_TEXT, TooLarge
 from ...model import InputError
-from ...references import DiskResolver
+from ...references import DiskResolver, source_identity
 from ...sources import SourceError
 from .comments import commented_flags
 from . import install
@@ -65,7 +65,8 @@ class Evaluator:
         self.installer = install.InstallReader(rec)
         self.functions: dict[str, tuple] = {}  # name -> (body node, the text it is in: Expander.state)
         self.depth = 0
-        self.sourcing: list[str] = []  # the fragments being read, innermost last (a loop is read once)
+        # the script and the fragments being read, innermost last: one that sources any of them is not read again
+        self.sourcing: list[str] = [source_identity(rec.src)] if getattr(rec.src, "origin", None) else []
         # device tests decided for this side's device (specialise.py)
         rec.devices = self.devices = Devices(self.x, getattr(rec.ctx, "side", "gpu"))
         self.devices.at = rec.at
@@ -419,7 +420,7 @@ class Evaluator:
         path = word.text
         rec = self.rec
         if not path or word.unresolved or os.path.isabs(path) or path.startswith("~") \
-                or self.depth >= DEPTH or len(self.sourcing) >= DEPTH:
+                or self.depth >= DEPTH or len(self.sourcing) > DEPTH:
             sourced_fact(rec, path, line)
             return
         src = self.fragment(path, line)
