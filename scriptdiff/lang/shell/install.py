@@ -60,21 +60,21 @@ def installers() -> tuple[Installer, ...]:
 def match(words: list[Word], interpreter: bool) -> tuple[Installer, list[Word]] | None:
     """The installer a command is, and its words after the subcommand; `interpreter`: the first
     word is a Python interpreter (`python -m pip install ...`)."""
-    texts = [w.text for w in words]
-    name = os.path.basename(texts[0])
+    name = os.path.basename(words[0].text)
     rest = 1
     if interpreter:
         i = 1
-        while i < len(texts) and texts[i].startswith("-") and texts[i] != "-m":
+        while i < len(words) and words[i].text.startswith("-") and words[i].text != "-m":
             i += 1
-        if i + 1 >= len(texts) or texts[i] != "-m":
+        if i + 1 >= len(words) or words[i].text != "-m":
             return None
-        name, rest = f"-m {texts[i + 1]}", i + 2
-    for inst in installers():
-        if name not in inst.commands and name not in (f"-m {m}" for m in inst.modules):
-            continue
+        name, rest = f"-m {words[i + 1].text}", i + 2
+    found = [inst for inst in installers() if name in inst.commands or name in (f"-m {m}" for m in inst.modules)]
+    if not found:  # most commands: no installer, and a launch command's words are not read here
+        return None
+    for inst in found:
         for sub in inst.subcommands:
-            if tuple(texts[rest:rest + len(sub)]) == sub:
+            if tuple(w.text for w in words[rest:rest + len(sub)]) == sub:
                 return inst, words[rest + len(sub):]
     return None
 
