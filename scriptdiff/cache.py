@@ -136,7 +136,7 @@ RECORDS: dict[str, tuple[tuple[str, Any], ...]] = {
 SHAPES: dict[str, Any] = {
     "extract": {"facts": ["fact"], "errors": ["error"], "masked": ["masked"], "frameworks": [STR],
                 "references": [LIST], "findings": ["finding"], "unread": [STR], "understood": BOOL,
-                "dialects": [STR], "notes": [STR]},
+                "dialects": [STR], "notes": [STR], "sourced": [LIST]},
     "pair": {"findings": ["finding"], "masked": ["masked"], "errors": ["error"]},
 }
 
@@ -217,7 +217,7 @@ def dump_extract(ex) -> dict:
             "masked": [dump_masked(m) for m in ex.masked], "frameworks": sorted(ex.frameworks),
             "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings],
             "unread": list(ex.unread), "understood": bool(ex.understood), "dialects": sorted(ex.dialects),
-            "notes": list(ex.notes)}
+            "notes": list(ex.notes), "sourced": [list(x) for x in ex.sourced]}
 
 
 def load_extract(d: dict, checked: bool = True):
@@ -229,7 +229,8 @@ def load_extract(d: dict, checked: bool = True):
                    masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
                    references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]],
                    unread=[str(x) for x in d["unread"]], understood=bool(d["understood"]),
-                   dialects={str(x) for x in d["dialects"]}, notes=[str(x) for x in d["notes"]])
+                   dialects={str(x) for x in d["dialects"]}, notes=[str(x) for x in d["notes"]],
+                   sourced=[tuple(x) for x in d["sourced"]])
 
 
 def dump_pair(res) -> dict:

@@ -14,16 +14,19 @@ imports none of them.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import replace
 from pathlib import Path
 
 from . import cache
-from .model import REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, Options, PairResult, Report, SideContext
+from .model import (REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, MissingReference, Options,
+                    PairResult, Report, SideContext)
 from .devices import may_branch
+from .packages import CONSTRAINT, as_constraints
 from .references import DiskResolver
 from .references import source_identity as _identity
-from .registry import Kind, detect, kinds
+from .registry import Kind, detect, kinds, referenced_kind
 from .registry import kind as registry_kind
 from .sources import Source, SourceError, exception_reason, over_limit, read_path
 
@@ -87,14 +90,39 @@ def extract(src: Source, ctx: SideContext, partner: Source | None = None) -> Ext
     kind = detect(src)
     partner = focus_partner(src, partner)
     if kind.cached:
-        ex = _cached(_extract_key(src, ctx, kind, partner), ctx.options.use_cache,
-                     lambda: _extract(src, ctx, kind, partner), cache.dump_extract, cache.load_extract)
+        key = _extract_key(src, ctx, kind, partner)
+        ex = _cached(key, ctx.options.use_cache, lambda: _extract(src, ctx, kind, partner), cache.dump_extract,
+                     cache.load_extract)
+        if ex.sourced and not _sourced_still(ex, src, ctx):  # a fragment it read has changed: read again
+            ex = _extract(src, ctx, kind, partner)
+            dumped = cache.dump_extract(ex)
+            _MEMO[key] = dumped
+            if ctx.options.use_cache:
+                cache.put(key, dumped)
     else:
         ex = _extract(src, ctx, kind)
     note = src.decode_note()  # a note, not an error; added after the cache, which stores errors only
     if note:
         ex.errors.append(InputError(src.name, note, level="note"))
     return ex
+
+
+def _sourced_still(ex: Extract, src: Source, ctx: SideContext) -> bool:
+    """Whether every file a reading read into `src` (`source ./args.sh`) is still what the
+    side's resolver finds, with the same bytes: the cache key holds `src`'s bytes only."""
+    resolver = ctx.resolver or DiskResolver(ctx.root)
+    for written, _line, ident, digest in ex.sourced:
+        res = resolver.resolve(written, src, ctx.root)
+        if res.path is None:
+            if ident:
+                return False
+            continue
+        try:
+            if resolver.identity(res) != ident or hashlib.sha1(resolver.read(res, written).data).hexdigest() != digest:
+                return False
+        except SourceError:
+            return False
+    return True
 
 
 def _extract(src: Source, ctx: SideContext, kind: Kind, partner: Source | None = None) -> Extract:
@@ -357,6 +385,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
                 tried = ", ".join(res.tried[:4]) + (" ..." if len(res.tried) > 4 else "")
                 account.unread.append(f"line {line}: referenced config {ref} was not found (tried {tried}): "
                                       f"its settings were not compared")
+                account.missing.append(_missing(ex, src, ref, line, key, res.tried, len(account.unread) - 1))
             continue
         if account is not None and res.how != "beside the referring file":
             account.notes.append(f"line {line}: referenced config {ref} found {res.how} ({res.path})")
@@ -376,7 +405,10 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
             continue
         if programs is not None and key == REF_PROGRAM:
             programs.append((ref, line, src, rsrc))
+        _named_kind(rsrc, key, ref)
         rex = extract(rsrc, ctx)
+        if key == CONSTRAINT:  # -c FILE: pins for what the lists install, not a list of its own
+            rex = replace(rex, facts=as_constraints(rex.facts))
         # a referenced config belongs to the invocation that names it
         inv = next((f.meta.get("invocation") for f in ex.facts if f.meta.get("reference")
                     and f.meta.get("written") == ref and f.line == line), None)
@@ -385,6 +417,34 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         out.append((rsrc, rex))
         out.extend(follow_references(rex, rsrc, ctx, seen, account, programs))
     return out
+
+
+def _named_kind(rsrc: Source, key: str, ref: str) -> None:
+    """A file read as the kind its reference names when its content alone says another kind
+    that feeds other checks: `pip install -r deps.txt` names a requirements file even when
+    its first lines do not look like one, `conda env create -f env.yml` a conda environment."""
+    named = referenced_kind(key, ref)
+    if named is None or rsrc.is_binary():
+        return
+    found = detect(rsrc)
+    if found is not named and not set(found.checks) & set(named.checks):
+        rsrc.kind = named.name
+
+
+def _missing(ex: Extract, src: Source, ref: str, line, key: str, tried: list[str], index: int) -> MissingReference:
+    """A reference found nowhere, with what decides which keys it could have set: the kind of
+    file its option names, the referring run's frameworks and the dialect the reference says."""
+    rkind = referenced_kind(key, ref)
+    fact = _reference_fact(ex, ref, line)
+    return MissingReference(written=ref, line=line, key=key, kind=rkind.name if rkind is not None else "",
+                            referrer=src.name, frameworks=tuple(sorted(ex.frameworks)),
+                            dialect=fact.meta.get("dialect") if fact is not None else None, tried=list(tried),
+                            source=fact.source if fact is not None else "", unread=index)
+
+
+def _reference_fact(ex: Extract, ref: str, line) -> Fact | None:
+    return next((f for f in ex.facts if f.meta.get("reference") and f.meta.get("written") == ref and f.line == line),
+                None)
 
 
 def _found(ex: Extract, ref: str, line, found: bool) -> None:

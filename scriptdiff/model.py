@@ -177,6 +177,8 @@ class InputAccount:
     # its reader could not read part of it, so what it sets is unknown (a side with such an
     # input is compared only where both sides have a value)
     opaque: bool = False
+    # the configs it references that were found nowhere (each also one `unread` entry)
+    missing: list["MissingReference"] = field(default_factory=list)
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)
@@ -187,6 +189,24 @@ class InputAccount:
         if self.notes:
             d["notes"] = list(self.notes)
         return d
+
+
+@dataclass
+class MissingReference:
+    """A config an input references that its side's resolver found nowhere: the keys a file of
+    its kind can set are unknown on that side (registry.kind_can_set), nothing else is."""
+
+    written: str  # as written (--deepspeed examples/ds_z3.json)
+    line: int | None
+    key: str  # the option or config key that names it (deepspeed, trainer.deepspeed, config_file)
+    kind: str  # the kind of file the option names (rules/kinds.yaml `referenced`)
+    referrer: str  # the input that names it
+    frameworks: tuple[str, ...] = ()  # the referring run's frameworks (what it fills in itself)
+    dialect: str | None = None  # the dialect the file is known to be written in (an accelerate config)
+    tried: list[str] = field(default_factory=list)
+    source: str = ""  # the referring line
+    withheld: set[str] = field(default_factory=set)  # keys of the other side it left uncompared
+    unread: int = -1  # its entry in the referrer's account `unread`
 
 
 @dataclass
@@ -343,6 +363,10 @@ class Extract:
     # how the reader read it, for the input's account (the device tests it decided for this
     # side's device and those it left as written: docs/devices.md)
     notes: list[str] = field(default_factory=list)
+    # files read into this one (a launch script's `source ./args.sh`): (as written, line, what
+    # the side's resolver found, "" when nothing, a digest of its bytes). A cached reading is
+    # used only while every one of them still resolves to the same bytes (engine.extract)
+    sourced: list[tuple[str, int | None, str, str]] = field(default_factory=list)
 
 
 @dataclass

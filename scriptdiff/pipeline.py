@@ -26,11 +26,11 @@ from .compare import FactTable, compare_tables
 from .devices import may_branch
 from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
-from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
+from .model import (ORIGIN_DEFAULT, Extract, Fact, Finding, InputAccount, InputError, Masked, MissingReference, Options, Report, Side,
                     SideContext)
 from .pairing import renamed
 from .references import source_identity
-from .registry import check_names, classifiers, derivations, detect
+from .registry import check_names, classifiers, derivations, detect, kind_can_set
 from .registry import kind as registry_kind
 from .rules import check_selectors, code
 from .secrets import shown_text
@@ -176,18 +176,40 @@ class Run:
         # files read as part of a run (its program, its configs), per side: a side's files are
         # known by their real path on disk, or by the name its resolver gives them (REV:path)
         members: dict[str, set[str]] = {"gpu": set(), "npu": set()}
+        fragments = self._fragments()
         for unit in sorted(self.units, key=lambda u: not u.run):  # runs first: they claim their programs and configs
             if not unit.run and unit.gpu and all(source_identity(s) in members[side]
                                                  for side, srcs in (("gpu", unit.gpu), ("npu", unit.npu))
                                                  for s in srcs):
                 continue  # compared within the run that starts or references it
+            if unit.run and unit.gpu and unit.npu and all(
+                    source_identity(s) in fragments[side] - self._sourced_by(unit, side)
+                    for side, srcs in (("gpu", unit.gpu), ("npu", unit.npu)) for s in srcs):
+                continue  # launch-script fragments another run sources (source ./args.sh): read in that run
             gread = self._side(unit.gpu, unit.gpu_extra, self.ctx["gpu"], partner)
             nread = self._side(unit.npu, unit.npu_extra, self.ctx["npu"], partner)
             if unit.run:
                 for side, r in (("gpu", gread), ("npu", nread)):
                     members[side].update(source_identity(s) for s, _ex in r.items if s is not None)
+                    # the fragments its launch scripts source are read in place: part of the run
+                    members[side].update(ident for ex in r.extracts for _w, _l, ident, _d in ex.sourced if ident)
                 self._programs(unit, gread, nread)
             self.sides.append((unit, gread, nread))
+
+    def _sourced_by(self, unit: Unit, side: str) -> set[str]:
+        """The fragments the launch scripts of `unit` source on `side` (`source ./args.sh`)."""
+        ctx = self.ctx[side]
+        return {ident for s in (unit.gpu if side == "gpu" else unit.npu) if not s.is_binary()
+                for _w, _l, ident, _d in extract(s, ctx).sourced if ident}
+
+    def _fragments(self) -> dict[str, set[str]]:
+        """Every fragment some run's launch script sources, per side."""
+        out: dict[str, set[str]] = {"gpu": set(), "npu": set()}
+        for unit in self.units:
+            if unit.run:
+                for side in out:
+                    out[side] |= self._sourced_by(unit, side)
+        return out
 
     def _side(self, srcs: list[Source], extra: list[Extract], ctx: SideContext, partner: dict) -> _Read:
         out = self.out
@@ -251,14 +273,17 @@ class Run:
             gtables, ntables = _tables(gread, ng), _tables(nread, nn)
             if len(gtables) != len(ntables):
                 self.out.findings.append(_invocation_count(unit, ng, nn))
-            # a side with an input that failed or was not understood is unknown where it is silent
+            # a side with an input that failed or was not understood is unknown where it is silent;
+            # a side whose referenced config was found nowhere, for the keys such a file can set
             unknown = {}
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
                 if r.failed or any(a.opaque for a in accs):
                     unknown[side] = lambda _f: True
-                elif any(a.unread for a in accs):  # a referenced config found nowhere: what configs set is unknown
-                    unknown[side] = lambda f: f.rank <= RANK_CONFIG
+                else:
+                    missing = [m for a in accs for m in a.missing]
+                    if missing:
+                        unknown[side] = lambda f, missing=missing: any(could_set(m, f) for m in missing)
             self.scoped.append((unit, gtables, ntables, unknown))
 
     # --------------------------------------------------------------------------- compare
@@ -273,22 +298,32 @@ class Run:
                 findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
                 out.findings.extend(findings)
                 out.masked.extend(masked)
-                if skipped:
-                    for side, r in zip(("gpu", "npu"), reads[id(unit)]):
-                        if side in unknown:
-                            self._hidden(r, skipped)
+                for key in skipped:  # said on the input that left it unknown
+                    for side, r, table, other in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable),
+                                                     (ntable, gtable)):
+                        if side in unknown and table.get(key) is None and other.get(key) is not None:
+                            self._hidden(r, key, other.get(key))
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
 
-    def _hidden(self, r: _Read, keys: list[str]) -> None:
-        """Keys of the other side that an unknown side's inputs left uncompared: said on the
-        inputs that failed and on those that referenced a config found nowhere."""
-        for e in (e for ex in r.extracts for e in ex.errors if e.fatal):
-            self.uncompared.setdefault(id(e), (e, set()))[1].update(keys)
-        for acc in self._accounts(r):
-            if acc.unread:
-                acc.uncompared.update(keys)
+    def _hidden(self, r: _Read, key: str, other: Fact) -> None:
+        """A key of the other side (`other`, its fact) that an unknown side's inputs left
+        uncompared: said on the inputs that failed or were not wholly read, else on each
+        referenced config found nowhere that could have set it."""
+        fatal = [e for ex in r.extracts for e in ex.errors if e.fatal]
+        for e in fatal:
+            self.uncompared.setdefault(id(e), (e, set()))[1].add(key)
+        accs = self._accounts(r)
+        opaque = [a for a in accs if a.opaque]
+        for acc in opaque:
+            acc.uncompared.add(key)
+        if fatal or opaque:
+            return
+        for acc in accs:
+            for m in acc.missing:
+                if could_set(m, other):
+                    m.withheld.add(key)
 
     # ------------------------------------------------------------------------ structural
 
@@ -324,8 +359,29 @@ class Run:
                 out.texts.update(((side, s.name), shown_text(s)) for s in top + read if not s.is_binary())
             out.pairs += [(g.name, n.name) for g, n in shown]
         accounts = [f.account for f in self.files.values()]
+        for acc in accounts:  # each config found nowhere says which of the other side's settings it hid
+            for m in acc.missing:
+                if m.withheld and 0 <= m.unread < len(acc.unread):
+                    acc.unread[m.unread] += f"; {_hid(m.withheld)}"
         out.inputs += accounts + list(inputs.accounts)
-        out.findings.extend(_not_understood(a) for a in accounts if a.status == "not understood")
+        out.findings.extend(f for f in (_not_understood(a) for a in accounts if a.status == "not understood") if f)
+        out.findings.extend(self._missing_pairs())
+
+    def _missing_pairs(self) -> list[Finding]:
+        """One finding per pair of references found nowhere (references.py): the GPU side's and
+        the NPU side's of one run, paired by the option that names them, in order."""
+        out: list[Finding] = []
+        done: set[int] = set()
+        for _unit, gread, nread in self.sides:
+            by_side = []
+            for r in (gread, nread):
+                ms = [m for a in self._accounts(r) for m in a.missing if id(m) not in done]
+                done.update(id(m) for m in ms)
+                by_side.append(ms)
+            gm, nm = by_side
+            for g, n in _pair_missing(gm, nm):
+                out.append(_missing_finding(g, n))
+        return out
 
     # ---------------------------------------------------------------------------- finish
 
@@ -439,17 +495,95 @@ def _settle(acc: InputAccount, ex: Extract) -> None:
     acc.status = "not understood" if acc.unread else "understood"
 
 
-def _not_understood(acc: InputAccount) -> Finding:
+def _not_understood(acc: InputAccount) -> Finding | None:
+    """The input's own SD154: what its reader could not read. A referenced config found nowhere
+    is said once for the pair of sides instead (_missing_finding); None when that is all."""
     rule = code("input-not-understood")
     if acc.uncompared:
         acc.unread.append(f"{len(acc.uncompared)} setting(s) of the other side could not be compared: "
                           + _listed(acc.uncompared))
+    refs = {m.unread for m in acc.missing}
+    own = [u for i, u in enumerate(acc.unread) if i not in refs]
+    if not own:
+        return None
     kind = registry_kind(acc.kind)
     check = kind.checks[0] if kind.checks else "script"
-    here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)
+    here = Side(value="; ".join(own), path=acc.path, line=None, source=acc.kind)
     return finding(rule, check=check, key=f"input:{acc.path}",
                    gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
-                   message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(acc.unread)}")
+                   message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(own)}")
+
+
+def could_set(m: MissingReference, f: Fact) -> bool:
+    """Whether the config `m`, found nowhere, could have set the setting of fact `f` (a key the
+    other side has): a key of a check its kind feeds that the kind can set (rules/kinds.yaml
+    `sets`, less what the referring run fills in itself), or a value derived from one."""
+    if f.origin == ORIGIN_DEFAULT or f.meta.get("counterpart") or f.meta.get("marker"):
+        return False  # not a setting (a flag only commented out there, a counterpart's stand-in): nothing to hide
+    kind = registry_kind(m.kind) if m.kind else None
+    if kind is not None and f.check not in kind.checks:
+        return False
+    keys = (f.key,) + (tuple(f.meta.get("inputs") or ()) if f.derived else ())
+    if kind is None:  # an option no kind lists: what it names could set any setting
+        return f.check == "hyperparameters"
+    return any(kind_can_set(kind, k, m.frameworks, m.dialect) for k in keys)
+
+
+def _hid(keys) -> str:
+    return f"{len(keys)} setting(s) of the other side could not be compared: {_listed(keys)}"
+
+
+def _pair_missing(gm: list[MissingReference], nm: list[MissingReference]):
+    """(GPU, NPU) pairs of missing references, by the option that names them, in order; a
+    reference with no counterpart is paired with None."""
+    def opt(m: MissingReference) -> str:
+        return m.key.replace("-", "_").rsplit(".", 1)[-1].lower()
+
+    left = list(nm)
+    for g in gm:
+        n = next((x for x in left if opt(x) == opt(g)), None)
+        if n is not None:
+            left.remove(n)
+        yield g, n
+    for n in left:
+        yield None, n
+
+
+def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> Finding:
+    """One finding for a pair of references found nowhere: info (SD158) when both sides name the
+    same file and nothing of either side had to be left uncompared for it, else SD154."""
+    def side(m: MissingReference | None) -> Side | None:
+        if m is None:
+            return None
+        tried = ", ".join(m.tried[:4]) + (" ..." if len(m.tried) > 4 else "")
+        return Side(value=f"{m.written} not found (tried {tried})", path=m.referrer, line=m.line, source=m.source)
+
+    one = g or n
+    kind = registry_kind(one.kind) if one.kind else None
+    check = kind.checks[0] if kind is not None and kind.checks else "hyperparameters"
+    key = f"reference:{one.key}"
+    hid = [(label, other, m.withheld) for label, other, m in (("GPU", "NPU", g), ("NPU", "GPU", n))
+           if m is not None and m.withheld]
+    said = "; ".join(f"{len(keys)} setting(s) of the {other} side could not be compared: {_listed(keys)}"
+                     for _label, other, keys in hid)
+    if g is not None and n is not None:
+        if posixpath.basename(g.written) == posixpath.basename(n.written):
+            what = (f"both sides reference {posixpath.basename(g.written)} (GPU {g.referrer}:{g.line}, NPU "
+                    f"{n.referrer}:{n.line}) and neither has it: the same file on both sides")
+            if not hid:
+                return finding("referenced-config-missing-on-both-sides", check=check, key=key, gpu=side(g),
+                               npu=side(n), message=f"{what}; no setting of either side depends on what it "
+                                                    f"could set, so nothing was left uncompared")
+            return finding("input-not-understood", check=check, key=key, gpu=side(g), npu=side(n),
+                           message=f"{what}, but settings one side sets could come from it on the other: {said}")
+        what = (f"referenced configs found on neither side: {g.written} on GPU ({g.referrer}:{g.line}), "
+                f"{n.written} on NPU ({n.referrer}:{n.line}); their settings were not compared")
+    else:
+        label = "GPU" if g is not None else "NPU"
+        what = (f"referenced config {one.written} was not found on {label} ({one.referrer}:{one.line}): "
+                f"its settings were not compared")
+    return finding("input-not-understood", check=check, key=key, gpu=side(g), npu=side(n),
+                   message=what + (f"; {said}" if said else ""))
 
 
 def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:

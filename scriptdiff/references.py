@@ -4,9 +4,12 @@
 A relative reference is looked up
   1. relative to the referring file's folder (and, as written by many scripts that are run
      from elsewhere, its base name beside the referring file),
-  2. relative to the working directory,
-  3. relative to the repository root: the folder given on the command line for this side
-     (a tree, a `check` root), else the git top level above the referring file.
+  2. relative to the repository root: the folder given on the command line for this side
+     (a tree, a `check` root), then the git top level above the referring file,
+  3. relative to the working directory, only when the working directory is inside that
+     repository (the side's root or the git top level): a script run from a sub-folder of
+     its project. Elsewhere the working directory is another place than the side's, and
+     where the command runs must not change what a side holds.
 The first that exists wins, and the result says which one was used; when none does, the
 paths tried are returned so the report can list them.
 
@@ -53,14 +56,16 @@ def resolve(ref: str, referrer: str | None, root: str | None = None) -> Resoluti
         candidates.append((os.path.join(base, ref), "beside the referring file"))
         if os.path.basename(ref) != ref:
             candidates.append((os.path.join(base, os.path.basename(ref)), "beside the referring file (by name)"))
-    candidates.append((os.path.join(os.getcwd(), ref), "relative to the working directory"))
-    tops = [root] if root else []
+    tops = [os.path.abspath(root)] if root else []
     if referrer:
         top = git_top(os.path.dirname(os.path.abspath(referrer)))
-        if top and top not in tops:
-            tops.append(top)
+        if top and os.path.abspath(top) not in tops:
+            tops.append(os.path.abspath(top))
     for top in tops:
         candidates.append((os.path.join(top, ref), "relative to the repository root"))
+    cwd = _cwd()
+    if cwd is not None and any(_inside(cwd, top) for top in tops):
+        candidates.append((os.path.join(cwd, ref), "relative to the working directory"))
     tried: list[str] = []
     for p, how in candidates:
         p = os.path.normpath(p)
@@ -70,6 +75,22 @@ def resolve(ref: str, referrer: str | None, root: str | None = None) -> Resoluti
         if _is_file(p):
             return Resolution(p, how, tried)
     return Resolution(None, "", tried)
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the working directory was removed
+        return None
+
+
+def _inside(path: str, top: str) -> bool:
+    """`path` is `top` or a folder under it (real paths: a link into the repository counts)."""
+    try:
+        a, b = os.path.realpath(path), os.path.realpath(top)
+        return os.path.commonpath([a, b]) == b
+    except ValueError:  # another drive
+        return False
 
 
 def source_identity(src: Source) -> str:

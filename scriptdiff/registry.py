@@ -45,19 +45,22 @@ def _function(spec: str | None) -> Callable | None:
 
 @dataclass(frozen=True)
 class KeySet:
-    """Which keys a file of a kind can set (rules/kinds.yaml `sets`): any, or the vocabulary
-    keys of some categories, the vocabulary keys a framework spells (`spelled: [deepspeed]`:
-    those with a `deepspeed:` spelling) and keys matching fnmatch patterns."""
+    """Which keys a file of a kind (or of a dialect) can set (rules/kinds.yaml `sets`): any, or
+    the vocabulary keys of some categories, the vocabulary keys a framework spells (`spelled:
+    [deepspeed]`: those with a `deepspeed:` spelling), keys matching fnmatch patterns, and
+    whatever a file of the kinds it may name can set (`named: [deepspeed]`: an accelerate
+    config's deepspeed_config_file)."""
     any: bool = True
     categories: tuple[str, ...] = ()
     spelled: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, spec) -> "KeySet":
         if spec is None or spec == "any":
             return cls()
-        return cls(any=False, **{f: tuple(spec.get(f) or ()) for f in ("categories", "spelled", "keys")})
+        return cls(any=False, **{f: tuple(spec.get(f) or ()) for f in ("categories", "spelled", "keys", "named")})
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class Kind:
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
     referenced: tuple[str, ...] = ()  # option / config-key names whose value, a file of this kind, is followed
     sets: KeySet = KeySet()  # the keys a file of this kind can set (kind_can_set)
+    # framework -> keys a run of that framework passes into a file of this kind itself (the HF
+    # Trainer fills a DeepSpeed config's lr, batch sizes, ... and stops on a mismatch): a file of
+    # this kind that such a run names cannot set them (kind_can_set)
+    filled_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
     lexer: str | None = None  # "module:Class" under pygments.lexers: the review page's colours
     example: str = ""
 
@@ -139,6 +146,8 @@ def _build(entry: dict, cls, name: str):
     fields = {k: (tuple(v) if isinstance(v, list) else v) for k, v in entry.items() if k in cls.__dataclass_fields__}
     if "sets" in fields:
         fields["sets"] = KeySet.of(entry["sets"])
+    if "filled_by" in fields:
+        fields["filled_by"] = tuple((fw, tuple(keys)) for fw, keys in sorted(entry["filled_by"].items()))
     return cls(name=name, **fields)
 
 
@@ -291,16 +300,32 @@ def _references() -> dict[tuple[str, str], Kind]:
 
 
 def reference_suffixes() -> tuple[str, ...]:
-    """The suffixes of every kind a reference may name (a positional `x.yaml` word is a config)."""
-    return tuple(sorted({s for _n, s in _references()}))
+    """The suffixes of the kinds a `config` reference may name: a positional `x.yaml` word of a
+    launch command is read as its config (a package list's .txt is named by `-r`, never so)."""
+    return tuple(sorted({s for n, s in _references() if n == "config"}))
 
 
-def kind_can_set(kind: str | Kind, key: str) -> bool:
+def kind_can_set(kind: str | Kind, key: str, frameworks=(), dialect: str | None = None) -> bool:
     """Whether a file of `kind` can set the fact `key` (a vocabulary key, or a config's own
-    dotted path): from the kind's `sets` (rules/kinds.yaml). A DeepSpeed config sets the
-    learning rate, batch sizes and ZeRO, never train_iters or use_flash_attn."""
-    sets = (kind if isinstance(kind, Kind) else registry().kinds[kind]).sets
+    dotted path): from the kind's `sets` (rules/kinds.yaml), or the `sets` of the framework
+    dialect the file is known to be written in (an accelerate config: rules/accelerate.yaml).
+    A DeepSpeed config sets ZeRO, loss scaling and its own sections, never train_iters or
+    use_flash_attn; named by a run of `frameworks`, it cannot set what that framework fills
+    in itself (`filled_by`: under the HF Trainer, the learning rate, batch sizes, Adam and
+    weight decay are the Trainer's arguments, a DeepSpeed value that differs stops the run)."""
+    k = kind if isinstance(kind, Kind) else registry().kinds[kind]
+    spec = (registry().dialects.get(dialect) or {}).get("sets") if dialect else None
+    return _can_set(k, KeySet.of(spec) if spec is not None else k.sets, key, tuple(frameworks), depth=0)
+
+
+def _can_set(k: Kind, sets: KeySet, key: str, frameworks: tuple[str, ...], depth: int) -> bool:
+    filled = dict(k.filled_by)
+    if any(key in filled.get(fw, ()) for fw in frameworks):
+        return False
     if sets.any or any(fnmatch.fnmatchcase(key, p) for p in sets.keys):
+        return True
+    named = [registry().kinds[n] for n in sets.named if n in registry().kinds]
+    if depth < 4 and any(_can_set(nk, nk.sets, key, frameworks, depth + 1) for nk in named):
         return True
     entry = (load().section("vocabulary") or {}).get(key)
     if not isinstance(entry, dict):

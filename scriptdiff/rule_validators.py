@@ -286,6 +286,9 @@ def check_call_signatures(rs: RuleSet) -> None:
 COMMENT_STYLES = ("python", "hash", "none")
 SUFFIX = Name("a lower-case ending with its dot (.py)", test=lambda s: s.startswith(".") and _lower(s))
 MODULE = Name("a module under scriptdiff/ (lang.python.focus)", test=lambda m: all(p.isidentifier() for p in m.split(".")))
+# which keys a file can set (rules/kinds.yaml `sets`, a dialect's `sets`: registry.kind_can_set)
+SETS = OneOf(Enum("any"), Record({"categories": NAMES, "spelled": NAMES, "keys": NAMES, "named": NAMES}),
+             expect="'any' or a mapping of categories, spelled, keys, named")
 section("kinds", Table(Record(
     {"reader": MODULE, "suffixes": ListOf(SUFFIX), "names": NAMES, "shebang": Str(), "markers": NAMES,
      "sniff": Spec, "sniff_bytes": Int(1), "priority": Int(), "checks": NAMES, "comments": Enum(*COMMENT_STYLES),
@@ -295,8 +298,8 @@ section("kinds", Table(Record(
      # which options and keys name a file of this kind, which keys it can set, its page lexer
      "referenced": ListOf(Name("an option name in lower case with underscores (config_file)",
                                test=lambda r: r.isidentifier() and r == r.lower())),
-     "sets": OneOf(Enum("any"), Record({"categories": NAMES, "spelled": NAMES, "keys": NAMES}),
-                   expect="'any' or a mapping of categories, spelled, keys"),
+     "sets": SETS,
+     "filled_by": Table(NAMES, expect="a mapping of frameworks to the vocabulary keys their runs fill in"),
      "lexer": Name('"module:Class" (a module under pygments.lexers: data:JsonLexer)')},
     required=("reader",), need="a reader module")))
 section("checks", Table(Record(
@@ -331,19 +334,33 @@ def _check_kind_format(rs: RuleSet, name: str, k: dict) -> None:
     if k.get("referenced") and not k.get("suffixes"):
         raise rs.error(("kinds", name, "referenced"), "a kind a reference names needs suffixes")
     sets = k.get("sets", "any")
-    if isinstance(sets, dict):
-        unknown = set(sets.get("categories", [])) - set(rs.section("categories") or {})
-        if unknown:
-            raise rs.error(("kinds", name, "sets", "categories"),
-                           f"unknown vocabulary categor(ies) {', '.join(sorted(unknown))}")
-        unknown = set(sets.get("spelled", [])) - set(FRAMEWORKS) - {"python"}
-        if unknown:
-            raise rs.error(("kinds", name, "sets", "spelled"),
-                           f"{', '.join(sorted(unknown))} is not a vocabulary framework column")
+    _check_sets(rs, ("kinds", name, "sets"), sets)
+    voc = rs.section("vocabulary") or {}
+    for fw, keys in (k.get("filled_by") or {}).items():
+        if fw not in FRAMEWORKS:
+            raise rs.error(("kinds", name, "filled_by", fw), f"{fw!r} is not a framework ({', '.join(FRAMEWORKS)})")
+        for i, key in enumerate(keys):
+            if key not in voc:
+                raise rs.error(("kinds", name, "filled_by", fw, i), f"{key!r} is not a vocabulary key")
     if "lexer" in k:
         problem = _lexer_problem(k["lexer"])
         if problem:
             raise rs.error(("kinds", name, "lexer"), problem)
+
+
+def _check_sets(rs: RuleSet, at: tuple, sets) -> None:
+    """A `sets` entry (a kind's or a dialect's): known categories, framework columns and kinds."""
+    if not isinstance(sets, dict):
+        return
+    unknown = set(sets.get("categories", [])) - set(rs.section("categories") or {})
+    if unknown:
+        raise rs.error(at + ("categories",), f"unknown vocabulary categor(ies) {', '.join(sorted(unknown))}")
+    unknown = set(sets.get("spelled", [])) - set(FRAMEWORKS) - {"python"}
+    if unknown:
+        raise rs.error(at + ("spelled",), f"{', '.join(sorted(unknown))} is not a vocabulary framework column")
+    unknown = set(sets.get("named", [])) - set(rs.section("kinds") or {})
+    if unknown:
+        raise rs.error(at + ("named",), f"{', '.join(sorted(unknown))} is not a known kind")
 
 
 def _lexer_problem(spec: str) -> str | None:
@@ -364,7 +381,8 @@ def _lexer_problem(spec: str) -> str | None:
 
 section("dialects", Table(Record(
     {"kinds": ListOf(Name(), nonempty=True), "paths": Table(Name()), "strip_prefix": Str(), "skip": NAMES,
-     "doc": Str(), "title": Str(), "detect": NAMES, "cosmetic": NAMES, "defaults": Enum("none", *FRAMEWORKS)},
+     "doc": Str(), "title": Str(), "detect": NAMES, "cosmetic": NAMES, "defaults": Enum("none", *FRAMEWORKS),
+     "sets": SETS},
     required=("kinds",), need="kinds (the file kinds it applies to)")))
 
 
@@ -390,6 +408,7 @@ def check_dialects(rs: RuleSet) -> None:
         for path, key in (d.get("paths") or {}).items():
             if key not in voc:
                 raise rs.error(("dialects", name, "paths", path), f"{path!r} -> {key!r} is not a vocabulary key")
+        _check_sets(rs, ("dialects", name, "sets"), d.get("sets"))
 
 
 # ------------------------------------------------------------------ rules/aliases.yaml
@@ -453,13 +472,46 @@ section("launchers", Record({
     "entries": ListOf(Record(
         {"name": Name(), "commands": NAMES, "modules": NAMES, "versioned": Bool(), "subcommands": NAMES,
          "program": Enum(*PROGRAMS), "module_only": Bool(), "flags": NAMES, "framework": Enum(*FRAMEWORKS),
-         "world_size": NAMES, "devices": Name("an option name"), "environment": NAMES},
+         "world_size": NAMES, "devices": Name("an option name"), "environment": NAMES,
+         "config": Name("a dialect (the framework of the config file its --config_file names)")},
         required=("name", "program"), need={"name": "a name", "program": f"a program ({', '.join(PROGRAMS)})"}),
         nonempty=True, expect="a list of launchers, one mapping each"),
     "hints": Record({"megatron": NAMES, "hf": NAMES, "megatron_scripts": NAMES}),
+    "commands": Record({"print": NAMES, "evaluate": NAMES, "shells": NAMES, "source": NAMES,
+                        "wrappers": Table(Record({"valued": NAMES, "positional": Int(0)}),
+                                          expect="a mapping of command words to {valued, positional}")}),
     "shared": Record({"facts": Table(Name(), expect="a mapping of launcher options to keys"), "settings": NAMES,
                       "references": NAMES})},
     required=("entries",), need="entries, one per launcher"))
+
+
+section("installers", ListOf(Record(
+    {"name": Name(), "commands": NAMES, "modules": NAMES, "subcommands": NAMES, "syntax": Enum("pip", "conda"),
+     "requirements": NAMES, "constraints": NAMES, "environment": NAMES, "editable": NAMES, "valued": NAMES},
+    required=("name", "subcommands", "syntax"), need={"name": "a name", "subcommands": "the words that install",
+                                                      "syntax": "pip or conda"}),
+    expect="a list of installers, one mapping each"))
+
+
+@validator
+def check_installers(rs: RuleSet) -> None:
+    """`installers:` (rules/shell.yaml): each named once, recognised by commands or modules, and
+    no command word with the same subcommand claimed twice."""
+    rs.conform("installers")
+    names: dict[str, int] = {}
+    claimed: dict[tuple, str] = {}
+    for i, e in enumerate(rs.section("installers") or []):
+        at = ("installers", i)
+        if e["name"] in names:
+            raise rs.error(at + ("name",), f"the name {e['name']!r} is used twice")
+        names[e["name"]] = i
+        if not e.get("commands") and not e.get("modules"):
+            raise rs.error(at, f"{e['name']}: needs commands or modules to be recognised by")
+        for word in (e.get("commands") or []) + [f"-m {m}" for m in e.get("modules") or []]:
+            for sub in e["subcommands"]:
+                if (word, sub) in claimed:
+                    raise rs.error(at + ("subcommands",), f"{word} {sub} is also {claimed[(word, sub)]}'s")
+                claimed[(word, sub)] = e["name"]
 
 
 @validator
@@ -486,12 +538,23 @@ def check_launchers(rs: RuleSet) -> None:
             raise rs.error(at + ("program",), f"{name}: program subcommand needs a subcommands list")
         if e.get("module_only") and program != "interpreter":
             raise rs.error(at + ("module_only",), f"{name}: module_only is for program interpreter")
+        dialects = rs.section("dialects")  # None: this pack loaded alone, without the dialect packs
+        if e.get("config") and dialects is not None and e["config"] not in dialects:
+            raise rs.error(at + ("config",), f"{name}: {e['config']!r} is not a known dialect")
         for kind in ("commands", "modules"):
             for j, word in enumerate(e.get(kind) or []):
+                if kind == "commands" and word in _command_words(d):
+                    raise rs.error(at + (kind, j), f"{word} is also one of launchers.commands")
                 tag = f"{kind[:-1]} {word}"
                 if tag in claimed:
                     raise rs.error(at + (kind, j), f"{tag} is also {claimed[tag]}'s")
                 claimed[tag] = name
+
+
+def _command_words(d: dict) -> set[str]:
+    """The words `launchers.commands` claims (print, evaluate, source, wrappers)."""
+    c = d.get("commands") or {}
+    return {w for part in ("print", "evaluate", "source") for w in c.get(part) or []} | set(c.get("wrappers") or {})
 
 
 # ------------------------------------------------------------------ rules/ascend_versions.yaml

@@ -36,3 +36,22 @@ def run_cli(*args: str):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def write_files(root, files: dict) -> None:
+    """Write {relative path: text} under `root`, making the folders."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+
+def rows_by_file(report) -> list[tuple]:
+    """(rule, key, GPU value, NPU value, GPU file, GPU line, NPU file, NPU line) of every finding,
+    sorted; files by their base name."""
+    def base(s):
+        return s.path.replace("\\", "/").rsplit("/", 1)[-1] if s is not None and s.path else None
+
+    return sorted((f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None, base(f.gpu),
+                   f.gpu.line if f.gpu else None, base(f.npu), f.npu.line if f.npu else None)
+                  for f in report.findings)

@@ -214,16 +214,16 @@ def test_unknown_code_in_an_inline_ignore_is_exit_2(tmp_path):
 
 # --- referenced configs: one resolution order, said when it matters ---------------------------
 
-def test_reference_found_relative_to_the_working_directory(tmp_path, monkeypatch):
-    write(tmp_path, {"configs/ds.json": '{"zero_optimization": {"stage": 2}}',
+def test_reference_found_relative_to_the_working_directory_inside_the_repository(tmp_path, monkeypatch):
+    write(tmp_path, {".git/HEAD": "ref: refs/heads/main\n", "tools/configs/ds.json": '{"zero_optimization": {"stage": 2}}',
                      "gpu/run.sh": "deepspeed train.py --deepspeed configs/ds.json --lr 1e-4\n",
                      "npu/run.sh": "deepspeed train.py --deepspeed configs/ds.json --lr 1e-4\n"})
-    monkeypatch.chdir(tmp_path)
-    report = diff_files(["gpu/run.sh"], ["npu/run.sh"], opts())
+    monkeypatch.chdir(tmp_path / "tools")  # a script run from a sub-folder of its project
+    report = diff_files(["../gpu/run.sh"], ["../npu/run.sh"], opts())
     assert report.findings == [] and report.exit_code() == 0
     notes = [n for a in report.inputs for n in a.notes if "ds.json" in n]
     assert notes == [f"line 1: referenced config configs/ds.json found relative to the working directory "
-                     f"({tmp_path / 'configs' / 'ds.json'})"] * 2
+                     f"({tmp_path / 'tools' / 'configs' / 'ds.json'})"] * 2
 
 
 # --- property: K changed pairs among N give exactly K findings ----------------------------------

@@ -38,8 +38,8 @@ def line_in(text: str, at: str) -> int:
 
 
 ENTRY_FIELDS = "name, commands, modules, versioned, subcommands, program, module_only, flags, framework, world_size, " \
-               "devices, environment"
-LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, shared"
+               "devices, environment, config"
+LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, commands, shared"
 
 
 @pytest.mark.parametrize("old,new,at,needle", [  # at: the text on the line the error names

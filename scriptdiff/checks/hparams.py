@@ -41,11 +41,20 @@ def _num(table: FactTable, key: str, default: int | None = None) -> tuple[Any, s
     return v, f"{key}={show(v)}"
 
 
-def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]) -> None:
+def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str], keys: tuple[str, ...]) -> None:
+    """A derived fact; meta["inputs"] names every key it was computed from (through derived
+    inputs too), so a side that could not read one of them knows the result is unknown."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
+    deps: list[str] = []
+    for k in keys:
+        deps.append(k)
+        f = table.get(k)
+        if f is not None and f.derived:
+            deps.extend(f.meta.get("inputs") or ())
     table.add(Fact(key=key, value=value, origin=ORIGIN_DERIVED, rank=0, source="derived",
-                   via=f"{formula} with {', '.join(x for x in inputs if x)}"))
+                   via=f"{formula} with {', '.join(x for x in inputs if x)}",
+                   meta={"inputs": tuple(dict.fromkeys(deps))}))
 
 
 def derive(table: FactTable) -> None:
@@ -56,7 +65,7 @@ def derive(table: FactTable) -> None:
         npn, npn_s = _num(table, "nproc_per_node")
         nn, nn_s = _num(table, "nnodes", 1)
         if all(isinstance(x, int) and x > 0 for x in (npn, nn)):
-            _add(table, "world_size", npn * nn, "nproc_per_node * nnodes", [npn_s, nn_s])
+            _add(table, "world_size", npn * nn, "nproc_per_node * nnodes", [npn_s, nn_s], ("nproc_per_node", "nnodes"))
     keys = table.keys()
     if "world_size" in keys and "data_parallel_size" not in keys:
         ws, ws_s = _num(table, "world_size")
@@ -65,7 +74,8 @@ def derive(table: FactTable) -> None:
         cp, cp_s = _num(table, "context_parallel_size", 1)
         if all(isinstance(x, int) and x > 0 for x in (ws, tp, pp, cp)) and ws % (tp * pp * cp) == 0:
             _add(table, "data_parallel_size", ws // (tp * pp * cp), "world_size / (tp * pp * cp)",
-                 [ws_s, tp_s, pp_s, cp_s])
+                 [ws_s, tp_s, pp_s, cp_s], ("world_size", "tensor_model_parallel_size",
+                                            "pipeline_model_parallel_size", "context_parallel_size"))
     keys = table.keys()
     dp, dp_s = _num(table, "data_parallel_size")
     mbs, mbs_s = _num(table, "micro_batch_size")
@@ -73,12 +83,14 @@ def derive(table: FactTable) -> None:
         gbs, gbs_s = _num(table, "global_batch_size")
         if all(isinstance(x, int) and x > 0 for x in (gbs, mbs, dp)) and gbs % (mbs * dp) == 0:
             _add(table, "gradient_accumulation_steps", gbs // (mbs * dp),
-                 "global_batch_size / (micro_batch_size * data_parallel_size)", [gbs_s, mbs_s, dp_s])
+                 "global_batch_size / (micro_batch_size * data_parallel_size)", [gbs_s, mbs_s, dp_s],
+                 ("global_batch_size", "micro_batch_size", "data_parallel_size"))
     elif "global_batch_size" not in keys and "micro_batch_size" in keys:
         gas, gas_s = _num(table, "gradient_accumulation_steps")
         if all(isinstance(x, int) and x > 0 for x in (gas, mbs, dp)):
             _add(table, "global_batch_size", mbs * gas * dp,
-                 "micro_batch_size * gradient_accumulation_steps * data_parallel_size", [mbs_s, gas_s, dp_s])
+                 "micro_batch_size * gradient_accumulation_steps * data_parallel_size", [mbs_s, gas_s, dp_s],
+                 ("micro_batch_size", "gradient_accumulation_steps", "data_parallel_size"))
 
 
 def _resolve_commented(table: FactTable) -> None:

@@ -20,33 +20,22 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..compare import show
 from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
-from ..rules import code, load
+from ..packages import (LIST_KEY, STRICT_DIRECTIVE, Entry, conda_entry, data, entry_value, is_requirement_list,
+                        list_marker, normalize_name, package_facts, parse_requirements, scrub_url)
+from ..rules import code
 from ..yamlload import YAMLError
 from ..yamlload import load as load_yaml
 
-_NAME_NORM = re.compile(r"[-_.]+")
-_HEX40 = re.compile(r"^[0-9a-fA-F]{7,40}$")
-STRICT_DIRECTIVE = "scriptdiff: strict-local"
+__all__ = ["Entry", "STRICT_DIRECTIVE", "entry_value", "list_marker", "looks_like_requirements", "normalize_name",
+           "package_facts", "parse_conda", "parse_pip_json", "parse_requirements", "scrub_url", "version_level"]
+looks_like_requirements = is_requirement_list  # its older name (tests, packs' sniff specs)
 
-
-def normalize_name(name: str) -> str:
-    """PEP 503: runs of -, _ and . become one -, lower case."""
-    return _NAME_NORM.sub("-", name.strip()).lower()
-
-
-@lru_cache(maxsize=1)
-def data() -> dict:
-    return load().section("library_checks", {}) or {}
-
-
-# --------------------------------------------------------------------------- versions
 
 @lru_cache(maxsize=4096)
 def parse_version(s: str):
@@ -105,146 +94,6 @@ def public(v: str) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
-@dataclass
-class Entry:
-    """One package as a list states it."""
-
-    name: str  # as written
-    line: int | None
-    source: str
-    version: str | None = None  # pinned version (exact)
-    spec: str = ""  # specifier as written, normalized ('' = any)
-    url: str | None = None
-    commit: str | None = None
-    editable: bool = False
-    installer: str | None = None
-    fuzzy: bool = False  # conda 'name=1.26' (any 1.26.*)
-    extra: dict = field(default_factory=dict)
-
-
-def scrub_url(url: str | None) -> str | None:
-    """A URL without user:password@ (tokens in git URLs never reach a report)."""
-    if not url:
-        return url
-    return re.sub(r"(://)[^/@\s]*@", r"\1", url)
-
-
-def _commit_of(url: str) -> str | None:
-    """The revision pinned in a VCS URL: git+https://host/x.git@<rev>#egg=..."""
-    u = url.split("#", 1)[0]
-    if "+" not in u.split("://", 1)[0] and not u.startswith("git"):
-        return None
-    path = u.split("://", 1)[-1]
-    if "@" in path.split("/", 1)[-1]:
-        rev = path.rsplit("@", 1)[1]
-        return rev or None
-    return None
-
-
-def _egg_name(url: str) -> str | None:
-    if "#" not in url:
-        return None
-    for part in url.split("#", 1)[1].split("&"):
-        if part.startswith("egg="):
-            return part[4:].split("[")[0] or None
-    return None
-
-
-def parse_requirements(text: str) -> tuple[list[Entry], list[str], bool]:
-    """requirements.txt / pip freeze / `pip list` columns -> entries, problems, strict-local asked."""
-    entries: list[Entry] = []
-    problems: list[str] = []
-    strict = False
-    raw = text.splitlines()
-    # `pip list` (columns) output
-    first = [(i, ln) for i, ln in enumerate(raw) if ln.strip()][:2]
-    if len(first) == 2 and first[0][1].split()[:2] == ["Package", "Version"] and first[1][1].lstrip().startswith("---"):
-        for i, ln in enumerate(raw[first[1][0] + 1:], start=first[1][0] + 2):
-            parts = ln.split()
-            if len(parts) >= 2:
-                e = Entry(name=parts[0], line=i, source=ln.strip(), version=parts[1], spec=f"=={parts[1]}")
-                if len(parts) >= 3 and parts[2].startswith("/"):
-                    e.editable, e.url = True, "file://" + parts[2]
-                entries.append(e)
-            elif parts:
-                problems.append(f"line {i}: not a 'name version' row: {ln.strip()[:60]}")
-        return entries, problems, strict
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    i = 0
-    while i < len(raw):
-        start = i + 1
-        line = raw[i]
-        while line.rstrip().endswith("\\") and i + 1 < len(raw):
-            i += 1
-            line = line.rstrip()[:-1] + " " + raw[i].strip()
-        i += 1
-        stripped = scrub_url(line.strip())
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            body = stripped.lstrip("#").strip()
-            if body.lower() == STRICT_DIRECTIVE:
-                strict = True
-            m = re.match(r"Editable install with no version control \((.+)==(.+)\)$", body)
-            if m:  # pip freeze's note for `pip install -e <dir>`
-                entries.append(Entry(name=m.group(1), line=start, source=stripped, version=m.group(2),
-                                     spec=f"=={m.group(2)}", editable=True))
-            continue
-        # an inline comment starts at ' #'
-        code = re.split(r"\s+#", stripped, maxsplit=1)[0].strip()
-        if code.startswith(("-e ", "--editable ", "--editable=")):
-            target = code.split(None, 1)[1] if " " in code else code.split("=", 1)[1]
-            target = target.strip()
-            name = _egg_name(target)
-            if name is None:
-                if entries and entries[-1].line == start - 1 and entries[-1].editable and entries[-1].url is None:
-                    entries[-1].url = "file://" + target if target.startswith("/") else target
-                continue  # `-e .`: the name is in that folder's metadata, not here
-            entries.append(Entry(name=name, line=start, source=stripped, url=scrub_url(target.split("#", 1)[0]),
-                                 commit=_commit_of(target), editable=True))
-            continue
-        if code.startswith("-"):
-            continue  # -r, -c, --index-url, -f, --hash ...: not packages
-        try:
-            req = Requirement(code)
-        except InvalidRequirement as e:
-            problems.append(f"line {start}: not a requirement: {str(e).splitlines()[0][:80]}")
-            continue
-        e = Entry(name=req.name, line=start, source=stripped)
-        if req.url:
-            e.url = scrub_url(req.url)
-            e.commit = _commit_of(req.url)
-        specs = list(req.specifier)
-        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
-            e.version = specs[0].version
-        e.spec = ",".join(sorted(str(s) for s in specs))
-        entries.append(e)
-    return entries, problems, strict
-
-
-_PIN_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\[[^\]]*\])?\s*(==|===|>=|<=|~=|!=|<|>| @ )")
-
-
-def looks_like_requirements(head: str) -> bool:
-    """A .txt whose every entry line is a requirement (pip freeze saved as packages.txt)."""
-    rows = [ln.strip() for ln in head.splitlines()[:-1] if ln.strip() and not ln.lstrip().startswith("#")]
-    if len(head.splitlines()) <= 1:
-        rows = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    if not rows:
-        return False
-    if rows[0].split()[:2] == ["Package", "Version"] and len(rows) > 1 and rows[1].startswith("---"):
-        return True
-    pins = 0
-    for r in rows:
-        if r.startswith(("-e ", "--editable", "-r ", "-c ", "--index-url", "--extra-index-url", "-f ", "--find-links")):
-            continue
-        if not _PIN_LINE.match(r):
-            return False
-        pins += 1
-    return pins > 0
-
-
 def parse_pip_json(text: str) -> tuple[list[Entry], list[str]]:
     try:
         data = load_json_data(text)
@@ -287,7 +136,6 @@ def parse_conda(text: str) -> tuple[list[Entry], list[str], str | None, int | No
         return [], [f"not valid YAML: {e}"], None, None
     if not isinstance(doc, dict) or not isinstance(doc.get("dependencies"), list):
         return [], ["no 'dependencies' list; not a conda environment file"], None, None
-    names = data().get("conda_names", {}) or {}
     out: list[Entry] = []
     problems: list[str] = []
     python, pyline = None, None
@@ -308,72 +156,17 @@ def parse_conda(text: str) -> tuple[list[Entry], list[str], str | None, int | No
         if not isinstance(dep, str):
             problems.append(f"line {line}: dependency is not a string; skipped")
             continue
-        spec = dep.strip()
-        if "::" in spec:
-            spec = spec.split("::", 1)[1]
-        m = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", spec)
-        if not m:
-            problems.append(f"line {line}: not a conda package spec: {spec[:60]}")
-            continue
-        name, rest = m.group(1), m.group(2).strip()
-        version, fuzzy, spec_s = None, False, rest
-        if rest.startswith("=="):
-            version = rest[2:].split("=", 1)[0].strip()
-        elif rest.startswith("=") or re.match(r"^\d", rest):
-            version = rest.lstrip("=").split("=", 1)[0].strip().rstrip("*").rstrip(".")
-            fuzzy = True  # conda's `numpy=1.26` means 1.26.*
-        if version and any(c in version for c in "<>|,!"):
-            version, fuzzy = None, False
-        if normalize_name(name) == "python":
-            python, pyline = version or rest, line
-            continue
-        key_name = names.get(normalize_name(name), name) if normalize_name(name) in names else name
-        if key_name is None:
-            continue  # conda-only plumbing (pip, cudatoolkit ...), not a Python package
-        out.append(Entry(name=key_name, line=line, source=scrub_url(dep), version=version or None,
-                         spec=f"=={version}" if version else spec_s, installer="conda", fuzzy=fuzzy))
+        e, py, problem = conda_entry(dep, line)
+        if problem:
+            problems.append(problem)
+        elif py is not None:
+            python, pyline = py, line
+        elif e is not None:
+            out.append(e)
     return out, problems, python, pyline
 
 
 # --------------------------------------------------------------------------- facts
-
-def entry_value(e: Entry):
-    if e.version is not None:
-        v = e.version
-        if e.commit:
-            v += f" @ {e.commit[:12]}"
-        return v
-    if e.url:
-        return e.url + (f"@{e.commit}" if e.commit and e.commit not in e.url else "")
-    return e.spec or "(any version)"
-
-
-def package_facts(entries: list[Entry], path: str, side: str, rank: int, strict: bool = False,
-                  platform: str | None = None, exhaustive: bool = False) -> list[Fact]:
-    """`exhaustive`: the list names everything installed (snapshot, pip freeze, pip list), not a
-    hand-written selection (requirements, environment.yml)."""
-    facts = []
-    for e in entries:
-        meta = {"name": e.name, "version": e.version, "spec": e.spec, "pinned": e.version is not None,
-                "side": side, "exhaustive": exhaustive}
-        if e.url:
-            meta["url"] = e.url
-        if e.commit:
-            meta["commit"] = e.commit
-        if e.editable:
-            meta["editable"] = True
-        if e.installer:
-            meta["installer"] = e.installer
-        if e.fuzzy:
-            meta["fuzzy"] = True
-        if strict:
-            meta["strict_local"] = True
-        if platform:
-            meta["platform"] = platform
-        facts.append(Fact(key=f"pkg:{normalize_name(e.name)}", value=entry_value(e), check="libraries", path=path,
-                          line=e.line, source=e.source, rank=rank, meta=meta))
-    return facts
-
 
 def extract(src, ctx):
 
@@ -393,7 +186,9 @@ def extract(src, ctx):
                                  source=f"python={python}", rank=RANK_CONFIG,
                                  meta={"component": "python", "platform": "any", "fuzzy": True}))
     else:
-        entries, problems, asked = parse_requirements(src.text)
+        refs: list = []  # -r FILE / -c FILE: followed by the engine, read as package lists of their own
+        entries, problems, asked = parse_requirements(src.text, refs)
+        ex.references.extend(refs)
         strict = strict or asked
         if "freeze" in src.basename.lower() or _is_pip_list(src.text):
             rank, exhaustive = RANK_LOG, True
@@ -403,15 +198,6 @@ def extract(src, ctx):
     ex.facts.extend(package_facts(entries, src.name, side, rank, strict, exhaustive=exhaustive))
     ex.facts.append(list_marker(src.name, exhaustive))
     return ex
-
-
-LIST_KEY = "pkglist"
-
-
-def list_marker(path: str, exhaustive: bool) -> Fact:
-    """Says that this side gave a package list (even an empty one), and of which sort."""
-    return Fact(key=LIST_KEY, value=exhaustive, check="libraries", path=path, source="package list",
-                rank=RANK_DEFAULT, meta={"marker": True})
 
 
 def _is_pip_list(text: str) -> bool:
@@ -460,7 +246,11 @@ def side_platform(real: dict[str, Fact]) -> str | None:
 
 
 def derive(table) -> None:
-    """Per side: stand-ins for counterparts, and the torch_npu/torch release check."""
+    """Per side: constraints that install nothing dropped, stand-ins for counterparts, and the
+    torch_npu/torch release check."""
+    for k in [k for k in table.keys("libraries") if k.startswith("pkg:")]:
+        if all(f.meta.get("constraint") for f in table.facts[k]):  # -c pins a package only if one is installed
+            del table.facts[k]
     pkgs = {k[4:]: table.get(k) for k in table.keys("libraries") if k.startswith("pkg:")}
     real = {n: f for n, f in pkgs.items() if f is not None and not f.meta.get("counterpart")}
     if not real:
@@ -606,12 +396,16 @@ def looks_like_pip_json(head: str, basename: str) -> bool:
 
 def looks_like_package_list(head: str, basename: str) -> bool:
     """A package list by its name (a .txt named requirements*, *freeze*, *pip*) or by its
-    content, whatever the name (pip freeze saved as env_gpu.txt or freeze.log): pinned lines
-    only, a `pip list` table, or mostly pins (at least 3, at least 4 in 5 entry lines: a
-    saved terminal session keeps its prompt and a warning or two)."""
+    content, whatever the name (pip freeze saved as env_gpu.txt or freeze.log): a requirements
+    file (packages.is_requirement_list: unpinned names, comments first, -e, --index-url, git+
+    lines and markers included), a `pip list` table, or mostly pins (at least 3, at least 4 in
+    5 entry lines: a saved terminal session keeps its prompt and a warning or two)."""
     if basename.endswith(".txt") and any(w in basename for w in ("requirement", "freeze", "pip")):
         return True
     return looks_like_requirements(head) or _mostly_pins(head)
+
+
+_PIN_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\[[^\]]*\])?\s*(==|===|>=|<=|~=|!=|<|>| @ )")
 
 
 def _mostly_pins(head: str) -> bool:

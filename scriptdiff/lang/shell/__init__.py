@@ -30,21 +30,13 @@ facts and commented-out flags; record.py holds what one script has produced.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 from ...model import Extract, InputError, Masked, Side
 from ...rules import code
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator
+from .evaluator import parser as _parser
 from .record import Record
-
-
-@lru_cache(maxsize=1)
-def _parser():
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
 def extract(src, ctx) -> Extract:
@@ -64,26 +56,30 @@ def extract(src, ctx) -> Extract:
         where = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in bad[:5]) + (" ..." if len(bad) > 5 else "")
         ex.errors.append(InputError(src.name, f"shell syntax error at line(s) {where}; those lines were not "
                                               f"analysed, the rest of the script was"))
-    commented = commented_flags(root, data)
+    rec.commented.update(commented_flags(root, data))
     Evaluator(rec, data).run(root)
-    if rec.launches == 0 and not rec.unknown:
+    if rec.launches == 0 and not rec.unknown and not rec.installs:
         ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
                                               "python) found; only environment exports were read"))
     for name, count, line in rec.unknown:
-        ex.unread.append(f"line {line}: launcher `{name}` is not known: its {count} option"
+        ex.unread.append(f"{rec.at(line)}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
     ex.unread.extend(rec.too_large)
     if rec.too_large_more:
         ex.unread.append(f"{rec.too_large_more} more value(s) too large to evaluate; not compared")
-    ex.understood = rec.launches > 0
-    rec.facts.extend(commented_facts(rec, commented))
-    rec.finish()  # secrets out of the source excerpts
+    ex.understood = rec.launches > 0 or rec.installs > 0
+    rec.facts.extend(commented_facts(rec, rec.commented))
+    rec.finish()  # secrets out of the source excerpts; fragment lines named by their file
     ex.facts = rec.facts
     ex.errors.extend(rec.errors)
-    ex.references = rec.references
+    # a reference written in a sourced fragment keeps its line there, as its fact does
+    ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references]
     ex.frameworks = rec.frameworks
     ex.masked.extend(rec.masked)
-    ex.dialects = {f"{title} at {os.path.basename(src.name)}:{line}" for title, line in rec.dialects.items()}
+    ex.dialects = {f"{title} at {os.path.basename(rec.place(line)[0])}:{rec.place(line)[1]}"
+                   for title, line in rec.dialects.items()}
+    ex.sourced = list(rec.sourced)
+    ex.notes.extend(rec.notes)
     _device_account(ex, rec)
     return ex
 
@@ -96,7 +92,8 @@ def _device_account(ex: Extract, rec: Record) -> None:
     rule = code("device-branch")
     side = rec.ctx.side
     for line in sorted(set(d.aside)):
-        here = Side(value="branch for another device", path=rec.src.name, line=line, source=rec.src_line(line))
+        path, local = rec.place(line)
+        here = Side(value="branch for another device", path=path, line=local, source=rec.src_line(line))
         ex.masked.append(Masked(rule=rule, gpu=here if side == "gpu" else None, npu=here if side == "npu" else None))
     note = d.note()
     if note:

@@ -51,5 +51,5 @@ def commented_facts(rec: Record, commented: dict[str, int]) -> list[Fact]:
         if key in have:
             continue
         out.append(Fact(key=key, value=None, path=rec.src.name, line=line, source=rec.src_line(line),
-                        rank=-1, note=f"commented out at line {line}", meta={"commented": True}))
+                        rank=-1, note=f"commented out at {rec.at(line)}", meta={"commented": True}))
     return out

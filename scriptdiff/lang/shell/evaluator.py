@@ -1,25 +1,51 @@
 """The statements of a launch script, evaluated in order (never executed).
 
 Assignments (`VAR=...`, `+=`, arrays), `export` / `declare` / `local` / `readonly`, `unset`,
-functions (evaluated where they are called), `source`, control structures in order, and
-commands: a launcher command goes to the LaunchReader, with its `VAR=x` prefixes as
-environment; a command that a comment line cut in two is rejoined. The variables live here;
-expansion is the Expander's job. A value over an evaluation budget (scriptdiff/budget.py)
-becomes one "too large to evaluate" segment, said once in the input's account; a command
-whose words are over it is not read; the rest of the script is.
+functions (evaluated where they are called), control structures in order, and commands: a
+launcher command goes to the LaunchReader, with its `VAR=x` prefixes as environment; a
+command that a comment line cut in two is rejoined. The variables live here; expansion is
+the Expander's job. A value over an evaluation budget (scriptdiff/budget.py) becomes one
+"too large to evaluate" segment, said once in the input's account; a command whose words
+are over it is not read; the rest of the script is.
+
+A launch is read whatever carries it (rules/shell.yaml `launchers.commands`): a command held
+in a variable or an array (`$CMD`, `"${ARGS[@]}"`: its words are the command's), a string
+run by `eval $cmd` or `bash -c "$cmd"` (its value is parsed again with tree-sitter-bash and
+evaluated, each word keeping the line and variables it came from), a wrapper (`nohup`,
+`env A=1`, `time`, `numactl ...`) before the launcher, and a fragment `source ./args.sh` /
+`. args.sh` names (found as a referenced config is, within the side, and evaluated in place:
+its variables and exports are the script's, its facts name it and its lines). `echo $cmd`
+prints a command and runs nothing.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+from functools import lru_cache
 
 from ...budget import TOO_LARGE_TEXT, TooLarge
 from ...model import InputError
+from ...references import DiskResolver, source_identity
+from ...sources import SourceError
+from .comments import commented_flags
+from . import install
 from .env import env_fact, sourced_fact
 from .launch import LaunchReader
 from .launchers import table
 from .record import Record
 from .specialise import Devices, branches, case_body
-from .words import Expander, Seg, Var, Word
+from .words import Expander, Origin, Seg, Var, Word, split_words, tail_word
+
+DEPTH = 8  # functions, eval strings and sourced fragments nested deeper than this are not read
+
+
+@lru_cache(maxsize=1)
+def parser():
+    """The tree-sitter-bash parser (ImportError or OSError when it is not installed)."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline", "list", "subshell",
               "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
@@ -36,10 +62,14 @@ class Evaluator:
         self.x = Expander(data, self.vars)
         self.table = table()
         self.launcher = LaunchReader(rec, self.table)
-        self.functions: dict[str, object] = {}
+        self.installer = install.InstallReader(rec)
+        self.functions: dict[str, tuple] = {}  # name -> (body node, the text it is in: Expander.state)
         self.depth = 0
+        # the script and the fragments being read, innermost last: one that sources any of them is not read again
+        self.sourcing: list[str] = [source_identity(rec.src)] if getattr(rec.src, "origin", None) else []
         # device tests decided for this side's device (specialise.py)
         rec.devices = self.devices = Devices(self.x, getattr(rec.ctx, "side", "gpu"))
+        self.devices.at = rec.at
 
     def run(self, root) -> None:
         self.block(root.children)
@@ -65,15 +95,15 @@ class Evaluator:
                     j += 1
                 if extra:
                     self.rec.errors.append(InputError(self.rec.src.name, (
-                        f"line {x.line_of(extra[0])}: a comment line inside a continued command ends that "
-                        f"command in bash; the flags after it were read as part of the launcher command")))
+                        f"{self.rec.at(x.line_of(extra[0]))}: a comment line inside a continued command ends "
+                        f"that command in bash; the flags after it were read as part of the launcher command")))
                     self.command(node, extra)
                     i = j
                     continue
             try:
                 self.statement(node)
             except TooLarge as e:  # a command's words (an assignment marks its variable itself)
-                self.rec.over_budget(f"the command at line {x.line_of(node)}", e, x.line_of(node))
+                self.rec.over_budget(f"the command at {self.rec.at(x.line_of(node))}", e, x.line_of(node))
             i += 1
 
     def statement(self, node) -> None:
@@ -91,7 +121,7 @@ class Evaluator:
             nm = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
             if nm is not None and body is not None:
-                self.functions[self.x.t(nm)] = body
+                self.functions[self.x.t(nm)] = (body, self.x.state)
         elif t == "comment":
             return
         elif t == "ERROR":  # a region that did not parse: its well-formed statements still count
@@ -113,8 +143,8 @@ class Evaluator:
         except RecursionError:
             raise
         except Exception as e:  # never a traceback: said once, the rest of the script still read
-            self.rec.errors.append(InputError(self.rec.src.name, f"line {self.x.line_of(node)}: device test not read "
-                                                                 f"({type(e).__name__}); read as written"))
+            self.rec.errors.append(InputError(self.rec.src.name, f"{self.rec.at(self.x.line_of(node))}: device test "
+                                                                 f"not read ({type(e).__name__}); read as written"))
             return False
 
     def for_device(self, node) -> bool:
@@ -266,37 +296,189 @@ class Evaluator:
             for p in prefix:
                 self.assign(p)
             return
-        name = os.path.basename(words[0].text)
-        if words[0].text in self.functions and self.depth < 8:
-            self.depth += 1
-            try:
-                self.statement(self.functions[words[0].text])
-            finally:
-                self.depth -= 1
-            return
-        if name in ("source", ".") and len(words) > 1:
-            sourced_fact(self.rec, words[1].text, x.line_of(node))
-            return
-        if name == "export":  # export written as a plain command (rare)
-            return
-        if self.table.find(name) is None:
-            texts = [w.text for w in words]
-            wraps = any(t == "--" and i + 1 < len(texts) and self.table.looks_like(os.path.basename(texts[i + 1]))
-                        for i, t in enumerate(texts))  # ray job submit ... -- python3 -m ...
-            self.rec.unknown_command(words, x.line_of(node), wraps)
-            return
-        # the launcher's environment: the script's exported variables, then its `VAR=x` prefixes
-        env = {k: Word(list(v.segs)) for k, v in self.vars.items() if v.exported and v.kind == "scalar"}
-        entry = self.table.find(name)
-        # prefixes the launcher reads as its options (NPROC_PER_NODE=8 swift sft) give world_size and
-        # master_port facts, not environment facts as well
-        consumed = {n for n in entry.environment if n.lower() in entry.world_size or n.lower() in self.table.shared_facts}
-        for p in prefix:  # VAR=x torchrun ...: environment of the launcher
+        env = []  # VAR=x prefixes: (name, value segments, line)
+        for p in prefix:
             pname = p.child_by_field_name("name")
             pval = p.child_by_field_name("value")
             if pname is not None:
-                segs = x.concat_segs(pval, quoted=True) if pval is not None else []
-                if x.t(pname) not in consumed:
-                    env_fact(self.rec, x.t(pname), x.line_of(p), segs)
-                env[x.t(pname)] = Word(segs or [Seg("", x.line_of(p))])
-        self.launcher.launch(words, x.line_of(node), env)
+                env.append((x.t(pname), x.concat_segs(pval, quoted=True) if pval is not None else [], x.line_of(p)))
+        self.run_words(words, x.line_of(node), env)
+
+    def run_words(self, words: list[Word], line: int, env: list) -> None:
+        """A command, from its words on: a function call, a fragment sourced, a command string
+        read again, a wrapper's command, a launcher, or something else (an unknown launcher is
+        said when it passes training-like options)."""
+        t = self.table
+        name = os.path.basename(words[0].text)
+        if words[0].text in self.functions and self.depth < DEPTH:
+            body, state = self.functions[words[0].text]
+            self.depth += 1
+            try:
+                with self.x.reading(*state):
+                    self.statement(body)
+            finally:
+                self.depth -= 1
+            return
+        if name in t.sourcing and len(words) > 1:
+            self.source(words[1], line)
+            return
+        if name == "export" or name in t.printers:  # export as a plain command (rare); echo $cmd prints it
+            return
+        if name in t.evaluators:  # eval $cmd: the words, joined, are shell read again
+            self.evaluate(words[1:], line)
+            return
+        if name in t.shells and len(words) > 2 and words[1].text == "-c":  # bash -c "$cmd"
+            self.evaluate(words[2:3], line)
+            return
+        if name in t.wrappers:  # nohup / env A=1 / numactl ... torchrun: the command after it
+            rest, more = self.unwrap(name, words[1:])
+            if rest and self.depth < DEPTH:
+                self.depth += 1
+                try:
+                    self.run_words(rest, line, env + more)
+                finally:
+                    self.depth -= 1
+            return
+        entry = t.find(name)
+        hit = install.match(words, interpreter=entry is not None and entry.program == "interpreter")
+        if hit is not None:  # pip install -r requirements_gpu.txt, conda create ... python=3.10
+            self.installer.read(hit[0], hit[1], line)
+            return
+        if entry is None:
+            texts = [w.text for w in words]
+            wraps = any(tx == "--" and i + 1 < len(texts) and t.looks_like(os.path.basename(texts[i + 1]))
+                        for i, tx in enumerate(texts))  # ray job submit ... -- python3 -m ...
+            self.rec.unknown_command(words, line, wraps)
+            return
+        # the launcher's environment: the script's exported variables, then its `VAR=x` prefixes
+        envw = {k: Word(list(v.segs)) for k, v in self.vars.items() if v.exported and v.kind == "scalar"}
+        # prefixes the launcher reads as its options (NPROC_PER_NODE=8 swift sft) give world_size and
+        # master_port facts, not environment facts as well
+        consumed = {n for n in entry.environment if n.lower() in entry.world_size or n.lower() in t.shared_facts}
+        for pname, segs, pline in env:  # VAR=x torchrun ...: environment of the launcher
+            if pname not in consumed:
+                env_fact(self.rec, pname, pline, segs)
+            envw[pname] = Word(segs or [Seg("", pline)])
+        self.launcher.launch(words, line, envw)
+
+    def unwrap(self, name: str, words: list[Word]) -> tuple[list[Word], list]:
+        """The command a wrapper runs (its own options and positional words skipped) and the
+        environment it gives it (`env A=1 B=2 cmd`: A and B)."""
+        valued, positional = self.table.wrappers[name]
+        env = []
+        i = 0
+        while i < len(words):
+            tx = words[i].text
+            if tx == "--":
+                i += 1
+                break
+            if tx.startswith("-") and len(tx) > 1:
+                opt = tx.lstrip("-")
+                i += 2 if ("=" not in opt and opt in valued) else 1
+                continue
+            if name == "env" and "=" in tx and tx.split("=", 1)[0].isidentifier():
+                env.append((tx.split("=", 1)[0], tail_word(words[i], len(tx.split("=", 1)[0]) + 1).segs,
+                            words[i].line))
+                i += 1
+                continue
+            break
+        i += positional
+        return words[i:], env
+
+    def evaluate(self, words: list[Word], line: int) -> None:
+        """`eval WORDS` / `bash -c STRING`: the words joined by blanks (split as bash splits an
+        unquoted value; a `#` line of a multi-line value is a comment) are parsed again with
+        tree-sitter-bash and evaluated here, each word keeping the line and variables it came
+        from. A string that does not parse is read as far as it does, and said."""
+        parts = [sw for w in words for sw in split_words(w.segs)]
+        if not parts or self.depth >= DEPTH or any(sg.text == TOO_LARGE_TEXT for w in parts for sg in w.segs):
+            return
+        data, origin = Origin.of(parts)
+        try:
+            tree = parser().parse(data)
+        except Exception as e:  # tree-sitter unavailable: said once by the reader already
+            self.rec.errors.append(InputError(self.rec.src.name, f"{self.rec.at(line)}: the command string was not "
+                                                                 f"read ({type(e).__name__})"))
+            return
+        if tree.root_node.has_error:
+            self.rec.errors.append(InputError(self.rec.src.name, (
+                f"{self.rec.at(line)}: the command string it runs is not valid shell "
+                f"({data.decode('utf-8', 'replace')[:60]}); the statements that parsed were read")))
+        self.depth += 1
+        try:
+            with self.x.reading(data, self.x.base, origin):
+                self.block(c for c in tree.root_node.children if c.type != "ERROR" or c.children)
+        finally:
+            self.depth -= 1
+
+    def source(self, word: Word, line: int) -> None:
+        """`source FILE` / `. FILE`: a fragment of the script. A relative path is found as a
+        referenced config is, within this side (its resolver: beside the script, the repository
+        root, the working directory inside it) and evaluated in place; an absolute path (the
+        CANN set_env.sh), a path built from an unknown variable, or one found nowhere is only
+        recorded as sourced (an environment fact), and the account says why."""
+        path = word.text
+        rec = self.rec
+        if not path or word.unresolved or os.path.isabs(path) or path.startswith("~") \
+                or self.depth >= DEPTH or len(self.sourcing) > DEPTH:
+            sourced_fact(rec, path, line)
+            return
+        src = self.fragment(path, line)
+        if src is None:
+            sourced_fact(rec, path, line)
+            return
+        ident = rec.sourced[-1][2]
+        if ident in self.sourcing:  # a fragment that sources itself: read once
+            return
+        try:
+            tree = parser().parse(src.data)
+        except Exception:  # tree-sitter unavailable: the script itself said so
+            return
+        base = rec.add_file(src)
+        root = tree.root_node
+        if root.has_error:
+            rec.errors.append(InputError(src.name, "shell syntax error in a sourced fragment; the statements that "
+                                                   "parsed were read"))
+        for key, ln in commented_flags(root, src.data).items():
+            rec.commented.setdefault(key, ln + base)
+        self.sourcing.append(ident)
+        self.depth += 1
+        try:
+            with self.x.reading(src.data, base, None):
+                self.block(root.children)
+        finally:
+            self.depth -= 1
+            self.sourcing.pop()
+
+    def fragment(self, path: str, line: int):
+        """The fragment `path` as this side's resolver finds it (a Source), or None; what was
+        found is kept (Record.sourced) so a cached reading is used only while it holds."""
+        rec = self.rec
+        ctx = rec.ctx
+        resolver = getattr(ctx, "resolver", None) or DiskResolver(getattr(ctx, "root", None))
+        res = resolver.resolve(path, rec.src, getattr(ctx, "root", None))
+        where = rec.at(line)
+        if res.path is None:
+            rec.sourced.append((path, line, "", ""))
+            if res.why:
+                rec.notes.append(f"{where}: sourced {path} not read: {res.why}")
+            elif res.tried:
+                tried = ", ".join(res.tried[:4]) + (" ..." if len(res.tried) > 4 else "")
+                rec.notes.append(f"{where}: sourced {path} was not found (tried {tried}): what it sets is unresolved")
+            return None
+        parent = rec.src.name.replace("\\", "/").rsplit("/", 1)[0] if "/" in rec.src.name else ""
+        name = f"{parent}/{os.path.basename(path)}" if parent else os.path.basename(path)
+        try:
+            src = resolver.read(res, name)
+        except SourceError as e:
+            rec.sourced.append((path, line, "", ""))
+            rec.notes.append(f"{where}: sourced {path} not read: {str(e).split(': ', 1)[-1]}")
+            return None
+        limit = getattr(getattr(ctx, "options", None), "max_bytes", None)
+        ident = resolver.identity(res)
+        rec.sourced.append((path, line, ident, hashlib.sha1(src.data).hexdigest()))
+        if limit is not None and len(src.data) > limit or src.is_binary():
+            rec.notes.append(f"{where}: sourced {path} not read (binary, or larger than --max-bytes)")
+            return None
+        rec.notes.append(f"{where}: sourced {path} read in place ({res.how}: {res.path})")
+        return src

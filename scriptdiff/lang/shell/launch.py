@@ -183,5 +183,5 @@ class LaunchReader:
                 self.program.add_hparam(k, w.text, w, f"--{k}")
         for k in table.shared_references:
             w = opts.get(k)
-            if w is not None:
-                self.program.reference(k, w)
+            if w is not None:  # accelerate launch --config_file: an accelerate config (the entry's `config`)
+                self.program.reference(k, w, dialect=entry.config if k == "config_file" else None)

@@ -10,7 +10,7 @@ This module turns that data into a LauncherTable; reading a command is launch.py
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ...rules import load
@@ -45,6 +45,7 @@ class Launcher:
     # environment variables the launcher reads as its options, by their lower-case name
     # (ms-swift: NPROC_PER_NODE=8 NNODES=2 swift sft ... runs torchrun --nproc_per_node 8 --nnodes 2)
     environment: tuple = ()
+    config: str | None = None  # the dialect of the config file its --config_file names (accelerate)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,12 @@ class LauncherTable:
     shared_settings: tuple  # launcher options read as hyperparameters (mixed_precision)
     shared_references: tuple  # launcher options naming a config file
     npu_only_flags: frozenset = frozenset()  # program flags an NPU script adds as the port itself (masked)
+    # commands that are no launchers but decide how one is read (rules/shell.yaml `commands`)
+    printers: frozenset = frozenset()  # echo, printf: print their words, run nothing
+    evaluators: frozenset = frozenset()  # eval: their words are shell read again
+    shells: frozenset = frozenset()  # bash -c STRING: STRING is shell read again
+    sourcing: frozenset = frozenset()  # source, .: a fragment read in place
+    wrappers: dict = field(default_factory=dict)  # nohup, env, ...: word -> (valued options, positional words)
 
     def find(self, name: str) -> Launcher | None:
         """The launcher whose command word is `name` (a basename), or None."""
@@ -99,8 +106,9 @@ def build(d: dict) -> LauncherTable:
             subcommands=frozenset(e.get("subcommands") or ()), module_only=bool(e.get("module_only", False)),
             flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
             world_size=tuple(e.get("world_size") or ()), devices=e.get("devices"),
-            environment=tuple(e.get("environment") or ())))
+            environment=tuple(e.get("environment") or ()), config=e.get("config")))
     hints = d.get("hints") or {}
+    cmds = d.get("commands") or {}
     return LauncherTable(
         entries=tuple(entries),
         by_command={c: e for e in entries for c in e.commands},
@@ -112,4 +120,8 @@ def build(d: dict) -> LauncherTable:
         shared_facts=dict((d.get("shared") or {}).get("facts") or {}),
         shared_settings=tuple((d.get("shared") or {}).get("settings") or ()),
         shared_references=tuple((d.get("shared") or {}).get("references") or ()),
-        npu_only_flags=frozenset(d.get("npu_only_flags") or ()))
+        npu_only_flags=frozenset(d.get("npu_only_flags") or ()),
+        printers=frozenset(cmds.get("print") or ()), evaluators=frozenset(cmds.get("evaluate") or ()),
+        shells=frozenset(cmds.get("shells") or ()), sourcing=frozenset(cmds.get("source") or ()),
+        wrappers={w: (frozenset((e or {}).get("valued") or ()), int((e or {}).get("positional") or 0))
+                  for w, e in (cmds.get("wrappers") or {}).items()})

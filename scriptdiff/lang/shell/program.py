@@ -166,15 +166,19 @@ class ProgramReader:
         return Fact(key=key, value=value, path=self.rec.src.name, line=line, source=self.rec.src_line(line, key_text),
                     rank=RANK_SCRIPT, via=via, meta=meta)
 
-    def reference(self, key: str, vw: Word, flag_word: Word | None = None) -> None:
+    def reference(self, key: str, vw: Word, flag_word: Word | None = None, dialect: str | None = None) -> None:
+        """A config file the program (or its launcher) is given; `dialect`: the framework the
+        file is known to be written for (accelerate launch --config_file: an accelerate config)."""
         path = vw.text
         line = vw.line
         self.rec.references.append((path, line, key))
         exists = self._ref_exists(path)
+        meta = {"reference": True, "exists": exists, "written": path, "force": True}
+        if dialect:
+            meta["dialect"] = dialect
         self.rec.facts.append(Fact(key=f"config:{key}", value=os.path.basename(path), path=self.rec.src.name,
                                    line=line, source=self.rec.src_line(line, path), rank=RANK_SCRIPT,
-                                   via=("$" + vw.via[-1]) if vw.via else None,
-                                   meta={"reference": True, "exists": exists, "written": path, "force": True}))
+                                   via=("$" + vw.via[-1]) if vw.via else None, meta=meta))
 
     def _ref_exists(self, ref: str) -> bool:
         return resolve(ref, self.rec.src.origin, self.rec.ctx.root).path is not None

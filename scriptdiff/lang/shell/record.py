@@ -9,6 +9,11 @@ at most EXCERPT characters around the option or variable it came from, so that a
 launch script of 10,000 flags does not copy its whole line into every fact (and every
 report line). Values withheld as secret-looking are remembered (`withhold`), and
 `finish` takes them, and any other secret-looking word, out of every excerpt.
+
+A fragment the script sources (`source ./args_npu.sh`) is read in place (evaluator.py): its
+lines are numbered after the script's, each fragment from its own base (`LINE_BASE` times its
+index), so a value keeps the file it was written in through every variable it passes; `place`
+turns such a line back into (file, line) where a fact or a message is made.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from ...secrets import redact_text, secret_words
 from ...vocabulary import canonical_flag
 
 EXCERPT = 160  # characters of a long line shown around a fact's option
+LINE_BASE = 1 << 32  # the lines of the k-th file a script sources are numbered from k * LINE_BASE
 
 
 class Record:
@@ -31,6 +37,7 @@ class Record:
         self.references: list[tuple[str, int | None, str]] = []
         self.frameworks: set[str] = set()
         self.launches = 0
+        self.installs = 0  # commands that install packages (install.py): a setup script's package list
         # commands that pass training-like options to a program scriptdiff does not know:
         # (command words as shown, number of options, line)
         self.unknown: list[tuple[str, int, int]] = []
@@ -39,7 +46,13 @@ class Record:
         self.masked: list = []  # expected NPU edits met in the script (model.Masked)
         self.dialects: dict[str, int] = {}  # framework dialect title -> the first line it was detected at
         self.devices = None  # the device tests decided for this side (specialise.Devices)
-        self._starts: list[int] | None = None  # offset of each line in src.text
+        self.files = [src]  # the script, then each fragment it sources, in the order read
+        # what the script sourced, as the cache must check it: (as written, line, what the
+        # side's resolver found ("" when nothing), a digest of its bytes)
+        self.sourced: list[tuple[str, int | None, str, str]] = []
+        self.notes: list[str] = []  # for the input's account (a fragment not found, ...)
+        self.commented: dict[str, int] = {}  # flags only in comments, in every file read (comments.py)
+        self._starts: dict[int, list[int]] = {}  # file index -> offset of each line in its text
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
         self.too_large: list[str] = []  # values over an evaluation budget, one line each (budget.py)
         self.too_large_more = 0  # and how many more were not listed
@@ -47,7 +60,7 @@ class Record:
     def over_budget(self, what: str, why, line: int) -> None:
         """A value too large to evaluate (budget.TooLarge): said once per value, the first few."""
         if len(self.too_large) < 5:
-            self.too_large.append(note(what, why, line))
+            self.too_large.append((f"{self.at(line)}: " if line else "") + note(what, why))
         else:
             self.too_large_more += 1
 
@@ -73,22 +86,43 @@ class Record:
         """A framework dialect (rules/<framework>.yaml `dialects:`) mapped one of this script's keys."""
         self.dialects.setdefault(title, line)
 
-    def _line_span(self, line: int) -> tuple[int, int] | None:
-        text = self.src.text
-        if self._starts is None:
+    # ------------------------------------------------------------ files and lines
+    def add_file(self, src) -> int:
+        """A fragment read in place: the base its lines are numbered from."""
+        self.files.append(src)
+        return (len(self.files) - 1) * LINE_BASE
+
+    def place(self, line: int | None) -> tuple[str, int | None]:
+        """(the name of the file a line was written in, its line there)."""
+        if not line:
+            return self.src.name, line
+        k = min(line // LINE_BASE, len(self.files) - 1)
+        return self.files[k].name, line - k * LINE_BASE
+
+    def at(self, line: int | None) -> str:
+        """How a message names a line: "line 3", or "args.sh line 3" in a sourced fragment."""
+        name, local = self.place(line)
+        return f"line {local}" if name == self.src.name else f"{name} line {local}"
+
+    def _line_span(self, line: int) -> tuple[str, int, int] | None:
+        k = min(line // LINE_BASE, len(self.files) - 1) if line else 0
+        line -= k * LINE_BASE
+        text = self.files[k].text
+        starts = self._starts.get(k)
+        if starts is None:
             starts = [0]
             pos = text.find("\n")
             while pos != -1:
                 starts.append(pos + 1)
                 pos = text.find("\n", pos + 1)
-            self._starts = starts
-        if not 0 < line <= len(self._starts):
+            self._starts[k] = starts
+        if not 0 < line <= len(starts):
             return None
-        a = self._starts[line - 1]
-        b = self._starts[line] - 1 if line < len(self._starts) else len(text)
+        a = starts[line - 1]
+        b = starts[line] - 1 if line < len(starts) else len(text)
         if b > a and text[b - 1] == "\r":
             b -= 1
-        return a, b
+        return text, a, b
 
     def src_line(self, line: int, near: str | None = None) -> str:
         """The source text of `line` (stripped); a long line gives an excerpt of at most
@@ -96,8 +130,7 @@ class Record:
         span = self._line_span(line)
         if span is None:
             return ""
-        a, b = span
-        text = self.src.text
+        text, a, b = span
         if b - a <= EXCERPT:
             return text[a:b].strip()
         at = -1
@@ -131,9 +164,15 @@ class Record:
         for line in lines:
             span = self._line_span(line)
             if span is not None:
-                known |= secret_words(self.src.text[span[0]:span[1]])
-        if not known:
-            return
-        for f in self.facts:
-            if f.source:
-                f.source = redact_text(f.source, known, scan=False)
+                known |= secret_words(span[0][span[1]:span[2]])
+        if known:
+            for f in self.facts:
+                if f.source:
+                    f.source = redact_text(f.source, known, scan=False)
+        if len(self.files) > 1:  # facts made from a fragment's lines name that file and its line
+            for f in self.facts:
+                f.path, f.line = self.place(f.line)
+            for m in self.masked:
+                for side in (m.gpu, m.npu):
+                    if side is not None:
+                        side.path, side.line = self.place(side.line)

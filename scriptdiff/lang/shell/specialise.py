@@ -57,6 +57,7 @@ class Devices:
         self.undecided: list = []  # (line, text)
         self.aside: list = []  # lines of the statements set aside
         self.quiet = 0  # > 0 while walking the condition of an if read as written
+        self.at = None  # how a line is named (record.Record.at: a sourced fragment's by its file)
 
     # ------------------------------------------------------------------ answers
     def answer(self, family: str | None, idiom: str):
@@ -285,7 +286,8 @@ class Devices:
         out = f"device tests read for the {dev}: {n} decided" + (
             f" (by {', '.join(f'{k} {v}' for k, v in sorted(self.decided.items()))})" if n else "")
         if self.undecided:
-            shown = "; ".join(f"line {ln}: {txt}" for ln, txt in self.undecided[:4])
+            at = self.at or (lambda ln: f"line {ln}")
+            shown = "; ".join(f"{at(ln)}: {txt}" for ln, txt in self.undecided[:4])
             out += f", {len(self.undecided)} not decided, read as written ({shown})"
         return out
 

@@ -12,6 +12,8 @@ instead of building four million segments.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ...budget import Meter, check_number
@@ -151,8 +153,42 @@ def _multiline(segs: list[Seg]) -> bool:
 
 # ------------------------------------------------------------------ expansion
 
+@dataclass
+class Origin:
+    """Where the bytes of a text read again came from (`eval $cmd`): runs of (start byte, end
+    byte, line, via), in order, one per segment of the words it was joined from."""
+
+    starts: list[int]
+    runs: list[tuple[int, int, int, tuple]]
+
+    @classmethod
+    def of(cls, words: list[Word]) -> tuple[bytes, "Origin"]:
+        """The words joined by single blanks, as bytes, with the origin of every byte."""
+        out = bytearray()
+        runs = []
+        for w in words:
+            if out:
+                out += b" "
+            for sg in w.segs:
+                b = sg.text.encode("utf-8")
+                runs.append((len(out), len(out) + len(b), sg.line, sg.via))
+                out += b
+        return bytes(out), cls([r[0] for r in runs], runs)
+
+    def run(self, byte: int) -> tuple[int, int, int, tuple] | None:
+        if not self.runs:
+            return None
+        i = max(bisect_right(self.starts, byte) - 1, 0)
+        return self.runs[i]
+
+
 class Expander:
-    """Expands tree-sitter-bash nodes of one script into Words, against the variables given."""
+    """Expands tree-sitter-bash nodes of one script into Words, against the variables given.
+
+    What it reads can change while a script is evaluated (`reading`): a fragment the script
+    sources, whose lines are numbered from a base of their own (record.py), or a command
+    string read again (`eval $cmd`), whose bytes each keep the line and variables they came
+    from (`Origin`)."""
 
     def __init__(self, data: bytes, variables: dict[str, Var]):
         self.data = data
@@ -160,13 +196,38 @@ class Expander:
         self.meter = Meter()  # what expansions copy out of variables (budget.py)
         self._arith_unresolved: set = set()
         self._arith_via: set = set()
+        self.base = 0  # added to every line: a sourced fragment's lines follow the script's
+        self.origin: Origin | None = None  # a text read again: where each of its bytes came from
+
+    @contextmanager
+    def reading(self, data: bytes, base: int = 0, origin: Origin | None = None):
+        """Expand nodes of another text (a fragment, a command string) for a while."""
+        saved = self.data, self.base, self.origin
+        self.data, self.base, self.origin = data, base, origin
+        try:
+            yield
+        finally:
+            self.data, self.base, self.origin = saved
+
+    @property
+    def state(self) -> tuple:
+        """What `reading` swaps: kept with a function body, restored where it is called."""
+        return self.data, self.base, self.origin
 
     # ----------------------------------------------------------- node helpers
     def t(self, node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def line_of(self, node) -> int:
-        return node.start_point[0] + 1
+        return self.line_at(node.start_byte, node.start_point[0])
+
+    def line_at(self, byte: int, row: int) -> int:
+        """The line of the byte at `byte` (tree-sitter's `row`): in a text read again, the line
+        the byte was written on."""
+        if self.origin is not None:
+            r = self.origin.run(byte)
+            return r[2] if r is not None else self.base + row + 1
+        return self.base + row + 1
 
     # ----------------------------------------------------------- expansion
     def lookup(self, name: str) -> Var | None:
@@ -264,7 +325,7 @@ class Expander:
         parts: list = [[]]
         kids = list(node.children)
         prev_end = kids[0].end_byte if kids and kids[0].type == '"' else node.start_byte
-        prev_row = node.start_point[0] + 1
+        prev_row = self.line_of(node)
 
         def literal(text: str, row: int) -> None:
             text = text.replace("\\\n", "\n").replace('\\"', '"').replace("\\$", "$").replace("\\`", "`")
@@ -279,11 +340,11 @@ class Expander:
                 gap = self.data[prev_end:c.start_byte].decode("utf-8", "replace")
                 literal(gap, prev_row)
             prev_end = max(prev_end, c.end_byte)
-            prev_row = c.end_point[0] + 1
+            prev_row = self.line_at(max(c.end_byte - 1, c.start_byte), c.end_point[0])
             if c.type == '"':
                 continue
             if c.type == "string_content":
-                literal(self.t(c), c.start_point[0] + 1)
+                literal(self.t(c), self.line_of(c))
             elif c.type == "expansion":
                 r = self.expansion(c, quoted=True)
                 if r and isinstance(r[0], list):  # "${ARR[@]}": several words
@@ -390,7 +451,30 @@ class Expander:
         return Seg(str(value), self.line_of(node), via, (), quoted)
 
     def words(self, node, quoted: bool = False, split: bool = True) -> list[Word]:
-        """The words a node expands to (bash word splitting for unquoted expansions)."""
+        """The words a node expands to (bash word splitting for unquoted expansions). In a text
+        read again, a word written in it keeps the lines and variables its bytes came from."""
+        if self.origin is None:
+            return self._words(node, quoted, split)
+        if node.type in ("word", "number") and "\\" not in self.t(node):
+            return [Word(self._origin_segs(node, quoted))]
+        out = self._words(node, quoted, split)
+        r = self.origin.run(node.start_byte)
+        if r is not None and r[3]:
+            for w in out:
+                w.segs = [Seg(sg.text, sg.line, r[3], sg.unresolved, sg.quoted) if not sg.via else sg for sg in w.segs]
+        return out
+
+    def _origin_segs(self, node, quoted: bool) -> list[Seg]:
+        """A word of a text read again, cut where its bytes came from different places."""
+        out = []
+        a, b = node.start_byte, node.end_byte
+        for start, end, line, via in self.origin.runs:
+            lo, hi = max(a, start), min(b, end)
+            if lo < hi:
+                out.append(Seg(self.data[lo:hi].decode("utf-8", "replace"), line, via, (), quoted))
+        return out or [Seg(self.t(node), self.line_of(node), (), (), quoted)]
+
+    def _words(self, node, quoted: bool = False, split: bool = True) -> list[Word]:
         t = node.type
         line = self.line_of(node)
         if t in ("word", "number"):

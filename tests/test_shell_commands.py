@@ -1,0 +1,213 @@
+"""A launch read whatever carries it (issue 25, item 7): a command built in a string and run
+(`eval $cmd`, `bash -c "$cmd"`, `$CMD`, `"${ARGS[@]}"` as the command), `echo`, `set -x` and
+wrappers (`nohup`, `env A=1`, `time`) before a launcher, and training arguments kept in a
+sourced fragment (`source ./args.sh`, `. args.sh`), found within the side as a referenced
+config is (lang/shell/evaluator.py; rules/shell.yaml `launchers.commands`)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from conftest import rows_by_file, write_files
+
+from scriptdiff import api
+from scriptdiff.model import Options, SideContext
+from scriptdiff.lang import shell
+from scriptdiff.pipeline import diff_files
+from scriptdiff.sources import Source
+
+
+write = write_files
+
+
+rows = rows_by_file
+
+
+def pair(tmp_path, gpu: str, npu: str, name: str = "run.sh", cache: bool = False):
+    write(tmp_path, {f"gpu/{name}": gpu, f"npu/{name}": npu})
+    return diff_files([str(tmp_path / "gpu" / name)], [str(tmp_path / "npu" / name)], Options(use_cache=cache))
+
+
+def facts(text: str, name: str = "run.sh"):
+    ex = shell.extract(Source(name=name, data=text.encode()), SideContext("gpu"))
+    return ex, {f.key: (f.value, f.line, f.via) for f in ex.facts}
+
+
+EVAL = """#!/bin/bash
+LR={lr}
+cmd="torchrun --nproc_per_node 8 pretrain_gpt.py --lr $LR --seed 42 --micro-batch-size 2"
+echo $cmd
+eval $cmd
+"""
+
+
+def test_eval_of_a_command_string_is_the_launch(tmp_path):
+    """The issue's reproduction: `cmd="torchrun ... --lr 1e-4"; echo $cmd; eval $cmd` read as
+    "launcher `echo torchrun` is not known". Now the string is parsed again and read as the
+    launch it makes: the lr difference is found at the line that sets LR, via $LR in $cmd."""
+    rep = pair(tmp_path, EVAL.format(lr="1e-4"), EVAL.format(lr="2e-4"))
+    assert rows(rep) == [("SD202", "lr", 1e-4, 2e-4, "run.sh", 2, "run.sh", 2)]
+    assert rep.findings[0].gpu.via == "$LR in $cmd"
+    assert rep.exit_code() == 1
+    assert [(a.status, a.unread) for a in rep.inputs] == [("understood", [])] * 2
+
+
+def test_eval_faithful_negative(tmp_path):
+    rep = pair(tmp_path, EVAL.format(lr="1e-4"), EVAL.format(lr="1.0e-4"))
+    assert rep.findings == [] and rep.exit_code() == 0
+    assert [a.status for a in rep.inputs] == ["understood"] * 2
+
+
+def test_eval_values_keep_their_lines_and_variables():
+    ex, f = facts(EVAL.format(lr="1e-4"))
+    assert ex.errors == [] and ex.unread == []
+    assert f["lr"] == (1e-4, 2, "$LR in $cmd")
+    assert f["seed"] == (42, 3, "$cmd") and f["micro_batch_size"] == (2, 3, "$cmd")
+    assert f["world_size"][:2] == (8, 3)
+
+
+@pytest.mark.parametrize("run", ["$CMD", "${CMD}", "eval \"$CMD\"", "bash -c \"$CMD\"", "eval ${CMD} 2>&1 | tee log"])
+def test_command_held_in_a_string(run):
+    text = f'CMD="torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4 --seed 7"\necho "$CMD"\n{run}\n'
+    ex, f = facts(text)
+    assert ex.unread == [] and ex.errors == []
+    assert f["lr"] == (1e-4, 1, "$CMD") and f["seed"] == (7, 1, "$CMD")
+
+
+def test_command_held_in_an_array():
+    text = ("ARGS=(torchrun --nproc_per_node 8 pretrain_gpt.py\n"
+            "      --lr 1e-4\n"
+            "      --seed 7)\n"
+            "set -x\n"
+            "\"${ARGS[@]}\"\n")
+    ex, f = facts(text)
+    assert ex.unread == [] and ex.errors == []
+    assert f["lr"] == (1e-4, 2, "$ARGS") and f["seed"] == (7, 3, "$ARGS")
+
+
+@pytest.mark.parametrize("prefix", ["set -x\n", "set -euxo pipefail\n", "echo torchrun --lr 9 --seed 1 --bf16 --x 1\n",
+                                    "printf '%s\\n' \"torchrun --lr 9\"\n"])
+def test_echo_and_set_x_before_a_launcher(prefix):
+    ex, f = facts(prefix + "torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4\n")
+    assert ex.unread == [] and ex.errors == []
+    assert f["lr"] == (1e-4, 2, None)
+
+
+@pytest.mark.parametrize("wrapped", ["nohup torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4 > log 2>&1 &",
+                                     "exec torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "time torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "numactl --cpunodebind=0 -m 0 torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "timeout -s INT 10h torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4"])
+def test_wrappers_before_a_launcher(wrapped):
+    ex, f = facts(wrapped + "\n")
+    assert ex.unread == [] and ex.errors == []
+    assert f["lr"] == (1e-4, 1, None) and f["world_size"][0] == 8
+
+
+def test_env_wrapper_gives_the_launcher_its_environment():
+    ex, f = facts("env NCCL_DETERMINISTIC=1 torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4\n")
+    assert ex.unread == []
+    assert f["env:NCCL_DETERMINISTIC"][:2] == ("1", 1) and f["lr"] == (1e-4, 1, None)
+
+
+def test_eval_string_that_does_not_parse_is_said():
+    ex, f = facts('cmd="torchrun pretrain_gpt.py --lr 1e-4 ; ( fi"\neval $cmd\n')
+    assert [e.message for e in ex.errors] == [
+        "line 2: the command string it runs is not valid shell (torchrun pretrain_gpt.py --lr 1e-4 ; ( fi); "
+        "the statements that parsed were read"]
+
+
+# --- sourced fragments ---------------------------------------------------------------------------
+
+MAIN = """#!/bin/bash
+set -x
+source ./args.sh
+. ./env.sh
+torchrun --nproc_per_node 8 pretrain_gpt.py $TRAIN_ARGS --seed 42
+"""
+ARGS = 'TRAIN_ARGS="--lr {lr} \\\n    --micro-batch-size 2"\n'
+ENV = "export NCCL_DETERMINISTIC={det}\n"
+
+
+def test_training_arguments_in_a_sourced_fragment(tmp_path):
+    """The issue's reproduction: the arguments live in `source ./args.sh`. They are read from
+    each side's fragment, and the findings name the fragment and its line."""
+    write(tmp_path, {"gpu/args.sh": ARGS.format(lr="1e-4"), "npu/args.sh": ARGS.format(lr="2e-4"),
+                     "gpu/env.sh": ENV.format(det=1), "npu/env.sh": ENV.format(det=0)})
+    rep = pair(tmp_path, MAIN, MAIN, "train.sh")
+    assert rows(rep) == [("SD202", "lr", 1e-4, 2e-4, "args.sh", 1, "args.sh", 1),
+                         ("SD306", "env:NCCL_DETERMINISTIC", "1", "0", "env.sh", 1, "env.sh", 1)]
+    lr = next(f for f in rep.findings if f.key == "lr")
+    assert lr.gpu.path == f"{tmp_path / 'gpu'}/args.sh" and lr.gpu.source.startswith('TRAIN_ARGS="--lr 1e-4')
+    assert rep.exit_code() == 1
+    notes = [n for a in rep.inputs if a.side == "gpu" for n in a.notes]
+    assert notes[:2] == [f"line 3: sourced ./args.sh read in place (beside the referring file: {tmp_path / 'gpu/args.sh'})",
+                         f"line 4: sourced ./env.sh read in place (beside the referring file: {tmp_path / 'gpu/env.sh'})"]
+
+
+def test_sourced_fragment_faithful_negative_and_folder_mode(tmp_path):
+    """Same fragments: silent. In a folder diff the fragments belong to the run that sources
+    them: they are not compared again as launch scripts of their own."""
+    write(tmp_path, {"gpu/args.sh": ARGS.format(lr="1e-4"), "npu/args.sh": ARGS.format(lr="1.0e-4"),
+                     "gpu/env.sh": ENV.format(det=1), "npu/env.sh": ENV.format(det=1)})
+    rep = pair(tmp_path, MAIN, MAIN, "train.sh")
+    assert rep.findings == [] and rep.errors == [] and rep.exit_code() == 0
+    tree = api.diff(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False))
+    assert tree.findings == [] and tree.errors == [] and tree.exit_code() == 0
+
+
+def test_a_changed_fragment_is_read_again_through_the_cache(tmp_path):
+    """The cache keys a launch script by its own bytes; a fragment it sourced is checked on every
+    run, so a changed fragment is read again, never served from the cache."""
+    write(tmp_path, {"gpu/args.sh": ARGS.format(lr="1e-4"), "npu/args.sh": ARGS.format(lr="1e-4"),
+                     "gpu/env.sh": ENV.format(det=1), "npu/env.sh": ENV.format(det=1)})
+    assert pair(tmp_path, MAIN, MAIN, "train.sh", cache=True).findings == []
+    write(tmp_path, {"npu/args.sh": ARGS.format(lr="3e-4")})
+    rep = pair(tmp_path, MAIN, MAIN, "train.sh", cache=True)
+    assert rows(rep) == [("SD202", "lr", 1e-4, 3e-4, "args.sh", 1, "args.sh", 1)]
+
+
+def test_fragment_found_nowhere_is_noted_and_kept_as_sourced(tmp_path):
+    write(tmp_path, {"gpu/run.sh": "source ./args.sh\ntorchrun pretrain_gpt.py --lr 1e-4\n"})
+    rep = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "gpu/run.sh")], Options(use_cache=False))
+    acc = rep.inputs[0]
+    assert f"line 1: sourced ./args.sh was not found (tried {tmp_path / 'gpu/args.sh'}): what it sets is unresolved" \
+        in acc.notes
+
+
+def test_absolute_and_ascend_scripts_are_not_read():
+    ex, f = facts("source /usr/local/Ascend/ascend-toolkit/set_env.sh\nsource $HOME/x.sh\n"
+                  "torchrun pretrain_gpt.py --lr 1e-4\n")
+    assert f["env:source set_env.sh"][0] == "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+    assert f["env:source x.sh"][0] == "$HOME/x.sh" and ex.sourced == []
+
+
+def test_a_fragment_that_sources_itself_or_the_script_is_read_once(tmp_path):
+    write(tmp_path, {"gpu/run.sh": "source ./a.sh\ntorchrun pretrain_gpt.py $X\n",
+                     "gpu/a.sh": "X=\"$X --lr 1e-4\"\nsource ./a.sh\nsource ./run.sh\n"})
+    ex = shell.extract(Source(name="run.sh", data=(tmp_path / "gpu/run.sh").read_bytes(),
+                              origin=str(tmp_path / "gpu/run.sh")), SideContext("gpu"))
+    assert [(f.key, f.value, f.line) for f in ex.facts if f.key == "lr"] == [("lr", 1e-4, 1)]
+    assert [ident.rsplit("/", 1)[-1] for _w, _l, ident, _d in ex.sourced] == ["a.sh", "a.sh", "run.sh"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_fragment_of_a_side_read_from_a_git_revision_is_found_in_that_revision(tmp_path):
+    """`REV1:train.sh REV2:train.sh`: each side sources the fragment its own revision holds,
+    never the work tree's."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                       env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                            "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+
+    git("init", "-q")
+    write(tmp_path, {"train.sh": MAIN, "args.sh": ARGS.format(lr="1e-4"), "env.sh": ENV.format(det=1)})
+    git("add", "-A")
+    git("commit", "-q", "-m", "gpu")
+    write(tmp_path, {"args.sh": ARGS.format(lr="2e-4")})
+    git("commit", "-q", "-am", "npu")
+    write(tmp_path, {"args.sh": ARGS.format(lr="9e-4")})  # the work tree holds a third value
+    rep = api.diff("HEAD~1:train.sh", "HEAD:train.sh", Options(use_cache=False), repo=str(tmp_path))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in rep.findings] == [
+        ("SD202", "lr", 1e-4, 2e-4, 1, 1)]
