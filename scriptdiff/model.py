@@ -343,6 +343,12 @@ class Extract:
     # how the reader read it, for the input's account (the device tests it decided for this
     # side's device and those it left as written: docs/devices.md)
     notes: list[str] = field(default_factory=list)
+    # a program: the command line its parser accepts (lang/python/cmdline.py), None when the
+    # file shows no parser
+    command_line: dict | None = None
+    # a launch script: each program it starts and the options it passes, in order:
+    # [program as written, line, invocation, [[option as written, line, value shown, source], ...]]
+    launches: list[list] = field(default_factory=list)
 
 
 @dataclass

@@ -10,6 +10,8 @@ checks). `run(inputs, opts)` takes them through the stages of `Run.STAGES` and r
 
   read        each source of each unit read once (engine.extract: cached, in workers), the
               configs it references followed, its input account opened
+  arguments   each option a launch script passes checked against the parser of the program
+              it starts (launchargs.py): one it does not define is a finding, and sets nothing
   scope       each side's facts split by program invocation into tables, derived values added
   compare     the tables compared key by key with each check's classifier; a side with an
               input that failed or was not understood is unknown where it is silent
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 
 from .compare import FactTable, compare_tables
 from .devices import may_branch
+from . import launchargs
 from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
@@ -102,8 +105,13 @@ class _Read:
     """One side of a unit, read: each source's extract and the configs it referenced."""
 
     items: list[tuple[Source | None, Extract]] = field(default_factory=list)
-    # the programs its launch scripts start, in order: (as written, line, referring file, found or None)
-    programs: list[tuple[str, int | None, Source, Source | None]] = field(default_factory=list)
+    # the programs its launch scripts start, in order: (as written, line, referring file, found
+    # or None (False: read as another input of the run), its identity)
+    programs: list[tuple[str, int | None, Source, Source | None, str | None]] = field(default_factory=list)
+    # facts that set nothing: made by an option the program does not define (launchargs.py)
+    dropped: set[int] = field(default_factory=set)
+    # facts of an abbreviated option, keyed as the option it stands for: id(fact) -> that fact
+    rekeyed: dict[int, Fact] = field(default_factory=dict)
 
     @property
     def extracts(self) -> list[Extract]:
@@ -131,7 +139,7 @@ def run(inputs: Inputs, opts: Options | None = None) -> Outcome:
 class Run:
     """One run of the pipeline: `Run(inputs, opts)()` goes through STAGES and returns its Outcome."""
 
-    STAGES = ("read", "scope", "compare", "structural", "account", "finish")
+    STAGES = ("read", "arguments", "scope", "compare", "structural", "account", "finish")
 
     def __init__(self, inputs: Inputs, opts: Options):
         check_selectors(opts.select, "select")
@@ -224,7 +232,7 @@ class Run:
         same name, or a rename rule's: train.py <-> train_npu.py) is a finding, and two programs
         found are compared as code, as the run's program, whatever their names."""
         for i, (g, n) in enumerate(zip(gread.programs, nread.programs)):
-            (gref, gline, gsrc, gprog), (nref, nline, nsrc, nprog) = g, n
+            (gref, gline, gsrc, gprog, _gid), (nref, nline, nsrc, nprog, _nid) = g, n
             gname, nname = posixpath.basename(gref), posixpath.basename(nref)
             if gname != nname and not renamed(gname, nname):
                 key = "program" if max(len(gread.programs), len(nread.programs)) == 1 else f"program:{i + 1}"
@@ -239,6 +247,22 @@ class Run:
                     and not any(source_identity(a) == source_identity(gprog) and source_identity(b) == source_identity(nprog)
                                 for a, b in self.inputs.pairs + self.programs):
                 self.programs.append((gprog, nprog))
+
+    # ------------------------------------------------------------------------- arguments
+
+    def arguments(self) -> None:
+        """Each option a launch script passes, against the parser of the program it starts
+        (launchargs.py): an option the program does not define is a finding, and sets nothing."""
+        for _unit, gread, nread in self.sides:
+            if not gread.programs and not nread.programs:
+                continue
+            judged = []
+            for side, r in (("gpu", gread), ("npu", nread)):
+                accounts = {id(s): self.files[id(s)].account for s, _ex in r.items if s is not None and id(s) in self.files}
+                j = launchargs.judge(side, r.items, r.programs, accounts)
+                r.dropped, r.rekeyed = j.dropped, j.rekeyed
+                judged.append(j)
+            self.out.findings.extend(launchargs.findings(*judged))
 
     def _accounts(self, r: _Read) -> list[InputAccount]:
         return [self.files[id(x)].account for x, _ex in r.items if x is not None and id(x) in self.files]
@@ -367,9 +391,11 @@ def _line_of(src: Source, line: int | None) -> str:
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
-def _listed(keys) -> str:
+def _listed(keys, most: int = 12) -> str:
     keys = sorted(keys)
-    return ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+    if len(keys) <= most:
+        return ", ".join(keys)
+    return ", ".join(keys[:most - 2]) + f" and {len(keys) - most + 2} more"
 
 
 def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
@@ -379,6 +405,9 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
     by_inv: dict[int, list[Fact]] = {}
     for ex in read.extracts:
         for f in ex.facts:
+            if id(f) in read.dropped:  # an option the program does not define sets nothing
+                continue
+            f = read.rekeyed.get(id(f), f)
             inv = f.meta.get("invocation")
             (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
     return shared, by_inv

@@ -294,8 +294,14 @@ def test_unparsable_file_is_compared_as_text(tmp_path, cli):
     text = [f for f in r.findings if f.rule == "SD108"]
     # nothing is masked in text mode: the alias edits show too, and so does the broken line
     assert (line_of(g, "def main():"), line_of(n, "def main(:")) in [(f.gpu.line, f.npu.line) for f in text]
-    # the NPU file yielded no facts, so its hyperparameters show as missing (never silently equal)
-    assert all(f.check == "hyperparameters" and f.npu is None for f in r.findings if f.rule != "SD108")
+    # the NPU file's settings are unknown, not absent: no "set on GPU only", the input is not
+    # understood and names the GPU settings it left uncompared (never silently equal)
+    assert [(f.rule, f.key) for f in r.findings if f.rule != "SD108"] == [("SD154", f"input:{n}")]
+    npu = next(a for a in r.inputs if a.side == "npu")
+    assert npu.status == "not understood"
+    assert npu.unread == [f"its settings were not read (not valid Python: line {line_of(n, 'def main(:')}: invalid "
+                          f"syntax)", "9 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, "
+                          "adam_eps, autocast_dtype, clip_grad, deterministic, lr, seed, weight_decay"]
     code, out, err = cli("diff", str(g), str(n))
     assert code == 1 and "Traceback" not in out + err
 

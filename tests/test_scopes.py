@@ -28,10 +28,11 @@ HAS_GIT = shutil.which("git") is not None
 HAS_PROC = os.path.exists("/proc/self/cmdline")  # where the calling `git diff` names its revisions
 
 # findings every entry point shares, written out (lines of fixtures/example/{gpu,npu})
-ADAM = ("SD206", "adam_beta2", "0.95", "0.999", "train.py", 94, "train.py", 96)
+ADAM = ("SD206", "adam_beta2", "0.95", "0.999", "train.py", 100, "train.py", 102)
 SET_ENV = ("SD302", "env:source set_env.sh", "None", "'/usr/local/Ascend/ascend-toolkit/set_env.sh'",
            None, None, "pretrain.sh", 3)
 SEED = ("SD207", "seed", "42", "1234", "train.py", 19, "train.py", 21)
+FLASH = ("SD201", "use_flash_attn", "True", "False", "pretrain.sh", 11, "train.py", 86)
 
 
 def opts() -> Options:
@@ -68,8 +69,9 @@ def git(repo: Path, *args: str, env=None) -> str:
                           env=env).stdout
 
 
-def two_commits(tmp_path: Path) -> Path:
-    """A repository whose commit `gpu` holds gpu/'s files at its top and `npu` npu/'s."""
+def two_commits(tmp_path: Path, setup: Path = EX) -> Path:
+    """A repository whose commit `gpu` holds gpu/'s files at its top and `npu` npu/'s (of
+    `setup`, the bundled example by default)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "gpu")
@@ -77,7 +79,7 @@ def two_commits(tmp_path: Path) -> Path:
     git(repo, "config", "user.name", "t")
     for side in ("gpu", "npu"):
         for name in SETUP:
-            shutil.copy(EX / side / name, repo / name)
+            shutil.copy(setup / side / name, repo / name)
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", side)
         git(repo, "tag", side)
@@ -185,7 +187,7 @@ def test_every_entry_point_gives_the_same_findings(example):
     # (pretrain.sh) and the dropped flash attention, whose GPU side is the launch flag
     assert {ADAM, SET_ENV} <= run
     flash = [r for r in run if r[:2] == ("SD201", "use_flash_attn")]
-    assert [(r[2], r[3], r[6], r[7]) for r in flash] == [("True", "False", "train.py", 80)]
+    assert flash == [FLASH]
     for name in ("check", "launch scripts", "--git", "REV:gpu REV:npu", "review", "check --files",
                  "external diff", "difftool"):
         assert example[name] == run, name
@@ -196,12 +198,13 @@ def test_every_entry_point_gives_the_same_findings(example):
 
 
 @needs_git
-@pytest.mark.xfail(strict=True, reason="the readers half of issue 25 (branch h25-readers): the launch "
-                                       "script's --seed outranks SEED = 42/1234 although train.py's argparse "
-                                       "defines no --seed; flip when it lands")
 def test_the_seed_drift_is_found_through_every_entry_point(example):
+    """Reproduction 1: SEED = 42 / 1234 in train.py, which seeds from its constant; the launch
+    scripts pass only options train.py defines, so nothing outranks the constant."""
     for name, found in example.items():
         assert SEED in found, name
+    # the whole verdict of the run, written out: three errors and the NPU-only set_env.sh
+    assert example["folders"] == {SEED, ADAM, SET_ENV, FLASH}
 
 
 @needs_git
@@ -226,7 +229,7 @@ def test_launch_in_a_check_configuration_hides_nothing():
     with_launch = setup_only(of(api.check(None, *launch, options=opts())))
     configured = setup_only(of(api.check(str(EX / "scriptdiff.toml"), options=opts())))
     assert alone == with_launch == configured == of(api.diff(str(g), str(n), opts()))
-    assert sorted(r[0] for r in alone if r[0].startswith("SD2")) == ["SD201", "SD206"]
+    assert sorted(r[0] for r in alone if r[0].startswith("SD2")) == ["SD201", "SD206", "SD207"]
 
 
 # --- reproduction 10: two launch scripts a side ------------------------------------------------

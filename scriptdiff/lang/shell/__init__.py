@@ -81,6 +81,7 @@ def extract(src, ctx) -> Extract:
     ex.facts = rec.facts
     ex.errors.extend(rec.errors)
     ex.references = rec.references
+    ex.launches = rec.launched
     ex.frameworks = rec.frameworks
     ex.masked.extend(rec.masked)
     ex.dialects = {f"{title} at {os.path.basename(src.name)}:{line}" for title, line in rec.dialects.items()}

@@ -43,6 +43,8 @@ class Record:
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
         self.too_large: list[str] = []  # values over an evaluation budget, one line each (budget.py)
         self.too_large_more = 0  # and how many more were not listed
+        # the programs started and the options passed to each (Extract.launches)
+        self.launched: list[list] = []
 
     def over_budget(self, what: str, why, line: int) -> None:
         """A value too large to evaluate (budget.TooLarge): said once per value, the first few."""
@@ -128,6 +130,7 @@ class Record:
         (each line's words are looked at once, however many facts it holds)."""
         known = set(self.withheld)
         lines = {f.line for f in self.facts if f.source and f.line}
+        lines |= {opt[1] for launch in self.launched for opt in launch[3] if opt[3] and opt[1]}
         for line in lines:
             span = self._line_span(line)
             if span is not None:
@@ -137,3 +140,6 @@ class Record:
         for f in self.facts:
             if f.source:
                 f.source = redact_text(f.source, known, scan=False)
+        for launch in self.launched:
+            for opt in launch[3]:
+                opt[3] = redact_text(opt[3], known, scan=False) if opt[3] else opt[3]
