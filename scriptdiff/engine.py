@@ -15,6 +15,7 @@ imports none of them.
 from __future__ import annotations
 
 import os
+import posixpath
 from dataclasses import replace
 from pathlib import Path
 
@@ -360,6 +361,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
                 tried = ", ".join(res.tried[:4]) + (" ..." if len(res.tried) > 4 else "")
                 account.unread.append(f"line {line}: referenced config {ref} was not found (tried {tried}): "
                                       f"its settings were not compared")
+                account.unknown.add("configs")
             continue
         if account is not None and res.how != "beside the referring file":
             account.notes.append(f"line {line}: referenced config {ref} found {res.how} ({res.path})")
@@ -371,7 +373,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
             continue
         seen.add(rp)
         try:
-            rsrc = resolver.read(res, _display(src.name, ref))
+            rsrc = resolver.read(res, _display(src.name, ref, res.how))
         except SourceError as e:
             out.append((None, Extract(errors=[InputError(res.path, str(e).split(": ", 1)[-1], fatal=True)])))
             if programs is not None and key == REF_PROGRAM:
@@ -405,9 +407,13 @@ def _tagged(f: Fact, tags: dict) -> Fact:
     return replace(f, meta={**f.meta, **tags})
 
 
-def _display(referrer: str, ref: str) -> str:
+def _display(referrer: str, ref: str, how: str = "") -> str:
+    """The name a referenced file is shown by: beside its referrer as written (pkg/train.py of
+    `python -m pkg.train`), else by its base name there."""
     parent = referrer.replace("\\", "/").rsplit("/", 1)[0] if "/" in referrer else ""
-    return f"{parent}/{Path(ref).name}" if parent else Path(ref).name
+    written = posixpath.normpath(ref.replace("\\", "/"))
+    name = written if how == "beside the referring file" and not written.startswith(("/", "..")) else Path(ref).name
+    return f"{parent}/{name}" if parent else name
 
 
 def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:

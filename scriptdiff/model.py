@@ -177,6 +177,10 @@ class InputAccount:
     # its reader could not read part of it, so what it sets is unknown (a side with such an
     # input is compared only where both sides have a value)
     opaque: bool = False
+    # what it leaves unknown beyond its own settings: "configs" (a config it references was
+    # found nowhere: what configs set), "code" (the program it starts is not in view while the
+    # other side's is: what code sets)
+    unknown: set[str] = field(default_factory=set)
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)

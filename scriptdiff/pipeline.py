@@ -29,8 +29,8 @@ from .devices import may_branch
 from . import launchargs
 from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
-from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options, Report, Side,
-                    SideContext)
+from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputError, Masked, Options,
+                    Report, Side, SideContext)
 from .pairing import renamed
 from .references import source_identity
 from .registry import check_names, classifiers, derivations, detect
@@ -241,6 +241,15 @@ class Run:
                     gpu=Side(value=gref, path=gsrc.name, line=gline, source=_line_of(gsrc, gline)),
                     npu=Side(value=nref, path=nsrc.name, line=nline, source=_line_of(nsrc, nline)),
                     message=f"the GPU run starts {gref} and the NPU run {nref}" + _programs_compared(gprog, nprog)))
+            for prog, other, (ref, line, referrer, _p, _i), r in ((gprog, nprog, g, gread), (nprog, gprog, n, nread)):
+                acc = self.files[id(referrer)].account if id(referrer) in self.files else None
+                if prog is None and other is not None and acc is not None and "code" not in acc.unknown:
+                    # one side's program is read, the other's is not in view: what the missing
+                    # one's code sets is unknown, not absent
+                    acc.unknown.add("code")
+                    acc.unread.append(f"line {line}: program {ref} is not in view while the other side's is: "
+                                      f"what its code sets was not compared")
+                    acc.status = "not understood"
             if gprog and nprog and gname != nname:  # paired by the run: not "on one side only"
                 self._paired_programs |= {("gpu", gprog.name), ("npu", nprog.name)}
             if gprog and nprog and gprog.data != nprog.data \
@@ -279,10 +288,13 @@ class Run:
             unknown = {}
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
+                hidden = set().union(*(a.unknown for a in accs)) if accs else set()
                 if r.failed or any(a.opaque for a in accs):
                     unknown[side] = lambda _f: True
-                elif any(a.unread for a in accs):  # a referenced config found nowhere: what configs set is unknown
-                    unknown[side] = lambda f: f.rank <= RANK_CONFIG
+                elif hidden:  # a referenced config found nowhere: what configs set is unknown;
+                    # the program not in view (the other side's is): what its code sets
+                    unknown[side] = lambda f, h=frozenset(hidden): (f.rank <= RANK_CONFIG and "configs" in h) or (
+                        "code" in h and f.meta.get("callee") is not None)  # read from code (facts.py)
             self.scoped.append((unit, gtables, ntables, unknown))
 
     # --------------------------------------------------------------------------- compare

@@ -253,8 +253,18 @@ THIRTEEN = {("SD202", "lr", "0.0002", "0.0001", "pretrain_13b.sh", 1, "pretrain_
             ("SD201", "use_flash_attn", "True", "False", "pretrain_13b.sh", 1, None, None)}
 
 
-def test_two_launch_scripts_a_side_are_two_runs(tmp_path, cli):
+def test_two_launch_scripts_a_side_are_two_runs(tmp_path, cli, monkeypatch):
     g, n = launch_pairs(tmp_path)
+    # the issue's command, word for word, from the folder that holds g/ and n/
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = cli("check", "--gpu", "launch=g/pretrain_7b.sh", "--gpu", "launch=g/pretrain_13b.sh",
+                          "--npu", "launch=n/pretrain_7b.sh", "--npu", "launch=n/pretrain_13b.sh", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[2:4] == ["== hyperparameters [differences] ==========================", "   3 error(s)"]
+    code, out, _err = cli("check", "--gpu", "launch=g/pretrain_7b.sh", "--gpu", "launch=g/pretrain_13b.sh",
+                          "--npu", "launch=n/pretrain_7b.sh", "--npu", "launch=n/pretrain_13b.sh", "--no-cache",
+                          "-f", "json", "--ignore", "SD155")
+    assert (code, rows(json.loads(out))) == (1, THIRTEEN)
     both = ["--gpu", f"launch={g / 'pretrain_7b.sh'}", "--gpu", f"launch={g / 'pretrain_13b.sh'}",
             "--npu", f"launch={n / 'pretrain_7b.sh'}", "--npu", f"launch={n / 'pretrain_13b.sh'}"]
     code, out, _err = cli("check", *both, "-f", "json", "--no-cache", "--ignore", "SD155")
@@ -289,52 +299,90 @@ def test_a_launch_script_without_a_counterpart_is_said(tmp_path):
 
 # --- reproduction 9: another program ----------------------------------------------------------
 
-def two_programs(tmp_path: Path) -> tuple[Path, Path]:
+# how each launcher starts a program (PROG: a script path or, after -m, a module of the side)
+LAUNCHERS = {
+    "accelerate launch": "accelerate launch --num_processes 8 PROG.py --learning_rate 1e-4",
+    "accelerate launch -m": "accelerate launch --num_processes 8 -m pkg.PROG --learning_rate 1e-4",
+    "torchrun": "torchrun --nproc_per_node 8 PROG.py --learning_rate 1e-4",
+    "torchrun -m": "torchrun --nproc_per_node 8 -m pkg.PROG --learning_rate 1e-4",
+    "deepspeed": "deepspeed --num_gpus 8 PROG.py --learning_rate 1e-4",
+    "deepspeed --module": "deepspeed --num_gpus 8 --module pkg.PROG --learning_rate 1e-4",
+    "python": "python PROG.py --learning_rate 1e-4",
+    "python -m": "python -m pkg.PROG --learning_rate 1e-4",
+    "python -m torch.distributed.run": "python -m torch.distributed.run --nproc_per_node 8 PROG.py --learning_rate 1e-4",
+}
+PROGRAM_A = "import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)\nloss_fn = torch.nn.CrossEntropyLoss()\n"
+PROGRAM_B = ("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.1)\n"
+             "loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.1)\n")
+
+
+def two_programs(tmp_path: Path, launcher: str = "accelerate launch", b: str = "train_b") -> tuple[Path, Path]:
+    """run.sh on each side starting train_a (GPU) or `b` (NPU) with `launcher`: as a script
+    beside it, or as the module pkg.<name> (pkg/<name>.py)."""
     g, n = tmp_path / "g", tmp_path / "n"
-    g.mkdir()
-    n.mkdir()
-    (g / "run.sh").write_text("accelerate launch --num_processes 8 train_a.py --learning_rate 1e-4\n")
-    (n / "run.sh").write_text("accelerate launch --num_processes 8 train_b.py --learning_rate 1e-4\n")
-    (g / "train_a.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)\n"
-                                  "loss_fn = torch.nn.CrossEntropyLoss()\n")
-    (n / "train_b.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.1)\n"
-                                  "loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.1)\n")
+    for side, name, text in ((g, "train_a", PROGRAM_A), (n, b, PROGRAM_B)):
+        cmd = LAUNCHERS[launcher]
+        folder = side / "pkg" if "pkg.PROG" in cmd else side
+        folder.mkdir(parents=True)
+        (side / "run.sh").write_text(cmd.replace("PROG", name) + "\n")
+        (folder / f"{name}.py").write_text(text)
     return g, n
 
 
-def test_another_program_is_said_and_the_two_programs_are_compared(tmp_path):
-    g, n = two_programs(tmp_path)
+def _written(launcher: str, name: str) -> str:
+    return f"pkg/{name}.py" if "pkg.PROG" in LAUNCHERS[launcher] else f"{name}.py"
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_another_program_is_said_and_the_two_programs_are_compared(tmp_path, launcher):
+    g, n = two_programs(tmp_path, launcher)
     files = api.diff(str(g / "run.sh"), str(n / "run.sh"), opts())
     folders = api.diff(str(g), str(n), opts())
+    a, b = _written(launcher, "train_a"), _written(launcher, "train_b")
     for report in (files, folders):
-        found = of(report)
-        assert ("SD160", "program", "'train_a.py'", "'train_b.py'", "run.sh", 1, "run.sh", 1) in found
-        assert ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_b.py", 2) in found
-        # compared as code too (the loss), and never "on one side only": the run paired them
-        assert any(r[0] == "SD101" and r[4:] == ("train_a.py", 3, "train_b.py", 3) for r in found), found
-        assert not any(r[0] in ("SD150", "SD151") for r in found)
+        # what changed (the launched program, one finding), then the two programs compared as
+        # the run's program: their settings, and as code (the loss); never "on one side only"
+        assert of(report) == {("SD160", "program", repr(a), repr(b), "run.sh", 1, "run.sh", 1),
+                              ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_b.py", 2),
+                              ("SD101", "code:train_a.py:<module>", "None", "0.1", "train_a.py", 3, "train_b.py", 3)}
         assert report.exit_code() == 1
     sd160 = next(f for f in files.findings if f.rule == "SD160")
     assert sd160.severity == "warning" and sd160.message == (
-        "the GPU run starts train_a.py and the NPU run train_b.py; the two programs were compared with each other")
+        f"the GPU run starts {a} and the NPU run {b}; the two programs were compared with each other")
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_the_same_program_on_both_sides_is_no_finding(tmp_path, launcher):
+    g, n = two_programs(tmp_path, launcher, b="train_a")
+    (n / _written(launcher, "train_a")).write_text(PROGRAM_A)
+    for report in (api.diff(str(g / "run.sh"), str(n / "run.sh"), opts()), api.diff(str(g), str(n), opts())):
+        assert (of(report), report.exit_code()) == (set(), 0)
 
 
 def test_the_same_program_under_its_npu_name_is_no_finding(tmp_path):
-    g, n = two_programs(tmp_path)
-    (n / "train_b.py").rename(n / "train_a_npu.py")
-    (n / "run.sh").write_text("accelerate launch --num_processes 8 train_a_npu.py --learning_rate 1e-4\n")
-    found = of(api.diff(str(g / "run.sh"), str(n / "run.sh"), opts()))
-    assert not any(r[0] == "SD160" for r in found)
-    assert ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_a_npu.py", 2) in found
+    g, n = two_programs(tmp_path, b="train_a_npu")
+    assert of(api.diff(str(g / "run.sh"), str(n / "run.sh"), opts())) == {
+        ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_a_npu.py", 2),
+        ("SD101", "code:train_a.py:<module>", "None", "0.1", "train_a.py", 3, "train_a_npu.py", 3)}
 
 
-def test_a_program_not_in_view_is_said(tmp_path):
+def test_a_program_not_in_view_is_said_and_its_code_is_unknown(tmp_path):
     g, n = two_programs(tmp_path)
     (n / "train_b.py").unlink()
     report = api.diff(str(g / "run.sh"), str(n / "run.sh"), opts())
     sd160 = next(f for f in report.findings if f.rule == "SD160")
     assert sd160.message == ("the GPU run starts train_a.py and the NPU run train_b.py; the NPU program is not "
                              "in view, so the programs were not compared")
+    # what the GPU program's code sets is not "set on GPU only": the NPU side's is unknown
+    npu = next(a for a in report.inputs if a.side == "npu")
+    unread = ["line 1: program train_b.py is not in view while the other side's is: what its code sets was not "
+              "compared", "4 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, adam_eps, "
+              "weight_decay"]
+    assert (npu.status, npu.unread) == ("not understood", unread)
+    assert of(report) == {("SD160", "program", "'train_a.py'", "'train_b.py'", "run.sh", 1, "run.sh", 1),
+                          ("SD154", f"input:{n / 'run.sh'}", "None", repr("; ".join(unread)), None, None, "run.sh",
+                           None)}
+    assert report.exit_code() == 1
 
 
 # --- external diff: a side whose revision cannot be told ---------------------------------------

@@ -67,6 +67,8 @@ class _Scan(cst.CSTVisitor):
         self.classes: dict[str, cst.ClassDef | None] = {}
         self.argv_line: int | None = None
         self.none_params: set[str] = set()  # parameters that default to None (`def main(args=None)`)
+        self.enclosing: dict[int, str | None] = {}  # id(call) -> the function it is in (None: module level)
+        self._in: list[str] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.targets[id(node.value)] = [t.target for t in node.targets]
@@ -84,6 +86,7 @@ class _Scan(cst.CSTVisitor):
         self._argv(node.target, node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.enclosing[id(node)] = self._in[-1] if self._in else None
         f = node.func
         if type(f) is cst.Attribute and f.attr.value in ARGV_EDITS:
             self._argv(f.value, node)
@@ -98,7 +101,11 @@ class _Scan(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.names[node.value] += 1
 
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._in.pop()
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._in.append(node.name.value)
         name = node.name.value
         self.defs[name] = node if name not in self.defs else None  # defined twice: not followed
         for prm in list(node.params.params) + list(node.params.kwonly_params):
@@ -294,6 +301,9 @@ class _Reader:
                 stops = False
             elif method == "parse_args_into_dataclasses" and rest is not None and type(rest) is not cst.Name:
                 raise _Incomplete(f"whether it keeps the options it does not use is decided at run time ({self.at(c)})")
+            fn = self.scan.enclosing.get(id(c))
+            if fn is not None and self.scan.names[fn] < 2:  # in a function the file never calls
+                continue
             if not stops:
                 self._leftover(c)
             reading.append((c, stops))
@@ -301,7 +311,7 @@ class _Reader:
             others = [c for c in self.calls if type(c.func) is cst.Attribute and c.func.attr.value in NOT_ARGV]
             if others:
                 raise _Incomplete(f"it reads its settings with {others[0].func.attr.value} ({self.at(others[0])})")
-            raise _Incomplete(f"its parser's parse call is not in {self.name}")
+            raise _Incomplete(f"its parser's parse call is not in {self.name}, or in a function it never calls")
         self.stops = any(stops for _c, stops in reading)
         first = next((c for c, stops in reading if stops == self.stops))
         self.parse = first.func.attr.value + ("(return_remaining_strings=True)" if not self.stops and
