@@ -319,7 +319,7 @@ if __name__ == '__main__':
     "a parse in a function never called": ("""import argparse
 
 
-def get_args():
+def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lr", type=float, default=1e-5)
     return parser.parse_args()
@@ -416,3 +416,28 @@ def test_lookup_is_argparse_s(name, expect):
                                        [["--lr-decay"], "lr_decay", 3], [["--learn_rate", "--learn-rate"], "x", 4]]}
     assert lookup(cmd, name) == expect
     assert lookup({**cmd, "abbrev": False}, name) == (expect if expect[0] == "exact" else ("unknown", []))
+
+
+def test_the_command_line_and_the_launches_survive_the_cache(tmp_path):
+    from scriptdiff import cache
+    from scriptdiff.engine import extract
+    from scriptdiff.model import SideContext
+    from scriptdiff.sources import read_path
+
+    g, _n = pair(tmp_path, "--lr 1e-4 --seed 3", "--lr 1e-4")
+    ctx = SideContext(side="gpu", options=opts())
+    program, launch = extract(read_path(g.parent / "train.py"), ctx), extract(read_path(g), ctx)
+    assert program.command_line == {
+        "kind": "argparse", "complete": True, "why": None, "line": 7, "parse": "parse_args", "parse_line": 11,
+        "stops": True, "abbrev": True, "refusal": "unrecognized arguments",
+        "options": [[["-h", "--help"], "help", 7], [["--lr"], "lr", 8], [["--lr-warmup-iters"], "lr_warmup_iters", 9],
+                    [["--micro-batch-size"], "micro_batch_size", 10]]}
+    assert launch.launches == [["train.py", 1, 0, [["lr", 1, "1e-4", "torchrun --nproc_per_node 8 train.py --lr 1e-4 --seed 3"],
+                                                    ["seed", 1, "3", "torchrun --nproc_per_node 8 train.py --lr 1e-4 --seed 3"]]]]
+    for ex in (program, launch):
+        back = cache.load_extract(json.loads(json.dumps(cache.dump_extract(ex))))
+        assert (back.command_line, back.launches) == (ex.command_line, ex.launches)
+    bad = cache.dump_extract(program)
+    bad["command_line"][9][1][0] = "--lr"  # option strings must be a list
+    with pytest.raises(cache.ShapeError, match=r"^extract\.command_line\.options\[1\]\.strings: not a list$"):
+        cache.load_extract(bad)

@@ -55,66 +55,82 @@ class _Incomplete(Exception):
     """Part of the parser is out of view: the reason."""
 
 
-class _Scan(cst.CSTVisitor):
-    """What the parser reading needs beyond the calls: assignments, functions, classes, names
-    used, and writes to sys.argv."""
+class _Scan:
+    """What the parser reading needs beyond the calls, from the statements the parse already
+    built (Parsed.body, nested blocks included; never another walk of the tree): assignments,
+    functions and the calls each holds, classes, writes to sys.argv, and how often a name is
+    used (counted among the file's tokens)."""
 
     def __init__(self, p: Parsed):
         self.p = p
         self.targets: dict[int, list] = {}  # id(assigned value) -> its targets
-        self.names: Counter = Counter()
         self.defs: dict[str, cst.FunctionDef | None] = {}
         self.classes: dict[str, cst.ClassDef | None] = {}
         self.argv_line: int | None = None
         self.none_params: set[str] = set()  # parameters that default to None (`def main(args=None)`)
-        self.enclosing: dict[int, str | None] = {}  # id(call) -> the function it is in (None: module level)
-        self._in: list[str] = []
+        self._spans: list[tuple[int, int, str]] = []  # (start, end token, name) of each function
+        self._tokens = getattr(p.state, "tokens", None)
+        self._names: Counter | None = None
+        self._block(p.body)
+        for c in p.state.calls:  # sys.argv.append(...), sys.argv.pop(0), ...
+            if type(c.func) is cst.Attribute and c.func.attr.value in ARGV_EDITS:
+                self._argv(c.func.value, c)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self.targets[id(node.value)] = [t.target for t in node.targets]
-        for t in node.targets:
-            self._argv(t.target, node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self.targets[id(node.value)] = [node.target]
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._argv(node.target, node)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._argv(node.target, node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.enclosing[id(node)] = self._in[-1] if self._in else None
-        f = node.func
-        if type(f) is cst.Attribute and f.attr.value in ARGV_EDITS:
-            self._argv(f.value, node)
+    def _block(self, body) -> None:
+        for st in body:
+            node = st.node
+            if st.kind != "compound":
+                for small in node.body:
+                    t = type(small)
+                    if t is cst.Assign:
+                        self.targets[id(small.value)] = [x.target for x in small.targets]
+                        for x in small.targets:
+                            self._argv(x.target, small)
+                    elif t is cst.AnnAssign and small.value is not None:
+                        self.targets[id(small.value)] = [small.target]
+                    elif t in (cst.AugAssign, cst.Del):
+                        self._argv(small.target, small)
+                continue
+            if type(node) is cst.FunctionDef:
+                name = node.name.value
+                self.defs[name] = node if name not in self.defs else None  # defined twice: not followed
+                for prm in list(node.params.params) + list(node.params.kwonly_params):
+                    if type(prm.default) is cst.Name and prm.default.value == "None":
+                        self.none_params.add(prm.name.value)
+                st_ = self.p.state
+                self._spans.append((st_.start_tok.get(id(node), 0), st_.end_tok.get(id(node), 0), name))
+            elif type(node) is cst.ClassDef:
+                name = node.name.value
+                self.classes[name] = node if name not in self.classes else None
+            for _label, _clause, inner in st.clauses:
+                self._block(inner)
 
     def _argv(self, target, node) -> None:
         while type(target) is cst.Subscript:
             target = target.value
-        if self.argv_line is None and dotted(target) in ("sys.argv",) and (
-                "sys" in self.p.aliases and self.p.aliases["sys"] == "sys"):
+        if self.argv_line is None and qualified_name(self.p, target) == "sys.argv":
             self.argv_line = self.p.line_of(node) or 0
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names[node.value] += 1
+    def enclosing(self, call: cst.CSTNode) -> str | None:
+        """The innermost function the call is written in, None at module level."""
+        at = self.p.state.start_tok.get(id(call))
+        inside = [(a, name) for a, b, name in self._spans if at is not None and a <= at < b]
+        return max(inside)[1] if inside else None
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._in.pop()
+    def uses(self, name: str) -> int:
+        """How often `name` is written in the file (its definition included)."""
+        if self._tokens is not None:
+            return self._tokens.count(name)
+        if self._names is None:  # the public API's positions: no tokens, count the Name nodes once
+            counter = Counter()
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._in.append(node.name.value)
-        name = node.name.value
-        self.defs[name] = node if name not in self.defs else None  # defined twice: not followed
-        for prm in list(node.params.params) + list(node.params.kwonly_params):
-            if type(prm.default) is cst.Name and prm.default.value == "None":
-                self.none_params.add(prm.name.value)
+            class _Names(cst.CSTVisitor):
+                def visit_Name(self, node: cst.Name) -> None:
+                    counter[node.value] += 1
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        name = node.name.value
-        self.classes[name] = node if name not in self.classes else None
+            self.p.module.visit(_Names())
+            self._names = counter
+        return self._names[name]
 
 
 def command_line(p: Parsed) -> dict | None:
@@ -129,7 +145,6 @@ def command_line(p: Parsed) -> dict | None:
     dead = p.spec.dead_calls if p.spec is not None else ()
     calls = [c for c in p.state.calls if id(c) not in dead]
     scan = _Scan(p)
-    p.module.visit(scan)
     reader = _Reader(p, calls, scan)
     try:
         out = reader.read()
@@ -301,8 +316,8 @@ class _Reader:
                 stops = False
             elif method == "parse_args_into_dataclasses" and rest is not None and type(rest) is not cst.Name:
                 raise _Incomplete(f"whether it keeps the options it does not use is decided at run time ({self.at(c)})")
-            fn = self.scan.enclosing.get(id(c))
-            if fn is not None and self.scan.names[fn] < 2:  # in a function the file never calls
+            fn = self.scan.enclosing(c)
+            if fn is not None and not self._called(fn):  # in a function the file never calls
                 continue
             if not stops:
                 self._leftover(c)
@@ -318,13 +333,26 @@ class _Reader:
                                               first.func.attr.value == "parse_args_into_dataclasses" else "")
         self.parse_line = self.p.line_of(first)
 
+    def _called(self, fn: str) -> bool:
+        """Whether the file calls function `fn` (`fn()`, `self.fn()`) or hands it on (`main(fn)`,
+        `extra_args_provider=fn`); a use of any other kind is not looked for, and then the parse
+        in it does not count (nothing is judged)."""
+        for c in self.p.state.calls:
+            f = c.func
+            if (type(f) is cst.Name and f.value == fn) or (type(f) is cst.Attribute and f.attr.value == fn and
+                                                            type(f.value) is cst.Name and f.value.value in ("self", "cls")):
+                return True
+            if any(type(a.value) is cst.Name and a.value.value == fn for a in c.args):
+                return True
+        return False
+
     def _leftover(self, c: cst.Call) -> None:
         """`args, rest = parser.parse_known_args()`: the options it does not know are ignored,
         unless `rest` is used (passed on to another parser, out of view)."""
         for t in self.scan.targets.get(id(c), []):
             if type(t) in (cst.Tuple, cst.List) and t.elements:
                 last = t.elements[-1].value
-                if type(last) is cst.Name and not last.value.startswith("_") and self.scan.names[last.value] > 1:
+                if type(last) is cst.Name and not last.value.startswith("_") and self.scan.uses(last.value) > 1:
                     raise _Incomplete(f"it hands the options it does not know ({last.value}) on ({self.at(c)})")
 
     # ----------------------------------------------------------------- HfArgumentParser
