@@ -19,7 +19,7 @@ import pytest
 from scriptdiff import api
 from scriptdiff.launchargs import lookup
 from scriptdiff.model import Options
-from test_scopes import two_commits
+from test_scopes import entry_points
 
 ROOT = Path(__file__).resolve().parent.parent
 EX = ROOT / "fixtures" / "example"
@@ -109,16 +109,21 @@ def test_the_flags_train_py_does_not_define_are_findings_and_its_own_values_are_
     assert code == 1 and "9 error(s), 0 warning(s), 1 info" in out
 
 
-def test_every_entry_point_gives_the_undefined_flags(tmp_path, cli, UF):
-    found = {"folders": rows(api.diff(str(UF / "gpu"), str(UF / "npu"), opts())),
-             "launch scripts": rows(api.diff(str(UF / "gpu/pretrain.sh"), str(UF / "npu/pretrain.sh"), opts())),
-             "check": rows(api.check(None, [f"launch={UF / 'gpu/pretrain.sh'}"], [f"launch={UF / 'npu/pretrain.sh'}"],
-                                     options=opts(ignore=["SD155"])))}
-    if shutil.which("git"):
-        repo = two_commits(tmp_path, UF)
-        found["--git"] = rows(api.diff_revisions("gpu", "npu", [], opts(), repo=str(repo)))
+@pytest.mark.skipif(not (shutil.which("git") and shutil.which("diff") and Path("/proc/self/cmdline").exists()),
+                    reason="needs git, diff and /proc (the calling git's revisions)")
+def test_every_entry_point_gives_the_undefined_flags(tmp_path, cli, monkeypatch, UF):
+    """As test_scopes runs the bundled example, the example as filed through every entry point:
+    folders, check, the launch scripts, --git, REV:gpu REV:npu, review, the pre-commit file
+    list, git's external diff and difftool."""
+    (tmp_path / "ep").mkdir()
+    found = entry_points(tmp_path / "ep", cli, monkeypatch, UF)
+    expected = {(r[0], r[1], repr(r[2]), repr(r[3]), r[4], r[5], r[6], r[7]) for r in UNDEFINED | OWN}
     for name, got in found.items():
-        assert got == UNDEFINED | OWN, name
+        if name not in ("external diff: train.py", "two programs"):  # the programs alone: no launch script
+            assert got == expected, name
+    # the program alone is compared as code: the attention kernel and the seed its code sets
+    assert {r[:2] for r in found["two programs"] if r[0].startswith("SD2")} == {
+        ("SD201", "use_flash_attn"), ("SD206", "adam_beta2"), ("SD207", "seed")}
 
 
 # --- programs written for the case ---------------------------------------------------------------

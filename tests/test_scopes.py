@@ -86,11 +86,11 @@ def two_commits(tmp_path: Path, setup: Path = EX) -> Path:
     return repo
 
 
-def two_folders(tmp_path: Path) -> Path:
-    """A repository holding gpu/ and npu/ at one commit."""
+def two_folders(tmp_path: Path, setup: Path = EX) -> Path:
+    """A repository holding gpu/ and npu/ (of `setup`) at one commit."""
     repo = tmp_path / "folders"
-    shutil.copytree(EX / "gpu", repo / "gpu")
-    shutil.copytree(EX / "npu", repo / "npu")
+    shutil.copytree(setup / "gpu", repo / "gpu")
+    shutil.copytree(setup / "npu", repo / "npu")
     git(repo, "init", "-q")
     git(repo, "config", "user.email", "t@example.com")
     git(repo, "config", "user.name", "t")
@@ -122,26 +122,30 @@ def documents(text: str) -> list[dict]:
     return docs
 
 
-def entry_points(tmp_path: Path, cli, monkeypatch) -> dict[str, set[tuple]]:
-    """The bundled example through every entry point: name -> its findings about the setup."""
-    out = {"folders": of(api.diff(str(EX / "gpu"), str(EX / "npu"), opts())),
-           "check": setup_only(of(api.check(str(EX / "scriptdiff.toml"), options=opts()))),
-           "launch scripts": of(api.diff(str(EX / "gpu/pretrain.sh"), str(EX / "npu/pretrain.sh"), opts()))}
-    repo = two_commits(tmp_path)
+def entry_points(tmp_path: Path, cli, monkeypatch, setup: Path = EX) -> dict[str, set[tuple]]:
+    """The bundled example (or another `setup` of gpu/ and npu/ holding SETUP's files) through
+    every entry point: name -> its findings about the setup."""
+    config = setup / "scriptdiff.toml"
+    checked = api.check(str(config), options=opts()) if config.exists() else \
+        api.check(None, [f"scripts={setup / 'gpu'}"], [f"scripts={setup / 'npu'}"], options=opts())
+    out = {"folders": of(api.diff(str(setup / "gpu"), str(setup / "npu"), opts())),
+           "check": setup_only(of(checked)),
+           "launch scripts": of(api.diff(str(setup / "gpu/pretrain.sh"), str(setup / "npu/pretrain.sh"), opts()))}
+    repo = two_commits(tmp_path, setup)
     out["--git"] = of(api.diff_revisions("gpu", "npu", [], opts(), repo=str(repo)))
-    folders = two_folders(tmp_path)
+    folders = two_folders(tmp_path, setup)
     out["REV:gpu REV:npu"] = of(api.diff("HEAD:gpu", "HEAD:npu", opts(), repo=str(folders)))
     # review of `diff -ru gpu npu` made beside the two folders, run from the repository's top
-    made = subprocess.run(["diff", "-ru", "gpu", "npu"], cwd=EX, capture_output=True, text=True)
+    made = subprocess.run(["diff", "-ru", "gpu", "npu"], cwd=setup, capture_output=True, text=True)
     patch = tmp_path / "port.diff"
     patch.write_text(made.stdout)
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(ROOT if setup == EX else setup.parent)
     code, text, err = cli("review", str(patch), "-f", "json", "--no-cache")
     assert (code, err) == (1, "")  # every file read whole: no fragments
     out["review"] = rows(json.loads(text))
     # the pre-commit hook: `check --files` on the staged files
     monkeypatch.chdir(folders)
-    (folders / "npu" / "train.py").write_text((EX / "npu/train.py").read_text() + "\n")
+    (folders / "npu" / "train.py").write_text((setup / "npu/train.py").read_text() + "\n")
     git(folders, "add", "-A")
     staged = git(folders, "diff", "--cached", "--name-only").split()
     assert staged == ["npu/train.py"]
@@ -159,7 +163,7 @@ def entry_points(tmp_path: Path, cli, monkeypatch) -> dict[str, set[tuple]]:
     env = tool(tmp_path, "diff --format json")
     text = git(repo, "difftool", "-y", "-x", "scriptdiff-json", "gpu", "npu", "--", "pretrain.sh", env=env)
     out["difftool"] = rows(json.loads(text))
-    out["two programs"] = of(api.diff(str(EX / "gpu/train.py"), str(EX / "npu/train.py"), opts()))
+    out["two programs"] = of(api.diff(str(setup / "gpu/train.py"), str(setup / "npu/train.py"), opts()))
     return out
 
 
