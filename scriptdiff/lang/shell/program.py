@@ -96,9 +96,10 @@ class ProgramReader:
             for f in made:
                 f.meta["flag"] = name
             raw = " ".join(v.text for v in vals)
-            shown = withheld(raw) if raw and is_secret(name, raw) else raw
-            if shown is not raw:
+            secret = bool(raw) and is_secret(name, raw)  # --hf-token hf_...: never shown
+            if secret:
                 self.rec.withhold(raw)
+            shown = withheld(raw) if secret else raw
             line = w.line or (vals[0].line if vals else 0)
             source = made[0].source if made and made[0].line == line else self.rec.src_line(line, f"--{name}")
             passed.append([name, line, shown, source])
