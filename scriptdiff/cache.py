@@ -132,11 +132,18 @@ RECORDS: dict[str, tuple[tuple[str, Any], ...]] = {
                 ("npu", "side?"), ("message", STR), ("derived", BOOL), ("extra", DICT)),
     "masked": (("rule", STR), ("gpu", "side?"), ("npu", "side?")),
     "error": (("path", OPT_STR), ("message", STR), ("fatal", BOOL)),
+    "command_line": (("kind", STR), ("complete", BOOL), ("why", OPT_STR), ("line", OPT_INT), ("parse", OPT_STR),
+                     ("parse_line", OPT_INT), ("stops", BOOL), ("abbrev", BOOL), ("refusal", STR),
+                     ("options", ["option"])),
+    "option": (("strings", [STR]), ("dest", STR), ("line", OPT_INT)),
+    "launch": (("program", STR), ("line", OPT_INT), ("invocation", INT), ("options", ["passed"])),
+    "passed": (("name", STR), ("line", OPT_INT), ("value", STR), ("source", STR)),
 }
+COMMAND_LINE = tuple(name for name, _shape in RECORDS["command_line"])
 SHAPES: dict[str, Any] = {
     "extract": {"facts": ["fact"], "errors": ["error"], "masked": ["masked"], "frameworks": [STR],
                 "references": [LIST], "findings": ["finding"], "unread": [STR], "understood": BOOL,
-                "dialects": [STR], "notes": [STR], "sourced": [LIST]},
+                "dialects": [STR], "notes": [STR], "sourced": [LIST], "command_line": "command_line?", "launches": ["launch"]},
     "pair": {"findings": ["finding"], "masked": ["masked"], "errors": ["error"]},
 }
 
@@ -217,7 +224,9 @@ def dump_extract(ex) -> dict:
             "masked": [dump_masked(m) for m in ex.masked], "frameworks": sorted(ex.frameworks),
             "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings],
             "unread": list(ex.unread), "understood": bool(ex.understood), "dialects": sorted(ex.dialects),
-            "notes": list(ex.notes), "sourced": [list(x) for x in ex.sourced]}
+            "notes": list(ex.notes), "sourced": [list(x) for x in ex.sourced],
+            "command_line": None if ex.command_line is None else [ex.command_line[k] for k in COMMAND_LINE],
+            "launches": [list(x) for x in ex.launches]}
 
 
 def load_extract(d: dict, checked: bool = True):
@@ -230,7 +239,9 @@ def load_extract(d: dict, checked: bool = True):
                    references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]],
                    unread=[str(x) for x in d["unread"]], understood=bool(d["understood"]),
                    dialects={str(x) for x in d["dialects"]}, notes=[str(x) for x in d["notes"]],
-                   sourced=[tuple(x) for x in d["sourced"]])
+                   sourced=[tuple(x) for x in d["sourced"]],
+                   command_line=None if d["command_line"] is None else dict(zip(COMMAND_LINE, d["command_line"])),
+                   launches=[list(x) for x in d["launches"]])
 
 
 def dump_pair(res) -> dict:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 from dataclasses import replace
 from pathlib import Path
 
@@ -133,7 +134,8 @@ def _extract(src: Source, ctx: SideContext, kind: Kind, partner: Source | None =
     limit = ctx.options.max_bytes
     if kind.limited and len(src.data) > limit:
         ex = Extract(errors=[InputError(src.name, over_limit(limit, len(src.data), what="settings not read, "
-                                                                                          "compared as text"))])
+                                                                                          "compared as text"))],
+                     unread=[f"its settings were not read ({over_limit(limit, len(src.data))})"])
     elif kind.checks and len(src.data) > limit:  # every other reader of settings is bounded too
         ex = Extract(errors=[InputError(src.name, over_limit(limit, len(src.data), what="settings not read"),
                                         fatal=True)])
@@ -141,9 +143,11 @@ def _extract(src: Source, ctx: SideContext, kind: Kind, partner: Source | None =
         try:
             ex = mod.extract(src, ctx) if partner is None else mod.extract(src, ctx, partner=partner)
         except RecursionError:
-            ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")])
+            ex = Extract(errors=[InputError(src.name, "nested too deeply to analyse; skipped")],
+                         unread=["its settings were not read (nested too deeply to analyse)"])
         except Exception as e:  # a reader's bug must not cost the user the other inputs
-            ex = Extract(errors=[InputError(src.name, f"could not be analysed ({exception_reason(e)}); skipped")])
+            ex = Extract(errors=[InputError(src.name, f"could not be analysed ({exception_reason(e)}); skipped")],
+                         unread=[f"its settings were not read ({exception_reason(e)})"])
     return ex
 
 
@@ -361,7 +365,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
     found elsewhere than beside its referrer, or not at all, the referrer's account says so;
     an unresolved reference leaves the input "not understood". `programs` collects the
     programs launched, in order: (as written, line, referring source, the source read, None when
-    not found, False when read as another input of the run)."""
+    not found, False when read as another input of the run, its identity or None)."""
     out = []
     resolver = ctx.resolver or DiskResolver(ctx.root)  # where this side's references are (references.py)
     for ref, line, key in ex.references:
@@ -377,7 +381,7 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         if res.path is None:
             if key == REF_PROGRAM:  # torchrun pretrain_gpt.py with Megatron elsewhere: the script's own flags still count
                 if programs is not None:
-                    programs.append((ref, line, src, None))
+                    programs.append((ref, line, src, None, None))
                 if account is not None:
                     account.notes.append(f"line {line}: program {ref} is not in view; its code defaults were not read")
                 continue
@@ -393,27 +397,29 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         if rp in seen:
             if programs is not None and key == REF_PROGRAM:  # started twice: the same program
                 programs.append((ref, line, src, next((s for s, _x in out if s is not None
-                                                       and rp == _identity(s)), False)))  # False: read elsewhere
+                                                       and rp == _identity(s)), False), rp))  # False: read elsewhere
             continue
         seen.add(rp)
         try:
-            rsrc = resolver.read(res, _display(src.name, ref))
+            rsrc = resolver.read(res, _display(src.name, ref, res.how))
         except SourceError as e:
             out.append((None, Extract(errors=[InputError(res.path, str(e).split(": ", 1)[-1], fatal=True)])))
             if programs is not None and key == REF_PROGRAM:
-                programs.append((ref, line, src, None))
+                programs.append((ref, line, src, None, None))
             continue
         if programs is not None and key == REF_PROGRAM:
-            programs.append((ref, line, src, rsrc))
+            programs.append((ref, line, src, rsrc, rp))
         _named_kind(rsrc, key, ref)
         rex = extract(rsrc, ctx)
         if key == CONSTRAINT:  # -c FILE: pins for what the lists install, not a list of its own
             rex = replace(rex, facts=as_constraints(rex.facts))
-        # a referenced config belongs to the invocation that names it
-        inv = next((f.meta.get("invocation") for f in ex.facts if f.meta.get("reference")
-                    and f.meta.get("written") == ref and f.line == line), None)
-        if inv is not None:
-            rex = replace(rex, facts=[_tagged(f, inv) for f in rex.facts])
+        # a referenced config belongs to the invocation that names it, and to the option that
+        # names it (--deepspeed ds.json: a program that defines no --deepspeed never reads it)
+        named = next((f for f in ex.facts if f.meta.get("reference")
+                      and f.meta.get("written") == ref and f.line == line), None)
+        tags = {k: named.meta[k] for k in ("invocation", "flag") if named is not None and k in named.meta}
+        if tags:
+            rex = replace(rex, facts=[_tagged(f, tags) for f in rex.facts])
         out.append((rsrc, rex))
         out.extend(follow_references(rex, rsrc, ctx, seen, account, programs))
     return out
@@ -456,13 +462,17 @@ def _found(ex: Extract, ref: str, line, found: bool) -> None:
             ex.facts[i] = replace(f, meta={**f.meta, "exists": found})
 
 
-def _tagged(f: Fact, invocation: int) -> Fact:
-    return replace(f, meta={**f.meta, "invocation": invocation})
+def _tagged(f: Fact, tags: dict) -> Fact:
+    return replace(f, meta={**f.meta, **tags})
 
 
-def _display(referrer: str, ref: str) -> str:
+def _display(referrer: str, ref: str, how: str = "") -> str:
+    """The name a referenced file is shown by: beside its referrer as written (pkg/train.py of
+    `python -m pkg.train`), else by its base name there."""
     parent = referrer.replace("\\", "/").rsplit("/", 1)[0] if "/" in referrer else ""
-    return f"{parent}/{Path(ref).name}" if parent else Path(ref).name
+    written = posixpath.normpath(ref.replace("\\", "/"))
+    name = written if how == "beside the referring file" and not written.startswith(("/", "..")) else Path(ref).name
+    return f"{parent}/{name}" if parent else name
 
 
 def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:

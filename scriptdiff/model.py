@@ -179,6 +179,9 @@ class InputAccount:
     opaque: bool = False
     # the configs it references that were found nowhere (each also one `unread` entry)
     missing: list["MissingReference"] = field(default_factory=list)
+    # what it leaves unknown beyond its own settings and the missing configs: "code" (the
+    # program it starts is not in view while the other side's is: what code sets)
+    unknown: set[str] = field(default_factory=set)
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)
@@ -367,6 +370,12 @@ class Extract:
     # the side's resolver found, "" when nothing, a digest of its bytes). A cached reading is
     # used only while every one of them still resolves to the same bytes (engine.extract)
     sourced: list[tuple[str, int | None, str, str]] = field(default_factory=list)
+    # a program: the command line its parser accepts (lang/python/cmdline.py), None when the
+    # file shows no parser
+    command_line: dict | None = None
+    # a launch script: each program it starts and the options it passes, in order:
+    # [program as written, line, invocation, [[option as written, line, value shown, source], ...]]
+    launches: list[list] = field(default_factory=list)
 
 
 @dataclass

@@ -10,6 +10,8 @@ checks). `run(inputs, opts)` takes them through the stages of `Run.STAGES` and r
 
   read        each source of each unit read once (engine.extract: cached, in workers), the
               configs it references followed, its input account opened
+  arguments   each option a launch script passes checked against the parser of the program
+              it starts (launchargs.py): one it does not define is a finding, and sets nothing
   scope       each side's facts split by program invocation into tables, derived values added
   compare     the tables compared key by key with each check's classifier; a side with an
               input that failed or was not understood is unknown where it is silent
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 
 from .compare import FactTable, compare_tables
 from .devices import may_branch
+from . import launchargs
 from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from .model import (ORIGIN_DEFAULT, Extract, Fact, Finding, InputAccount, InputError, Masked, MissingReference, Options, Report, Side,
@@ -102,8 +105,13 @@ class _Read:
     """One side of a unit, read: each source's extract and the configs it referenced."""
 
     items: list[tuple[Source | None, Extract]] = field(default_factory=list)
-    # the programs its launch scripts start, in order: (as written, line, referring file, found or None)
-    programs: list[tuple[str, int | None, Source, Source | None]] = field(default_factory=list)
+    # the programs its launch scripts start, in order: (as written, line, referring file, found
+    # or None (False: read as another input of the run), its identity)
+    programs: list[tuple[str, int | None, Source, Source | None, str | None]] = field(default_factory=list)
+    # facts that set nothing: made by an option the program does not define (launchargs.py)
+    dropped: set[int] = field(default_factory=set)
+    # facts of an abbreviated option, keyed as the option it stands for: id(fact) -> that fact
+    rekeyed: dict[int, Fact] = field(default_factory=dict)
 
     @property
     def extracts(self) -> list[Extract]:
@@ -131,7 +139,7 @@ def run(inputs: Inputs, opts: Options | None = None) -> Outcome:
 class Run:
     """One run of the pipeline: `Run(inputs, opts)()` goes through STAGES and returns its Outcome."""
 
-    STAGES = ("read", "scope", "compare", "structural", "account", "finish")
+    STAGES = ("read", "arguments", "scope", "compare", "structural", "account", "finish")
 
     def __init__(self, inputs: Inputs, opts: Options):
         check_selectors(opts.select, "select")
@@ -246,7 +254,7 @@ class Run:
         same name, or a rename rule's: train.py <-> train_npu.py) is a finding, and two programs
         found are compared as code, as the run's program, whatever their names."""
         for i, (g, n) in enumerate(zip(gread.programs, nread.programs)):
-            (gref, gline, gsrc, gprog), (nref, nline, nsrc, nprog) = g, n
+            (gref, gline, gsrc, gprog, _gid), (nref, nline, nsrc, nprog, _nid) = g, n
             gname, nname = posixpath.basename(gref), posixpath.basename(nref)
             if gname != nname and not renamed(gname, nname):
                 key = "program" if max(len(gread.programs), len(nread.programs)) == 1 else f"program:{i + 1}"
@@ -255,12 +263,37 @@ class Run:
                     gpu=Side(value=gref, path=gsrc.name, line=gline, source=_line_of(gsrc, gline)),
                     npu=Side(value=nref, path=nsrc.name, line=nline, source=_line_of(nsrc, nline)),
                     message=f"the GPU run starts {gref} and the NPU run {nref}" + _programs_compared(gprog, nprog)))
+            for prog, other, (ref, line, referrer, _p, _i), r in ((gprog, nprog, g, gread), (nprog, gprog, n, nread)):
+                acc = self.files[id(referrer)].account if id(referrer) in self.files else None
+                if prog is None and other is not None and acc is not None and "code" not in acc.unknown:
+                    # one side's program is read, the other's is not in view: what the missing
+                    # one's code sets is unknown, not absent
+                    acc.unknown.add("code")
+                    acc.unread.append(f"line {line}: program {ref} is not in view while the other side's is: "
+                                      f"what its code sets was not compared")
+                    acc.status = "not understood"
             if gprog and nprog and gname != nname:  # paired by the run: not "on one side only"
                 self._paired_programs |= {("gpu", gprog.name), ("npu", nprog.name)}
             if gprog and nprog and gprog.data != nprog.data \
                     and not any(source_identity(a) == source_identity(gprog) and source_identity(b) == source_identity(nprog)
                                 for a, b in self.inputs.pairs + self.programs):
                 self.programs.append((gprog, nprog))
+
+    # ------------------------------------------------------------------------- arguments
+
+    def arguments(self) -> None:
+        """Each option a launch script passes, against the parser of the program it starts
+        (launchargs.py): an option the program does not define is a finding, and sets nothing."""
+        for _unit, gread, nread in self.sides:
+            if not gread.programs and not nread.programs:
+                continue
+            judged = []
+            for side, r in (("gpu", gread), ("npu", nread)):
+                accounts = {id(s): self.files[id(s)].account for s, _ex in r.items if s is not None and id(s) in self.files}
+                j = launchargs.judge(side, r.items, r.programs, accounts)
+                r.dropped, r.rekeyed = j.dropped, j.rekeyed
+                judged.append(j)
+            self.out.findings.extend(launchargs.findings(*judged))
 
     def _accounts(self, r: _Read) -> list[InputAccount]:
         return [self.files[id(x)].account for x, _ex in r.items if x is not None and id(x) in self.files]
@@ -278,12 +311,17 @@ class Run:
             unknown = {}
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
+                hidden = set().union(*(a.unknown for a in accs)) if accs else set()
                 if r.failed or any(a.opaque for a in accs):
                     unknown[side] = lambda _f: True
                 else:
+                    # a referenced config found nowhere: the keys such a file can set; the program
+                    # not in view (the other side's is): what its code sets (read from code: facts.py)
                     missing = [m for a in accs for m in a.missing]
-                    if missing:
-                        unknown[side] = lambda f, missing=missing: any(could_set(m, f) for m in missing)
+                    code = "code" in hidden
+                    if missing or code:
+                        unknown[side] = lambda f, missing=missing, code=code: any(could_set(m, f) for m in missing) or (
+                            code and f.meta.get("callee") is not None)
             self.scoped.append((unit, gtables, ntables, unknown))
 
     # --------------------------------------------------------------------------- compare
@@ -309,8 +347,9 @@ class Run:
 
     def _hidden(self, r: _Read, key: str, other: Fact) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
-        uncompared: said on the inputs that failed or were not wholly read, else on each
-        referenced config found nowhere that could have set it."""
+        uncompared: said on the inputs that failed or were not wholly read, else on the launch
+        script whose program is not in view (for what code sets) and on each referenced config
+        found nowhere that could have set it."""
         fatal = [e for ex in r.extracts for e in ex.errors if e.fatal]
         for e in fatal:
             self.uncompared.setdefault(id(e), (e, set()))[1].add(key)
@@ -321,6 +360,8 @@ class Run:
         if fatal or opaque:
             return
         for acc in accs:
+            if "code" in acc.unknown and other.meta.get("callee") is not None:  # its program not in view
+                acc.uncompared.add(key)
             for m in acc.missing:
                 if could_set(m, other):
                     m.withheld.add(key)
@@ -423,9 +464,11 @@ def _line_of(src: Source, line: int | None) -> str:
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
-def _listed(keys) -> str:
+def _listed(keys, most: int = 12) -> str:
     keys = sorted(keys)
-    return ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+    if len(keys) <= most:
+        return ", ".join(keys)
+    return ", ".join(keys[:most - 2]) + f" and {len(keys) - most + 2} more"
 
 
 def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
@@ -435,6 +478,9 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
     by_inv: dict[int, list[Fact]] = {}
     for ex in read.extracts:
         for f in ex.facts:
+            if id(f) in read.dropped:  # an option the program does not define sets nothing
+                continue
+            f = read.rekeyed.get(id(f), f)
             inv = f.meta.get("invocation")
             (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
     return shared, by_inv

@@ -61,6 +61,9 @@ def report_for(folder: Path, ex: Example, code: str):
     n.parent.mkdir(parents=True)
     g.write_text(ex.gpu, encoding="utf-8", newline="")
     n.write_text(ex.npu, encoding="utf-8", newline="")
+    for name, text in ex.files.items():  # beside both sides' files (the program a launch script starts)
+        for side in (g.parent, n.parent):
+            (side / name).write_text(text, encoding="utf-8", newline="")
     mode = (load().section("example_modes", {}) or {}).get(code, "files")
     opts = Options(use_cache=False)
     if mode == "check":  # the rule is about `scriptdiff check`: the GPU text is its configuration

@@ -42,6 +42,9 @@ class Example:
     # optional file names (e.g. 'pretrain.sh', 'ds_config.json') when the extension is not enough
     gpu_name: str | None = None
     npu_name: str | None = None
+    # other files written beside both sides' files (name -> text), e.g. the program a launch
+    # script starts
+    files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -206,7 +209,7 @@ def _parse_lines(text: str, pack: str, user: bool = False) -> tuple[list[Rule], 
             eline = lines.get(("rules", i, "examples", j))
             if not isinstance(ex, dict):
                 _fail(pack, eline, f"{code}: each example must be a mapping")
-            unknown = set(ex) - {"lang", "gpu", "npu", "fires", "note", "gpu_name", "npu_name"}
+            unknown = set(ex) - {"lang", "gpu", "npu", "fires", "note", "gpu_name", "npu_name", "files"}
             if unknown:
                 _fail(pack, eline, f"{code}: unknown example field(s): {', '.join(sorted(unknown))}")
             lang = ex.get("lang")
@@ -217,9 +220,14 @@ def _parse_lines(text: str, pack: str, user: bool = False) -> tuple[list[Rule], 
             for side in ("gpu", "npu"):
                 if not isinstance(ex.get(side), str):
                     _fail(pack, eline, f"{code}: example needs '{side}' text")
+            files = ex.get("files", {})
+            if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) and k
+                                                      and "/" not in k and "\\" not in k and k not in (".", "..")
+                                                      for k, v in files.items()):
+                _fail(pack, eline, f"{code}: an example's 'files' maps plain file names to their text")
             examples.append(Example(lang=lang, gpu=ex["gpu"], npu=ex["npu"], fires=ex["fires"],
                                     note=str(ex.get("note", "")), line=eline,
-                                    gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name")))
+                                    gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name"), files=dict(files)))
         if not any(e.fires for e in examples) or all(e.fires for e in examples):
             _fail(pack, line, f"{code}: needs at least one example that fires and one that does not")
         rules.append(Rule(code=code, name=_str(entry, "name", pack, line), check=check, kind=kind,

@@ -116,8 +116,14 @@ CASES = [(p, s) for p in DOCS for s in samples(p)]
 
 
 def test_every_doc_with_sample_output_has_its_marker():
-    """The README's first sample is checked (the quick start's output)."""
-    assert any(p.name == "README.md" and "fixtures/example/gpu fixtures/example/npu" in s[1] for p, s in CASES)
+    """The README's first sample is checked (the quick start's output), whole: every line of the
+    bundled example's verdict is the real output's, the seed drift among them; and so is the
+    README's `check` sample."""
+    readme = [s for p, s in CASES if p.name == "README.md"]
+    quick = next(s for s in readme if s[1] == "scriptdiff diff fixtures/example/gpu fixtures/example/npu")
+    assert not any(x.strip() == "..." or x.endswith("…") for x in quick[2])
+    assert any(x.startswith("error   SD207 seed ") for x in quick[2])
+    assert any(s[1] == "scriptdiff check --config fixtures/example/scriptdiff.toml" for s in readme)
 
 
 @pytest.mark.parametrize("path,sample", CASES, ids=[f"{p.name}:{s[0]}" for p, s in CASES])

@@ -294,10 +294,53 @@ def test_unparsable_file_is_compared_as_text(tmp_path, cli):
     text = [f for f in r.findings if f.rule == "SD108"]
     # nothing is masked in text mode: the alias edits show too, and so does the broken line
     assert (line_of(g, "def main():"), line_of(n, "def main(:")) in [(f.gpu.line, f.npu.line) for f in text]
-    # the NPU file yielded no facts, so its hyperparameters show as missing (never silently equal)
-    assert all(f.check == "hyperparameters" and f.npu is None for f in r.findings if f.rule != "SD108")
+    # the NPU file's settings are unknown, not absent: no "set on GPU only", the input is not
+    # understood and names the GPU settings it left uncompared (never silently equal)
+    assert [(f.rule, f.key) for f in r.findings if f.rule != "SD108"] == [("SD154", f"input:{n}")]
+    npu = next(a for a in r.inputs if a.side == "npu")
+    assert npu.status == "not understood"
+    assert npu.unread == [f"its settings were not read (not valid Python: line {line_of(n, 'def main(:')}: invalid "
+                          f"syntax)", "9 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, "
+                          "adam_eps, autocast_dtype, clip_grad, deterministic, lr, seed, weight_decay"]
     code, out, err = cli("diff", str(g), str(n))
     assert code == 1 and "Traceback" not in out + err
+
+
+OPTIMIZER = """import torch
+
+
+def build(model):
+    return torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), eps=1e-8,
+                             weight_decay=0.1)
+"""
+
+
+def test_a_side_that_does_not_parse_is_unknown_not_absent(tmp_path, cli):
+    """Issue 25, reproduction 6: one unclosed bracket on NPU gave "set on GPU only; NPU has no
+    value" errors for lr, betas, eps and weight decay, and the account said "2 understood"."""
+    g, n = tmp_path / "gpu" / "train.py", tmp_path / "npu" / "train.py"
+    g.parent.mkdir()
+    n.parent.mkdir()
+    g.write_text(OPTIMIZER)
+    n.write_text(OPTIMIZER.replace("weight_decay=0.1)", "weight_decay=0.1"))
+    r = run(g, n)
+    why = "not valid Python: line 5: '(' was never closed"
+    uncompared = "5 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, adam_eps, lr, weight_decay"
+    assert [(f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
+            for f in r.findings if f.rule != "SD108"] == [
+        ("SD154", f"input:{n}", None, f"its settings were not read ({why}); {uncompared}")]
+    assert not [f for f in r.findings if f.check == "hyperparameters"]
+    assert [(a.side, a.status, a.unread) for a in r.inputs] == [
+        ("gpu", "understood", []), ("npu", "not understood", [f"its settings were not read ({why})", uncompared])]
+    assert [e.message for e in r.errors] == [f"{why}; compared as text"]  # the keys are listed once, on the account
+    assert r.exit_code() == 1
+    code, out, _err = cli("diff", str(g), str(n), "--no-cache")
+    assert code == 1
+    assert out.splitlines()[-1] == f"read 2 files: 1 understood or identical, 1 not: {n} (not understood: its " \
+                                   f"settings were not read ({why}))"
+    # the faithful negative: both sides parse and agree
+    n.write_text(OPTIMIZER)
+    assert (run(g, n).findings, run(g, n).exit_code()) == ([], 0)
 
 
 def test_gbk_comments_are_decoded_and_noted(tmp_path):

@@ -168,7 +168,10 @@ def test_shapes_beyond_the_limit_are_named(tmp_path, src, what):
     assert [e.path for e in r.errors] == [str(tmp_path / "n.py")]
     assert r.errors[0].message.startswith(what), r.errors[0].message
     assert r.errors[0].message.endswith("beyond the structural parser's limit (200); compared as text")
-    assert [f.rule for f in r.findings] == ["SD108"]
+    # compared as text, its settings unread: the NPU input is not understood (never "absent")
+    assert [(f.rule, f.npu.path) for f in r.findings] == [("SD108", str(tmp_path / "n.py")),
+                                                          ("SD154", str(tmp_path / "n.py"))]
+    assert [(a.side, a.status) for a in r.inputs] == [("gpu", "understood"), ("npu", "not understood")]
 
 
 @pytest.mark.parametrize("src", [
@@ -227,7 +230,9 @@ def test_dense_code_beyond_the_node_budget_is_compared_as_text(tmp_path):
     assert sorted((e.path.rsplit("/", 1)[-1], e.message) for e in r.errors) == [
         (name, "4,001 syntax nodes are beyond the structural parser's budget (2,500, 0.25 per byte of "
                "--max-bytes 10,000); compared as text") for name in ("g.py", "n.py")]
-    assert [(f.rule, f.npu.line) for f in r.findings] == [("SD108", 1000)]
+    assert sorted((f.rule, f.npu.line if f.npu else None) for f in r.findings) == [("SD108", 1000), ("SD154", None),
+                                                                                     ("SD154", None)]
+    assert {a.status for a in r.inputs} == {"not understood"}  # both sides' settings unread
     ok = diff_files([str(tmp_path / "g.py")], [str(tmp_path / "n.py")], Options(use_cache=False, max_bytes=20_000))
     assert ok.errors == [] and [f.rule for f in ok.findings] == ["SD102"]
 

@@ -28,10 +28,11 @@ HAS_GIT = shutil.which("git") is not None
 HAS_PROC = os.path.exists("/proc/self/cmdline")  # where the calling `git diff` names its revisions
 
 # findings every entry point shares, written out (lines of fixtures/example/{gpu,npu})
-ADAM = ("SD206", "adam_beta2", "0.95", "0.999", "train.py", 94, "train.py", 96)
+ADAM = ("SD206", "adam_beta2", "0.95", "0.999", "train.py", 100, "train.py", 102)
 SET_ENV = ("SD302", "env:source set_env.sh", "None", "'/usr/local/Ascend/ascend-toolkit/set_env.sh'",
            None, None, "pretrain.sh", 3)
 SEED = ("SD207", "seed", "42", "1234", "train.py", 19, "train.py", 21)
+FLASH = ("SD201", "use_flash_attn", "True", "False", "pretrain.sh", 11, "train.py", 86)
 
 
 def opts() -> Options:
@@ -68,8 +69,9 @@ def git(repo: Path, *args: str, env=None) -> str:
                           env=env).stdout
 
 
-def two_commits(tmp_path: Path) -> Path:
-    """A repository whose commit `gpu` holds gpu/'s files at its top and `npu` npu/'s."""
+def two_commits(tmp_path: Path, setup: Path = EX) -> Path:
+    """A repository whose commit `gpu` holds gpu/'s files at its top and `npu` npu/'s (of
+    `setup`, the bundled example by default)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "gpu")
@@ -77,18 +79,18 @@ def two_commits(tmp_path: Path) -> Path:
     git(repo, "config", "user.name", "t")
     for side in ("gpu", "npu"):
         for name in SETUP:
-            shutil.copy(EX / side / name, repo / name)
+            shutil.copy(setup / side / name, repo / name)
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", side)
         git(repo, "tag", side)
     return repo
 
 
-def two_folders(tmp_path: Path) -> Path:
-    """A repository holding gpu/ and npu/ at one commit."""
+def two_folders(tmp_path: Path, setup: Path = EX) -> Path:
+    """A repository holding gpu/ and npu/ (of `setup`) at one commit."""
     repo = tmp_path / "folders"
-    shutil.copytree(EX / "gpu", repo / "gpu")
-    shutil.copytree(EX / "npu", repo / "npu")
+    shutil.copytree(setup / "gpu", repo / "gpu")
+    shutil.copytree(setup / "npu", repo / "npu")
     git(repo, "init", "-q")
     git(repo, "config", "user.email", "t@example.com")
     git(repo, "config", "user.name", "t")
@@ -120,26 +122,30 @@ def documents(text: str) -> list[dict]:
     return docs
 
 
-def entry_points(tmp_path: Path, cli, monkeypatch) -> dict[str, set[tuple]]:
-    """The bundled example through every entry point: name -> its findings about the setup."""
-    out = {"folders": of(api.diff(str(EX / "gpu"), str(EX / "npu"), opts())),
-           "check": setup_only(of(api.check(str(EX / "scriptdiff.toml"), options=opts()))),
-           "launch scripts": of(api.diff(str(EX / "gpu/pretrain.sh"), str(EX / "npu/pretrain.sh"), opts()))}
-    repo = two_commits(tmp_path)
+def entry_points(tmp_path: Path, cli, monkeypatch, setup: Path = EX) -> dict[str, set[tuple]]:
+    """The bundled example (or another `setup` of gpu/ and npu/ holding SETUP's files) through
+    every entry point: name -> its findings about the setup."""
+    config = setup / "scriptdiff.toml"
+    checked = api.check(str(config), options=opts()) if config.exists() else \
+        api.check(None, [f"scripts={setup / 'gpu'}"], [f"scripts={setup / 'npu'}"], options=opts())
+    out = {"folders": of(api.diff(str(setup / "gpu"), str(setup / "npu"), opts())),
+           "check": setup_only(of(checked)),
+           "launch scripts": of(api.diff(str(setup / "gpu/pretrain.sh"), str(setup / "npu/pretrain.sh"), opts()))}
+    repo = two_commits(tmp_path, setup)
     out["--git"] = of(api.diff_revisions("gpu", "npu", [], opts(), repo=str(repo)))
-    folders = two_folders(tmp_path)
+    folders = two_folders(tmp_path, setup)
     out["REV:gpu REV:npu"] = of(api.diff("HEAD:gpu", "HEAD:npu", opts(), repo=str(folders)))
     # review of `diff -ru gpu npu` made beside the two folders, run from the repository's top
-    made = subprocess.run(["diff", "-ru", "gpu", "npu"], cwd=EX, capture_output=True, text=True)
+    made = subprocess.run(["diff", "-ru", "gpu", "npu"], cwd=setup, capture_output=True, text=True)
     patch = tmp_path / "port.diff"
     patch.write_text(made.stdout)
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(ROOT if setup == EX else setup.parent)
     code, text, err = cli("review", str(patch), "-f", "json", "--no-cache")
     assert (code, err) == (1, "")  # every file read whole: no fragments
     out["review"] = rows(json.loads(text))
     # the pre-commit hook: `check --files` on the staged files
     monkeypatch.chdir(folders)
-    (folders / "npu" / "train.py").write_text((EX / "npu/train.py").read_text() + "\n")
+    (folders / "npu" / "train.py").write_text((setup / "npu/train.py").read_text() + "\n")
     git(folders, "add", "-A")
     staged = git(folders, "diff", "--cached", "--name-only").split()
     assert staged == ["npu/train.py"]
@@ -157,7 +163,7 @@ def entry_points(tmp_path: Path, cli, monkeypatch) -> dict[str, set[tuple]]:
     env = tool(tmp_path, "diff --format json")
     text = git(repo, "difftool", "-y", "-x", "scriptdiff-json", "gpu", "npu", "--", "pretrain.sh", env=env)
     out["difftool"] = rows(json.loads(text))
-    out["two programs"] = of(api.diff(str(EX / "gpu/train.py"), str(EX / "npu/train.py"), opts()))
+    out["two programs"] = of(api.diff(str(setup / "gpu/train.py"), str(setup / "npu/train.py"), opts()))
     return out
 
 
@@ -185,7 +191,7 @@ def test_every_entry_point_gives_the_same_findings(example):
     # (pretrain.sh) and the dropped flash attention, whose GPU side is the launch flag
     assert {ADAM, SET_ENV} <= run
     flash = [r for r in run if r[:2] == ("SD201", "use_flash_attn")]
-    assert [(r[2], r[3], r[6], r[7]) for r in flash] == [("True", "False", "train.py", 80)]
+    assert flash == [FLASH]
     for name in ("check", "launch scripts", "--git", "REV:gpu REV:npu", "review", "check --files",
                  "external diff", "difftool"):
         assert example[name] == run, name
@@ -196,12 +202,13 @@ def test_every_entry_point_gives_the_same_findings(example):
 
 
 @needs_git
-@pytest.mark.xfail(strict=True, reason="the readers half of issue 25 (branch h25-readers): the launch "
-                                       "script's --seed outranks SEED = 42/1234 although train.py's argparse "
-                                       "defines no --seed; flip when it lands")
 def test_the_seed_drift_is_found_through_every_entry_point(example):
+    """Reproduction 1: SEED = 42 / 1234 in train.py, which seeds from its constant; the launch
+    scripts pass only options train.py defines, so nothing outranks the constant."""
     for name, found in example.items():
         assert SEED in found, name
+    # the whole verdict of the run, written out: three errors and the NPU-only set_env.sh
+    assert example["folders"] == {SEED, ADAM, SET_ENV, FLASH}
 
 
 @needs_git
@@ -226,7 +233,7 @@ def test_launch_in_a_check_configuration_hides_nothing():
     with_launch = setup_only(of(api.check(None, *launch, options=opts())))
     configured = setup_only(of(api.check(str(EX / "scriptdiff.toml"), options=opts())))
     assert alone == with_launch == configured == of(api.diff(str(g), str(n), opts()))
-    assert sorted(r[0] for r in alone if r[0].startswith("SD2")) == ["SD201", "SD206"]
+    assert sorted(r[0] for r in alone if r[0].startswith("SD2")) == ["SD201", "SD206", "SD207"]
 
 
 # --- reproduction 10: two launch scripts a side ------------------------------------------------
@@ -250,8 +257,18 @@ THIRTEEN = {("SD202", "lr", "0.0002", "0.0001", "pretrain_13b.sh", 1, "pretrain_
             ("SD201", "use_flash_attn", "True", "False", "pretrain_13b.sh", 1, None, None)}
 
 
-def test_two_launch_scripts_a_side_are_two_runs(tmp_path, cli):
+def test_two_launch_scripts_a_side_are_two_runs(tmp_path, cli, monkeypatch):
     g, n = launch_pairs(tmp_path)
+    # the issue's command, word for word, from the folder that holds g/ and n/
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = cli("check", "--gpu", "launch=g/pretrain_7b.sh", "--gpu", "launch=g/pretrain_13b.sh",
+                          "--npu", "launch=n/pretrain_7b.sh", "--npu", "launch=n/pretrain_13b.sh", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[2:4] == ["== hyperparameters [differences] ==========================", "   3 error(s)"]
+    code, out, _err = cli("check", "--gpu", "launch=g/pretrain_7b.sh", "--gpu", "launch=g/pretrain_13b.sh",
+                          "--npu", "launch=n/pretrain_7b.sh", "--npu", "launch=n/pretrain_13b.sh", "--no-cache",
+                          "-f", "json", "--ignore", "SD155")
+    assert (code, rows(json.loads(out))) == (1, THIRTEEN)
     both = ["--gpu", f"launch={g / 'pretrain_7b.sh'}", "--gpu", f"launch={g / 'pretrain_13b.sh'}",
             "--npu", f"launch={n / 'pretrain_7b.sh'}", "--npu", f"launch={n / 'pretrain_13b.sh'}"]
     code, out, _err = cli("check", *both, "-f", "json", "--no-cache", "--ignore", "SD155")
@@ -286,52 +303,90 @@ def test_a_launch_script_without_a_counterpart_is_said(tmp_path):
 
 # --- reproduction 9: another program ----------------------------------------------------------
 
-def two_programs(tmp_path: Path) -> tuple[Path, Path]:
+# how each launcher starts a program (PROG: a script path or, after -m, a module of the side)
+LAUNCHERS = {
+    "accelerate launch": "accelerate launch --num_processes 8 PROG.py --learning_rate 1e-4",
+    "accelerate launch -m": "accelerate launch --num_processes 8 -m pkg.PROG --learning_rate 1e-4",
+    "torchrun": "torchrun --nproc_per_node 8 PROG.py --learning_rate 1e-4",
+    "torchrun -m": "torchrun --nproc_per_node 8 -m pkg.PROG --learning_rate 1e-4",
+    "deepspeed": "deepspeed --num_gpus 8 PROG.py --learning_rate 1e-4",
+    "deepspeed --module": "deepspeed --num_gpus 8 --module pkg.PROG --learning_rate 1e-4",
+    "python": "python PROG.py --learning_rate 1e-4",
+    "python -m": "python -m pkg.PROG --learning_rate 1e-4",
+    "python -m torch.distributed.run": "python -m torch.distributed.run --nproc_per_node 8 PROG.py --learning_rate 1e-4",
+}
+PROGRAM_A = "import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)\nloss_fn = torch.nn.CrossEntropyLoss()\n"
+PROGRAM_B = ("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.1)\n"
+             "loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.1)\n")
+
+
+def two_programs(tmp_path: Path, launcher: str = "accelerate launch", b: str = "train_b") -> tuple[Path, Path]:
+    """run.sh on each side starting train_a (GPU) or `b` (NPU) with `launcher`: as a script
+    beside it, or as the module pkg.<name> (pkg/<name>.py)."""
     g, n = tmp_path / "g", tmp_path / "n"
-    g.mkdir()
-    n.mkdir()
-    (g / "run.sh").write_text("accelerate launch --num_processes 8 train_a.py --learning_rate 1e-4\n")
-    (n / "run.sh").write_text("accelerate launch --num_processes 8 train_b.py --learning_rate 1e-4\n")
-    (g / "train_a.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)\n"
-                                  "loss_fn = torch.nn.CrossEntropyLoss()\n")
-    (n / "train_b.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.1)\n"
-                                  "loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.1)\n")
+    for side, name, text in ((g, "train_a", PROGRAM_A), (n, b, PROGRAM_B)):
+        cmd = LAUNCHERS[launcher]
+        folder = side / "pkg" if "pkg.PROG" in cmd else side
+        folder.mkdir(parents=True)
+        (side / "run.sh").write_text(cmd.replace("PROG", name) + "\n")
+        (folder / f"{name}.py").write_text(text)
     return g, n
 
 
-def test_another_program_is_said_and_the_two_programs_are_compared(tmp_path):
-    g, n = two_programs(tmp_path)
+def _written(launcher: str, name: str) -> str:
+    return f"pkg/{name}.py" if "pkg.PROG" in LAUNCHERS[launcher] else f"{name}.py"
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_another_program_is_said_and_the_two_programs_are_compared(tmp_path, launcher):
+    g, n = two_programs(tmp_path, launcher)
     files = api.diff(str(g / "run.sh"), str(n / "run.sh"), opts())
     folders = api.diff(str(g), str(n), opts())
+    a, b = _written(launcher, "train_a"), _written(launcher, "train_b")
     for report in (files, folders):
-        found = of(report)
-        assert ("SD160", "program", "'train_a.py'", "'train_b.py'", "run.sh", 1, "run.sh", 1) in found
-        assert ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_b.py", 2) in found
-        # compared as code too (the loss), and never "on one side only": the run paired them
-        assert any(r[0] == "SD101" and r[4:] == ("train_a.py", 3, "train_b.py", 3) for r in found), found
-        assert not any(r[0] in ("SD150", "SD151") for r in found)
+        # what changed (the launched program, one finding), then the two programs compared as
+        # the run's program: their settings, and as code (the loss); never "on one side only"
+        assert of(report) == {("SD160", "program", repr(a), repr(b), "run.sh", 1, "run.sh", 1),
+                              ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_b.py", 2),
+                              ("SD101", "code:train_a.py:<module>", "None", "0.1", "train_a.py", 3, "train_b.py", 3)}
         assert report.exit_code() == 1
     sd160 = next(f for f in files.findings if f.rule == "SD160")
     assert sd160.severity == "warning" and sd160.message == (
-        "the GPU run starts train_a.py and the NPU run train_b.py; the two programs were compared with each other")
+        f"the GPU run starts {a} and the NPU run {b}; the two programs were compared with each other")
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_the_same_program_on_both_sides_is_no_finding(tmp_path, launcher):
+    g, n = two_programs(tmp_path, launcher, b="train_a")
+    (n / _written(launcher, "train_a")).write_text(PROGRAM_A)
+    for report in (api.diff(str(g / "run.sh"), str(n / "run.sh"), opts()), api.diff(str(g), str(n), opts())):
+        assert (of(report), report.exit_code()) == (set(), 0)
 
 
 def test_the_same_program_under_its_npu_name_is_no_finding(tmp_path):
-    g, n = two_programs(tmp_path)
-    (n / "train_b.py").rename(n / "train_a_npu.py")
-    (n / "run.sh").write_text("accelerate launch --num_processes 8 train_a_npu.py --learning_rate 1e-4\n")
-    found = of(api.diff(str(g / "run.sh"), str(n / "run.sh"), opts()))
-    assert not any(r[0] == "SD160" for r in found)
-    assert ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_a_npu.py", 2) in found
+    g, n = two_programs(tmp_path, b="train_a_npu")
+    assert of(api.diff(str(g / "run.sh"), str(n / "run.sh"), opts())) == {
+        ("SD206", "weight_decay", "0.01", "0.1", "train_a.py", 2, "train_a_npu.py", 2),
+        ("SD101", "code:train_a.py:<module>", "None", "0.1", "train_a.py", 3, "train_a_npu.py", 3)}
 
 
-def test_a_program_not_in_view_is_said(tmp_path):
+def test_a_program_not_in_view_is_said_and_its_code_is_unknown(tmp_path):
     g, n = two_programs(tmp_path)
     (n / "train_b.py").unlink()
     report = api.diff(str(g / "run.sh"), str(n / "run.sh"), opts())
     sd160 = next(f for f in report.findings if f.rule == "SD160")
     assert sd160.message == ("the GPU run starts train_a.py and the NPU run train_b.py; the NPU program is not "
                              "in view, so the programs were not compared")
+    # what the GPU program's code sets is not "set on GPU only": the NPU side's is unknown
+    npu = next(a for a in report.inputs if a.side == "npu")
+    unread = ["line 1: program train_b.py is not in view while the other side's is: what its code sets was not "
+              "compared", "4 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, adam_eps, "
+              "weight_decay"]
+    assert (npu.status, npu.unread) == ("not understood", unread)
+    assert of(report) == {("SD160", "program", "'train_a.py'", "'train_b.py'", "run.sh", 1, "run.sh", 1),
+                          ("SD154", f"input:{n / 'run.sh'}", "None", repr("; ".join(unread)), None, None, "run.sh",
+                           None)}
+    assert report.exit_code() == 1
 
 
 # --- external diff: a side whose revision cannot be told ---------------------------------------

@@ -159,9 +159,12 @@ def test_ray_without_a_known_program_is_said_not_silent():
 
 def test_detected_dialect_is_in_the_input_account(tmp_path):
     report = pair(tmp_path, RAY.format(bs=1024, device="cuda"), RAY.format(bs=1024, device="npu"))
+    # (the module it runs, verl/trainer/main_ppo.py, is the program: not in view here)
     assert [(i.side, i.notes) for i in report.inputs] == [
-        ("gpu", ["dialect: verl (Hydra overrides) at run.sh:6"]),
-        ("npu", ["dialect: verl (Hydra overrides) at run.sh:6"])]
+        ("gpu", ["dialect: verl (Hydra overrides) at run.sh:6",
+                 "line 5: program verl/trainer/main_ppo.py is not in view; its code defaults were not read"]),
+        ("npu", ["dialect: verl (Hydra overrides) at run.sh:6",
+                 "line 5: program verl/trainer/main_ppo.py is not in view; its code defaults were not read"])]
 
 
 # --- parser -----------------------------------------------------------------------------------

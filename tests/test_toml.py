@@ -136,6 +136,7 @@ def test_a_launch_flag_naming_a_toml_is_a_reference(tmp_path):
 
     g, _n = two_launches(tmp_path, "8e-4", "3e-4")
     ex = extract(read_path(g), SideContext(side="gpu"))
-    assert ex.references == [("llama.toml", 2, "job.config_file")]
+    # and the module torchrun starts (-m torchtitan.train) is the program, torchtitan/train.py
+    assert ex.references == [("llama.toml", 2, "job.config_file"), ("torchtitan/train.py", 2, "program")]
     ref = next(f for f in ex.facts if f.key == "config:job.config_file")
     assert (ref.value, ref.line, ref.meta["exists"]) == ("llama.toml", 2, True)

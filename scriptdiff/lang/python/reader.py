@@ -35,6 +35,7 @@ from ...rules import code
 from .. import text
 from .align import Aligner
 from .classify import Classifier
+from .cmdline import command_line
 from . import focus as python_focus
 from .facts import read_facts
 from .nodediff import NodeDiff
@@ -121,12 +122,25 @@ def extract(src, ctx, partner=None):
     p = analyse(src, limit, focus, ctx.side)
     if p.error is not None and focus is not None:  # the focused text is no clean cut: the whole file
         p = analyse(src, limit, side=ctx.side)
-    if p.error is not None:
-        return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")])
+    if p.error is not None:  # its settings are unknown, not absent: the input is not understood
+        return Extract(errors=[InputError(src.name, f"{p.error}; compared as text")],
+                       unread=[f"its settings were not read ({p.error})"])
     errors = [InputError(src.name, p.fact_error)] if p.fact_error else []
+    lost = p.fact_error if p.fact_error and p.fact_error.startswith("hyperparameters not read") else None
+    unread = list(p.too_large) + ([f"its settings were not read ({lost})"] if lost else [])
     masked, notes = device_account(p, ctx.side)
+    cmd = None
+    if focus is None:  # a program read whole: the command line its parser accepts
+        try:
+            cmd = command_line(p)
+        except RecursionError:
+            raise
+        except Exception as e:  # never a traceback: the launch flags then count as today
+            cmd = {"kind": "argparse", "complete": False, "why": f"its parser could not be read ({type(e).__name__})",
+                   "line": None, "parse": None, "parse_line": None, "stops": True, "abbrev": True, "refusal": "",
+                   "options": []}
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
-                   unread=list(p.too_large))
+                   unread=unread, command_line=cmd)
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:

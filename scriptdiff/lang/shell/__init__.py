@@ -74,6 +74,7 @@ def extract(src, ctx) -> Extract:
     ex.errors.extend(rec.errors)
     # a reference written in a sourced fragment keeps its line there, as its fact does
     ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references]
+    ex.launches = rec.launched
     ex.frameworks = rec.frameworks
     ex.masked.extend(rec.masked)
     ex.dialects = {f"{title} at {os.path.basename(rec.place(line)[0])}:{rec.place(line)[1]}"

@@ -74,7 +74,7 @@ class LaunchReader:
                 mod = texts[i + 1]
                 runner = self.table.runner(mod)
                 if runner is None:
-                    self.start(mod, words[i + 2:])
+                    self.start(mod, words[i + 2:], module=True, at=words[i + 1].line)
                     return
                 entry = runner  # python -m torch.distributed.run: torchrun, options and all
                 i += 2
@@ -82,13 +82,14 @@ class LaunchReader:
                 return
             else:
                 if i < len(texts):
-                    self.start(texts[i], words[i + 1:])
+                    self.start(texts[i], words[i + 1:], at=words[i].line)
                 return
         i, opts = self.options(entry, words, i)
         eopts = self.env_options(entry, env)
         self.launcher_facts(entry, {**eopts, **opts}, line, from_env=set(eopts) - set(opts))
-        if i < len(texts):
-            self.start(texts[i], words[i + 1:], entry.framework)
+        if i < len(texts):  # torchrun -m pkg.train, accelerate launch --module pkg.train: a module
+            self.start(texts[i], words[i + 1:], entry.framework, module="m" in opts or "module" in opts,
+                       at=words[i].line)
 
     @staticmethod
     def env_options(entry: Launcher, env: dict[str, Word]) -> dict[str, Word]:
@@ -97,12 +98,19 @@ class LaunchReader:
         --nproc_per_node); an option written on the command line wins."""
         return {name.lower(): env[name] for name in entry.environment if name in env}
 
-    def start(self, program: str, words: list[Word], framework: str | None = None) -> None:
-        self.program.read(program, words, framework)
+    def start(self, program: str, words: list[Word], framework: str | None = None, module: bool = False,
+              at: int | None = None) -> None:
+        """Program `program` (a script, or with `module` a module) started with `words`; `at`:
+        the line of its name."""
+        passed = self.program.read(program, words, framework)
         self.rec.launches += 1
+        if module and program.replace(".", "").replace("_", "").isalnum():  # -m pkg.train: pkg/train.py
+            program = program.replace(".", "/") + ".py"
         if program.endswith(".py"):  # the program is part of the run: the engine reads it when it is there
-            line = words[0].line if words else (self.rec.facts[-1].line if self.rec.facts else None)
+            line = at or (words[0].line if words else (self.rec.facts[-1].line if self.rec.facts else None))
             self.rec.references.append((program, line, REF_PROGRAM))
+            # what it is passed, checked against its own parser when it is read (launchargs.py)
+            self.rec.launched.append([program, line, self.rec.invocations, passed])
 
     def options(self, entry: Launcher, words: list[Word], i: int) -> tuple[int, dict[str, Word]]:
         """The launcher's own options from word i on (name with _ for -, -> value word), and

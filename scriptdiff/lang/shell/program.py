@@ -31,9 +31,12 @@ class ProgramReader:
         self.rec = rec
         self.table = table
 
-    def read(self, script: str, words: list[Word], framework: str | None = None) -> None:
+    def read(self, script: str, words: list[Word], framework: str | None = None) -> list[list]:
         """The options of program `script` (a path or module name), as facts; `framework`: the
-        one its launcher names (megatron sft: megatron), else guessed from the options."""
+        one its launcher names (megatron sft: megatron), else guessed from the options. Returns
+        the options passed, each [name as written, line, value shown, source], for the check
+        against the program's own parser (scriptdiff/launchargs.py); each fact an option made
+        carries its name in meta["flag"]."""
         base = os.path.basename(script)
         flags = []
         hydra = []
@@ -85,10 +88,24 @@ class ProgramReader:
             prefer = "hf"
         else:
             prefer = "megatron"
+        passed = []
         for name, vals, w in flags:
+            first = len(self.rec.facts)
             self.flag(name, vals, w, prefer)
+            made = self.rec.facts[first:]
+            for f in made:
+                f.meta["flag"] = name
+            raw = " ".join(v.text for v in vals)
+            secret = bool(raw) and is_secret(name, raw)  # --hf-token hf_...: never shown
+            if secret:
+                self.rec.withhold(raw)
+            shown = withheld(raw) if secret else raw
+            line = w.line or (vals[0].line if vals else 0)
+            source = made[0].source if made and made[0].line == line else self.rec.src_line(line, f"--{name}")
+            passed.append([name, line, shown, source])
         for path, val, w in hydra:
             self.hydra(path, val, w)
+        return passed
 
     def flag(self, name: str, vals: list[Word], w: Word, prefer: str) -> None:
         dest = name.replace("-", "_")

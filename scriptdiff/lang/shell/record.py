@@ -56,6 +56,8 @@ class Record:
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
         self.too_large: list[str] = []  # values over an evaluation budget, one line each (budget.py)
         self.too_large_more = 0  # and how many more were not listed
+        # the programs started and the options passed to each (Extract.launches)
+        self.launched: list[list] = []
 
     def over_budget(self, what: str, why, line: int) -> None:
         """A value too large to evaluate (budget.TooLarge): said once per value, the first few."""
@@ -161,6 +163,7 @@ class Record:
         (each line's words are looked at once, however many facts it holds)."""
         known = set(self.withheld)
         lines = {f.line for f in self.facts if f.source and f.line}
+        lines |= {opt[1] for launch in self.launched for opt in launch[3] if opt[3] and opt[1]}
         for line in lines:
             span = self._line_span(line)
             if span is not None:
@@ -169,6 +172,9 @@ class Record:
             for f in self.facts:
                 if f.source:
                     f.source = redact_text(f.source, known, scan=False)
+            for launch in self.launched:
+                for opt in launch[3]:
+                    opt[3] = redact_text(opt[3], known, scan=False) if opt[3] else opt[3]
         if len(self.files) > 1:  # facts made from a fragment's lines name that file and its line
             for f in self.facts:
                 f.path, f.line = self.place(f.line)
@@ -176,3 +182,7 @@ class Record:
                 for side in (m.gpu, m.npu):
                     if side is not None:
                         side.path, side.line = self.place(side.line)
+            for launch in self.launched:  # a launch written in a fragment: its line there
+                launch[1] = self.place(launch[1])[1]
+                for opt in launch[3]:
+                    opt[1] = self.place(opt[1])[1]
