@@ -47,6 +47,11 @@ def _parser():
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+def parse_tree(data: bytes):
+    """The tree-sitter-bash tree of a script's bytes (`scriptdiff fix` edits by its byte spans)."""
+    return _parser().parse(data)
+
+
 def extract(src, ctx) -> Extract:
     """The facts of one launch script `src`, read for the side in `ctx` (the reader rules/kinds.yaml names for shell files)."""
     ex = Extract()

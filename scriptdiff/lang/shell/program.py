@@ -85,10 +85,14 @@ class ProgramReader:
             prefer = "hf"
         else:
             prefer = "megatron"
-        for name, vals, w in flags:
+        for i, (name, vals, w) in enumerate(flags):
+            first = len(self.rec.facts)
             self.flag(name, vals, w, prefer)
-        for path, val, w in hydra:
+            _placed(self.rec.facts[first:], i, w, vals)
+        for i, (path, val, w) in enumerate(hydra, len(flags)):
+            first = len(self.rec.facts)
             self.hydra(path, val, w)
+            _placed(self.rec.facts[first:], i, w, [tail_word(w, len(w.text) - len(val))])
 
     def flag(self, name: str, vals: list[Word], w: Word, prefer: str) -> None:
         dest = name.replace("-", "_")
@@ -178,6 +182,19 @@ class ProgramReader:
 
     def _ref_exists(self, ref: str) -> bool:
         return resolve(ref, self.rec.src.origin, self.rec.ctx.root).path is not None
+
+
+def _placed(facts: list[Fact], index: int, flag: Word, values: list[Word]) -> None:
+    """Where an option of the command is written, for `scriptdiff fix` (docs/fix.md): its place
+    among the program's options, the byte spans of the flag word and of its value (where the
+    value is written in one piece, in the command or in the variable it came through) and the
+    variables it came through."""
+    value = values[0] if len(values) == 1 else None
+    for f in facts:
+        f.meta["shell"] = {"word": index, "flag": list(flag.span) if flag.span else None, "flag_text": flag.text,
+                           "value": list(value.span) if value is not None and value.span else None,
+                           "value_text": value.text if value is not None else None, "values": len(values),
+                           "via": list(dict.fromkeys(v for w in values for v in w.via))}
 
 
 def _explicit_empty(w: Word) -> bool:

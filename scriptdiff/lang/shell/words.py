@@ -30,6 +30,9 @@ class Seg:
     via: tuple = ()  # variable names it came through, outermost last
     unresolved: tuple = ()  # names that could not be resolved
     quoted: bool = False
+    # (start, end) byte offsets in the script where this text is written as it is (a literal
+    # word, the inside of quotes without escapes); None when it is not (escapes, $((...)))
+    span: tuple | None = None
 
 
 @dataclass
@@ -48,6 +51,17 @@ class Word:
             if s.text.strip():
                 return s.line
         return self.segs[0].line if self.segs else 0
+
+    @property
+    def span(self) -> tuple | None:
+        """(start, end) byte offsets of the word's text in the script, where it is written there
+        in one piece (`scriptdiff fix` edits it there); None when it is not."""
+        segs = [sg for sg in self.segs if sg.text]
+        if not segs or any(sg.span is None for sg in segs):
+            return None
+        if any(a.span[1] != b.span[0] for a, b in zip(segs, segs[1:])):
+            return None
+        return segs[0].span[0], segs[-1].span[1]
 
     @property
     def via(self) -> tuple:
@@ -82,9 +96,68 @@ def tail_word(w: Word, start: int) -> Word:
         end = pos + len(sg.text)
         if end > start:
             cut = max(0, start - pos)
-            out.append(Seg(sg.text[cut:], sg.line, sg.via, sg.unresolved, sg.quoted))
+            out.append(Seg(sg.text[cut:], sg.line, sg.via, sg.unresolved, sg.quoted, _sub(sg, cut, len(sg.text))))
         pos = end
     return Word(out or [Seg("", w.line)])
+
+
+def _sub(sg: Seg, a: int, b: int) -> tuple | None:
+    """The span of characters a..b of a segment's text (None when the segment has none)."""
+    if sg.span is None:
+        return None
+    if sg.text.isascii():
+        return sg.span[0] + a, sg.span[0] + b
+    return sg.span[0] + len(sg.text[:a].encode("utf-8")), sg.span[0] + len(sg.text[:b].encode("utf-8"))
+
+
+def _moved(segs: list[Seg], via: tuple = (), quoted: bool | None = None) -> list[Seg]:
+    """Segments copied on through a variable (`via` added), keeping where each was written."""
+    return [Seg(s.text, s.line, s.via + via, s.unresolved, s.quoted if quoted is None else quoted, s.span)
+            for s in segs]
+
+
+_ESCAPED = frozenset('\n"$`')
+
+
+def _unescaped(raw: str, row: int, start: int) -> list[tuple[str, int, tuple | None]]:
+    """The text of a double-quoted string's part `raw` (written from byte `start`, on line
+    `row`) after bash's escapes, as (text, line, span) pieces: each line apart, a newline its
+    own piece, an escaped character a piece without a span."""
+    out: list[tuple[str, int, tuple | None]] = []
+    buf, at, pos, i, n = "", start, start, 0, len(raw)
+
+    def flush() -> None:
+        nonlocal buf
+        if buf:
+            out.append((buf, row, (at, pos)))
+            buf = ""
+
+    while i < n:
+        ch = raw[i]
+        if ch == "\\" and i + 1 < n and raw[i + 1] in _ESCAPED:
+            flush()
+            nxt = raw[i + 1]
+            out.append((nxt, row, None))
+            pos += 1 + len(nxt.encode("utf-8"))
+            row += nxt == "\n"
+            at = pos
+            i += 2
+            continue
+        if ch == "\n":
+            flush()
+            out.append(("\n", row, (pos, pos + 1)))
+            pos += 1
+            row += 1
+            at = pos
+            i += 1
+            continue
+        if not buf:
+            at = pos
+        buf += ch
+        pos += 1 if ch.isascii() else len(ch.encode("utf-8"))
+        i += 1
+    flush()
+    return out
 
 
 def via_text(names: tuple) -> str | None:
@@ -106,7 +179,8 @@ def split_words(segs: list[Seg]) -> list[Word]:
     skip_line = False
     for s in segs:
         buf = ""
-        for ch in s.text:
+        at = 0  # where buf starts in s.text
+        for i, ch in enumerate(s.text):
             if ch == "\n":
                 skip_line = False
             if skip_line:
@@ -115,7 +189,7 @@ def split_words(segs: list[Seg]) -> list[Word]:
                 continue
             if ch in " \t\n":
                 if buf:
-                    cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted))
+                    cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted, _sub(s, at, at + len(buf))))
                     buf = ""
                 if cur:
                     w = Word(cur)
@@ -129,9 +203,11 @@ def split_words(segs: list[Seg]) -> list[Word]:
                 skip_line = True
                 continue
             line_start = False
+            if not buf:
+                at = i
             buf += ch
         if buf:
-            cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted))
+            cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted, _sub(s, at, at + len(buf))))
     if cur:
         w = Word(cur)
         if w.text != "\\":
@@ -185,7 +261,7 @@ class Expander:
         else:
             segs = var.segs
         self.charge(segs)
-        return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted) for s in segs]
+        return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted, s.span) for s in segs]
 
     def expansion(self, node, quoted: bool) -> list[list[Seg]] | list[Seg]:
         """${...}: returns a list of Seg (scalar) or a list of words (array [@])."""
@@ -213,12 +289,12 @@ class Expander:
             if idx in ("@", "*"):
                 self.meter.value(sum(len(s.text) for w in words for s in w.segs),
                                  len(words) + sum(len(w.segs) for w in words))
-                return [[Seg(s.text, s.line, s.via + (name,), s.unresolved, True) for s in w.segs] for w in words]
+                return [_moved(w.segs, (name,), True) for w in words]
             try:
                 w = words[int(idx)]
             except (ValueError, IndexError):
                 return [Seg(self.t(node), line, (), (f"{name}[{idx}]",), quoted)]
-            return [Seg(s.text, s.line, s.via + (name,), s.unresolved, quoted) for s in w.segs]
+            return _moved(w.segs, (name,), quoted)
         if first.type in ("variable_name", "special_variable_name"):
             name = self.t(first)
             rest = kids[1:]
@@ -235,8 +311,7 @@ class Expander:
                 for c in rest[1:]:
                     segs.extend(self.concat_segs(c, quoted=True))
                 shown = self.t(node)
-                segs = [Seg(s.text, s.line, s.via + (shown if len(shown) < 40 else f"${{{name}{op}...}}",),
-                            s.unresolved, quoted) for s in segs]
+                segs = _moved(segs, (shown if len(shown) < 40 else f"${{{name}{op}...}}",), quoted)
                 if op in (":=", "="):
                     self.vars[name] = Var("scalar", segs=segs, line=line)
                 return segs
@@ -266,24 +341,22 @@ class Expander:
         prev_end = kids[0].end_byte if kids and kids[0].type == '"' else node.start_byte
         prev_row = node.start_point[0] + 1
 
-        def literal(text: str, row: int) -> None:
-            text = text.replace("\\\n", "\n").replace('\\"', '"').replace("\\$", "$").replace("\\`", "`")
-            for i, piece in enumerate(text.split("\n")):
-                if i:
-                    parts[-1].append(Seg("\n", row + i - 1, (), (), True))
-                if piece:
-                    parts[-1].append(Seg(piece, row + i, (), (), True))
+        def literal(text: str, row: int, start: int) -> None:
+            # bash's escapes inside double quotes (\<newline>, \", \$, \`) give one character
+            # each, written nowhere as it is: the text between them keeps where it is written
+            for piece, line, span in _unescaped(text, row, start):
+                parts[-1].append(Seg(piece, line, (), (), True, span))
 
         for c in kids:
             if c.start_byte > prev_end:  # text tree-sitter leaves between children (newlines)
                 gap = self.data[prev_end:c.start_byte].decode("utf-8", "replace")
-                literal(gap, prev_row)
+                literal(gap, prev_row, prev_end)
             prev_end = max(prev_end, c.end_byte)
             prev_row = c.end_point[0] + 1
             if c.type == '"':
                 continue
             if c.type == "string_content":
-                literal(self.t(c), c.start_point[0] + 1)
+                literal(self.t(c), c.start_point[0] + 1, c.start_byte)
             elif c.type == "expansion":
                 r = self.expansion(c, quoted=True)
                 if r and isinstance(r[0], list):  # "${ARR[@]}": several words
@@ -397,11 +470,17 @@ class Expander:
             text = self.t(node)
             if "\\" in text:
                 text = re.sub(r"\\(.)", r"\1", text)  # one token's escapes
-            return [Word([Seg(text, line, (), (), quoted)])]
+                return [Word([Seg(text, line, (), (), quoted)])]
+            return [Word([Seg(text, line, (), (), quoted, (node.start_byte, node.end_byte))])]
         if t == "raw_string":
             text = self.t(node)[1:-1]
-            return [Word([Seg(piece, line + i, (), (), True) for i, piece in enumerate(text.split("\n")) if piece]
-                         or [Seg("", line, (), (), True)])]
+            inside = Seg(text, line, span=(node.start_byte + 1, node.end_byte - 1))
+            out, at = [], 0
+            for i, piece in enumerate(text.split("\n")):
+                if piece:
+                    out.append(Seg(piece, line + i, (), (), True, _sub(inside, at, at + len(piece))))
+                at += len(piece) + 1
+            return [Word(out or [Seg("", line, (), (), True)])]
         if t == "ansi_c_string":
             return [Word([Seg(self.t(node)[2:-1], line, (), (), True)])]
         if t == "string":
