@@ -13,7 +13,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
         print(f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
     print(api.render(report, "markdown"))
 
-Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
+Functions: diff, diff_revisions, fix, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
 external_diff, rules, rule, curves (and curves_view). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
@@ -56,7 +56,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions",
+__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions", "fix",
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",

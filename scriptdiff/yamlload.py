@@ -105,8 +105,9 @@ def spans(text: str) -> dict[tuple, dict]:
     end) of its value, "style": the scalar's quoting (None plain, "'", '"', "|", ">"), "flow":
     whether it sits in a flow collection ({a: 1}, [1, 2]), "block": whether the value is a block
     mapping or sequence}, character offsets into `text`. Read by PyYAML's pure-Python composer
-    (its marks count characters). A node reached twice (an alias) or through a merge key (`<<:`)
-    is left out: it is not written at that path. Raises YAMLError as `load` does."""
+    (its marks count characters). A node reached twice (an anchor and its aliases) is left out
+    with what is under it, and so is what a merge key (`<<:`) brings: none of it is written at
+    one path. Raises YAMLError as `load` does."""
     yaml = _yaml()
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -120,13 +121,18 @@ def spans(text: str) -> dict[tuple, dict]:
     if node is None:
         return out
     seen: set[int] = set()
+    shared: set[int] = set()  # nodes reached twice: an anchor and its aliases
+    ids: dict[tuple, int] = {}
     stack = [(node, (), None, False)]
     while stack:
         n, path, key, flow = stack.pop()
-        if id(n) in seen or len(path) > MAX_DEPTH:
-            out.pop(path, None)
+        if len(path) > MAX_DEPTH:
+            continue
+        if id(n) in seen:
+            shared.add(id(n))
             continue
         seen.add(id(n))
+        ids[path] = id(n)
         block = isinstance(n, (yaml.MappingNode, yaml.SequenceNode)) and not n.flow_style
         out[path] = {"key": key, "value": (n.start_mark.index, n.end_mark.index),
                      "style": getattr(n, "style", None) if isinstance(n, yaml.ScalarNode) else None,
@@ -139,6 +145,9 @@ def spans(text: str) -> dict[tuple, dict]:
                 stack.append((v, path + (k.value,), (k.start_mark.index, k.end_mark.index), inner))
         elif isinstance(n, yaml.SequenceNode):
             stack.extend((v, path + (i,), None, inner) for i, v in enumerate(n.value))
+    bad = {p for p, i in ids.items() if i in shared}
+    if bad:  # neither the anchor nor an alias is one place: what is under them is not either
+        out = {p: v for p, v in out.items() if not any(p[:k] in bad for k in range(len(p) + 1))}
     return out
 
 

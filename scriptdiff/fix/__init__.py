@@ -133,7 +133,7 @@ def apply(decisions: list[Decision], sources: dict) -> dict[str, FileChange]:
             for o, od in taken.get(e.path, ()):
                 if o == e:
                     continue
-                if e.start < o.end and o.start < e.end or (e.start == e.end == o.start == o.end):
+                if e.start < o.end and o.start < e.end:  # insertions at one place go in by their order
                     clash = od
         if clash is not None:
             d.refuse(f"another fix ({clash.finding.rule} {clash.finding.key}) edits the same place; fix one, then "
@@ -146,7 +146,7 @@ def apply(decisions: list[Decision], sources: dict) -> dict[str, FileChange]:
     for path, edits in taken.items():
         src = sources[path]
         text = src.text
-        for e, _d in sorted(edits, key=lambda ed: (ed[0].start, ed[0].end), reverse=True):
+        for e, _d in sorted(edits, key=lambda ed: (ed[0].start, ed[0].end, ed[0].order), reverse=True):
             text = text[:e.start] + e.text + text[e.end:]
         mod = detect(src).fixer_module()
         why = mod.parses(src.text, text) if mod is not None else None

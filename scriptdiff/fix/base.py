@@ -23,12 +23,14 @@ from ..vocabulary import norm_name, value_ports
 
 @dataclass(frozen=True)
 class Edit:
-    """`text` replaces the characters start..end of the NPU file `path` (its display name)."""
+    """`text` replaces the characters start..end of the NPU file `path` (its display name).
+    Insertions at one place go in by `order` (the GPU side's order of what they add)."""
 
     path: str
     start: int
     end: int
     text: str
+    order: tuple = ()
 
 
 class Refused(Exception):
@@ -52,6 +54,7 @@ WHYS = {
     "outside": "outside the NPU side (another folder, a git revision)",
     "spelling": "no NPU spelling known",
     "no place": "no place found on the NPU side",
+    "reference": "another config file is referenced",
     "file": "the file cannot be edited safely (conflict markers, uncommitted changes, does not parse)",
     "unknown": "an input that was not understood",
     "secret": "a secret-looking value",
@@ -165,7 +168,7 @@ def line_starts(text: str) -> list[int]:
 def offset(starts: list[int], text: str, line: int, col: int) -> int:
     """The offset of (1-based line, 0-based column)."""
     if not 0 < line <= len(starts):
-        raise Refused(f"line {line} is not in the file any more")
+        raise Refused(f"line {line} is not in the file any more", "file")
     return min(starts[line - 1] + col, len(text))
 
 

@@ -43,7 +43,7 @@ def at(data: Any, path: tuple) -> Any:
         elif isinstance(data, list) and isinstance(step, int) and 0 <= step < len(data):
             data = data[step]
         else:
-            raise Refused(f"{_dotted(path)} is not in the file any more (it changed?); run fix again")
+            raise Refused(f"{_dotted(path)} is not in the file any more (it changed?); run fix again", "file")
     return data
 
 
@@ -156,7 +156,8 @@ class Format:
         if not gs.name.lower().endswith(self.suffixes):
             return None
         gp = cpath(g)
-        if req.fact is not None and str(gp[-1]) != str(cpath(req.fact)[-1]):
+        mine = req.fact.meta.get("cpath") if req.fact is not None else None
+        if mine and str(gp[-1]) != str(mine[-1]):
             return None
         try:
             info = self.spans(gs.text).get(gp)

@@ -20,13 +20,13 @@ class Json(Format):
         try:
             return {p: {"key": k, "value": (a, b)} for p, (k, a, b) in spans_json(text).items()}
         except JSONError as e:
-            raise Refused(f"not valid JSON ({e}); fix it first") from None
+            raise Refused(f"not valid JSON ({e}); fix it first", "file") from None
 
     def data(self, text: str) -> Any:
         try:
             return load_json(text)[0]
         except JSONError as e:
-            raise Refused(f"not valid JSON ({e}); fix it first") from None
+            raise Refused(f"not valid JSON ({e}); fix it first", "file") from None
 
     def value_span(self, info: dict) -> tuple[int, int] | None:
         return tuple(info["value"])

@@ -21,11 +21,13 @@ whatever its editor refuses (computed, environment, ambiguous, no spelling, no p
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..compare import show
+from ..envmap import npu_name
 from ..model import ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Fact, Finding, Report
 from ..registry import detect
 from ..rules import code
@@ -33,6 +35,9 @@ from ..sources import Source
 from .base import Edit, Refused, Request, conflict_line
 
 LOUD = ("error", "warning")
+# the data-and-checkpoint settings that name a file, a folder or a hub id: never written by fix
+PATHS = frozenset({"load", "data_path", "pretrained_checkpoint", "model_name_or_path", "tokenizer_model",
+                   "tokenizer_name_or_path", "save"})
 
 
 @dataclass
@@ -101,21 +106,27 @@ def advice(f: Finding) -> str | None:
                 f"a library on NPU only: {pkg} {n}; remove it or match the GPU environment")
     if f.check == "environment":
         if f.key.startswith("env:"):
-            name = f.npu.source.split("=", 1)[0].removeprefix("export ").strip() if f.npu and f.npu.source else \
-                f.key.removeprefix("env:")
+            gname = f.key.removeprefix("env:")
+            name = (f.npu.fact.meta.get("name") if f.npu is not None and f.npu.fact is not None else None) \
+                or npu_name(gname) or gname  # the NPU's own name: HCCL_DETERMINISTIC for NCCL_DETERMINISTIC
             return (f"an environment variable: set {name}={g} where the NPU run starts" if g is not None else
                     f"an environment variable set on NPU only ({f.key.removeprefix('env:')}); unset it if it is not "
                     f"the NPU's tuning")
-        return f"an environment version: install {f.key.removeprefix('version:')} {g} on the NPU machine" \
-            if g is not None else "an environment difference: match the NPU machine to the GPU one"
+        if f.key.startswith("newest:"):
+            return "the NPU stack is older than the newest release scriptdiff knows: upgrade it on the NPU machine"
+        what = f.key.split(":", 1)[-1]
+        return (f"a version of the machine ({what}): the GPU side has {show(g)}, the NPU side {show(n)}; match it "
+                f"on the NPU machine where it matters (`scriptdiff env` compares them)")
     if f.check == "dataset":
         return "a dataset file differs: copy the GPU side's data to the NPU side (compare fingerprints again)"
     if f.check == "weights":
         return "an initial weight differs: load the GPU side's checkpoint on NPU"
     if f.check == "process":
         return "a training curve: not a setting; fix the setup and run again"
-    if f.rule == code("data-or-checkpoint-differs"):
-        what = "checkpoint" if f.key in ("load", "pretrained_checkpoint", "model_name_or_path") else "data"
+    if f.rule == code("data-or-checkpoint-differs") and (f.key in PATHS or any(
+            isinstance(v, str) and ("/" in v or "\\" in v) for v in (g, n))):  # a switch (--finetune) is a setting
+        what = "checkpoint" if f.key in ("load", "pretrained_checkpoint", "model_name_or_path") else \
+            "tokenizer" if f.key.startswith("tokenizer") else "data"
         return (f"the {what} on each side: load {show(g)} on NPU (or copy it there under the NPU path) and set "
                 f"the path by hand" if g is not None else f"the {what} is set on NPU only: check it by hand")
     return None
@@ -139,7 +150,7 @@ def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
                       f"computed from; fix those", "derived")
     if f.key.startswith("config:"):
         raise Refused("another config file is referenced: point the NPU side at the file that matches the GPU's "
-                      "by hand", "other")
+                      "by hand", "reference")
     if any(x is not None and (x.meta.get("withheld") or str(x.value).startswith("<withheld")) for x in (gf, nf)):
         raise Refused("a secret-looking value: never written", "secret")
     gt, nt = _unit(ctx.report, f, gf, nf)
@@ -151,7 +162,6 @@ def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
         kind, mod = _editor(src)
         _check_file(ctx, src)
         gsrc = ctx.report.sources.get(("gpu", gf.path)) if g_here else None
-        _one_place(gf, nf, gsrc, src)
         req = Request(key=f.key, value=f.gpu.value if f.gpu is not None else None, src=src, kind=kind, fact=nf,
                       gpu=gf if g_here else None, gpu_src=gsrc, npu_facts=npu_facts, gpu_facts=gpu_facts)
         if g_here or (gf is not None and gf.origin == ORIGIN_DEFAULT and kind == "python"):
@@ -167,7 +177,9 @@ def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
         req = Request(key=f.key, value=f.gpu.value, src=src, kind=kind, fact=nf if nf is not None and nf.path
                       else (nf if nf is not None and nf.origin == ORIGIN_DEFAULT else None), gpu=gf, gpu_src=gsrc,
                       npu_facts=npu_facts, gpu_facts=gpu_facts)
-        return "add", mod.add(req)
+        sh = gf.meta.get("shell")
+        rank = (sh["word"],) if isinstance(sh, dict) and sh.get("word") is not None else (gf.line or 0,)
+        return "add", [e if e.order else dataclasses.replace(e, order=rank) for e in mod.add(req)]
     raise Refused("neither side writes it in a file (a default on both sides, or a log)", "no place")
 
 
@@ -221,23 +233,6 @@ def _add_target(ctx: Context, gf: Fact, gsrc: Source, npu_facts: list[Fact]) -> 
                   "ambiguous")
 
 
-def _one_place(gf: Fact | None, nf: Fact, gsrc: Source | None, src: Source) -> None:
-    """One file read once per device: a value both runs read from the same place is not the NPU's alone."""
-    if gf is None or gsrc is None or gsrc.origin is None or src.origin is None:
-        return
-    if os.path.realpath(gsrc.origin) != os.path.realpath(src.origin):
-        return
-    def place(x: Fact):
-        o = x.meta.get("origin")
-        sh = x.meta.get("shell")
-        return (tuple(o["pos"]) if isinstance(o, dict) and o.get("pos") else None,
-                tuple(sh["value"] or ()) if isinstance(sh, dict) else None, tuple(x.meta.get("cpath") or ()))
-    a, b = place(gf), place(nf)
-    if any(x is not None and x != () and x == y for x, y in zip(a, b)):
-        raise Refused("both runs read it from the same place in this file: changing it would change the GPU run "
-                      "too; write the NPU branch by hand", "ambiguous")
-
-
 def _check_file(ctx: Context, src: Source) -> None:
     """A file fix may edit: on disk, inside the NPU side, written back byte for byte, no conflict
     markers, no uncommitted changes (unless --force)."""
@@ -263,8 +258,8 @@ def _file_ok(ctx: Context, src: Source) -> None:
     root = os.path.realpath(ctx.npu_root)
     real = os.path.realpath(src.origin)
     if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
-        raise Refused(f"{src.name} is outside the NPU side ({ctx.npu_root}): editing it would change what else "
-                      f"reads it; edit it by hand", "outside")
+        raise Refused(f"{src.name} is {real}, outside the NPU side ({ctx.npu_root}): editing it would change what "
+                      f"else reads it; edit it by hand", "outside")
     if encoded(src, src.text) != src.data:
         raise Refused(f"{src.name} cannot be written back byte for byte ({src.encoding}); edit it by hand", "file")
     line = conflict_line(src.text)

@@ -182,7 +182,7 @@ def set_value(req: Request) -> list[Edit]:
     t = _tree(req.src.text)
     node = t.find(o.get("pos"), o.get("node"))
     if node is None or _squash(t.code(node)) != _squash(o.get("code") or ""):
-        raise Refused("the value is not where it was read (the file changed?); run fix again")
+        raise Refused("the value is not where it was read (the file changed?); run fix again", "file")
     new = _written(req, node, req.value)
     try:
         cst.parse_expression(new)
@@ -202,16 +202,18 @@ def remove(req: Request) -> list[Edit]:
     call = t.find(f.meta.get("call"), "Call")
     value = t.find(o.get("pos"), o.get("node"))
     if call is None or value is None:
-        raise Refused("the call is not where it was read (the file changed?); run fix again")
+        raise Refused("the call is not where it was read (the file changed?); run fix again", "file")
     args = list(call.args)
     i = next((k for k, a in enumerate(args) if a.value is value and a.keyword is not None), None)
     if i is None:
-        raise Refused("a positional argument: remove it by hand")
-    if i == len(args) - 1 and i > 0:
-        args[i - 1] = args[i - 1].with_changes(comma=args[i].comma,
-                                               whitespace_after_arg=args[i].whitespace_after_arg)
-    del args[i]
-    return [_replace_call(t, req, call, call.with_changes(args=args))]
+        raise Refused("a positional argument: remove it by hand", "no place")
+    if i + 1 < len(args):  # up to the next argument: this one and its comma
+        a, b = t.span(args[i])[0], t.span(args[i + 1])[0]
+    elif i > 0:  # the last one: from the end of the one before (its comma goes)
+        a, b = t.span(args[i - 1].value)[1], t.span(args[i].value)[1]
+    else:
+        a, b = t.span(args[i])[0], t.span(args[i].value)[1]
+    return [Edit(req.src.name, a, b, "")]
 
 
 def add(req: Request) -> list[Edit]:
@@ -241,38 +243,25 @@ def add(req: Request) -> list[Edit]:
     if stars and at > stars[0]:  # a keyword never follows **kwargs
         at = stars[0]
     value_code = _written(req, None, req.value)
-    args = list(call.args)
-    like = next((a for a in args if a.keyword is not None), None)
-    equal = like.equal if like is not None else cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                                  whitespace_after=cst.SimpleWhitespace(""))
-    new = cst.Arg(value=cst.parse_expression(value_code), keyword=cst.Name(kw), equal=equal)
-    if at < len(args):  # before args[at]: the new one takes the separation the previous one had
-        sep = args[at - 1].comma if at > 0 else _comma_like(args)
-        new = new.with_changes(comma=sep if sep is not cst.MaybeSentinel.DEFAULT else cst.Comma(
-            whitespace_after=cst.SimpleWhitespace(" ")))
-        args.insert(at, new)
-    else:  # at the end: the old last one gets a comma like the others', the new one its tail
-        last = args[-1] if args else None
-        if last is not None:
-            tail_comma, tail_ws = last.comma, last.whitespace_after_arg
-            args[-1] = last.with_changes(comma=_comma_like(args[:-1]) or cst.Comma(
-                whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace(""))
-            new = new.with_changes(comma=tail_comma, whitespace_after_arg=tail_ws)
-        args.append(new)
-    return [_replace_call(t, req, call, call.with_changes(args=args))]
-
-
-def _comma_like(args) -> cst.Comma | None:
-    for a in reversed(args):
-        if isinstance(a.comma, cst.Comma):
-            return a.comma
-    return None
-
-
-def _replace_call(t: _Tree, req: Request, old, new) -> Edit:
-    a, b = t.span(old)
-    code = t.module.code_for_node(new.with_changes(lpar=[], rpar=[]))
-    return Edit(req.src.name, a, b, code)
+    try:
+        cst.parse_expression(value_code)
+    except Exception:
+        raise Refused(f"`{value_code}` is not a Python expression; add it by hand") from None
+    args = call.args
+    like = next((a for a in args if a.keyword is not None and isinstance(a.equal, cst.AssignEqual)), None)
+    new = f"{kw}{_code(like.equal) if like is not None else '='}{value_code}"
+    text = req.src.text
+    seps = [text[t.span(a.value)[1]:t.span(b)[0]] for a, b in zip(args, args[1:])]
+    sep = next((x for x in seps if x.strip() == ","), seps[0] if seps else ", ")
+    rank = (order.index(kw) if kw in order else len(order),)
+    if not args:  # f(): between the parentheses
+        pos = text.index("(", t.span(call.func)[1]) + 1
+        return [Edit(req.src.name, pos, pos, new, rank)]
+    if at < len(args):
+        pos = t.span(args[at])[0]
+        return [Edit(req.src.name, pos, pos, new + sep, rank)]
+    pos = t.span(args[-1].value)[1]
+    return [Edit(req.src.name, pos, pos, sep + new, rank)]
 
 
 def _npu_call(req: Request):

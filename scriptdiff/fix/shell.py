@@ -8,8 +8,9 @@ or a string of flags, or in the assignment of the variable it came through (`TP=
 
 - a value: its span gets the new word, quoted as the place it sits in needs (inside double
   quotes, or a bare word);
-- a flag the NPU side has and the GPU side not: its words are removed, and its line when it
-  stood alone on one (with the `\\` that continued into it);
+- a flag the NPU side has and the GPU side not: its words are removed with what separates
+  them from the word before (blanks, a newline, the `\\` of a continued line), so its line
+  goes when it stood alone on one;
 - a flag the GPU side has and the NPU side not: written after the option the GPU command has
   before it (else before the one after it), on a line of its own when its neighbour has one
   (with the same indentation, and a `\\` where the command continues over lines), else on
@@ -69,6 +70,8 @@ def _meta(f: Fact | None) -> dict:
 
 
 def _why_not_one_piece(f: Fact, m: dict) -> Refused:
+    if m.get("computed"):
+        return Refused(f"computed by the launcher ({m['computed']}); set those options by hand", "computed")
     via = m.get("via") or []
     env = [v for v in via if str(v).startswith("${")]
     if env:
@@ -150,7 +153,7 @@ def set_value(req: Request) -> list[Edit]:
     a, b = span
     old = fl.data[a:b].decode("utf-8", "replace")
     if old != m.get("value_text") and not (m.get("value_text") or "").endswith(old):
-        raise Refused("the value is not where it was read (the file changed?); run fix again")
+        raise Refused("the value is not where it was read (the file changed?); run fix again", "file")
     word = _new_value(req, m)
     return [fl.edit(a, b, _quoted(fl, a, b, word))]
 
@@ -203,29 +206,21 @@ def _gap(b: bytes) -> bool:
 
 
 def remove(req: Request) -> list[Edit]:
+    """The option's words go, with the blanks, newlines and line continuations before them back
+    to the word before: `a \\\n  --x 1 \\\n  --y` becomes `a \\\n  --y`, the last option of a
+    command takes the `\\` that continued into it along, an option alone in an array its line."""
     m = _meta(req.fact)
     fl = _File(req)
     a, e = _extent(fl, m)
     data = fl.data
-    ls = data.rfind(b"\n", 0, a) + 1
-    le = data.find(b"\n", e)
-    le = len(data) if le == -1 else le
-    before, after = data[ls:a], data[e:le]
-    if before.strip() == b"" and after.strip() in (b"", b"\\"):  # alone on its line: the line goes
-        edits = [fl.edit(ls, min(le + 1, len(data)), b"")]
-        if after.strip() == b"" and ls > 0:  # it ended the command: the line before no longer continues
-            pe = ls - 1
-            ps = data.rfind(b"\n", 0, pe) + 1
-            prev = data[ps:pe]
-            if prev.rstrip().endswith(b"\\") and not fl.inside(a, e, "array", "string", "raw_string"):
-                cut = len(prev.rstrip()) - 1
-                while cut > 0 and prev[cut - 1:cut] in (b" ", b"\t"):
-                    cut -= 1
-                edits.append(fl.edit(ps + cut, pe, b""))
-        return edits
-    while a > ls and data[a - 1:a] in (b" ", b"\t"):
-        a -= 1
-    return [fl.edit(a, e, b"")]
+    p = a
+    while p > 0:
+        c = data[p - 1:p]
+        if c in (b" ", b"\t", b"\n", b"\r") or (c == b"\\" and data[p:p + 1] in (b"\n", b"\r")):
+            p -= 1
+            continue
+        break
+    return [fl.edit(p, e, b"")]
 
 
 def add(req: Request) -> list[Edit]:
@@ -273,7 +268,7 @@ def _new_words(req: Request, gm: dict) -> str:
     if gm.get("values") == 0:
         return name
     if gm.get("values") != 1:
-        raise Refused("written as several words on GPU; add it by hand")
+        raise Refused("written as several words on GPU; add it by hand", "computed")
     if req.gpu.meta.get("unresolved"):
         raise Refused(f"its GPU value comes from ${req.gpu.meta['unresolved'][0]}, unset in the script; add it by hand")
     return f"{name} {_plain(_new_value(req, None))}"

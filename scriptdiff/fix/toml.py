@@ -27,7 +27,7 @@ class Toml(Format):
             check_depth(text)
             return tomllib.loads(text)
         except (tomllib.TOMLDecodeError, JSONError) as e:
-            raise Refused(f"not valid TOML ({str(e).splitlines()[0]}); fix it first") from None
+            raise Refused(f"not valid TOML ({str(e).splitlines()[0]}); fix it first", "file") from None
 
     def value_span(self, info: dict) -> tuple[int, int] | None:
         v = info.get("value")

@@ -24,13 +24,13 @@ class Yaml(Format):
         try:
             return yamlload.spans(text)
         except yamlload.YAMLError as e:
-            raise Refused(f"not valid YAML ({e}); fix it first") from None
+            raise Refused(f"not valid YAML ({e}); fix it first", "file") from None
 
     def data(self, text: str) -> Any:
         try:
             return _safe_load(text)
         except yamlload.YAMLError as e:
-            raise Refused(f"not valid YAML ({e}); fix it first") from None
+            raise Refused(f"not valid YAML ({e}); fix it first", "file") from None
 
     def value_span(self, info: dict) -> tuple[int, int] | None:
         if info.get("block") or info.get("style") in ("|", ">"):
