@@ -273,3 +273,20 @@ def test_an_edit_that_does_not_pass_the_check_is_taken_back(tmp_path):
     assert decision(result, "world_size").reason == ("computed by the launcher (nproc_per_node * nnodes); set those "
                                                      "options by hand")
     assert (tmp_path / "npu" / "pretrain.sh").read_text() == npu and not result.written
+
+
+def test_broken_inputs_are_one_line_each_and_nothing_is_written(tmp_path, cli):
+    g, n = pair(tmp_path, {"train.py": ("import torch\nopt = torch.optim.AdamW(p, lr=1e-4)\n",
+                                        "import torch\nopt = torch.optim.AdamW(p, lr=2e-4\n"),
+                           "c.yaml": ("lr: 1\n", "lr: [\n")})
+    code, out, err = cli("fix", g, n)
+    assert code == 1 and "Traceback" not in out + err
+    assert err.splitlines() == [
+        f"scriptdiff: {n}/c.yaml: not valid YAML: line 2: did not find expected node content; not compared "
+        f"(1 setting(s) of the other side could not be compared: lr)",
+        f"scriptdiff: {n}/train.py: not valid Python: line 2: '(' was never closed; compared as text"]
+    assert "not fixed  SD202 lr  no python file of the NPU side with settings read in this comparison to add it " \
+           "to; add it by hand" in out
+    assert (Path(n) / "train.py").read_text() == "import torch\nopt = torch.optim.AdamW(p, lr=2e-4\n"
+    code, out, err = cli("fix", str(tmp_path / "nope"), n)
+    assert (code, err) == (2, f"scriptdiff: {tmp_path}/nope: no such file or directory\n")

@@ -165,21 +165,24 @@ def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
         req = Request(key=f.key, value=f.gpu.value if f.gpu is not None else None, src=src, kind=kind, fact=nf,
                       gpu=gf if g_here else None, gpu_src=gsrc, npu_facts=npu_facts, gpu_facts=gpu_facts)
         if g_here or (gf is not None and gf.origin == ORIGIN_DEFAULT and kind == "python"):
-            return "set", mod.set_value(req)
-        if gf is not None and gf.origin == ORIGIN_DEFAULT:  # the GPU relies on the default: so will the NPU
-            return "remove", mod.remove(req)
+            return "set", mod.set_value(req)  # Python writes the default the GPU side relies on
+        # the GPU side has no value, or relies on a default: the NPU setting goes, and so will it
         return "remove", mod.remove(req)
     if g_here:
         gsrc = _source(ctx, "gpu", gf.path)
         src = _add_target(ctx, gf, gsrc, npu_facts)
         kind, mod = _editor(src)
         _check_file(ctx, src)
-        req = Request(key=f.key, value=f.gpu.value, src=src, kind=kind, fact=nf if nf is not None and nf.path
-                      else (nf if nf is not None and nf.origin == ORIGIN_DEFAULT else None), gpu=gf, gpu_src=gsrc,
+        mine = nf if nf is not None and (nf.path or nf.origin == ORIGIN_DEFAULT) else None  # a default's call, a comment
+        req = Request(key=f.key, value=f.gpu.value, src=src, kind=kind, fact=mine, gpu=gf, gpu_src=gsrc,
                       npu_facts=npu_facts, gpu_facts=gpu_facts)
         sh = gf.meta.get("shell")
         rank = (sh["word"],) if isinstance(sh, dict) and sh.get("word") is not None else (gf.line or 0,)
         return "add", [e if e.order else dataclasses.replace(e, order=rank) for e in mod.add(req)]
+    if gf is not None and gf.origin == ORIGIN_DEFAULT and nf is None:
+        raise Refused(f"the GPU side relies on a default ({gf.via or 'a framework default'}) where the NPU side has "
+                      f"no value at all (a call it does not make, or a file it could not read); set it by hand",
+                      "no place")
     raise Refused("neither side writes it in a file (a default on both sides, or a log)", "no place")
 
 
@@ -223,7 +226,8 @@ def _add_target(ctx: Context, gf: Fact, gsrc: Source, npu_facts: list[Fact]) -> 
             if src is not None and detect(src).name == gkind:
                 names.append(x.path)
     if not names:
-        raise Refused(f"the NPU side has no {gkind} file in this comparison to add it to; add it by hand", "no place")
+        raise Refused(f"no {gkind} file of the NPU side with settings read in this comparison to add it to; add it "
+                      f"by hand", "no place")
     same = [n for n in names if os.path.basename(n) == os.path.basename(gsrc.name)]
     if len(same) == 1:
         return ctx.report.sources[("npu", same[0])]

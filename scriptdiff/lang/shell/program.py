@@ -189,12 +189,15 @@ def _placed(facts: list[Fact], index: int, flag: Word, values: list[Word]) -> No
     among the program's options, the byte spans of the flag word and of its value (where the
     value is written in one piece, in the command or in the variable it came through) and the
     variables it came through."""
+    if not facts:
+        return
     value = values[0] if len(values) == 1 else None
+    fspan, vspan = flag.span, value.span if value is not None else None
+    where = {"word": index, "flag": list(fspan) if fspan else None, "flag_text": flag.text,
+             "value": list(vspan) if vspan else None, "value_text": value.text if value is not None else None,
+             "values": len(values), "via": list(dict.fromkeys(v for w in values for v in w.via))}
     for f in facts:
-        f.meta["shell"] = {"word": index, "flag": list(flag.span) if flag.span else None, "flag_text": flag.text,
-                           "value": list(value.span) if value is not None and value.span else None,
-                           "value_text": value.text if value is not None else None, "values": len(values),
-                           "via": list(dict.fromkeys(v for w in values for v in w.via))}
+        f.meta["shell"] = where
 
 
 def _explicit_empty(w: Word) -> bool:

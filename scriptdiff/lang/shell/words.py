@@ -56,12 +56,17 @@ class Word:
     def span(self) -> tuple | None:
         """(start, end) byte offsets of the word's text in the script, where it is written there
         in one piece (`scriptdiff fix` edits it there); None when it is not."""
-        segs = [sg for sg in self.segs if sg.text]
-        if not segs or any(sg.span is None for sg in segs):
-            return None
-        if any(a.span[1] != b.span[0] for a, b in zip(segs, segs[1:])):
-            return None
-        return segs[0].span[0], segs[-1].span[1]
+        a = b = None
+        for sg in self.segs:
+            if not sg.text:
+                continue
+            sp = sg.span
+            if sp is None or (b is not None and sp[0] != b):
+                return None
+            if a is None:
+                a = sp[0]
+            b = sp[1]
+        return None if a is None else (a, b)
 
     @property
     def via(self) -> tuple:
@@ -124,39 +129,33 @@ def _unescaped(raw: str, row: int, start: int) -> list[tuple[str, int, tuple | N
     `row`) after bash's escapes, as (text, line, span) pieces: each line apart, a newline its
     own piece, an escaped character a piece without a span."""
     out: list[tuple[str, int, tuple | None]] = []
-    buf, at, pos, i, n = "", start, start, 0, len(raw)
+    pos, i, n = start, 0, len(raw)
+    plain = raw.isascii()
 
-    def flush() -> None:
-        nonlocal buf
-        if buf:
-            out.append((buf, row, (at, pos)))
-            buf = ""
+    def text(chunk: str) -> None:  # a run without escapes, written as it is
+        nonlocal pos, row
+        for k, piece in enumerate(chunk.split("\n")):
+            if k:
+                out.append(("\n", row, (pos, pos + 1)))
+                pos, row = pos + 1, row + 1
+            if piece:
+                size = len(piece) if plain else len(piece.encode("utf-8"))
+                out.append((piece, row, (pos, pos + size)))
+                pos += size
 
     while i < n:
-        ch = raw[i]
-        if ch == "\\" and i + 1 < n and raw[i + 1] in _ESCAPED:
-            flush()
-            nxt = raw[i + 1]
-            out.append((nxt, row, None))
-            pos += 1 + len(nxt.encode("utf-8"))
-            row += nxt == "\n"
-            at = pos
-            i += 2
-            continue
-        if ch == "\n":
-            flush()
-            out.append(("\n", row, (pos, pos + 1)))
-            pos += 1
-            row += 1
-            at = pos
-            i += 1
-            continue
-        if not buf:
-            at = pos
-        buf += ch
-        pos += 1 if ch.isascii() else len(ch.encode("utf-8"))
-        i += 1
-    flush()
+        j = raw.find("\\", i)
+        while j != -1 and (j + 1 >= n or raw[j + 1] not in _ESCAPED):
+            j = raw.find("\\", j + 1)
+        if j == -1:
+            text(raw[i:])
+            break
+        text(raw[i:j])
+        ch = raw[j + 1]
+        out.append((ch, row, None))
+        pos += 1 + len(ch.encode("utf-8"))
+        row += ch == "\n"
+        i = j + 2
     return out
 
 
