@@ -304,7 +304,8 @@ def test_yaml_keys_are_set_added_and_removed_keeping_comments_and_quotes(tmp_pat
 def test_json_keys_are_set_added_and_removed_keeping_layout(tmp_path):
     gpu = '{\n  "train_micro_batch_size_per_gpu": 2,\n  "gradient_clipping": 1.0,\n  "zero_optimization": ' \
           '{"stage": 2, "overlap_comm": true}\n}\n'
-    npu = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 3, "overlap_comm": true, ' \
+    npu = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "steps_per_print": 1,\n  "zero_optimization": {"stage": 3, ' \
+          '"overlap_comm": true, ' \
           '"reduce_scatter": false},\n  "gradient_accumulation_steps": 4\n}\n'
     text, _r = _fixed_text(tmp_path, "ds_config.json", gpu, npu, select=["SD2"])  # reduce_scatter is info (SD221)
     assert text == ('{\n  "train_micro_batch_size_per_gpu": 2,\n  "gradient_clipping": 1.0,\n  "zero_optimization": '

@@ -26,6 +26,22 @@ def _ident(f) -> tuple:
     return (f.rule, f.key, f.gpu.path if f.gpu else None, f.npu.path if f.npu else None)
 
 
+def _value_lines(d, text: str) -> set[int]:
+    """The lines the NPU value of a fixed finding is written on (its line, the line of the literal it
+    comes from, the line of its flag); a removal may take the separator before it, on the line before."""
+    f = d.finding
+    if f.npu is None or f.npu.fact is None:  # added: no line of the NPU file is edited
+        return set()
+    lines = {f.npu.line}
+    o = f.npu.fact.meta.get("origin")
+    if isinstance(o, dict) and o.get("pos"):
+        lines.add(o["pos"][0])
+    sh = f.npu.fact.meta.get("shell")
+    if isinstance(sh, dict) and sh.get("flag"):
+        lines.add(text.encode("utf-8")[:sh["flag"][0]].count(b"\n") + 1)
+    return lines | ({ln - 1 for ln in lines} if d.action == "remove" else set())
+
+
 def _fix_all(out: Path) -> dict:
     from scriptdiff import api  # lazy: only when the corpus is there
     from scriptdiff.model import Options
@@ -63,6 +79,14 @@ def _fix_all(out: Path) -> dict:
                 row["problems"].append(f"{name}: {why}")
         if again.files:
             row["problems"].append(f"a second fix changes {sorted(again.files)}")
+        for d in result.fixed:  # each edit stays on the lines of the value it fixes (an addition is an insertion)
+            for e in d.edits:
+                old = result.files[e.path].old
+                lines = set(range(old.count("\n", 0, e.start) + 1, old.count("\n", 0, max(e.start, e.end - 1)) + 2)) \
+                    if e.end > e.start else set()
+                allowed = _value_lines(d, old)
+                if (d.action == "add" and lines) or not lines <= allowed:
+                    row["problems"].append(f"{d.finding.key}: edit of lines {sorted(lines)} beyond {sorted(allowed)}")
         hp = [d for d in result.decisions if d.finding.check == "hyperparameters" and d.finding.severity in LOUD]
         row["loud"] = len(hp)
         row["fixed"] = sum(d.fixed for d in hp)

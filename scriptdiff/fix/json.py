@@ -62,7 +62,11 @@ class Json(Format):
             raise Refused(f"{_dotted(path)} is not a key of an object here; remove it by hand")
         info = entries[k][1]
         if k + 1 < len(entries):  # up to the next key: this entry, its comma and the space after it
-            return [Edit(req.src.name, info["key"], entries[k + 1][1]["key"], "")]
+            a, b = info["key"], entries[k + 1][1]["key"]
+            la, lb = text.rfind("\n", 0, a) + 1, text.rfind("\n", 0, b) + 1
+            if not text[la:a].strip() and not text[lb:b].strip() and lb > la:  # one entry a line: its lines
+                a, b = la, lb
+            return [Edit(req.src.name, a, b, "")]
         if k > 0:  # the last one: from the previous value's end (its comma goes)
             return [Edit(req.src.name, entries[k - 1][1]["value"][1], info["value"][1], "")]
         return [Edit(req.src.name, info["key"], info["value"][1], "")]
