@@ -13,7 +13,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
         print(f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
     print(api.render(report, "markdown"))
 
-Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
+Functions: diff, diff_revisions, fix, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
 external_diff, rules, rule, curves (and curves_view). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
@@ -21,9 +21,12 @@ cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from typing import TYPE_CHECKING
 
+from . import fix as fixing
 from . import gitsrc, onefile, scopes, zygote
 from .engine import extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
@@ -32,7 +35,7 @@ from .registry import detect
 from .report import render as _render
 from .rules import Rule, check_selectors, use_packs, user_packs
 from .rules import load as load_rules
-from .sources import SourceError, read_path
+from .sources import SourceError, overlaid, read_path
 from .suppress import SuppressError, baseline_document
 from .suppress import load_baseline as _load_baseline
 from .tree import diff_listings, diff_trees, skip_dirs, walk
@@ -53,7 +56,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions",
+__all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions", "fix",
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
@@ -273,6 +276,109 @@ def external_diff(argv: list[str], options: Options | None = None, env: dict | N
         report.errors.append(InputError(n.name, "binary file; not compared"))
         return report
     return report.absorb(run(scopes.files([g], [n], [(g, n)], scope.sides, report=report), opts))
+
+
+# --- fix ---------------------------------------------------------------------------------------
+
+def fix(gpu: str | list[str], npu: str | None = None, options: Options | None = None, write: bool = True,
+        force: bool = False, git: bool = False, repo: str = ".") -> "fixing.FixResult":
+    """`scriptdiff fix`: edit the NPU side so that each chosen finding's NPU value becomes the GPU
+    value, at the place it is written (docs/fix.md). The inputs are `diff`'s (two files, two
+    folders, or one file or folder's two runs); a git revision is refused, since it cannot be
+    written. `options.select`/`ignore` choose the rules (by default the warning and error
+    findings); `write=False` (`--diff`) plans and checks the edits and writes nothing; `force`
+    edits files with uncommitted changes in a git work tree. Every finding of the run is in the
+    result, fixed or with the reason it is not."""
+    opts = options or Options()
+    args = [gpu] if isinstance(gpu, str) else list(gpu)
+    if git:
+        raise UsageError("fix edits files on disk, and a git revision cannot be written (--git): check out the "
+                         "NPU revision and give its path")
+    for a in args + ([npu] if npu is not None else []):
+        if gitsrc.split_revpath(a):
+            raise UsageError(f"{a}: a git revision cannot be written; fix edits files on disk (check out the "
+                             f"revision and give its path)")
+    run_opts = dataclasses.replace(opts, keep_facts=True, select=None, ignore=None, baseline=None, keep_texts=False)
+    report = diff(args, npu, run_opts, repo=repo)
+    target = npu if npu is not None else args[0]
+    root = target if os.path.isdir(target) else (os.path.dirname(target) or ".")
+    decisions = fixing.plan(report, root, opts.select, opts.ignore, force=force, dirty=fixing.uncommitted)
+    sources = {name: src for (side, name), src in report.sources.items() if side == "npu"}
+    result = fixing.FixResult(gpu=report.gpu, npu=report.npu, decisions=decisions, errors=list(report.errors),
+                              report=report, masked=(len(report.masked), len(report.masked)))
+    active = [d for d in decisions if d.edits]
+    files = fixing.apply(active, sources)
+    active = [d for d in active if d.edits]
+
+    def rerun(changed: dict) -> Report:
+        with overlaid({c.src.origin: fixing.encoded(c.src, c.new) for c in changed.values()}):
+            return diff(args, npu, run_opts, repo=repo)
+
+    after = rerun(files) if files else report
+    failed = _unverified(report, after, active)
+    if failed:  # which edits do not pass: each alone, then the ones that pass together
+        good = []
+        for d in active:
+            alone = fixing.apply([_copy(d)], sources)
+            if alone and not _unverified(report, rerun(alone), [d]):
+                good.append(d)
+            else:
+                d.refuse("the edit did not pass the check: " + (failed.get(id(d)) or "diff after it differs more")
+                         + "; fix it by hand", "not verified")
+        files = fixing.apply(good, sources)
+        after = rerun(files) if files else report
+        if _unverified(report, after, good):
+            for d in good:
+                d.refuse("the edits together did not pass the check (diff after them); fix them one at a time",
+                         "not verified")
+            files, after = {}, report
+        active = [d for d in good if d.edits]
+    for d in active:
+        d.fixed = True
+    result.files, result.after, result.masked = files, after, (len(report.masked), len(after.masked))
+    if write and files:
+        for line in fixing.write(files):
+            name = line.split(": ", 1)[0]
+            result.errors.append(InputError(name, line.split(": ", 1)[1]))
+            for d in active:
+                if any(e.path == name for e in d.edits):
+                    d.refuse(f"not written: {line.split(': ', 1)[1]}", "file")
+            files.pop(name, None)
+        result.written = bool(files)
+    return result
+
+
+def _copy(d):
+    return copy.copy(d)
+
+
+def _ident(f: Finding) -> tuple:
+    return (f.rule, f.key, f.gpu.path if f.gpu else None, f.npu.path if f.npu else None)
+
+
+def _unverified(before: Report, after: Report, active: list) -> dict:
+    """What the check found wrong, by decision (id -> why; 0 -> for all): a fixed finding still
+    reported, a new warning or error, a different number of masked substitutions, a new input error."""
+    out: dict = {}
+    now = {_ident(f) for f in after.findings}
+    for d in active:
+        if _ident(d.finding) in now:
+            out[id(d)] = f"diff still reports {d.finding.rule} {d.finding.key}"
+    was = {_ident(f) for f in before.findings}
+    new = sorted({f"{f.rule} {f.key}" for f in after.findings if f.severity in ("error", "warning")
+                  and _ident(f) not in was})
+    if new:
+        out[0] = f"diff then reports {', '.join(new[:3])}"
+    if len(after.masked) != len(before.masked):
+        out[0] = f"the masked substitutions went from {len(before.masked)} to {len(after.masked)}"
+    errs = {(e.path, e.message) for e in before.errors}
+    added = [e for e in after.errors if (e.path, e.message) not in errs]
+    if added:
+        out[0] = f"{added[0].path}: {added[0].message}"
+    if 0 in out:
+        for d in active:
+            out.setdefault(id(d), out[0])
+    return out
 
 
 # --- hparams -----------------------------------------------------------------------------------

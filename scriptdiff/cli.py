@@ -17,6 +17,8 @@ from . import __version__
 COMMANDS = {
     "diff": ("diff", "compare a GPU and an NPU script, config or folder (or one file's GPU run with its NPU "
                      "run); report what can change numerics"),
+    "fix": ("fix", "edit the NPU side so that each finding's NPU value becomes the GPU value, where it is written "
+                   "(--diff: show the edits, write nothing)"),
     "hparams": ("hparams", "the effective hyperparameter table of both sides, side by side"),
     "check": ("check", "run all six pre-checks from a [tool.scriptdiff] configuration"),
     "env": ("env", "compare two environment snapshots or package lists"),

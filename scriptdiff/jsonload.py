@@ -233,7 +233,16 @@ class LazyLines:
         return (path for path, _ in self.items())
 
 
-def _load_eager(text: str) -> tuple[Any, dict[tuple, int]]:
+def spans_json(text: str) -> dict[tuple, tuple[int | None, int, int]]:
+    """Where each path of a JSON document is written: path -> (key start or None for a list
+    element and the root, value start, value end), character offsets into `text`. For editing
+    a config in place (`scriptdiff fix`); raises JSONError as load_json does."""
+    out: dict[tuple, tuple[int | None, int, int]] = {}
+    _load_eager(text, out)
+    return out
+
+
+def _load_eager(text: str, spans: dict | None = None) -> tuple[Any, dict[tuple, int]]:
     lines: dict[tuple, int] = {}
     n = len(text)
     pos = 0
@@ -247,7 +256,15 @@ def _load_eager(text: str) -> tuple[Any, dict[tuple, int]]:
             p += 1
         return p
 
-    def value(p: int, path: tuple, depth: int) -> tuple[Any, int]:
+    def value(p: int, path: tuple, depth: int, key_at: int | None = None) -> tuple[Any, int]:
+        if spans is not None:
+            start = ws(p)
+            v, end = _value(p, path, depth)
+            spans[path] = (key_at, start, end)
+            return v, end
+        return _value(p, path, depth)
+
+    def _value(p: int, path: tuple, depth: int) -> tuple[Any, int]:
         if depth > MAX_DEPTH:
             raise JSONError(too_deep(), line_at(p))
         p = ws(p)
@@ -264,7 +281,7 @@ def _load_eager(text: str) -> tuple[Any, dict[tuple, int]]:
                 p = ws(p)
                 if p >= n or text[p] != '"':
                     raise JSONError("expected a quoted key", line_at(min(p, n)))
-                kline = line_at(p)
+                kline, kat = line_at(p), p
                 try:
                     key, p = json.decoder.scanstring(text, p + 1)
                 except json.JSONDecodeError as e:
@@ -273,7 +290,7 @@ def _load_eager(text: str) -> tuple[Any, dict[tuple, int]]:
                 if p >= n or text[p] != ":":
                     raise JSONError("expected ':' after a key", line_at(min(p, n)))
                 lines[path + (key,)] = kline
-                v, p = value(p + 1, path + (key,), depth + 1)
+                v, p = value(p + 1, path + (key,), depth + 1, kat)
                 lines[path + (key,)] = kline
                 out[key] = v
                 p = ws(p)

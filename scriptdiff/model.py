@@ -59,7 +59,7 @@ class Fact:
             source = "default"
         elif self.origin == ORIGIN_DERIVED:
             source = "derived"
-        return Side(value=self.value, path=self.path, line=line, source=source, via=self.via)
+        return Side(value=self.value, path=self.path, line=line, source=source, via=self.via, fact=self)
 
 
 @dataclass
@@ -71,6 +71,9 @@ class Side:
     line: int | None = None
     source: str = ""
     via: str | None = None  # not part of the contract's required fields; emitted when set
+    # the fact this side was read from (its provenance: `scriptdiff fix` edits at its origin);
+    # never serialised, not part of the contract
+    fact: "Fact | None" = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         d = {"value": jsonable(self.value), "path": self.path, "line": self.line, "source": self.source}
@@ -244,6 +247,10 @@ class Report:
     # and which files were compared with which (GPU path, NPU path); not in the JSON contract
     texts: dict[tuple[str, str], str] = field(default_factory=dict)
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    # only when Options.keep_facts (`scriptdiff fix`): every source read, by (side, display path),
+    # and each comparison scope's (GPU, NPU) FactTables; not in the JSON contract
+    sources: dict = field(default_factory=dict)
+    unit_tables: list = field(default_factory=list)
 
     def absorb(self, outcome) -> "Report":
         """Add a run's Outcome (scriptdiff.pipeline): its findings, masks, errors and inputs;
@@ -257,6 +264,8 @@ class Report:
             self.table, self.tables = outcome.table, outcome.tables
         self.texts.update(outcome.texts)
         self.pairs += outcome.pairs
+        self.sources.update(outcome.sources)
+        self.unit_tables += outcome.unit_tables
         self.compared += outcome.compared
         self.check_order = outcome.check_order or self.check_order
         return self.sorted()
@@ -401,6 +410,7 @@ class Options:
     baseline: object | None = None  # a loaded suppress.Baseline: its findings are not reported
     keep_texts: bool = False  # keep the files' text in the Report (Report.texts, .pairs) for the html page
     progress: object | None = None  # start(total)/advance(n)/close(): files parsed, for a progress display
+    keep_facts: bool = False  # keep every source read and each scope's fact tables in the Report (fix)
 
 
 @dataclass

@@ -96,6 +96,8 @@ class Outcome:
     tables: tuple | None = None  # the run unit's (GPU, NPU) FactTables
     texts: dict[tuple[str, str], str] = field(default_factory=dict)  # Options.keep_texts
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    sources: dict = field(default_factory=dict)  # Options.keep_facts: (side, name) -> Source read
+    unit_tables: list = field(default_factory=list)  # Options.keep_facts: each scope's (GPU, NPU) tables
     compared: int = 0
     check_order: tuple[str, ...] = ()
 
@@ -336,6 +338,8 @@ class Run:
                 findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
                 out.findings.extend(findings)
                 out.masked.extend(masked)
+                if self.opts.keep_facts:
+                    out.unit_tables.append((gtable, ntable))
                 for key in skipped:  # said on the input that left it unknown
                     for side, r, table, other in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable),
                                                      (ntable, gtable)):
@@ -399,6 +403,9 @@ class Run:
                         if s is not None]
                 out.texts.update(((side, s.name), shown_text(s)) for s in top + read if not s.is_binary())
             out.pairs += [(g.name, n.name) for g, n in shown]
+        if self.opts.keep_facts:  # `scriptdiff fix`: the sources its facts were read from
+            for f in self.files.values():
+                out.sources.update(((f.account.side, s.name), s) for s, _ex in f.read.items if s is not None)
         accounts = [f.account for f in self.files.values()]
         for acc in accounts:  # each config found nowhere says which of the other side's settings it hid
             for m in acc.missing:

@@ -86,6 +86,7 @@ class Kind:
     entry: bool = False  # starts a run: compared with its program and configs (rules/kinds.yaml)
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
+    fixer: str | None = None  # the module that edits a file of this kind in place (`scriptdiff fix`)
     referenced: tuple[str, ...] = ()  # option / config-key names whose value, a file of this kind, is followed
     sets: KeySet = KeySet()  # the keys a file of this kind can set (kind_can_set)
     # framework -> keys a run of that framework passes into a file of this kind itself (the HF
@@ -98,6 +99,10 @@ class Kind:
     def ahead_module(self):
         """The `ahead` module (rules/kinds.yaml), or None."""
         return importlib.import_module(f"scriptdiff.{self.ahead}") if self.ahead else None
+
+    def fixer_module(self):
+        """The `fixer` module (rules/kinds.yaml), or None: files of this kind are not edited."""
+        return importlib.import_module(f"scriptdiff.{self.fixer}") if self.fixer else None
 
     def module(self):
         """The reader module (ModuleNotFoundError when this build lacks it)."""

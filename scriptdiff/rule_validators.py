@@ -281,6 +281,35 @@ def check_call_signatures(rs: RuleSet) -> None:
                 raise rs.error(("call_signatures", qn, "defaults", k), f"defaults: {k!r} is not one of its params")
 
 
+# ------------------------------------------------------------------ rules/fix.yaml
+
+section("fix_spellings", Table(ListOf(Record(
+    {"written": ListOf(Name(), nonempty=True), "kinds": NAMES, "value": OneOf(Str(), Bool(), Num(),
+                                                                                expect="a string, a boolean or a number"),
+     "npu": OneOf(Str(), Bool(), Num(), expect="a string, a boolean or a number"), "flag": Bool(), "code": Bool(),
+     "why": Str()},
+    required=("written", "value", "npu", "why"), need="written, value, npu and why")), once=False))
+
+
+@validator
+def check_fix_spellings(rs: RuleSet) -> None:
+    """Each spelling is of a vocabulary key, for known kinds; a flag is a --flag, written for shell."""
+    spellings = rs.section("fix_spellings")
+    if not spellings:
+        return
+    voc = rs.section("vocabulary") or {}
+    kinds = rs.section("kinds") or {}
+    for key, entries in spellings.items():
+        if voc and key not in voc:
+            raise rs.error(("fix_spellings", key), f"{key!r} is not a vocabulary key")
+        for i, e in enumerate(entries):
+            for j, kind in enumerate(e.get("kinds") or ()):
+                if kinds and kind not in kinds:
+                    raise rs.error(("fix_spellings", key, i, "kinds", j), f"{kind!r} is not a known kind")
+            if e.get("flag") and not (str(e["npu"]).startswith("--") and e.get("kinds") == ["shell"]):
+                raise rs.error(("fix_spellings", key, i, "npu"), "a flag spelling is a --flag, for kinds [shell]")
+
+
 # ------------------------------------------------------------------ rules/kinds.yaml (+ packs)
 
 COMMENT_STYLES = ("python", "hash", "none")
@@ -294,7 +323,7 @@ section("kinds", Table(Record(
      "sniff": Spec, "sniff_bytes": Int(1), "priority": Int(), "checks": NAMES, "comments": Enum(*COMMENT_STYLES),
      **{flag: Bool() for flag in ("anywhere", "confirm", "cached", "structural", "limited", "skip_identical",
                                   "relevant", "entry", "focus")},
-     "ahead": MODULE, "example": Name(),
+     "ahead": MODULE, "fixer": MODULE, "example": Name(),
      # which options and keys name a file of this kind, which keys it can set, its page lexer
      "referenced": ListOf(Name("an option name in lower case with underscores (config_file)",
                                test=lambda r: r.isidentifier() and r == r.lower())),

@@ -26,6 +26,7 @@ import functools
 import os
 import stat
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -297,12 +298,41 @@ def over_limit(limit: int, size: int | None = None, limit_name: str | None = "--
     return f"{text}; {what}" if what else text
 
 
+# real path -> bytes read instead of the file's (`overlaid`): a run over edited files not yet written
+_OVERLAY: dict[str, bytes] = {}
+
+
+@contextmanager
+def overlaid(files: dict[str, bytes]):
+    """Within the block, reading one of these files (by real path) gives these bytes instead of
+    the ones on disk: `scriptdiff fix` checks its edits by the same run as `diff` before it
+    writes anything (or without writing, under --diff)."""
+    saved = dict(_OVERLAY)
+    _OVERLAY.update({os.path.realpath(p): b for p, b in files.items()})
+    try:
+        yield
+    finally:
+        _OVERLAY.clear()
+        _OVERLAY.update(saved)
+
+
+def _overlay(path, limit: int, display: str, limit_name: str | None) -> bytes | None:
+    data = _OVERLAY.get(os.path.realpath(path))
+    if data is not None and len(data) > limit:
+        raise SourceError(too_large(display, limit, len(data), limit_name))
+    return data
+
+
 def read_bytes(path: str | os.PathLike, display: str | None = None, limit: int = MAX_READ,
                limit_name: str | None = None) -> bytes:
     """The bytes of a regular file, never more than `limit` (above it: SourceError, and at
     most limit + 1 bytes were read). `limit_name` names the limit in the message
     ("--max-bytes"). Raises SourceError with a one-line reason."""
     display = display or str(path)
+    if _OVERLAY:
+        data = _overlay(path, limit, display, limit_name)
+        if data is not None:
+            return data
     with open_regular(path, display) as fh:
         try:
             size = os.fstat(fh.fileno()).st_size
@@ -328,6 +358,8 @@ def read_text(path: str | os.PathLike, display: str | None = None, limit: int = 
 
 def read_head(path: str | os.PathLike, n: int) -> bytes:
     """The first n bytes of a regular file, or b"" when it is not one or cannot be read."""
+    if _OVERLAY and os.path.realpath(path) in _OVERLAY:
+        return _OVERLAY[os.path.realpath(path)][:n]
     try:
         with open_regular(path) as fh:
             return fh.read(n)

@@ -99,6 +99,58 @@ def load(text: str) -> tuple[Any, dict[tuple, int]]:
     return data, lines
 
 
+def spans(text: str) -> dict[tuple, dict]:
+    """Where each path of a YAML document is written, for editing it in place (`scriptdiff fix`):
+    path -> {"key": (start, end) of its key or None (a list element, the root), "value": (start,
+    end) of its value, "style": the scalar's quoting (None plain, "'", '"', "|", ">"), "flow":
+    whether it sits in a flow collection ({a: 1}, [1, 2]), "block": whether the value is a block
+    mapping or sequence}, character offsets into `text`. Read by PyYAML's pure-Python composer
+    (its marks count characters). A node reached twice (an anchor and its aliases) is left out
+    with what is under it, and so is what a merge key (`<<:`) brings: none of it is written at
+    one path. Raises YAMLError as `load` does."""
+    yaml = _yaml()
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        raise YAMLError(f"line {mark.line + 1}: {e.problem or e.context}" if mark else str(e),
+                        mark.line + 1 if mark else None) from None
+    except (yaml.YAMLError, RecursionError) as e:
+        raise YAMLError(str(e).splitlines()[0] if str(e) else "invalid YAML") from None
+    out: dict[tuple, dict] = {}
+    if node is None:
+        return out
+    seen: set[int] = set()
+    shared: set[int] = set()  # nodes reached twice: an anchor and its aliases
+    ids: dict[tuple, int] = {}
+    stack = [(node, (), None, False)]
+    while stack:
+        n, path, key, flow = stack.pop()
+        if len(path) > MAX_DEPTH:
+            continue
+        if id(n) in seen:
+            shared.add(id(n))
+            continue
+        seen.add(id(n))
+        ids[path] = id(n)
+        block = isinstance(n, (yaml.MappingNode, yaml.SequenceNode)) and not n.flow_style
+        out[path] = {"key": key, "value": (n.start_mark.index, n.end_mark.index),
+                     "style": getattr(n, "style", None) if isinstance(n, yaml.ScalarNode) else None,
+                     "flow": flow, "block": block}
+        inner = flow or (isinstance(n, (yaml.MappingNode, yaml.SequenceNode)) and bool(n.flow_style))
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                if not isinstance(k, yaml.ScalarNode) or k.tag == "tag:yaml.org,2002:merge":
+                    continue
+                stack.append((v, path + (k.value,), (k.start_mark.index, k.end_mark.index), inner))
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend((v, path + (i,), None, inner) for i, v in enumerate(n.value))
+    bad = {p for p, i in ids.items() if i in shared}
+    if bad:  # neither the anchor nor an alias is one place: what is under them is not either
+        out = {p: v for p, v in out.items() if not any(p[:k] in bad for k in range(len(p) + 1))}
+    return out
+
+
 def expanded_size(root, cap: int) -> int:
     """How many nodes `root` becomes once every alias and merge key is expanded, counting
     each distinct node once (memoised: the graph is a DAG) and stopping above `cap`.

@@ -8,6 +8,8 @@
 - The layers: model, budget, rule packs and sources import nothing above them; the vocabulary
   (below the readers and the checks) imports neither; lang/ and checks/ never import the
   engine, the pipeline, the API, the CLI or the commands, and lang/ never imports checks/;
+  fix/ (the editors of `scriptdiff fix`) sits above lang/ and below the API, and neither lang/
+  nor checks/ imports it;
   the engine (files read) never imports the pipeline (the staged run), and neither imports
   the API or the commands.
 """
@@ -124,7 +126,7 @@ def test_function_local_imports_of_the_package_only_keep_help_fast():
 
 def _layer(name: str) -> str:
     parts = name.split(".")
-    if len(parts) > 1 and parts[1] in ("lang", "checks", "commands", "report"):
+    if len(parts) > 1 and parts[1] in ("lang", "checks", "commands", "report", "fix"):
         return parts[1]
     return parts[-1]
 
@@ -144,9 +146,11 @@ def test_imports_run_one_way():
         "vocabulary": {"compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
         "compare": {"engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
         # package lists as every reader states them: below the readers and the checks
-        "packages": {"compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
-        "lang": {"engine", "pipeline", "api", "cli", "commands", "checks"},
-        "checks": {"engine", "pipeline", "api", "cli", "commands"},
+        "packages": {"compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry", "fix"},
+        "lang": {"engine", "pipeline", "api", "cli", "commands", "checks", "fix"},
+        "checks": {"engine", "pipeline", "api", "cli", "commands", "fix"},
+        # scriptdiff fix's editors: below the API (which runs diff and checks them), above the readers
+        "fix": {"engine", "pipeline", "api", "cli", "commands", "checks"},
         "engine": {"pipeline", "api", "cli", "commands"},
         "pipeline": {"api", "cli", "commands"},
         "api": {"cli", "commands"},

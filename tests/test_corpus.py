@@ -31,8 +31,6 @@ and its test is an expected failure until the readers reach it.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -193,18 +191,7 @@ def _table(result: dict) -> str:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> dict:
-    labels = corpus_extract.load_labels()
-    repos = {p["sources"][s]["repo"] for p in labels["pairs"] for s in ("gpu", "npu")}
-    if not any(corpus_extract.find_git_dir(r) for r in repos):
-        pytest.skip("corpus sources not available: no local copy of its repositories in "
-                    f"{os.environ.get('SCRIPTDIFF_CORPUS_SOURCES', corpus_extract.DEFAULT_SOURCES)} "
-                    "(set SCRIPTDIFF_CORPUS_SOURCES; see tests/corpus/README.md)")
-    result = _measure(tmp_path_factory.mktemp("corpus"))
-    print("\n" + _table(result))
-    dest = os.environ.get("SCRIPTDIFF_CORPUS_JSON")
-    if dest:
-        Path(dest).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
-    return result
+    return corpus_extract.measured(tmp_path_factory, "corpus", _measure, _table, "SCRIPTDIFF_CORPUS_JSON")
 
 
 def test_labels_are_well_formed():

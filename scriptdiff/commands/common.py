@@ -87,6 +87,12 @@ def add_output_arguments(p) -> None:
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
 
 
+def add_side_arguments(p, gpu_help: str, npu_help: str) -> None:
+    """GPU [GPU ...] [NPU], as diff and fix take them."""
+    p.add_argument("gpu", nargs="+", metavar="GPU", help=gpu_help)
+    p.add_argument("npu", metavar="NPU", nargs="?", help=npu_help)
+
+
 def add_engine_arguments(p) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the parse cache (~/.cache/scriptdiff, or $SCRIPTDIFF_CACHE_DIR)")

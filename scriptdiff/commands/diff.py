@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_engine_arguments, add_output_arguments, emit, prepare
+from .common import add_engine_arguments, add_output_arguments, add_side_arguments, emit, prepare
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
 
@@ -33,9 +33,8 @@ side's references are read."""
 
 
 def add_arguments(p) -> None:
-    p.add_argument("gpu", nargs="+", metavar="GPU", help="GPU-side file, folder or REV:path")
-    p.add_argument("npu", metavar="NPU", nargs="?",
-                   help="NPU-side file, folder or REV:path (none: the GPU path's two runs, one per device)")
+    add_side_arguments(p, "GPU-side file, folder or REV:path",
+                       "NPU-side file, folder or REV:path (none: the GPU path's two runs, one per device)")
     p.add_argument("--git", action="store_true",
                    help="GPU and NPU are revisions: compare their trees (optionally only the PATHs that follow)")
     p.add_argument("--repo", default=".", help="the git repository for REV:path and --git (default: .)")

@@ -111,6 +111,8 @@ def extract(src, ctx):
             continue
         line = lines.get(path) or lines.get(path[:-1])
         facts = facts_for(path, value, style, src, line, src_lines, ex, ctx.root, dialects)
+        for f in facts:  # where it is written in this file (`scriptdiff fix` edits it there)
+            f.meta["cpath"] = list(path)
         ex.facts.extend(facts)
     return ex
 

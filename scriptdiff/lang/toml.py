@@ -15,6 +15,7 @@ import fnmatch
 from ..jsonload import JSONError, check_depth
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..registry import dialects_for
+from ..suppress import comment_of
 from ..vocabulary import convert
 from .config import dotted, facts_for, leaves
 
@@ -45,7 +46,10 @@ def extract(src, ctx) -> Extract:
         if not path:
             continue
         line = lines.get(path) or lines.get(path[:-1])
-        ex.facts.extend(_facts(path, value, dialects, src, line, src_lines, ex))
+        facts = _facts(path, value, dialects, src, line, src_lines, ex)
+        for f in facts:  # where it is written in this file (`scriptdiff fix` edits it there)
+            f.meta["cpath"] = list(path)
+        ex.facts.extend(facts)
     return ex
 
 
@@ -107,6 +111,70 @@ def line_map(text: str) -> dict[tuple, int]:
         out[table + _keys(s[:eq])] = no
         pending, depth = _scan_value(s[eq + 1:], None, 0)
     return out
+
+
+def value_spans(text: str) -> dict[tuple, dict]:
+    """Where each `key = value` of a TOML file is written, for editing it in place (`scriptdiff
+    fix`): dotted path -> {"key": (start, end) of the key, "value": (start, end) of a value
+    written on one line (None for a multi-line one), "line": (start, end) of its whole line(s)
+    with the newline, "table": the table it is in}, character offsets into `text`; and each
+    table's path -> {"table": its path, "end": where its last entry's line ends}. The same
+    walk over the line structure as `line_map`."""
+    out: dict[tuple, dict] = {}
+    table: tuple = ()
+    arrays: dict[tuple, int] = {}
+    pending, depth = None, 0
+    open_entry: dict | None = None
+    out[()] = {"table": (), "end": 0}
+    pos = 0
+    for raw in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(raw)
+        body = raw.rstrip("\r\n")
+        if pending is not None or depth > 0:
+            pending, depth = _scan_value(body, pending, depth)
+            if open_entry is not None:
+                open_entry["line"] = (open_entry["line"][0], pos)
+                out[open_entry["table"]]["end"] = pos
+            continue
+        open_entry = None
+        s = body.strip()
+        if not s or s.startswith("#"):
+            continue
+        indent = len(body) - len(body.lstrip())
+        if s.startswith("[["):
+            name = _keys(s[2:s.find("]]")] if "]]" in s else s[2:])
+            arrays[name] = arrays.get(name, -1) + 1
+            table = name + (arrays[name],)
+            out[table] = {"table": table, "end": pos}
+            continue
+        if s.startswith("["):
+            table = _keys(s[1:_close(s)])
+            out.setdefault(table, {"table": table, "end": pos})
+            continue
+        eq = _equals(s)
+        if eq < 0:
+            continue
+        key = table + _keys(s[:eq])
+        rest = s[eq + 1:]
+        vs = start + indent + eq + 1 + (len(rest) - len(rest.lstrip()))
+        pending, depth = _scan_value(rest, None, 0)
+        value = None
+        if pending is None and depth == 0:
+            ve = vs + len(_value_text(rest.lstrip()))
+            value = (vs, ve)
+        entry = {"key": (start + indent, start + indent + len(s[:eq].rstrip())), "value": value,
+                 "line": (start, pos), "table": table}
+        out[key] = entry
+        out.setdefault(table, {"table": table, "end": pos})["end"] = pos
+        if value is None:
+            open_entry = entry
+    return out
+
+
+def _value_text(s: str) -> str:
+    """A one-line TOML value without its trailing comment and spaces."""
+    comment = comment_of(s)
+    return (s[:len(s) - len(comment)] if comment else s).rstrip()
 
 
 def _outside_quotes(s: str, char: str, start: int = 0) -> int:

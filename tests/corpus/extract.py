@@ -14,6 +14,7 @@ writes DIR/<id>/{gpu,npu}/<file name> and prints what could not be extracted.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -47,6 +48,33 @@ def find_git_dir(repo: str, roots: list[Path] | None = None) -> Path | None:
             if (cand / "HEAD").is_file() and (cand / "objects").is_dir():
                 return cand
     return None
+
+
+def sources_missing(labels: dict) -> str | None:
+    """Why the corpus cannot be re-created here (no local copy of any of its repositories), or None."""
+    repos = {p["sources"][s]["repo"] for p in labels["pairs"] for s in ("gpu", "npu")}
+    if any(find_git_dir(r) for r in repos):
+        return None
+    return ("corpus sources not available: no local copy of its repositories in "
+            f"{os.environ.get('SCRIPTDIFF_CORPUS_SOURCES', DEFAULT_SOURCES)} "
+            "(set SCRIPTDIFF_CORPUS_SOURCES; see tests/corpus/README.md)")
+
+
+def measured(tmp_path_factory, name: str, measure, table, variable: str) -> dict:
+    """A corpus test's figures: the pairs re-created in a temporary folder and measured, the
+    table printed (pytest -s), the figures saved as JSON where $variable says; the test is
+    skipped, saying why, without the sources."""
+    import pytest
+
+    missing = sources_missing(load_labels())
+    if missing:
+        pytest.skip(missing)
+    result = measure(tmp_path_factory.mktemp(name))
+    print("\n" + table(result))
+    dest = os.environ.get(variable)
+    if dest:
+        Path(dest).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    return result
 
 
 def read_blob(git_dir: Path, commit: str, path: str) -> bytes | None:

@@ -210,7 +210,8 @@ class Reader:
         return None
 
     # --------------------------------------------------------------------- facts
-    def fact(self, key: str, value, node, used: list, callee: str, written: str | None = None) -> Fact:
+    def fact(self, key: str, value, node, used: list, callee: str, written: str | None = None,
+             index: int | None = None) -> Fact:
         p = self.p
         if written is None and type(node) is cst.Arg and node.keyword is not None:
             written = node.keyword.value  # from_pretrained(..., use_flash_attention_2=True)
@@ -230,13 +231,84 @@ class Reader:
             value, known = withheld(value), {value}
         source = redact_text(source, known, code=True)  # and none shown in the line of another setting
         meta = {"callee": callee, "written_key": written} if written else {"callee": callee}
+        meta["origin"] = self.origin(node.value if type(node) is cst.Arg else node, index) if not known \
+            else {"computed": "a secret-looking value"}
         return Fact(key=key, value=value, check="hyperparameters", path=p.name, line=line,
                     source=source, rank=RANK_CODE, via=via, meta=meta)
 
     def default(self, key: str, value, callee: str, node) -> Fact:
         return Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
                     source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
-                    meta={"callee": callee, "call_line": self.p.line_of(node)})
+                    meta={"callee": callee, "call_line": self.p.line_of(node), "call": self.p.position(node)})
+
+    # ------------------------------------------------------------------ provenance
+    def origin(self, node, index: int | None = None) -> dict:
+        """Where a fact's value is written, for `scriptdiff fix` (docs/fix.md): the literal it was
+        read from, followed through module constants, `args.x` option defaults, dict entries and
+        this device's branch of a conditional: {"pos": [line, col], "node": its libcst type,
+        "code": its text, "via": the names passed through}; or why it cannot be edited in one
+        place: {"computed": ...}, {"environment": NAME}, {"ambiguous": ...}."""
+        p = self.p
+        via: list[str] = []
+        try:
+            for _ in range(16):
+                n = p.live_of(node)
+                if n is not node:
+                    node = n
+                    continue
+                if device_value(p, node) is not MISSING:
+                    return {"computed": f"`{_clip(p, node)}` is chosen by a device test"}
+                t = type(node)
+                if index is not None and t in (cst.Tuple, cst.List):
+                    els = node.elements
+                    if index >= len(els) or type(els[index]) is not cst.Element:
+                        break
+                    node, index = els[index].value, None
+                    continue
+                if index is None and _literal(node, self.nm):
+                    text = p.code(node)
+                    if len(text) > 400:
+                        return {"computed": "a literal of more than 400 characters"}
+                    return {"pos": p.position(node), "node": t.__name__, "code": text, "via": via}
+                if t is cst.Name and node.value in p.consts:
+                    if node.value in p.reassigned:
+                        return {"ambiguous": f"{node.value} is assigned more than once at module level"}
+                    via.append(node.value)
+                    node = p.consts[node.value]
+                    continue
+                if t is cst.Attribute and self.nm.qualified(node) is None:
+                    d = option_default(p, node)
+                    if d is None:
+                        break
+                    via.append(d[0])
+                    node = d[1]
+                    continue
+                if t is cst.Subscript and type(node.value) is cst.Name and type(p.consts.get(node.value.value)) is cst.Dict:
+                    entry = self.dict_entry(p.consts[node.value.value], node)
+                    if entry is None:
+                        break
+                    via.append(f"{node.value.value}[...]")
+                    node = entry
+                    continue
+                env = _environment(node, self.nm)
+                if env is not None:
+                    return {"environment": env}
+                break
+        except (NotLiteral, TooLarge, RecursionError):
+            pass
+        return {"computed": f"`{_clip(p, node)}` is computed" + (f" (through {', '.join(via)})" if via else "")}
+
+    def dict_entry(self, c: cst.Dict, node: cst.Subscript):
+        """The value node of CONFIG["lr"] (or this device's entry of a device-keyed dict), or None."""
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return None
+        by_device = self.device_entry(c, node, [], 1)
+        if by_device is not None:
+            return by_device
+        k = self.evaluate(node.slice[0].slice.value, [], 1)
+        hits = [el.value for el in c.elements if type(el) is cst.DictElement
+                and _literal(el.key, self.nm) and self.evaluate(el.key, [], 1) == k]
+        return hits[-1] if hits else None
 
     def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None, written: str | None = None) -> bool:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
@@ -257,8 +329,9 @@ class Reader:
         if isinstance(keys, list):
             if not isinstance(v, list) or len(v) != len(keys):
                 return False
-            for k, x in zip(keys, v):
-                p.facts.append(self.fact(k, x, arg, used, callee))
+            for i, (k, x) in enumerate(zip(keys, v)):
+                p.facts.append(self.fact(k, x, arg, used, callee, index=i))
+                p.facts[-1].meta["call"] = p.position(call)
             p.owned[id(arg.value)] = "+".join(keys)
         else:
             if vmap is not None:
@@ -267,6 +340,7 @@ class Reader:
                 elif isinstance(v, str) and v in {str(k): 1 for k in vmap}:
                     v = {str(k): x for k, x in vmap.items()}[v]
             p.facts.append(self.fact(keys, v, arg, used, callee, written))
+            p.facts[-1].meta["call"] = p.position(call)
             p.owned[id(arg.value)] = keys
         p.fact_calls.add(id(call))
         return True
@@ -300,6 +374,8 @@ class Reader:
         if act is not None and type(act.value) is cst.SimpleString and act.value.evaluated_value in ("store_true", "store_false"):
             v = act.value.evaluated_value == "store_false"
             p.facts.append(self.fact(key, v, act, [], "argparse", written=dest))
+            p.facts[-1].meta["origin"] = {"computed": f"the default of `action={act.value.value}` follows from "
+                                                      f"the action"}
             p.owned[id(act.value)] = key
             p.fact_calls.add(id(call))
             self.argdests[dest] = key
@@ -402,6 +478,7 @@ class Reader:
         dtype = "bf16" if vals.get("bf16") else ("fp16" if vals.get("fp16") else "fp32")
         a = flags.get(dtype) or next(iter(flags.values()))
         self.p.facts.append(self.fact("params_dtype", dtype, a, [], qn))
+        self.p.facts[-1].meta["origin"] = {"computed": f"set by the {' and '.join(sorted(flags))} switches together"}
         for a in flags.values():
             self.p.owned[id(a.value)] = "params_dtype"
         self.p.fact_calls.add(id(call))
@@ -432,6 +509,42 @@ def _arith(op, a, b):
 def _clip(p: Parsed, node) -> str:
     text = " ".join(p.code(node).split())
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _literal(node, nm: Norm) -> bool:
+    """A value written as itself: a number (signed), a string, True/False/None, a dotted name the
+    imports resolve (torch.bfloat16), or a tuple or list of those."""
+    t = type(node)
+    if t in (cst.Integer, cst.Float, cst.SimpleString):
+        return True
+    if t is cst.ConcatenatedString:
+        return node.evaluated_value is not None
+    if t is cst.Name:
+        return node.value in ("True", "False", "None")
+    if t is cst.UnaryOperation:
+        return type(node.operator) in (cst.Minus, cst.Plus) and type(node.expression) in (cst.Integer, cst.Float)
+    if t is cst.Attribute:
+        return nm.qualified(node) is not None
+    if t in (cst.Tuple, cst.List):
+        return len(node.elements) <= 64 and all(type(e) is cst.Element and _literal(e.value, nm)
+                                                for e in node.elements)
+    return False
+
+
+def _environment(node, nm: Norm) -> str | None:
+    """The variable a value is read from (`os.environ.get("LR", "1e-4")`, also inside `float(...)`), or None."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Call:
+            q = nm.qualified(n.func)
+            if q in ("os.environ.get", "os.getenv") and n.args:
+                v = n.args[0].value
+                return v.evaluated_value if type(v) is cst.SimpleString and v.evaluated_value else "?"
+            stack.extend(a.value for a in n.args)
+        elif type(n) is cst.Subscript and nm.qualified(n.value) == "os.environ":
+            return "?"
+    return None
 
 
 _BUILTINS = {"int": int, "float": float, "str": str, "max": max, "min": min, "abs": abs, "round": round}
@@ -496,9 +609,14 @@ def module_consts(p: Parsed) -> None:
         for small in s.node.body:
             t = type(small)
             if t is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-                p.consts[small.targets[0].target.value] = small.value
+                name = small.targets[0].target.value
             elif t is cst.AnnAssign and small.value is not None and type(small.target) is cst.Name:
-                p.consts[small.target.value] = small.value
+                name = small.target.value
+            else:
+                continue
+            if name in p.consts:
+                p.reassigned.add(name)
+            p.consts[name] = small.value
 
 
 def read_facts(p: Parsed, side: str) -> None:

@@ -74,6 +74,7 @@ class Parsed:
     facts: list = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
+    reassigned: set[str] = field(default_factory=set)  # module constants assigned more than once
     names: set | None = None  # every Name in the file, computed on demand (values)
     options: dict | None = None  # option or dataclass field name -> (its label, default node) (facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
@@ -83,6 +84,13 @@ class Parsed:
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
+
+    def position(self, node) -> list[int] | None:
+        """[line, column] of the node's syntactic start in the file (the line mapped back from a
+        focused text): where `scriptdiff fix` finds it again with libcst's PositionProvider."""
+        line = self.line_of(node)
+        col = self.state.column(node) if self.state else None
+        return None if line is None or col is None else [line, col]
 
     def live_of(self, node):
         """The operand a conditional expression on the device (`A if is_npu() else B`) evaluates

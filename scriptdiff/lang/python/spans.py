@@ -15,7 +15,8 @@ of it in one pass of about half a parse. That private API has no stability promi
 
 Both states offer: `lines` (id(node) -> line of its syntactic start), `syn_tok`, `start_tok`,
 `end_tok` (id(node) -> offset of its syntactic start, of its start with leading blank lines
-and comments, of its end), `slice(a, b)` (the source text between two offsets) and `calls`
+and comments, of its end), `slice(a, b)` (the source text between two offsets), `column(node)`
+(the column of its syntactic start, as libcst's PositionProvider counts it) and `calls`
 (every `Call` node in source order).
 """
 from __future__ import annotations
@@ -75,6 +76,20 @@ class LineState(_CodegenState):
     def slice(self, a: int, b: int) -> str:
         return "".join(self.tokens[a:b])
 
+    def column(self, node) -> int | None:
+        """The column (characters from its line's start) of the node's syntactic start."""
+        i = self.syn_tok.get(id(node))
+        if i is None:
+            return None
+        col = 0
+        for j in range(i - 1, -1, -1):
+            t = self.tokens[j]
+            nl = t.rfind("\n")
+            if nl != -1:
+                return col + len(t) - nl - 1
+            col += len(t)
+        return col
+
 
 class _Calls(cst.CSTVisitor):
     def __init__(self):
@@ -109,6 +124,11 @@ class PublicState:
 
     def slice(self, a: int, b: int) -> str:
         return self.text[a:b]
+
+    def column(self, node) -> int | None:
+        """The column (characters from its line's start) of the node's syntactic start."""
+        a = self.syn_tok.get(id(node))
+        return None if a is None else a - self.text.rfind("\n", 0, a) - 1
 
 
 def _line_starts(text: str) -> list[int]:

@@ -39,6 +39,11 @@ from .evaluator import parser as _parser
 from .record import Record
 
 
+def parse_tree(data: bytes):
+    """The tree-sitter-bash tree of a script's bytes (`scriptdiff fix` edits by its byte spans)."""
+    return _parser().parse(data)
+
+
 def extract(src, ctx) -> Extract:
     """The facts of one launch script `src`, read for the side in `ctx` (the reader rules/kinds.yaml names for shell files)."""
     ex = Extract()

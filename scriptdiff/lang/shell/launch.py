@@ -174,6 +174,12 @@ class LaunchReader:
             unresolved = [u for w in parts for u in w.unresolved]
             value = total if total is not None else " * ".join(w.text for w in parts)
             meta = {"unresolved": unresolved} if unresolved else {}
+            if len(parts) == 1 and parts[0] is first:  # one option gives it: where it is written (scriptdiff fix)
+                meta["shell"] = {"word": None, "flag": None, "flag_text": entry.world_size[0], "values": 1,
+                                 "value": list(first.span) if first.span else None, "value_text": first.text,
+                                 "via": list(first.via)}
+            else:
+                meta["shell"] = {"word": None, "flag": None, "values": len(parts), "value": None, "computed": formula}
             fline = parts[0].line or line
             self.rec.facts.append(Fact(key="world_size", value=value, path=self.rec.src.name, line=fline,
                                        source=self.rec.src_line(fline, parts[0].text), rank=RANK_SCRIPT,

@@ -89,12 +89,13 @@ class ProgramReader:
         else:
             prefer = "megatron"
         passed = []
-        for name, vals, w in flags:
+        for i, (name, vals, w) in enumerate(flags):
             first = len(self.rec.facts)
             self.flag(name, vals, w, prefer)
             made = self.rec.facts[first:]
             for f in made:
                 f.meta["flag"] = name
+            _placed(made, i, w, vals)
             raw = " ".join(v.text for v in vals)
             secret = bool(raw) and is_secret(name, raw)  # --hf-token hf_...: never shown
             if secret:
@@ -103,8 +104,10 @@ class ProgramReader:
             line = w.line or (vals[0].line if vals else 0)
             source = made[0].source if made and made[0].line == line else self.rec.src_line(line, f"--{name}")
             passed.append([name, line, shown, source])
-        for path, val, w in hydra:
+        for i, (path, val, w) in enumerate(hydra, len(flags)):
+            first = len(self.rec.facts)
             self.hydra(path, val, w)
+            _placed(self.rec.facts[first:], i, w, [tail_word(w, len(w.text) - len(val))])
         return passed
 
     def flag(self, name: str, vals: list[Word], w: Word, prefer: str) -> None:
@@ -199,6 +202,22 @@ class ProgramReader:
 
     def _ref_exists(self, ref: str) -> bool:
         return resolve(ref, self.rec.src.origin, self.rec.ctx.root).path is not None
+
+
+def _placed(facts: list[Fact], index: int, flag: Word, values: list[Word]) -> None:
+    """Where an option of the command is written, for `scriptdiff fix` (docs/fix.md): its place
+    among the program's options, the byte spans of the flag word and of its value (where the
+    value is written in one piece, in the command or in the variable it came through) and the
+    variables it came through."""
+    if not facts:
+        return
+    value = values[0] if len(values) == 1 else None
+    fspan, vspan = flag.span, value.span if value is not None else None
+    where = {"word": index, "flag": list(fspan) if fspan else None, "flag_text": flag.text,
+             "value": list(vspan) if vspan else None, "value_text": value.text if value is not None else None,
+             "values": len(values), "via": list(dict.fromkeys(v for w in values for v in w.via))}
+    for f in facts:
+        f.meta["shell"] = where
 
 
 def _explicit_empty(w: Word) -> bool:

@@ -32,6 +32,9 @@ class Seg:
     via: tuple = ()  # variable names it came through, outermost last
     unresolved: tuple = ()  # names that could not be resolved
     quoted: bool = False
+    # (start, end) byte offsets in the script where this text is written as it is (a literal
+    # word, the inside of quotes without escapes); None when it is not (escapes, $((...)))
+    span: tuple | None = None
 
 
 @dataclass
@@ -50,6 +53,22 @@ class Word:
             if s.text.strip():
                 return s.line
         return self.segs[0].line if self.segs else 0
+
+    @property
+    def span(self) -> tuple | None:
+        """(start, end) byte offsets of the word's text in the script, where it is written there
+        in one piece (`scriptdiff fix` edits it there); None when it is not."""
+        a = b = None
+        for sg in self.segs:
+            if not sg.text:
+                continue
+            sp = sg.span
+            if sp is None or (b is not None and sp[0] != b):
+                return None
+            if a is None:
+                a = sp[0]
+            b = sp[1]
+        return None if a is None else (a, b)
 
     @property
     def via(self) -> tuple:
@@ -84,9 +103,62 @@ def tail_word(w: Word, start: int) -> Word:
         end = pos + len(sg.text)
         if end > start:
             cut = max(0, start - pos)
-            out.append(Seg(sg.text[cut:], sg.line, sg.via, sg.unresolved, sg.quoted))
+            out.append(Seg(sg.text[cut:], sg.line, sg.via, sg.unresolved, sg.quoted, _sub(sg, cut, len(sg.text))))
         pos = end
     return Word(out or [Seg("", w.line)])
+
+
+def _sub(sg: Seg, a: int, b: int) -> tuple | None:
+    """The span of characters a..b of a segment's text (None when the segment has none)."""
+    if sg.span is None:
+        return None
+    if sg.text.isascii():
+        return sg.span[0] + a, sg.span[0] + b
+    return sg.span[0] + len(sg.text[:a].encode("utf-8")), sg.span[0] + len(sg.text[:b].encode("utf-8"))
+
+
+def _moved(segs: list[Seg], via: tuple = (), quoted: bool | None = None) -> list[Seg]:
+    """Segments copied on through a variable (`via` added), keeping where each was written."""
+    return [Seg(s.text, s.line, s.via + via, s.unresolved, s.quoted if quoted is None else quoted, s.span)
+            for s in segs]
+
+
+_ESCAPED = frozenset('\n"$`')
+
+
+def _unescaped(raw: str, row: int, start: int) -> list[tuple[str, int, tuple | None]]:
+    """The text of a double-quoted string's part `raw` (written from byte `start`, on line
+    `row`) after bash's escapes, as (text, line, span) pieces: each line apart, a newline its
+    own piece, an escaped character a piece without a span."""
+    out: list[tuple[str, int, tuple | None]] = []
+    pos, i, n = start, 0, len(raw)
+    plain = raw.isascii()
+
+    def text(chunk: str) -> None:  # a run without escapes, written as it is
+        nonlocal pos, row
+        for k, piece in enumerate(chunk.split("\n")):
+            if k:
+                out.append(("\n", row, (pos, pos + 1)))
+                pos, row = pos + 1, row + 1
+            if piece:
+                size = len(piece) if plain else len(piece.encode("utf-8"))
+                out.append((piece, row, (pos, pos + size)))
+                pos += size
+
+    while i < n:
+        j = raw.find("\\", i)
+        while j != -1 and (j + 1 >= n or raw[j + 1] not in _ESCAPED):
+            j = raw.find("\\", j + 1)
+        if j == -1:
+            text(raw[i:])
+            break
+        text(raw[i:j])
+        ch = raw[j + 1]
+        out.append((ch, row, None))
+        pos += 1 + len(ch.encode("utf-8"))
+        row += ch == "\n"
+        i = j + 2
+    return out
 
 
 def via_text(names: tuple) -> str | None:
@@ -108,7 +180,8 @@ def split_words(segs: list[Seg]) -> list[Word]:
     skip_line = False
     for s in segs:
         buf = ""
-        for ch in s.text:
+        at = 0  # where buf starts in s.text
+        for i, ch in enumerate(s.text):
             if ch == "\n":
                 skip_line = False
             if skip_line:
@@ -117,7 +190,7 @@ def split_words(segs: list[Seg]) -> list[Word]:
                 continue
             if ch in " \t\n":
                 if buf:
-                    cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted))
+                    cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted, _sub(s, at, at + len(buf))))
                     buf = ""
                 if cur:
                     w = Word(cur)
@@ -131,9 +204,11 @@ def split_words(segs: list[Seg]) -> list[Word]:
                 skip_line = True
                 continue
             line_start = False
+            if not buf:
+                at = i
             buf += ch
         if buf:
-            cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted))
+            cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted, _sub(s, at, at + len(buf))))
     if cur:
         w = Word(cur)
         if w.text != "\\":
@@ -246,7 +321,7 @@ class Expander:
         else:
             segs = var.segs
         self.charge(segs)
-        return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted) for s in segs]
+        return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted, s.span) for s in segs]
 
     def expansion(self, node, quoted: bool) -> list[list[Seg]] | list[Seg]:
         """${...}: returns a list of Seg (scalar) or a list of words (array [@])."""
@@ -274,12 +349,12 @@ class Expander:
             if idx in ("@", "*"):
                 self.meter.value(sum(len(s.text) for w in words for s in w.segs),
                                  len(words) + sum(len(w.segs) for w in words))
-                return [[Seg(s.text, s.line, s.via + (name,), s.unresolved, True) for s in w.segs] for w in words]
+                return [_moved(w.segs, (name,), True) for w in words]
             try:
                 w = words[int(idx)]
             except (ValueError, IndexError):
                 return [Seg(self.t(node), line, (), (f"{name}[{idx}]",), quoted)]
-            return [Seg(s.text, s.line, s.via + (name,), s.unresolved, quoted) for s in w.segs]
+            return _moved(w.segs, (name,), quoted)
         if first.type in ("variable_name", "special_variable_name"):
             name = self.t(first)
             rest = kids[1:]
@@ -296,8 +371,7 @@ class Expander:
                 for c in rest[1:]:
                     segs.extend(self.concat_segs(c, quoted=True))
                 shown = self.t(node)
-                segs = [Seg(s.text, s.line, s.via + (shown if len(shown) < 40 else f"${{{name}{op}...}}",),
-                            s.unresolved, quoted) for s in segs]
+                segs = _moved(segs, (shown if len(shown) < 40 else f"${{{name}{op}...}}",), quoted)
                 if op in (":=", "="):
                     self.vars[name] = Var("scalar", segs=segs, line=line)
                 return segs
@@ -327,24 +401,22 @@ class Expander:
         prev_end = kids[0].end_byte if kids and kids[0].type == '"' else node.start_byte
         prev_row = self.line_of(node)
 
-        def literal(text: str, row: int) -> None:
-            text = text.replace("\\\n", "\n").replace('\\"', '"').replace("\\$", "$").replace("\\`", "`")
-            for i, piece in enumerate(text.split("\n")):
-                if i:
-                    parts[-1].append(Seg("\n", row + i - 1, (), (), True))
-                if piece:
-                    parts[-1].append(Seg(piece, row + i, (), (), True))
+        def literal(text: str, row: int, start: int) -> None:
+            # bash's escapes inside double quotes (\<newline>, \", \$, \`) give one character
+            # each, written nowhere as it is: the text between them keeps where it is written
+            for piece, line, span in _unescaped(text, row, start):
+                parts[-1].append(Seg(piece, line, (), (), True, span))
 
         for c in kids:
             if c.start_byte > prev_end:  # text tree-sitter leaves between children (newlines)
                 gap = self.data[prev_end:c.start_byte].decode("utf-8", "replace")
-                literal(gap, prev_row)
+                literal(gap, prev_row, prev_end)
             prev_end = max(prev_end, c.end_byte)
             prev_row = self.line_at(max(c.end_byte - 1, c.start_byte), c.end_point[0])
             if c.type == '"':
                 continue
             if c.type == "string_content":
-                literal(self.t(c), self.line_of(c))
+                literal(self.t(c), self.line_of(c), c.start_byte)
             elif c.type == "expansion":
                 r = self.expansion(c, quoted=True)
                 if r and isinstance(r[0], list):  # "${ARR[@]}": several words
@@ -459,9 +531,10 @@ class Expander:
             return [Word(self._origin_segs(node, quoted))]
         out = self._words(node, quoted, split)
         r = self.origin.run(node.start_byte)
-        if r is not None and r[3]:
-            for w in out:
-                w.segs = [Seg(sg.text, sg.line, r[3], sg.unresolved, sg.quoted) if not sg.via else sg for sg in w.segs]
+        via = r[3] if r is not None else ()
+        for w in out:  # offsets in a text read again name no bytes of the script: no span
+            w.segs = [Seg(sg.text, sg.line, via if via and not sg.via else sg.via, sg.unresolved, sg.quoted)
+                      for sg in w.segs]
         return out
 
     def _origin_segs(self, node, quoted: bool) -> list[Seg]:
@@ -481,11 +554,17 @@ class Expander:
             text = self.t(node)
             if "\\" in text:
                 text = re.sub(r"\\(.)", r"\1", text)  # one token's escapes
-            return [Word([Seg(text, line, (), (), quoted)])]
+                return [Word([Seg(text, line, (), (), quoted)])]
+            return [Word([Seg(text, line, (), (), quoted, (node.start_byte, node.end_byte))])]
         if t == "raw_string":
             text = self.t(node)[1:-1]
-            return [Word([Seg(piece, line + i, (), (), True) for i, piece in enumerate(text.split("\n")) if piece]
-                         or [Seg("", line, (), (), True)])]
+            inside = Seg(text, line, span=(node.start_byte + 1, node.end_byte - 1))
+            out, at = [], 0
+            for i, piece in enumerate(text.split("\n")):
+                if piece:
+                    out.append(Seg(piece, line + i, (), (), True, _sub(inside, at, at + len(piece))))
+                at += len(piece) + 1
+            return [Word(out or [Seg("", line, (), (), True)])]
         if t == "ansi_c_string":
             return [Word([Seg(self.t(node)[2:-1], line, (), (), True)])]
         if t == "string":

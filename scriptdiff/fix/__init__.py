@@ -1,0 +1,214 @@
+"""`scriptdiff fix GPU NPU`: bring the NPU side back to the GPU side, keeping each file as it was
+written (docs/fix.md).
+
+The run is `diff`'s (api.fix runs api.diff with Options.keep_facts, so the same inputs give
+the same findings), then:
+
+1. plan (plan.py): each finding becomes edits of the NPU file its value comes from (the
+   fact's provenance, recorded by the readers) or a refusal with its reason; the editor is the
+   file kind's (rules/kinds.yaml `fixer`: fix/python.py through libcst, fix/shell.py by
+   tree-sitter byte spans, fix/yaml.py, fix/json.py, fix/toml.py by the loaders' spans);
+2. apply (`apply`): each file's edits, spliced into its text; two fixes editing the same place
+   differently are refused; every edited file must still parse (its editor's `parses`);
+3. check (api.fix): the same diff again over the edited texts (sources.overlaid, nothing
+   written yet): each fixed finding must be gone, no new loud finding may appear and the
+   masked substitutions must be the same in number; an edit that does not pass is taken back
+   and its finding refused ("not verified");
+4. write (`write`), unless --diff: each file again as read (else refused: it changed
+   meanwhile), replaced whole (same mode), in its own encoding.
+
+`FixResult` is the outcome: each finding with whether it was fixed and why not, the files
+changed (old and new text) and the unified diff; `to_json()` is `fix -f json`.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from .. import __version__
+from ..model import SCHEMA, InputError, Report
+from ..registry import detect
+from ..sources import Source, SourceError, read_bytes
+from .base import WHYS, Edit, Refused  # noqa: F401 (the package's names)
+from .plan import Decision, encoded, plan  # noqa: F401
+
+
+@dataclass
+class FileChange:
+    src: Source
+    old: str
+    new: str
+
+
+@dataclass
+class FixResult:
+    gpu: str
+    npu: str
+    decisions: list[Decision] = field(default_factory=list)
+    files: dict[str, FileChange] = field(default_factory=dict)  # display path -> its change
+    errors: list[InputError] = field(default_factory=list)
+    written: bool = False
+    report: Report | None = None  # the diff the fixes were planned from
+    after: Report | None = None  # the diff over the edited files (the check)
+    masked: tuple[int, int] = (0, 0)  # masked substitutions before and after
+
+    @property
+    def fixed(self) -> list[Decision]:
+        return [d for d in self.decisions if d.fixed]
+
+    @property
+    def refused(self) -> list[Decision]:
+        return [d for d in self.decisions if d.chosen and not d.fixed]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for d in self.decisions:
+            if not d.fixed:
+                out[d.why or "other"] = out.get(d.why or "other", 0) + 1
+        return dict(sorted(out.items()))
+
+    def unified(self) -> str:
+        """The unified diff of every changed file (what `fix --diff` prints)."""
+        out = []
+        for name in sorted(self.files):
+            c = self.files[name]
+            old, new = c.old.splitlines(keepends=True), c.new.splitlines(keepends=True)
+            for line in difflib.unified_diff(old, new, fromfile=name, tofile=name):
+                out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+    def exit_code(self, diff_mode: bool) -> int:
+        """--diff: 1 when something would change, else 0 (as `ruff check --diff`). Writing: 0 when
+        every chosen finding was fixed, 1 when some were not. 2: nothing could be compared."""
+        if self.report is not None and self.report.errors and any(e.fatal for e in self.report.errors) \
+                and self.report.compared == 0:
+            return 2
+        if diff_mode:
+            return 1 if self.files else 0
+        return 1 if self.refused else 0
+
+    def to_json(self) -> dict:
+        findings = []
+        for d in self.decisions:
+            j = d.finding.to_json()
+            j["fix"] = {"fixed": d.fixed, "action": d.action or None, "reason": None if d.fixed else d.reason,
+                        "why": None if d.fixed else d.why,
+                        "edits": [self._edit_json(e) for e in d.edits] if d.fixed else []}
+            findings.append(j)
+        return {
+            "schema": SCHEMA,
+            "tool": {"name": "scriptdiff", "version": __version__},
+            "command": "fix",
+            "gpu": self.gpu,
+            "npu": self.npu,
+            "written": self.written,
+            "findings": findings,
+            "files": sorted(self.files),
+            "summary": {"fixed": len(self.fixed), "not_fixed": len(self.decisions) - len(self.fixed),
+                        "by_reason": self.counts(), "masked": {"before": self.masked[0], "after": self.masked[1]}},
+            "errors": [e.to_json() for e in self.errors],
+        }
+
+    def _edit_json(self, e: Edit) -> dict:
+        c = self.files.get(e.path)
+        text = c.old if c is not None else ""
+        line = text.count("\n", 0, e.start) + 1
+        return {"path": e.path, "line": line, "old": text[e.start:e.end], "new": e.text}
+
+
+# ------------------------------------------------------------------------------ applying
+
+def apply(decisions: list[Decision], sources: dict) -> dict[str, FileChange]:
+    """Splice every decision's edits into its files. A decision whose edit overlaps another's
+    (unless both make the same edit) is refused; a file that would no longer parse refuses
+    every decision editing it. Returns the changed files."""
+    taken: dict[str, list[tuple[Edit, Decision]]] = {}
+    for d in decisions:
+        if not d.edits:
+            continue
+        clash = None
+        for e in d.edits:
+            for o, od in taken.get(e.path, ()):
+                if o == e:
+                    continue
+                if e.start < o.end and o.start < e.end:  # insertions at one place go in by their order
+                    clash = od
+        if clash is not None:
+            d.refuse(f"another fix ({clash.finding.rule} {clash.finding.key}) edits the same place; fix one, then "
+                     f"run fix again", "ambiguous")
+            continue
+        for e in d.edits:
+            if not any(o == e for o, _od in taken.get(e.path, ())):
+                taken.setdefault(e.path, []).append((e, d))
+    files: dict[str, FileChange] = {}
+    for path, edits in taken.items():
+        src = sources[path]
+        text = src.text
+        for e, _d in sorted(edits, key=lambda ed: (ed[0].start, ed[0].end, ed[0].order), reverse=True):
+            text = text[:e.start] + e.text + text[e.end:]
+        mod = detect(src).fixer_module()
+        why = mod.parses(src.text, text) if mod is not None else None
+        if why is not None:
+            for _e, d in edits:
+                d.refuse(f"{path}: {why}; fix it by hand", "file")
+            continue
+        if text != src.text:
+            files[path] = FileChange(src, src.text, text)
+    return files
+
+
+# ------------------------------------------------------------------------------ git
+
+def uncommitted(path: str) -> bool:
+    """The file has changes git has not committed (modified, staged or untracked) in the work
+    tree it is in; False outside a git work tree or without git."""
+    from .. import gitsrc  # lazy: keeps --help fast (only fix asks git about the work tree)
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        repo = gitsrc.open_repo(folder)
+        if repo.working_tree_dir is None:
+            return False
+        out = repo.run(["status", "--porcelain", "--", os.path.abspath(path)], what=path)
+    except gitsrc.GitError:
+        return False
+    return bool(out.strip())
+
+
+# ------------------------------------------------------------------------------ writing
+
+def write(files: dict[str, FileChange]) -> list[str]:
+    """Write each changed file (in its encoding, its mode kept, replaced whole); a file that
+    changed on disk since it was read is left alone. Returns the names not written, each with
+    its reason."""
+    failed = []
+    for name, c in sorted(files.items()):
+        path = os.path.realpath(c.src.origin)  # a link keeps pointing at the file it names
+        try:
+            now = read_bytes(path, name)
+        except SourceError as e:
+            failed.append(f"{name}: {str(e).split(': ', 1)[-1]}; not written")
+            continue
+        if now != c.src.data:
+            failed.append(f"{name}: changed on disk since it was read; not written (run fix again)")
+            continue
+        data = encoded(c.src, c.new)
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+            fd, tmp = tempfile.mkstemp(prefix=".scriptdiff-fix-", dir=os.path.dirname(os.path.abspath(path)))
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.chmod(tmp, mode)
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError as e:
+            failed.append(f"{name}: cannot write: {e.strerror or e}")
+    return failed
