@@ -143,7 +143,28 @@ def _measure(out: Path) -> dict:
     totals["devices"] = dev
     totals["recall_canonical"] = totals["found_key"] / n_labels if n_labels else 0.0
     totals["recall_overall"] = totals["found_overall"] / n_labels if n_labels else 0.0
-    return {"totals": totals, "pairs": pairs}
+    return {"totals": totals, "pairs": pairs, "groups": _groups(labels, read)}
+
+
+def _groups(labels: dict, read: list) -> dict:
+    """The figures of the pairs that read a repository added by a given issue (`added:` in
+    labels.yaml `repos`), so a later issue's new repositories are measured on their own."""
+    added = {r: v.get("added") for r, v in labels["repos"].items() if v.get("added")}
+    by_id = {p["id"]: p for p in labels["pairs"]}
+    out: dict = {}
+    for issue in sorted(set(added.values())):
+        rows = [r for r in read if any(added.get(by_id[r["id"]]["sources"][s]["repo"]) == issue
+                                       for s in ("gpu", "npu"))]
+        n = sum(r["labels"] for r in rows)
+        out[issue] = {
+            "pairs": len(rows), "labels": n,
+            "repos": sorted(r for r, v in added.items() if v == issue),
+            "found_key": sum(r["found_key"] for r in rows), "found_overall": sum(r["found_overall"] for r in rows),
+            "recall_canonical": sum(r["found_key"] for r in rows) / n if n else 0.0,
+            "recall_overall": sum(r["found_overall"] for r in rows) / n if n else 0.0,
+            "noise": sum(r["noise"] for r in rows),
+        }
+    return out
 
 
 def device_tests(report) -> dict:
@@ -188,6 +209,10 @@ def _table(result: dict) -> str:
                  f"labels {t['labels']}: recall overall {t['recall_overall']:.3f}, under the canonical key "
                  f"{t['recall_canonical']:.3f}; noise on faithful ports {t['noise']}; "
                  f"pairs whose accounting flags an input {t['pairs_flagged']}")
+    for issue, g in result.get("groups", {}).items():
+        lines.append(f"repositories added by issue {issue} ({', '.join(g['repos'])}): pairs {g['pairs']}, "
+                     f"labels {g['labels']}: recall overall {g['recall_overall']:.3f}, under the canonical key "
+                     f"{g['recall_canonical']:.3f}; noise on faithful ports {g['noise']}")
     return "\n".join(lines)
 
 
