@@ -219,6 +219,8 @@ section("python", Record({
          "positional": NAMES, "positional_by_name": Table(Any()), "defaults": Table(Any()), "spellings": Enum("hf"),
          "framework": Enum(*FRAMEWORKS)}, required=("match",), need="a non-empty match list")),
     "value_maps": Table(Table(Any(), key=Any())),
+    "generic_keywords": Record({"names": Table(OneOf(Name(), Null(), expect="a vocabulary key or null")),
+                                "skip": NAMES, "python_spellings": NAMES}),
     "hf_extra": Table(Name()),
     "dtype_names": Table(NAMES),
     "classes": Record({"names": Table(NAMES, key=SEVERITY), "calls": Table(NAMES, key=SEVERITY),
@@ -250,6 +252,9 @@ def check_python(rs: RuleSet) -> None:
         if "rule" in e:
             need_mask(("python", "device_refactors", part, "rule"), e["rule"])
     voc = rs.section("vocabulary") or {}
+    for name, k in ((py.get("generic_keywords") or {}).get("names") or {}).items():
+        if k is not None and voc and k not in voc:
+            raise rs.error(("python", "generic_keywords", "names", name), f"key {k!r} is not in the vocabulary")
     for i, e in enumerate(py.get("fact_calls") or []):
         for arg, v in (e.get("args") or {}).items():
             for k in v if isinstance(v, list) else [v]:
@@ -398,6 +403,12 @@ LOWER = Name("a lower-case pattern", test=_lower)
 section("neutral_sections", ListOf(Name("a lower-case section name without dots",
                                         test=lambda x: _lower(x) and "." not in x)))
 section("cosmetic_names", Record({"names": ListOf(LOWER), "sections": ListOf(LOWER)}))
+section("cosmetic_words", Record({part: ListOf(Name("a lower-case word", test=lambda x: _lower(x) and "_" not in x))
+                                  for part in ("places", "outputs", "inputs")}))
+section("path_places", Record({"generic": ListOf(LOWER)}))
+section("generic_names", Record({
+    "section_words": ListOf(Name("a lower-case word", test=lambda x: _lower(x) and "." not in x)),
+    "suffixes": ListOf(Name("a lower-case suffix starting with _", test=lambda x: _lower(x) and x.startswith("_")))}))
 section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("names", "gpu", "npu")},
                               required=("names", "gpu", "npu"), need="non-empty lower-case lists names, gpu and npu"))
 
@@ -405,8 +416,14 @@ section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("
 @validator
 def check_aliases(rs: RuleSet) -> None:
     """neutral_sections (names), cosmetic_names (names and sections patterns), device_port
-    (names, gpu and npu value patterns; its mask rule is named device-setting-port)."""
-    rs.conform("neutral_sections", "cosmetic_names", "device_port")
+    (names, gpu and npu value patterns; its mask rule is named device-setting-port),
+    generic_names (section words that spell no vocabulary key, suffixes)."""
+    rs.conform("neutral_sections", "cosmetic_names", "device_port", "generic_names", "cosmetic_words", "path_places")
+    spelled = {str(x) for e in (rs.section("vocabulary") or {}).values() for fw in (*FRAMEWORKS, "aliases")
+               for x in e.get(fw) or []}
+    for i, word in enumerate((rs.section("generic_names") or {}).get("section_words") or []):
+        if word in spelled:  # a section word names no setting of its own (compile.enable names compile)
+            raise rs.error(("generic_names", "section_words", i), f"{word!r} is a spelling of a vocabulary key")
     if rs.section("device_port") is not None and not any(
             r.name == "device-setting-port" and r.kind == "mask" for r in rs.rules.values()):
         raise rs.error(("device_port",), "device_port needs the mask rule device-setting-port")

@@ -11,6 +11,8 @@ and the `dialects` sections), none of it a check:
   differently: --bf16, torch_dtype, attn_implementation), `fits(key, value)`;
 - spellings: `spelling_index()` (per framework column: megatron, hf, deepspeed, python, and
   the `aliases` column, the one table of generic names), `norm_name`, `canonical_flag`,
+  `name_key` (one name, config suffixes dropped), `nested_key` / `path_key` (a nested name by
+  its last segments, and whether it is a setting of a section that is not neutral),
   `canonical_path`, `lookup` (a name in a given column order), `category_key` (a dotted path
   outside the vocabulary takes the key its last segment names);
 - dialects, given the dialect entries that apply (the registry says which: registry.dialects_for):
@@ -18,11 +20,13 @@ and the `dialects` sections), none of it a check:
 - how a message names a key: `written_name` ("gradient_checkpointing (recompute_granularity)");
 - categories: `category(key)` and `category_named(name)`: the rule and title of a difference.
   A category names a rule; the rule's severity is the finding's (rules/*.yaml `rules:`).
-  `is_cosmetic(key)`: a name outside the vocabulary that cannot change numerics.
+  `is_cosmetic(key)`: a name outside the vocabulary that cannot change numerics (its words);
+  `same_place_elsewhere(a, b)`: two paths that name the same model or dataset in another place.
 
 A path is looked up in this order: a framework dialect's paths, the framework columns, the
-alias of its normalised name (top level), and for a nested path the alias of its last segment
-when every section above it is neutral (rules/aliases.yaml `neutral_sections`).
+alias of its normalised name (top level), and for a nested path the spelling of its last
+segments (`nested_key`): under neutral sections only it is the key's own setting, under any
+other section a setting of that section (`sectioned`), compared slot by slot (compare.py).
 """
 from __future__ import annotations
 
@@ -226,27 +230,77 @@ def canonical_flag(name: str, prefer: str = "megatron") -> str | None:
 
 
 def canonical_path(path: str, style: str, dialects: Iterable[dict] = ()) -> str | None:
-    """The canonical key of a config file's full dotted path (never the last segment of a path
-    under a section that is not neutral). `dialects`: the dialect entries that apply (a config
-    reader passes those it detected)."""
+    """The canonical key of a config file's full dotted path when it is the key's own setting
+    (a dialect's path, a top-level spelling, or a spelling under neutral sections only); None
+    for a path under another section (see path_key for those). `dialects`: the dialect entries
+    that apply (a config reader passes those it detected)."""
+    hit = path_key(path, style, dialects)
+    return hit[0] if hit is not None and not hit[1] else None
+
+
+def path_key(path: str, style: str, dialects: Iterable[dict] = ()) -> tuple[str, bool] | None:
+    """(canonical key, sectioned) of a config file's full dotted path: a dialect's path, the
+    framework columns (a DeepSpeed config: its column only), else the generic rule of
+    `nested_key`. `sectioned`: the path sits under a section that is not neutral
+    (critic.optim.lr): a setting of that section, compared with the same section's on the
+    other side and never taken for the key's own setting."""
     hit = dialect_path(path, dialects)
     if hit is not None:
-        return hit[0]
+        return hit[0], False
     idx = spelling_index()
     if style == "deepspeed":
-        return idx["deepspeed"].get(path)
+        key = idx["deepspeed"].get(path)
+        return (key, False) if key is not None else None
     if "." not in path and "[" not in path:
-        if path in idx["hf"]:
-            return idx["hf"][path]
-        if path in idx["megatron"]:
-            return idx["megatron"][path]
-        return idx["aliases"].get(norm_name(path))
+        for fw in ("hf", "megatron"):
+            if path in idx[fw]:
+                return idx[fw][path], False
+        key = name_key(path, prefer="hf")
+        return (key, False) if key is not None else None
     if "[" in path:
         return None
-    *sections, last = path.split(".")
+    return nested_key(path.split("."))
+
+
+@lru_cache(maxsize=1)
+def _generic_names() -> tuple[frozenset[str], tuple[str, ...]]:
+    g = load().section("generic_names", {}) or {}
+    return frozenset(g.get("section_words") or ()), tuple(g.get("suffixes") or ())
+
+
+def name_key(name: str, prefer: str = "hf") -> str | None:
+    """The canonical key one name spells (a flag destination, a config key, a keyword in code):
+    `canonical_flag`, else the name without one of rules/aliases.yaml `generic_names.suffixes`
+    (`compile_cfg=True` names compile)."""
+    key = canonical_flag(str(name), prefer)
+    if key is not None:
+        return key
+    n = norm_name(name)
+    for suffix in _generic_names()[1]:
+        if n.endswith(suffix) and len(n) > len(suffix):
+            key = canonical_flag(n[: -len(suffix)], prefer)
+            if key is not None:
+                return key
+    return None
+
+
+def nested_key(segments: Iterable[str], prefer: str = "hf") -> tuple[str, bool] | None:
+    """(canonical key, sectioned) that a nested name (a config path, `_C.SOLVER.BASE_LR`'s
+    segments after the root) names by its last segments: the last one, else, when it only
+    qualifies its section (`generic_names.section_words`: compile.enable, DATASETS.NAMES),
+    the section's name. `sectioned`: a section above it is not neutral (rules/aliases.yaml)."""
+    names = [norm_name(s) for s in segments]
+    if not names or not all(names):
+        return None
+    words = _generic_names()[0]
+    candidates = [len(names) - 1]
+    if names[-1] in words and len(names) >= 2:
+        candidates.append(len(names) - 2)
     neutral = neutral_sections()
-    if sections and all(norm_name(s) in neutral for s in sections):
-        return canonical_flag(last, prefer="hf")
+    for i in candidates:
+        key = name_key(names[i], prefer)
+        if key is not None:
+            return key, any(s not in neutral for s in names[:i])
     return None
 
 
@@ -348,7 +402,8 @@ def _cosmetic_patterns() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
 
 def is_cosmetic(key: str) -> bool:
     """A key outside the vocabulary whose name says it cannot change numerics (rules/aliases.yaml
-    cosmetic_names, or a dialect's `cosmetic` paths)."""
+    cosmetic_names, a dialect's `cosmetic` paths, or cosmetic_words: a place word with an
+    output word and no input word, work_dir, save_tb_folder)."""
     paths, names, sections = _cosmetic_patterns()
     k = key.lower()
     if any(fnmatch.fnmatchcase(k, p) for p in paths):
@@ -359,4 +414,50 @@ def is_cosmetic(key: str) -> bool:
         return False
     if any(fnmatch.fnmatchcase(segs[-1], p) for p in names):
         return True
-    return any(fnmatch.fnmatchcase(s, p) for s in segs[:-1] for p in sections)
+    if any(fnmatch.fnmatchcase(s, p) for s in segs[:-1] for p in sections):
+        return True
+    places, outputs, inputs = _cosmetic_words()
+    words = set(segs[-1].split("_"))
+    return bool(words & places and words & outputs and not words & inputs)
+
+
+@lru_cache(maxsize=1)
+def _cosmetic_words() -> tuple[frozenset, frozenset, frozenset]:
+    cw = load().section("cosmetic_words", {}) or {}
+    return tuple(frozenset(cw.get(part) or ()) for part in ("places", "outputs", "inputs"))  # type: ignore[return-value]
+
+
+def _path_parts(v: Any) -> list[str] | None:
+    """The components of a value shaped like a path (a separator, no spaces, not a URL with a
+    query), else None."""
+    if not isinstance(v, str):
+        return None
+    s = v.strip().strip("'\"")
+    if not s or any(c.isspace() for c in s) or ("/" not in s and "\\" not in s) or "?" in s:
+        return None
+    parts = [p for p in s.replace("\\", "/").split("/") if p and p != "."]
+    return parts or None
+
+
+def same_place_elsewhere(a: Any, b: Any) -> tuple[str, str, str] | None:
+    """Two paths that name the same thing in another place: (the shared tail, a's prefix, b's
+    prefix) when their final components agree up to one that names something (not in
+    rules/aliases.yaml `path_places.generic`: /data/models/Qwen2.5-7B and /home/ma-user/work/
+    models/Qwen2.5-7B share models/Qwen2.5-7B) and their prefixes differ; None otherwise (a
+    different model, or a tail of generic names only: /a/exp1/checkpoint, /b/exp2/checkpoint)."""
+    pa, pb = _path_parts(a), _path_parts(b)
+    if pa is None or pb is None or pa == pb:
+        return None
+    generic = tuple(str(g).lower() for g in (load().section("path_places", {}) or {}).get("generic") or ())
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[-1 - n] == pb[-1 - n]:
+        n += 1
+    tail = pa[len(pa) - n:]
+
+    def names_something(part: str) -> bool:
+        stem = part.lower().split(".", 1)[0] if "." in part.lstrip(".") else part.lower()
+        return not any(fnmatch.fnmatchcase(stem, g) for g in generic)
+
+    if not tail or not any(names_something(t) for t in tail):
+        return None
+    return "/".join(tail), "/".join(pa[:len(pa) - n]) or ".", "/".join(pb[:len(pb) - n]) or "."

@@ -244,7 +244,7 @@ def test_the_readme_library_example_runs(capsys, monkeypatch):
     block = text.split("## As a library", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(root)
     exec(compile(block, "README.md", "exec"), {})
-    assert capsys.readouterr().out.splitlines() == ["SD201 use_flash_attn True -> False",
+    assert capsys.readouterr().out.splitlines() == ["SD201 use_flash_attn True -> False", "SD207 seed 42 -> 1234",
                                                     "SD206 adam_beta2 0.95 -> 0.999", "exit status: 1"]
 
 

@@ -212,7 +212,7 @@ def test_bundled_example(cli, monkeypatch):
 
 
 def test_bundled_example_full_findings():
-    """Once the shell, config and python modules are merged: the example's one real drift."""
+    """Once the shell, config and python modules are merged: the example's real drifts."""
     pytest.importorskip("scriptdiff.lang.shell")
     pytest.importorskip("scriptdiff.lang.config")
     cfg = load_config(str(ROOT / "fixtures/example/scriptdiff.toml"))
@@ -225,7 +225,7 @@ def test_bundled_example_full_findings():
     assert {(a.path.split("fixtures/example/")[-1], a.status) for a in report.inputs if a.kind != "file"} >= {
         ("gpu/pretrain.sh", "understood"), ("npu/pretrain.sh", "understood")}
     assert not [a for a in report.inputs if a.status in ("not understood", "failed")]
-    assert not [f for f in report.findings if f.key in ("lr", "min_lr", "seed", "micro_batch_size")]
+    assert not [f for f in report.findings if f.key in ("lr", "min_lr", "micro_batch_size")]
     assert report.verdicts["hyperparameters"][0] == "differences"
     # NCCL_DETERMINISTIC=1 -> HCCL_DETERMINISTIC=true is the expected port: masked, not reported
     assert not [f for f in report.findings if f.key == "env:NCCL_DETERMINISTIC"]
@@ -236,6 +236,8 @@ def test_bundled_example_full_findings():
     assert sorted(rows) == [
         ("SD201", "use_flash_attn", True, False, "gpu/pretrain.sh", 12, "npu/train.py", 80),
         ("SD206", "adam_beta2", 0.95, 0.999, "gpu/train.py", 94, "npu/train.py", 96),
+        # the program seeds with SEED = 42/1234 whatever --seed says: both settings compared (issue 27)
+        ("SD207", "seed", 42, 1234, "gpu/train.py", 19, "npu/train.py", 21),
         ("SD401", "pkg:transformers", "4.40.0", "4.38.2", "env-gpu.json", 106, "env-npu.json", 108),
     ]
     assert {k: v[0] for k, v in report.verdicts.items()} == {

@@ -95,16 +95,17 @@ def test_example_page_has_findings_files_masks_and_aligned_lines(cli):
     code, page = example_page(cli)
     assert code == 1
     p = _Page(page)
-    assert [tuple(f) for f in p.findings] == [("SD201", "use_flash_attn"), ("SD206", "adam_beta2"),
+    assert [tuple(f) for f in p.findings] == [("SD201", "use_flash_attn"), ("SD207", "seed"), ("SD206", "adam_beta2"),
                                               ("SD302", "env:source set_env.sh")]
     g, n = f"{EX}/gpu/", f"{EX}/npu/"
     assert p.files == [[f"{g}ds_config.json ⇄ {n}ds_config.json", "changed", "0", "0"],
                        [f"{g}pretrain.sh ⇄ {n}pretrain.sh", "changed", "2", "1"],
-                       [f"{g}train.py ⇄ {n}train.py", "changed", "2", "11"]]
+                       [f"{g}train.py ⇄ {n}train.py", "changed", "3", "11"]]
     train, launch = p.pair("train.py"), p.pair("pretrain.sh")
-    # findings in the gutter: SD206 on both sides of train.py, SD201 across files (GPU flag, NPU code)
-    assert (train["fa"], train["fb"], launch["fa"], launch["fb"]) == ({"94": [1]}, {"80": [0], "96": [1]},
-                                                                      {"12": [0]}, {"3": [2]})
+    # findings in the gutter: SD207 and SD206 on both sides of train.py, SD201 across files (GPU flag, NPU code)
+    assert (train["fa"], train["fb"], launch["fa"], launch["fb"]) == ({"19": [1], "94": [2]},
+                                                                      {"80": [0], "21": [1], "96": [2]},
+                                                                      {"12": [0]}, {"3": [3]})
     masks = p.blocks["sd-data"]["m"]
     assert masks[train["ma"]["63"]] == masks[train["mb"]["65"]]
     assert masks[train["ma"]["63"]].startswith("masked by SD002 ")
@@ -113,7 +114,7 @@ def test_example_page_has_findings_files_masks_and_aligned_lines(cli):
     op = next(o for o in train["o"] if o[1] <= 93 < o[2])
     assert op[0] == "r" and op[3] + (93 - op[1]) == 95
     # the finding as the gutter shows it: severity, check, rule, key, both values
-    assert p.blocks["sd-data"]["f"][1][:6] == ["error", "hyperparameters", "SD206", "adam_beta2", "0.95", "0.999"]
+    assert p.blocks["sd-data"]["f"][2][:6] == ["error", "hyperparameters", "SD206", "adam_beta2", "0.95", "0.999"]
 
 
 def test_page_is_self_contained(cli):
@@ -127,7 +128,7 @@ def test_output_html_file_beside_text(cli, tmp_path):
     out = tmp_path / "review.html"
     code, text, _err = cli("diff", str(EX / "gpu"), str(EX / "npu"), "--output", f"html={out}")
     assert code == 1 and "SD206" in text
-    assert [tuple(f) for f in _Page(out.read_text()).findings][:2] == [("SD201", "use_flash_attn"),
+    assert [tuple(f) for f in _Page(out.read_text()).findings][:3] == [("SD201", "use_flash_attn"), ("SD207", "seed"),
                                                                       ("SD206", "adam_beta2")]
 
 

@@ -54,20 +54,21 @@ def test_findings_masks_and_navigation_in_the_browser(chromium, page, tmp_path):
     m = re.search(r'<pre id="selftest">(.*?)</pre>', dom)
     assert m, "the page's self-test did not run:\n" + dom[-1500:]
     seen = json.loads(m.group(1).replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&"))
-    assert seen["findings"] == 3
+    assert seen["findings"] == 4
     # masked substitutions are dimmed, say their rule on hover, and the toggle hides them
     assert (seen["masked"], seen["masked_opacity"], seen["masked_hidden"]) == (11, "0.55", True)
     assert seen["masked_title"].startswith("masked by SD010 env-var-renamed: ")
     # n / p / j / k move between findings, each brought on screen in its file's panel
     assert [(s["key"], s["finding"], s["rule"], s["in"], s["on_screen"]) for s in seen["nav"][:5]] == [
-        ("n", 0, "SD201", "p1", True), ("n", 1, "SD206", "p2", True), ("p", 0, "SD201", "p1", True),
-        ("j", 1, "SD206", "p2", True), ("k", 0, "SD201", "p1", True)]
+        ("n", 0, "SD201", "p1", True), ("n", 1, "SD207", "p2", True), ("p", 0, "SD201", "p1", True),
+        ("j", 1, "SD207", "p2", True), ("k", 0, "SD201", "p1", True)]
     assert seen["info_hidden_items"] == 1  # the severity filter hides the one info finding
     # the check filter leaves the environment finding, and navigation goes there alone
     assert seen["check_filter_visible"] == 1 and seen["nav"][-1]["rule"] == "SD302"
     # the rendered DOM: the findings' lines highlighted in the gutter of their panels
     anns = re.findall(r'<tr class="ann f sev-(\w+) ck-[\w-]+(?: cur)?" data-f="(\d+)">', dom)
-    assert sorted(anns) == [("error", "0"), ("error", "0"), ("error", "1"), ("info", "2")]  # SD201 in both files
+    assert sorted(anns) == [("error", "0"), ("error", "0"), ("error", "1"), ("error", "2"),
+                            ("info", "3")]  # SD201 in both files
 
 
 def test_screenshot(chromium, page, tmp_path):

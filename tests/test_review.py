@@ -190,26 +190,29 @@ def test_a_diff_ru_patch_made_in_a_subfolder_is_read_whole_from_the_repository_r
     assert _found(report) == _found(folder) == [
         ("SD201", "use_flash_attn", "fixtures/example/gpu/pretrain.sh", 12, "fixtures/example/npu/train.py", 80),
         ("SD206", "adam_beta2", "fixtures/example/gpu/train.py", 94, "fixtures/example/npu/train.py", 96),
+        ("SD207", "seed", "fixtures/example/gpu/train.py", 19, "fixtures/example/npu/train.py", 21),
         ("SD302", "env:source set_env.sh", None, None, "fixtures/example/npu/pretrain.sh", 3)]
     assert report.overview == [
-        "3 of 8 hunk(s) change semantics:",
+        "4 of 8 hunk(s) change semantics:",
         "  SD156 fixtures/example/npu/pretrain.sh @@ -1,14 +1,14 @@: SD201, SD302",
+        "  SD156 fixtures/example/npu/train.py @@ -11,12 +11,14 @@: SD207",
         "  SD156 fixtures/example/npu/train.py @@ -75,7 +77,7 @@: SD201",
         "  SD156 fixtures/example/npu/train.py @@ -91,7 +93,7 @@: SD206"]
     assert len(report.masked) == len(folder.masked) == 12
     # --select and --ignore mean what they mean for diff: the underlying rule is kept
     code, out, _ = cli("review", str(p), "--select", "SD2", "-f", "json", "--no-cache")
-    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["SD201", "SD206"]
+    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["SD201", "SD207", "SD206"]
     code, out, _ = cli("review", str(p), "--ignore", "SD2", "-f", "json", "--no-cache")
     assert code == 0 and [f["rule"] for f in json.loads(out)["findings"]] == ["SD302"]
     # by hunk: one finding per hunk, and a hunk rule selects hunks
     code, out, _ = cli("review", str(p), "--by-hunk", "--select", "SD156", "-f", "json", "--no-cache")
     assert code == 1 and [(f["rule"], f["key"]) for f in json.loads(out)["findings"]] == [
         ("SD156", "hunk:fixtures/example/npu/pretrain.sh"), ("SD156", "hunk:fixtures/example/npu/train.py"),
-        ("SD156", "hunk:fixtures/example/npu/train.py")]
+        ("SD156", "hunk:fixtures/example/npu/train.py"), ("SD156", "hunk:fixtures/example/npu/train.py")]
     code, out, _ = cli("review", str(p), "--by-hunk", "--ignore", "SD201", "-f", "json", "--no-cache")
     assert [(f["rule"], f["key"], f["extra"]["hunk"]) for f in json.loads(out)["findings"]] == [
         ("SD157", "hunk:fixtures/example/npu/pretrain.sh", "@@ -1,14 +1,14 @@"),
+        ("SD156", "hunk:fixtures/example/npu/train.py", "@@ -11,12 +11,14 @@"),
         ("SD156", "hunk:fixtures/example/npu/train.py", "@@ -91,7 +93,7 @@")]
 
 
@@ -244,6 +247,7 @@ def test_a_git_patch_is_read_whole_applied_or_not(tmp_path, state):
     assert report.errors == []
     assert _found(report) == [("SD201", "use_flash_attn", "pretrain.sh", 12, "train.py", 80),
                               ("SD206", "adam_beta2", "train.py", 94, "train.py", 96),
+                              ("SD207", "seed", "train.py", 19, "train.py", 21),
                               ("SD302", "env:source set_env.sh", None, None, "pretrain.sh", 3)]
 
 
@@ -259,9 +263,9 @@ def test_python_fragments_are_laid_out_to_parse(tmp_path):
     assert [e.message for e in report.errors] == ["file not found under the review root; hunks compared as fragments"] * 3
     assert not any("not valid Python" in f.message for f in report.findings)
     assert _found(report) == [
-        ("SD101", "code:train.py:<module>", "gpu/train.py", 19, "npu/train.py", 21),
         ("SD201", "use_flash_attn", "gpu/pretrain.sh", 12, None, None),
         ("SD201", "use_flash_attn", "gpu/train.py", 78, "npu/train.py", 80),
         ("SD206", "adam_beta2", "gpu/train.py", 94, "npu/train.py", 96),
+        ("SD207", "seed", "gpu/train.py", 19, "npu/train.py", 21),  # SEED = 42/1234 is the seed setting (issue 27)
         ("SD302", "env:source set_env.sh", None, None, "npu/pretrain.sh", 3)]
     assert len(report.masked) == 12

@@ -11,8 +11,10 @@ mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
   and masks the expected Megatron flag ports (SD011 nccl->hccl, SD012 transformer_engine->local)
   and device settings (SD015 cuda->npu). An unknown key whose name looks cosmetic (run names,
   paths, hosts, ports, timeouts, buckets: rules/aliases.yaml `cosmetic_names`, a dialect's
-  `cosmetic`) is info (SD221); a difference that comes only from a default whose value
-  changed at a known release (`default_changed`) is info (SD224), with a note saying so.
+  `cosmetic`, or a place word with an output word: `cosmetic_words`) is info (SD221); a
+  difference that comes only from a default whose value changed at a known release
+  (`default_changed`) is info (SD224), with a note saying so; two paths that name the same
+  model or dataset in another place (the same final components) are info (SD227).
 """
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ from ..compare import FactTable, classify_hparam, equal, show
 from ..finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
 from ..rules import code, load
-from ..vocabulary import category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize, vocab, written_name
+from ..vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
+                          same_place_elsewhere, vocab, written_name)
 
 
 # ---------------------------------------------------------------- derivations
 
 def _num(table: FactTable, key: str, default: int | None = None) -> tuple[Any, str]:
-    f = table.get(key)
+    f = table.get(key, sectioned=False)  # a section's setting (the rollout's TP) is not the key's
     if f is None:
         d = default_fact(key, table.frameworks)
         if d is not None and isinstance(d.value, (int, float)) and not isinstance(d.value, bool):
@@ -51,13 +54,13 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
 def derive(table: FactTable) -> None:
     """Add derived facts to one side's table (only for keys the side did not set)."""
     _resolve_commented(table)
-    keys = table.keys()
+    keys = table.keys(sectioned=False)
     if "world_size" not in keys and "nproc_per_node" in keys:  # verl trainer.n_gpus_per_node x trainer.nnodes
         npn, npn_s = _num(table, "nproc_per_node")
         nn, nn_s = _num(table, "nnodes", 1)
         if all(isinstance(x, int) and x > 0 for x in (npn, nn)):
             _add(table, "world_size", npn * nn, "nproc_per_node * nnodes", [npn_s, nn_s])
-    keys = table.keys()
+    keys = table.keys(sectioned=False)
     if "world_size" in keys and "data_parallel_size" not in keys:
         ws, ws_s = _num(table, "world_size")
         tp, tp_s = _num(table, "tensor_model_parallel_size", 1)
@@ -66,7 +69,7 @@ def derive(table: FactTable) -> None:
         if all(isinstance(x, int) and x > 0 for x in (ws, tp, pp, cp)) and ws % (tp * pp * cp) == 0:
             _add(table, "data_parallel_size", ws // (tp * pp * cp), "world_size / (tp * pp * cp)",
                  [ws_s, tp_s, pp_s, cp_s])
-    keys = table.keys()
+    keys = table.keys(sectioned=False)
     dp, dp_s = _num(table, "data_parallel_size")
     mbs, mbs_s = _num(table, "micro_batch_size")
     if "gradient_accumulation_steps" not in keys and "global_batch_size" in keys:
@@ -127,10 +130,23 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     elif key not in vocab() and is_cosmetic(key):
         f = _recategorised(f, "cosmetic", rs)
     f = _release_default(f, key, g, n)
+    f = _moved(f, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
     return f
+
+
+def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
+    """Two paths naming the same model or dataset in another place (vocabulary.same_place_elsewhere):
+    an info of its own (SD227), whatever the key's category."""
+    if g is None or n is None or f.severity == "info":
+        return f
+    same = same_place_elsewhere(g.value, n.value)
+    if same is None:
+        return f
+    return reclassified(f, "path-moved-elsewhere",
+                        f"{f.message}: the same {same[0]} in another place (a path moved between machines)")
 
 
 def _live(f: Fact | None) -> Fact | None:
@@ -187,6 +203,10 @@ def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     dev = _device_mask(key, g, n)
     if dev is not None:
         return dev
+    if key == "distributed_backend" and n is not None and _backend(n.value) == "hccl" and (
+            g is None or g.origin == ORIGIN_DEFAULT or _backend(g.value) == "nccl"):
+        # nccl -> hccl, or hccl named on the NPU side only (xtuner dist_backend="npu:hccl")
+        return Masked(rule=code("distributed-backend-port"), gpu=g.side() if g is not None else None, npu=n.side())
     if g is None or n is None:
         return None
     gv, nv = str(g.value).lower(), str(n.value).lower()
@@ -195,6 +215,12 @@ def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     if key == "transformer_impl" and gv == "transformer_engine" and nv == "local":
         return Masked(rule=code("transformer-impl-port"), gpu=g.side(), npu=n.side())
     return None
+
+
+def _backend(v: Any) -> str:
+    """The collective library a backend value names: `npu:hccl,cpu:gloo` -> hccl."""
+    words = str(v).strip().strip("'\"").lower().replace(",", " ").replace(":", " ").split()
+    return next((w for w in words if w in ("nccl", "hccl")), words[0] if words else "")
 
 
 def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:

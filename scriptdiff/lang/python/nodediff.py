@@ -11,11 +11,23 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
+from ...rules import code, load
 from .pair import PairState, one_line
 from .facts import NotLiteral, Reader
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
+
+
+_CAST_BACK = ("to", "type_as", "type", "half", "bfloat16")
+
+
+def _cast_back(call) -> cst.Call | None:
+    """The call a cast is applied to (`<call>.to(q.dtype)`, `.type_as(q)`, `.half()`), else None."""
+    if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in _CAST_BACK \
+            and type(call.func.value) is cst.Call and len(call.args) <= 1:
+        return call.func.value
+    return None
 
 
 class NodeDiff:
@@ -61,6 +73,9 @@ class NodeDiff:
                 refactor = self.device_refactor(g, n)
                 if refactor is not None:
                     return refactor
+                soft = self.softmax_cast(g, n, ctx)
+                if soft is not None:
+                    return soft
                 if type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
                         and g.func.attr.value == n.func.attr.value and kg[2:] == kn[2:] \
                         and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
@@ -119,6 +134,8 @@ class NodeDiff:
 
         def one(ga, na, label):
             if ga is not None and na is not None:
+                if self.device_setting(label, ga.value, na.value):
+                    return []
                 return self.diff_nodes(ga.value, na.value, (callee, label))
             present, owned = (ga, s.g.owned) if ga is not None else (na, s.n.owned)
             if id(present.value) in owned:
@@ -190,6 +207,29 @@ class NodeDiff:
 
         return [(g, n, ("ARGS", callee, [(name, text(s.g, ga, name), text(s.n, na, name)) for name, ga, na in diffs]))]
 
+    def device_setting(self, name: str, g, n) -> bool:
+        """`accelerator="GPU"` -> `accelerator="NPU"` (any call): a device setting naming each
+        side's device (rules/aliases.yaml device_port), masked as the device-string port."""
+        dev = load().section("device_port", {}) or {}
+        if not dev or name.lower() not in (dev.get("names") or ()):
+            return False
+        vals = []
+        for p, node in ((self.s.g, g), (self.s.n, n)):
+            try:
+                v = Reader(p, "").evaluate(node, [])
+            except (NotLiteral, Exception):
+                return False
+            if type(v) is not str:
+                return False
+            vals.append(v.strip().lower())
+        if not (match_name(vals[0], dev.get("gpu") or ()) and match_name(vals[1], dev.get("npu") or ())):
+            return False
+        s = self.s
+        gl, nl = s.g.line_of(g), s.n.line_of(n)
+        s.add_masked(code("device-string-to-npu"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+        return True
+
     def is_default(self, p, node, default) -> bool:
         try:
             v = Reader(p, "").evaluate(node, [])
@@ -229,6 +269,28 @@ class NodeDiff:
                                 "(per-device batch, learning-rate scaling) can differ"))]
         return None
 
+    def softmax_cast(self, g: cst.Call, n: cst.Call, ctx) -> list | None:
+        """A softmax whose result is cast back (`softmax(x, dtype=torch.float32).to(q.dtype)`,
+        `x.float().softmax(-1).type_as(q)`) on one side and not on the other: the cast is the
+        fp32 softmax's, so the softmax calls are compared (attention_softmax_in_fp32)."""
+        sm = rules().raw.get("softmax_fp32")
+        if not sm:
+            return None
+        s = self.s
+        gi, ni = _cast_back(g) or g, _cast_back(n) or n
+        if not all(type(x) is cst.Call and match_name(self.callee_name(x, nm), sm.get("calls") or [])
+                   for x, nm in ((gi, s.gn), (ni, s.nn))):
+            return None
+        gf, nf = self.fp32(gi, s.gn), self.fp32(ni, s.nn)
+        if gf != nf:  # scores.float().softmax(-1) against scores.softmax(-1)
+            callee = self.callee_name(gi if gf else ni, s.gn if gf else s.nn)
+            return [(gi, ni, ("HPARAM", sm["key"], gf, nf,
+                              f"{callee} is computed in fp32 on {'GPU' if gf else 'NPU'} only: "
+                              f"in the input's precision on {'NPU' if gf else 'GPU'}"))]
+        if gi is g and ni is n:
+            return None
+        return self.diff_nodes(gi, ni, ctx)
+
     def fp32(self, call: cst.Call, nm: Norm) -> bool:
         """The softmax runs in fp32: `dtype=torch.float32`, or its input is `.float()` /
         `.to(torch.float32)` / `.type(torch.float32)`."""
@@ -241,14 +303,18 @@ class NodeDiff:
         for a in call.args:
             if a.keyword is not None and a.keyword.value == "dtype" and is32(a.value):
                 return True
-        x = call.args[0].value if call.args and call.args[0].keyword is None else (
-            call.func.value if type(call.func) is cst.Attribute and nm.qualified(call.func) is None else None)
-        if type(x) is cst.Call and type(x.func) is cst.Attribute:
-            m = x.func.attr.value
-            if m == "float" and not x.args:
-                return True
-            if m in ("to", "type") and x.args and is32(x.args[0].value):
-                return True
+        inputs = []  # the first argument; a method's receiver too (x.float().softmax(-1), self.softmax(x.float()))
+        if call.args and call.args[0].keyword is None:
+            inputs.append(call.args[0].value)
+        if type(call.func) is cst.Attribute and nm.qualified(call.func) is None:
+            inputs.append(call.func.value)
+        for x in inputs:
+            if type(x) is cst.Call and type(x.func) is cst.Attribute:
+                m = x.func.attr.value
+                if m == "float" and not x.args:
+                    return True
+                if m in ("to", "type") and x.args and is32(x.args[0].value):
+                    return True
         return False
 
     def is_device(self, node, not_devices: list) -> bool:
