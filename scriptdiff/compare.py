@@ -67,6 +67,7 @@ class FactTable:
 
     facts: dict[str, list[Fact]] = field(default_factory=dict)
     frameworks: set[str] = field(default_factory=set)
+    versions: dict[str, str] = field(default_factory=dict)  # framework -> the side's version, where known
 
     def add(self, fact: Fact) -> None:
         self.facts.setdefault(fact.key, []).append(fact)
@@ -140,9 +141,9 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
         if check == "hyperparameters":
             g, n = _same_section(key, gpu, npu, g, n)
             if g is None:
-                g = default_fact(key, gpu.frameworks, rs)
+                g = default_fact(key, gpu.frameworks, rs, gpu.versions)
             if n is None:
-                n = default_fact(key, npu.frameworks, rs)
+                n = default_fact(key, npu.frameworks, rs, npu.versions)
         fn = (classifiers or {}).get(check, classify_hparam)
         if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
             code = g.meta.get("mask") or n.meta.get("mask")
@@ -285,7 +286,7 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name:
                 note = f" ({f.note})"
         msg = f"{name} = {show(present.value)} is set on {side} only; {other} has no value and no known default{note}"
     else:
-        notes = "; ".join(x for x in (g.note, n.note) if x)
+        notes = "; ".join(dict.fromkeys(x for x in (g.note, n.note) if x))
         msg = f"{title}: {name} is {show(g.value)} on GPU and {show(n.value)} on NPU"
         if notes:
             msg += f" ({notes})"

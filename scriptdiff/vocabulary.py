@@ -5,7 +5,8 @@ and the `dialects` sections), none of it a check:
 
 - entries: `vocab()` (canonical key -> its entry: type, category, spellings, defaults),
   `entry(key)`, `key_type(key)`; `default_fact(key, frameworks)`, the framework default of a
-  key a side did not set;
+  key a side did not set; `settings_in_name(kind, file name)`, what a config's name says
+  (`from_name`: ds_z3_config.json is ZeRO stage 3);
 - values: `normalize(value, type)` (a value as the vocabulary's type says it should be),
   `convert(key, raw)` (the `value_ports` of the keys whose spellings encode values
   differently: --bf16, torch_dtype, attn_implementation), `fits(key, value)`;
@@ -63,18 +64,61 @@ def key_type(key: str) -> str | None:
     return entry(key).get("type")
 
 
-def default_fact(key: str, frameworks: Iterable[str], rs: RuleSet | None = None) -> Fact | None:
+def default_fact(key: str, frameworks: Iterable[str], rs: RuleSet | None = None,
+                 versions: Mapping[str, str] | None = None) -> Fact | None:
     """The framework default for `key` on a side (whose defaults are `frameworks`'s) that did
-    not set it, if one is known."""
+    not set it, if one is known: that of the side's framework version where it is known
+    (`versions`, framework -> version: a default that changed at a release, `default_changed`)."""
     e = vocab(rs).get(key)
     if not e or "default" not in e:
         return None
     defaults = e["default"] or {}
     for fw in sorted(frameworks):
         if fw in defaults:
-            return Fact(key=key, value=normalize(defaults[fw], e.get("type")), origin=ORIGIN_DEFAULT,
-                        rank=RANK_DEFAULT, source="default", via=f"{fw} default")
+            value, via, meta = defaults[fw], f"{fw} default", {}
+            changed = (e.get("default_changed") or {}).get(fw)
+            have = (versions or {}).get(fw)
+            if changed and have and changed.get("version"):
+                older = _older(have, str(changed["version"]))
+                if older is not None:
+                    meta = {"version": have}  # the side's own release: no guess about it
+                    via = f"{fw} {have} default"
+                    if older:
+                        value = changed["before"]
+            return Fact(key=key, value=normalize(value, e.get("type")), origin=ORIGIN_DEFAULT,
+                        rank=RANK_DEFAULT, source="default", via=via, meta=meta)
     return None
+
+
+def _older(have: str, release: str) -> bool | None:
+    """Whether version `have` precedes `release` (PEP 440), None when `have` is no version."""
+    from packaging.version import InvalidVersion, Version
+    try:
+        return Version(have) < Version(release)
+    except InvalidVersion:
+        return None
+
+
+@lru_cache(maxsize=1)
+def framework_versions() -> dict:
+    """rules/vocabulary.yaml `framework_versions`: framework -> {package, names}."""
+    return load().section("framework_versions", {}) or {}
+
+
+def side_versions(facts: Iterable[Fact]) -> dict[str, str]:
+    """The framework versions a side's facts state (`framework_versions`): the pkg: fact of a
+    package list, a snapshot or a version file among its inputs, or a setting naming it."""
+    out: dict[str, str] = {}
+    srcs = framework_versions()
+    for f in facts:
+        for fw, src in srcs.items():
+            pkg = src.get("package")
+            if (pkg and f.key == f"pkg:{pkg}") or f.key in (src.get("names") or ()) \
+                    or f.key in {f"env:{n.upper()}" for n in src.get("names") or ()}:
+                v = str(f.value).strip().lstrip("=v")
+                if v and v[0].isdigit():
+                    out.setdefault(fw, v.split("+", 1)[0])
+    return out
 
 
 # ---------------------------------------------------------------- values
@@ -315,6 +359,21 @@ def category_key(key: str) -> str | None:
         return None
     last = key.rsplit(".", 1)[-1].split("[", 1)[0]
     return canonical_flag(last, prefer="hf")
+
+
+def settings_in_name(kind: str, name: str) -> list[tuple[str, Any]]:
+    """(key, value) of each vocabulary key whose `from_name` reads a file of `kind` by its name:
+    `ds_z3_config.json` (a DeepSpeed config that cannot be followed) says zero_stage 3."""
+    base = str(name).replace("\\", "/").rsplit("/", 1)[-1].lower()
+    out = []
+    for key, e in vocab().items():
+        fn = e.get("from_name")
+        if not fn or fn.get("kind") != kind:
+            continue
+        m = re.search(fn["pattern"], base)
+        if m:
+            out.append((key, normalize(m.group(1), e.get("type"))))
+    return out
 
 
 # ---------------------------------------------------------------- dialects

@@ -18,7 +18,8 @@ against its NPU run. Only findings of severity warning or error count.
     labelled line of that side's file (gpu_line or npu_line).
   * A code label (`key: code`, Python structural changes) is found, both under its key
     and overall, when a finding of check `script` has a GPU line within gpu_line..gpu_end
-    or an NPU line within npu_line..npu_end.
+    or an NPU line within npu_line..npu_end (the lines of the other places a grouped finding
+    names, `extra["also"]`, count as its lines).
 Noise: warning/error findings on pairs labelled `faithful: true`.
 Accounting: every input of a pair appears in `report.inputs`; one that is not understood
 must say what (`unread`); pairs with such an input are listed as "flagged".
@@ -69,10 +70,12 @@ def _in(line, lo, hi) -> bool:
 def label_found(label: dict, findings: list) -> tuple[bool, bool]:
     """(found under its key, found overall) by the matching rule in the module doc."""
     if label["key"] == "code":
-        hit = any(f.check == "script" and (
-            _in(f.gpu.line if f.gpu else None, label.get("gpu_line"), label.get("gpu_end"))
-            or _in(f.npu.line if f.npu else None, label.get("npu_line"), label.get("npu_end")))
-            for f in findings)
+        def places(f):  # (GPU line, NPU line) of the finding and of the other places it groups
+            return [(f.gpu.line if f.gpu else None, f.npu.line if f.npu else None)] + \
+                [tuple(x) for x in (f.extra or {}).get("also", [])]
+        hit = any(f.check == "script" and any(
+            _in(gl, label.get("gpu_line"), label.get("gpu_end")) or _in(nl, label.get("npu_line"), label.get("npu_end"))
+            for gl, nl in places(f)) for f in findings)
         return hit, hit
     key = norm(label["key"])
     by_key = any(norm(f.key) == key for f in findings)

@@ -3,7 +3,10 @@ mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
 
 - `derive(table)` (called by the engine for each side) adds data_parallel_size,
   gradient_accumulation_steps and global_batch_size where they can be computed and were
-  not set, as facts with origin `derived` whose `via` names the formula and inputs.
+  not set, as facts with origin `derived` whose `via` names the formula and inputs, and what
+  the name of a config that cannot be read says (vocabulary `from_name`: a DeepSpeed config
+  ds_z3_config.json found nowhere, or the preset `--deepspeed zero3`, is zero_stage 3, noted
+  as read from the name).
 - The `hyperparameters` classifier wraps compare.classify_hparam: it classifies a dotted
   config path that is not in the vocabulary by its last segment (actor_rollout_ref.actor.
   optim.lr is an lr setting, reported under its full path), reports a differing config
@@ -24,9 +27,10 @@ from typing import Any
 from ..compare import FactTable, classify_hparam, equal, show
 from ..finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
+from ..registry import referenced_kind, referencing
 from ..rules import code, load
 from ..vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
-                          same_place_elsewhere, vocab, written_name)
+                          same_place_elsewhere, settings_in_name, vocab, written_name)
 
 
 # ---------------------------------------------------------------- derivations
@@ -54,6 +58,7 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
 def derive(table: FactTable) -> None:
     """Add derived facts to one side's table (only for keys the side did not set)."""
     _resolve_commented(table)
+    _named_settings(table)
     keys = table.keys(sectioned=False)
     if "world_size" not in keys and "nproc_per_node" in keys:  # verl trainer.n_gpus_per_node x trainer.nnodes
         npn, npn_s = _num(table, "nproc_per_node")
@@ -82,6 +87,38 @@ def derive(table: FactTable) -> None:
         if all(isinstance(x, int) and x > 0 for x in (gas, mbs, dp)):
             _add(table, "global_batch_size", mbs * gas * dp,
                  "micro_batch_size * gradient_accumulation_steps * data_parallel_size", [mbs_s, gas_s, dp_s])
+
+
+def _named_settings(table: FactTable) -> None:
+    """What the name of a config says when the config itself cannot be read (vocabulary
+    `from_name`): `--deepspeed ds_z3_config.json` found nowhere is zero_stage 3, and so is the
+    preset `--deepspeed zero3` (ms-swift); the fact is marked as read from the name."""
+    added = []
+    for facts in table.facts.values():
+        for f in facts:
+            if f.meta.get("reference"):
+                if f.meta.get("exists"):
+                    continue
+                option, written, how = f.key.split(":", 1)[-1], str(f.meta.get("written") or f.value), "file name"
+                kind = referenced_kind(option, written)
+            elif isinstance(f.value, str) and f.origin != ORIGIN_DEFAULT and "." not in f.value and "/" not in f.value:
+                option, written, how = f.key, f.value, "preset name"
+                kind = next(iter(referencing(option)), None)
+            else:
+                continue
+            if kind is None:
+                continue
+            base = written.replace("\\", "/").rsplit("/", 1)[-1]
+            said = settings_in_name(kind.name, base)
+            if said and how == "preset name":
+                f.meta["said_by_name"] = True  # the preset is compared through what its name says
+            for key, value in said:
+                note = f"read from the {how}" + (", the config was not found" if how == "file name" else "")
+                added.append(Fact(key=key, value=value, check=f.check, path=f.path, line=f.line, source=f.source,
+                                  rank=f.rank, via=f"{how} {base}", note=note,
+                                  meta={"from_name": True, "written_key": option, "slot": f"{how}:{option}",
+                                        **({"invocation": f.meta["invocation"]} if "invocation" in f.meta else {})}))
+    table.extend(added)
 
 
 def _resolve_commented(table: FactTable) -> None:
@@ -114,6 +151,8 @@ def _unresolved_note(f: Fact | None, side: str) -> str:
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
     if (g is not None and g.meta.get("reference")) or (n is not None and n.meta.get("reference")):
         return _classify_reference(key, g, n, rs)
+    if g is not None and n is not None and g.meta.get("said_by_name") and n.meta.get("said_by_name"):
+        return None  # --deepspeed zero3 against zero2: compared as zero_stage, what the names say
     g, n = _live(g), _live(n)
     if (g is None or g.value is None) and (n is None or n.value is None):
         return None
@@ -170,13 +209,15 @@ def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> Fi
     if not changed or g is None or n is None:
         return f
     for dflt, other in ((g, n), (n, g)):
-        if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT:
-            continue
+        if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT or dflt.meta.get("version"):
+            continue  # a side whose framework version is known was compared with that release's default
         fw = str(dflt.via or "").split(" ", 1)[0]
         c = changed.get(fw)
         if c and equal(normalize(c["before"], entry(key).get("type")), other.value):
+            side = "GPU" if dflt is g else "NPU"
             return reclassified(f, "difference-only-from-release-default",
-                                f"{f.message}; {fw}'s default was {show(other.value)} before {c['release']}: the "
+                                f"{f.message}; {fw}'s default is {show(dflt.value)} since {c['release']} and was "
+                                f"{show(other.value)} before, and the {side} side's {fw} version is not known: the "
                                 f"difference comes only from the default, and the script setting it may be written "
                                 f"for an older release")
     return f

@@ -26,6 +26,53 @@ def severity_rule(severity: str) -> str:
     return code(SEVERITY_RULES[severity])
 
 
+def registered_buffer(st: St) -> str | None:
+    """The name `self.register_buffer("mask", ...)` registers (one statement), else None."""
+    if st.kind != "simple" or len(st.node.body) != 1 or type(st.node.body[0]) is not cst.Expr:
+        return None
+    call = st.node.body[0].value
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute or call.func.attr.value != "register_buffer" \
+            or not call.args or type(call.args[0].value) is not cst.SimpleString:
+        return None
+    name = call.args[0].value.evaluated_value
+    return name if isinstance(name, str) and name else None
+
+
+def attributes_read(p: Parsed) -> set[str]:
+    """Every attribute name the file reads (`x.mask`) and every string it holds (getattr(self, "mask"))."""
+    if p.module is None:
+        return set()
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            found.add(node.attr.value)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            v = node.evaluated_value
+            if isinstance(v, str):
+                found.add(v)
+
+    p.module.visit(V())
+    return found
+
+
+def attribute_lines(p: Parsed, name: str) -> list[int]:
+    """The lines where the file reads attribute `name`."""
+    out: list[int] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == name:
+                ln = p.line_of(node)
+                if ln is not None:
+                    out.append(ln)
+
+    if p.module is not None:
+        p.module.visit(V())
+    return sorted(set(out))
+
+
 def device_move(st: St) -> str | None:
     """`x = x.npu()`, `x = x.cuda()`, `x = x.to(device)` (one statement, the same name on both
     sides of `=`): the name moved, else None."""
@@ -124,6 +171,15 @@ class Classifier:
         moved = device_move(st)
         if moved is not None:  # labels = labels.npu(): where a tensor lives, not what it holds
             sev, msg = "info", f"{msg}: {moved} moved to the device (placement, not numerics)"
+        buf = registered_buffer(st)
+        other = s.n if side == "gpu" else s.g
+        if buf is not None and buf not in attributes_read(other):
+            # a mask buffer the other side never reads: it follows from the change of its uses
+            uses = [ln for ln in attribute_lines(p, buf) if ln != st.line]
+            at = f" (read at line {uses[0]}, compared there)" if uses else ""
+            sev = "info"
+            msg = (f"{msg}: buffer {buf!r}, which the {'NPU' if side == 'gpu' else 'GPU'} side never reads; "
+                   f"it follows from the change of its uses{at}")
         s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
 
     @staticmethod

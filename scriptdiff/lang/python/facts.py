@@ -23,7 +23,8 @@ import libcst as cst
 from ...budget import Meter, TooLarge, check_number, note
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...secrets import is_secret, redact_text, withheld
-from ...vocabulary import convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize, spelling_index, value_ports
+from ...vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
+                           spelling_index, value_ports)
 from .focus import fact_callee_names
 from ...devices import family_of
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
@@ -50,7 +51,7 @@ def norm_dtype(v):
 
 def typed(key: str, v):
     t = key_type(key)
-    if t == "dtype" or key in ("params_dtype", "autocast_dtype"):
+    if t == "dtype" or key == "params_dtype":
         d = norm_dtype(v)
         if key in value_ports() and isinstance(v, (str, int)) and not isinstance(v, bool) \
                 and d not in (rules().raw.get("dtype_names") or {}):
@@ -331,6 +332,8 @@ class Reader:
     def call(self, call) -> None:
         p = self.p
         raw = self.nm.callee(call)
+        if raw is None and type(call.func) is cst.Attribute:  # torch.Generator().manual_seed(0): a method of a value
+            raw = "?." + call.func.attr.value
         if raw is None:
             return
         qn = canon_qn(raw, None)
@@ -576,6 +579,22 @@ def _arith(op, a, b):
     except (ZeroDivisionError, OverflowError, ValueError):
         raise NotLiteral from None
     raise NotLiteral
+
+
+def env_read(nm, node) -> str | None:
+    """The variable of `os.environ["X"]`, `os.environ.get("X", d)`, `os.getenv("X")`, possibly
+    converted (`int(...)`), else None."""
+    while type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("int", "float", "str") \
+            and len(node.args) == 1:
+        node = node.args[0].value
+    if type(node) is cst.Subscript and nm.qualified(node.value) == "os.environ" and len(node.slice) == 1 \
+            and type(node.slice[0].slice) is cst.Index:
+        k = node.slice[0].slice.value
+    elif type(node) is cst.Call and nm.qualified(node.func) in ("os.environ.get", "os.getenv") and node.args:
+        k = node.args[0].value
+    else:
+        return None
+    return k.evaluated_value if type(k) is cst.SimpleString else None
 
 
 def _clip(p: Parsed, node) -> str:

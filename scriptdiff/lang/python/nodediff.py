@@ -13,7 +13,7 @@ import libcst as cst
 from ...model import Side
 from ...rules import code, load
 from .pair import PairState, one_line
-from .facts import NotLiteral, Reader
+from .facts import NotLiteral, Reader, env_read
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
@@ -97,6 +97,9 @@ class NodeDiff:
                             and s.gn.value(g.args[1:]) == s.nn.value(n.args[1:]):
                         return []
             return self.diff_args(g, n, callee)
+        if tg is cst.Attribute and type(g.value) is cst.Call and type(n.value) is cst.Call \
+                and g.attr.value == n.attr.value:  # pipe(...).images: the call is what differs
+            return self.diff_nodes(g.value, n.value, ctx)
         if tg in (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float,
                   cst.FormattedStringText, cst.FormattedString):
             return [(g, n, ctx)]
@@ -194,6 +197,8 @@ class NodeDiff:
                 continue
             if name in defaults and self.is_default(p, present, defaults[name]):
                 continue
+            if self.env_default(callee, name, gb if ga is not None else nb, p, present):
+                continue
             sites.append((ga if ga is not None else ("MISSING", g), na if na is not None else ("MISSING", n),
                           (callee, name)))
             diffs.append((name, ga, na))
@@ -229,6 +234,36 @@ class NodeDiff:
         s.add_masked(code("device-string-to-npu"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
                      Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
         return True
+
+    def env_default(self, callee: str, name: str, bound: dict, p, node) -> bool:
+        """`rank=int(os.environ["RANK"])` (or `rank=rank` with `rank = int(os.environ["RANK"])`)
+        where the default reads $RANK (rules/signatures.yaml env_defaults): the default written out."""
+        var = ((load().section("call_signatures", {}) or {}).get(callee) or {}).get("env_defaults", {}).get(name)
+        if var is None or bound.get("init_method") is not None and self._literal(p, bound["init_method"]) != "env://":
+            return False
+        return self.env_name(self._assigned(p, node), p) == var
+
+    def _literal(self, p, node):
+        try:
+            return Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            return None
+
+    @staticmethod
+    def _assigned(p, node):
+        """A bare name's value where the file assigns it once (`rank = int(os.environ["RANK"])`)."""
+        if type(node) is not cst.Name or p.module is None:
+            return node
+        found = []
+
+        class V(cst.CSTVisitor):
+            def visit_Assign(self, a: cst.Assign) -> None:
+                if len(a.targets) == 1 and type(a.targets[0].target) is cst.Name \
+                        and a.targets[0].target.value == node.value:
+                    found.append(a.value)
+
+        p.module.visit(V())
+        return found[0] if len(found) == 1 else node
 
     def is_default(self, p, node, default) -> bool:
         try:
@@ -335,19 +370,9 @@ class NodeDiff:
         d = dotted(node) or ""
         return bool(d) and "dtype" not in d.rsplit(".", 1)[-1].lower()
 
-    def env_name(self, node) -> str | None:
+    def env_name(self, node, p=None) -> str | None:
         """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
-        nm = self.s.nn
-        while type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "int" and len(node.args) == 1:
-            node = node.args[0].value
-        if type(node) is cst.Subscript and nm.qualified(node.value) == "os.environ" and len(node.slice) == 1 \
-                and type(node.slice[0].slice) is cst.Index:
-            k = node.slice[0].slice.value
-        elif type(node) is cst.Call and nm.qualified(node.func) in ("os.environ.get", "os.getenv") and node.args:
-            k = node.args[0].value
-        else:
-            return None
-        return k.evaluated_value if type(k) is cst.SimpleString else None
+        return env_read(self.s.nn if p is None or p is self.s.n else self.s.gn, node)
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)
