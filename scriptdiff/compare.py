@@ -163,8 +163,9 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                 findings.append(f)
         if check == "hyperparameters":
             said = [x for x in findings if x.key == key]
-            for f in _slot_findings(key, gpu, npu, g, n, fn, rs):
-                if isinstance(f, Finding) and not any(_same_values(f, x) for x in said):
+            for f, facts in _slot_findings(key, gpu, npu, g, n, fn, rs):
+                constant = any(x is not None and "." not in slot(x) for x in facts)
+                if isinstance(f, Finding) and not any(_same_values(f, x, constant) for x in said):
                     findings.append(f)
                     said.append(f)
     return findings, masked, skipped
@@ -198,20 +199,20 @@ def _slot_findings(key: str, gpu: FactTable, npu: FactTable, g: Fact | None, n: 
             if a is g and b is n:
                 continue
             if not equal(a.value, b.value):
-                out.append(fn(key, a, b, rs))
+                out.append((fn(key, a, b, rs), (a, b)))
             else:
                 site = _other_site([x for x in gfacts if slot(x) == name], [x for x in nfacts if slot(x) == name])
                 if site is not None:
-                    out.append(fn(key, site[0], site[1], rs))
+                    out.append((fn(key, site[0], site[1], rs), site))
             continue
         one, other = (a, n) if a is not None else (b, g)
         if one is g or one is n:
             continue
         if one.meta.get("sectioned"):
-            out.append(fn(key, one, None, rs) if a is not None else fn(key, None, one, rs))
+            out.append((fn(key, one, None, rs) if a is not None else fn(key, None, one, rs), (one,)))
         elif other is not None and not equal(one.value, other.value):
-            out.append(fn(key, one, other, rs) if a is not None else fn(key, other, one, rs))
-    return [f for f in out if f is not None]
+            out.append((fn(key, one, other, rs) if a is not None else fn(key, other, one, rs), (one,)))
+    return [(f, facts) for f, facts in out if f is not None]
 
 
 def _same_section(key: str, gpu: FactTable, npu: FactTable, g: Fact | None, n: Fact | None):
@@ -239,13 +240,20 @@ def _by_slot(facts: list[Fact]) -> dict[str, Fact]:
     return {s: f for s, (f, _i) in out.items()}
 
 
-def _same_values(a: Finding, b: Finding) -> bool:
-    """Two findings of one key with the same two values say one thing (`train_cfg.max_epochs =
-    max_epochs`: the setting and what it is read from)."""
+def _same_values(a: Finding, b: Finding, constant: bool) -> bool:
+    """Two findings of one key that say one thing: the same two values read at the same place on
+    a side (two calls reading one constant, SEED; a flag and a keyword both against the other
+    side's one setting), or the same two values where one is a module-level constant
+    (`constant`: `train_cfg.max_epochs = max_epochs`, the setting and what it reads)."""
     def v(side):
         return None if side is None else side.value
-    return equal(v(a.gpu), v(b.gpu)) and equal(v(a.npu), v(b.npu)) and (a.gpu is None) == (b.gpu is None) \
+
+    def line(side):
+        return None if side is None else side.line
+    same = equal(v(a.gpu), v(b.gpu)) and equal(v(a.npu), v(b.npu)) and (a.gpu is None) == (b.gpu is None) \
         and (a.npu is None) == (b.npu is None)
+    return same and (constant or (a.gpu is not None and line(a.gpu) == line(b.gpu))
+                     or (a.npu is not None and line(a.npu) == line(b.npu)))
 
 
 def _code_sites(facts: list[Fact]) -> list[Fact]:

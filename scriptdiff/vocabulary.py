@@ -459,13 +459,14 @@ def _cosmetic_patterns() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
     return paths, tuple(cos.get("names") or ()), tuple(cos.get("sections") or ())
 
 
-def is_cosmetic(key: str) -> bool:
+def is_cosmetic(key: str, dialects: bool = True) -> bool:
     """A key outside the vocabulary whose name says it cannot change numerics (rules/aliases.yaml
     cosmetic_names, a dialect's `cosmetic` paths, or cosmetic_words: a place word with an
-    output word and no input word, work_dir, save_tb_folder)."""
+    output word and no input word, work_dir, save_tb_folder). `dialects=False`: a name in code,
+    which no framework's config paths describe (accelerate's gpu_ids is not a script's GPU_IDS)."""
     paths, names, sections = _cosmetic_patterns()
     k = key.lower()
-    if any(fnmatch.fnmatchcase(k, p) for p in paths):
+    if dialects and any(fnmatch.fnmatchcase(k, p) for p in paths):
         return True
     segs = [norm_name(s.split("[", 1)[0]) for s in k.split(".")]
     segs = [s for s in segs if s]

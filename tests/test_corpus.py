@@ -46,11 +46,13 @@ import extract as corpus_extract  # noqa: E402
 
 # Measured on the corpus when it was built (see tests/corpus/README.md); raise the floors,
 # lower the ceiling, as the readers improve. Never lower a floor to make a change pass.
-RECALL_OVERALL_FLOOR = 0.98  # measured 0.981 (152 of 155); lowered from 0.99 when the Self-Forcing/MindSpeed-MM pairs
-# came in: a project patch import (`from npu_adapt import patch`) is reported as info only
-RECALL_CANONICAL_FLOOR = 0.96  # measured 0.968 (150 of 155), lowered from 0.97 for the same two code labels
+RECALL_OVERALL_FLOOR = 0.98  # measured 0.984 (184 of 187, issue 27); 0.981 (152 of 155) before its 19 pairs
+RECALL_CANONICAL_FLOOR = 0.96  # measured 0.963 (180 of 187, issue 27); 0.829 on the same labels before it
 NOISE_CEILING = 0  # measured 0 (bucket sizes are cosmetic, SD221 info)
 TARGET_RECALL = 0.95  # issue 13: labelled differences found under the canonical key
+# issue 27: on the repositories it added (labels.yaml `added: 27`), recall under the canonical
+# key >= 0.9 and no loud finding on a faithful port; measured 0.938 (30 of 32), noise 0
+ISSUE_27_RECALL = 0.9
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")
@@ -293,6 +295,14 @@ def test_recall_and_noise_floors(corpus):
     assert t["recall_overall"] >= RECALL_OVERALL_FLOOR
     assert t["recall_canonical"] >= RECALL_CANONICAL_FLOOR
     assert t["noise"] <= NOISE_CEILING
+
+
+def test_issue_27_target_on_its_new_repositories(corpus):
+    g = corpus["groups"]["27"] if "27" in corpus["groups"] else corpus["groups"][27]
+    assert len(g["repos"]) >= 5
+    assert g["recall_canonical"] >= ISSUE_27_RECALL
+    assert g["noise"] == 0
+    assert corpus["totals"]["recall_canonical"] >= ISSUE_27_RECALL
 
 
 def test_issue_13_target(corpus):

@@ -207,7 +207,7 @@ class Classifier:
                 return "info"
         if ctx is not None and ctx[1] and not ctx[1].startswith("argument") and not ctx[1].startswith("*"):
             toks = _split_name(ctx[1])
-            if is_cosmetic(ctx[1]) and not any(t in (names.get("error") or []) for t in toks):
+            if is_cosmetic(ctx[1], dialects=False) and not any(t in (names.get("error") or []) for t in toks):
                 return "info"  # run names, paths, hosts, throughput constants (rules/aliases.yaml cosmetic_names)
             for sev in order:
                 if any(t in (names.get(sev) or []) for t in toks):
@@ -239,7 +239,7 @@ class Classifier:
                         found.add(sev)
                         break
                 else:
-                    if is_cosmetic(tname):  # theoryflops = 989e12: a throughput constant
+                    if is_cosmetic(tname, dialects=False):  # theoryflops = 989e12: a throughput constant
                         found.add("info")
             for c in self.calls_in(self.s.key_of(s)):
                 for sev in order:
