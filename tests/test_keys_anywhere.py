@@ -6,18 +6,12 @@ written here as synthetic files: a changed setting is one finding under its cano
 (rule, key, both values, both lines), and the faithful counterpart is silent."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-import pytest
 
 from scriptdiff import api
 from scriptdiff.model import Options
 from scriptdiff.pipeline import diff_files
-from scriptdiff.rulepack import RuleError
 from scriptdiff.secrets import is_secret_name, is_secret_value
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_rule_validators' helpers
 
 
 def write(path: Path, text: str) -> str:
@@ -415,31 +409,6 @@ def test_a_deepspeed_preset_says_its_stage(tmp_path):
     assert r.findings[0].message == ("distributed optimizer and ZeRO: deepspeed (zero_stage) is 3 on GPU and 2 on "
                                      "NPU (read from the preset name)")
     assert pair(tmp_path / "same", "sft.sh", base.format("zero3"), base.format("zero3")).findings == []
-
-
-# --------------------------------------------------------------- the data, validated on load
-
-@pytest.mark.parametrize("pack,old,new,at,needle", [
-    ("aliases.yaml", "section_words: [enable, enabled, name, names, type]", "section_words: [enable, lr]",
-     "section_words: [enable, lr]", "generic_names.section_words[1]: 'lr' is a spelling of a vocabulary key"),
-    ("vocabulary.yaml", 'pattern: "(?:^|[^a-z0-9])(?:zero|stage|z)[_-]?([0-3])(?![0-9])"', 'pattern: "zero[0-3]"',
-     'pattern: "zero[0-3]"', "vocabulary.zero_stage.from_name.pattern: needs exactly one group (the value)"),
-    ("vocabulary.yaml", "from_name: {kind: deepspeed,", "from_name: {kind: nothing,", "from_name: {kind: nothing,",
-     "vocabulary.zero_stage.from_name.kind: 'nothing' is not a known kind"),
-    ("vocabulary.yaml", "release: core_r0.8.0, version: 0.8.0,", "release: core_r0.8.0, version: r8,", "version: r8",
-     "vocabulary.use_mcore_models.default_changed.megatron.version: 'r8' is not a PEP 440 version"),
-    ("python.yaml", "names: {dtype: null,", "names: {dtype: no_such_key,", "names: {dtype: no_such_key,",
-     "python.generic_keywords.names.dtype: key 'no_such_key' is not in the vocabulary"),
-    ("signatures.yaml", "env_defaults: {rank: RANK,", "env_defaults: {ranks: RANK,", "env_defaults: {ranks: RANK,",
-     "call_signatures.torch.distributed.init_process_group.env_defaults.ranks: env_defaults: 'ranks' is not one of "
-     "its params"),
-])
-def test_malformed_issue_27_data_names_the_pack_and_line(tmp_path, pack, old, new, at, needle):
-    from test_rule_validators import line_of, load_with
-
-    with pytest.raises(RuleError) as e:
-        load_with(tmp_path, pack, old, new)
-    assert str(e.value).startswith(f"rules/{pack}:{line_of(pack, old, new, at)}: {needle}")
 
 
 # ------------------------------------------------------------------------ the version file
