@@ -67,6 +67,7 @@ class FactTable:
 
     facts: dict[str, list[Fact]] = field(default_factory=dict)
     frameworks: set[str] = field(default_factory=set)
+    versions: dict[str, str] = field(default_factory=dict)  # framework -> the side's version, where known
 
     def add(self, fact: Fact) -> None:
         self.facts.setdefault(fact.key, []).append(fact)
@@ -75,15 +76,21 @@ class FactTable:
         for f in facts:
             self.add(f)
 
-    def get(self, key: str) -> Fact | None:
+    def get(self, key: str, sectioned: bool = True) -> Fact | None:
+        """The key's effective fact: the key's own setting before a setting of a section
+        (`meta["sectioned"]`: critic.optim.lr is lr only when nothing else is), then the highest
+        rank, then the last one read (a later assignment overrides). `sectioned=False`: the
+        key's own settings only (what derivations read)."""
         facts = self.facts.get(key)
+        if not sectioned and facts:
+            facts = [f for f in facts if not f.meta.get("sectioned")]
         if not facts:
             return None
-        # highest rank wins; among equals the last one read (a later assignment overrides)
-        return max(enumerate(facts), key=lambda ix: (ix[1].rank, ix[0]))[1]
+        return max(enumerate(facts), key=lambda ix: (not ix[1].meta.get("sectioned"), ix[1].rank, ix[0]))[1]
 
-    def keys(self, check: str | None = None) -> set[str]:
-        return {k for k, fs in self.facts.items() if check is None or any(f.check == check for f in fs)}
+    def keys(self, check: str | None = None, sectioned: bool = True) -> set[str]:
+        return {k for k, fs in self.facts.items() if (check is None or any(f.check == check for f in fs))
+                and (sectioned or any(not f.meta.get("sectioned") for f in fs))}
 
     def value(self, key: str, default: Any = None) -> Any:
         f = self.get(key)
@@ -132,27 +139,126 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
             skipped.append(key)
             continue
         if check == "hyperparameters":
+            g, n = _same_section(key, gpu, npu, g, n)
             if g is None:
-                g = default_fact(key, gpu.frameworks, rs)
+                g = default_fact(key, gpu.frameworks, rs, gpu.versions)
             if n is None:
-                n = default_fact(key, npu.frameworks, rs)
+                n = default_fact(key, npu.frameworks, rs, npu.versions)
         fn = (classifiers or {}).get(check, classify_hparam)
         if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
             code = g.meta.get("mask") or n.meta.get("mask")
             if code:
                 masked.append(Masked(rule=code, gpu=g.side(), npu=n.side()))
-            site = _other_site(gpu.facts.get(key, []), npu.facts.get(key, []))
+            site = _other_site([x for x in gpu.facts.get(key, []) if slot(x) == slot(g)],
+                               [x for x in npu.facts.get(key, []) if slot(x) == slot(n)])
             if site is not None:  # the last call agrees, an earlier one does not
                 f = fn(key, site[0], site[1], rs)
                 if isinstance(f, Finding):
                     findings.append(f)
-            continue
-        f = fn(key, g, n, rs)
-        if isinstance(f, Masked):
-            masked.append(f)
-        elif f is not None:
-            findings.append(f)
+        else:
+            f = fn(key, g, n, rs)
+            if isinstance(f, Masked):
+                masked.append(f)
+            elif f is not None:
+                findings.append(f)
+        if check == "hyperparameters":
+            said = [x for x in findings if x.key == key]
+            for f, facts in _slot_findings(key, gpu, npu, g, n, fn, rs):
+                if not isinstance(f, Finding):
+                    continue
+                constant = any(x is not None and "." not in slot(x) for x in facts)
+                same = next((x for x in said if _same_values(f, x, constant)), None)
+                if same is None:
+                    findings.append(f)
+                    said.append(f)
+                else:  # said once; the finding stands for this setting too
+                    same.settings.append(f)
     return findings, masked, skipped
+
+
+def slot(f: Fact) -> str:
+    """Which setting of its key a fact is: the reader's `meta["slot"]` (a section's path, a
+    callee's keyword), else the spelling the file wrote (`--block-size` and `--max-length` both
+    say seq_length, as two settings)."""
+    s = f.meta.get("slot")
+    if s:
+        return str(s)
+    w = f.meta.get("written_key") or f.key
+    return str(w).strip().lstrip("-+~").replace("-", "_").lower()
+
+
+def _slot_findings(key: str, gpu: FactTable, npu: FactTable, g: Fact | None, n: Fact | None,
+                   fn: "Classifier", rs: RuleSet) -> list:
+    """Two settings that land on one key must not hide each other (issue 27): each setting
+    (slot) a side writes besides the one compared is compared too, with the same setting of
+    the other side; a setting of a section on one side only is said as such, another spelling
+    on one side only is compared with the other side's value of the key."""
+    gfacts, nfacts = gpu.facts.get(key, []), npu.facts.get(key, [])
+    gs, ns = _by_slot(gfacts), _by_slot(nfacts)
+    if len(gs) <= 1 and len(ns) <= 1:  # one setting a side: the one compared
+        return []
+    out = []
+    for name in list(gs) + [x for x in ns if x not in gs]:
+        a, b = gs.get(name), ns.get(name)
+        if a is not None and b is not None:
+            if a is g and b is n:
+                continue
+            if not equal(a.value, b.value):
+                out.append((fn(key, a, b, rs), (a, b)))
+            else:
+                site = _other_site([x for x in gfacts if slot(x) == name], [x for x in nfacts if slot(x) == name])
+                if site is not None:
+                    out.append((fn(key, site[0], site[1], rs), site))
+            continue
+        one, other = (a, n) if a is not None else (b, g)
+        if one is g or one is n:
+            continue
+        if one.meta.get("sectioned"):
+            out.append((fn(key, one, None, rs) if a is not None else fn(key, None, one, rs), (one,)))
+        elif other is not None and not equal(one.value, other.value):
+            out.append((fn(key, one, other, rs) if a is not None else fn(key, other, one, rs), (one,)))
+    return [(f, facts) for f, facts in out if f is not None]
+
+
+def _same_section(key: str, gpu: FactTable, npu: FactTable, g: Fact | None, n: Fact | None):
+    """The pair a key is compared on: when a side's value is a section's setting (actor.optim.lr)
+    and the other side has that section's too, those two, never one section's against another's."""
+    if g is None or n is None or slot(g) == slot(n) or not (g.meta.get("sectioned") or n.meta.get("sectioned")):
+        return g, n
+    gs, ns = _by_slot(gpu.facts.get(key, [])), _by_slot(npu.facts.get(key, []))
+    if g.meta.get("sectioned") and slot(g) in ns:
+        return g, ns[slot(g)]
+    if n.meta.get("sectioned") and slot(n) in gs:
+        return gs[slot(n)], n
+    return g, n
+
+
+def _by_slot(facts: list[Fact]) -> dict[str, Fact]:
+    """The effective explicit fact of each setting (slot) among a key's facts."""
+    out: dict[str, tuple] = {}
+    for i, f in enumerate(facts):
+        if f.origin == ORIGIN_DEFAULT or f.origin == "derived" or f.meta.get("commented"):
+            continue
+        s = slot(f)
+        if s not in out or (f.rank, i) >= (out[s][0].rank, out[s][1]):
+            out[s] = (f, i)
+    return {s: f for s, (f, _i) in out.items()}
+
+
+def _same_values(a: Finding, b: Finding, constant: bool) -> bool:
+    """Two findings of one key that say one thing: the same two values read at the same place on
+    a side (two calls reading one constant, SEED; a flag and a keyword both against the other
+    side's one setting), or the same two values where one is a module-level constant
+    (`constant`: `train_cfg.max_epochs = max_epochs`, the setting and what it reads)."""
+    def v(side):
+        return None if side is None else side.value
+
+    def line(side):
+        return None if side is None else side.line
+    same = equal(v(a.gpu), v(b.gpu)) and equal(v(a.npu), v(b.npu)) and (a.gpu is None) == (b.gpu is None) \
+        and (a.npu is None) == (b.npu is None)
+    return same and (constant or (a.gpu is not None and line(a.gpu) == line(b.gpu))
+                     or (a.npu is not None and line(a.npu) == line(b.npu)))
 
 
 def _code_sites(facts: list[Fact]) -> list[Fact]:
@@ -193,7 +299,7 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name:
                 note = f" ({f.note})"
         msg = f"{name} = {show(present.value)} is set on {side} only; {other} has no value and no known default{note}"
     else:
-        notes = "; ".join(x for x in (g.note, n.note) if x)
+        notes = "; ".join(dict.fromkeys(x for x in (g.note, n.note) if x))
         msg = f"{title}: {name} is {show(g.value)} on GPU and {show(n.value)} on NPU"
         if notes:
             msg += f" ({notes})"

@@ -93,6 +93,11 @@ class Finding:
     message: str
     derived: bool = False
     extra: dict = field(default_factory=dict)  # writer hints (e.g. tensor statistics)
+    # the other settings of the key that say the same two values (compare.py: a launch flag and
+    # the program's keyword against the other side's one setting), as findings of their own:
+    # one finding is reported, and `scriptdiff fix` edits every setting it stands for; never
+    # serialised, not part of the contract
+    settings: list["Finding"] = field(default_factory=list, repr=False, compare=False)
 
     def sort_key(self, check_order: tuple[str, ...] = ()) -> tuple:
         """Report order: by check (in the order given: the check registry's), path, line, key."""

@@ -39,7 +39,7 @@ from .rules import check_selectors, code
 from .secrets import shown_text
 from .sources import Source
 from .suppress import apply as apply_suppressions
-from .vocabulary import vocab
+from .vocabulary import side_versions, vocab
 
 
 @dataclass
@@ -303,9 +303,16 @@ class Run:
     # ----------------------------------------------------------------------------- scope
 
     def scope(self) -> None:
+        # each side's framework versions, from any of its inputs (a package list, a version file):
+        # the defaults that changed between releases are that version's (vocabulary.default_fact)
+        versions = [side_versions(f for _u, *reads in self.sides for ex in reads[i].extracts for f in ex.facts)
+                    for i in (0, 1)]
         for unit, gread, nread in self.sides:
             ng, nn = _invocations(gread), _invocations(nread)
             gtables, ntables = _tables(gread, ng), _tables(nread, nn)
+            for tables, v in ((gtables, versions[0]), (ntables, versions[1])):
+                for t in tables:
+                    t.versions = dict(v)
             if len(gtables) != len(ntables):
                 self.out.findings.append(_invocation_count(unit, ng, nn))
             # a side with an input that failed or was not understood is unknown where it is silent;

@@ -84,6 +84,7 @@ class Kind:
     comments: str = "hash"
     relevant: bool = True
     entry: bool = False  # starts a run: compared with its program and configs (rules/kinds.yaml)
+    versions: bool = False  # tells its side's framework version: read even when identical (rules/kinds.yaml)
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
     fixer: str | None = None  # the module that edits a file of this kind in place (`scriptdiff fix`)
@@ -302,6 +303,13 @@ def _references() -> dict[tuple[str, str], Kind]:
             for suffix in k.suffixes:
                 out[(name, suffix)] = k
     return out
+
+
+def referencing(key: str) -> list[Kind]:
+    """The kinds whose files an option or config key names (`--deepspeed`: a DeepSpeed config),
+    whatever its value: a preset named instead of a file (`--deepspeed zero3`)."""
+    name = _option_name(key)
+    return sorted({k.name: k for (n, _s), k in _references().items() if n == name}.values(), key=lambda k: k.name)
 
 
 def reference_suffixes() -> tuple[str, ...]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from .ascend_version import parse_cann
 from .packschema import NAMES, Any, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Spec, Str, Table
 from .rulepack import RuleSet, section, validator
@@ -39,11 +41,14 @@ ALIAS = Name("a normalised name (lower case, _ for -, no dots: a dotted path bel
 section("vocabulary", Table(Record(
     {"category": Name(), "type": Enum(*TYPES), **{fw: NAMES for fw in (*FRAMEWORKS, "python")},
      "aliases": ListOf(ALIAS), "default": Table(Any()), "values": Any(), "doc": Str(),
-     "default_changed": Table(Record({"release": Name(), "before": Any()}, required=("release", "before"),
-                                     need="{release: R, before: V}"))},
+     "default_changed": Table(Record({"release": Name(), "version": Name(), "before": Any()},
+                                     required=("release", "before"), need="{release: R, before: V}")),
+     "from_name": Record({"kind": Name(), "pattern": Str("a regular expression with one group", nonempty=True)},
+                         required=("kind", "pattern"), need="{kind: K, pattern: P}")},
     required=("category", "type"),
     gone={"other": "`other` spellings are gone: a generic name goes into `aliases`, a framework's dotted "
                    "path into its dialect (rules/<framework>.yaml)"}), once=False))
+section("framework_versions", Table(Record({"package": Name(), "names": NAMES})))
 section("value_ports", Table(Table(
     OneOf(Str(), Bool(), Num(), expect="a string, a boolean or a number"),
     key=Str("a lower-case string (quote yes/no/true/false/null)", nonempty=True, test=_lower),
@@ -84,6 +89,24 @@ def check_vocabulary(rs: RuleSet) -> None:
         for fw in entry.get("default_changed") or {}:
             if fw not in (entry.get("default") or {}):
                 raise rs.error(("vocabulary", key, "default_changed", fw), "names a framework without a default")
+        for fw, c in (entry.get("default_changed") or {}).items():
+            if "version" in c:
+                try:
+                    Version(str(c["version"]))
+                except InvalidVersion:
+                    raise rs.error(("vocabulary", key, "default_changed", fw, "version"),
+                                   f"{c['version']!r} is not a PEP 440 version") from None
+        fn = entry.get("from_name")
+        if fn is not None:
+            kinds = rs.section("kinds") or {}
+            if kinds and fn["kind"] not in kinds:
+                raise rs.error(("vocabulary", key, "from_name", "kind"), f"{fn['kind']!r} is not a known kind")
+            try:
+                groups = re.compile(fn["pattern"]).groups
+            except re.error as e:
+                raise rs.error(("vocabulary", key, "from_name", "pattern"), f"not a regular expression: {e}") from None
+            if groups != 1:
+                raise rs.error(("vocabulary", key, "from_name", "pattern"), "needs exactly one group (the value)")
 
 
 @validator
@@ -219,6 +242,8 @@ section("python", Record({
          "positional": NAMES, "positional_by_name": Table(Any()), "defaults": Table(Any()), "spellings": Enum("hf"),
          "framework": Enum(*FRAMEWORKS)}, required=("match",), need="a non-empty match list")),
     "value_maps": Table(Table(Any(), key=Any())),
+    "generic_keywords": Record({"names": Table(OneOf(Name(), Null(), expect="a vocabulary key or null")),
+                                "skip": NAMES, "python_spellings": NAMES}),
     "hf_extra": Table(Name()),
     "dtype_names": Table(NAMES),
     "classes": Record({"names": Table(NAMES, key=SEVERITY), "calls": Table(NAMES, key=SEVERITY),
@@ -250,6 +275,9 @@ def check_python(rs: RuleSet) -> None:
         if "rule" in e:
             need_mask(("python", "device_refactors", part, "rule"), e["rule"])
     voc = rs.section("vocabulary") or {}
+    for name, k in ((py.get("generic_keywords") or {}).get("names") or {}).items():
+        if k is not None and voc and k not in voc:
+            raise rs.error(("python", "generic_keywords", "names", name), f"key {k!r} is not in the vocabulary")
     for i, e in enumerate(py.get("fact_calls") or []):
         for arg, v in (e.get("args") or {}).items():
             for k in v if isinstance(v, list) else [v]:
@@ -260,7 +288,7 @@ def check_python(rs: RuleSet) -> None:
 # ------------------------------------------------------------------ rules/signatures.yaml
 
 section("call_signatures", Table(
-    Record({"params": ListOf(Name(), nonempty=True), "defaults": Table(Any()),
+    Record({"params": ListOf(Name(), nonempty=True), "defaults": Table(Any()), "env_defaults": Table(Name()),
             "source": Name("a source (where the signature is documented)")},
            required=("params", "source"),
            need={"params": "params (a non-empty list of names)", "source": "a source (where the signature is documented)"}),
@@ -276,9 +304,10 @@ def check_call_signatures(rs: RuleSet) -> None:
         params = e["params"]
         if len(set(params)) != len(params) or params.count("*") > 1:
             raise rs.error(("call_signatures", qn, "params"), "params repeats a name")
-        for k in e.get("defaults") or {}:
-            if k not in params or k == "*":
-                raise rs.error(("call_signatures", qn, "defaults", k), f"defaults: {k!r} is not one of its params")
+        for part in ("defaults", "env_defaults"):
+            for k in e.get(part) or {}:
+                if k not in params or k == "*":
+                    raise rs.error(("call_signatures", qn, part, k), f"{part}: {k!r} is not one of its params")
 
 
 # ------------------------------------------------------------------ rules/fix.yaml
@@ -322,7 +351,7 @@ section("kinds", Table(Record(
     {"reader": MODULE, "suffixes": ListOf(SUFFIX), "names": NAMES, "shebang": Str(), "markers": NAMES,
      "sniff": Spec, "sniff_bytes": Int(1), "priority": Int(), "checks": NAMES, "comments": Enum(*COMMENT_STYLES),
      **{flag: Bool() for flag in ("anywhere", "confirm", "cached", "structural", "limited", "skip_identical",
-                                  "relevant", "entry", "focus")},
+                                  "relevant", "entry", "focus", "versions")},
      "ahead": MODULE, "fixer": MODULE, "example": Name(),
      # which options and keys name a file of this kind, which keys it can set, its page lexer
      "referenced": ListOf(Name("an option name in lower case with underscores (config_file)",
@@ -446,6 +475,12 @@ LOWER = Name("a lower-case pattern", test=_lower)
 section("neutral_sections", ListOf(Name("a lower-case section name without dots",
                                         test=lambda x: _lower(x) and "." not in x)))
 section("cosmetic_names", Record({"names": ListOf(LOWER), "sections": ListOf(LOWER)}))
+section("cosmetic_words", Record({part: ListOf(Name("a lower-case word", test=lambda x: _lower(x) and "_" not in x))
+                                  for part in ("places", "outputs", "inputs")}))
+section("path_places", Record({"generic": ListOf(LOWER)}))
+section("generic_names", Record({
+    "section_words": ListOf(Name("a lower-case word", test=lambda x: _lower(x) and "." not in x)),
+    "suffixes": ListOf(Name("a lower-case suffix starting with _", test=lambda x: _lower(x) and x.startswith("_")))}))
 section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("names", "gpu", "npu")},
                               required=("names", "gpu", "npu"), need="non-empty lower-case lists names, gpu and npu"))
 
@@ -453,8 +488,14 @@ section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("
 @validator
 def check_aliases(rs: RuleSet) -> None:
     """neutral_sections (names), cosmetic_names (names and sections patterns), device_port
-    (names, gpu and npu value patterns; its mask rule is named device-setting-port)."""
-    rs.conform("neutral_sections", "cosmetic_names", "device_port")
+    (names, gpu and npu value patterns; its mask rule is named device-setting-port),
+    generic_names (section words that spell no vocabulary key, suffixes)."""
+    rs.conform("neutral_sections", "cosmetic_names", "device_port", "generic_names", "cosmetic_words", "path_places")
+    spelled = {str(x) for e in (rs.section("vocabulary") or {}).values() for fw in (*FRAMEWORKS, "aliases")
+               for x in e.get(fw) or []}
+    for i, word in enumerate((rs.section("generic_names") or {}).get("section_words") or []):
+        if word in spelled:  # a section word names no setting of its own (compile.enable names compile)
+            raise rs.error(("generic_names", "section_words", i), f"{word!r} is a spelling of a vocabulary key")
     if rs.section("device_port") is not None and not any(
             r.name == "device-setting-port" and r.kind == "mask" for r in rs.rules.values()):
         raise rs.error(("device_port",), "device_port needs the mask rule device-setting-port")

@@ -49,7 +49,8 @@ def units(pairs: list[tuple[Source, Source]], same: list[tuple[Source, Source]] 
     pipeline skips when a run already read both of its files."""
     entries = [(g, n) for g, n in list(pairs) + list(same) if detect(g).entry]
     return ([Unit([g], [n], run=True) for g, n in entries]
-            + [Unit([g], [n], run=False) for g, n in pairs if not detect(g).entry])
+            + [Unit([g], [n], run=False) for g, n in pairs if not detect(g).entry]
+            + [Unit([g], [n], run=False) for g, n in same if detect(g).versions])  # a version file, even identical
 
 
 def inputs(c, sides: tuple[SideScope, SideScope] = (SideScope(), SideScope()), *, findings=None,

@@ -50,13 +50,17 @@ def _contains(seq: tuple[str, ...], part: tuple[str, ...]) -> bool:
 
 
 def is_secret_name(name: str) -> bool:
-    """True when `name` looks like it names a credential (see rules/secrets.yaml)."""
+    """True when `name` looks like it names a credential (see rules/secrets.yaml). A module or
+    tensor path ending in key or token (`blocks.0.attn.key`, `model.layers.3.dist_token`: a
+    dotted name with a layer index) names a parameter, not a credential."""
     ws = words_of(name)
     if not ws:
         return False
     words, suffixes, not_secret = _lists()
     if any(_contains(ws, w) for w in words):
         return True
+    if "." in name and any(part.isdigit() for part in name.split(".")):
+        return False  # a parameter's path ending in key or token
     if not ws[-1].endswith(suffixes):
         return False
     return not any(len(e) <= len(ws) and ws[-len(e):] == e for e in not_secret)
@@ -134,11 +138,25 @@ def is_secret_value(value) -> bool:
         return True
     if v.lower().startswith(_value_rules()[1]):
         return True
+    if _path_shaped(v):  # outputs/run-8f3e2a9b...: a place, named however a run is named
+        return False
     if _token_shaped(v):
         return True
     if " " in v or "=" in v:  # a value of several words (--opts "a=b token"): each word
         return any(w != v and is_secret_value(w) for w in v.replace("=", " ").split())
     return False
+
+
+def _path_shaped(v: str) -> bool:
+    """A file path, not a token that happens to hold `/` (base64): one word, a separator, and it
+    starts at a root (`/`, `./`, `~/`, `$VAR/`) or with a lower-case directory name."""
+    if "/" not in v or "://" in v or any(c.isspace() for c in v):
+        return False
+    if v.startswith(("/", "./", "../", "~/", "$")):
+        return True
+    first = v.split("/", 1)[0]
+    return len(first) >= 2 and first == first.lower() and all(c.isalnum() or c in "_-." for c in first) \
+        and any(c.isalpha() for c in first)
 
 
 def is_secret(name: str | None, value) -> bool:

@@ -212,7 +212,7 @@ def test_bundled_example(cli, monkeypatch):
 
 
 def test_bundled_example_full_findings():
-    """Once the shell, config and python modules are merged: the example's one real drift."""
+    """Once the shell, config and python modules are merged: the example's real drifts."""
     pytest.importorskip("scriptdiff.lang.shell")
     pytest.importorskip("scriptdiff.lang.config")
     cfg = load_config(str(ROOT / "fixtures/example/scriptdiff.toml"))

@@ -86,7 +86,8 @@ def test_hf_yaml_keys_and_dtypes():
     assert (f["lr"].value, f["seq_length"].value, f["params_dtype"].value, f["seed"].value) == (1e-4, 1024, "bf16", 3)
     ex, f = facts("mixed_precision: bf16\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 2\n", name="accelerate.yaml")
     assert f["params_dtype"].value == "bf16" and f["world_size"].value == 8
-    assert f["deepspeed_config.zero_stage"].value == 2
+    zs = f["zero_stage"]  # by its last segment, as the deepspeed_config section's own setting
+    assert (zs.value, zs.line, zs.meta.get("sectioned"), zs.meta["written_key"]) == (2, 4, True, "deepspeed_config.zero_stage")
 
 
 def test_key_order_ignored_and_numbers_normalised(tmp_path):

@@ -18,7 +18,8 @@ against its NPU run. Only findings of severity warning or error count.
     labelled line of that side's file (gpu_line or npu_line).
   * A code label (`key: code`, Python structural changes) is found, both under its key
     and overall, when a finding of check `script` has a GPU line within gpu_line..gpu_end
-    or an NPU line within npu_line..npu_end.
+    or an NPU line within npu_line..npu_end (the lines of the other places a grouped finding
+    names, `extra["also"]`, count as its lines).
 Noise: warning/error findings on pairs labelled `faithful: true`.
 Accounting: every input of a pair appears in `report.inputs`; one that is not understood
 must say what (`unread`); pairs with such an input are listed as "flagged".
@@ -43,11 +44,13 @@ import extract as corpus_extract  # noqa: E402
 
 # Measured on the corpus when it was built (see tests/corpus/README.md); raise the floors,
 # lower the ceiling, as the readers improve. Never lower a floor to make a change pass.
-RECALL_OVERALL_FLOOR = 0.98  # measured 0.981 (152 of 155); lowered from 0.99 when the Self-Forcing/MindSpeed-MM pairs
-# came in: a project patch import (`from npu_adapt import patch`) is reported as info only
-RECALL_CANONICAL_FLOOR = 0.96  # measured 0.968 (150 of 155), lowered from 0.97 for the same two code labels
+RECALL_OVERALL_FLOOR = 0.98  # measured 0.984 (184 of 187, issue 27); 0.981 (152 of 155) before its 19 pairs
+RECALL_CANONICAL_FLOOR = 0.96  # measured 0.963 (180 of 187, issue 27); 0.829 on the same labels before it
 NOISE_CEILING = 0  # measured 0 (bucket sizes are cosmetic, SD221 info)
 TARGET_RECALL = 0.95  # issue 13: labelled differences found under the canonical key
+# issue 27: on the repositories it added (labels.yaml `added: 27`), recall under the canonical
+# key >= 0.9 and no loud finding on a faithful port; measured 0.938 (30 of 32), noise 0
+ISSUE_27_RECALL = 0.9
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")
@@ -67,10 +70,12 @@ def _in(line, lo, hi) -> bool:
 def label_found(label: dict, findings: list) -> tuple[bool, bool]:
     """(found under its key, found overall) by the matching rule in the module doc."""
     if label["key"] == "code":
-        hit = any(f.check == "script" and (
-            _in(f.gpu.line if f.gpu else None, label.get("gpu_line"), label.get("gpu_end"))
-            or _in(f.npu.line if f.npu else None, label.get("npu_line"), label.get("npu_end")))
-            for f in findings)
+        def places(f):  # (GPU line, NPU line) of the finding and of the other places it groups
+            return [(f.gpu.line if f.gpu else None, f.npu.line if f.npu else None)] + \
+                [tuple(x) for x in (f.extra or {}).get("also", [])]
+        hit = any(f.check == "script" and any(
+            _in(gl, label.get("gpu_line"), label.get("gpu_end")) or _in(nl, label.get("npu_line"), label.get("npu_end"))
+            for gl, nl in places(f)) for f in findings)
         return hit, hit
     key = norm(label["key"])
     by_key = any(norm(f.key) == key for f in findings)
@@ -141,7 +146,28 @@ def _measure(out: Path) -> dict:
     totals["devices"] = dev
     totals["recall_canonical"] = totals["found_key"] / n_labels if n_labels else 0.0
     totals["recall_overall"] = totals["found_overall"] / n_labels if n_labels else 0.0
-    return {"totals": totals, "pairs": pairs}
+    return {"totals": totals, "pairs": pairs, "groups": _groups(labels, read)}
+
+
+def _groups(labels: dict, read: list) -> dict:
+    """The figures of the pairs that read a repository added by a given issue (`added:` in
+    labels.yaml `repos`), so a later issue's new repositories are measured on their own."""
+    added = {r: v.get("added") for r, v in labels["repos"].items() if v.get("added")}
+    by_id = {p["id"]: p for p in labels["pairs"]}
+    out: dict = {}
+    for issue in sorted(set(added.values())):
+        rows = [r for r in read if any(added.get(by_id[r["id"]]["sources"][s]["repo"]) == issue
+                                       for s in ("gpu", "npu"))]
+        n = sum(r["labels"] for r in rows)
+        out[issue] = {
+            "pairs": len(rows), "labels": n,
+            "repos": sorted(r for r, v in added.items() if v == issue),
+            "found_key": sum(r["found_key"] for r in rows), "found_overall": sum(r["found_overall"] for r in rows),
+            "recall_canonical": sum(r["found_key"] for r in rows) / n if n else 0.0,
+            "recall_overall": sum(r["found_overall"] for r in rows) / n if n else 0.0,
+            "noise": sum(r["noise"] for r in rows),
+        }
+    return out
 
 
 def device_tests(report) -> dict:
@@ -186,6 +212,10 @@ def _table(result: dict) -> str:
                  f"labels {t['labels']}: recall overall {t['recall_overall']:.3f}, under the canonical key "
                  f"{t['recall_canonical']:.3f}; noise on faithful ports {t['noise']}; "
                  f"pairs whose accounting flags an input {t['pairs_flagged']}")
+    for issue, g in result.get("groups", {}).items():
+        lines.append(f"repositories added by issue {issue} ({', '.join(g['repos'])}): pairs {g['pairs']}, "
+                     f"labels {g['labels']}: recall overall {g['recall_overall']:.3f}, under the canonical key "
+                     f"{g['recall_canonical']:.3f}; noise on faithful ports {g['noise']}")
     return "\n".join(lines)
 
 
@@ -252,6 +282,14 @@ def test_recall_and_noise_floors(corpus):
     assert t["recall_overall"] >= RECALL_OVERALL_FLOOR
     assert t["recall_canonical"] >= RECALL_CANONICAL_FLOOR
     assert t["noise"] <= NOISE_CEILING
+
+
+def test_issue_27_target_on_its_new_repositories(corpus):
+    g = corpus["groups"]["27"] if "27" in corpus["groups"] else corpus["groups"][27]
+    assert len(g["repos"]) >= 5
+    assert g["recall_canonical"] >= ISSUE_27_RECALL
+    assert g["noise"] == 0
+    assert corpus["totals"]["recall_canonical"] >= ISSUE_27_RECALL
 
 
 def test_issue_13_target(corpus):

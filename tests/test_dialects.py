@@ -113,8 +113,8 @@ def verl(gbs=256, mbs=4, alr="1e-6", clr="1e-5", gpn=8, proj="p", dev="cuda"):
 def test_verl_yaml_maps_the_actor_not_the_critic(tmp_path):
     rep = run(tmp_path, "ppo.yaml", verl(), verl(gbs=128, mbs=2, alr="5e-8", clr="2e-5", gpn=16, dev="npu"))
     assert rows(rep) == [
-        ("SD202", "error", "critic.optim.lr", 1e-05, 2e-05, 15, 15),
         ("SD202", "error", "lr", 1e-06, 5e-08, 10, 10),
+        ("SD202", "error", "lr", 1e-05, 2e-05, 15, 15),  # the critic's, as the critic's own setting
         ("SD203", "error", "data_parallel_size", 8, 16, None, None),
         ("SD203", "error", "global_batch_size", 256, 128, 2, 2),
         ("SD203", "error", "gradient_accumulation_steps", 8, 4, None, None),
@@ -122,8 +122,10 @@ def test_verl_yaml_maps_the_actor_not_the_critic(tmp_path):
         ("SD203", "error", "nproc_per_node", 8, 16, 17, 17),
         ("SD203", "error", "world_size", 8, 16, None, None),
     ]
-    lr = next(f for f in rep.findings if f.key == "lr")
+    lr = next(f for f in rep.findings if f.key == "lr" and f.gpu.line == 10)
     assert lr.gpu.via == "actor_rollout_ref.actor.optim.lr, verl (Hydra overrides)"
+    critic = next(f for f in rep.findings if f.key == "lr" and f.gpu.line == 15)
+    assert critic.message == "learning-rate schedule: critic.optim.lr (lr) is 1e-05 on GPU and 2e-05 on NPU"
     ws = next(f for f in rep.findings if f.key == "world_size")
     assert ws.gpu.via == "nproc_per_node * nnodes with nproc_per_node=8, nnodes=1"
     assert [m.rule for m in rep.masked] == ["SD015"]  # trainer.device cuda -> npu
@@ -277,7 +279,10 @@ def test_a_difference_only_from_a_changed_default_is_info(tmp_path):
               "torchrun pretrain_gpt.py --lr 1e-4\n")
     assert rows(rep) == [("SD224", "info", "use_mcore_models", False, True, 1, None)]
     f = rep.findings[0]
-    assert "megatron's default was off before core_r0.8.0" in f.message
+    assert f.message == ("model structure: no-use-mcore-models (use_mcore_models) is off on GPU and on on NPU; megatron's default is on since "
+                         "core_r0.8.0 and was off before, and the NPU side's megatron version is not known: the "
+                         "difference comes only from the default, and the script setting it may be written for an "
+                         "older release")
 
 
 # ---------------------------------------------------------------- validators

@@ -130,6 +130,15 @@ def test_fix_on_every_fixture_pair(name, tmp_path):
 
 
 EXAMPLE_DIFF = '''\
+--- fixtures/example/npu/pretrain.sh
++++ fixtures/example/npu/pretrain.sh
+@@ -9,5 +9,6 @@
+     --global-batch-size 64 \\
+     --lr 1.0e-4 \\
+     --min-lr 1e-06 \\
++    --use-flash-attn \\
+     --bf16 \\
+     --deepspeed ds_config.json
 --- fixtures/example/npu/train.py
 +++ fixtures/example/npu/train.py
 @@ -18,7 +18,7 @@
@@ -167,8 +176,8 @@ def test_fix_diff_on_the_example_prints_the_diff_and_writes_nothing(cli, monkeyp
     before = (FIX / "example/npu/train.py").read_bytes()
     code, out, err = cli("fix", "--diff", "fixtures/example/gpu", "fixtures/example/npu")
     assert (code, out) == (1, EXAMPLE_DIFF)
-    assert err == ("scriptdiff: would fix 3 of 3 chosen finding(s); 1 not chosen; 1 file(s) would change: "
-                   "fixtures/example/npu/train.py; 12 expected substitution(s) masked, as before\n")
+    assert err == ("scriptdiff: would fix 3 of 3 chosen finding(s); 1 not chosen; 2 file(s) would change: "
+                   "fixtures/example/npu/pretrain.sh, fixtures/example/npu/train.py; 12 expected substitution(s) masked, as before\n")
     assert (FIX / "example/npu/train.py").read_bytes() == before
 
 
@@ -187,11 +196,12 @@ def test_fix_writes_and_says_what_it_changed(tmp_path, cli):
     assert out == (f"scriptdiff fix: GPU {gpu}  vs  NPU {npu}\n"
                    f"fixed      SD201 use_flash_attn  (set)\n"
                    f'    {name}:86  "eager" -> "flash_attention_2"\n'
+                   f"    {npu}/pretrain.sh:11  (nothing) -> \\ --use-flash-attn\n"
                    f"fixed      SD207 seed  (set)\n"
                    f"    {name}:21  1234 -> 42\n"
                    f"fixed      SD206 adam_beta2  (set)\n"
                    f"    {name}:102  0.999 -> 0.95\n"
-                   f"fixed 3 of 3 chosen finding(s); 1 not chosen; 1 file(s) changed: {name}; "
+                   f"fixed 3 of 3 chosen finding(s); 1 not chosen; 2 file(s) changed: {npu}/pretrain.sh, {name}; "
                    f"12 expected substitution(s) masked, as before\n")
     code, out, _err = cli("fix", "--diff", gpu, npu)  # a second fix changes nothing
     assert (code, out) == (0, "")
@@ -207,8 +217,9 @@ def test_fix_json_lists_every_finding_fixed_or_why_not(cli, monkeypatch):
     assert [(f["rule"], f["key"], f["fix"]["fixed"], f["fix"]["why"]) for f in doc["findings"]] == [
         ("SD201", "use_flash_attn", True, None), ("SD207", "seed", True, None), ("SD206", "adam_beta2", True, None),
         ("SD302", "env:source set_env.sh", False, "not chosen")]
-    assert doc["findings"][0]["fix"]["edits"] == [{"path": "fixtures/example/npu/train.py", "line": 86,
-                                                   "old": '"eager"', "new": '"flash_attention_2"'}]
+    assert doc["findings"][0]["fix"]["edits"] == [  # the program's keyword and the flag its launch passes
+        {"path": "fixtures/example/npu/train.py", "line": 86, "old": '"eager"', "new": '"flash_attention_2"'},
+        {"path": "fixtures/example/npu/pretrain.sh", "line": 11, "old": "", "new": " \\\n    --use-flash-attn"}]
     assert doc["findings"][3]["fix"]["reason"] == "not chosen: info cannot change numerics (--select its code to fix it)"
     assert doc["summary"] == {"fixed": 3, "not_fixed": 1, "by_reason": {"not chosen": 1},
                               "masked": {"before": 12, "after": 12}}

@@ -51,7 +51,7 @@ def opt(m, args):
     ("lr", {"pos": [5, 5], "node": "Float", "code": "3e-4", "via": ["WARM", "LR"]}),
     ("adam_beta2", {"pos": [12, 59], "node": "Float", "code": "0.95", "via": []}),
     ("weight_decay", {"pos": [7, 13], "node": "Float", "code": "0.05", "via": ["CFG[...]"]}),
-    ("autocast_dtype", {"pos": [8, 5], "node": "Attribute", "code": "torch.float16", "via": ["DT"]}),
+    ("params_dtype", {"pos": [8, 5], "node": "Attribute", "code": "torch.float16", "via": ["DT"]}),
     ("adam_eps", {"environment": "EPS"}),
     ("clip_grad", {"computed": "`2.0 * 0.5` is computed"}),
 ])

@@ -98,12 +98,15 @@ def test_pp_and_tp_hidden_and_ffn_are_never_paired(tmp_path):
     ]
 
 
-def test_nested_yaml_keys_keep_their_full_path(tmp_path):
+def test_nested_yaml_keys_are_compared_section_by_section(tmp_path):
     # msprobe: actor.optim.lr collapsed to lr and hidden behind critic.optim.lr
     gpu = "actor:\n  optim:\n    lr: 1.0e-6\ncritic:\n  optim:\n    lr: 1.0e-5\n"
     npu = "critic:\n  optim:\n    lr: 1e-5\nactor:\n  optim:\n    lr: 5e-6\n"
     rep = run(tmp_path, gpu, npu, gname="ppo.yaml")
-    assert rows(rep) == [("SD202", "actor.optim.lr", 1e-6, 5e-6, 3, 6)]
+    # each section's lr lands on lr as that section's setting (issue 27): the actor's compared
+    # with the actor's, the critic's with the critic's, neither hidden behind the other
+    assert rows(rep) == [("SD202", "lr", 1e-6, 5e-6, 3, 6)]
+    assert [f.message for f in rep.findings] == ["learning-rate schedule: actor.optim.lr (lr) is 1e-06 on GPU and 5e-06 on NPU"]
 
 
 def test_no_env_vars_anywhere_passes(tmp_path):

@@ -90,7 +90,7 @@ def test_ddp_port_reads_hyperparameters_from_argparse_and_calls():
     assert table["weight_decay"] == (1e-4, 1e-4)
     assert table["clip_grad"] == (1.0, 1.0)
     assert table["seed"] == (1234, 1234)
-    assert table["autocast_dtype"] == ("fp16", "fp16")
+    assert table["params_dtype"] == ("fp16", "fp16")  # autocast's dtype is the training precision (issue 27)
     assert table["initial_loss_scale"] == (65536.0, 65536.0)
 
 
@@ -123,7 +123,7 @@ def test_autocast_dtype_and_grad_scaler(tmp_path):
                   ("GradScaler(init_scale=2.**16)", "GradScaler(init_scale=2.**10)"))
     r = run(g, n)
     assert sorted(summary(f) for f in r.findings) == sorted([
-        ("SD205", "autocast_dtype", "fp16", "bf16", line_of(g, "with autocast"), line_of(n, "with autocast")),
+        ("SD205", "params_dtype", "fp16", "bf16", line_of(g, "with autocast"), line_of(n, "with autocast")),
         ("SD209", "initial_loss_scale", 65536.0, 1024.0, line_of(g, "GradScaler(init"), line_of(n, "GradScaler(init")),
     ])
 
@@ -300,8 +300,8 @@ def test_unparsable_file_is_compared_as_text(tmp_path, cli):
     npu = next(a for a in r.inputs if a.side == "npu")
     assert npu.status == "not understood"
     assert npu.unread == [f"its settings were not read (not valid Python: line {line_of(n, 'def main(:')}: invalid "
-                          f"syntax)", "9 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, "
-                          "adam_eps, autocast_dtype, clip_grad, deterministic, lr, seed, weight_decay"]
+                          f"syntax)", "10 setting(s) of the other side could not be compared: adam_beta1, adam_beta2, "
+                          "adam_eps, clip_grad, deterministic, lr, params_dtype, seed, train_iters, weight_decay"]
     code, out, err = cli("diff", str(g), str(n))
     assert code == 1 and "Traceback" not in out + err
 

@@ -64,10 +64,10 @@ def test_the_shipped_signatures_load(tmp_path):
     ("    defaults: {p: 0.5, inplace: false}", "    defaults: {q: 0.5}", "defaults: 'q' is not one of its params"),
     ("    params: [p, inplace]", "    params: [p, p]", "params repeats a name"),
     ("    source: https://pytorch.org/docs/stable/generated/torch.nn.Dropout.html", "    source: ''",
-     "rules/signatures.yaml:24: call_signatures.torch.nn.Dropout.source: expected a source (where the signature is "
+     "rules/signatures.yaml:29: call_signatures.torch.nn.Dropout.source: expected a source (where the signature is "
      "documented) (got '')"),
-    ("  torch.nn.Dropout:\n", "  torch.nn.Dropout:\n    oops: 1\n", "rules/signatures.yaml:22: call_signatures.torch.nn.Dropout: unknown field(s) oops (known: params, defaults, "
-     "source)"),
+    ("  torch.nn.Dropout:\n", "  torch.nn.Dropout:\n    oops: 1\n", "rules/signatures.yaml:27: call_signatures.torch.nn.Dropout: unknown field(s) oops (known: params, defaults, "
+     "env_defaults, source)"),
 ])
 def test_malformed_signatures_name_the_pack(tmp_path, old, new, needle):
     with pytest.raises(RuleError) as e:

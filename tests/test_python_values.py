@@ -116,9 +116,11 @@ def test_a_moved_vocabulary_setting_that_changed_lands_on_its_key(tmp_path):
     npu = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--depth', type=int, default=24)\n"
            "args = p.parse_args()\nn_layer = args.depth\nblock_size = 1024\n")
     r = run(tmp_path, gpu, npu)
-    assert [(f.rule, f.check, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.message)
+    # a module-level setting is a fact (issue 27): reported where its value is set, through the option
+    assert [(f.rule, f.check, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line, f.npu.via, f.message)
             for f in loud(r)] == [
-        ("SD204", "hyperparameters", "num_layers", 12, 24, 1, 5, "n_layer is 12 on GPU and 24 on NPU (NPU: through --depth)")]
+        ("SD204", "hyperparameters", "num_layers", 12, 24, 1, 3, "--depth",
+         "model structure: n_layer (num_layers) is 12 on GPU and 24 on NPU")]
 
 
 def test_a_setting_written_at_several_call_sites_is_compared_at_each(tmp_path):

@@ -263,9 +263,9 @@ def test_python_fragments_are_laid_out_to_parse(tmp_path):
     assert [e.message for e in report.errors] == ["file not found under the review root; hunks compared as fragments"] * 3
     assert not any("not valid Python" in f.message for f in report.findings)
     assert _found(report) == [
-        ("SD101", "code:train.py:<module>", "gpu/train.py", 19, "npu/train.py", 21),
         ("SD201", "use_flash_attn", "gpu/pretrain.sh", 11, None, None),
         ("SD201", "use_flash_attn", "gpu/train.py", 84, "npu/train.py", 86),
         ("SD206", "adam_beta2", "gpu/train.py", 100, "npu/train.py", 102),
+        ("SD207", "seed", "gpu/train.py", 19, "npu/train.py", 21),  # SEED = 42/1234 is the seed setting (issue 27)
         ("SD302", "env:source set_env.sh", None, None, "npu/pretrain.sh", 3)]
     assert len(report.masked) == 12

@@ -77,6 +77,20 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
      "secrets.words[0]: expected upper-case words joined by _ (got 'secret')"),
     ("secrets.yaml", "suffixes: [TOKEN,", "suffixes: [HF_TOKEN,", "suffixes: [HF_TOKEN,",
      "secrets.suffixes[0]: expected one word in upper case (no _) (got 'HF_TOKEN')"),
+    # issue 27: section words, a config's name, a release's version, code keywords, env defaults
+    ("aliases.yaml", "section_words: [enable, enabled, name, names, type]", "section_words: [enable, lr]",
+     "section_words: [enable, lr]", "generic_names.section_words[1]: 'lr' is a spelling of a vocabulary key"),
+    ("vocabulary.yaml", 'pattern: "(?:^|[^a-z0-9])(?:zero|stage|z)[_-]?([0-3])(?![0-9])"', 'pattern: "zero[0-3]"',
+     'pattern: "zero[0-3]"', "vocabulary.zero_stage.from_name.pattern: needs exactly one group (the value)"),
+    ("vocabulary.yaml", "from_name: {kind: deepspeed,", "from_name: {kind: nothing,", "from_name: {kind: nothing,",
+     "vocabulary.zero_stage.from_name.kind: 'nothing' is not a known kind"),
+    ("vocabulary.yaml", "release: core_r0.8.0, version: 0.8.0,", "release: core_r0.8.0, version: r8,", "version: r8",
+     "vocabulary.use_mcore_models.default_changed.megatron.version: 'r8' is not a PEP 440 version"),
+    ("python.yaml", "names: {dtype: null,", "names: {dtype: no_such_key,", "names: {dtype: no_such_key,",
+     "python.generic_keywords.names.dtype: key 'no_such_key' is not in the vocabulary"),
+    ("signatures.yaml", "env_defaults: {rank: RANK,", "env_defaults: {ranks: RANK,", "env_defaults: {ranks: RANK,",
+     "call_signatures.torch.distributed.init_process_group.env_defaults.ranks: env_defaults: 'ranks' is not one of "
+     "its params"),
 ])
 def test_malformed_section_names_the_pack_and_line(tmp_path, pack, old, new, at, needle):
     with pytest.raises(RuleError) as e:

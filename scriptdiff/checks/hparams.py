@@ -3,7 +3,10 @@ mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
 
 - `derive(table)` (called by the engine for each side) adds data_parallel_size,
   gradient_accumulation_steps and global_batch_size where they can be computed and were
-  not set, as facts with origin `derived` whose `via` names the formula and inputs.
+  not set, as facts with origin `derived` whose `via` names the formula and inputs, and what
+  the name of a config that cannot be read says (vocabulary `from_name`: a DeepSpeed config
+  ds_z3_config.json found nowhere, or the preset `--deepspeed zero3`, is zero_stage 3, noted
+  as read from the name).
 - The `hyperparameters` classifier wraps compare.classify_hparam: it classifies a dotted
   config path that is not in the vocabulary by its last segment (actor_rollout_ref.actor.
   optim.lr is an lr setting, reported under its full path), reports a differing config
@@ -11,8 +14,10 @@ mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
   and masks the expected Megatron flag ports (SD011 nccl->hccl, SD012 transformer_engine->local)
   and device settings (SD015 cuda->npu). An unknown key whose name looks cosmetic (run names,
   paths, hosts, ports, timeouts, buckets: rules/aliases.yaml `cosmetic_names`, a dialect's
-  `cosmetic`) is info (SD221); a difference that comes only from a default whose value
-  changed at a known release (`default_changed`) is info (SD224), with a note saying so.
+  `cosmetic`, or a place word with an output word: `cosmetic_words`) is info (SD221); a
+  difference that comes only from a default whose value changed at a known release
+  (`default_changed`) is info (SD224), with a note saying so; two paths that name the same
+  model or dataset in another place (the same final components) are info (SD227).
 """
 from __future__ import annotations
 
@@ -22,14 +27,16 @@ from typing import Any
 from ..compare import FactTable, classify_hparam, equal, show
 from ..finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
+from ..registry import referenced_kind, referencing
 from ..rules import code, load
-from ..vocabulary import category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize, vocab, written_name
+from ..vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
+                          same_place_elsewhere, settings_in_name, vocab, written_name)
 
 
 # ---------------------------------------------------------------- derivations
 
 def _num(table: FactTable, key: str, default: int | None = None) -> tuple[Any, str]:
-    f = table.get(key)
+    f = table.get(key, sectioned=False)  # a section's setting (the rollout's TP) is not the key's
     if f is None:
         d = default_fact(key, table.frameworks)
         if d is not None and isinstance(d.value, (int, float)) and not isinstance(d.value, bool):
@@ -60,13 +67,14 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
 def derive(table: FactTable) -> None:
     """Add derived facts to one side's table (only for keys the side did not set)."""
     _resolve_commented(table)
-    keys = table.keys()
+    _named_settings(table)
+    keys = table.keys(sectioned=False)
     if "world_size" not in keys and "nproc_per_node" in keys:  # verl trainer.n_gpus_per_node x trainer.nnodes
         npn, npn_s = _num(table, "nproc_per_node")
         nn, nn_s = _num(table, "nnodes", 1)
         if all(isinstance(x, int) and x > 0 for x in (npn, nn)):
             _add(table, "world_size", npn * nn, "nproc_per_node * nnodes", [npn_s, nn_s], ("nproc_per_node", "nnodes"))
-    keys = table.keys()
+    keys = table.keys(sectioned=False)
     if "world_size" in keys and "data_parallel_size" not in keys:
         ws, ws_s = _num(table, "world_size")
         tp, tp_s = _num(table, "tensor_model_parallel_size", 1)
@@ -76,7 +84,7 @@ def derive(table: FactTable) -> None:
             _add(table, "data_parallel_size", ws // (tp * pp * cp), "world_size / (tp * pp * cp)",
                  [ws_s, tp_s, pp_s, cp_s], ("world_size", "tensor_model_parallel_size",
                                             "pipeline_model_parallel_size", "context_parallel_size"))
-    keys = table.keys()
+    keys = table.keys(sectioned=False)
     dp, dp_s = _num(table, "data_parallel_size")
     mbs, mbs_s = _num(table, "micro_batch_size")
     if "gradient_accumulation_steps" not in keys and "global_batch_size" in keys:
@@ -91,6 +99,38 @@ def derive(table: FactTable) -> None:
             _add(table, "global_batch_size", mbs * gas * dp,
                  "micro_batch_size * gradient_accumulation_steps * data_parallel_size", [mbs_s, gas_s, dp_s],
                  ("micro_batch_size", "gradient_accumulation_steps", "data_parallel_size"))
+
+
+def _named_settings(table: FactTable) -> None:
+    """What the name of a config says when the config itself cannot be read (vocabulary
+    `from_name`): `--deepspeed ds_z3_config.json` found nowhere is zero_stage 3, and so is the
+    preset `--deepspeed zero3` (ms-swift); the fact is marked as read from the name."""
+    added = []
+    for facts in table.facts.values():
+        for f in facts:
+            if f.meta.get("reference"):
+                if f.meta.get("exists"):
+                    continue
+                option, written, how = f.key.split(":", 1)[-1], str(f.meta.get("written") or f.value), "file name"
+                kind = referenced_kind(option, written)
+            elif isinstance(f.value, str) and f.origin != ORIGIN_DEFAULT and "." not in f.value and "/" not in f.value:
+                option, written, how = f.key, f.value, "preset name"
+                kind = next(iter(referencing(option)), None)
+            else:
+                continue
+            if kind is None:
+                continue
+            base = written.replace("\\", "/").rsplit("/", 1)[-1]
+            said = settings_in_name(kind.name, base)
+            if said and how == "preset name":
+                f.meta["said_by_name"] = True  # the preset is compared through what its name says
+            for key, value in said:
+                note = f"read from the {how}" + (", the config was not found" if how == "file name" else "")
+                added.append(Fact(key=key, value=value, check=f.check, path=f.path, line=f.line, source=f.source,
+                                  rank=f.rank, via=f"{how} {base}", note=note,
+                                  meta={"from_name": True, "written_key": option, "slot": f"{how}:{option}",
+                                        **({"invocation": f.meta["invocation"]} if "invocation" in f.meta else {})}))
+    table.extend(added)
 
 
 def _resolve_commented(table: FactTable) -> None:
@@ -123,6 +163,8 @@ def _unresolved_note(f: Fact | None, side: str) -> str:
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
     if (g is not None and g.meta.get("reference")) or (n is not None and n.meta.get("reference")):
         return _classify_reference(key, g, n, rs)
+    if g is not None and n is not None and g.meta.get("said_by_name") and n.meta.get("said_by_name"):
+        return None  # --deepspeed zero3 against zero2: compared as zero_stage, what the names say
     g, n = _live(g), _live(n)
     if (g is None or g.value is None) and (n is None or n.value is None):
         return None
@@ -139,10 +181,23 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     elif key not in vocab() and is_cosmetic(key):
         f = _recategorised(f, "cosmetic", rs)
     f = _release_default(f, key, g, n)
+    f = _moved(f, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
     return f
+
+
+def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
+    """Two paths naming the same model or dataset in another place (vocabulary.same_place_elsewhere):
+    an info of its own (SD227), whatever the key's category."""
+    if g is None or n is None or f.severity == "info":
+        return f
+    same = same_place_elsewhere(g.value, n.value)
+    if same is None:
+        return f
+    return reclassified(f, "path-moved-elsewhere",
+                        f"{f.message}: the same {same[0]} in another place (a path moved between machines)")
 
 
 def _live(f: Fact | None) -> Fact | None:
@@ -166,13 +221,15 @@ def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> Fi
     if not changed or g is None or n is None:
         return f
     for dflt, other in ((g, n), (n, g)):
-        if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT:
-            continue
+        if dflt.origin != ORIGIN_DEFAULT or other.origin == ORIGIN_DEFAULT or dflt.meta.get("version"):
+            continue  # a side whose framework version is known was compared with that release's default
         fw = str(dflt.via or "").split(" ", 1)[0]
         c = changed.get(fw)
         if c and equal(normalize(c["before"], entry(key).get("type")), other.value):
+            side = "GPU" if dflt is g else "NPU"
             return reclassified(f, "difference-only-from-release-default",
-                                f"{f.message}; {fw}'s default was {show(other.value)} before {c['release']}: the "
+                                f"{f.message}; {fw}'s default is {show(dflt.value)} since {c['release']} and was "
+                                f"{show(other.value)} before, and the {side} side's {fw} version is not known: the "
                                 f"difference comes only from the default, and the script setting it may be written "
                                 f"for an older release")
     return f
@@ -199,6 +256,10 @@ def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     dev = _device_mask(key, g, n)
     if dev is not None:
         return dev
+    if key == "distributed_backend" and n is not None and _backend(n.value) == "hccl" and (
+            g is None or g.origin == ORIGIN_DEFAULT or _backend(g.value) == "nccl"):
+        # nccl -> hccl, or hccl named on the NPU side only (xtuner dist_backend="npu:hccl")
+        return Masked(rule=code("distributed-backend-port"), gpu=g.side() if g is not None else None, npu=n.side())
     if g is None or n is None:
         return None
     gv, nv = str(g.value).lower(), str(n.value).lower()
@@ -207,6 +268,12 @@ def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     if key == "transformer_impl" and gv == "transformer_engine" and nv == "local":
         return Masked(rule=code("transformer-impl-port"), gpu=g.side(), npu=n.side())
     return None
+
+
+def _backend(v: Any) -> str:
+    """The collective library a backend value names: `npu:hccl,cpu:gloo` -> hccl."""
+    words = str(v).strip().strip("'\"").lower().replace(",", " ").replace(":", " ").split()
+    return next((w for w in words if w in ("nccl", "hccl")), words[0] if words else "")
 
 
 def _classify_reference(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:

@@ -90,6 +90,12 @@ def plan(report: Report, npu_root: str, select: list[str] | None = None, ignore:
             d.action, d.edits = decide(f, ctx)
         except Refused as e:
             d.refuse(str(e), e.why)
+        else:  # the other settings of the key the finding stands for (compare.py): edited alike;
+            for other in f.settings:  # one that cannot be leaves its finding, which the check sees
+                try:
+                    d.edits += [e for e in decide(other, ctx)[1] if e not in d.edits]
+                except Refused:
+                    pass
         out.append(d)
     return out
 
@@ -157,6 +163,8 @@ def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
     npu_facts = [x for fs in (nt.facts.values() if nt else ()) for x in fs]
     gpu_facts = [x for fs in (gt.facts.values() if gt else ()) for x in fs]
     g_here, n_here = _written(gf), _written(nf)
+    if g_here and n_here and isinstance(gf.meta.get("shell"), dict) and nf.meta.get("callee") == "argparse":
+        n_here, nf = False, None  # the NPU run relies on its program's default: the flag goes into its launch
     if n_here:
         src = _source(ctx, "npu", nf.path)
         kind, mod = _editor(src)

@@ -12,8 +12,10 @@ deepspeed_config_file:, config:) is a reference the engine follows when the file
 Framework dialects (`dialects` sections of rules/*.yaml: verl, accelerate config, Hydra, ...)
 are detected per file by their `detect` paths; a path a detected dialect maps becomes its
 canonical key and the fact's `via` names the path and the dialect ("data.train_batch_size,
-verl (Hydra overrides)"). Other paths go through vocabulary.canonical_path (framework
-columns, the alias table, neutral sections). Hydra specifics: a `defaults:` list is compared
+verl (Hydra overrides)"). Other paths go through vocabulary.path_key (framework columns, the
+alias table, then the path's last segments): a path under a section that is not neutral
+(critic.optim.lr) lands on its key as that section's setting (`meta["sectioned"]`), compared
+with the same path on the other side and never hiding the key's own setting. Hydra specifics: a `defaults:` list is compared
 by config group (`defaults.optimizer` = adamw), `${a.b}` is resolved within the file where it
 can be, and a file that is a list of `a.b=c` strings (.hydra/overrides.yaml) is read as
 command-line overrides.
@@ -32,7 +34,7 @@ from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..references import resolve
 from ..registry import dialects_for, referenced_kind
 from ..secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
-from ..vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize
+from ..vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize, path_key
 from ..yamlload import YAMLError, load
 
 DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
@@ -298,11 +300,16 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
             return [fact("params_dtype", "bf16" if "bf16" in last else "fp16", via=last)]
         return []
     hit = dialect_path(dp, dialects or [])
-    key = hit[0] if hit else canonical_path(dp, style, [])
+    sectioned = False
+    if hit:
+        key = hit[0]
+    else:  # the framework columns, else the generic rule: the path's last segments (vocabulary.path_key)
+        key, sectioned = path_key(dp, style, []) or (None, False)
     if key is not None and not hit and style != "deepspeed" and not fits(key, value):
         key = None  # a generic name holding something else (`data: [1, 2, ...]`): compared as written
     if key is None and style != "deepspeed":
         key = canonical_path(dp, "deepspeed", []) if dp.startswith(("optimizer.", "scheduler.", "zero_optimization.")) else None
+        sectioned = False
     if key is None:
         return [fact(dp, normalize(value, None) if not isinstance(value, (list, dict)) else value)]
     conv = convert(key, value)
@@ -310,4 +317,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         return []
     key, val = conv
     via = f"{dp}, {hit[1]}" if hit else (None if key == dp else dp)
-    return [fact(key, val, via=via, meta={"dialect": hit[1]} if hit else None)]
+    meta = {"dialect": hit[1]} if hit else {}
+    if sectioned:  # critic.optim.lr: lr, as the critic's own setting (compare.py slots)
+        meta["sectioned"] = True
+    return [fact(key, val, via=via, meta=meta or None)]

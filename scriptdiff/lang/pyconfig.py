@@ -1,6 +1,7 @@
 """Python config files: module-level assignments of literals and `dict(...)` calls, the style
 of mmengine/mmcv-based projects (`optimizer = dict(type="AdamW", lr=1e-4)`, `max_epochs = 12`,
-`train_cfg = dict(max_epochs=max_epochs)`).
+`train_cfg = dict(max_epochs=max_epochs)`), and the attribute assignments of a YACS config
+(`_C.SOLVER.BASE_LR = 1e-4`: the setting SOLVER.BASE_LR, the config object's name dropped).
 
 The file is parsed with the standard library's `ast` (never run or imported). Each module-level
 assignment becomes a tree of values: literals, `dict(...)` keyword calls, `{...}` dicts,
@@ -153,8 +154,28 @@ class _Reader:
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
                     self.bind(target.id, value, stmt.value)
+                elif isinstance(target, ast.Attribute):
+                    self.attribute(target, value, stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
             self.bind(stmt.target.id, self.value(stmt.value, ()), stmt.value)
+
+    def attribute(self, target: ast.Attribute, value: Any, node) -> None:
+        """`_C.SOLVER.BASE_LR = 1e-4` (a YACS config written as code): the setting SOLVER.BASE_LR
+        of the config object `_C`, whose own name is no part of the path."""
+        parts = []
+        while isinstance(target, ast.Attribute):
+            parts.insert(0, target.attr)
+            target = target.value
+        if not isinstance(target, ast.Name) or not parts or isinstance(value, (dict, list)):
+            return
+        tree = self.env
+        for part in parts[:-1]:
+            if not isinstance(tree.get(part), dict):
+                tree[part] = {}
+            tree = tree[part]
+        tree[parts[-1]] = value
+        self.settings += 1
+        self._lines(tuple(parts), node)
 
     def bind(self, name: str, value: Any, node) -> None:
         try:

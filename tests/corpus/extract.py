@@ -105,12 +105,18 @@ def extract(out: Path = DEFAULT_OUT, labels: dict | None = None,
             if git_dir is None:
                 problems[pair["id"]] = f"no local copy of {src['repo']} (set SCRIPTDIFF_CORPUS_SOURCES)"
                 break
-            data = read_blob(git_dir, src["commit"], src["path"])
-            if data is None:
-                problems[pair["id"]] = f"{src['repo']}@{src['commit'][:12]}:{src['path']} not found"
+            # the file, then the files it references that the pair reads with it (`with`: a
+            # launch script's accelerate config), each beside it under its base name
+            for path in [src["path"]] + list(src.get("with", ())):
+                data = read_blob(git_dir, src["commit"], path)
+                if data is None:
+                    problems[pair["id"]] = f"{src['repo']}@{src['commit'][:12]}:{path} not found"
+                    break
+                dest = side_file(out, pair["id"], side, path)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(data)
+            if pair["id"] in problems:
                 break
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
     return problems
 
 

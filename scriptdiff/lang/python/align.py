@@ -82,6 +82,13 @@ class Aligner:
         return key
 
     def region(self, Gs: list[St], Ns: list[St], scope: str) -> None:
+        # NPU-only tuning (set_compile_mode) is the port wherever it stands: never paired with a
+        # GPU statement it happens to replace (devicecode.py)
+        tuned = [s for s in Ns if self.devices.npu_tuning(self.s.n, s)]
+        if tuned:
+            for s in tuned:
+                self.devices.one_sided(s, "npu", scope)
+            Ns = [s for s in Ns if not any(s is t for t in tuned)]
         gk = [self.key(s, self.s.gn) for s in Gs]
         nk = [self.key(s, self.s.nn) for s in Ns]
         sm = difflib.SequenceMatcher(None, gk, nk, autojunk=False)

@@ -1,9 +1,10 @@
 """What a structural difference means: its severity, its message, and its finding.
 
 Severity comes from `classes` in rules/python.yaml, tried in order: the argument or
-parameter name (`eps`, `dropout`), the called function (`torch.nn.functional.*`), a bare
-string (a docstring is info), the statements' assignment targets and the calls they make,
-then the enclosing function's name (`loss_func`). Each severity has its rule
+parameter name (`eps`, `dropout`; a name that looks cosmetic by rules/aliases.yaml
+`cosmetic_names` is info), the called function (`torch.nn.functional.*`), a bare string (a
+docstring is info), the statements' assignment targets (cosmetic names included) and the
+calls they make, then the enclosing function's name (`loss_func`). Each severity has its rule
 (code-changes-numerics, code-may-change-numerics, cosmetic-code-differs).
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import libcst as cst
 
 from ...model import Side
 from ...rules import code
+from ...vocabulary import is_cosmetic
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted, match_name, rules
 
@@ -22,6 +24,74 @@ SEVERITY_RULES = {"error": "code-changes-numerics", "warning": "code-may-change-
 def severity_rule(severity: str) -> str:
     """The code of the rule that reports a code difference of this severity."""
     return code(SEVERITY_RULES[severity])
+
+
+def registered_buffer(st: St) -> str | None:
+    """The name `self.register_buffer("mask", ...)` registers (one statement), else None."""
+    if st.kind != "simple" or len(st.node.body) != 1 or type(st.node.body[0]) is not cst.Expr:
+        return None
+    call = st.node.body[0].value
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute or call.func.attr.value != "register_buffer" \
+            or not call.args or type(call.args[0].value) is not cst.SimpleString:
+        return None
+    name = call.args[0].value.evaluated_value
+    return name if isinstance(name, str) and name else None
+
+
+def attributes_read(p: Parsed) -> set[str]:
+    """Every attribute name the file reads (`x.mask`) and every string it holds (getattr(self, "mask"))."""
+    if p.module is None:
+        return set()
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            found.add(node.attr.value)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            v = node.evaluated_value
+            if isinstance(v, str):
+                found.add(v)
+
+    p.module.visit(V())
+    return found
+
+
+def attribute_lines(p: Parsed, name: str) -> list[int]:
+    """The lines where the file reads attribute `name`."""
+    out: list[int] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == name:
+                ln = p.line_of(node)
+                if ln is not None:
+                    out.append(ln)
+
+    if p.module is not None:
+        p.module.visit(V())
+    return sorted(set(out))
+
+
+def device_move(st: St) -> str | None:
+    """`x = x.npu()`, `x = x.cuda()`, `x = x.to(device)` (one statement, the same name on both
+    sides of `=`): the name moved, else None."""
+    if st.kind != "simple" or len(st.node.body) != 1 or type(st.node.body[0]) is not cst.Assign:
+        return None
+    a = st.node.body[0]
+    if len(a.targets) != 1 or type(a.value) is not cst.Call or type(a.value.func) is not cst.Attribute:
+        return None
+    target, call = dotted(a.targets[0].target), a.value
+    if target is None or dotted(call.func.value) != target or call.func.attr.value not in ("npu", "cuda", "to"):
+        return None
+    if call.func.attr.value == "to" and (len(call.args) != 1 or call.args[0].keyword not in (None,) and
+                                         call.args[0].keyword.value != "device"):
+        return None
+    if call.func.attr.value == "to":  # .to(torch.float16) is a cast, not a move
+        d = dotted(call.args[0].value) or ""
+        if "float" in d or "half" in d or "bfloat" in d or "dtype" in d or "int" in d.rsplit(".", 1)[-1]:
+            return None
+    return target
 
 
 def _split_name(name: str) -> list[str]:
@@ -98,6 +168,18 @@ class Classifier:
         what = {"FunctionDef": "function", "ClassDef": "class"}.get(type(st.node).__name__, "statement")
         where = "GPU" if side == "gpu" else "NPU"
         msg = f"{what} on {where} only" + (f": {st.name}" if st.name else "")
+        moved = device_move(st)
+        if moved is not None:  # labels = labels.npu(): where a tensor lives, not what it holds
+            sev, msg = "info", f"{msg}: {moved} moved to the device (placement, not numerics)"
+        buf = registered_buffer(st)
+        other = s.n if side == "gpu" else s.g
+        if buf is not None and buf not in attributes_read(other):
+            # a mask buffer the other side never reads: it follows from the change of its uses
+            uses = [ln for ln in attribute_lines(p, buf) if ln != st.line]
+            at = f" (read at line {uses[0]}, compared there)" if uses else ""
+            sev = "info"
+            msg = (f"{msg}: buffer {buf!r}, which the {'NPU' if side == 'gpu' else 'GPU'} side never reads; "
+                   f"it follows from the change of its uses{at}")
         s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
 
     @staticmethod
@@ -119,8 +201,14 @@ class Classifier:
         names = classes.get("names") or {}
         calls = classes.get("calls") or {}
         order = ("error", "warning", "info")
+        if ctx is None and stmts and all(s is not None for s in stmts):
+            said = [self.bare_call(s) for s in stmts]  # print(... loss ...): the call says, not its arguments
+            if all(c is not None and match_name(c, calls.get("info") or []) for c in said):
+                return "info"
         if ctx is not None and ctx[1] and not ctx[1].startswith("argument") and not ctx[1].startswith("*"):
             toks = _split_name(ctx[1])
+            if is_cosmetic(ctx[1], dialects=False) and not any(t in (names.get("error") or []) for t in toks):
+                return "info"  # run names, paths, hosts, throughput constants (rules/aliases.yaml cosmetic_names)
             for sev in order:
                 if any(t in (names.get(sev) or []) for t in toks):
                     return sev
@@ -150,6 +238,9 @@ class Classifier:
                     if any(t in (names.get(sev) or []) for t in _split_name(tname)):
                         found.add(sev)
                         break
+                else:
+                    if is_cosmetic(tname, dialects=False):  # theoryflops = 989e12: a throughput constant
+                        found.add("info")
             for c in self.calls_in(self.s.key_of(s)):
                 for sev in order:
                     if match_name(c, calls.get(sev) or []):
@@ -164,6 +255,19 @@ class Classifier:
             if fn and any(t in (names.get(sev) or []) for t in _split_name(fn)):
                 return sev
         return classes.get("default", "warning")
+
+    def bare_call(self, s: St) -> str | None:
+        """The callee of a statement that is one call and nothing else (`print(...)`), else None."""
+        if s.kind != "simple" or len(s.node.body) != 1:
+            return None
+        small = s.node.body[0]
+        if type(small) is not cst.Expr or type(small.value) is not cst.Call:
+            return None
+        k = self.s.key_of(s)
+        if isinstance(k, tuple) and k and k[0] == "Call":
+            got = self.calls_in(("Call", k[1]))
+            return got[0] if got else None
+        return dotted(small.value.func)
 
     @staticmethod
     def targets(s: St) -> list[str]:

@@ -7,7 +7,8 @@ it are the port itself or need their own words, and are handled here for the ali
   is_torch_npu_available()`, `def get_device()`) is set aside (SD019);
 - NPU-only tuning on the NPU side (`torch.npu.config.allow_internal_format = False`,
   `torch.npu.set_compile_mode(jit_compile=False)`: rules/devices.yaml `npu_tuning`) is the
-  expected port (SD020);
+  expected port (SD020), and so is an `if` on the NPU side only that holds nothing but the
+  adapter's imports and such tuning (`if torch.__version__ >= "1.8": import torch_npu`);
 - a CUDA-only switch (`torch.backends.cudnn.deterministic = True`, TF32) does nothing on an
   NPU, so it is classified by what it does on the GPU: a determinism switch on the GPU path
   only is SD106 (warning) naming the NPU way, any other CUDA-only switch there SD107 (info);
@@ -21,7 +22,7 @@ import libcst as cst
 from ...model import Side
 from ...rules import code
 from .pair import PairState, one_line
-from .parse import Parsed, St, qualified_name
+from .parse import Parsed, St, expected_import, import_items, qualified_name
 from .specialise import switch, tuning
 
 
@@ -66,6 +67,15 @@ class DeviceChecks:
         if side == "npu" and self.npu_tuning(p, st):
             self.s.add_masked(code("npu-only-tuning"), None, nside)
             return True
+        if side == "npu" and self.npu_setup_block(p, st):  # if torch.__version__ >= "1.8": import torch_npu
+            for x in _walk([st]):
+                if x is not st:
+                    rule = code("npu-only-tuning") if x.kind == "simple" else None
+                    if x.kind == "import":
+                        rule = next((expected_import(qn, "npu") for small in x.node.body
+                                     for _b, qn in import_items(small)), None) or code("adapter-import")
+                    self.s.add_masked(rule, None, Side(path=p.name, line=x.line, source=p.text_at(x.line)))
+            return True
         if side == "gpu":
             # the switches themselves, or an `if args.allow_tf32 and torch.cuda.is_available():` that
             # holds nothing else (the NPU took no branch of it)
@@ -90,6 +100,22 @@ class DeviceChecks:
             else:
                 return False
             if qn is None or not tuning(qn):
+                return False
+        return True
+
+    def npu_setup_block(self, p: Parsed, st: St) -> bool:
+        """An `if` (without else) on the NPU side only whose body only imports the NPU adapter or
+        tunes the NPU: the port's set-up, whatever it tests (`if torch.__version__ >= "1.8":`)."""
+        if type(st.node) is not cst.If or st.node.orelse is not None or not st.clauses:
+            return False
+        body = st.clauses[0][2]
+        if not body:
+            return False
+        for x in body:
+            if x.kind == "import":
+                if not all(expected_import(qn, "npu") for small in x.node.body for _b, qn in import_items(small)):
+                    return False
+            elif not self.npu_tuning(p, x):
                 return False
         return True
 

@@ -16,13 +16,15 @@ diff sees it as a placeholder, so a changed lr is reported once, as a hyperparam
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 import libcst as cst
 
 from ...budget import Meter, TooLarge, check_number, note
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...secrets import is_secret, redact_text, withheld
-from ...vocabulary import key_type, lookup, normalize, spelling_index
+from ...vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
+                           spelling_index, value_ports)
 from .focus import fact_callee_names
 from ...devices import family_of
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
@@ -49,11 +51,31 @@ def norm_dtype(v):
 
 def typed(key: str, v):
     t = key_type(key)
-    if t == "dtype" or key in ("params_dtype", "autocast_dtype"):
-        return norm_dtype(v)
+    if t == "dtype" or key == "params_dtype":
+        d = norm_dtype(v)
+        if key in value_ports() and isinstance(v, (str, int)) and not isinstance(v, bool) \
+                and d not in (rules().raw.get("dtype_names") or {}):
+            d = convert(key, v)[1]  # Lightning precision="bf16-mixed", precision=16
+        return d
     if isinstance(v, QName):
         v = str(v)
     return normalize(v, t)
+
+
+@lru_cache(maxsize=1)
+def code_names() -> dict:
+    """rules/python.yaml generic_keywords.names: keyword -> key (None: never a setting)."""
+    return dict((rules().raw.get("generic_keywords") or {}).get("names") or {})
+
+
+@lru_cache(maxsize=1)
+def generic_skip() -> tuple:
+    return tuple((rules().raw.get("generic_keywords") or {}).get("skip") or ())
+
+
+def python_spelled(qn: str) -> bool:
+    """A callee whose keywords the vocabulary's `python` column spells (an optimizer's eps=)."""
+    return match_name(qn.rsplit(".", 1)[-1], (rules().raw.get("generic_keywords") or {}).get("python_spellings") or ())
 
 
 class Reader:
@@ -62,6 +84,7 @@ class Reader:
         self.side = side
         self.nm = Norm(p)
         self.argdests: dict[str, str] = {}
+        self.const_keys: dict[str, str] = {}  # module constant -> the key it is a setting of
         self.meter = Meter()  # the evaluation work of this reader (budget.py)
         self.steps = 0  # of the value being evaluated
 
@@ -233,6 +256,8 @@ class Reader:
         meta = {"callee": callee, "written_key": written} if written else {"callee": callee}
         meta["origin"] = self.origin(node.value if type(node) is cst.Arg else node, index) if not known \
             else {"computed": "a secret-looking value"}
+        if callee != "argparse":  # an option is the flag's setting; a call's is that call's (compare.slot)
+            meta["slot"] = f"{callee.rsplit('.', 1)[-1]}.{written or key}"
         return Fact(key=key, value=value, check="hyperparameters", path=p.name, line=line,
                     source=source, rank=RANK_CODE, via=via, meta=meta)
 
@@ -383,6 +408,8 @@ class Reader:
     def call(self, call) -> None:
         p = self.p
         raw = self.nm.callee(call)
+        if raw is None and type(call.func) is cst.Attribute:  # torch.Generator().manual_seed(0): a method of a value
+            raw = "?." + call.func.attr.value
         if raw is None:
             return
         qn = canon_qn(raw, None)
@@ -422,7 +449,8 @@ class Reader:
                 if kw in ("bf16", "fp16"):
                     dtype_flags[kw] = a
                     continue
-                key = spelling_index()["hf"].get(kw) or (rules().raw.get("hf_extra") or {}).get(kw) or spelling_index()["python"].get(kw)
+                key = spelling_index()["hf"].get(kw) or (rules().raw.get("hf_extra") or {}).get(kw) or (
+                    spelling_index()["python"].get(kw) if python_spelled(qn) else None)
                 if key is not None:
                     self.read_arg(key, a, call, qn, vmaps.get(kw))
         if dtype_flags:
@@ -464,9 +492,133 @@ class Reader:
                     v = self.evaluate(value, used)
                 except NotLiteral:
                     continue
-                self.p.facts.append(self.fact(key, v, value, used, f"{node.name.value}.{name}", written=name))
+                f = self.fact(key, v, value, used, f"{node.name.value}.{name}", written=name)
+                f.meta.pop("slot", None)  # a dataclass field is an option (HfArgumentParser): the flag's setting
+                self.p.facts.append(f)
                 self.p.owned[id(value)] = key
                 self.argdests.setdefault(name, key)
+
+    # ------------------------------------------------- configs written as code (issue 27)
+    def module_settings(self) -> None:
+        """Module-level assignments whose target names a setting (`train_steps = 300`,
+        `_C.SOLVER.BASE_LR = 1e-4`) and the keys of module-level dict literals
+        (`CONFIG = {"lr": 1e-4}`): facts under the keys they spell (rules/python.yaml
+        `generic_keywords`; vocabulary.name_key, nested_key)."""
+        dead = self.p.spec.dead_calls if self.p.spec is not None else ()
+        for st in self.p.body:
+            if st.kind != "simple":
+                continue
+            for small in st.node.body:
+                if type(small) is cst.Assign and len(small.targets) == 1:
+                    target, value = small.targets[0].target, small.value
+                elif type(small) is cst.AnnAssign and small.value is not None:
+                    target, value = small.target, small.value
+                else:
+                    continue
+                if type(value) is cst.Call and id(value) in dead:
+                    continue
+                name = dotted(target)
+                if name is None or self.nm.qualified(target) is not None:
+                    continue  # torch.backends.cudnn.benchmark = True: a library's switch, not a config
+                parts = name.split(".")
+                if type(value) is cst.Dict:
+                    self.dict_settings(value, parts)
+                    continue
+                if len(parts) == 1:
+                    hit = (self.code_key(parts[0]), False)
+                else:
+                    hit = nested_key(parts[1:]) or (None, False)
+                    if hit[0] is not None and code_names().get(norm_name(parts[-1]), hit[0]) is None:
+                        hit = (None, False)
+                if hit[0] is None:
+                    continue
+                if self.setting(hit[0], value, ".".join(parts[1:]) or parts[0], name, "module level",
+                                sectioned=hit[1]) and len(parts) == 1:
+                    self.const_keys[parts[0]] = hit[0]
+
+    def dict_settings(self, node: cst.Dict, path: list[str], depth: int = 0) -> None:
+        """The string keys of a module-level dict literal, nested dicts walked (up to 8 levels)."""
+        if depth > 8:
+            return
+        for el in node.elements:
+            if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
+                continue
+            k = el.key.evaluated_value
+            if not isinstance(k, str) or not k:
+                continue
+            if type(el.value) is cst.Dict:
+                self.dict_settings(el.value, path + [k], depth + 1)
+                continue
+            hit = nested_key(path[1:] + [k]) if len(path) > 1 else (self.code_key(k), False)
+            if hit is None or hit[0] is None or code_names().get(norm_name(k), hit[0]) is None:
+                continue
+            self.setting(hit[0], el.value, ".".join(path[1:] + [k]), f"{'.'.join(path)}[{k!r}]", "module level",
+                         sectioned=hit[1])
+
+    def code_key(self, name: str) -> str | None:
+        """The key a keyword or a module-level name spells in code (generic_keywords.names first)."""
+        names = code_names()
+        n = norm_name(name)
+        if n in names:
+            return names[n]
+        return name_key(name)
+
+    def keywords(self, call: cst.Call) -> None:
+        """Every keyword of a call (whatever the callee) whose name spells a setting, not already
+        read by the fact table: a fact under that key, its callee named in `meta["callee"]`, its
+        slot `Callee.keyword` (TrainerConfig(global_batch_size=16): global_batch_size)."""
+        raw = self.nm.callee(call)
+        qn = canon_qn(raw, None) if raw is not None else (dotted(call.func) or "")
+        if not qn or match_name(qn, generic_skip()):
+            return
+        last = qn.rsplit(".", 1)[-1]
+        sig = rules().signatures.get(qn)  # a known signature binds positionals: DataLoader(ds, 8) is batch_size=8
+        params = sig[0][:sig[0].index("*")] if sig is not None and "*" in sig[0] else (sig[0] if sig else [])
+        pos = 0
+        for a in call.args:
+            if a.star:
+                break
+            kw = a.keyword.value if a.keyword is not None else (params[pos] if pos < len(params) else None)
+            if a.keyword is None:
+                pos += 1
+            if kw is None or id(a.value) in self.p.owned:
+                continue
+            key = self.code_key(kw)
+            if key is None and python_spelled(qn):
+                key = spelling_index()["python"].get(kw)
+            if key is None:
+                continue
+            self.setting(key, a.value, f"{last}.{kw}", kw, qn, arg=a, call=call)
+
+    def setting(self, key: str, value, slot: str, written: str, callee: str, sectioned: bool = False,
+                arg=None, call=None) -> bool:
+        """One setting read by its name: a fact when its value is known and fits the key."""
+        if id(value) in self.p.owned:  # LR = 3e-4 read by AdamW(lr=LR) already
+            return False
+        used: list = []
+        try:
+            v = self.evaluate(value, used)
+        except (NotLiteral, Exception):
+            return False
+        if v is None or isinstance(v, (bytes, dict)) or (isinstance(v, QName) and key_type(key) != "dtype"
+                                                          and key not in ("params_dtype", "load_dtype")):
+            return False
+        if used and self.const_keys.get(used[0][0]) == key:
+            self.p.owned[id(value)] = key  # read from a module constant that is this setting already
+            return False
+        if not fits(key, v):
+            return False
+        f = self.fact(key, v, arg if arg is not None else value, used, callee, written)
+        if f.value is None:
+            return False
+        f.meta["slot"] = slot
+        if sectioned:
+            f.meta["sectioned"] = True
+        self.p.facts.append(f)
+        self.p.owned[id(value)] = key
+        if call is not None:
+            self.p.fact_calls.add(id(call))
+        return True
 
     def mixed_precision(self, flags: dict, call, qn: str) -> None:
         vals = {}
@@ -504,6 +656,22 @@ def _arith(op, a, b):
     except (ZeroDivisionError, OverflowError, ValueError):
         raise NotLiteral from None
     raise NotLiteral
+
+
+def env_read(nm, node) -> str | None:
+    """The variable of `os.environ["X"]`, `os.environ.get("X", d)`, `os.getenv("X")`, possibly
+    converted (`int(...)`), else None."""
+    while type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("int", "float", "str") \
+            and len(node.args) == 1:
+        node = node.args[0].value
+    if type(node) is cst.Subscript and nm.qualified(node.value) == "os.environ" and len(node.slice) == 1 \
+            and type(node.slice[0].slice) is cst.Index:
+        k = node.slice[0].slice.value
+    elif type(node) is cst.Call and nm.qualified(node.func) in ("os.environ.get", "os.getenv") and node.args:
+        k = node.args[0].value
+    else:
+        return None
+    return k.evaluated_value if type(k) is cst.SimpleString else None
 
 
 def _clip(p: Parsed, node) -> str:
@@ -654,4 +822,14 @@ def read_facts(p: Parsed, side: str) -> None:
             r.call(c)
         except Exception:
             continue
+    try:  # configs written as code: module-level settings, then every call's keywords
+        r.module_settings()
+    except Exception:
+        pass
+    for c in calls:
+        if any(a.keyword is not None for a in c.args):
+            try:
+                r.keywords(c)
+            except Exception:
+                continue
 

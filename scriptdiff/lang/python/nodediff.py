@@ -11,11 +11,23 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
+from ...rules import code, load
 from .pair import PairState, one_line
-from .facts import NotLiteral, Reader
+from .facts import NotLiteral, Reader, env_read
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
+
+
+_CAST_BACK = ("to", "type_as", "type", "half", "bfloat16")
+
+
+def _cast_back(call) -> cst.Call | None:
+    """The call a cast is applied to (`<call>.to(q.dtype)`, `.type_as(q)`, `.half()`), else None."""
+    if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in _CAST_BACK \
+            and type(call.func.value) is cst.Call and len(call.args) <= 1:
+        return call.func.value
+    return None
 
 
 class NodeDiff:
@@ -61,6 +73,9 @@ class NodeDiff:
                 refactor = self.device_refactor(g, n)
                 if refactor is not None:
                     return refactor
+                soft = self.softmax_cast(g, n, ctx)
+                if soft is not None:
+                    return soft
                 if type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
                         and g.func.attr.value == n.func.attr.value and kg[2:] == kn[2:] \
                         and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
@@ -82,6 +97,9 @@ class NodeDiff:
                             and s.gn.value(g.args[1:]) == s.nn.value(n.args[1:]):
                         return []
             return self.diff_args(g, n, callee)
+        if tg is cst.Attribute and type(g.value) is cst.Call and type(n.value) is cst.Call \
+                and g.attr.value == n.attr.value:  # pipe(...).images: the call is what differs
+            return self.diff_nodes(g.value, n.value, ctx)
         if tg in (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float,
                   cst.FormattedStringText, cst.FormattedString):
             return [(g, n, ctx)]
@@ -119,6 +137,8 @@ class NodeDiff:
 
         def one(ga, na, label):
             if ga is not None and na is not None:
+                if self.device_setting(label, ga.value, na.value):
+                    return []
                 return self.diff_nodes(ga.value, na.value, (callee, label))
             present, owned = (ga, s.g.owned) if ga is not None else (na, s.n.owned)
             if id(present.value) in owned:
@@ -177,6 +197,8 @@ class NodeDiff:
                 continue
             if name in defaults and self.is_default(p, present, defaults[name]):
                 continue
+            if self.env_default(callee, name, gb if ga is not None else nb, p, present):
+                continue
             sites.append((ga if ga is not None else ("MISSING", g), na if na is not None else ("MISSING", n),
                           (callee, name)))
             diffs.append((name, ga, na))
@@ -189,6 +211,59 @@ class NodeDiff:
             return f"{name}={defaults[name]!r} (default)" if name in defaults else f"{name} not given"
 
         return [(g, n, ("ARGS", callee, [(name, text(s.g, ga, name), text(s.n, na, name)) for name, ga, na in diffs]))]
+
+    def device_setting(self, name: str, g, n) -> bool:
+        """`accelerator="GPU"` -> `accelerator="NPU"` (any call): a device setting naming each
+        side's device (rules/aliases.yaml device_port), masked as the device-string port."""
+        dev = load().section("device_port", {}) or {}
+        if not dev or name.lower() not in (dev.get("names") or ()):
+            return False
+        vals = []
+        for p, node in ((self.s.g, g), (self.s.n, n)):
+            try:
+                v = Reader(p, "").evaluate(node, [])
+            except (NotLiteral, Exception):
+                return False
+            if type(v) is not str:
+                return False
+            vals.append(v.strip().lower())
+        if not (match_name(vals[0], dev.get("gpu") or ()) and match_name(vals[1], dev.get("npu") or ())):
+            return False
+        s = self.s
+        gl, nl = s.g.line_of(g), s.n.line_of(n)
+        s.add_masked(code("device-string-to-npu"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+        return True
+
+    def env_default(self, callee: str, name: str, bound: dict, p, node) -> bool:
+        """`rank=int(os.environ["RANK"])` (or `rank=rank` with `rank = int(os.environ["RANK"])`)
+        where the default reads $RANK (rules/signatures.yaml env_defaults): the default written out."""
+        var = ((load().section("call_signatures", {}) or {}).get(callee) or {}).get("env_defaults", {}).get(name)
+        if var is None or bound.get("init_method") is not None and self._literal(p, bound["init_method"]) != "env://":
+            return False
+        return self.env_name(self._assigned(p, node), p) == var
+
+    def _literal(self, p, node):
+        try:
+            return Reader(p, "").evaluate(node, [])
+        except (NotLiteral, Exception):
+            return None
+
+    @staticmethod
+    def _assigned(p, node):
+        """A bare name's value where the file assigns it once (`rank = int(os.environ["RANK"])`)."""
+        if type(node) is not cst.Name or p.module is None:
+            return node
+        found = []
+
+        class V(cst.CSTVisitor):
+            def visit_Assign(self, a: cst.Assign) -> None:
+                if len(a.targets) == 1 and type(a.targets[0].target) is cst.Name \
+                        and a.targets[0].target.value == node.value:
+                    found.append(a.value)
+
+        p.module.visit(V())
+        return found[0] if len(found) == 1 else node
 
     def is_default(self, p, node, default) -> bool:
         try:
@@ -229,6 +304,28 @@ class NodeDiff:
                                 "(per-device batch, learning-rate scaling) can differ"))]
         return None
 
+    def softmax_cast(self, g: cst.Call, n: cst.Call, ctx) -> list | None:
+        """A softmax whose result is cast back (`softmax(x, dtype=torch.float32).to(q.dtype)`,
+        `x.float().softmax(-1).type_as(q)`) on one side and not on the other: the cast is the
+        fp32 softmax's, so the softmax calls are compared (attention_softmax_in_fp32)."""
+        sm = rules().raw.get("softmax_fp32")
+        if not sm:
+            return None
+        s = self.s
+        gi, ni = _cast_back(g) or g, _cast_back(n) or n
+        if not all(type(x) is cst.Call and match_name(self.callee_name(x, nm), sm.get("calls") or [])
+                   for x, nm in ((gi, s.gn), (ni, s.nn))):
+            return None
+        gf, nf = self.fp32(gi, s.gn), self.fp32(ni, s.nn)
+        if gf != nf:  # scores.float().softmax(-1) against scores.softmax(-1)
+            callee = self.callee_name(gi if gf else ni, s.gn if gf else s.nn)
+            return [(gi, ni, ("HPARAM", sm["key"], gf, nf,
+                              f"{callee} is computed in fp32 on {'GPU' if gf else 'NPU'} only: "
+                              f"in the input's precision on {'NPU' if gf else 'GPU'}"))]
+        if gi is g and ni is n:
+            return None
+        return self.diff_nodes(gi, ni, ctx)
+
     def fp32(self, call: cst.Call, nm: Norm) -> bool:
         """The softmax runs in fp32: `dtype=torch.float32`, or its input is `.float()` /
         `.to(torch.float32)` / `.type(torch.float32)`."""
@@ -241,14 +338,18 @@ class NodeDiff:
         for a in call.args:
             if a.keyword is not None and a.keyword.value == "dtype" and is32(a.value):
                 return True
-        x = call.args[0].value if call.args and call.args[0].keyword is None else (
-            call.func.value if type(call.func) is cst.Attribute and nm.qualified(call.func) is None else None)
-        if type(x) is cst.Call and type(x.func) is cst.Attribute:
-            m = x.func.attr.value
-            if m == "float" and not x.args:
-                return True
-            if m in ("to", "type") and x.args and is32(x.args[0].value):
-                return True
+        inputs = []  # the first argument; a method's receiver too (x.float().softmax(-1), self.softmax(x.float()))
+        if call.args and call.args[0].keyword is None:
+            inputs.append(call.args[0].value)
+        if type(call.func) is cst.Attribute and nm.qualified(call.func) is None:
+            inputs.append(call.func.value)
+        for x in inputs:
+            if type(x) is cst.Call and type(x.func) is cst.Attribute:
+                m = x.func.attr.value
+                if m == "float" and not x.args:
+                    return True
+                if m in ("to", "type") and x.args and is32(x.args[0].value):
+                    return True
         return False
 
     def is_device(self, node, not_devices: list) -> bool:
@@ -269,19 +370,9 @@ class NodeDiff:
         d = dotted(node) or ""
         return bool(d) and "dtype" not in d.rsplit(".", 1)[-1].lower()
 
-    def env_name(self, node) -> str | None:
+    def env_name(self, node, p=None) -> str | None:
         """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
-        nm = self.s.nn
-        while type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "int" and len(node.args) == 1:
-            node = node.args[0].value
-        if type(node) is cst.Subscript and nm.qualified(node.value) == "os.environ" and len(node.slice) == 1 \
-                and type(node.slice[0].slice) is cst.Index:
-            k = node.slice[0].slice.value
-        elif type(node) is cst.Call and nm.qualified(node.func) in ("os.environ.get", "os.getenv") and node.args:
-            k = node.args[0].value
-        else:
-            return None
-        return k.evaluated_value if type(k) is cst.SimpleString else None
+        return env_read(self.s.nn if p is None or p is self.s.n else self.s.gn, node)
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)

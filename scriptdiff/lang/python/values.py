@@ -11,8 +11,8 @@ environment, nothing otherwise. Different values are reported once, with both va
 where each came from.
 
 The plumbing of such a move (`parser.add_argument(...)`, `args = parser.parse_args()`, a
-module constant on one side only) cannot change numerics by itself: what reads it is
-compared through its value. It is an info, not a warning.
+module constant on one side only, `rank = int(os.environ["RANK"])`) cannot change numerics by
+itself: what reads it is compared through its value. It is an info, not a warning.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import libcst as cst
 from ...model import Side
 from ...vocabulary import lookup
 from .classify import Classifier, severity_rule
-from .facts import NotLiteral, Reader
+from .facts import NotLiteral, Reader, env_read
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
 
@@ -133,6 +133,11 @@ class ValueChecks:
                     and type(small.targets[0].target) is cst.Name and _evaluate(p, small.value) is not None \
                     and small.targets[0].target.value not in self.names(side):
                 what = what or f"constant {small.targets[0].target.value}"
+                continue
+            env = env_read(self.s.gn if side == "gpu" else self.s.nn, value)
+            if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
+                    and env is not None:  # rank = int(os.environ["RANK"]): what reads it is compared
+                what = what or f"${env} read into {small.targets[0].target.value}"
                 continue
             if type(value) is cst.Call:
                 name = (dotted(value.func) or "").rsplit(".", 1)[-1]

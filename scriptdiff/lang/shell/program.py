@@ -16,7 +16,7 @@ from ...references import resolve
 from ...registry import dialects_for, reference_suffixes, referenced_kind
 from ...rules import code
 from ...secrets import is_secret, withheld
-from ...vocabulary import canonical_flag, canonical_path, convert, dialect_path, to_number
+from ...vocabulary import canonical_flag, convert, dialect_path, path_key, to_number
 from .launchers import LauncherTable
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -145,7 +145,11 @@ class ProgramReader:
 
     def hydra(self, path: str, val: str, w: Word) -> None:
         hit = dialect_path(path, dialects_for("shell").values())  # a command line's: the shell kind's dialects
-        key = hit[0] if hit is not None else (canonical_path(path, "hydra") or path)
+        sectioned = False
+        if hit is not None:
+            key = hit[0]
+        else:  # the path's last segments (vocabulary.path_key); a section's setting is compared as such
+            key, sectioned = path_key(path, "hydra") or (path, False)
         dialect = hit[1] if hit is not None else None
         vw = tail_word(w, len(w.text) - len(val))
         if dialect:
@@ -153,10 +157,10 @@ class ProgramReader:
         if referenced_kind(path, val) is not None:
             self.reference(path, vw)
             return
-        self.add_hparam(key, _hydra_value(val), vw, path, flag_word=w, dialect=dialect)
+        self.add_hparam(key, _hydra_value(val), vw, path, flag_word=w, dialect=dialect, sectioned=sectioned)
 
     def add_hparam(self, key: str, raw, vw: Word, flag_text: str, flag_word: Word | None = None,
-                   dialect: str | None = None) -> None:
+                   dialect: str | None = None, sectioned: bool = False) -> None:
         if key in ("mixed_precision", "torch_dtype"):
             key = "params_dtype"
         if isinstance(raw, str) and is_secret(flag_text.lstrip("-+~"), raw):  # --hf-token hf_...: never shown
@@ -169,6 +173,8 @@ class ProgramReader:
         key, value = conv
         fact = self.make_fact(key, value, vw, flag_word=flag_word, key_text=flag_text)
         fact.meta["written_key"] = flag_text.lstrip("-+~")  # the report shows the user's spelling
+        if sectioned:
+            fact.meta["sectioned"] = True
         if dialect:  # the report names the dialect that mapped the key: "verl (Hydra overrides)"
             fact.via = dialect + (f", {fact.via}" if fact.via else "")
         self.rec.facts.append(fact)
