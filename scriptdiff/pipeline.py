@@ -53,6 +53,9 @@ class Unit:
     gpu_extra: list[Extract] = field(default_factory=list)
     npu_extra: list[Extract] = field(default_factory=list)
     run: bool = True  # the unit whose table `hparams` shows
+    # side -> errors of inputs meant for this unit that failed before the run (a configured path
+    # not there, a file that could not be read): that side is unknown, as if they were its extracts'
+    failed: dict[str, list[InputError]] = field(default_factory=dict)
 
     @property
     def single(self) -> bool:
@@ -255,7 +258,7 @@ class Run:
             unknown = {}
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
-                if r.failed or any(a.opaque for a in accs):
+                if r.failed or unit.failed.get(side) or any(a.opaque for a in accs):
                     unknown[side] = lambda _f: True
                 elif any(a.unread for a in accs):  # a referenced config found nowhere: what configs set is unknown
                     unknown[side] = lambda f: f.rank <= RANK_CONFIG
@@ -276,15 +279,16 @@ class Run:
                 if skipped:
                     for side, r in zip(("gpu", "npu"), reads[id(unit)]):
                         if side in unknown:
-                            self._hidden(r, skipped)
+                            self._hidden(r, skipped, unit.failed.get(side, []))
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
 
-    def _hidden(self, r: _Read, keys: list[str]) -> None:
+    def _hidden(self, r: _Read, keys: list[str], failed: list[InputError] = ()) -> None:
         """Keys of the other side that an unknown side's inputs left uncompared: said on the
-        inputs that failed and on those that referenced a config found nowhere."""
-        for e in (e for ex in r.extracts for e in ex.errors if e.fatal):
+        inputs that failed (read here, or before the run: `failed`) and on those that
+        referenced a config found nowhere."""
+        for e in [e for ex in r.extracts for e in ex.errors if e.fatal] + list(failed):
             self.uncompared.setdefault(id(e), (e, set()))[1].update(keys)
         for acc in self._accounts(r):
             if acc.unread:
@@ -343,9 +347,10 @@ class Run:
         out.findings = filter_findings(out.findings, self.opts)
         # "compared" counts what both sides could contribute: a run where every file of a side
         # failed outright compared nothing (exit 2), whatever the other side held
-        measured = self.inputs.measured
+        measured = [[ex for ex in side if not any(e.fatal for e in ex.errors)]  # a failed one measured nothing
+                    for side in (self.inputs.measured or ([], []))]
         g, n = self.ctx["gpu"].analysed, self.ctx["npu"].analysed
-        if (g or (measured and measured[0])) and (n or (measured and measured[1])):
+        if (g or measured[0]) and (n or measured[1]):
             out.compared += min(g, n) or 1
 
 

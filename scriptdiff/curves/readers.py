@@ -85,7 +85,8 @@ def inputs(spec: str, errors: list, repo_dir: str = ".") -> list[_Opened]:
         return [_Opened(e.display, e.size, blob=e) for _k, e in sorted(found.items())]
     if os.path.isdir(spec):
         found = walk(spec, skip_dirs(), errors, spec.rstrip("/"))
-        return [_Opened(e.display, e.size, path=e.path) for _k, e in sorted(found.items())]
+        return [_Opened(e.display, e.size, path=e.path) for _k, e in sorted(found.items())
+                if e.refused is None]  # a link out of the folder: said by the walk, never opened
     if not os.path.exists(spec):
         raise ReadError(f"{spec}: no such file or directory")
     try:
