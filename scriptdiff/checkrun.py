@@ -23,7 +23,7 @@ from . import gitsrc, onefile, scopes
 from .checks.ascend_stack import verdict_notes
 from .engine import filter_findings, read_inputs
 from .finding import finding
-from .pipeline import Inputs, Unit, run
+from .pipeline import Inputs, Unit, listed, run
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
@@ -411,9 +411,8 @@ def _known(found: list[Finding], key: str, sides: dict) -> list[Finding]:
     for side, names in hidden.items():
         if names:
             e = sides[side].failed[key][0]
-            shown = ", ".join(sorted(names)[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
             e.message += (f" ({len(names)} file(s) of the {'NPU' if side == 'gpu' else 'GPU'} side could not be "
-                          f"paired: {shown})")
+                          f"paired: {listed(names)})")
     return out
 
 

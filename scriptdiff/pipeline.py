@@ -310,7 +310,7 @@ class Run:
     def account(self) -> None:
         out, inputs = self.out, self.inputs
         for e, keys in self.uncompared.values():  # said on the input that failed: what it left uncompared
-            e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {_listed(keys)})"
+            e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {listed(keys)})"
         shown = inputs.pairs + self.programs + [(u.gpu[0], u.npu[0]) for u in self.units if u.single]
         for g, n in shown:
             # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
@@ -372,7 +372,8 @@ def _line_of(src: Source, line: int | None) -> str:
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
-def _listed(keys) -> str:
+def listed(keys) -> str:
+    """Names in one line: sorted, the first eight, and how many more."""
     keys = sorted(keys)
     return ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
 
@@ -448,7 +449,7 @@ def _not_understood(acc: InputAccount) -> Finding:
     rule = code("input-not-understood")
     if acc.uncompared:
         acc.unread.append(f"{len(acc.uncompared)} setting(s) of the other side could not be compared: "
-                          + _listed(acc.uncompared))
+                          + listed(acc.uncompared))
     kind = registry_kind(acc.kind)
     check = kind.checks[0] if kind.checks else "script"
     here = Side(value="; ".join(acc.unread), path=acc.path, line=None, source=acc.kind)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from . import budget
 from .finding import finding
-from .pipeline import Unit, run
+from .pipeline import Unit, listed, run
 from .scopes import SideScope, units
 from .scopes import disk as scope_disk
 from .scopes import inputs as scope_inputs
@@ -271,23 +271,18 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     # where they stand: the counterpart of a refused file, the files under a refused folder
     refused: list[InputAccount] = []
     hidden: dict[int, list[str]] = {}  # id(refused folder's error) -> the other side's files under it
-    for files, side in ((gfiles, "gpu"), (nfiles, "npu")):
-        for e in files.values():
-            if e.refused is not None:
-                refused.append(InputAccount(path=e.display, side=side, kind="folder" if e.folder else "file",
-                                            status="failed", unread=[e.refused.message]))
     pairs = [(g, n) for g, n in pairs if gfiles[g].refused is None and nfiles[n].refused is None]
     gonly, nonly = ([r for r in rels if files[r].refused is None and not _under_refused(r, others, hidden)]
                     for rels, files, others in ((gonly, gfiles, nfiles), (nonly, nfiles, gfiles)))
     for side, files in (("gpu", gfiles), ("npu", nfiles)):
-        for e in files.values():
-            if e.refused is not None:
-                failed[side].append(e.refused)
-                names = hidden.get(id(e.refused))
-                if names:
-                    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-                    e.refused.message += (f" ({len(names)} file(s) of the {'NPU' if side == 'gpu' else 'GPU'} side "
-                                          f"under it could not be paired: {shown})")
+        for e in (e for e in files.values() if e.refused is not None):
+            refused.append(InputAccount(path=e.display, side=side, kind="folder" if e.folder else "file",
+                                        status="failed", unread=[e.refused.message]))
+            failed[side].append(e.refused)
+            names = hidden.get(id(e.refused))
+            if names:
+                e.refused.message += (f" ({len(names)} file(s) of the {'NPU' if side == 'gpu' else 'GPU'} side "
+                                      f"under it could not be paired: {listed(names)})")
 
     def read(e: Entry, side: str) -> Source | None:
         if _is_binary(e):
