@@ -109,8 +109,12 @@ def _main(argv: list[str] | None) -> int:
     # under `git difftool` (-x scriptdiff, or a difftool.*.cmd): LOCAL and REMOTE are the two
     # sides of one path in revisions git knows; the path lets each side find its references there
     base = os.environ.get("BASE")
-    if argv[:1] == ["diff"] and difftool and not any(a in ("--git", "--git-path", "--git-external") for a in argv):
-        argv = ["diff", f"--git-path={base}", *argv[1:]]
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    if argv[:1] == ["diff"] and difftool and not any(a in ("--git", "--git-path", "--git-external") for a in options):
+        rest = argv[1:]
+        if len(rest) == 2 and all(os.path.lexists(a) for a in rest):  # `diff "$LOCAL" "$REMOTE"`: two paths
+            rest = ["--", *rest]
+        argv = ["diff", f"--git-path={base}", *rest]
     if argv[:1] == ["diff"]:  # the same diff on unchanged inputs: its stored output (runmemo)
         from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
 

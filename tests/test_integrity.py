@@ -455,3 +455,8 @@ def test_git_diff_with_a_tracked_file_named_like_an_option(tmp_path):
     assert "scriptdiff: GPU a/-o.py  vs  NPU b/-o.py" in out.stdout  # and git went on to the next file:
     assert "scriptdiff: GPU a/a.py  vs  NPU b/a.py" in out.stdout
     assert "usage:" not in out.stderr
+    for tool in ("-m scriptdiff", "-m scriptdiff diff"):  # git difftool: its work-tree side is `-o.py` itself
+        out = subprocess.run(["git", "-C", str(repo), "difftool", "-y", "-x", f"{sys.executable} {tool}", "--",
+                              "-o.py"], capture_output=True, text=True, timeout=120, env=env)
+        assert "GPU: 1  at a/-o.py:2" in out.stdout and "NPU: 2  at b/-o.py:2" in out.stdout, out.stderr
+        assert "usage:" not in out.stderr
