@@ -78,7 +78,10 @@ def jsonl_export(n: int = 100) -> str:
 
 
 def cut_inside_a_line(text: str, rng) -> str:
-    """The text cut inside its last line (never just after a newline)."""
+    """The text cut inside its last line (never just after a newline); a JSON document (one
+    that does not end with a newline) anywhere in its middle half."""
+    if not text.endswith("\n"):
+        return text[:rng.randrange(len(text) // 4, 3 * len(text) // 4)]
     last = text.rstrip("\n").rfind("\n") + 1
     return text[:rng.randrange(last + 1, len(text) - 1)]
 

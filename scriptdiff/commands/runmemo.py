@@ -188,7 +188,7 @@ def _audit(event: str, args) -> None:
 
 
 def _now() -> int:
-    """The clock a run's end is told by (a test moves it: runs of seconds in no time)."""
+    """The clock the racy window is told by (a test moves it on: files hours old in no time)."""
     return time.time_ns()
 
 
