@@ -126,6 +126,16 @@ def test_a_log_cut_inside_its_last_line_is_an_error(tmp_path, monkeypatch, cli, 
         1, "incomplete", [(reader, 99, 1, 99)], [(f"n/{name}", f"line {line}: {CUT}")])
 
 
+def test_a_log_cut_after_the_first_character_of_a_line_is_an_error(tmp_path, monkeypatch, cli):
+    """` iteration ...` cut after its leading space: the line holds nothing yet, but it was cut."""
+    (tmp_path / "g").mkdir()
+    (tmp_path / "n").mkdir()
+    (tmp_path / "g" / "train.log").write_text(integrity.megatron())
+    (tmp_path / "n" / "train.log").write_text(integrity.megatron(99) + " ")
+    assert _curves(tmp_path, monkeypatch, cli, "g/train.log", "n/train.log") == (
+        1, "incomplete", [("Megatron-LM/MindSpeed iteration lines", 99, 1, 99)], [("n/train.log", f"line 100: {CUT}")])
+
+
 @pytest.mark.parametrize("name,text,reader", [
     ("train.log", integrity.megatron(), "Megatron-LM/MindSpeed iteration lines"),
     ("metrics.csv", integrity.csv_export(), "CSV export"),

@@ -386,7 +386,7 @@ def _cut(f: _Opened, fh, line: bytes, lineno: int, run: Run, log: bool) -> bool:
     if fh.read(1):
         fh.seek(pos)
         return False  # a piece of a line longer than MAX_LINE
-    if line.strip() and log:
+    if log:  # (even a last line of spaces: the line it began was cut)
         run.errors.append(_cut_error(f, lineno))
     return True
 
@@ -492,7 +492,7 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
         n = 0
         for line in iter(lambda: text.readline(MAX_LINE), ""):
             n += 1
-            if not line.endswith(("\n", "\r")) and line.strip():
+            if not line.endswith(("\n", "\r")):
                 ahead = text.readline(MAX_LINE)
                 if not ahead:  # the last line, cut: its row is not read
                     ended.append(n)
