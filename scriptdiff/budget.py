@@ -95,4 +95,6 @@ TORCH_DEPTH = 200  # nesting of a PyTorch checkpoint's dicts and lists
 TORCH_RECORDS = 1_000_000  # entries of a PyTorch zip checkpoint
 TORCH_INFLATED = 256 * 1024 * 1024  # bytes a PyTorch zip checkpoint's compressed entries inflate to
 LOG_RECORD = 16 * 1024 * 1024  # one record of a trainer_state.json log_history (it is streamed)
+EVENT_RECORD = 64 * 1024 * 1024  # one record of a TensorBoard event file (a scalar takes about 40 bytes)
+LINK_HOPS = 40  # symbolic links followed in resolving one path under `collect --root` (Linux's own limit)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)

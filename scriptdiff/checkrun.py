@@ -23,7 +23,7 @@ from . import gitsrc, onefile, scopes
 from .checks.ascend_stack import verdict_notes
 from .engine import filter_findings, read_inputs
 from .finding import finding
-from .pipeline import Inputs, Unit, run
+from .pipeline import Inputs, Unit, listed, run
 from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
@@ -237,12 +237,17 @@ class _Side:
         self.cfg = cfg
         self.report = report
         self.read_ok: dict[str, int] = {}
+        # key -> its inputs that could not be read (a path not there, a FIFO, a folder walk cut
+        # short, a file that would not read): what they hold is unknown, never absent
+        self.failed: dict[str, list[InputError]] = {}
 
     def listing(self, key: str) -> dict:
         """relative name -> Entry for the key's paths (folders walked, files by name)."""
         skip = skip_dirs()
         out: dict = {}
         repo = None
+        before = len(self.report.errors)
+        refused: set[int] = set()  # links out of a folder: collect() accounts them, file by file
         for p in self.cfg.inputs.get(key, []):
             if self.cfg.git:
                 try:
@@ -261,6 +266,10 @@ class _Side:
                 found = _entries(p, self.report)
             for rel, e in found.items():
                 out.setdefault(rel if rel not in out else f"{key}:{len(out)}:{rel}", e)
+                if getattr(e, "refused", None) is not None:
+                    refused.add(id(e.refused))
+        self.failed.setdefault(key, []).extend(e for e in self.report.errors[before:]
+                                               if e.fatal and id(e) not in refused)
         return out
 
 
@@ -298,18 +307,23 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
         if key == "launch" and len(gl) == 1 == len(nl):  # one launch script a side: they pair, whatever their names
             nl = {next(iter(gl)): next(iter(nl.values()))}
         c = collect(gl, nl, report, opts, unpaired=(key == "scripts" or several))
-        found += c.findings
+        found += _known(c.findings, key, sides)  # a listing cut short: the other side's unpaired files unknown
+        for side in ("gpu", "npu"):  # and files that could not be read (refused links too): the run unknown
+            sides[side].failed.setdefault(key, []).extend(c.failed.get(side, []))
         g, n, p = c.gpu, c.npu, c.pairs
         if key in ("logs", "environment", "packages"):
             p = []  # compared as facts only
         if several:  # several launch scripts a side: each pair (by name, rules/pairing.yaml) is a run
             units += scopes.units(c.pairs, c.same)
-        elif key in RUN_KEYS:  # one run: merged per side
+        elif key in RUN_KEYS:  # one run: merged per side (a side whose input failed is unknown in it)
             the_run.gpu += g
             the_run.npu += n
+            for side in ("gpu", "npu"):
+                if sides[side].failed.get(key):
+                    the_run.failed.setdefault(side, []).extend(sides[side].failed[key])
         else:  # a scripts folder, scoped as a folder diff: launch scripts are runs, other pairs their own scopes
             units += scopes.units(c.pairs, c.same)
-        identical += c.identical
+        identical += c.identical + c.refused
         gsrcs += g
         nsrcs += n
         pairs += p
@@ -372,7 +386,34 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                        if not checks()[c].optional or any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)}
     for c, note in verdict_notes(report.findings).items():  # the NPU stack against the Ascend tables
         report.verdicts[c] = (report.verdicts[c][0], f"{report.verdicts[c][1]}; {note}")
+    # a configured path read under two keys (logs: the run's facts, then its curves) that could not
+    # be read is said once
+    seen: set = set()
+    report.errors = [e for e in report.errors if not ((e.path, e.message, e.fatal, e.level) in seen
+                                                      or seen.add((e.path, e.message, e.fatal, e.level)))]
     return report.sorted()
+
+
+def _known(found: list[Finding], key: str, sides: dict) -> list[Finding]:
+    """The findings of a listing's unpaired files, but for those whose counterpart may be in an
+    input of the other side that could not be listed (a configured path not there, a walk cut
+    short): a side that fails is unknown, not absent. Its error says which files could not be
+    paired. (A link out of a folder is handled by collect(): only its own name is unknown.)"""
+    out = []
+    hidden: dict[str, list[str]] = {"gpu": [], "npu": []}
+    for f in found:
+        here = "gpu" if f.gpu is not None and f.npu is None else "npu" if f.npu is not None and f.gpu is None else None
+        other = {"gpu": "npu", "npu": "gpu"}.get(here or "")
+        if other and sides[other].failed.get(key):
+            hidden[other].append((f.gpu or f.npu).value)
+            continue
+        out.append(f)
+    for side, names in hidden.items():
+        if names:
+            e = sides[side].failed[key][0]
+            e.message += (f" ({len(names)} file(s) of the {'NPU' if side == 'gpu' else 'GPU'} side could not be "
+                          f"paired: {listed(names)})")
+    return out
 
 
 def _under(e, roots: set[str]) -> bool:
@@ -532,8 +573,12 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
     info = len(found) - len(bad)
     wanted = " / ".join(keys)
     failed = sorted({_display(a.path) for a in report.inputs if a.status == "failed" and a.kind in kinds()
-                     and check in kind(a.kind).checks})
+                     and check in kind(a.kind).checks}
+                    | {e.path for s in ("gpu", "npu") for k in keys for e in sides[s].failed.get(k, [])})
     if failed and not bad:  # an input of this check could not be read: never a pass
+        for s in ("gpu", "npu"):
+            if given[s] and not any(sides[s].read_ok.get(k) for k in keys):
+                return "not checked", f"no {s.upper()} input could be read (see errors)"
         return "not checked", f"could not be read: {', '.join(failed)} (see errors)"
     unread = [f for f in report.findings if f.check == check and f.rule == code("input-not-understood")]
     if unread:  # an input of this check was not understood: never a pass for that file

@@ -39,6 +39,22 @@ DESCRIPTION = (
 )
 
 
+def git_external_call(argv: list[str]) -> bool:
+    """Whether argv is git's external diff call: `path old-file old-hex old-mode new-file new-hex
+    new-mode [new-path metadata]`, where each hex is an object id (or `.` for a missing side)
+    and each mode six octal digits (or `.`)."""
+    if len(argv) not in (7, 9):
+        return False
+
+    def oid(x: str) -> bool:
+        return x == "." or (len(x) in (40, 64) and all(c in "0123456789abcdef" for c in x))
+
+    def mode(x: str) -> bool:
+        return x == "." or (len(x) == 6 and all(c in "01234567" for c in x))
+
+    return oid(argv[2]) and mode(argv[3]) and oid(argv[5]) and mode(argv[6])
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
 
@@ -72,21 +88,35 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # GIT_EXTERNAL_DIFF calls `scriptdiff path old-file old-hex old-mode new-file new-hex new-mode`
-    # (plus new-path and rename metadata for a renamed file)
-    if len(argv) in (7, 9) and argv[0] not in COMMANDS and not argv[0].startswith("-"):
-        argv = ["diff", "--git-external", *argv]
+    # (plus new-path and rename metadata for a renamed file): told by the ids and modes, never by
+    # the names, which are paths whatever they look like (a tracked `-o.py`, `--help`, `diff`)
+    difftool = bool(os.environ.get("BASE")) and bool(os.environ.get("GIT_DIFF_PATH_COUNTER")) \
+        and os.path.basename(os.environ.get("GIT_EXTERNAL_DIFF", "")) == "git-difftool--helper"
+    if git_external_call(argv):
+        argv = ["diff", "--git-external", "--", *argv]
+    elif len(argv) == 1 and os.environ.get("GIT_DIFF_PATH_COUNTER") and not difftool \
+            and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        # git's external diff on an unmerged path: its one argument is the path; say so, and
+        # exit 0 so that git goes on to the next file
+        from .report.values import safe  # lazy: keeps --help fast
+
+        print(f"scriptdiff: {safe(argv[0])}: unmerged; not compared", file=sys.stderr)
+        return 0
     # `git difftool -x scriptdiff` (and any tool that appends two paths) calls
     # `scriptdiff LOCAL REMOTE`: two paths with no command are `scriptdiff diff LOCAL REMOTE`
-    elif len(argv) == 2 and not any(a in COMMANDS or a.startswith("-") for a in argv) \
-            and all(os.path.lexists(a) for a in argv):
-        argv = ["diff", *argv]
+    # (under git difftool, two paths that exist are paths, whatever they look like)
+    elif len(argv) == 2 and all(os.path.lexists(a) for a in argv) \
+            and (difftool or not any(a in COMMANDS or a.startswith("-") for a in argv)):
+        argv = ["diff", "--", *argv]
     # under `git difftool` (-x scriptdiff, or a difftool.*.cmd): LOCAL and REMOTE are the two
     # sides of one path in revisions git knows; the path lets each side find its references there
     base = os.environ.get("BASE")
-    if argv[:1] == ["diff"] and base and os.environ.get("GIT_DIFF_PATH_COUNTER") \
-            and os.path.basename(os.environ.get("GIT_EXTERNAL_DIFF", "")) == "git-difftool--helper" \
-            and not any(a in ("--git", "--git-path", "--git-external") for a in argv):
-        argv = ["diff", "--git-path", base, *argv[1:]]
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    if argv[:1] == ["diff"] and difftool and not any(a in ("--git", "--git-path", "--git-external") for a in options):
+        rest = argv[1:]
+        if len(rest) == 2 and all(os.path.lexists(a) for a in rest):  # `diff "$LOCAL" "$REMOTE"`: two paths
+            rest = ["--", *rest]
+        argv = ["diff", f"--git-path={base}", *rest]
     if argv[:1] == ["diff"]:  # the same diff on unchanged inputs: its stored output (runmemo)
         from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
 

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import PurePosixPath
 
-from . import __version__
+from . import __version__, budget
 from .jsonload import loads as load_json_data
 from .rules import load
 from .secrets import is_secret, is_secret_name
@@ -45,13 +45,18 @@ MACHINE_FILES = frozenset({"/proc/driver/nvidia/version"})  # kernel files read 
 
 
 class Reader:
-    """Reads absolute paths under a root folder, following symbolic links inside it."""
+    """Reads absolute paths under a root folder as a chroot would: each symbolic link on the way
+    is resolved inside the root (an absolute target from the root, `..` never above it), at most
+    budget.LINK_HOPS of them per path, so no path read leaves the root."""
 
     def __init__(self, root: str | None = None):
         self.root = os.path.abspath(root) if root else "/"
         self.unread: list[str] = []  # "path: reason" for files that exist but are not regular files
 
-    def path(self, p: str) -> str:
+    def path(self, p: str) -> str | None:
+        """Where `p` (a path of the tree) is on this machine: a path under the root with no
+        symbolic link left in it, or None when its links go round more than budget.LINK_HOPS
+        times (noted in `unread`)."""
         if self.root == "/":
             return p
         stack = list(PurePosixPath(p).parts[1:])
@@ -66,9 +71,17 @@ class Reader:
                     cur = os.path.dirname(cur)
                 continue
             nxt = os.path.join(cur, part)
-            if os.path.islink(nxt) and hops < 40:
+            if os.path.islink(nxt):
                 hops += 1
-                target = os.readlink(nxt)
+                if hops > budget.LINK_HOPS:
+                    why = f"{p}: more than {budget.LINK_HOPS} symbolic links to follow (a chain or a loop of links)"
+                    if why not in self.unread:
+                        self.unread.append(why)
+                    return None
+                try:
+                    target = os.readlink(nxt)
+                except OSError:
+                    return None
                 if target.startswith("/"):
                     cur = self.root
                     stack = list(PurePosixPath(target).parts[1:]) + stack
@@ -78,17 +91,28 @@ class Reader:
             cur = nxt
         return cur
 
+    def inside(self, real: str) -> str | None:
+        """A machine path found under the root (a distribution's metadata folder) resolved again
+        from the root: whatever links it went through, the result stays under the root."""
+        if self.root == "/":
+            return real
+        rel = os.path.relpath(real, self.root)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return None
+        return self.path("/" + rel.replace(os.sep, "/"))
+
     def text(self, p: str, limit: int = 1 << 20) -> str | None:
-        return self.read_file(self.path(p), p, limit)
+        real = self.path(p)
+        return None if real is None else self.read_file(real, p, limit)
 
     def read_file(self, real: str, display: str, limit: int = 1 << 20) -> str | None:
         """A regular file's first `limit` bytes as text, or None (missing, or not a regular
-        file: then noted in `unread`)."""
+        file: then noted in `unread`). `real` is a path under the root that `path` resolved."""
         # a kernel pseudo-file is refused (it may block: /proc/kmsg), but for the machine files
         # read here on purpose, when they are themselves and not a link elsewhere
         ok = display in MACHINE_FILES and os.path.realpath(real) == display
         try:
-            with open_regular(real, display, pseudo_ok=ok) as fh:
+            with open_regular(real, display, pseudo_ok=ok, follow=self.root == "/") as fh:
                 data = fh.read(limit)
         except SourceError as e:
             msg = str(e)
@@ -101,17 +125,22 @@ class Reader:
         return data.decode("utf-8", errors="replace")
 
     def isdir(self, p: str) -> bool:
-        return os.path.isdir(self.path(p))
+        real = self.path(p)
+        return real is not None and os.path.isdir(real)
 
     def listdir(self, p: str) -> list[str]:
+        real = self.path(p)
         try:
-            return sorted(os.listdir(self.path(p)))
+            return sorted(os.listdir(real)) if real is not None else []
         except OSError:
             return []
 
     def realpath(self, p: str) -> str:
         """The machine path (not under root) that p resolves to."""
-        real = os.path.realpath(self.path(p))
+        real = self.path(p)
+        if real is None:
+            return p
+        real = os.path.realpath(real)
         if self.root == "/":
             return real
         root_real = os.path.realpath(self.root)
@@ -318,7 +347,7 @@ def site_dirs(rd: Reader, extra: list[str] | None, env: dict) -> list[str]:
         cands += [p for p in sys.path if p.startswith("/")]
     for c in cands:
         real = rd.path(c) if c.startswith("/") else c
-        if os.path.isdir(real) and real not in dirs:
+        if real is not None and os.path.isdir(real) and real not in dirs:
             dirs.append(real)
     return dirs
 
@@ -344,7 +373,9 @@ def _dist_text(dist, name: str, rd: Reader | None) -> str | None:
     folder = getattr(dist, "_path", None)  # importlib.metadata.PathDistribution's folder
     if rd is None or not isinstance(folder, os.PathLike):
         return dist.read_text(name)
-    return rd.read_file(os.path.join(os.fspath(folder), name), os.path.join(os.fspath(folder), name))
+    shown = os.path.join(os.fspath(folder), name)
+    real = rd.inside(shown)  # under --root: its links resolved inside the root, never out of it
+    return None if real is None else rd.read_file(real, shown)
 
 
 def read_distributions(dirs: list[str], rd: Reader | None = None) -> list[dict]:

@@ -208,6 +208,8 @@ class BlobEntry:
     """A git blob as a tree.Entry: identity is the blob hash, bytes come from git."""
 
     KEEP = 64 * 1024  # a blob this small is read once: its head is kept for the source that follows
+    refused = None  # as tree.Entry: a blob is never a link out of a tree (git stores a link as its text)
+    folder = False
 
     def __init__(self, blob: Blob, rel: str, display: str):
         self.blob = blob

@@ -103,6 +103,10 @@ def inputs(listing: dict, report: Report) -> tuple[list, list, list, list, list]
     srcs, accounts = [], []
     for rel in sorted(listing):
         e = listing[rel]
+        if getattr(e, "refused", None) is not None:  # a link out of the folder: said by the walk, never opened
+            accounts.append(InputAccount(path=e.display, side="gpu", kind="folder" if e.folder else "file",
+                                         status="failed", unread=[e.refused.message]))
+            continue
         if _is_binary(e):
             continue
         try:

@@ -56,6 +56,9 @@ class Unit:
     gpu_extra: list[Extract] = field(default_factory=list)
     npu_extra: list[Extract] = field(default_factory=list)
     run: bool = True  # the unit whose table `hparams` shows
+    # side -> errors of inputs meant for this unit that failed before the run (a configured path
+    # not there, a file that could not be read): that side is unknown, as if they were its extracts'
+    failed: dict[str, list[InputError]] = field(default_factory=dict)
 
     @property
     def single(self) -> bool:
@@ -321,7 +324,7 @@ class Run:
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
                 hidden = set().union(*(a.unknown for a in accs)) if accs else set()
-                if r.failed or any(a.opaque for a in accs):
+                if r.failed or unit.failed.get(side) or any(a.opaque for a in accs):
                     unknown[side] = lambda _f: True
                 else:
                     # a referenced config found nowhere: the keys such a file can set; the program
@@ -351,17 +354,17 @@ class Run:
                     for side, r, table, other in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable),
                                                      (ntable, gtable)):
                         if side in unknown and table.get(key) is None and other.get(key) is not None:
-                            self._hidden(r, key, other.get(key))
+                            self._hidden(r, key, other.get(key), unit.failed.get(side, []))
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
 
-    def _hidden(self, r: _Read, key: str, other: Fact) -> None:
+    def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = ()) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
-        uncompared: said on the inputs that failed or were not wholly read, else on the launch
-        script whose program is not in view (for what code sets) and on each referenced config
-        found nowhere that could have set it."""
-        fatal = [e for ex in r.extracts for e in ex.errors if e.fatal]
+        uncompared: said on the inputs that failed (read here, or before the run: `failed`) or
+        were not wholly read, else on the launch script whose program is not in view (for what
+        code sets) and on each referenced config found nowhere that could have set it."""
+        fatal = [e for ex in r.extracts for e in ex.errors if e.fatal] + list(failed)
         for e in fatal:
             self.uncompared.setdefault(id(e), (e, set()))[1].add(key)
         accs = self._accounts(r)
@@ -393,7 +396,7 @@ class Run:
     def account(self) -> None:
         out, inputs = self.out, self.inputs
         for e, keys in self.uncompared.values():  # said on the input that failed: what it left uncompared
-            e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {_listed(keys)})"
+            e.message += f" ({len(keys)} setting(s) of the other side could not be compared: {listed(keys)})"
         shown = inputs.pairs + self.programs + [(u.gpu[0], u.npu[0]) for u in self.units if u.single]
         for g, n in shown:
             # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
@@ -454,9 +457,10 @@ class Run:
         out.findings = filter_findings(out.findings, self.opts)
         # "compared" counts what both sides could contribute: a run where every file of a side
         # failed outright compared nothing (exit 2), whatever the other side held
-        measured = self.inputs.measured
+        measured = [[ex for ex in side if not any(e.fatal for e in ex.errors)]  # a failed one measured nothing
+                    for side in (self.inputs.measured or ([], []))]
         g, n = self.ctx["gpu"].analysed, self.ctx["npu"].analysed
-        if (g or (measured and measured[0])) and (n or (measured and measured[1])):
+        if (g or measured[0]) and (n or measured[1]):
             out.compared += min(g, n) or 1
 
 
@@ -478,7 +482,8 @@ def _line_of(src: Source, line: int | None) -> str:
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""
 
 
-def _listed(keys, most: int = 12) -> str:
+def listed(keys, most: int = 12) -> str:
+    """Names in one line: sorted, the first `most` (or all but the last two and how many more)."""
     keys = sorted(keys)
     if len(keys) <= most:
         return ", ".join(keys)
@@ -561,7 +566,7 @@ def _not_understood(acc: InputAccount) -> Finding | None:
     rule = code("input-not-understood")
     if acc.uncompared:
         acc.unread.append(f"{len(acc.uncompared)} setting(s) of the other side could not be compared: "
-                          + _listed(acc.uncompared))
+                          + listed(acc.uncompared))
     refs = {m.unread for m in acc.missing}
     own = [u for i, u in enumerate(acc.unread) if i not in refs]
     if not own:
@@ -590,7 +595,7 @@ def could_set(m: MissingReference, f: Fact) -> bool:
 
 
 def _hid(keys) -> str:
-    return f"{len(keys)} setting(s) of the other side could not be compared: {_listed(keys)}"
+    return f"{len(keys)} setting(s) of the other side could not be compared: {listed(keys)}"
 
 
 def _pair_missing(gm: list[MissingReference], nm: list[MissingReference]):
@@ -624,7 +629,7 @@ def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> 
     key = f"reference:{one.key}"
     hid = [(label, other, m.withheld) for label, other, m in (("GPU", "NPU", g), ("NPU", "GPU", n))
            if m is not None and m.withheld]
-    said = "; ".join(f"{len(keys)} setting(s) of the {other} side could not be compared: {_listed(keys)}"
+    said = "; ".join(f"{len(keys)} setting(s) of the {other} side could not be compared: {listed(keys)}"
                      for _label, other, keys in hid)
     if g is not None and n is not None:
         if posixpath.basename(g.written) == posixpath.basename(n.written):

@@ -64,7 +64,8 @@ def inputs(c, sides: tuple[SideScope, SideScope] = (SideScope(), SideScope()), *
     return Inputs(list(c.gpu), list(c.npu), list(c.pairs),
                   units=units(c.pairs, c.same) if unit_list is None else unit_list,
                   findings=list(c.findings if findings is None else findings), measured=measured,
-                  roots=(g.root, n.root), resolvers=(g.resolver, n.resolver), accounts=list(c.identical))
+                  roots=(g.root, n.root), resolvers=(g.resolver, n.resolver),
+                  accounts=list(c.identical) + list(c.refused))
 
 
 def files(gpu: list[Source], npu: list[Source], pairs: list[tuple[Source, Source]],

@@ -205,13 +205,14 @@ def pseudo_reason(path: str | os.PathLike, st: os.stat_result) -> str | None:
     return f"is a kernel interface on the {fstype} pseudo-filesystem, not a regular file (reading it may block){_SAVE}"
 
 
-def check_regular(path: str | os.PathLike, display: str | None = None, pseudo_ok: bool = False) -> os.stat_result:
-    """stat() a path (following links) and refuse anything but a regular file (kernel
-    pseudo-files included, unless `pseudo_ok`), without opening it. Raises SourceError with a
-    one-line reason naming `display`."""
+def check_regular(path: str | os.PathLike, display: str | None = None, pseudo_ok: bool = False,
+                  follow: bool = True) -> os.stat_result:
+    """stat() a path (following links, unless not `follow`: then a link is refused too) and
+    refuse anything but a regular file (kernel pseudo-files included, unless `pseudo_ok`),
+    without opening it. Raises SourceError with a one-line reason naming `display`."""
     display = display or str(path)
     try:
-        st = os.stat(path)
+        st = os.stat(path, follow_symlinks=follow)
     except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
         if isinstance(e, ValueError):
             raise SourceError(f"{display}: not a valid path") from None
@@ -230,16 +231,21 @@ def is_regular(path: str | os.PathLike) -> bool:
         return False
 
 
-def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1, pseudo_ok: bool = False):
+def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1, pseudo_ok: bool = False,
+                 follow: bool = True):
     """A binary file object for a regular file; raises SourceError otherwise.
 
     The type is checked before opening (opening a FIFO blocks, opening a device may act),
     then on the descriptor, which is opened non-blocking: a path swapped for a FIFO between
     the two cannot block the open, and is refused by the second check. Kernel pseudo-files
-    are refused both times unless `pseudo_ok` (a known machine file that does not block)."""
+    are refused both times unless `pseudo_ok` (a known machine file that does not block).
+    Not `follow`: a path whose last part is a symbolic link is refused, not followed (a path
+    already resolved by the caller, `collect --root`)."""
     display = display or str(path)
-    check_regular(path, display, pseudo_ok)
+    check_regular(path, display, pseudo_ok, follow)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError as e:

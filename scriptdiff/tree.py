@@ -1,8 +1,10 @@
 """Directory mode: `scriptdiff diff GPU_DIR NPU_DIR`.
 
 Both trees are walked (version-control, cache and virtualenv folders skipped; a symbolic
-link to a folder is followed only when it stays inside the tree, and each folder is
-walked once, so a link loop ends instead of hanging),
+link, to a file or to a folder, is followed only when it stays inside the tree: one that
+leaves it is refused, with one line naming it, and accounted as an input that failed, and
+what its name stands for on the other side is unknown, not "on one side only"; each folder
+is walked once, so a link loop ends instead of hanging),
 files are paired by relative path and then by the rename rules in rules/pairing.yaml
 (train.py <-> train_npu.py, *_gpu.* <-> *_npu.*, gpu/ <-> npu/), and every pair of differing
 files is handed to the shared engine as a scope of its own: its settings are compared with
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 
 from . import budget
 from .finding import finding
-from .pipeline import Unit, run
+from .pipeline import Unit, listed, run
 from .scopes import SideScope, units
 from .scopes import disk as scope_disk
 from .scopes import inputs as scope_inputs
@@ -43,11 +45,16 @@ CHUNK = 1 << 20
 class Entry:
     """One file of a tree: where it is, how big, and how to get its bytes and identity."""
 
-    def __init__(self, rel: str, size: int, display: str, path: str | None = None):
+    def __init__(self, rel: str, size: int, display: str, path: str | None = None,
+                 refused: InputError | None = None, folder: bool = False):
         self.rel = rel  # relative path with forward slashes
         self.size = size
         self.display = display  # the name shown in the report
         self.path = path  # real path on disk, when there is one
+        # a symbolic link out of the tree: never opened; its error (said once, by the walk), and
+        # whether it stands for a folder (then the other side's files under its name are unknown)
+        self.refused = refused
+        self.folder = folder
 
     def identity(self) -> str:
         """A content hash; equal identities mean equal bytes."""
@@ -76,7 +83,9 @@ def _skipped(name: str, patterns: list[str]) -> bool:
 
 
 def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError], display: str) -> dict[str, Entry]:
-    """Every regular file under root, by relative path. Never follows a link loop."""
+    """Every regular file under root, by relative path. Never follows a link loop, nor a link
+    out of the tree: such a link is an Entry with `refused` set (its error is in `errors`),
+    never opened, so that its name still pairs with the other side's."""
     out: dict[str, Entry] = {}
     seen_dirs: set[tuple[int, int]] = set()
     root = Path(root)
@@ -102,6 +111,12 @@ def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError]
         except OSError as e:
             errors.append(InputError(f"{display}/{rel}".rstrip("/"), f"cannot read folder: {e.strerror or e}"))
             return
+        def refuse(r: str, link: str, what: str, folder: bool) -> None:
+            err = InputError(_display(display, r), f"symbolic link to a {what} outside the tree (to "
+                                                   f"{_target(link)}); not followed", fatal=True)
+            errors.append(err)
+            out[r] = Entry(r, 0, _display(display, r), None, refused=err, folder=folder)
+
         for e in entries:
             r = f"{rel}{e.name}"
             try:
@@ -109,12 +124,14 @@ def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError]
                     if _skipped(e.name, skip_dirs):
                         continue
                     if e.is_symlink() and not _inside(Path(e.path), real_root):
-                        errors.append(InputError(f"{display}/{r}", "symbolic link to a folder outside the tree; "
-                                                                   "not followed"))
+                        refuse(r, e.path, "folder", True)
                         continue
                     visit(Path(e.path), r + "/", depth + 1)
                     continue
                 if e.is_file(follow_symlinks=True):
+                    if e.is_symlink() and not _inside(Path(e.path), real_root):
+                        refuse(r, e.path, "file", False)
+                        continue
                     out[r] = Entry(r, e.stat(follow_symlinks=True).st_size, _display(display, r), e.path)
                 elif e.is_symlink():
                     errors.append(InputError(f"{display}/{r}", "broken symbolic link; not compared"))
@@ -123,6 +140,13 @@ def walk(root: str | os.PathLike, skip_dirs: list[str], errors: list[InputError]
 
     visit(root, "")
     return out
+
+
+def _target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 def _inside(p: Path, root: Path) -> bool:
@@ -225,6 +249,8 @@ class Collected:
     identical: list[InputAccount]  # inputs equal to their counterpart byte for byte
     same: list[tuple[Source, Source]] = field(default_factory=list)  # identical pairs read for their settings
     findings: list[Finding] = field(default_factory=list)  # unpaired files (SD150, SD151)
+    failed: dict[str, list[InputError]] = field(default_factory=dict)  # side -> files that could not be read
+    refused: list[InputAccount] = field(default_factory=list)  # links out of a tree, accounted as failed
 
     def __iter__(self):  # (gpu, npu, pairs, npairs), as callers unpacked it before
         return iter((self.gpu, self.npu, self.pairs, self.npairs))
@@ -238,16 +264,35 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     SD150/SD151 findings when `unpaired` (a folder scan), and count for their side either
     way. Which kinds of file matter when unpaired, and which identical pairs are not read at
     all, the kind registry says (`relevant`, `skip_identical`)."""
+    failed: dict[str, list[InputError]] = {"gpu": [], "npu": []}
     rules = pairing_rules()
     pairs, gonly, nonly = pair_paths(sorted(gfiles), sorted(nfiles), rules)
+    # links out of a tree (tree.walk refused them): accounted as failed, their side unknown
+    # where they stand: the counterpart of a refused file, the files under a refused folder
+    refused: list[InputAccount] = []
+    hidden: dict[int, list[str]] = {}  # id(refused folder's error) -> the other side's files under it
+    pairs = [(g, n) for g, n in pairs if gfiles[g].refused is None and nfiles[n].refused is None]
+    gonly, nonly = ([r for r in rels if files[r].refused is None and not _under_refused(r, others, hidden)]
+                    for rels, files, others in ((gonly, gfiles, nfiles), (nonly, nfiles, gfiles)))
+    for side, files in (("gpu", gfiles), ("npu", nfiles)):
+        for e in (e for e in files.values() if e.refused is not None):
+            refused.append(InputAccount(path=e.display, side=side, kind="folder" if e.folder else "file",
+                                        status="failed", unread=[e.refused.message]))
+            failed[side].append(e.refused)
+            names = hidden.get(id(e.refused))
+            if names:
+                e.refused.message += (f" ({len(names)} file(s) of the {'NPU' if side == 'gpu' else 'GPU'} side "
+                                      f"under it could not be paired: {listed(names)})")
 
-    def read(e: Entry) -> Source | None:
+    def read(e: Entry, side: str) -> Source | None:
         if _is_binary(e):
             return None
         try:
             return e.source()
         except SourceError as exc:
-            report.errors.append(InputError(e.display, str(exc).split(": ", 1)[-1], fatal=True))  # not compared: no pass
+            err = InputError(e.display, str(exc).split(": ", 1)[-1], fatal=True)  # not compared: no pass
+            report.errors.append(err)
+            failed[side].append(err)
             return None
 
     gsrcs: list[Source] = []
@@ -266,7 +311,7 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
             if identical_skipped_by_name(ge.rel.rsplit("/", 1)[-1]):
                 continue
             if ge.size <= opts.max_bytes and not _is_binary(ge):
-                gs = read(ge)
+                gs = read(ge, "gpu")
                 k = detect(gs) if gs is not None else None
                 if k is not None and k.relevant and not k.skip_identical:
                     twin = Source(name=ne.display, data=gs.data, origin=str(ne.path) if ne.path else None)
@@ -278,7 +323,7 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
         if gb or nb:
             report.errors.append(InputError(ne.display, "binary files differ; not compared"))
             continue
-        gs, ns = read(ge), read(ne)
+        gs, ns = read(ge, "gpu"), read(ne, "npu")
         if gs is None or ns is None:
             continue
         gsrcs.append(gs)
@@ -288,14 +333,26 @@ def collect(gfiles: dict[str, Entry], nfiles: dict[str, Entry], report: Report, 
     for rels, files, side in ((gonly, gfiles, "gpu"), (nonly, nfiles, "npu")):
         for rel in rels:
             e = files[rel]
-            src = read(e)
+            src = read(e, side)
             k = detect(src) if src is not None else None
             if k is not None and k.relevant:
                 (gsrcs if side == "gpu" else nsrcs).append(src)
             if unpaired:
                 unpaired_findings.append(unpaired_finding(e.display, rel, side, k is not None and k.relevant,
                                                           k.name if k is not None else "binary"))
-    return Collected(gsrcs, nsrcs, src_pairs, len(pairs), identical, same, unpaired_findings)
+    return Collected(gsrcs, nsrcs, src_pairs, len(pairs), identical, same, unpaired_findings, failed, refused)
+
+
+def _under_refused(rel: str, others: dict, hidden: dict) -> bool:
+    """Whether `rel` is under a folder the other side's walk refused (a link out of its tree):
+    then whether it has a counterpart is unknown (its name is kept in `hidden` for the error)."""
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        e = others.get("/".join(parts[:i]))
+        if e is not None and e.refused is not None and e.folder:
+            hidden.setdefault(id(e.refused), []).append(rel)
+            return True
+    return False
 
 
 class _Unknown:  # the kind shown for an identical file whose name says nothing (it is not read)

@@ -79,7 +79,7 @@ def test_tensorboard_event_files(tmp_path):
 def test_tensorboard_missing_is_said_not_guessed(tmp_path, monkeypatch):
     (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\x18\x00\x00\x00\x00\x00\x00\x00\xa3\x7fK\x22"
                                                           b"\t\x00\x00\x00\x00\x00\x00\x00\x00\x1a\rbrain.Event:2")
-    monkeypatch.setitem(sys.modules, "tensorboard.backend.event_processing.event_file_loader", None)
+    monkeypatch.setitem(sys.modules, "tensorboard.compat.proto.event_pb2", None)
     run = read_side([str(tmp_path)], "gpu")
     assert [(e.message, e.fatal) for e in run.errors] == [
         ("a TensorBoard event file: install 'scriptdiff[tensorboard]' to read it; not read", True)]

@@ -64,7 +64,7 @@ def test_a_fifo_swapped_in_after_the_stat_is_refused_without_blocking(tmp_path, 
     import scriptdiff.sources as sources
 
     os.mkfifo(tmp_path / "p")
-    monkeypatch.setattr(sources, "check_regular", lambda path, display=None, pseudo_ok=False: None)  # the race: stat said "file"
+    monkeypatch.setattr(sources, "check_regular", lambda path, display=None, pseudo_ok=False, follow=True: None)  # the race: stat said "file"
     with pytest.raises(SourceError) as e:
         open_regular(tmp_path / "p", "p")
     assert str(e.value) == f"p: {FIFO}"

@@ -156,3 +156,47 @@ def test_output_cut_short_by_a_closed_pipe_is_not_stored(memo, monkeypatch):
     code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
     assert code == 0 and json.loads(out)["findings"] == []
     assert len(memo) == 2  # compared again: nothing was stored
+
+
+def _edit_before_the_run_ends(monkeypatch, path, text):
+    """Edit `path` after the run read it and before it ends: from the hook that ends it."""
+    real = runmemo.finish
+
+    def finish(rec, code):
+        st = path.stat()
+        path.write_text(text, encoding="utf-8")  # the same size: only the times tell it
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        real(rec, code)
+
+    monkeypatch.setattr(runmemo, "finish", finish)
+
+
+def test_a_file_edited_after_it_was_read_is_compared_again(memo, tmp_path, monkeypatch):
+    """Issue 32: the identity of each file is the one it had when the run read it, not when the
+    run ended; a file edited in between (a slow run, no racy window) is never replayed with the
+    findings of its old bytes."""
+    f = tmp_path / "npu" / "sub" / "train.py"
+    with monkeypatch.context() as m:
+        _edit_before_the_run_ends(m, f, NPU.format(lr="1e-4"))
+        code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert (code, lr_values(out)) == (0, [])  # what the run read: lr 3e-4 on both sides
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert (code, lr_values(out)) == (1, [(0.0003, 0.0001)])  # the edit, as --no-cache sees it
+    assert run_cli("diff", "gpu", "npu", "--format", "json", "--no-cache")[:2] == (code, out)
+    assert len(memo) == 3
+
+
+def test_a_slow_run_on_old_files_is_stored_and_a_later_edit_still_misses(memo, tmp_path, monkeypatch):
+    """With the real racy window: the files are old (the clock moved an hour on), the run is
+    stored, an unchanged file replays, and an edit made after the read is a miss."""
+    monkeypatch.setattr(runmemo, "RACY_NS", 2_000_000_000)
+    real_now = runmemo._now
+    monkeypatch.setattr(runmemo, "_now", lambda: real_now() + 3600 * 10 ** 9)
+    first = run_cli("diff", "gpu", "npu", "--format", "json")
+    assert run_cli("diff", "gpu", "npu", "--format", "json") == first and len(memo) == 1  # replayed
+    f = tmp_path / "npu" / "sub" / "train.py"
+    with monkeypatch.context() as m:
+        _edit_before_the_run_ends(m, f, NPU.format(lr="1e-4"))
+        run_cli("diff", "gpu", "npu", "--format", "sarif")
+    code, out, _ = run_cli("diff", "gpu", "npu", "--format", "sarif")
+    assert len(memo) == 3 and code == 1 and "0.0001" in out

@@ -112,16 +112,16 @@ def test_symlink_loop_and_outside_link_and_binary(tmp_path):
     outside = tmp_path / "data"
     outside.mkdir()
     write(outside, "big.bin", b"\x00" * 10)
-    os.symlink(str(outside), n / "data")  # outside the tree: not followed
+    os.symlink(str(outside), n / "data")  # outside the tree: refused, an input that failed (issue 32)
     write(g, "img.png", b"\x89PNG\x00\x01")
     write(n, "img.png", b"\x89PNG\x00\x02")
     report = diff_trees(str(g), str(n), Options(use_cache=False))
     assert report.findings == []
-    assert sorted((os.path.basename(e.path), e.message) for e in report.errors) == [
-        ("data", "symbolic link to a folder outside the tree; not followed"),
-        ("img.png", "binary files differ; not compared"),
+    assert sorted((os.path.basename(e.path), e.message, e.fatal) for e in report.errors) == [
+        ("data", f"symbolic link to a folder outside the tree (to {outside}); not followed", True),
+        ("img.png", "binary files differ; not compared", False),
     ]
-    assert report.exit_code() == 0
+    assert report.exit_code() == 1
 
 
 def test_missing_folder_is_exit_2(tmp_path, cli):

@@ -542,6 +542,11 @@ def load_side(path: str, sample: SampleSpec | None = None, workers: int | None =
             return manifest, base_of(manifest), [], f"manifest {path}"
     if not p.exists():
         return None, path, [InputError(path, "no such file or directory", fatal=True)], None
+    if not p.is_dir():  # a FIFO, a device (/dev/zero), a kernel pseudo-file: the side is not there
+        try:
+            check_regular(p, path)
+        except SourceError as e:
+            return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
     manifest, errors = fingerprint([path], sample=sample, workers=workers, progress=progress)
     return manifest, base_of(manifest), errors, None
 

@@ -9,8 +9,11 @@ cache on, no `--output`, no git revisions and no standard input, records what it
   referenced config: scriptdiff/references.py raises the audit event `scriptdiff.looked`),
   the folder of each file among these
   of these, and the working directory;
-- each one's identity: kind, size, modification and change times (ns), inode and device. A
-  folder's modification time changes when a file is added to it, removed or renamed.
+- each one's identity: kind, size, modification and change times (ns), inode and device,
+  taken when the run first looks at it (the audit event comes as the file is opened, before
+  its bytes are read), never when the run ends: a file edited after it was read no longer
+  has the identity recorded for it, so the next run reads it again. A folder's modification
+  time changes when a file is added to it, removed or renamed.
 
 Its standard output, standard error and exit status are then stored in the cache (a keyed,
 validated entry: scriptdiff/store.py), under a key of scriptdiff's version, code and rule
@@ -22,7 +25,7 @@ identity (one `stat` each); anything else is a miss, and the run happens as usua
 are not read and nothing heavy is imported on a hit.
 
 Not recorded, so never replayed: a run where a file it read was modified in the
-`RACY_NS` before it ended (its time stamp cannot tell a later edit in the same tick, the
+`RACY_NS` before it was read (its time stamp cannot tell a later edit in the same tick, the
 racy-git problem), an exit status of 2 (a failure may be the machine's), output that could
 not be written whole (a closed pipe: `| head`), and output larger than MAX_OUTPUT. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.
 """
@@ -132,14 +135,22 @@ class Recorder:
     def __init__(self, argv: list[str]):
         self.argv = list(argv)
         self.key = _key(argv)
-        self.paths: set[str] = {os.getcwd()}
+        # path -> (its identity, the time) when the run first looked at it, before reading it
+        self.paths: dict[str, tuple[list | None, int]] = {}
         self.ok = True
-        self.started = time.time_ns()
         own = [os.path.dirname(os.path.abspath(__file__)), str(store.rules_dir()), str(store.cache_dir()),
                os.path.dirname(str(store.key_file())), sys.prefix, sys.base_prefix, sys.exec_prefix,
                "/proc", "/dev", "/sys"]
         self.skip = tuple(os.path.join(os.path.abspath(p), "") for p in own if p)
         self.out, self.err = _Tee(sys.stdout), _Tee(sys.stderr)
+        self._add(os.getcwd())
+
+    def _add(self, p: str):
+        ident = identity(p)
+        self.paths[p] = (ident, _now())
+        if len(self.paths) > MAX_PATHS:
+            self.ok = False
+        return ident
 
     def saw(self, path) -> None:
         if isinstance(path, bytes):
@@ -152,11 +163,10 @@ class Recorder:
         p = os.path.abspath(path)
         if p.startswith(self.skip) or p in self.paths:
             return
-        self.paths.add(p)
-        if not os.path.isdir(p):  # a file's folder: a file added beside it (a config) counts
-            self.paths.add(os.path.dirname(p))
-        if len(self.paths) > MAX_PATHS:
-            self.ok = False
+        ident = self._add(p)  # now, before the bytes are read: an edit made after this is a change
+        folder = os.path.dirname(p)
+        if (ident is None or ident[0] != "d") and folder not in self.paths:
+            self._add(folder)  # a file's folder: a file added beside it (a config) counts
 
 
 def _audit(event: str, args) -> None:
@@ -177,6 +187,11 @@ def _audit(event: str, args) -> None:
         rec.saw(args[0] if args else None)
 
 
+def _now() -> int:
+    """The clock the racy window is told by (a test moves it on: files hours old in no time)."""
+    return time.time_ns()
+
+
 def start(argv: list[str], args) -> Recorder | None:
     """Record this run when it may be replayed later."""
     global _rec, _hooked
@@ -188,7 +203,8 @@ def start(argv: list[str], args) -> Recorder | None:
     inputs = list(getattr(args, "gpu", []) or []) + ([args.npu] if getattr(args, "npu", None) is not None else [])
     if not all(isinstance(p, str) and p != "-" and os.path.exists(p) for p in inputs):
         return None  # REV:path, standard input, a missing path
-    try:
+    try:  # the entry's folder first: made later, it would change a recorded folder (the working one)
+        store._entry_path(_key(argv)).parent.mkdir(parents=True, exist_ok=True)
         rec = Recorder(argv)
     except (OSError, ValueError):
         return None
@@ -211,16 +227,11 @@ def finish(rec: Recorder | None, code: int) -> None:
     if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > MAX_OUTPUT \
             or rec.out.broken or rec.err.broken:
         return
-    try:  # the entry's folder first: creating it may change a recorded folder (the working one)
-        store._entry_path(rec.key).parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return
-    racy = time.time_ns() - RACY_NS
     paths = []
     for p in sorted(rec.paths):
-        ident = identity(p)
-        if ident is not None and max(ident[-2:]) >= racy:
-            return  # modified too recently for its time stamp to tell a later edit
+        ident, seen = rec.paths[p]  # as it was when the run read it: an edit made since misses the replay
+        if ident is not None and max(ident[-2:]) >= seen - RACY_NS:
+            return  # modified too shortly before it was read for its time stamp to tell a later edit
         paths.append([p, ident])
     store.put(rec.key, {"paths": paths, "out": "".join(rec.out.parts), "err": "".join(rec.err.parts),
                         "code": code})

@@ -3,8 +3,9 @@
 A side is files or folders on disk, or `REV:path` in git. Each file's reader is chosen by
 its content, never by its name alone:
 
-  TensorBoard event file   the record header names `brain.Event` (read through TensorBoard's
-                           own event-file loader: `pip install 'scriptdiff[tensorboard]'`)
+  TensorBoard event file   the record header names `brain.Event` (each record's checksums
+                           verified, events.py; its protocol buffers are TensorBoard's:
+                           `pip install 'scriptdiff[tensorboard]'`)
   HF trainer_state.json    a JSON document with `log_history`
   JSONL export             one JSON object per line with a step field (LLaMA-Factory's
                            trainer_log.jsonl: `current_steps`; W&B: `_step`; `step`, ...)
@@ -33,6 +34,7 @@ from ..jsonload import JSONError, loads, too_deep
 from ..model import InputError
 from ..sources import SourceError, open_regular
 from ..tree import skip_dirs, walk
+from . import events
 from .series import CAP, Recognised, Run, canonical
 
 HEAD = 64 * 1024
@@ -83,7 +85,8 @@ def inputs(spec: str, errors: list, repo_dir: str = ".") -> list[_Opened]:
         return [_Opened(e.display, e.size, blob=e) for _k, e in sorted(found.items())]
     if os.path.isdir(spec):
         found = walk(spec, skip_dirs(), errors, spec.rstrip("/"))
-        return [_Opened(e.display, e.size, path=e.path) for _k, e in sorted(found.items())]
+        return [_Opened(e.display, e.size, path=e.path) for _k, e in sorted(found.items())
+                if e.refused is None]  # a link out of the folder: said by the walk, never opened
     if not os.path.exists(spec):
         raise ReadError(f"{spec}: no such file or directory")
     try:
@@ -212,6 +215,8 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
     by_raw: dict = {}  # Megatron key as printed -> its Track
     for line in _lines(fh):
         lineno += 1
+        if not line.endswith(b"\n") and _cut(f, fh, line, lineno, run, bool(recs)):
+            break
         if lineno & 0x1FFF == 0:
             for t in run.tracks.values():  # fold what the hot loop appended (bounded memory)
                 t.due()
@@ -371,6 +376,27 @@ def _lines(fh):
     return iter(lambda: fh.readline(MAX_LINE), b"")
 
 
+def _cut(f: _Opened, fh, line: bytes, lineno: int, run: Run, log: bool) -> bool:
+    """Whether `line`, which has no newline, is the last of the file: a log written line by line
+    that ends inside a line was cut while it was written (a killed job, a copy made too
+    early), and the line may be a record cut short (`lm loss: 2.4` of `2.4183E+00`). It is
+    not read, and in a file already recognised as a log (`log`) it is said: a cut log is an
+    error, never a shorter run."""
+    pos = fh.tell()
+    if fh.read(1):
+        fh.seek(pos)
+        return False  # a piece of a line longer than MAX_LINE
+    if log:  # (even a last line of spaces: the line it began was cut)
+        run.errors.append(_cut_error(f, lineno))
+    return True
+
+
+def _cut_error(f: _Opened, lineno: int) -> InputError:
+    return InputError(f.display, f"line {lineno:,}: the file ends inside this line (cut while it was written?); "
+                                 f"the line was not read, the lines before it are compared, and the curves "
+                                 f"cannot pass", fatal=True)
+
+
 def _int_after(line: bytes, marker: bytes) -> float | None:
     i = line.find(marker)
     if i < 0:
@@ -409,6 +435,9 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
             pos = fh.tell()
             _advance(progress, pos - done)
             done = pos
+        if not line.endswith(b"\n") and _json_object(line.strip()) is None \
+                and _cut(f, fh, line, lineno, run, rec is not None):
+            break  # (a last line without a newline that is a whole JSON object is a whole record)
         line = line.strip()
         if not line:
             continue
@@ -457,7 +486,21 @@ def _csv_step_column(first: bytes) -> int | None:
 
 def _csv(f: _Opened, fh, run: Run, progress) -> None:
     text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
-    reader = csv.reader(text)
+    ended: list[int] = []  # the line the file ended inside (no newline after it), if any
+
+    def lines():
+        n = 0
+        for line in iter(lambda: text.readline(MAX_LINE), ""):
+            n += 1
+            if not line.endswith(("\n", "\r")):
+                ahead = text.readline(MAX_LINE)
+                if not ahead:  # the last line, cut: its row is not read
+                    ended.append(n)
+                    return
+                line += ahead  # a piece of a line longer than MAX_LINE
+            yield line
+
+    reader = csv.reader(lines())
     header = _csv_columns(next(reader))
     sc = next(i for k in STEP_FIELDS for i, h in enumerate(header) if h == k)
     cols = [(i, canonical(h)) for i, h in enumerate(header)
@@ -483,6 +526,8 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
             _note(rec, step)
     except csv.Error as e:  # e.g. a field past the csv module's size limit
         run.errors.append(InputError(f.display, f"line {lineno + 1}: {e}; the rest of the file was not read"))
+    if ended:
+        run.errors.append(_cut_error(f, ended[0]))
     _advance(progress, f.size)
     if not rec.records:
         run.skipped_files.append(f"{f.display} (CSV without numeric rows)")
@@ -616,7 +661,11 @@ def _log_history(fh):
                     raise JSONError(f"a value of more than {budget.LOG_RECORD:,} characters {where()}") from None
                 if more():
                     continue
-                raise JSONError(f"{e.msg} {where()}") from None
+                buf = st["buf"]
+                if e.msg.startswith("Unterminated string") or e.pos >= len(buf.rstrip(_WS)):
+                    raise JSONError(f"the file ends inside the value that starts {where()} (cut while it was "
+                                    f"written?)") from None
+                raise JSONError(f"{e.msg}, in the value that starts {where()}") from None
             except RecursionError:
                 raise JSONError(f"{too_deep()} {where()}") from None
             if end == len(st["buf"]) and more():  # a number cut by the chunk's end: decode it whole
@@ -665,30 +714,44 @@ def _log_history(fh):
 
 
 def _tensorboard(f: _Opened, run: Run) -> None:
-    """Scalars through TensorBoard's own event-file loader (an optional extra)."""
+    """Scalars of a TensorBoard event file, read record by record with each record's checksums
+    verified (events.py); the Event protocol buffers are TensorBoard's (an optional extra)."""
     try:
-        from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+        import google_crc32c  # noqa: F401  (events.py verifies each record with it)
+        from tensorboard.compat.proto.event_pb2 import Event
         from tensorboard.util import tensor_util
     except ImportError:
         run.errors.append(InputError(f.display, "a TensorBoard event file: install 'scriptdiff[tensorboard]' "
                                                 "to read it; not read", fatal=True))
         return
-    if f.path is None:
-        run.errors.append(InputError(f.display, "TensorBoard event files are read from disk, not from git; "
-                                                "not read", fatal=True))
-        return
     rec = Recognised(path=f.display, reader=TB)
     names: set = set()
-    try:
-        for ev in EventFileLoader(f.path).Load():
+    damage = events.Damage()
+    with f.open() as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size  # as it is now: a file still written has grown since it was listed
+        except (OSError, ValueError):  # in memory (a git blob)
+            size = f.size
+        for index, offset, data in events.records(fh, size, damage):
+            try:
+                ev = Event.FromString(data)
+            except Exception as e:  # noqa: BLE001  (protobuf's DecodeError: its checksums matched, its content did not)
+                damage.refuse(index, offset, f"not an Event record ({type(e).__name__}; skipped)")
+                continue
             if not ev.HasField("summary"):
                 continue
             for v in ev.summary.value:
                 if v.HasField("tensor"):
-                    arr = tensor_util.make_ndarray(v.tensor)
-                    if arr.size != 1:
+                    dims = [d.size for d in v.tensor.tensor_shape.dim]
+                    if any(d != 1 for d in dims):  # a scalar only: never built from a declared shape
                         continue
-                    val = float(arr.reshape(-1)[0])
+                    try:
+                        arr = tensor_util.make_ndarray(v.tensor)
+                        if arr.size != 1:
+                            continue
+                        val = float(arr.reshape(-1)[0])
+                    except (TypeError, ValueError):
+                        continue
                 elif v.HasField("simple_value"):
                     val = float(v.simple_value)
                 else:
@@ -697,9 +760,9 @@ def _tensorboard(f: _Opened, run: Run) -> None:
                 run.add(name, float(ev.step), val, (f.display, None))
                 names.add(name)
             _note(rec, float(ev.step))
-    except Exception as e:  # the loader's errors are its own: one line, never a traceback
-        run.errors.append(InputError(f.display, f"TensorBoard event file could not be read: "
-                                                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+    said = damage.message()
+    if said:  # compared as far as it is trusted, never as a shorter run: an error, and no pass
+        run.errors.append(InputError(f.display, said, fatal=True))
     if not rec.records:
         run.skipped_files.append(f"{f.display} (no scalars)")
     _finish(run, rec, names)

@@ -28,16 +28,18 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: flo
     nl = [npu] if isinstance(npu, str) else list(npu)
     report = Report(gpu=" ".join(gl), npu=" ".join(nl))
     sides = []
+    walked: list[list[InputError]] = []  # each side's errors met before its files were read
     for specs in (gl, nl):
         files: list = []
+        errors: list[InputError] = []
         for s in specs:
             try:
-                files += inputs(s, report.errors, repo)
+                files += inputs(s, errors, repo)
             except ReadError as e:
                 msg = str(e)
-                report.errors.append(InputError(s, msg[len(s) + 2:] if msg.startswith(f"{s}: ") else msg,
-                                                fatal=True))
+                errors.append(InputError(s, msg[len(s) + 2:] if msg.startswith(f"{s}: ") else msg, fatal=True))
         sides.append(files)
+        walked.append(errors)
     if progress is not None:
         progress.start(sum(f.size for fs in sides for f in fs))
     try:
@@ -46,9 +48,10 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: flo
     finally:
         if progress is not None:
             progress.close()
+    gr.errors[:0], nr.errors[:0] = walked  # a side is read whole only if none of these is fatal (verdict.py)
     report.errors.extend(gr.errors + nr.errors)
     for run, specs in ((gr, gl), (nr, nl)):
-        if run.empty and not any(e.fatal and e.path in specs for e in report.errors):
+        if run.empty and not any(e.fatal for e in run.errors):  # else its files' own errors say why
             why = "; ".join(run.skipped_files[:3]) or "no files"
             report.errors.append(InputError(" ".join(specs), f"no training curves recognised ({why})", fatal=True))
     if gr.empty or nr.empty:  # nothing to compare: exit 2

@@ -11,6 +11,8 @@ this order (the first that holds is the answer, the others still show in the evi
   equal losses, different downstream metrics
                            the loss matches, an evaluation metric does not
   equal                    none of these
+  incomplete               none of these in what was read, but a side's logs were not read
+                           whole (a damaged or cut file, an unreadable one): never "equal"
 
 The loss is the first of series.PRIMARY both sides logged.
 """
@@ -27,6 +29,7 @@ ANOMALY = "overflow, NaN or spikes"
 LONG = "long-term difference"
 DOWNSTREAM = "equal losses, different downstream metrics"
 EQUAL = "equal"
+INCOMPLETE = "incomplete"  # equal as far as read, but a log was not read whole: no pass
 NOT_COMPARED = "not compared"
 FEW = 8  # fewer compared loss points than this: no window, divergence or spike can be told (spikes())
 
@@ -157,3 +160,9 @@ def _judge(res: Result) -> None:
                       f"largest {_pct(d.max_rel[1])} at {unit} {_step(d.max_rel[0])}")
     else:
         res.verdict = EQUAL
+        unread = [(side, e) for side, run in (("GPU", res.gpu), ("NPU", res.npu)) for e in run.errors if e.fatal]
+        if unread:  # what was read is equal, but not everything was: never a pass
+            res.verdict = INCOMPLETE
+            ev.insert(0, "not read whole: " + "; ".join(f"{side} {e.path}" for side, e in unread[:3])
+                      + (f" and {len(unread) - 3} more" if len(unread) > 3 else "")
+                      + " (see the errors): the curves are equal only as far as they were read")
