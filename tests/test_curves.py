@@ -346,16 +346,24 @@ def test_select_ignore_and_baseline_apply(logs, cli, tmp_path):
     assert cli("curves", g, n, "--baseline", str(base))[0] == 0
 
 
-def test_markdown_embeds_the_plot(logs, cli, tmp_path):
+def test_markdown_embeds_the_plot_relative_to_the_markdown_file(logs, cli, tmp_path, monkeypatch):
+    """Issue 28: an absolute path is a picture no PR comment can show. On standard output the
+    link is relative to the working directory; in `-o FILE.md`, relative to that file."""
     pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
     png = tmp_path / "c.png"
-    code, out, err = cli("curves", str(logs / "megatron" / "long" / "gpu"), str(logs / "megatron" / "long" / "npu"),
-                         "-f", "markdown", "--plot", str(png))
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    g, n = str(logs / "megatron" / "long" / "gpu"), str(logs / "megatron" / "long" / "npu")
+    code, out, err = cli("curves", g, n, "-f", "markdown", "--plot", str(png), "-o", "docs/report.md")
     assert code == 1
-    assert f"![training curves: GPU vs NPU]({png})" in out
+    assert "![training curves: GPU vs NPU](c.png)" in out and str(png) not in out
     assert "**Verdict: long-term difference** (aligned by step (consumed samples per step equal: 256))" in out
     assert "| `loss` | 3000 | 0.31% | 2.01% | 4.20% | 5.30% (2780) | 5 | 1392 |" in out
     assert f"scriptdiff: plot 1000x1200 -> {png}" in err and png.is_file()
+    written = (tmp_path / "docs" / "report.md").read_text()
+    assert "![training curves: GPU vs NPU](../c.png)" in written and "| `loss` | 3000 |" in written
+    code, out, _err = cli("curves", g, n, "-f", "markdown")  # no plot: the section, no picture
+    assert "**Verdict: long-term difference**" in out and "![" not in out
 
 
 # --- bad input: one line, never a traceback -------------------------------------------------------
