@@ -221,6 +221,9 @@ class Report:
     # and which files were compared with which (GPU path, NPU path); not in the JSON contract
     texts: dict[tuple[str, str], str] = field(default_factory=dict)
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    # only when Options.keep_texts: settings written at a line on both sides whose values are
+    # equal once normalized, (key, GPU Side, NPU Side): the page's "equal after normalising"
+    equal: list = field(default_factory=list)
 
     def absorb(self, outcome) -> "Report":
         """Add a run's Outcome (scriptdiff.pipeline): its findings, masks, errors and inputs;
@@ -234,6 +237,7 @@ class Report:
             self.table, self.tables = outcome.table, outcome.tables
         self.texts.update(outcome.texts)
         self.pairs += outcome.pairs
+        self.equal += outcome.equal
         self.compared += outcome.compared
         self.check_order = outcome.check_order or self.check_order
         return self.sorted()
