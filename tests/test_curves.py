@@ -504,3 +504,25 @@ def test_hostile_shapes_stay_one_line(tmp_path, logs):
     assert run.tracks["loss"].points == 1
     assert [e.message for e in run.errors] == [
         "line 3: field larger than field limit (131072); the rest of the file was not read"]
+
+
+def test_suppressions_read_a_cited_log_only_when_it_holds_a_marker(logs, tmp_path, monkeypatch):
+    """A curve finding cites its log line, and inline suppressions look at the lines findings
+    cite: a log is scanned a chunk at a time for the marker, never read whole for nothing
+    (a 500 MB log doubled the peak memory). A marker on the cited line still suppresses."""
+    import scriptdiff.suppress as sup
+
+    read = []
+    real = sup.read_path
+    monkeypatch.setattr(sup, "read_path", lambda p, *a, **k: read.append(p) or real(p, *a, **k))
+    g, n = logs / "megatron" / "long" / "gpu", logs / "megatron" / "long" / "npu"
+    report = api.curves(str(g), str(n))
+    f = next(f for f in report.findings if f.rule == "SD702")
+    assert read == [] and f.npu.line
+    (tmp_path / "npu").mkdir()
+    lines = (n / "train.log").read_text().splitlines(keepends=True)
+    lines[f.npu.line - 1] = lines[f.npu.line - 1].rstrip("\n") + "  # scriptdiff: ignore[SD702]\n"
+    (tmp_path / "npu" / "train.log").write_text("".join(lines))
+    report = api.curves(str(g), str(tmp_path / "npu"))
+    assert [x.rule for x in report.findings if x.severity == "error"] == []
+    assert read == [str(tmp_path / "npu" / "train.log")]

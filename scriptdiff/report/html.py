@@ -476,10 +476,11 @@ def render(report, full_values: bool = False, **_options) -> str:
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
              f"<meta name=viewport content='width=device-width'><style>{CSS}{CURVES_CSS if curves else ''}"
              f"{_pygments_css(used)}</style></head>"
-             f"<body><header><h1>scriptdiff review</h1><p class=sides><b>GPU</b> {e(report.gpu)} "
-             f"<b>vs NPU</b> {e(report.npu)}</p><p class=sum>"
+             f"<body><header><h1>scriptdiff {'review' if files or curves is None else 'curves'}</h1>"
+             f"<p class=sides><b>GPU</b> {e(report.gpu)} <b>vs NPU</b> {e(report.npu)}</p><p class=sum>"
              + " ".join(f'<span class="sev-{s}">{counts[s]} {s}</span>' for s in SEV)
-             + f" · {len(report.masked)} expected substitution(s) masked · {len(files)} file(s)</p>"
+             + (f" · {len(report.masked)} expected substitution(s) masked · {len(files)} file(s)" if files else "")
+             + "</p>"
              + _controls(checks, looks if panels else None) + "</header>"
              + ("<div id=map title='where the changes are: click to go there'><div class=vp></div></div>" if panels
                 else "") + "<main>"]
@@ -588,9 +589,10 @@ def _controls(checks: list[str], looks: dict | None) -> str:
         n = {"lf": looks["E"] + looks["W"] + looks["I"], "lm": looks["M"], "lq": looks["Q"], "lc": looks["C"]}
         legend = ("<p id=legend>" + " ".join(f'<span class="key {k}" title="{e(why)}"><i></i>{e(name)} '
                                               f'<small>{n[k]}</small></span>' for k, name, why in LOOKS) + "</p>")
+    hide = "" if looks is not None else " hidden"  # a page without files (curves) has no lines to mask or walk
     return (f"<nav id=ctl>{sev}<select id=ck><option value=''>every check</option>{opts}</select> "
-            f"<label><input type=checkbox id=sm checked> show masked</label> "
-            f"<label title='n/p go through every change (c toggles), not only the findings'>"
+            f"<label{hide}><input type=checkbox id=sm checked> show masked</label> "
+            f"<label title='n/p go through every change (c toggles), not only the findings'{hide}>"
             f"<input type=checkbox id=every> every change</label> "
             f"<button id=prev title='previous (p or k)'>&uarr; prev</button>"
             f"<button id=next title='next (n or j)'>&darr; next</button> <span id=pos></span></nav>{legend}")
@@ -889,7 +891,9 @@ function rowEl(d,r){var tr=d.sec.querySelector('tr[data-r="'+r+'"]');if(tr)retur
  if(fo){unfold(fo);return d.sec.querySelector('tr[data-r="'+r+'"]');}return null;}
 var io='IntersectionObserver' in window?new IntersectionObserver(function(es){es.forEach(function(x){
  if(x.isIntersecting){render(x.target.dataset.i);io.unobserve(x.target);}});},{rootMargin:'800px'}):null;
-document.querySelectorAll('section.pair').forEach(function(s){if(io)io.observe(s);else render(s.dataset.i);});
+// the panels on the first screen are laid out now (no empty frame at first paint), the others as they come near
+document.querySelectorAll('section.pair').forEach(function(s){if(io&&s.getBoundingClientRect().top>innerHeight)io.observe(s);
+ else render(s.dataset.i);});
 // ---- navigation, in page order: over findings (a row with one, a file's header, the list for the others) or
 // over every change (each run of rows with a look); n/p wrap around
 var ck=document.getElementById('ck'),pos=-1,posEl=document.getElementById('pos');
@@ -1096,7 +1100,7 @@ var io='IntersectionObserver' in window?new IntersectionObserver(function(es){es
  var c=charts[+x.target.dataset.i];c.seen=true;if(c.dirty)draw(c);});},{rootMargin:'400px'}):null;
 C.series.forEach(function(s,i){var wrap=document.createElement('div');wrap.className='chartwrap';wrap.dataset.i=i;
  wrap.style.minHeight=(TOP+PH+GAP+EH+BOT+40)+'px';box.appendChild(wrap);var c={s:s,wrap:wrap,i:i,dirty:true,seen:!io};charts.push(c);
- if(io)io.observe(wrap);else draw(c);});
+ if(io&&wrap.getBoundingClientRect().top>innerHeight)io.observe(wrap);else{c.seen=true;draw(c);}});
 smoothEl.addEventListener('input',function(){document.getElementById('cvsv').textContent=smoothEl.value;zoom(view.lo,view.hi);});
 logEl.addEventListener('change',function(){zoom(view.lo,view.hi);});
 document.getElementById('cvfirst').onclick=function(){if(prim)zoom(prim.x[0],prim.warm);};
