@@ -1,23 +1,33 @@
 """`--format html`: one self-contained review page (no network: inline CSS, JS and data).
 
 For each pair of files the two sides are aligned line by line (difflib), as a diff tool
-shows them: masked substitutions dimmed (the masking rule on hover), semantic differences
-highlighted with the finding (severity, rule, key, both values) in the gutter and a line
-under it; above them the findings (each links to its lines), the verdicts of `check`, the
-hyperparameter table of `hparams`, the input errors and the file list with counts per file.
-Controls: n/j and p/k move between findings, filters by severity and by check, a "show
-masked" toggle.
+shows them, and each side of a changed row (a cell) has one of four looks: a finding (its
+badge in the gutter, a line under the row with severity, rule, key, both values), a masked
+port edit (dimmed, the masking rule on hover), equal after normalising (the settings of the
+line have equal values on both sides: Report.equal; the value and how each side wrote it on
+hover), or changed with no finding. Inside a line the page marks the changed words (a token
+diff) and tells apart the words a finding's value is written in (located here, `_locate`),
+a mask's parts and normalised values. Above the panels: the findings (each links to its
+rows), the verdicts of `check`, the curves view (curves/page.py's chart data, drawn by the
+page as SVG), the hyperparameter table (its summary says what "differ" counts; origins link
+to their lines), the input errors and the file list with counts per file.
+
+Navigation is in page order over stops the writer computes once (`_stops`): a row with a
+finding, or with `c` each run of rows with a look; n/p wrap. A change map beside the
+scrollbar draws the change stops; file headers are sticky.
 
 The page stays fast on large folders: the header, findings and file list are static HTML;
 each pair's lines are a JSON block of their own, parsed and laid out only when the pair
-comes near the viewport (or a finding in it is visited). Equal runs are folded.
+comes near the viewport (or is on the first screen, or a stop in it is visited). Equal runs
+are folded; the writer's row pass visits only changed or marked rows.
 
 The files' text comes from `Report.texts` (kept by the engine when Options.keep_texts: the
 commands set it when html is among the outputs), else from the file on disk. Syntax colours
 come from pygments (installed with rich), by the lexer the file's kind names (rules/kinds.yaml
 `lexer`); without it lines are plain.
 Everything from the inputs passes through report.values (`safe`, `shown`, `clip`), and is
-escaped here (static parts) or by the page's `esc` (lines, built in the browser).
+escaped here (static parts) or by the page's `esc` (lines, titles: built in the browser;
+SVG text is set as textContent).
 """
 from __future__ import annotations
 
