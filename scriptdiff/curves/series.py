@@ -255,13 +255,14 @@ class LineIndex:
         if not self._rs:
             return
         for raw, kept in ((self._rs, self._ks), (self._rc, self._kc), (self._ro, self._ko)):
-            a = np.frombuffer(raw, dtype=np.float64).copy()
-            kept.append(a[::self.stride] if self.stride > 1 else a)
+            a = np.frombuffer(raw, dtype=np.float64)
+            kept.append(a[::self.stride].copy())  # a copy: a view would keep the whole chunk alive
+            del a
             del raw[:]
         n = sum(len(k) for k in self._ks)
         while n >= self.cap:
             for kept in (self._ks, self._kc, self._ko):
-                kept[:] = [np.concatenate(kept)[::2]]
+                kept[:] = [np.concatenate(kept)[::2].copy()]
             self.stride *= 2
             n = len(self._ks[0])
 
