@@ -368,6 +368,10 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     report.absorb(run(Inputs(gsrcs, nsrcs, pairs, units=units, measured=(extracts["gpu"], extracts["npu"]),
                              findings=found, roots=(where[0].root, where[1].root),
                              resolvers=(where[0].resolver, where[1].resolver), accounts=identical), opts))
+    for side in ("gpu", "npu"):  # what a measured check computed for the views (the curves of `process`)
+        for ex in extracts[side]:
+            for fact in ex.facts:
+                report.details.update(fact.meta.get("details", {}))
     # which checks this build could not do, from the kinds of file that were read
     for side in ("gpu", "npu"):
         for name in sorted(kinds[side]):

@@ -256,6 +256,9 @@ class Report:
     # and each comparison scope's (GPU, NPU) FactTables; not in the JSON contract
     sources: dict = field(default_factory=dict)
     unit_tables: list = field(default_factory=list)
+    # only when Options.keep_texts: settings written at a line on both sides whose values are
+    # equal once normalized, (key, GPU Side, NPU Side): the page's "equal after normalising"
+    equal: list = field(default_factory=list)
 
     def absorb(self, outcome) -> "Report":
         """Add a run's Outcome (scriptdiff.pipeline): its findings, masks, errors and inputs;
@@ -271,6 +274,7 @@ class Report:
         self.pairs += outcome.pairs
         self.sources.update(outcome.sources)
         self.unit_tables += outcome.unit_tables
+        self.equal += outcome.equal
         self.compared += outcome.compared
         self.check_order = outcome.check_order or self.check_order
         return self.sorted()

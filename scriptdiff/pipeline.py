@@ -24,13 +24,13 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from .compare import FactTable, compare_tables
+from .compare import FactTable, compare_tables, equal
 from .devices import may_branch
 from . import launchargs
 from .finding import finding
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
-from .model import (ORIGIN_DEFAULT, Extract, Fact, Finding, InputAccount, InputError, Masked, MissingReference, Options, Report, Side,
-                    SideContext)
+from .model import (ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Extract, Fact, Finding, InputAccount, InputError, Masked,
+                    MissingReference, Options, Report, Side, SideContext)
 from .pairing import renamed
 from .references import source_identity
 from .registry import check_names, classifiers, derivations, detect, kind_can_set
@@ -101,6 +101,8 @@ class Outcome:
     pairs: list[tuple[str, str]] = field(default_factory=list)
     sources: dict = field(default_factory=dict)  # Options.keep_facts: (side, name) -> Source read
     unit_tables: list = field(default_factory=list)  # Options.keep_facts: each scope's (GPU, NPU) tables
+    # Options.keep_texts: settings both sides write at a line, equal once normalized (key, GPU, NPU)
+    equal: list[tuple[str, Side, Side]] = field(default_factory=list)
     compared: int = 0
     check_order: tuple[str, ...] = ()
 
@@ -350,6 +352,8 @@ class Run:
                 out.masked.extend(masked)
                 if self.opts.keep_facts:
                     out.unit_tables.append((gtable, ntable))
+                if self.opts.keep_texts:  # the html page tells an edit that normalizes away from a change
+                    out.equal += equal_settings(gtable, ntable)
                 for key in skipped:  # said on the input that left it unknown
                     for side, r, table, other in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable),
                                                      (ntable, gtable)):
@@ -503,6 +507,20 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
             inv = f.meta.get("invocation")
             (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
     return shared, by_inv
+
+
+def equal_settings(gtable: FactTable, ntable: FactTable) -> list[tuple[str, Side, Side]]:
+    """Every setting written at a line on both sides with the same value once normalized
+    (`1e-4` and `1.0e-4`, `1.0` and `1`, a key moved in a JSON object): each pair of a GPU fact
+    and an NPU fact of a key with equal values (a writer keeps the pairs it can show, those
+    of two files it shows side by side). Facts that lose to a stronger one count too: a
+    config line the launch script overrides is still a line of the page."""
+    out = []
+    for key in sorted(gtable.keys() & ntable.keys()):
+        gs = [f for f in gtable.facts[key] if f.line and f.path and f.origin == ORIGIN_EXPLICIT]
+        ns = [f for f in ntable.facts[key] if f.line and f.path and f.origin == ORIGIN_EXPLICIT]
+        out += [(key, g.side(), n.side()) for g in gs for n in ns if equal(g.value, n.value)]
+    return out
 
 
 def _tables(read: _Read, ninv: int) -> list[FactTable]:

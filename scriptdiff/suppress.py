@@ -33,7 +33,7 @@ from .jsonload import loads as load_json_data
 from .model import Finding, InputError, Side, jsonable
 from .registry import detect
 from .rules import code, unknown_selector
-from .sources import SourceError, read_bytes, read_path
+from .sources import SourceError, open_regular, read_bytes, read_path
 
 MARKER = "scriptdiff:"
 _MARKER_RE = re.compile(r"scriptdiff:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
@@ -266,8 +266,29 @@ def _unused_baseline(baseline: Baseline, opts) -> list:
     return out
 
 
+SCAN_CHUNK = 1 << 20
+
+
+def _mentions_marker(path: str) -> bool:
+    """Whether a file holds the marker anywhere, read a chunk at a time: a finding may point
+    at a multi-gigabyte training log, which is never read whole just to find no comment."""
+    needle = MARKER.encode()
+    tail = b""
+    try:
+        with open_regular(path) as fh:
+            while True:
+                chunk = fh.read(SCAN_CHUNK)
+                if not chunk:
+                    return False
+                if needle in (tail + chunk).lower():
+                    return True
+                tail = chunk[-(len(needle) - 1):]
+    except (OSError, SourceError):
+        return False
+
+
 def _markers_on_disk(path: str, side: str) -> list[Marker]:
-    if not os.path.isfile(path):
+    if not os.path.isfile(path) or not _mentions_marker(path):
         return []
     try:
         return markers(read_path(path), side)

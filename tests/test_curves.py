@@ -118,9 +118,50 @@ def test_every_reader_tells_the_kinds_apart(logs, fmt):
 def test_anomaly_counts_per_side(logs):
     res = compared(logs, "megatron", "anomaly")
     assert res.counts["gpu"].to_json() == {"nonfinite": 0, "nan_iterations": 0, "skipped": 0, "overflow": 0,
-                                           "spikes": 0, "spike_at": []}
+                                           "spikes": 0, "spike_at": [], "nonfinite_at": [], "nan_at": [],
+                                           "skipped_at": [], "overflow_at": []}
     assert res.counts["npu"].to_json() == {"nonfinite": 0, "nan_iterations": 1, "skipped": 3, "overflow": 3,
-                                           "spikes": 5, "spike_at": list(gen.SPIKES)}
+                                           "spikes": 5, "spike_at": list(gen.SPIKES), "nonfinite_at": [],
+                                           "nan_at": [gen.NAN_AT], "skipped_at": list(gen.OVERFLOWS),
+                                           "overflow_at": list(gen.OVERFLOWS)}
+
+
+def test_curve_findings_name_their_steps_and_log_lines(logs):
+    """Issue 28: "GPU: 2.33904 at train.log" named neither step nor line. Each side is now
+    the log line of the step its value is from (its text the excerpt, the reader `via`), and
+    the message names the steps of each kind of event, a count, and their lines."""
+    def lines_of(path, *steps):  # the line of each step's iteration record, read here
+        text = Path(path).read_text().splitlines()
+        return [next(k for k, t in enumerate(text, 1) if f"iteration {s:8d}/" in t) for s in steps]
+
+    d = logs / "megatron" / "anomaly"
+    report = api.curves(str(d / "gpu"), str(d / "npu"))
+    f = next(f for f in report.findings if f.rule == "SD703")
+    npu_log = str(d / "npu" / "train.log")
+    sk, sp = lines_of(npu_log, *gen.OVERFLOWS), lines_of(npu_log, *gen.SPIKES)
+    [nan] = lines_of(npu_log, gen.NAN_AT)
+    assert f.message == (
+        "overflow, NaN or spikes: the NPU run has more nan/inf, skipped, overflow, spikes than the GPU run "
+        f"(nan/inf 0 vs 1: NPU at step 1700 (train.log:{nan}); "
+        f"skipped 0 vs 3: NPU at steps 300, 800, 1300 (train.log:{sk[0]}, {sk[1]}, {sk[2]}); "
+        f"overflow 0 vs 3: NPU at steps 300, 800, 1300 (train.log:{sk[0]}, {sk[1]}, {sk[2]}); "
+        f"spikes 0 vs 5: NPU at steps 400, 900, 1500, 2100, 2600 (train.log:{', '.join(map(str, sp))}))")
+    assert (f.npu.path, f.npu.line, f.npu.via) == (npu_log, nan, "Megatron-LM/MindSpeed iteration lines")
+    assert "iteration     1700/    3000 |" in f.npu.source and "number of nan iterations:   1 |" in f.npu.source
+    d = logs / "megatron" / "long"
+    f = next(f for f in api.curves(str(d / "gpu"), str(d / "npu")).findings if f.rule == "SD702")
+    [g] = lines_of(str(d / "gpu" / "train.log"), 1392)
+    assert (f.gpu.line, f.gpu.value, f.npu.line) == (g, 2.33904, g)
+    assert "first persistent divergence at step 1392;" in f.message
+    assert f.message.endswith("beyond the tolerance at 1634 of 3000 points: steps 5, 29, 58, 67, 139 and 1629 more "
+                              f"(train.log:{', '.join(map(str, lines_of(str(d / 'npu' / 'train.log'), 5, 29, 58, 67, 139)))})")
+    # a JSON document has no lines: the file is named, and the reader
+    d = logs / "trainer_state" / "first"
+    f = next(f for f in api.curves(str(d / "gpu"), str(d / "npu")).findings if f.rule == "SD701")
+    assert (f.gpu.path, f.gpu.line, f.gpu.source) == (str(d / "gpu" / "trainer_state.json"), None,
+                                                      "HF Trainer trainer_state.json log_history")
+    assert "beyond the tolerance at 10 of the first 10 points: steps 10, 20, 30, 40, 50 and 5 more " \
+           "(trainer_state.json)" in f.message
 
 
 def test_long_term_evidence(logs):
@@ -185,6 +226,27 @@ def test_a_track_keeps_bounded_memory_and_exact_counts():
     s, v = t.arrays()
     assert t.stride == 16 and len(t.steps) < 64 and t.points == 1000 and t.nan == 1
     assert s[0] == 0 and v[0] == pytest.approx(7.5)  # the first 16 points averaged
+
+
+def test_the_line_index_stays_bounded_and_answers_for_any_step():
+    from scriptdiff.curves.series import CHUNK, LineIndex
+
+    ix = LineIndex(cap=2048)
+    mark = ix.appenders("a.log")
+    for step in range(1, 1001):
+        mark(float(step), step + 10, step * 100)
+    mark(500.0, 2000, 0, True)  # an evaluation record at a training step
+    assert ix.where(1.0) == ("a.log", 11, 100, True) and ix.stride == 1
+    assert ix.where(500.0) == ("a.log", 510, 50000, True) and ix.where(500.0, True) == ("a.log", 2000, 0, True)
+    assert ix.where(0.5) is None
+    more = ix.appenders("b.log")
+    for step in range(1001, 1001 + 2 * CHUNK):  # folded and halved past the cap
+        more(float(step), step, 0)
+        ix.due()
+    assert ix.stride == 128 and len(ix._ks[0]) < 2048
+    hits = [ix.where(float(s)) for s in range(2001, 2001 + 128)]
+    assert sum(h[3] for h in hits) == 1  # one record in 128 kept: the others answer with the one before
+    assert all(h[0] == "b.log" and h[1] <= s for h, s in zip(hits, range(2001, 2001 + 128)))
 
 
 def test_a_long_run_is_decimated_and_still_judged(logs):
@@ -284,16 +346,24 @@ def test_select_ignore_and_baseline_apply(logs, cli, tmp_path):
     assert cli("curves", g, n, "--baseline", str(base))[0] == 0
 
 
-def test_markdown_embeds_the_plot(logs, cli, tmp_path):
+def test_markdown_embeds_the_plot_relative_to_the_markdown_file(logs, cli, tmp_path, monkeypatch):
+    """Issue 28: an absolute path is a picture no PR comment can show. On standard output the
+    link is relative to the working directory; in `-o FILE.md`, relative to that file."""
     pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
     png = tmp_path / "c.png"
-    code, out, err = cli("curves", str(logs / "megatron" / "long" / "gpu"), str(logs / "megatron" / "long" / "npu"),
-                         "-f", "markdown", "--plot", str(png))
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    g, n = str(logs / "megatron" / "long" / "gpu"), str(logs / "megatron" / "long" / "npu")
+    code, out, err = cli("curves", g, n, "-f", "markdown", "--plot", str(png), "-o", "docs/report.md")
     assert code == 1
-    assert f"![training curves: GPU vs NPU]({png})" in out
+    assert "![training curves: GPU vs NPU](c.png)" in out and str(png) not in out
     assert "**Verdict: long-term difference** (aligned by step (consumed samples per step equal: 256))" in out
     assert "| `loss` | 3000 | 0.31% | 2.01% | 4.20% | 5.30% (2780) | 5 | 1392 |" in out
     assert f"scriptdiff: plot 1000x1200 -> {png}" in err and png.is_file()
+    written = (tmp_path / "docs" / "report.md").read_text()
+    assert "![training curves: GPU vs NPU](../c.png)" in written and "| `loss` | 3000 |" in written
+    code, out, _err = cli("curves", g, n, "-f", "markdown")  # no plot: the section, no picture
+    assert "**Verdict: long-term difference**" in out and "![" not in out
 
 
 # --- bad input: one line, never a traceback -------------------------------------------------------
@@ -434,3 +504,25 @@ def test_hostile_shapes_stay_one_line(tmp_path, logs):
     assert run.tracks["loss"].points == 1
     assert [e.message for e in run.errors] == [
         "line 3: field larger than field limit (131072); the rest of the file was not read"]
+
+
+def test_suppressions_read_a_cited_log_only_when_it_holds_a_marker(logs, tmp_path, monkeypatch):
+    """A curve finding cites its log line, and inline suppressions look at the lines findings
+    cite: a log is scanned a chunk at a time for the marker, never read whole for nothing
+    (a 500 MB log doubled the peak memory). A marker on the cited line still suppresses."""
+    import scriptdiff.suppress as sup
+
+    read = []
+    real = sup.read_path
+    monkeypatch.setattr(sup, "read_path", lambda p, *a, **k: read.append(p) or real(p, *a, **k))
+    g, n = logs / "megatron" / "long" / "gpu", logs / "megatron" / "long" / "npu"
+    report = api.curves(str(g), str(n))
+    f = next(f for f in report.findings if f.rule == "SD702")
+    assert read == [] and f.npu.line
+    (tmp_path / "npu").mkdir()
+    lines = (n / "train.log").read_text().splitlines(keepends=True)
+    lines[f.npu.line - 1] = lines[f.npu.line - 1].rstrip("\n") + "  # scriptdiff: ignore[SD702]\n"
+    (tmp_path / "npu" / "train.log").write_text("".join(lines))
+    report = api.curves(str(g), str(tmp_path / "npu"))
+    assert [x.rule for x in report.findings if x.severity == "error"] == []
+    assert read == [str(tmp_path / "npu" / "train.log")]

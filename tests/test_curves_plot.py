@@ -83,3 +83,72 @@ def test_tensorboard_missing_is_said_not_guessed(tmp_path, monkeypatch):
     run = read_side([str(tmp_path)], "gpu")
     assert [(e.message, e.fatal) for e in run.errors] == [
         ("a TensorBoard event file: install 'scriptdiff[tensorboard]' to read it; not read", True)]
+
+
+def _plotted(logs_dir, kind):
+    from scriptdiff.curves.plot import figure
+
+    g = read_side([str(logs_dir / "megatron" / kind / "gpu")], "gpu")
+    n = read_side([str(logs_dir / "megatron" / kind / "npu")], "npu")
+    res = compare_runs(g, n)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig, _rows = figure(res)
+    FigureCanvasAgg(fig).draw()
+    return res, fig
+
+
+@pytest.fixture(scope="module")
+def fixture_logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plots")
+    for kind in ("long", "anomaly"):
+        gen.write(str(d), "megatron", kind)
+    return d
+
+
+def test_the_plot_clips_nothing_and_shows_the_first_steps(fixture_logs):
+    """Issue 28: the warm-up above a cut-off was clipped, hiding what the first-step verdict
+    judges. Every panel's y range holds every point it draws, and the loss has a panel of its
+    first steps with the judged points shaded."""
+    pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
+    import numpy as np
+
+    res, fig = _plotted(fixture_logs, "long")
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), dtype=float)
+            if line.get_transform() != ax.transData or not np.isfinite(y).any():
+                continue  # markers above the panel, vertical lines
+            lo, hi = ax.get_ylim()
+            assert lo <= np.nanmin(y) and np.nanmax(y) <= hi, ax.get_title(loc="left")
+    first = fig.axes[0]
+    assert first.get_title(loc="left") == "first 50 points (first 10 judged, shaded)"
+    assert first.get_xlim()[1] < 60 and first.get_ylim()[1] >= float(res.series["loss"].g[0])  # step 1's 10.9
+    assert fig.axes[1].get_yscale() == "log"  # 10.9 down to 2.2 on one axis, nothing cut
+
+
+def test_the_plot_marks_events_and_keeps_the_legend_off_the_divergence_label(fixture_logs):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
+    from scriptdiff.curves.plot import EVENTS
+
+    res, fig = _plotted(fixture_logs, "anomaly")
+    whole = fig.axes[1]
+    marks = {}
+    for line in whole.get_lines():
+        if line.get_linestyle() == "None":
+            marks[line.get_marker()] = sorted(float(v) for v in line.get_xdata())
+    assert marks == {EVENTS["nan/inf"][0]: [1700.0], EVENTS["skipped"][0]: [300.0, 800.0, 1300.0],
+                     EVENTS["overflow"][0]: [300.0, 800.0, 1300.0], EVENTS["spikes"][0]: [400.0, 900.0, 1500.0,
+                                                                                          2100.0, 2600.0]}
+    render = fig.canvas.get_renderer()  # the Agg canvas _plotted drew on
+    legend = fig.legends[0].get_window_extent(render)
+    labels = [t for ax in fig.axes for t in ax.texts if t.get_text().startswith("diverges at")]
+    assert labels  # loss_scale halves at step 300 on the NPU: a divergence, labelled
+    for t in labels:
+        assert not legend.overlaps(t.get_window_extent(render))
+    from matplotlib.text import Text
+
+    for ax in fig.axes:  # nor over a panel's titles
+        for t in ax.get_children():
+            if isinstance(t, Text) and t.get_text().startswith(("first 50", "verdict:", "lr:", "grad_norm:")):
+                assert not legend.overlaps(t.get_window_extent(render)), t.get_text()

@@ -1,10 +1,13 @@
-"""The html review page in a real browser: headless Chromium (Debian's `chromium`; CI installs
-it with scripts/install-browser.sh) renders the bundled example. The page's `?selftest=1`
-hook records what it sees into the DOM (findings listed, masked rows' style and hover text,
-where n/p/j/k move, what the toggles hide), read back with --dump-dom. Without a browser the
-tests are skipped, and the reason is in pytest's summary (-ra)."""
+"""The html pages in a real browser: headless Chromium (Debian's `chromium`; CI installs it
+with scripts/install-browser.sh) renders the review page of the bundled example, a page of
+hostile inputs and the curves page of a fixture pair. Each page's `?selftest=1` hook records
+what it sees into the DOM (the looks of the lines, the highlighted words, where n/p/c move
+and whether the line is on screen, the change map, the toggles, the charts and what hovering
+them shows), read back with --dump-dom. Without a browser the tests are skipped, and the
+reason is in pytest's summary (-ra)."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -28,15 +31,27 @@ def chromium():
     return exe
 
 
-def headless(exe: str, tmp_path, *args: str) -> str:
+def headless(exe: str, tmp_path, *args: str, size: str = "1300,1000") -> str:
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1300,1000", *args]
+           f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={size}", *args]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
     except subprocess.TimeoutExpired:
         pytest.fail(f"headless Chromium did not finish within 90 s: {' '.join(cmd)}")
     assert res.returncode == 0, res.stderr[-2000:]
     return res.stdout
+
+
+def selftest(exe, tmp_path, page) -> tuple[dict, str]:
+    dom = headless(exe, tmp_path, "--dump-dom", f"{page.as_uri()}?selftest=1")
+    m = re.search(r'<pre id="selftest">(.*?)</pre>', dom)
+    assert m, "the page's self-test did not run:\n" + dom[-1500:]
+    return json.loads(html.unescape(m.group(1))), dom
+
+
+def block(dom: str, name: str):
+    m = re.search(rf'<script type="application/json" id="?{name}"?>(.*?)</script>', dom, re.S)
+    return json.loads(html.unescape(m.group(1)).replace("<\\/", "</"))
 
 
 @pytest.fixture(scope="module")
@@ -49,26 +64,68 @@ def page(tmp_path_factory):
     return out
 
 
-def test_findings_masks_and_navigation_in_the_browser(chromium, page, tmp_path):
-    dom = headless(chromium, tmp_path, "--dump-dom", f"{page.as_uri()}?selftest=1")
-    m = re.search(r'<pre id="selftest">(.*?)</pre>', dom)
-    assert m, "the page's self-test did not run:\n" + dom[-1500:]
-    seen = json.loads(m.group(1).replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&"))
-    assert seen["findings"] == 4
+@pytest.fixture(scope="module")
+def seen(chromium, page, tmp_path_factory):
+    return selftest(chromium, tmp_path_factory.mktemp("b"), page)
+
+
+def test_navigation_in_page_order_wraps_around(seen):
+    """Issue 28: n/p jumped in report order (527 -> 1437 -> 331 px) and stopped at the ends.
+    They now go down the page, one stop per row with a finding (SD201 is on both its lines),
+    and wrap; `c` makes them go over every change instead."""
+    out, dom = seen
+    stops = block(dom, "sd-data")["sf"]
+    nav = [(s["key"], s["stop"], s["on_screen"]) for s in out["nav"]]
+    assert len(stops) == 5
+    assert nav[:8] == [("n", stops[0], True), ("n", stops[1], True), ("n", stops[2], True), ("n", stops[3], True),
+                       ("n", stops[4], True), ("n", stops[0], True), ("p", stops[4], True), ("p", stops[3], True)]
+    assert [s["pos"] for s in out["nav"][:7]] == [
+        "finding 1 of 5: I SD302 env:source set_env.sh", "finding 2 of 5: E SD201 use_flash_attn",
+        "finding 3 of 5: E SD207 seed", "finding 4 of 5: E SD201 use_flash_attn", "finding 5 of 5: E SD206 adam_beta2",
+        "finding 1 of 5: I SD302 env:source set_env.sh \u00b7 wrapped to the first",
+        "finding 5 of 5: E SD206 adam_beta2 \u00b7 wrapped to the last"]
+    tops = [s[:2] for s in stops]
+    assert tops == sorted(tops)  # page order: panel by panel, row by row
+    changes = block(dom, "sd-data")["sc"]
+    assert [s["stop"] for s in out["every"]] == [c[:3] for c in changes] + [changes[0][:3]]
+    assert all(s["on_screen"] for s in out["every"])
+    assert out["every"][-1]["pos"].endswith("\u00b7 wrapped to the first")
+    # with only the environment check shown, n goes to its one finding
+    assert out["check_filter_visible"] == 1 and out["nav"][-1]["pos"].startswith("finding 1 of 1: I SD302")
+
+
+def test_the_four_looks_and_the_words_they_are_about(seen):
+    """The example has all four looks: findings, masked port edits, edits equal after
+    normalising (1e-4 / 1.0e-4, the reordered ds_config.json) and changes without a finding
+    (the comment, the GPU program's attn_implementation); in each line the changed words are marked, by what they are."""
+    out, _dom = seen
+    assert out["looks"] == {"lf": 7, "lm": 20, "lq": 10, "lc": 3}
+    # what SD207 and SD206 are about (the latter in the line of the optimizer swap)
+    assert out["marks"]["hf"] == ["42", "1234", "0.95", "0.999"]
+    assert {"AdamW", "NpuFusedAdamW", "cuda", "npu", "nccl", "hccl"} <= set(out["marks"]["hm"])  # the masks' parts
+    assert {"1e-4", "1.0e-4", "1e-6", "1e-06"} <= set(out["marks"]["hq"])
+    # the GPU program's attn_implementation: changed, its finding (SD201) is the GPU launch flag's
+    assert {"flash_attention_2", "eager"} <= set(out["marks"]["hc"])
+    assert out["q_title"].startswith("equal after normalising: ")
     # masked substitutions are dimmed, say their rule on hover, and the toggle hides them
-    assert (seen["masked"], seen["masked_opacity"], seen["masked_hidden"]) == (11, "0.55", True)
-    assert seen["masked_title"].startswith("masked by SD010 env-var-renamed: ")
-    # n / p / j / k move between findings, each brought on screen in its file's panel
-    assert [(s["key"], s["finding"], s["rule"], s["in"], s["on_screen"]) for s in seen["nav"][:5]] == [
-        ("n", 0, "SD201", "p1", True), ("n", 1, "SD207", "p2", True), ("p", 0, "SD201", "p1", True),
-        ("j", 1, "SD207", "p2", True), ("k", 0, "SD201", "p1", True)]
-    assert seen["info_hidden_items"] == 1  # the severity filter hides the one info finding
-    # the check filter leaves the environment finding, and navigation goes there alone
-    assert seen["check_filter_visible"] == 1 and seen["nav"][-1]["rule"] == "SD302"
-    # the rendered DOM: the findings' lines highlighted in the gutter of their panels
-    anns = re.findall(r'<tr class="ann f sev-(\w+) ck-[\w-]+(?: cur)?" data-f="(\d+)">', dom)
-    assert sorted(anns) == [("error", "0"), ("error", "0"), ("error", "1"), ("error", "2"),
-                            ("info", "3")]  # SD201 in both files
+    assert (out["masked"], out["masked_opacity"], out["masked_hidden"]) == (11, "0.75", True)
+    assert out["masked_title"].startswith("masked by SD010 env-var-renamed: ")
+    assert out["info_hidden_items"] == 1  # the severity filter hides the one info finding
+    assert out["findings"] == 4
+
+
+def test_sticky_headers_change_map_and_origin_links(seen):
+    out, dom = seen
+    assert out["sticky"] == "sticky"
+    changes = block(dom, "sd-data")["sc"]
+    assert out["map"]["ticks"] == len(changes) == 16
+    want: dict = {}
+    for c in changes:
+        want["k" + c[2]] = want.get("k" + c[2], 0) + 1
+    assert out["map"]["kinds"] == want
+    assert out["map"]["click"] == {"scrolled": True, "on_screen": True}  # a click on the map goes to the change
+    # an hparams origin goes to its line, on screen
+    assert out["origin"]["went"] == out["origin"]["go"] and out["origin"]["on_screen"]
 
 
 def test_screenshot(chromium, page, tmp_path):
@@ -78,3 +135,93 @@ def test_screenshot(chromium, page, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (1300, 1000)
     assert len(data) > 20_000  # a blank page compresses to a few kB
+
+
+HOSTILE = ("<img src=x onerror=\"window.__pwned='img';document.title='PWNED'\">",
+           "</script><script>window.__pwned='script';document.title='PWNED'</script>",
+           "<svg onload=\"window.__pwned='svg'\"></svg>")
+
+
+def test_nothing_from_a_scanned_file_runs(chromium, tmp_path):
+    """Text, file names, values and curve names from the inputs reach the page as text: in a
+    changed line with a finding on it (its words marked), in the hover texts, in the charts."""
+    from conftest import run_cli
+    from test_curves import gen
+
+    name = "<svg onload=window.__pwned=1>.py"
+    for side, lr in (("g", 1), ("n", 2)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / name).write_text("".join(f'x{i} = "{h}"  # {side}\n' for i, h in enumerate(HOSTILE))
+                                            + f"lr = {lr}  # {HOSTILE[0]}\n")
+    page = tmp_path / "hostile.html"
+    code, _t, _e = run_cli("diff", str(tmp_path / "g"), str(tmp_path / "n"), "--output", f"html={page}")
+    assert code == 1
+    out, dom = selftest(chromium, tmp_path, page)
+    assert out["pwned"] is None and "PWNED" not in out["title"] and out["looks"]["lc"] >= 6
+    shown = re.sub(r"<script.*?</script>", "", dom, flags=re.S)  # the DOM as laid out, without the inert data
+    assert not re.search(r"<(img|svg)\b", shown) and "&lt;img src=x onerror=" in shown  # text, not elements
+    # a metric named like markup, in a training log
+    g, n = gen.write(str(tmp_path / "c"), "megatron", "long")
+    for log in (g, n):
+        with open(log) as fh:
+            text = fh.read()
+        with open(log, "w") as fh:
+            fh.write(text.replace("| grad norm:", f"| {HOSTILE[0]}: 1.0 | grad norm:"))
+    page = tmp_path / "curves.html"
+    code, _t, _e = run_cli("curves", g, n, "--output", f"html={page}")
+    out, dom = selftest(chromium, tmp_path, page)
+    assert out["pwned"] is None and "PWNED" not in out["title"]
+    assert HOSTILE[0] in [s["name"] for s in out["curves"]["series"]]  # shown as its text, in a chart title
+    assert not re.search(r"<img\b", re.sub(r"<script.*?</script>", "", dom, flags=re.S))
+
+
+@pytest.fixture(scope="module")
+def curves_page(tmp_path_factory):
+    from conftest import run_cli
+    from test_curves import gen
+
+    d = tmp_path_factory.mktemp("cv")
+    g, n = gen.write(str(d), "megatron", "anomaly")
+    out = d / "curves.html"
+    code, _t, _e = run_cli("curves", g, n, "--output", f"html={out}")
+    assert code == 1
+    return out
+
+
+def test_curves_page_draws_its_charts(chromium, curves_page, tmp_path):
+    """Issue 28: the curves view in the page itself: an SVG chart per series (GPU, NPU, the
+    relative error), the events marked, hover with the step and both values, zoom on a range
+    and on the first steps, smoothing, a log axis."""
+    from test_curves import gen
+
+    out, dom = selftest(chromium, tmp_path, curves_page)
+    cv = out["curves"]
+    data = block(dom, "cv-data")
+    assert cv["charts"] == cv["svgs"] == len(data["series"]) == 6
+    assert all(s["gpu"] and s["npu"] and s["err"] for s in cv["series"])
+    loss = cv["series"][0]
+    assert loss["title"] == "verdict: overflow, NaN or spikes | loss: mean relative error 0.43% (first 10: 0.22%)"
+    n_events = 1 + 2 * len(gen.OVERFLOWS) + len(gen.SPIKES)  # NaN, skipped and overflow, spikes: the NPU's
+    assert loss["events"] == n_events
+    assert [s["div"] for s in cv["series"]] == [s["div"] is not None for s in data["series"]]
+    # hover: the step under the pointer and both sides' values, as logged
+    m = re.fullmatch(r"step (\d+) \u00b7 GPU ([\d.e+-]+) \u00b7 NPU ([\d.e+-]+) \u00b7 rel\. err ([\d.]+)%", cv["hover"])
+    assert m, cv["hover"]
+    s = data["series"][0]
+    i = s["x"].index(int(m.group(1)))
+    assert (float(m.group(2)), float(m.group(3))) == (pytest.approx(s["g"][i], rel=1e-5), pytest.approx(s["n"][i],
+                                                                                                        rel=1e-5))
+    assert cv["hover_first"].startswith("step ") and int(cv["hover_first"].split()[1]) <= 10  # the first steps
+    assert cv["zoomed"] == {"x_ticks": ["10", "20", "30", "40", "50"], "changed": True}  # "first steps"
+    lo, hi = cv["dragged"]
+    assert 1400 < lo < 1600 and 2150 < hi < 2350  # dragged from the middle to three quarters
+    assert cv["smoothed"] == {"changed": True, "raw": 2} and cv["log_toggled"]
+
+
+def test_curves_screenshot(chromium, curves_page, tmp_path):
+    png = tmp_path / "curves.png"
+    headless(chromium, tmp_path, f"--screenshot={png}", "--virtual-time-budget=3000", curves_page.as_uri(),
+             size="1300,1400")
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1300, 1400)
+    assert len(data) > 60_000  # charts, not an empty frame

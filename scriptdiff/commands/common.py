@@ -289,7 +289,7 @@ def write_outputs(report, args) -> int | None:
     except OutputError as e:
         return fail(str(e))
     for fmt, path in targets:
-        failed = write_text(path, render(report, fmt, **render_options(args, False)))
+        failed = write_text(path, render(report, fmt, **render_options(args, False), out_path=path))
         if failed is not None:
             return failed
     return None

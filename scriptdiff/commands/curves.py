@@ -4,8 +4,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import add_output_arguments, emit, prepare, write_outputs
-from ..report.values import safe
+from .common import add_output_arguments, emit, prepare
 from .data import ProgressBar, allow_intermixed, progress_wanted
 
 DESCRIPTION = """Compare the GPU and NPU training curves (process data): where do the runs diverge?
@@ -67,14 +66,8 @@ def run(args) -> int:
     if args.errors and "curves" in report.details:
         n = api.curves_view(report, "errors", path=args.errors)
         print(f"scriptdiff: {n} point(s) -> {args.errors}", file=sys.stderr)
-    if args.format == "markdown":
-        failed = write_outputs(report, args)
-        if failed is not None:
-            return failed
-        for e in report.errors:
-            print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
-        sys.stdout.write(api.render(report, "markdown") + api.curves_view(report, "markdown", plot=args.plot))
-        return report.exit_code()
+    if args.plot and "curves" in report.details:  # markdown embeds it, relative to the document
+        report.details["curves_plot"] = args.plot
     if args.format == "text" and not args.no_chart:
         width = max(24, min(100, shutil.get_terminal_size((100, 24)).columns - 14))
         report.overview = report.overview + [""] + api.curves_view(report, "chart", width=width,

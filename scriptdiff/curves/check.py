@@ -6,7 +6,9 @@ measure(path) -> Extract   one fact `process:curves` per configured path, holdin
                            (value: what was read, e.g. "loss: 3000 points"; `force` makes
                            the engine hand the pair to `classify` even when the texts match);
                            a path with no curves is an input not understood (never a pass)
-classify(key, g, n, rs)    the comparison's most severe finding, or None when equal
+classify(key, g, n, rs)    the comparison's most severe finding, or None when equal; the
+                           comparison itself is left in both facts' meta["details"] for the
+                           report's views (checkrun copies it into Report.details)
 """
 from __future__ import annotations
 
@@ -59,5 +61,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:
     if g is None or n is None or "run" not in g.meta or "run" not in n.meta:
         return None  # a side without curves was said when it was measured
     res = compare_runs(g.meta["run"], n.meta["run"], Settings())
+    for f in (g, n):  # for the views (the html page's curves, the markdown section): checkrun hands it on
+        f.meta["details"] = {"curves": res}
     found = sorted(findings(res), key=lambda f: RANK.get(f.severity, 3))
     return found[0] if found else None

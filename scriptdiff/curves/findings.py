@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ..finding import finding
 from ..model import Finding, Side
-from .metrics import SeriesStats, _r
+from .metrics import AT, SeriesStats, _r
+from .readers import line_text
 from .series import is_downstream
 from .verdict import ANOMALY, DOWNSTREAM, FIRST, LONG, NOT_COMPARED, Result
 
@@ -22,21 +23,94 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
+def _reader(run, path: str | None, name: str | None) -> str:
+    return next((r.reader for r in run.recognised if r.path == path and (name is None or name in r.metrics)),
+                next((r.reader for r in run.recognised if r.path == path), ""))
+
+
 def _where(res: Result, side: str, name: str | None) -> tuple[str | None, str]:
     """The file a series was read from (its first point's) and the reader that read it."""
     run = res.gpu if side == "gpu" else res.npu
     t = run.tracks.get(name) if name else None
     if t is not None and t.first_line:
         path = t.first_line[0]
-        reader = next((r.reader for r in run.recognised if r.path == path and name in r.metrics), "")
-        return path, reader
+        return path, _reader(run, path, name)
     rec = run.recognised[0] if run.recognised else None
     return (rec.path if rec else run.label), (rec.reader if rec else "")
 
 
-def _side(res: Result, side: str, name: str | None, value) -> Side:
+def _step(res: Result, side: str, x) -> float | None:
+    """The step of `side` at axis point x (the axis may be consumed samples or tokens)."""
+    import numpy as np
+
+    if x is None:
+        return None
+    if res.axis is None or res.axis.track is None:
+        return float(x)
+    run = res.gpu if side == "gpu" else res.npu
+    t = run.tracks.get(res.axis.track)
+    if t is None:
+        return float(x)
+    s, v = t.arrays()
+    ok = np.isfinite(v)
+    return float(round(float(np.interp(x, v[ok], s[ok])))) if ok.any() else float(x)
+
+
+def _place(res: Result, side: str, step, evaluation: bool = False) -> tuple[str, int | None, int | None] | None:
+    """(file, line, byte offset) of the record of `step` on `side` (an evaluation's record
+    for an evaluation metric), or None."""
+    if step is None:
+        return None
+    got = (res.gpu if side == "gpu" else res.npu).lines.where(step, evaluation)
+    return None if got is None else got[:3]
+
+
+def _side(res: Result, side: str, name: str | None, value, x=None) -> Side:
+    """One side of a finding: the value, and where it was read: the log line of the step at
+    axis point x (its text as the excerpt, the reader as `via`), else the series' file."""
+    run = res.gpu if side == "gpu" else res.npu
+    at = _place(res, side, _step(res, side, x), bool(name) and is_downstream(name))
+    if at is not None:
+        path, line, offset = at
+        reader = _reader(run, path, name)
+        if line:
+            return Side(value=value, path=path, line=line, source=line_text(run, path, line, offset) or reader,
+                        via=reader or None)
+        return Side(value=value, path=path, line=None, source=reader)
     path, reader = _where(res, side, name)
     return Side(value=value, path=path, line=None, source=reader)
+
+
+def cited(res: Result, side: str, steps, count: int | None = None, unit: str = "step",
+          evaluation: bool = False) -> str:
+    """"steps 300, 800, 1300 (npu/train.log:301, 801, 1301)": the first steps of an event
+    (axis points on the step axis, else converted), their log lines, and how many more."""
+    steps = [x for x in steps if x is not None]
+    if not steps:
+        return ""
+    count = len(steps) if count is None else max(count, len(steps))
+    places = []
+    for x in steps:
+        at = _place(res, side, _step(res, side, x), evaluation)
+        places.append((at[0], at[1]) if at is not None else (None, None))
+    files = (res.gpu if side == "gpu" else res.npu).lines.files
+    lines, last = [], None
+    for path, line in places:
+        if path is None:
+            continue
+        base = path.replace("\\", "/").rsplit("/", 1)[-1]
+        if sum(1 for f in files if f.replace("\\", "/").rsplit("/", 1)[-1] == base) == 1:
+            path = base  # the side's files are named in the report: the base name is enough
+        bit = str(line) if line else ""
+        if path != last:
+            bit = f"{path}:{bit}" if bit else path
+            last = path
+        elif not bit:
+            continue
+        lines.append(bit)
+    more = f" and {count - len(steps)} more" if count > len(steps) else ""
+    what = f"{unit}s" if count > 1 else unit
+    return f"{what} {', '.join(str(_r(x)) for x in steps)}{more}" + (f" ({', '.join(lines)})" if lines else "")
 
 
 def _at(st: SeriesStats, x):
@@ -50,9 +124,24 @@ def _at(st: SeriesStats, x):
     return _r(st.g[i]), _r(st.n[i])
 
 
-def _make(res: Result, rule_name: str, key_name: str, gval, nval, message: str, extra: dict) -> Finding:
+def _beyond(st: SeriesStats, rtol: float, first: int | None = None) -> tuple[list, int]:
+    """The first few axis points where a series is beyond the tolerance, and how many (over
+    its first `first` compared points, else the whole run)."""
+    import numpy as np
+
+    if st.rel is None or st.x is None:
+        return [], 0
+    ok = np.isfinite(st.g) & np.isfinite(st.n)
+    xs, rel = st.x[ok], st.rel
+    if first is not None:
+        xs, rel = xs[:first], rel[:first]
+    over = np.nonzero(rel > rtol)[0]
+    return [float(xs[i]) for i in over[:AT]], int(len(over))
+
+
+def _make(res: Result, rule_name: str, key_name: str, gval, nval, message: str, extra: dict, x=None) -> Finding:
     return finding(rule_name, key=f"curve:{key_name}",
-                   gpu=_side(res, "gpu", key_name, gval), npu=_side(res, "npu", key_name, nval),
+                   gpu=_side(res, "gpu", key_name, gval, x), npu=_side(res, "npu", key_name, nval, x),
                    message=message, extra=extra)
 
 
@@ -72,52 +161,68 @@ def findings(res: Result) -> list[Finding]:
         return out
     if res.verdict == FIRST:
         x, g, n = loss.first_values
+        k = min(s.first, loss.compared)
+        steps, count = _beyond(loss, s.rtol, k)
         out.append(_make(res, RULE_OF[FIRST], loss.name, _r(g), _r(n),
                          f"first-step difference: {loss.name} differs from the first steps: mean relative error "
-                         f"{_pct(loss.mre_first)} over the first {min(s.first, loss.compared)} points "
-                         f"(tolerance {_pct(s.rtol)}); at {unit} {_r(x)} GPU {g:.6g}, NPU {n:.6g}", extra))
+                         f"{_pct(loss.mre_first)} over the first {k} points (tolerance {_pct(s.rtol)}); at {unit} "
+                         f"{_r(x)} GPU {g:.6g}, NPU {n:.6g}; beyond the tolerance at {count} of "
+                         f"the first {k} points: {cited(res, 'npu', steps, count, unit)}", extra, x))
     elif res.verdict == ANOMALY:
         gc, nc = res.counts["gpu"].anomalies(), res.counts["npu"].anomalies()
         worse = [k for k in nc if nc[k] > gc[k]]
         gv = ", ".join(f"{k} {gc[k]}" for k in gc)
         nv = ", ".join(f"{k} {nc[k]}" for k in nc)
-        spikes = res.counts["npu"].spike_at
-        at = f"; NPU spikes at {unit}s {', '.join(str(_r(x)) for x in spikes)}" if "spikes" in worse and spikes else ""
+        parts = []
+        for k in worse:
+            where = cited(res, "npu", res.counts["npu"].steps_of(k), nc[k], unit)
+            gw = cited(res, "gpu", res.counts["gpu"].steps_of(k), gc[k], unit)
+            parts.append(f"{k} {gc[k]} vs {nc[k]}: NPU at {where or 'steps not logged'}"
+                         + (f", GPU at {gw}" if gw else ""))
+        first = res.counts["npu"].steps_of(worse[0])
+        x = first[0] if first else None
         out.append(_make(res, RULE_OF[ANOMALY], loss.name, gv, nv,
                          f"overflow, NaN or spikes: the NPU run has more {', '.join(worse)} than the GPU run "
-                         f"({', '.join(f'{k} {gc[k]} vs {nc[k]}' for k in worse)}){at}", extra))
+                         f"({'; '.join(parts)})", extra, x))
     elif res.verdict == LONG:
         x = loss.divergence if loss.divergence is not None else loss.worst_window[0]
         g, n = _at(loss, x)
         a, b, m = loss.worst_window
-        first = (f"first persistent divergence at {unit} {_r(loss.divergence)}" if loss.divergence is not None
+        steps, count = _beyond(loss, s.rtol)
+        first = (f"first persistent divergence at {unit} {_r(loss.divergence)}"
+                 if loss.divergence is not None
                  else f"no single point of divergence; worst window at {unit} {_r(a)}")
         out.append(_make(res, RULE_OF[LONG], loss.name, g, n,
                          f"long-term difference: {loss.name} matches early (first {min(s.first, loss.compared)} "
                          f"points: {_pct(loss.mre_first)}) and drifts later: {first}; mean relative error "
                          f"{_pct(loss.mre_all)} over the run, {_pct(m)} over {unit}s {_r(a)}-{_r(b)}, largest "
-                         f"{_pct(loss.max_rel[1])} at {unit} {_r(loss.max_rel[0])}", extra))
+                         f"{_pct(loss.max_rel[1])} at {unit} {_r(loss.max_rel[0])}; beyond the tolerance at "
+                         f"{count} of {loss.compared} points: {cited(res, 'npu', steps, count, unit)}", extra, x))
     elif res.verdict == DOWNSTREAM:
         for d in res.downstream():
             if not (d.compared and d.beyond(s.rtol)):
                 continue
             x, g, n = d.last_values
+            steps, count = _beyond(d, s.rtol)
             out.append(_make(res, RULE_OF[DOWNSTREAM], d.name, _r(g), _r(n),
                              f"equal losses, different downstream metrics: {loss.name} matches (mean relative "
                              f"error {_pct(loss.mre_all)}) but {d.name} differs: mean relative error "
                              f"{_pct(d.mre_all)} over {d.compared} points; at {unit} {_r(x)} GPU {g:.6g}, "
-                             f"NPU {n:.6g}", extra))
+                             f"NPU {n:.6g}; beyond the tolerance at {count} of {d.compared} "
+                             f"points: {cited(res, 'npu', steps, count, unit, True)}", extra, x))
     for name, st in sorted(res.series.items()):
         if name == res.primary or is_downstream(name) or not st.compared or not st.beyond(s.rtol):
             continue
         rule = "curves-lr-differs" if name == "lr" else "curves-series-differs"
         x = st.first_beyond
         g, n = _at(st, x)
+        steps, count = _beyond(st, s.rtol)
         what = "learning-rate schedule differs" if name == "lr" else f"{name} differs"
         out.append(_make(res, rule, name, g, n,
                          f"{what}: mean relative error {_pct(st.mre_all)} over {st.compared} points, first beyond "
-                         f"{_pct(s.rtol)} at {unit} {_r(x)}, largest {_pct(st.max_rel[1])} at {unit} "
-                         f"{_r(st.max_rel[0])}", {"series": st.to_json()}))
+                         f"{_pct(s.rtol)} at {unit} {_r(x)}, largest {_pct(st.max_rel[1])} at "
+                         f"{unit} {_r(st.max_rel[0])}; beyond the tolerance at {count} of {st.compared} points: "
+                         f"{cited(res, 'npu', steps, count, unit)}", {"series": st.to_json()}, x))
     return out
 
 

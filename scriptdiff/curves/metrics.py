@@ -163,6 +163,9 @@ def _persistent(m, xs, w: int, rtol: float) -> float | None:
     return None
 
 
+AT = 5  # steps named per kind of event (the count is exact)
+
+
 @dataclass
 class SideCounts:
     nonfinite: int = 0  # NaN or inf values of the loss
@@ -171,14 +174,31 @@ class SideCounts:
     overflow: int = 0
     spikes: int = 0
     spike_at: list = field(default_factory=list)  # the first few spikes' steps
+    nonfinite_at: list = field(default_factory=list)  # the first few steps of each kind of event
+    nan_at: list = field(default_factory=list)
+    skipped_at: list = field(default_factory=list)
+    overflow_at: list = field(default_factory=list)
+    # every event step (up to MARKS per kind), for the charts' markers
+    marks: dict = field(default_factory=dict)
 
     def anomalies(self) -> dict:
         return {"nan/inf": self.nonfinite + self.nan_iterations, "skipped": self.skipped,
                 "overflow": self.overflow, "spikes": self.spikes}
 
+    def steps_of(self, kind: str) -> list:
+        """The first steps of one kind of `anomalies()`."""
+        if kind == "nan/inf":
+            return sorted(set(self.nonfinite_at) | set(self.nan_at))[:AT]
+        return {"skipped": self.skipped_at, "overflow": self.overflow_at, "spikes": self.spike_at}[kind][:AT]
+
     def to_json(self) -> dict:
         return {"nonfinite": self.nonfinite, "nan_iterations": self.nan_iterations, "skipped": self.skipped,
-                "overflow": self.overflow, "spikes": self.spikes, "spike_at": [_r(x) for x in self.spike_at]}
+                "overflow": self.overflow, "spikes": self.spikes, "spike_at": [_r(x) for x in self.spike_at],
+                "nonfinite_at": [_r(x) for x in self.nonfinite_at], "nan_at": [_r(x) for x in self.nan_at],
+                "skipped_at": [_r(x) for x in self.skipped_at], "overflow_at": [_r(x) for x in self.overflow_at]}
+
+
+MARKS = 500  # event steps kept per kind for the charts
 
 
 def side_counts(run: Run, primary: str | None, s: Settings) -> SideCounts:
@@ -186,30 +206,73 @@ def side_counts(run: Run, primary: str | None, s: Settings) -> SideCounts:
 
     c = SideCounts()
     t = run.tracks.get(primary) if primary else None
+    marks: dict[str, list] = {}
     if t is not None:
         c.nonfinite = t.nan + t.inf
         steps, v = t.arrays()
-        c.spikes, c.spike_at = spikes(steps, v, s.spike_z)
+        bad = steps[~np.isfinite(v)]  # after decimation: the first step of each group that held one
+        marks["nan/inf"] = bad[:MARKS].tolist()
+        c.nonfinite_at = marks["nan/inf"][:AT]
+        c.spikes, at = spikes(steps, v, s.spike_z, s.window_for(int(np.isfinite(v).sum())))
+        marks["spikes"] = at[:MARKS]
+        c.spike_at = at[:AT]
     for name, attr in (("nan_iterations", "nan_iterations"), ("skipped", "skipped")):
         tt = run.tracks.get(name)
         if tt is not None:
-            _s, v = tt.arrays()
+            st, v = tt.arrays()
             setattr(c, attr, int(np.nansum(v)) * (tt.stride if tt.stride > 1 else 1))
+            hit = st[np.nan_to_num(v) > 0][:MARKS].tolist()
+            if attr == "nan_iterations":
+                c.nan_at = hit[:AT]
+                marks["nan/inf"] = sorted(set(marks.get("nan/inf", [])) | set(hit))[:MARKS]
+            else:
+                c.skipped_at = hit[:AT]
+                marks["skipped"] = hit
     tt = run.tracks.get("skipped_total")  # DeepSpeed: cumulative
     if tt is not None and tt.points:
-        _s, v = tt.arrays()
-        c.skipped = max(c.skipped, int(np.nanmax(v)))
+        st, v = tt.arrays()
+        total = int(np.nanmax(v))
+        if total > c.skipped:
+            c.skipped = total
+            ok = np.isfinite(v)
+            st, v = st[ok], v[ok]
+            rise = st[np.nonzero(np.diff(np.concatenate([[0.0], v])) > 0)[0]][:MARKS].tolist()
+            c.skipped_at, marks["skipped"] = rise[:AT], rise
+    over: list = []
     ls = run.tracks.get("loss_scale")
     if ls is not None and ls.points > 1:
-        _s, v = ls.arrays()
-        v = v[np.isfinite(v)]
-        c.overflow = int((np.diff(v) < 0).sum())
+        st, v = ls.arrays()
+        ok = np.isfinite(v)
+        st, v = st[ok], v[ok]
+        drops = np.diff(v) < 0
+        c.overflow = int(drops.sum())
+        over = st[1:][drops][:MARKS].tolist()
     c.overflow += run.overflow_lines
+    over += [x for x, _f, _l in run.overflow_at if x is not None]
+    marks["overflow"] = sorted(set(over))[:MARKS]
+    c.overflow_at = marks["overflow"][:AT]
+    c.marks = marks
     return c
 
 
-def spikes(steps, v, z: float) -> tuple[int, list]:
-    """Upward step-to-step changes with a robust z-score above z: 0.6745 (d - median) / MAD."""
+def _trend(pre) -> tuple[float, float]:
+    """A robust line through the points before a rise: (its value at the last point, its
+    slope per point); the slope is the median of the slopes between the two halves' points
+    (one noisy point or an earlier spike does not tilt it)."""
+    import numpy as np
+
+    m = len(pre) // 2
+    slope = float(np.median((pre[m:2 * m] - pre[:m]) / m)) if m >= 2 else 0.0
+    base = float(np.median(pre - slope * (np.arange(len(pre)) - (len(pre) - 1))))
+    return base, slope
+
+
+def spikes(steps, v, z: float, window: int = 50) -> tuple[int, list]:
+    """Upward step-to-step changes with a robust z-score above z (0.6745 (d - median) / MAD)
+    that are transient: within `window` points the series comes back at least halfway to
+    the trend line it rose from (the median change around the rise: a falling loss keeps
+    falling). A rise that stays is a level shift, the long-term difference's business, not a
+    spike; a rise too close to the end of the run to tell counts as a spike."""
     import numpy as np
 
     ok = np.isfinite(v)
@@ -229,5 +292,17 @@ def spikes(steps, v, z: float) -> tuple[int, list]:
         if mad <= TINY:
             mad = float(np.mean(np.abs(blk - med))) or TINY
         score[a:b] = 0.6745 * (blk - med) / mad
-    hit = np.nonzero(score > z)[0]
-    return int(len(hit)), [float(steps[i + 1]) for i in hit[:5]]
+    hit = []
+    until = -1  # the point where the last spike came back: a rise before it is the same spike
+    for i in np.nonzero(score > z)[0]:  # d[i] = v[i + 1] - v[i]: the rise into point i + 1
+        if i + 1 <= until:
+            continue
+        base, slope = _trend(v[max(0, i + 1 - window):i + 1])  # the line the loss followed before
+        after = v[i + 2:i + 2 + window]
+        rise = v[i + 1] - (base + slope)
+        # back at least halfway to that line (a falling loss keeps falling on its own)
+        back = np.nonzero(after - (base + slope * np.arange(2, 2 + len(after))) <= rise / 2)[0]
+        if len(back) or len(after) < window:
+            hit.append(float(steps[i + 1]))
+            until = i + 2 + int(back[0]) if len(back) else len(v)
+    return len(hit), hit

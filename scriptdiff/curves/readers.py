@@ -32,6 +32,7 @@ import os
 from .. import budget, gitsrc
 from ..jsonload import JSONError, loads, too_deep
 from ..model import InputError
+from ..secrets import redact_text
 from ..sources import SourceError, open_regular
 from ..tree import skip_dirs, walk
 from . import events
@@ -41,6 +42,7 @@ HEAD = 64 * 1024
 PROGRESS_EVERY = 1 << 20  # bytes between progress updates
 MAX_DICT_LINE = 64 * 1024  # a printed dict longer than this is not a metrics line
 MAX_LINE = 1 << 20  # a longer line is read in pieces of this size (a file without newlines stays bounded)
+MAX_AT = 20  # overflow lines remembered with their place (the count is exact)
 
 STEP_FIELDS = ("current_steps", "global_step", "train/global_step", "trainer/global_step", "step", "_step",
                "Step", "iteration", "iter")
@@ -123,7 +125,38 @@ def read_side(specs: list[str], label: str, progress=None, cap: int = CAP, repo_
     return run
 
 
+MAX_SHOWN_LINE = 1000  # a cited log line is cut to this many characters (the writers cut it further)
+
+
+def line_text(run: Run, display: str, line: int | None, offset: int | None) -> str:
+    """The text of one cited log line (a finding's excerpt), read again from its file: at its
+    byte offset, or by counting lines (CSV); secret-looking words withheld; "" when the file
+    cannot be opened again or the line is not there."""
+    f = run.opened.get(display)
+    if f is None or not line:
+        return ""
+    try:
+        with f.open() as fh:
+            if offset is not None:
+                fh.seek(offset)
+                raw = fh.readline(MAX_LINE)
+            else:
+                raw = b""
+                for k, raw in enumerate(_lines(fh), 1):
+                    if k == line:
+                        break
+                else:
+                    return ""
+    except (OSError, SourceError, gitsrc.GitError):
+        return ""
+    text = raw.decode("utf-8", "replace").strip()
+    if len(text) > MAX_SHOWN_LINE:
+        text = text[:MAX_SHOWN_LINE] + "…"
+    return redact_text(text)
+
+
 def read_file(f: _Opened, run: Run, progress=None) -> None:
+    run.opened[f.display] = f
     with f.open() as fh:
         head = fh.read(HEAD)
         fh.seek(0)
@@ -211,15 +244,21 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
 
     done = 0
     lineno = 0
+    offset = 0  # of the next line
     add = run.add
+    mark = run.lines.appenders(f.display)  # where each record was read (findings name its line)
     by_raw: dict = {}  # Megatron key as printed -> its Track
+    last_step = None
     for line in _lines(fh):
         lineno += 1
         if not line.endswith(b"\n") and _cut(f, fh, line, lineno, run, bool(recs)):
             break
+        start = offset
+        offset += len(line)
         if lineno & 0x1FFF == 0:
             for t in run.tracks.values():  # fold what the hot loop appended (bounded memory)
                 t.due()
+            run.lines.due()
             if progress is not None:
                 pos = fh.tell()
                 _advance(progress, pos - done)
@@ -245,6 +284,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                     add(name, step, val, (f.display, lineno))
                     names.add(name)
                 _note(r, step)
+                mark(step, lineno, start, True)
                 continue
             segs = line.split(b"|")
             head = segs[0]
@@ -275,6 +315,8 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 app[0](step)
                 app[1](val)
             _note(r, step)
+            mark(step, lineno, start)
+            last_step = step
             continue
         if b"step:" in line and b" - " in line:
             j = line.find(b"step:")
@@ -296,6 +338,8 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 add(name, step, val, (f.display, lineno))
                 names.add(name)
             _note(r, step)
+            mark(step, lineno, start)
+            last_step = step
             continue
         if b"{'" in line and len(line) < MAX_DICT_LINE:
             a, b = line.find(b"{"), line.rfind(b"}")
@@ -322,6 +366,8 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 add(name, step, v, (f.display, lineno))
                 names.add(name)
             _note(r, step)
+            mark(step, lineno, start, is_eval)
+            last_step = step
             continue
         if b"step=" in line and b"skipped=" in line:
             step = _int_after(line, b"step=")
@@ -342,6 +388,8 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 except ValueError:
                     pass
             _note(r, step)
+            mark(step, lineno, start)
+            last_step = step
             continue
         if b"steps:" in line and b"loss:" in line:
             step = _int_after(line, b"steps:")
@@ -356,9 +404,13 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
             add("loss", step, val, (f.display, lineno))
             names.add("loss")
             _note(r, step)
+            mark(step, lineno, start)
+            last_step = step
             continue
         if b"OVERFLOW!" in line or b"Gradient overflow" in line:
             run.overflow_lines += 1
+            if len(run.overflow_at) < MAX_AT:
+                run.overflow_at.append((last_step, f.display, lineno))
             r, names = rec(DS_OVERFLOW)
             r.records += 1
     _advance(progress, max(0, f.size - done))
@@ -430,6 +482,8 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
     rec: Recognised | None = None
     names: set = set()
     done = 0
+    offset = 0
+    mark = run.lines.appenders(f.display)
     for lineno, line in enumerate(_lines(fh), 1):
         if lineno & 0x3FF == 0 and progress is not None:
             pos = fh.tell()
@@ -438,6 +492,8 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
         if not line.endswith(b"\n") and _json_object(line.strip()) is None \
                 and _cut(f, fh, line, lineno, run, rec is not None):
             break  # (a last line without a newline that is a whole JSON object is a whole record)
+        start = offset
+        offset += len(line)
         line = line.strip()
         if not line:
             continue
@@ -455,6 +511,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
         step = st[1]
         _add_record(run, names, d, step, lambda k: k == st[0] or k in STEP_FIELDS, (f.display, lineno))
         _note(rec, step)
+        mark(step, lineno, start)
     _advance(progress, max(0, f.size - done))
     if rec is None:
         run.skipped_files.append(f"{f.display} (JSON lines without a step field)")
@@ -509,6 +566,7 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
                      else "CSV export")
     names: set = set()
     lineno = 1
+    mark = run.lines.appenders(f.display)
     try:
         for row in reader:
             lineno += 1
@@ -524,6 +582,7 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
                         run.add(name, step, val, (f.display, lineno))
                         names.add(name)
             _note(rec, step)
+            mark(step, lineno, -1)  # the csv module reads text: no byte offset
     except csv.Error as e:  # e.g. a field past the csv module's size limit
         run.errors.append(InputError(f.display, f"line {lineno + 1}: {e}; the rest of the file was not read"))
     if ended:
@@ -541,7 +600,7 @@ def _trainer_state(f: _Opened, fh, side: Run) -> None:
     file is an error, never a shorter run."""
     run = Run(label=side.label, cap=side.cap)
     try:
-        _read_state(f, fh, run)
+        _read_state(f, fh, run, side.lines.appenders(f.display))
     finally:
         side.errors.extend(run.errors)
         side.skipped_files.extend(run.skipped_files)
@@ -556,10 +615,10 @@ def _trainer_state(f: _Opened, fh, side: Run) -> None:
             side.add(name, float(step), float(value), t.first_line)
 
 
-def _read_state(f: _Opened, fh, run: Run) -> None:
+def _read_state(f: _Opened, fh, run: Run, mark) -> None:
     rec = Recognised(path=f.display, reader=HF_STATE)
     names: set = set()
-    where = (f.display, None)
+    where = (f.display, None)  # a JSON document: records have no line of their own (marked line 0)
     apps: dict = {"step": None}  # field -> its track's appenders (None: not a metric); the hot path
     try:
         for k, d in enumerate(_log_history(fh)):
@@ -587,6 +646,7 @@ def _read_state(f: _Opened, fh, run: Run) -> None:
                 app[0](step)
                 app[1](val)
             _note(rec, step)
+            mark(step, 0, 0)
     except JSONError as e:
         run.errors.append(InputError(f.display, f"not valid JSON: {str(e).splitlines()[0]}", fatal=True))
         return
@@ -727,6 +787,7 @@ def _tensorboard(f: _Opened, run: Run) -> None:
     rec = Recognised(path=f.display, reader=TB)
     names: set = set()
     damage = events.Damage()
+    mark = run.lines.appenders(f.display)
     with f.open() as fh:
         try:
             size = os.fstat(fh.fileno()).st_size  # as it is now: a file still written has grown since it was listed
@@ -760,6 +821,7 @@ def _tensorboard(f: _Opened, run: Run) -> None:
                 run.add(name, float(ev.step), val, (f.display, None))
                 names.add(name)
             _note(rec, float(ev.step))
+            mark(float(ev.step), 0, offset)
     said = damage.message()
     if said:  # compared as far as it is trusted, never as a shorter run: an error, and no pass
         run.errors.append(InputError(f.display, said, fatal=True))

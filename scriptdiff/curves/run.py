@@ -6,10 +6,10 @@ from __future__ import annotations
 from ..model import InputError, Options, Report, UsageError
 from ..pipeline import Inputs
 from ..pipeline import run as run_pipeline
-from ..report.values import safe
 from . import chart, plot
 from .findings import findings, overview
 from .metrics import Settings, _r
+from .page import markdown_section, relative_to
 from .readers import ReadError, inputs, read_side
 from .verdict import compare_runs
 
@@ -99,24 +99,9 @@ def _plot(res, path: str) -> tuple[int, int]:
         raise UsageError(str(e)) from None
 
 
-def _markdown(res, plot: str | None = None) -> str:
-    """The curves section of a markdown report: verdict, evidence, series table, the plot."""
-    if res is None:
-        return ""
-    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({res.axis.reason if res.axis else ''})", ""]
-    out += [f"- {_cell(e)}" for e in res.evidence]
-    out += ["", "| Series | Points | First N | Whole run | Worst window | Max (at) | First beyond | Diverges |",
-            "|---|---|---|---|---|---|---|---|"]
-    for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
-        if not st.compared:
-            continue
-        out.append(f"| `{_cell(name)}` | {st.compared} | {100 * st.mre_first:.2f}% | {100 * st.mre_all:.2f}% | "
-                   f"{100 * st.worst_window[2]:.2f}% | {100 * st.max_rel[1]:.2f}% ({_r(st.max_rel[0])}) | "
-                   f"{_dash(_r(st.first_beyond))} | {_dash(_r(st.divergence))} |")
-    out.append("")
-    if plot:
-        out += [f"![training curves: GPU vs NPU]({plot})", ""]
-    return "\n".join(out) + "\n"
+def _markdown(res, plot: str | None = None, out_path: str | None = None) -> str:
+    """The curves section of a markdown report, the plot linked relative to the document."""
+    return markdown_section(res, relative_to(plot, out_path) if plot else None)
 
 
 def _errors_csv(res, path: str) -> int:
@@ -146,14 +131,6 @@ def _errors_csv(res, path: str) -> int:
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     return rows
-
-
-def _cell(s) -> str:
-    return safe(str(s)).replace("|", "\\|").replace("\n", " ")
-
-
-def _dash(v) -> str:
-    return "-" if v is None else str(v)
 
 
 def _unit(res) -> str:

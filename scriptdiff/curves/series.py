@@ -209,6 +209,92 @@ def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+EVAL_BIT = 1 << 31  # in a LineIndex code: the record is an evaluation's
+
+
+class LineIndex:
+    """Where a side's records were read: step -> (file, line, byte offset), in bounded memory.
+
+    A reader marks each record it takes (one step, one line) through `appenders(file)`; past
+    `cap` records every other one is dropped (the stride doubles), so a multi-gigabyte log
+    still answers, for any step, the line of a record at or just before it (`exact` says
+    whether it is that step's own). A file without lines (trainer_state.json, TensorBoard)
+    is marked with line 0: its findings name the file alone."""
+
+    __slots__ = ("cap", "stride", "files", "_rs", "_rc", "_ro", "_ks", "_kc", "_ko")
+
+    def __init__(self, cap: int = CAP):
+        self.cap = max(4, cap)
+        self.stride = 1
+        self.files: list[str] = []
+        self._rs, self._rc, self._ro = array("d"), array("d"), array("d")
+        self._ks: list = []
+        self._kc: list = []
+        self._ko: list = []
+
+    def appenders(self, display: str):
+        """mark(step, line, offset, evaluation=False) for one file: one record; an evaluation
+        record (validation lines) is told apart from the training record of the same step."""
+        base = float(len(self.files) << 32)
+        self.files.append(display)
+        rs, rc, ro = self._rs.append, self._rc.append, self._ro.append
+
+        def mark(step: float, line: int, offset: int, evaluation: bool = False) -> None:
+            rs(step)
+            rc(base + line + (EVAL_BIT if evaluation else 0))
+            ro(offset)
+        return mark
+
+    def due(self) -> None:
+        if len(self._rs) >= CHUNK:
+            self._fold()
+
+    def _fold(self) -> None:
+        import numpy as np
+
+        if not self._rs:
+            return
+        for raw, kept in ((self._rs, self._ks), (self._rc, self._kc), (self._ro, self._ko)):
+            a = np.frombuffer(raw, dtype=np.float64)
+            kept.append(a[::self.stride].copy())  # a copy: a view would keep the whole chunk alive
+            del a
+            del raw[:]
+        n = sum(len(k) for k in self._ks)
+        while n >= self.cap:
+            for kept in (self._ks, self._kc, self._ko):
+                kept[:] = [np.concatenate(kept)[::2].copy()]
+            self.stride *= 2
+            n = len(self._ks[0])
+
+    def where(self, step: float, evaluation: bool = False) -> tuple[str, int | None, int | None, bool] | None:
+        """(file, line or None, byte offset or None, exact) of the record at `step` (of an
+        evaluation record when asked and there is one), else of the last one before it; None
+        when nothing was marked at or before it."""
+        import numpy as np
+
+        self._fold()
+        if not self._ks:
+            return None
+        if len(self._ks) > 1:
+            for kept in (self._ks, self._kc, self._ko):
+                kept[:] = [np.concatenate(kept)]
+        s = self._ks[0]
+        hit = np.nonzero(s == step)[0]
+        if len(hit):
+            kind = [j for j in hit.tolist() if (int(self._kc[0][j]) & EVAL_BIT != 0) == evaluation]
+            i, exact = (kind or hit.tolist())[-1], True  # a step logged twice (a resumed run): its last record
+        else:
+            before = np.nonzero(s < step)[0]
+            if not len(before):
+                return None
+            i = int(before[np.argmax(s[before])])
+            exact = False
+        code = int(self._kc[0][i])
+        line = code & (EVAL_BIT - 1)
+        off = int(self._ko[0][i])
+        return self.files[code >> 32], line or None, (off if line and off >= 0 else None), exact
+
+
 @dataclass
 class Run:
     """One side: its tracks by canonical metric name, and what was read."""
@@ -219,7 +305,13 @@ class Run:
     errors: list = field(default_factory=list)  # model.InputError
     skipped_files: list[str] = field(default_factory=list)  # files in which no reader found curves
     overflow_lines: int = 0  # "OVERFLOW!" / "Gradient overflow" lines (DeepSpeed, apex)
+    overflow_at: list = field(default_factory=list)  # the first few: (step before it or None, file, line)
     cap: int = CAP
+    lines: LineIndex = field(default_factory=LineIndex)  # step -> where its record was read
+    opened: dict = field(default_factory=dict)  # file -> how to open it again (readers._Opened), for line texts
+
+    def __post_init__(self):
+        self.lines.cap = max(4, self.cap)
 
     def track(self, name: str) -> Track:
         t = self.tracks.get(name)

@@ -1,6 +1,7 @@
 """Markdown for a pull-request comment: verdicts, then one table per check."""
 from __future__ import annotations
 
+from ..curves.page import markdown_section, relative_to
 from ..registry import check_order
 from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
 
@@ -37,7 +38,8 @@ def _value(f, side, full: bool) -> str:
     return record_line(f.check, side.value) or shown(side.value, full)
 
 
-def render(report, show_masked: bool = False, full_values: bool = False, **_options) -> str:
+def render(report, show_masked: bool = False, full_values: bool = False, out_path: str | None = None,
+           **_options) -> str:
     report.sorted()
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
@@ -78,4 +80,8 @@ def render(report, show_masked: bool = False, full_values: bool = False, **_opti
             out.append(f"- {m.rule} {_code(clip(g, MAX_SOURCE, full_values))} → "
                        f"{_code(clip(n, MAX_SOURCE, full_values))}")
         out += ["", "</details>", ""]
+    res = report.details.get("curves")
+    if res is not None:  # `curves`, `check` with logs: the verdict, the series and the plot
+        plot = report.details.get("curves_plot")
+        out.append(markdown_section(res, relative_to(plot, out_path) if plot else None))
     return "\n".join(out)
