@@ -25,11 +25,10 @@ from __future__ import annotations
 import ast
 import csv
 import io
-import json
 import os
 
 from .. import budget, gitsrc
-from ..jsonload import JSONError, loads, too_deep
+from ..jsonload import JSONError, Stream, loads
 from ..model import InputError
 from ..sources import SourceError, open_regular
 from ..tree import skip_dirs, walk
@@ -557,111 +556,24 @@ class _NoHistory(Exception):
     """A JSON object without a log_history list."""
 
 
-_WS = " \t\n\r"
 _CHUNK = 1 << 20
 
 
 def _log_history(fh):
-    """The records of a trainer_state.json's top-level "log_history" list, one at a time.
-
-    The document is read in chunks of text; the top-level object's other values and each
-    record are decoded by the C decoder from a buffer that holds at most one of them and a
-    chunk (a value of more than budget.LOG_RECORD characters is an error). Raises JSONError
-    for malformed JSON, _NoHistory when there is no log_history list."""
-    dec = json.JSONDecoder()
-    text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="strict")
-    st = {"buf": "", "pos": 0, "eof": False, "done": 0}
-
-    def more() -> bool:
-        if st["eof"]:
-            return False
-        try:
-            chunk = text.read(_CHUNK)
-        except UnicodeDecodeError as e:
-            raise JSONError(f"not UTF-8 text ({e.reason})") from None
-        st["done"] += st["pos"]
-        st["buf"], st["pos"] = st["buf"][st["pos"]:] + chunk, 0
-        st["eof"] = not chunk
-        return bool(chunk)
-
-    def where() -> str:
-        return f"at character {st['done'] + st['pos'] + 1:,}"
-
-    def peek() -> str:
-        while True:
-            buf, pos = st["buf"], st["pos"]
-            while pos < len(buf) and buf[pos] in _WS:
-                pos += 1
-            st["pos"] = pos
-            if pos < len(buf):
-                return buf[pos]
-            if not more():
-                return ""
-
-    def expect(chars: str) -> str:
-        c = peek()
-        if not c or c not in chars:
-            raise JSONError(f"expected {' or '.join(repr(x) for x in chars)} {where()}"
-                            + ("" if c else " (the file ends early)"))
-        st["pos"] += 1
-        return c
-
-    def value():
-        peek()
-        while True:
-            try:
-                v, end = dec.raw_decode(st["buf"], st["pos"])
-            except json.JSONDecodeError as e:
-                if len(st["buf"]) - st["pos"] > budget.LOG_RECORD:
-                    raise JSONError(f"a value of more than {budget.LOG_RECORD:,} characters {where()}") from None
-                if more():
-                    continue
-                raise JSONError(f"{e.msg} {where()}") from None
-            except RecursionError:
-                raise JSONError(f"{too_deep()} {where()}") from None
-            if end == len(st["buf"]) and more():  # a number cut by the chunk's end: decode it whole
-                continue
-            st["pos"] = end
-            return v
-
-    expect("{")
-    if peek() == "}":
-        raise _NoHistory
-    while True:
-        key = value()
-        if not isinstance(key, str):
-            raise JSONError(f"expected a quoted key {where()}")
-        expect(":")
+    """The records of a trainer_state.json's top-level "log_history" list, one at a time,
+    streamed (jsonload.Stream: a chunk's worth of records decoded at once, a value of more
+    than budget.LOG_RECORD characters is an error). Raises JSONError for malformed JSON,
+    _NoHistory when there is no log_history list."""
+    doc = Stream(fh, budget.LOG_RECORD, _CHUNK)
+    if doc.peek() != "{":
+        raise JSONError(f"expected '{{' {doc.where()}")
+    for key in doc.members():
         if key == "log_history":
-            if peek() != "[":
+            if doc.peek() != "[":
                 raise _NoHistory
-            expect("[")
-            if peek() == "]":
-                return
-            while True:
-                # the records whole in the buffer, decoded at once: a slice that decodes as the
-                # body of a list ends where a record does (a cut inside one leaves it unbalanced)
-                # (or, in the buffer that holds the list's end, a body that closes early: at the
-                # list's own "]", the records before it are all there is)
-                buf, pos = st["buf"], st["pos"]
-                cut = buf.rfind("}", pos)
-                batch = None
-                if cut > pos:
-                    try:
-                        body = "[" + buf[pos:cut + 1] + "]"
-                        batch, end = dec.raw_decode(body)
-                    except (json.JSONDecodeError, RecursionError):
-                        batch = None
-                if batch:
-                    st["pos"] = cut + 1 if end == len(body) else pos + end - 2  # after the batch, or at "]"
-                    yield from batch
-                else:
-                    yield value()
-                if expect(",]") == "]":
-                    return
-        value()
-        if expect(",}") == "}":
-            raise _NoHistory
+            yield from doc.elements()
+            return
+    raise _NoHistory
 
 
 def _tensorboard(f: _Opened, run: Run) -> None:
