@@ -77,6 +77,21 @@ def check_depth(data: str | bytes, limit: int = MAX_DEPTH, name: str | None = No
         raise JSONError(too_deep(), None, name)
 
 
+def number(v) -> float | None:
+    """A JSON value as a float: a number, or a string that spells one; None otherwise (a
+    bool is not a number)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
 def _reject_constant(word: str):
     raise ValueError(f"{word} is not JSON")
 

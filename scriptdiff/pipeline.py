@@ -332,6 +332,8 @@ class Run:
     def finish(self) -> None:
         out = self.out
         out.findings = _dedupe(out.findings)
+        for relate in derivations("relate"):  # a check that explains its findings by the others (dumps)
+            out.findings = relate(out.findings, out.inputs)
         if self._paired_programs:  # a folder's file its counterpart's run starts under another name
             lone = (code("script-on-one-side-only"), code("other-file-on-one-side-only"))
             out.findings = [f for f in out.findings if f.rule not in lone

@@ -122,6 +122,7 @@ class Check:
     derive: str | None = None
     derive_pair: str | None = None
     measure: str | None = None
+    relate: str | None = None  # "module:function(findings, inputs) -> findings": after every unit is compared
     optional: bool = False  # a verdict only when its inputs are configured (rules/kinds.yaml)
 
     def hook(self, which: str) -> Callable | None:

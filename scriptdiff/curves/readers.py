@@ -28,7 +28,7 @@ import io
 import os
 
 from .. import budget, gitsrc
-from ..jsonload import JSONError, Stream, loads
+from ..jsonload import JSONError, Stream, loads, number
 from ..model import InputError
 from ..sources import SourceError, open_regular
 from ..tree import skip_dirs, walk
@@ -169,19 +169,6 @@ def _finish(run: Run, rec: Recognised | None, names: set) -> None:
         run.recognised.append(rec)
 
 
-def _number(v) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v.strip())
-        except ValueError:
-            return None
-    return None
-
-
 # --- text logs --------------------------------------------------------------------------------
 
 _KEYS: dict[bytes, str | None] = {}
@@ -301,7 +288,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 continue
             if not isinstance(d, dict) or "train_runtime" in d:  # the end-of-training summary
                 continue
-            vals = {str(k): _number(v) for k, v in d.items()}
+            vals = {str(k): number(v) for k, v in d.items()}
             vals = {k: v for k, v in vals.items() if v is not None}
             if not vals:
                 continue
@@ -393,7 +380,7 @@ def _json_object(text: bytes):
 
 def _step_of(d: dict) -> tuple[str, float] | None:
     for k in STEP_FIELDS:
-        v = _number(d.get(k))
+        v = number(d.get(k))
         if v is not None:
             return k, v
     return None
@@ -470,12 +457,12 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
             lineno += 1
             if len(row) <= sc:
                 continue
-            step = _number(row[sc])
+            step = number(row[sc])
             if step is None:
                 continue
             for i, name in cols:
                 if i < len(row) and row[i].strip():
-                    val = _number(row[i])
+                    val = number(row[i])
                     if val is not None:
                         run.add(name, step, val, (f.display, lineno))
                         names.add(name)
@@ -519,7 +506,7 @@ def _read_state(f: _Opened, fh, run: Run) -> None:
         for k, d in enumerate(_log_history(fh)):
             if not isinstance(d, dict) or "train_runtime" in d:
                 continue
-            step = _number(d.get("step"))
+            step = number(d.get("step"))
             if step is None:
                 continue
             if k & 0x1FFF == 0:
@@ -529,7 +516,7 @@ def _read_state(f: _Opened, fh, run: Run) -> None:
                 app = apps.get(key, False)
                 if app is None:
                     continue
-                val = v if type(v) is float else _number(v) if not isinstance(v, str) else None
+                val = v if type(v) is float else number(v) if not isinstance(v, str) else None
                 if val is None:
                     continue
                 if app is False:  # a field met for the first time
@@ -623,7 +610,7 @@ def _add_record(run, names: set, record: dict, step, skip, where) -> None:
     for k, v in record.items():
         if skip(k):
             continue
-        val = _number(v) if not isinstance(v, str) else None
+        val = number(v) if not isinstance(v, str) else None
         if val is None:
             continue
         name = canonical(k)

@@ -30,6 +30,7 @@ from ..registry import check_order, detect
 from ..rules import load as load_rules
 from ..secrets import shown_text
 from ..sources import Source, SourceError, read_path
+from .dumps_html import section as dumps_section
 from .hparams_table import origin
 from .values import MAX_CHARS, clip, safe, shown
 
@@ -280,6 +281,7 @@ def render(report, full_values: bool = False, **_options) -> str:
              + _controls(checks) + "</header><main>"]
     parts.append(_verdicts(report))
     parts.append(_findings(report, fdata, files, full_values))
+    parts.append(dumps_section(report))
     parts.append(_table(report, full_values))
     parts.append(_errors(report))
     parts.append(_file_list(files))
