@@ -67,7 +67,7 @@ class Aligner:
             if not gq:
                 yield Pair([], [nq.popleft()])
                 continue
-            if gq[0].token == nq[0].token:
+            if gq[0].token == nq[0].token and gq[0].form == nq[0].form:  # (an optimizer's calls: its form)
                 yield Pair([gq.popleft()], [nq.popleft()])
                 continue
             port = self._port()

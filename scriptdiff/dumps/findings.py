@@ -90,6 +90,9 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
     f = divergence_finding(res)
     if f is not None:
         out.append(f)
+    for note in res.evidence.get("notes", []):  # a saved tensor or a stack that could not be read
+        path, _, why = note.partition(": ")
+        errors.append(InputError(path, why or note))
     for rr in res.ranks:
         if rr.error is not None:
             path, _, why = rr.error.partition(": ")

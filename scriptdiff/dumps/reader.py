@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -163,7 +164,10 @@ class Scalar:
         v = self.value
         if isinstance(v, str):
             return repr(v)
-        return f"{v:.10g}" if isinstance(v, float) else str(v)
+        if isinstance(v, float):
+            r = repr(v)
+            return r if len(r) <= 12 else f"{v:.10g}"
+        return str(v)
 
 
 @dataclass
@@ -430,7 +434,9 @@ def tensor_ref(rank: Rank, data_name: str):
         if low.endswith(".safetensors"):
             refs, _meta = st.list_safetensors(path, display)
         elif low.endswith(w.TORCH_SUFFIXES):
-            refs = w.torch_tensors(path, display)
+            with warnings.catch_warnings():  # torch's own (pickle protocol) warnings are not the user's
+                warnings.simplefilter("ignore")
+                refs = w.torch_tensors(path, display)
         else:
             raise DumpError(f"{display}: not a .npy, .safetensors or PyTorch file; not read")
     except st.WeightsError as e:
