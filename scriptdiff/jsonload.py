@@ -346,6 +346,7 @@ def _load_eager(text: str) -> tuple[Any, dict[tuple, int]]:
 
 CHUNK = 1 << 20  # characters read from the file at a time
 _NUMBER_TAIL = "0123456789.eE+-"
+_NOT_WS = re.compile(r"[^ \t\n\r]")  # the next token's first character
 
 
 class Stream:
@@ -389,12 +390,11 @@ class Stream:
     def peek(self) -> str:
         """The next character that is not white space ("" at the end of the file)."""
         while True:
-            buf, pos = self._buf, self._pos
-            while pos < len(buf) and buf[pos] in _WS:
-                pos += 1
-            self._pos = pos
-            if pos < len(buf):
-                return buf[pos]
+            m = _NOT_WS.search(self._buf, self._pos)
+            if m is not None:
+                self._pos = m.start()
+                return self._buf[self._pos]
+            self._pos = len(self._buf)
             if not self._more():
                 return ""
 
@@ -468,7 +468,15 @@ class Stream:
                 return
 
     def _key(self) -> None:
-        key = self.value()
+        if self.peek() == '"':  # the common case, without the decoder's dispatch
+            try:
+                key, end = json.decoder.scanstring(self._buf, self._pos + 1)
+            except json.JSONDecodeError:  # cut by the chunk's end, or bad: the whole path says which
+                key = self.value()
+            else:
+                self._pos = end
+        else:
+            key = self.value()
         if not isinstance(key, str):
             raise JSONError(f"expected a quoted key {self.where()}")
         self._expect(":")

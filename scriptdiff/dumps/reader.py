@@ -207,16 +207,20 @@ def parse_name(name: str) -> tuple[str, str, str | None, str]:
     return name, parts[-1], None, "forward"
 
 
+def _num(v) -> float | None:
+    return v if type(v) is float else number(v)
+
+
 def _leaf(d: dict):
     t = d.get("type")
     if isinstance(t, str) and ("Tensor" in t or "ndarray" in t or "Parameter" in t) or ("dtype" in d and "shape" in d):
-        shape = d.get("shape")
-        shape = tuple(x for x in shape if isinstance(x, int)) if isinstance(shape, list) else None
-        md5 = d.get("md5")
-        name = d.get("data_name")
-        return Tensor(d.get("dtype") if isinstance(d.get("dtype"), str) else None, shape,
-                      tuple(number(d.get(k)) for k in STATS), md5 if isinstance(md5, str) else None,
-                      name if isinstance(name, str) else None)
+        get = d.get
+        shape = get("shape")
+        shape = tuple(x for x in shape if type(x) is int) if type(shape) is list else None
+        md5, name, dtype = get("md5"), get("data_name"), get("dtype")
+        return Tensor(dtype if type(dtype) is str else None, shape,
+                      (_num(get("Max")), _num(get("Min")), _num(get("Mean")), _num(get("Norm"))),
+                      md5 if type(md5) is str else None, name if type(name) is str else None)
     value = d.get("value")
     if isinstance(value, list):
         value = tuple(value)
@@ -225,10 +229,18 @@ def _leaf(d: dict):
     return Scalar(str(t), value)
 
 
+def _is_leaf(v) -> bool:
+    return type(v) is dict and ("type" in v or ("dtype" in v and "shape" in v))
+
+
 def _flatten(value, prefix: str, out: dict, call: Call) -> None:
     """Each leaf of a record's section under msprobe's name (`input.0`, `input.dim`,
     `output.0.1`), walked without recursion, at most budget.DUMP_SLOTS leaves and
     budget.DUMP_DEPTH levels per call (more is counted, not kept)."""
+    if type(value) is list and len(out) + len(value) <= budget.DUMP_SLOTS and all(map(_is_leaf, value)):
+        for i, v in enumerate(value):  # the usual section: a list of tensors and values
+            out[f"{prefix}.{i}"] = _leaf(v)
+        return
     stack = [(value, prefix, 0)]
     while stack:
         v, name, depth = stack.pop()
@@ -255,8 +267,8 @@ SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("input", "input
             ("parameters", "parameters"))
 
 
-def make_call(name: str, rec, index: int, phase: int) -> Call:
-    api, op, module, direction = parse_name(name)
+def make_call(name: str, rec, index: int, phase: int, parsed: tuple | None = None) -> Call:
+    api, op, module, direction = parsed or parse_name(name)
     call = Call(name=name, api=api, op=op, module=module, direction=direction, index=index, phase=phase)
     if not isinstance(rec, dict):
         return call
@@ -299,9 +311,19 @@ def _document(path: str, what: str):
         raise DumpError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def calls(rank: Rank, header: Header) -> Iterator[Call]:
+def survey(rank: Rank) -> Header:
+    """A rank's dump.json read through once: its header and its number of calls (every call
+    decoded, none kept); raises DumpError as `calls` does."""
+    h = Header()
+    for _ in calls(rank, h, build=False):
+        pass
+    return h
+
+
+def calls(rank: Rank, header: Header, build: bool = True) -> Iterator[Call]:
     """The calls of one rank's dump.json in order, streamed; raises DumpError (one line) for
-    a file that cannot be read or is not a dump."""
+    a file that cannot be read or is not a dump. Without `build`, each call is decoded (so
+    a damaged file is found) and None yielded."""
     seen = False
     phase = 0
     with _document(rank.dump, "dump.json") as doc:
@@ -317,13 +339,17 @@ def calls(rank: Rank, header: Header) -> Iterator[Call]:
             if doc.peek() != "{":
                 raise DumpError(f"{rank.dump}: \"data\" is not an object of calls; not read")
             for i, (name, rec) in enumerate(doc.items()):
-                _a, _o, _m, direction = parse_name(name)
+                header.calls = i + 1
+                if not build:
+                    yield None
+                    continue
+                parsed = parse_name(name)
+                direction = parsed[3]
                 if direction != "forward":
                     phase = 1
                 elif phase:
                     phase = 2
-                header.calls = i + 1
-                yield make_call(name, rec, i, phase if direction == "forward" else 1)
+                yield make_call(name, rec, i, phase if direction == "forward" else 1, parsed)
     if not seen:
         raise DumpError(f"{rank.dump}: no \"data\" object: not an msprobe dump.json")
 

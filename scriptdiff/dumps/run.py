@@ -26,7 +26,7 @@ from .. import budget
 from . import ports
 from .align import Aligner, Pair
 from .reader import (DumpError, Header, Rank, Tensor, calls, diff_stats, header_info, locate, parents, scan_stacks,
-                     tensor_ref)
+                     survey, tensor_ref)
 from .stats import Diff, Settings, compare_calls, compare_group
 
 PHASES = ("forward pass", "backward pass", "after the backward pass")
@@ -57,10 +57,8 @@ def open_side(spec: str, ranks: list[Rank] | None = None, advance=None) -> Side:
     when nothing of it is a dump. `advance(n)` is told the bytes of each dump.json read."""
     side = Side(spec=spec, ranks=ranks if ranks is not None else locate(spec))
     for r in side.ranks:
-        h = Header()
         try:
-            for _c in calls(r, h):
-                pass
+            h = survey(r)
         except DumpError as e:
             side.failed[r.label] = str(e)
             continue
