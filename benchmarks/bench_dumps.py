@@ -19,15 +19,20 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import bench_env, measured  # noqa: E402
+
+
+def timed(cmd: list[str]) -> tuple[float, float, int, str]:
+    return measured(cmd, bench_env({"PYTHONPATH": ROOT}))
+
 PLANT = 0.6
 # one layer's forward calls: (API, op); its module calls come after them, then the backward
 LAYER = [("Tensor", "pow"), ("Tensor", "mean"), ("Tensor", "__add__"), ("Torch", "rsqrt"), ("Tensor", "__mul__"),
@@ -96,18 +101,6 @@ def write_side(folder: str, calls: int, npu: bool) -> str:
     with open(os.path.join(folder, "construct.json"), "w", encoding="utf-8") as fh:
         json.dump(construct, fh, indent=1)
     return planted
-
-
-def timed(cmd: list[str]) -> tuple[float, float, int, str]:
-    """(seconds, CPU seconds (user + system), peak RSS in KiB, stdout) of one run under
-    /usr/bin/time -v. The CPU time is the steadier figure on a shared machine."""
-    t = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": ROOT})
-    dt = time.perf_counter() - t
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
-    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr))
-    return dt, cpu, int(m.group(1)) if m else -1, p.stdout
 
 
 def main() -> int:
