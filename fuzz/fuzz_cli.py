@@ -316,8 +316,9 @@ CLASSES = ("mutation", "native-crash", "special-file", "alias-bomb", "nesting-bo
 # classes whose generators live in modules beside this file: class -> module (make_case,
 # write_special for its own special-file markers)
 import classes_bounds  # noqa: E402  (bounded evaluation, hangs, unnamed internal errors: issue 32)
+import classes_dumps  # noqa: E402  (hostile msprobe dumps: issue 33)
 
-EXTRA = {c: classes_bounds for c in classes_bounds.CLASSES}
+EXTRA = {c: classes_bounds for c in classes_bounds.CLASSES} | {c: classes_dumps for c in classes_dumps.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 
 

@@ -77,6 +77,8 @@ class Aligner:
                 yield from self._skip(i, j)
                 yield Pair([gq.popleft() for _ in range(gl)], [nq.popleft() for _ in range(nl)],
                            port=(gf.port, gf.name, nf.name, ports.expected(gf.port, gf.name, nf.name)))
+            elif sync == (0, 0):  # the same call, only one side's stack says whose step it is in
+                yield Pair([gq.popleft()], [nq.popleft()])
             elif sync is not None:
                 yield from self._skip(*sync)
             else:

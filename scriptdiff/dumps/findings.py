@@ -9,12 +9,13 @@ form, within the thresholds) are masked.
 """
 from __future__ import annotations
 
+from .. import budget
 from ..finding import finding
 from ..model import Finding, InputError, Masked, Side
 from ..rules import code
 from . import ports
 from .reader import Frame
-from .run import PHASES, Divergence, Result, _span, describe_side
+from .run import PHASES, Result, _span, describe_side
 
 CHECK = "dumps"
 RULE_OF = {"values": "dump-values-diverge", "dtype": "dump-dtype-changed", "shape": "dump-shape-changed",
@@ -111,12 +112,17 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
                                         source=", ".join(rr.listed[1][:3])),
                                message=msg))
         if not rr.matched and (rr.gheader.calls or rr.nheader.calls):
-            out.append(_not_comparable(rr.label, rr.g.dump, rr.n.dump,
+            out.append(_not_comparable(rr.label, "calls", rr.g.dump, rr.n.dump,
                                        f"no call of rank {rr.label or '.'} has a counterpart on the other side: "
                                        f"the dumps are not of one training step"))
+        if rr.dropped[0]:
+            out.append(_not_comparable(rr.label, "arguments", rr.g.dump, rr.n.dump,
+                                       f"{rr.dropped[0]:,} tensor(s) and argument(s) of {rr.dropped[1]:,} call(s) "
+                                       f"(the first {rr.dropped[2]}) are past the {budget.DUMP_SLOTS:,} a call keeps or "
+                                       f"{budget.DUMP_DEPTH} levels deep: they were not compared"))
         tasks = {rr.gheader.task, rr.nheader.task}
         if "md5" in tasks and len(tasks) > 1:
-            out.append(_not_comparable(rr.label or "task", rr.g.dump, rr.n.dump,
+            out.append(_not_comparable(rr.label, "task", rr.g.dump, rr.n.dump,
                                        f"task {rr.gheader.task} on GPU and {rr.nheader.task} on NPU: an md5 summary "
                                        f"and statistics cannot be compared; only dtypes, shapes and arguments were"))
         for port, gform, nform, gnames, nnames in rr.substituted:
@@ -130,7 +136,8 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
         for label in labels:
             r = next(x for x in rs.ranks if x.label == label)
             other = "NPU" if side == "GPU" else "GPU"
-            out.append(_not_comparable(label, r.dump if side == "GPU" else None, r.dump if side == "NPU" else None,
+            out.append(_not_comparable(label, "rank", r.dump if side == "GPU" else None,
+                                       r.dump if side == "NPU" else None,
                                        f"rank {label} is in the {side} dump only: it was not compared "
                                        f"(the {other} dump has {', '.join(x.label for x in (res.npu if side == 'GPU' else res.gpu).ranks) or 'none'})"))
     return out, masked, errors
@@ -147,8 +154,8 @@ def side_errors(side) -> list[InputError]:
     return out
 
 
-def _not_comparable(label: str, gdump: str | None, ndump: str | None, message: str) -> Finding:
-    return finding("dump-not-comparable", key=key_of(label, "ranks") if label else "dump:ranks",
+def _not_comparable(label: str, what: str, gdump: str | None, ndump: str | None, message: str) -> Finding:
+    return finding("dump-not-comparable", key=key_of(label, what),
                    gpu=Side(value="present", path=gdump, line=None, source="") if gdump else None,
                    npu=Side(value="present", path=ndump, line=None, source="") if ndump else None,
                    message=message)
@@ -218,5 +225,3 @@ def side_by_side(rows: list) -> list[str]:
 def _cut(s: str, n: int) -> str:
     return s if len(s) <= n else s[:n - 1] + "…"
 
-
-__all__ = ["CHECK", "Divergence", "findings", "overview", "divergence_finding"]

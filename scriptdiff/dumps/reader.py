@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -244,23 +245,16 @@ def _flatten(value, prefix: str, out: dict, call: Call) -> None:
     stack = [(value, prefix, 0)]
     while stack:
         v, name, depth = stack.pop()
-        if isinstance(v, dict) and ("type" in v or ("dtype" in v and "shape" in v)):
-            leaf = _leaf(v)
-        elif isinstance(v, (dict, list)) and depth < budget.DUMP_DEPTH:
+        if _is_leaf(v) or not isinstance(v, (dict, list)):
+            if len(out) >= budget.DUMP_SLOTS:
+                call.dropped += 1
+                continue
+            out[name] = _leaf(v) if _is_leaf(v) else (None if v is None else Scalar(type(v).__name__, v))
+        elif depth < budget.DUMP_DEPTH:
             items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
             stack.extend((x, f"{name}.{k}", depth + 1) for k, x in reversed(items))
-            continue
-        elif v is None:
-            leaf = None
-        elif isinstance(v, (dict, list)):  # deeper than the budget
+        else:  # deeper than the budget
             call.dropped += 1
-            continue
-        else:
-            leaf = Scalar(type(v).__name__, v)
-        if len(out) >= budget.DUMP_SLOTS:
-            call.dropped += 1
-            continue
-        out[name] = leaf
 
 
 SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("input", "input"), ("output", "output"),
@@ -460,6 +454,8 @@ def tensor_ref(rank: Rank, data_name: str):
         if low.endswith(".safetensors"):
             refs, _meta = st.list_safetensors(path, display)
         elif low.endswith(w.TORCH_SUFFIXES):
+            if not zipfile.is_zipfile(path):  # torch.save writes a zip archive (since 1.6): a bare pickle is not one
+                raise DumpError(f"{display}: not a PyTorch zip archive (a bare pickle?); never unpickled, not read")
             with warnings.catch_warnings():  # torch's own (pickle protocol) warnings are not the user's
                 warnings.simplefilter("ignore")
                 refs = w.torch_tensors(path, display)

@@ -98,10 +98,6 @@ class Divergence:
     def kind(self) -> str:
         return self.diffs[0].kind if self.diffs else "unmatched"
 
-    @property
-    def name(self) -> str:
-        return (self.gpu or self.npu)[-1] if len(self.gpu or self.npu) == 1 else _span(self.gpu or self.npu)
-
     def brief(self) -> str:
         if not self.gpu:
             return f"{_span(self.npu)} (NPU only)"
@@ -150,6 +146,7 @@ class RankResult:
     listed: tuple = field(default_factory=lambda: ([], []))  # their names (the first budget.DUMP_LISTED)
     substituted: list = field(default_factory=list)  # (port, gform, nform, gpu names, npu names)
     substitutions: int = 0
+    dropped: list = field(default_factory=lambda: [0, 0, None])  # slots past the budgets, calls, the first such
     first: Divergence | None = None
     chain: list = field(default_factory=list)  # [Divergence] after the first, on this rank
     rows: list = field(default_factory=list)  # [Row] around the first divergence (or the start)
@@ -235,6 +232,11 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
                           c.op, [], 0.0)
     res.matched += 1
     head = pair.g[0]
+    for c in pair.g + pair.n:
+        if c.dropped:  # arguments past budget.DUMP_SLOTS / DUMP_DEPTH: counted, said, not compared
+            res.dropped[0] += c.dropped
+            res.dropped[1] += 1
+            res.dropped[2] = res.dropped[2] or c.name
     if pair.port:
         diffs, err = compare_group(pair.g, pair.n, pair.port[3], pair.port, st)
         if pair.port[3] and not diffs:
