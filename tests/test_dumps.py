@@ -445,6 +445,32 @@ def test_md5_summaries_and_statistics_are_not_comparable(tmp_path):
     assert [f.rule for f in report.findings] == ["SD810"]
 
 
+def test_md5_summaries_compare_by_equality(tmp_path):
+    def md5(h):
+        return {"Functional.linear.0.forward": fwd([{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 4],
+                                                     "md5": "11111111"}],
+                                                   [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 4],
+                                                     "md5": h}])}
+
+    assert compare(tmp_path / "a", md5("0a1b2c3d"), md5("0a1b2c3d"), task="md5").findings == []
+    report = compare(tmp_path / "b", md5("0a1b2c3d"), md5("ffffffff"), task="md5")
+    assert [(f.rule, f.gpu.value, f.npu.value) for f in report.findings] == [("SD801", "0a1b2c3d", "ffffffff")]
+
+
+def test_a_side_is_a_dump_step_or_rank_folder_or_a_dump_json(tmp_path):
+    same = {"Functional.linear.0.forward": fwd([T()], [T()])}
+    for step in ("step0", "step3"):
+        write(tmp_path / "d" / step / "rank0", same)
+    assert [r.label for r in locate(str(tmp_path / "d"))] == ["step0/rank0", "step3/rank0"]
+    assert [r.label for r in locate(str(tmp_path / "d" / "step3"))] == ["rank0"]
+    assert [r.label for r in locate(str(tmp_path / "d" / "step3" / "rank0"))] == [""]
+    assert [r.dump for r in locate(str(tmp_path / "d" / "step3" / "rank0" / "dump.json"))] == \
+        [str(tmp_path / "d" / "step3" / "rank0" / "dump.json")]
+    report = api.dumps(str(tmp_path / "d" / "step3"), str(tmp_path / "d" / "step0" / "rank0" / "dump.json"),
+                       Options(use_cache=False))
+    assert (report.findings, report.compared) == ([], 1)  # one rank a side pairs whatever its name
+
+
 def test_saved_tensors_give_the_first_divergence_evidence_through_npy_headers(tmp_path):
     np = pytest.importorskip("numpy")
     for side, scale in (("g", 1.0), ("n", 3.0)):
