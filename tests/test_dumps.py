@@ -301,6 +301,10 @@ def test_a_substituted_kernel_whose_output_differs_is_a_divergence(tmp_path):
     assert [(f.rule, f.key, f.gpu.value, f.npu.value) for f in report.findings] == [
         ("SD801", "dump:Functional.flash_attn_func.0.forward", "0.6", "1.6")]
     assert report.masked == []
+    report = compare(tmp_path / "eager", {**EAGER, **AFTER}, {**bad, **AFTER})
+    (row,) = [r for r in report.findings[0].extra["dumps"]["rows"] if r[3]]
+    assert row == ["Torch.matmul.0.forward .. Torch.matmul.1.forward (4 calls)", "NPU.npu_fusion_attention.0.forward",
+                   "output.0 relative error 0.625", True]
 
 
 def test_npu_rms_norm_stands_for_an_rmsnorm_module_forward_and_backward(tmp_path):

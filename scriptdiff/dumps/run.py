@@ -98,16 +98,19 @@ class Divergence:
     def kind(self) -> str:
         return self.diffs[0].kind if self.diffs else "unmatched"
 
-    def brief(self) -> str:
+    def what(self) -> str:
+        """How it differs, in a few words (`output.0 float32 -> float16`, `NPU only`)."""
         if not self.gpu:
-            return f"{_span(self.npu)} (NPU only)"
+            return "NPU only"
         if not self.npu:
-            return f"{_span(self.gpu)} (GPU only)"
+            return "GPU only"
         d = self.diffs[0]
-        what = {"dtype": f"{d.slot} {d.gpu} -> {d.npu}", "shape": f"{d.slot} shape {d.gpu} -> {d.npu}",
+        return {"dtype": f"{d.slot} {d.gpu} -> {d.npu}", "shape": f"{d.slot} shape {d.gpu} -> {d.npu}",
                 "nan": f"{d.slot} NaN/inf", "kernel": "another kernel", "arguments": f"{d.slot} {d.gpu} -> {d.npu}",
                 "values": f"{d.slot} relative error {d.err:.3g}" if d.err is not None else f"{d.slot} values"}[d.kind]
-        return f"{_span(self.gpu)} ({what})"
+
+    def brief(self) -> str:
+        return f"{_span(self.gpu or self.npu)} ({self.what()})"
 
     def to_json(self) -> dict:
         return {"rank": self.label, "phase": PHASES[self.phase], "index": self.order[2], "gpu": list(self.gpu),
@@ -172,7 +175,7 @@ def _status(d: Divergence | None, pair: Pair) -> str:
         if pair.port:
             return f"expected: {pair.port[2]} for {pair.port[1]}"
         return ""
-    return d.brief().split(" (", 1)[-1].rstrip(")") if d.diffs else ""
+    return d.what()
 
 
 def _names(calls_) -> list:
