@@ -30,7 +30,7 @@ from .model import (RANK_CONFIG, Extract, Fact, Finding, InputAccount, InputErro
                     SideContext)
 from .pairing import renamed
 from .references import source_identity
-from .registry import check_names, classifiers, derivations, detect
+from .registry import check_names, classifiers, derivations, detect, relaters
 from .registry import kind as registry_kind
 from .rules import check_selectors, code
 from .secrets import shown_text
@@ -332,7 +332,7 @@ class Run:
     def finish(self) -> None:
         out = self.out
         out.findings = _dedupe(out.findings)
-        for relate in derivations("relate"):  # a check that explains its findings by the others (dumps)
+        for relate in relaters({f.check for f in out.findings}):  # a check that explains its findings by the others
             out.findings = relate(out.findings, out.inputs)
         if self._paired_programs:  # a folder's file its counterpart's run starts under another name
             lone = (code("script-on-one-side-only"), code("other-file-on-one-side-only"))

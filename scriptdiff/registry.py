@@ -249,6 +249,12 @@ def classifiers() -> dict[str, Callable]:
     return out
 
 
+def relaters(present: set[str]) -> list[Callable]:
+    """The `relate` hooks of the checks among `present` (those with findings in a run): a
+    run without such findings never imports their modules."""
+    return [fn for c in checks().values() if c.relate and c.name in present and (fn := _safe(c, "relate")) is not None]
+
+
 def derivations(which: str) -> list[Callable]:
     """The `derive` (one side) or `derive_pair` (both sides) hooks of every check, in order."""
     return [fn for c in checks().values() if (fn := _safe(c, which)) is not None]
