@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -53,3 +54,14 @@ def row(label: str, xs: list[float], base: float | None = None) -> str:
 
 
 PY = sys.executable
+
+
+def measured(cmd: list[str], env: dict | None = None) -> tuple[float, float, int, str]:
+    """(seconds, CPU seconds (user + system), peak RSS in KiB, stdout) of one run of `cmd` under
+    /usr/bin/time -v. The CPU time is the steadier figure on a shared machine."""
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env or bench_env())
+    dt = time.perf_counter() - t
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr))
+    return dt, cpu, int(m.group(1)) if m else -1, p.stdout

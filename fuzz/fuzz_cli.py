@@ -318,8 +318,9 @@ CLASSES = ("mutation", "native-crash", "special-file", "alias-bomb", "nesting-bo
 # class makes its own runs and judges what they show: go(argv, sub=None) runs the CLI capped)
 import classes_bounds  # noqa: E402  (bounded evaluation, hangs, unnamed internal errors: issue 32)
 import classes_integrity  # noqa: E402  (false passes, stale replays, paths and arguments: issue 32)
+import classes_dumps  # noqa: E402  (hostile msprobe dumps: issue 33)
 
-EXTRA = {c: m for m in (classes_bounds, classes_integrity) for c in m.CLASSES}
+EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps) for c in m.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 
 

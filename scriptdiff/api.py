@@ -15,7 +15,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
 
 Functions: diff, diff_revisions, fix, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
-external_diff, rules, rule, curves (and curves_view). Long work (hashing) reports progress to an object with start(total),
+external_diff, rules, rule, curves (and curves_view), dumps (and dumps_settings). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 """
@@ -60,7 +60,7 @@ __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_r
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
-           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view"]
+           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view", "dumps", "dumps_settings"]
 
 
 def rules() -> list[Rule]:
@@ -696,3 +696,29 @@ def curves_view(report: Report, what: str, **options):
     from .curves import run  # lazy: keeps --help fast
 
     return run.view(report, what, **options)
+
+
+# --- process data (msprobe dumps) -------------------------------------------------------------
+
+def dumps_settings(rtol: float = 0.5, output_rtol: float = 0.1, input_rtol: float = 0.01, atol: float = 1e-6,
+                   chain: int = 10, window: int = 256):
+    """The thresholds and bounds of a dumps comparison (docs/dumps.md); UsageError when one is
+    out of range."""
+    from .dumps import entry  # lazy: keeps --help fast
+
+    return entry.settings(rtol=rtol, output_rtol=output_rtol, input_rtol=input_rtol, atol=atol, chain=chain,
+                          window=window)
+
+
+def dumps(gpu: str, npu: str, options: Options | None = None, settings=None,
+          scripts: tuple[str, str] | None = None, progress=None) -> Report:
+    """`scriptdiff dumps GPU_DUMP NPU_DUMP`: two runs' msprobe dumps (a dump, step or rank
+    folder, or a dump.json, per side) matched call by call; the first divergence and what
+    follows it are findings of check `dumps`. With `scripts` (two folders or files) the setups
+    are compared in the same run and the first divergence linked to their findings (its
+    probable cause). `report.overview` says what was read and shows the calls side by side;
+    the JSON gains a `dumps` section. `progress` (start, advance, close) is told the bytes
+    of dump.json read."""
+    from .dumps import entry  # lazy: keeps --help fast
+
+    return entry.compare(gpu, npu, options or Options(), settings, scripts=scripts, progress=progress)

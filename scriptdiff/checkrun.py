@@ -34,7 +34,7 @@ from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
 
 # configuration keys (per side), in the order they are read; which of them feed which check
 # is each check's `inputs` in the check registry (rules/kinds.yaml)
-INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights")
+INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights", "dumps")
 SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
 TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts"}
 # inputs that are files of a kind, read as sources (the others are measured in place). The

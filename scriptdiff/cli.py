@@ -26,6 +26,7 @@ COMMANDS = {
     "data": ("data", "fingerprint or compare datasets"),
     "weights": ("weights", "fingerprint or compare initial weights (checkpoints)"),
     "curves": ("curves", "compare the GPU and NPU training curves (loss, grad norm, ...): where runs diverge"),
+    "dumps": ("dumps", "compare two runs' msprobe dumps: the first diverging call and the setting behind it"),
     "review": ("review", "review a unified diff that ports a GPU file to NPU"),
     "baseline": ("baseline", "write the current findings to a baseline file"),
     "rules": ("rules_cmd", "list every rule (code, check, severity, summary, pack); --test DIR runs a pack's examples"),

@@ -157,10 +157,11 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                     findings.append(f)
         else:
             f = fn(key, g, n, rs)
-            if isinstance(f, Masked):
-                masked.append(f)
-            elif f is not None:
-                findings.append(f)
+            for x in (f if isinstance(f, list) else [f]):  # a classifier may find several things (dumps)
+                if isinstance(x, Masked):
+                    masked.append(x)
+                elif x is not None:
+                    findings.append(x)
         if check == "hyperparameters":
             said = [x for x in findings if x.key == key]
             for f, facts in _slot_findings(key, gpu, npu, g, n, fn, rs):

@@ -12,13 +12,19 @@ or a traceback:
   documents are read by a line-tracking parser (exact messages: "line 3: expected a quoted
   key"); above `EAGER_LIMIT` characters the C decoder reads the data and a line is found
   only when a reader asks for it (a 40 MB list is one value: its elements get no lines).
+
+And one way to read a document too large to hold: `Stream(binary_file, limit)` walks it a
+member at a time (HF trainer_state.json's log_history, msprobe's dump.json, stack.json and
+construct.json), each value decoded by the C decoder from a buffer that holds at most one
+value and a chunk of the file.
 """
 from __future__ import annotations
 
 import bisect
+import io
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 MAX_DEPTH = 200  # deeper than any real config, manifest or header; well inside Python's stack
 EAGER_LIMIT = 512 * 1024  # characters; above it, lines are located on demand
@@ -69,6 +75,21 @@ def check_depth(data: str | bytes, limit: int = MAX_DEPTH, name: str | None = No
         s = peeled
     if s and len(s.replace(b"[]", b"").replace(b"{}", b"")) < len(s):
         raise JSONError(too_deep(), None, name)
+
+
+def number(v) -> float | None:
+    """A JSON value as a float: a number, or a string that spells one; None otherwise (a
+    bool is not a number)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
 
 
 def _reject_constant(word: str):
@@ -336,3 +357,204 @@ def _load_eager(text: str, spans: dict | None = None) -> tuple[Any, dict[tuple, 
     if pos < n:
         raise JSONError("extra data after the document", line_at(pos))
     return data, lines
+
+
+# --- streamed documents -------------------------------------------------------------------------
+
+CHUNK = 1 << 20  # characters read from the file at a time
+_NUMBER_TAIL = "0123456789.eE+-"
+_NOT_WS = re.compile(r"[^ \t\n\r]")  # the next token's first character
+
+
+class Stream:
+    """One JSON document read from a binary file a chunk at a time, its containers walked a
+    member at a time; memory follows one member (and a chunk), not the document.
+
+    The caller walks it where it stands: `members()` yields the keys of the object there (the
+    top-level object first), and after each key the caller takes its value whole (`value()`),
+    walks it (`members()`, `items()`, `each()`, `elements()`), or leaves it (it is then
+    skipped: walked, never decoded whole). `items()` and `elements()` give an object's members
+    and a list's elements whole (a list of records a chunk's worth at a time); `each()` yields
+    a list's indices for the caller to walk each element. `peek()` is the next character.
+
+    Every value is decoded by the C decoder from a buffer that holds at most `limit`
+    characters beyond a chunk: a larger value is a JSONError, and so are malformed, non-UTF-8,
+    truncated ("the file ends early") and too deeply nested documents, each one line naming
+    the character where it happened."""
+
+    def __init__(self, fh, limit: int, chunk: int | None = None):
+        self._dec = json.JSONDecoder()
+        self._text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="strict")
+        self._limit, self._chunk = limit, chunk or CHUNK
+        self._buf, self._pos, self._eof, self._done = "", 0, False, 0
+        self._pending = False  # a key (or index) was yielded whose value nobody took yet
+
+    def _more(self) -> bool:
+        if self._eof:
+            return False
+        try:
+            chunk = self._text.read(self._chunk)
+        except UnicodeDecodeError as e:
+            raise JSONError(f"not UTF-8 text ({e.reason}) {self.where()}") from None
+        self._done += self._pos
+        self._buf, self._pos = self._buf[self._pos:] + chunk, 0
+        self._eof = not chunk
+        return bool(chunk)
+
+    def where(self) -> str:
+        return f"at character {self._done + self._pos + 1:,}"
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end of the file)."""
+        while True:
+            m = _NOT_WS.search(self._buf, self._pos)
+            if m is not None:
+                self._pos = m.start()
+                return self._buf[self._pos]
+            self._pos = len(self._buf)
+            if not self._more():
+                return ""
+
+    def _expect(self, chars: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            raise JSONError(f"expected {' or '.join(repr(x) for x in chars)} {self.where()}"
+                            + ("" if c else " (the file ends early)"))
+        self._pos += 1
+        return c
+
+    def value(self) -> Any:
+        """The value here, decoded whole."""
+        self._pending = False
+        self.peek()
+        while True:
+            try:
+                v, end = self._dec.raw_decode(self._buf, self._pos)
+            except json.JSONDecodeError as e:
+                short = e.msg.startswith("Unterminated string") or e.pos >= len(self._buf) - 1
+                at = self._done + e.pos + 1
+                if (short or len(self._buf) - e.pos <= 16) and not self._eof:  # a token cut by the chunk's end?
+                    if len(self._buf) - self._pos > self._limit:
+                        raise JSONError(f"a value of more than {self._limit:,} characters {self.where()}") from None
+                    if self._more():
+                        continue
+                if self._eof and short:  # cut: say where the value it ends in starts
+                    raise JSONError(f"the file ends inside the value that starts {self.where()} (cut while it was "
+                                    f"written?)") from None
+                raise JSONError(f"{e.msg.removesuffix(' at')} at character {at:,}") from None
+            except RecursionError:
+                raise JSONError(f"{too_deep()} {self.where()}") from None
+            if not self._eof and type(v) in (int, float) and not self._buf[end:].strip(_NUMBER_TAIL) \
+                    and self._more():  # a number cut by the chunk's end (1.|5e-3): decode it whole
+                continue
+            self._pos = end
+            return v
+
+    def skip(self) -> None:
+        """Past the value here, walked (a container is never decoded whole)."""
+        self._pending = False
+        c = self.peek()
+        if c == "{":
+            for _k in self.members():
+                pass
+        elif c == "[":
+            for _i in self.each():
+                pass
+        else:
+            self.value()
+
+    def _open(self, c: str) -> bool:
+        """Enter the container here (`{` or `[`); False when it is empty (and was left)."""
+        self._pending = False
+        self._expect(c)
+        if self.peek() == ("}" if c == "{" else "]"):
+            self._pos += 1
+            return False
+        return True
+
+    def members(self) -> Iterator[str]:
+        """The keys of the object here, one at a time; after each, its value is the caller's
+        to take, walk or leave."""
+        if not self._open("{"):
+            return
+        while True:
+            self._key()
+            self._pending = True
+            yield self._last_key
+            if self._pending:
+                self.skip()
+            if self._expect(",}") == "}":
+                return
+
+    def _key(self) -> None:
+        if self.peek() == '"':  # the common case, without the decoder's dispatch
+            try:
+                key, end = json.decoder.scanstring(self._buf, self._pos + 1)
+            except json.JSONDecodeError:  # cut by the chunk's end, or bad: the whole path says which
+                key = self.value()
+            else:
+                self._pos = end
+        else:
+            key = self.value()
+        if not isinstance(key, str):
+            raise JSONError(f"expected a quoted key {self.where()}")
+        self._expect(":")
+        self._last_key = key
+
+    def each(self) -> Iterator[int]:
+        """The indices of the list here, one at a time; after each, its element is the
+        caller's to take, walk or leave."""
+        if not self._open("["):
+            return
+        i = 0
+        while True:
+            self._pending = True
+            yield i
+            if self._pending:
+                self.skip()
+            if self._expect(",]") == "]":
+                return
+            i += 1
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """The members of the object here, (key, value), each value whole."""
+        if not self._open("{"):
+            return
+        while True:
+            self._key()
+            yield self._last_key, self.value()
+            if self._expect(",}") == "}":
+                return
+
+    def elements(self) -> Iterator[Any]:
+        """The elements of the list here, each whole (records: a chunk's worth decoded at once)."""
+        if not self._open("["):
+            return
+        while True:
+            batch = self._records()
+            if batch:
+                yield from batch
+            else:
+                yield self.value()
+            if self._expect(",]") == "]":
+                return
+
+    def _records(self) -> list | None:
+        """The list's object elements whole in the buffer, decoded at once: a slice up to an
+        object's end that decodes as the body of a list ends where an element does (a cut
+        inside one leaves it unbalanced); in the buffer that holds the list's end, a body that
+        closes early ends at the list's own "]", where the stream is left. None when no whole
+        object element is in the buffer."""
+        buf, pos = self._buf, self._pos
+        cut = buf.rfind("}", pos)
+        if cut <= pos:
+            return None
+        body = "[" + buf[pos:cut + 1] + "]"
+        try:
+            batch, end = self._dec.raw_decode(body)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        if not batch:
+            return None
+        self._pos = cut + 1 if end == len(body) else pos + end - 2  # after the batch, or at "]"
+        return batch

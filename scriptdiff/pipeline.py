@@ -33,7 +33,7 @@ from .model import (ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Extract, Fact, Finding, Inp
                     MissingReference, Options, Report, Side, SideContext)
 from .pairing import renamed
 from .references import source_identity
-from .registry import check_names, classifiers, derivations, detect, kind_can_set
+from .registry import check_names, classifiers, derivations, detect, kind_can_set, relaters
 from .registry import kind as registry_kind
 from .rules import check_selectors, code
 from .secrets import shown_text
@@ -450,6 +450,8 @@ class Run:
     def finish(self) -> None:
         out = self.out
         out.findings = _dedupe(out.findings)
+        for relate in relaters({f.check for f in out.findings}):  # a check that explains its findings by the others
+            out.findings = relate(out.findings, out.inputs)
         if self._paired_programs:  # a folder's file its counterpart's run starts under another name
             lone = (code("script-on-one-side-only"), code("other-file-on-one-side-only"))
             out.findings = [f for f in out.findings if f.rule not in lone

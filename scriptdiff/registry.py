@@ -135,6 +135,7 @@ class Check:
     derive: str | None = None
     derive_pair: str | None = None
     measure: str | None = None
+    relate: str | None = None  # "module:function(findings, inputs) -> findings": after every unit is compared
     optional: bool = False  # a verdict only when its inputs are configured (rules/kinds.yaml)
 
     def hook(self, which: str) -> Callable | None:
@@ -261,6 +262,12 @@ def classifiers() -> dict[str, Callable]:
         if fn is not None:
             out[c.name] = fn
     return out
+
+
+def relaters(present: set[str]) -> list[Callable]:
+    """The `relate` hooks of the checks among `present` (those with findings in a run): a
+    run without such findings never imports their modules."""
+    return [fn for c in checks().values() if c.relate and c.name in present and (fn := _safe(c, "relate")) is not None]
 
 
 def derivations(which: str) -> list[Callable]:

@@ -4,19 +4,23 @@
 Each example is written to a GPU and an NPU file (the kind's example name, rules/kinds.yaml
 `example`, unless the example names its files) and compared; the rule must appear among the
 findings or masked substitutions exactly when the example says it fires. Rules about folders,
-patches, `check` or curves say so in the `example_modes` section (rules/check.yaml): their
-examples run through the folder diff, `review` on the unified diff of the two texts,
-`scriptdiff check` with the GPU text as its configuration, or `curves` on the two logs.
+patches, `check`, curves or dumps say so in the `example_modes` section (rules/check.yaml):
+their examples run through the folder diff, `review` on the unified diff of the two texts,
+`scriptdiff check` with the GPU text as its configuration, `curves` on the two logs, or
+`dumps` on the two dump folders each text writes (one JSON object of file name -> content:
+dump/... the dump, scripts/... the scripts, then given with --scripts).
 """
 from __future__ import annotations
 
 import difflib
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .checkrun import load_config, run_checks
 from .curves import run as curves_run
+from .dumps import entry as dumps_entry
 from .pipeline import diff_files
 from .model import Options
 from .registry import kinds
@@ -72,6 +76,14 @@ def report_for(folder: Path, ex: Example, code: str):
         report = run_checks(load_config(str(cfg)), opts)
     elif mode == "curves":  # the rule is about training curves: `scriptdiff curves` on the two logs
         report = curves_run.compare(str(g), str(n), opts)
+    elif mode == "dumps":  # the rule is about msprobe dumps: each text is a folder, file by file
+        for base, text in ((g.parent, ex.gpu), (n.parent, ex.npu)):
+            for rel, content in json.loads(text).items():
+                p = base / rel
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+        scripts = (str(g.parent / "scripts"), str(n.parent / "scripts")) if (g.parent / "scripts").is_dir() else None
+        report = dumps_entry.compare(str(g.parent / "dump"), str(n.parent / "dump"), opts, scripts=scripts)
     elif mode == "tree":  # the rule is about folders: run the folder diff on gpu/ and npu/
         report = diff_trees(str(g.parent), str(n.parent), opts)
     elif mode == "review":  # the rule is about patches: review the unified diff GPU -> NPU

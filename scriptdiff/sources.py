@@ -231,6 +231,17 @@ def is_regular(path: str | os.PathLike) -> bool:
         return False
 
 
+def shown_path(path: str) -> str:
+    """A path as a report shows it: an absolute one relative to the current folder (as given
+    on another drive), a relative one as given."""
+    if not os.path.isabs(path):
+        return path
+    try:
+        return os.path.relpath(path).replace(os.sep, "/")
+    except ValueError:  # another drive
+        return path
+
+
 def open_regular(path: str | os.PathLike, display: str | None = None, buffering: int = -1, pseudo_ok: bool = False,
                  follow: bool = True):
     """A binary file object for a regular file; raises SourceError otherwise.

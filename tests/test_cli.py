@@ -81,7 +81,8 @@ def test_every_command_parses_every_shared_option(command):
     for option in SHARED:
         assert option in p._option_string_actions, f"{command} does not parse {option}"
     args = p.parse_args([*{"diff": ["a", "b"], "fix": ["a", "b"], "hparams": ["a", "b"], "env": ["a"], "data": ["a", "b"],
-                           "weights": ["a", "b"], "curves": ["a", "b"], "review": ["p"], "rule": ["SD201"]}.get(command, []),
+                           "weights": ["a", "b"], "curves": ["a", "b"], "dumps": ["a", "b"], "review": ["p"],
+                           "rule": ["SD201"]}.get(command, []),
                          "--no-cache", "--jobs", "3", "--max-bytes", "500k", "--progress"])
     assert (args.no_cache, args.jobs, args.max_bytes, args.progress) == (True, 3, 500_000, True)
 

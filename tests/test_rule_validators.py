@@ -91,6 +91,17 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
     ("signatures.yaml", "env_defaults: {rank: RANK,", "env_defaults: {ranks: RANK,", "env_defaults: {ranks: RANK,",
      "call_signatures.torch.distributed.init_process_group.env_defaults.ranks: env_defaults: 'ranks' is not one of "
      "its params"),
+    # dumps: a form recognised two ways, a stands_for naming no form, a dependency on no key
+    ("dumps.yaml", "        calls: [npu_rms_norm]\n", "        calls: [npu_rms_norm]\n        modules: [X]\n",
+     "      npu_rms_norm:\n        title", "dump_ports.rms_norm.forms.npu_rms_norm: give one of calls, "
+                                                   "modules, not several"),
+    ("dumps.yaml", "      npu_rms_norm: [module, eager]", "      npu_rms_norm: [module, eagre]",
+     "[module, eagre]", "dump_ports.rms_norm.stands_for.npu_rms_norm[1]: 'eagre' is not a form of rms_norm"),
+    ("dumps.yaml", "    keys: [norm_epsilon, normalization, use_fused_rmsnorm]",
+     "    keys: [norm_epsilon, rms_eps, use_fused_rmsnorm]", "rms_eps",
+     "dump_depends[3].keys[1]: 'rms_eps' is not a vocabulary key (rules/vocabulary.yaml)"),
+    ("dumps.yaml", "    phase: after_backward", "    phase: optimizer", "phase: optimizer",
+     "dump_depends[4].phase: expected one of forward, backward, after_backward (got 'optimizer')"),
 ])
 def test_malformed_section_names_the_pack_and_line(tmp_path, pack, old, new, at, needle):
     with pytest.raises(RuleError) as e:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..finding import finding
 from ..model import Extract, Fact, Finding, InputError, Side
-from ..sources import SourceError
+from ..sources import SourceError, shown_path
 from .findings import CHECK, findings
 from .metrics import Settings
 from .readers import read_side
@@ -25,12 +25,7 @@ RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def measure(path: str, **_options) -> Extract:
-    import os
-
-    try:
-        shown = os.path.relpath(path).replace(os.sep, "/") if os.path.isabs(path) else path
-    except ValueError:  # another drive
-        shown = path
+    shown = shown_path(path)
     try:
         run = read_side([shown], shown)
     except (OSError, SourceError) as e:

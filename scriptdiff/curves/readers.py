@@ -26,11 +26,10 @@ from __future__ import annotations
 import ast
 import csv
 import io
-import json
 import os
 
 from .. import budget, gitsrc
-from ..jsonload import JSONError, loads, too_deep
+from ..jsonload import JSONError, Stream, loads, number
 from ..model import InputError
 from ..secrets import redact_text
 from ..sources import SourceError, open_regular
@@ -206,19 +205,6 @@ def _finish(run: Run, rec: Recognised | None, names: set) -> None:
         run.recognised.append(rec)
 
 
-def _number(v) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v.strip())
-        except ValueError:
-            return None
-    return None
-
-
 # --- text logs --------------------------------------------------------------------------------
 
 _KEYS: dict[bytes, str | None] = {}
@@ -351,7 +337,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
                 continue
             if not isinstance(d, dict) or "train_runtime" in d:  # the end-of-training summary
                 continue
-            vals = {str(k): _number(v) for k, v in d.items()}
+            vals = {str(k): number(v) for k, v in d.items()}
             vals = {k: v for k, v in vals.items() if v is not None}
             if not vals:
                 continue
@@ -472,7 +458,7 @@ def _json_object(text: bytes):
 
 def _step_of(d: dict) -> tuple[str, float] | None:
     for k in STEP_FIELDS:
-        v = _number(d.get(k))
+        v = number(d.get(k))
         if v is not None:
             return k, v
     return None
@@ -572,12 +558,12 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
             lineno += 1
             if len(row) <= sc:
                 continue
-            step = _number(row[sc])
+            step = number(row[sc])
             if step is None:
                 continue
             for i, name in cols:
                 if i < len(row) and row[i].strip():
-                    val = _number(row[i])
+                    val = number(row[i])
                     if val is not None:
                         run.add(name, step, val, (f.display, lineno))
                         names.add(name)
@@ -624,7 +610,7 @@ def _read_state(f: _Opened, fh, run: Run, mark) -> None:
         for k, d in enumerate(_log_history(fh)):
             if not isinstance(d, dict) or "train_runtime" in d:
                 continue
-            step = _number(d.get("step"))
+            step = number(d.get("step"))
             if step is None:
                 continue
             if k & 0x1FFF == 0:
@@ -634,7 +620,7 @@ def _read_state(f: _Opened, fh, run: Run, mark) -> None:
                 app = apps.get(key, False)
                 if app is None:
                     continue
-                val = v if type(v) is float else _number(v) if not isinstance(v, str) else None
+                val = v if type(v) is float else number(v) if not isinstance(v, str) else None
                 if val is None:
                     continue
                 if app is False:  # a field met for the first time
@@ -662,115 +648,24 @@ class _NoHistory(Exception):
     """A JSON object without a log_history list."""
 
 
-_WS = " \t\n\r"
 _CHUNK = 1 << 20
 
 
 def _log_history(fh):
-    """The records of a trainer_state.json's top-level "log_history" list, one at a time.
-
-    The document is read in chunks of text; the top-level object's other values and each
-    record are decoded by the C decoder from a buffer that holds at most one of them and a
-    chunk (a value of more than budget.LOG_RECORD characters is an error). Raises JSONError
-    for malformed JSON, _NoHistory when there is no log_history list."""
-    dec = json.JSONDecoder()
-    text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="strict")
-    st = {"buf": "", "pos": 0, "eof": False, "done": 0}
-
-    def more() -> bool:
-        if st["eof"]:
-            return False
-        try:
-            chunk = text.read(_CHUNK)
-        except UnicodeDecodeError as e:
-            raise JSONError(f"not UTF-8 text ({e.reason})") from None
-        st["done"] += st["pos"]
-        st["buf"], st["pos"] = st["buf"][st["pos"]:] + chunk, 0
-        st["eof"] = not chunk
-        return bool(chunk)
-
-    def where() -> str:
-        return f"at character {st['done'] + st['pos'] + 1:,}"
-
-    def peek() -> str:
-        while True:
-            buf, pos = st["buf"], st["pos"]
-            while pos < len(buf) and buf[pos] in _WS:
-                pos += 1
-            st["pos"] = pos
-            if pos < len(buf):
-                return buf[pos]
-            if not more():
-                return ""
-
-    def expect(chars: str) -> str:
-        c = peek()
-        if not c or c not in chars:
-            raise JSONError(f"expected {' or '.join(repr(x) for x in chars)} {where()}"
-                            + ("" if c else " (the file ends early)"))
-        st["pos"] += 1
-        return c
-
-    def value():
-        peek()
-        while True:
-            try:
-                v, end = dec.raw_decode(st["buf"], st["pos"])
-            except json.JSONDecodeError as e:
-                if len(st["buf"]) - st["pos"] > budget.LOG_RECORD:
-                    raise JSONError(f"a value of more than {budget.LOG_RECORD:,} characters {where()}") from None
-                if more():
-                    continue
-                buf = st["buf"]
-                if e.msg.startswith("Unterminated string") or e.pos >= len(buf.rstrip(_WS)):
-                    raise JSONError(f"the file ends inside the value that starts {where()} (cut while it was "
-                                    f"written?)") from None
-                raise JSONError(f"{e.msg}, in the value that starts {where()}") from None
-            except RecursionError:
-                raise JSONError(f"{too_deep()} {where()}") from None
-            if end == len(st["buf"]) and more():  # a number cut by the chunk's end: decode it whole
-                continue
-            st["pos"] = end
-            return v
-
-    expect("{")
-    if peek() == "}":
-        raise _NoHistory
-    while True:
-        key = value()
-        if not isinstance(key, str):
-            raise JSONError(f"expected a quoted key {where()}")
-        expect(":")
+    """The records of a trainer_state.json's top-level "log_history" list, one at a time,
+    streamed (jsonload.Stream: a chunk's worth of records decoded at once, a value of more
+    than budget.LOG_RECORD characters is an error). Raises JSONError for malformed JSON,
+    _NoHistory when there is no log_history list."""
+    doc = Stream(fh, budget.LOG_RECORD, _CHUNK)
+    if doc.peek() != "{":
+        raise JSONError(f"expected '{{' {doc.where()}")
+    for key in doc.members():
         if key == "log_history":
-            if peek() != "[":
+            if doc.peek() != "[":
                 raise _NoHistory
-            expect("[")
-            if peek() == "]":
-                return
-            while True:
-                # the records whole in the buffer, decoded at once: a slice that decodes as the
-                # body of a list ends where a record does (a cut inside one leaves it unbalanced)
-                # (or, in the buffer that holds the list's end, a body that closes early: at the
-                # list's own "]", the records before it are all there is)
-                buf, pos = st["buf"], st["pos"]
-                cut = buf.rfind("}", pos)
-                batch = None
-                if cut > pos:
-                    try:
-                        body = "[" + buf[pos:cut + 1] + "]"
-                        batch, end = dec.raw_decode(body)
-                    except (json.JSONDecodeError, RecursionError):
-                        batch = None
-                if batch:
-                    st["pos"] = cut + 1 if end == len(body) else pos + end - 2  # after the batch, or at "]"
-                    yield from batch
-                else:
-                    yield value()
-                if expect(",]") == "]":
-                    return
-        value()
-        if expect(",}") == "}":
-            raise _NoHistory
+            yield from doc.elements()
+            return
+    raise _NoHistory
 
 
 def _tensorboard(f: _Opened, run: Run) -> None:
@@ -836,7 +731,7 @@ def _add_record(run, names: set, record: dict, step, skip, where) -> None:
     for k, v in record.items():
         if skip(k):
             continue
-        val = _number(v) if not isinstance(v, str) else None
+        val = number(v) if not isinstance(v, str) else None
         if val is None:
             continue
         name = canonical(k)

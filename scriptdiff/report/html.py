@@ -42,6 +42,7 @@ from ..rules import load as load_rules
 from ..curves.page import chart_data
 from ..secrets import is_secret, shown_text
 from ..sources import Source, SourceError, read_path
+from .dumps_html import section as dumps_section
 from .hparams_table import origin
 from .values import MAX_CHARS, clip, safe, shown
 
@@ -498,6 +499,7 @@ def render(report, full_values: bool = False, **_options) -> str:
     parts.append(_findings(report, fdata, files, full_values))
     if curves is not None:
         parts.append(_curves(curves))
+    parts.append(dumps_section(report))
     parts.append(_table(report, full_values, where, files, masked_at))
     parts.append(_errors(report))
     parts.append(_file_list(files))
