@@ -5,7 +5,7 @@ import shutil
 import sys
 
 from .common import add_output_arguments, emit, prepare, write_outputs
-from ..report.values import safe
+from ..report.values import error_line
 from .data import ProgressBar, allow_intermixed, progress_wanted
 
 DESCRIPTION = """Compare the GPU and NPU training curves (process data): where do the runs diverge?
@@ -72,7 +72,7 @@ def run(args) -> int:
         if failed is not None:
             return failed
         for e in report.errors:
-            print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+            print(error_line(e.path, e.message), file=sys.stderr)
         sys.stdout.write(api.render(report, "markdown") + api.curves_view(report, "markdown", plot=args.plot))
         return report.exit_code()
     if args.format == "text" and not args.no_chart:

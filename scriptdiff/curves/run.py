@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..model import InputError, Options, Report, UsageError
 from ..pipeline import Inputs
 from ..pipeline import run as run_pipeline
-from ..report.values import safe
+from ..report.markdown import _cell, _code
 from . import chart, plot
 from .findings import findings, overview
 from .metrics import Settings, _r
@@ -100,14 +100,14 @@ def _markdown(res, plot: str | None = None) -> str:
     """The curves section of a markdown report: verdict, evidence, series table, the plot."""
     if res is None:
         return ""
-    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({res.axis.reason if res.axis else ''})", ""]
+    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({_cell(res.axis.reason) if res.axis else ''})", ""]
     out += [f"- {_cell(e)}" for e in res.evidence]
     out += ["", "| Series | Points | First N | Whole run | Worst window | Max (at) | First beyond | Diverges |",
             "|---|---|---|---|---|---|---|---|"]
     for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
         if not st.compared:
             continue
-        out.append(f"| `{_cell(name)}` | {st.compared} | {100 * st.mre_first:.2f}% | {100 * st.mre_all:.2f}% | "
+        out.append(f"| {_code(name)} | {st.compared} | {100 * st.mre_first:.2f}% | {100 * st.mre_all:.2f}% | "
                    f"{100 * st.worst_window[2]:.2f}% | {100 * st.max_rel[1]:.2f}% ({_r(st.max_rel[0])}) | "
                    f"{_dash(_r(st.first_beyond))} | {_dash(_r(st.divergence))} |")
     out.append("")
@@ -143,10 +143,6 @@ def _errors_csv(res, path: str) -> int:
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     return rows
-
-
-def _cell(s) -> str:
-    return safe(str(s)).replace("|", "\\|").replace("\n", " ")
 
 
 def _dash(v) -> str:

@@ -1,4 +1,12 @@
-"""Markdown for a pull-request comment: verdicts, then one table per check."""
+"""Markdown for a pull-request comment: verdicts, then one table per check.
+
+Text from the inputs (names, values, paths, messages) is never markup: in plain text each
+character GitHub-flavoured Markdown could read as markup (HTML tags, links and images,
+emphasis, code, entities, table pipes) is backslash-escaped, so `<img onerror=...>` or a remote image
+`![](http://...)` in a value is shown as written, never rendered; in a code span the fence is
+longer than any run of backticks inside it. Control characters are escaped first
+(report.values.safe); a line break in plain text becomes <br>, in a code span `\\n`: every
+row of a table stays one line of the output."""
 from __future__ import annotations
 
 from ..registry import check_order
@@ -7,19 +15,34 @@ from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
 ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
 
+# what GitHub-flavoured Markdown could read as markup in a table cell: HTML and autolinks (< >),
+# links and images ([ ]), code (`), emphasis (*), entities (&), the table's | and the escape
+# itself; escaped with a backslash (CommonMark lets any ASCII punctuation be escaped). An
+# underscore inside a word is never emphasis in GFM: identifiers stay readable
+_MARKUP = {c: "\\" + c for c in "\\`*[]<>|&"}
+_ESCAPE = str.maketrans(_MARKUP)
+
 
 def _cell(s) -> str:
-    s = safe("" if s is None else str(s).replace("\r", ""))
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-    return s
+    """Plain text from the inputs, in a table cell or a list item: shown as written; its own
+    line breaks as <br> (the cell stays one line of the output)."""
+    lines = ("" if s is None else str(s)).replace("\r\n", "\n").split("\n")
+    return "<br>".join(safe(line).translate(_ESCAPE) for line in lines)
 
 
 def _code(s) -> str:
-    s = _cell(s)
+    """Text in a code span (no markup is read inside one): a fence longer than any run of
+    backticks in it; `|` escaped, as a table needs even there."""
+    s = safe("" if s is None else str(s)).replace("|", "\\|")
     if not s:
         return ""
-    fence = "``" if "`" in s else "`"
-    return f"{fence}{s}{fence}" if fence == "`" else f"{fence} {s} {fence}"
+    run = longest = 0
+    for c in s:
+        run = run + 1 if c == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if longest or s.startswith(" ") or s.endswith(" ") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def _where(side) -> str:
@@ -41,7 +64,7 @@ def render(report, show_masked: bool = False, full_values: bool = False, **_opti
     report.sorted()
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
-           "", f"GPU `{_cell(report.gpu)}` vs NPU `{_cell(report.npu)}`; "
+           "", f"GPU {_code(report.gpu)} vs NPU {_code(report.npu)}; "
                f"{len(report.masked)} expected substitution(s) masked"
                + (f"; {report.details['baseline_suppressed']} suppressed by the baseline"
                   if report.details.get("baseline_suppressed") else "") + ".", ""]
@@ -68,7 +91,7 @@ def render(report, show_masked: bool = False, full_values: bool = False, **_opti
         entries = [e for e in report.errors if e.level == level]
         if entries:
             out += [f"#### {title}", ""]
-            out += [f"- `{_cell(e.path)}`: {_cell(e.message)}" for e in entries]
+            out += [f"- {_code(e.path)}: {_cell(e.message)}" for e in entries]
             out.append("")
     if show_masked and report.masked:
         out += ["<details><summary>masked substitutions</summary>", ""]
