@@ -317,7 +317,9 @@ CLASSES = ("mutation", "native-crash", "special-file", "alias-bomb", "nesting-bo
 # write_special for its own special-file markers)
 import classes_bounds  # noqa: E402  (bounded evaluation, hangs, unnamed internal errors: issue 32)
 
-EXTRA = {c: classes_bounds for c in classes_bounds.CLASSES}
+import classes_secrets  # noqa: E402  (secrets in every writer, forged lines: issue 32)
+
+EXTRA = {c: m for m in (classes_bounds, classes_secrets) for c in m.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 
 
