@@ -220,7 +220,8 @@ def _named_spans(text: str, code: bool) -> list[tuple[int, int]]:
     """The values written after a secret-looking name: NAME=value, NAME: value, "NAME":
     "value", ["NAME"] = "value", ("NAME", "value") (a quoted name, a quoted value), and
     --name value, --name=value. In `code` (Python) only a quoted value counts: `key=item`
-    passes a variable, `hub_token="..."` a credential, `hub_token: str` is an annotation."""
+    passes a variable, `hub_token="..."` a credential, `hub_token: str` is an annotation; a
+    flag can only be text in a string there (`"train --hub-token x"`), read as text."""
     out: list[tuple[int, int]] = []
     needles = _rules().needles
     if needles is None:
@@ -250,7 +251,7 @@ def _value_after(text: str, i: int, j: int, code: bool) -> tuple[int, int] | Non
     """The span of the value written after the name text[i:j], if that name is secret-looking."""
     n = len(text)
     quoted = i > 0 and text[i - 1] in "\"'"
-    flag = text[i] == "-" and (i == 0 or text[i - 1] in " \t\n\"'[(,=")
+    flag = text[i] == "-"  # --name (after a character that is no part of a name: a space, a quote, a /)
     k = j
     while k < n and k - j < 2 and text[k] in "\"']":  # "NAME" / ["NAME"]
         k += 1
@@ -286,8 +287,8 @@ def _value_after(text: str, i: int, j: int, code: bool) -> tuple[int, int] | Non
             e += 2 if text[e] == "\\" else 1
         a, b = p + 1, min(e, n)
     else:
-        if code or sep == ",":
-            return None  # code: a name (key=item), not a credential
+        if (code and not flag) or sep == ",":
+            return None  # code: a name (key=item), not a credential; a flag is text in a string
         ends = _COLON_END if sep == ":" else _VALUE_END
         e = k
         while e < n and text[e] not in ends:
@@ -381,13 +382,17 @@ def secret_words(text: str, code: bool = False) -> set[str]:
     return {text[a:b] for a, b in secret_spans(text, code)}
 
 
-def _known_spans(text: str, known) -> list[tuple[int, int]]:
+def _known_spans(text: str, known, whole: bool = False) -> list[tuple[int, int]]:
     """Where the values in `known` occur in `text`; a value under 3 characters only where it
-    stands alone (between spaces, quotes or the ends)."""
+    stands alone (between spaces, quotes or the ends); with `whole`, any value only where no
+    letter or digit touches it (a name's word)."""
     parts = []
     for k in sorted({k for k in known if isinstance(k, str) and k}, key=len, reverse=True):
         if k in text:
-            parts.append(re.escape(k) if len(k) >= 3 else rf"(?<![^\s'\"=:]){re.escape(k)}(?![^\s'\"])")
+            if whole:
+                parts.append(rf"(?<![A-Za-z0-9]){re.escape(k)}(?![A-Za-z0-9])")
+            else:
+                parts.append(re.escape(k) if len(k) >= 3 else rf"(?<![^\s'\"=:]){re.escape(k)}(?![^\s'\"])")
     if not parts:
         return []
     return [m.span() for m in re.finditer("|".join(parts), text)]
@@ -419,7 +424,9 @@ def redact_lines(text: str, code: bool = False) -> str:
     and an unchanged one as equal."""
     if not text:
         return text
-    return _replace(text, secret_spans(text, code), withheld)  # one scan: no secret part spans two lines
+    spans = secret_spans(text, code)  # one scan: no secret part spans two lines
+    found = {text[a:b] for a, b in spans}  # and each secret found is withheld wherever else it occurs
+    return _replace(text, _merged(spans + _known_spans(text, found)), withheld)
 
 
 def is_code(path: str | None) -> bool:
@@ -480,7 +487,8 @@ def _side(side: Side | None, found: set[str], known: set[str]) -> Side | None:
 
 
 def _text_of(x, found: set[str]):
-    """Strings in writer hints (a finding's `extra`) with every secret part withheld."""
+    """Strings (values and keys) in writer hints (a finding's `extra`, a report's additive
+    JSON sections) with every secret part withheld."""
     if isinstance(x, str):
         return redact_text(x, found)
     if isinstance(x, list):
@@ -488,7 +496,7 @@ def _text_of(x, found: set[str]):
     if isinstance(x, tuple):
         return tuple(_text_of(y, found) for y in x)
     if isinstance(x, dict):
-        return {k: _text_of(y, found) for k, y in x.items()}
+        return {_text_of(k, found) if isinstance(k, str) else k: _text_of(y, found) for k, y in x.items()}
     return x
 
 
@@ -517,16 +525,47 @@ def withhold_finding(key: str, message: str, gpu: Side | None, npu: Side | None,
             _text_of(extra, found) if extra else extra)
 
 
-def withhold_fact(f: Fact, code: bool = False) -> Fact:
-    """A fact as it is kept and shown: a secret-looking value withheld whole, its source line
-    without secrets. Changes `f` in place (facts are the extract's own) and returns it."""
-    known: set[str] = set()
-    v = _value(f.value, set(), known)
+def withhold_fact(f: Fact, code: bool = False, found: set[str] | frozenset = frozenset()) -> Fact:
+    """A fact as it is kept and shown: a secret-looking value (or one of `found`, the secrets
+    of the line it was read from) withheld whole; its source line, and its key, without
+    secrets. Changes `f` in place (facts are the extract's own) and returns it."""
+    known: set[str] = set(found)
+    v = _value(f.value, set(found), known)
     if v is not f.value:
         f.value = v
     if _shown_source(f.source):
         f.source = redact_text(f.source, known, code=code)
+    if known and isinstance(f.key, str):  # a name built from a secret's words (a malformed flag): its
+        f.key = _replace(f.key, _known_spans(f.key, known, whole=True), withheld)  # marker tells a changed one apart
+        if any(isinstance(x, str) for x in f.meta.values()):  # how the name was written (messages show it)
+            f.meta = {k: _replace(x, _known_spans(x, known, whole=True), withheld) if isinstance(x, str) else x
+                      for k, x in f.meta.items()}
     return f
+
+
+def _line_secrets(src: Source, code: bool):
+    """line number -> the secret words of that line of `src` (raw: before any reader redacted
+    its excerpts), computed once per line."""
+    text = src.text
+    starts: list[int] = []
+    memo: dict[int, set[str]] = {}
+
+    def of(line: int) -> set[str]:
+        if line not in memo:
+            if not starts:
+                starts.append(0)
+                pos = text.find("\n")
+                while pos != -1:
+                    starts.append(pos + 1)
+                    pos = text.find("\n", pos + 1)
+            if 0 < line <= len(starts):
+                a = starts[line - 1]
+                b = starts[line] - 1 if line < len(starts) else len(text)
+                memo[line] = secret_words(text[a:b], code)
+            else:
+                memo[line] = set()
+        return memo[line]
+    return of
 
 
 def _masked(m: Masked, code: bool) -> Masked:
@@ -548,8 +587,9 @@ def withhold_extract(ex: Extract, src: Source) -> Extract:
     """An extract as it is cached and shown (the engine runs this after every reader): every
     fact, masked line, error and note through the rules above."""
     code = detect(src).comments == "python"
+    secrets_of = _line_secrets(src, code) if not src.is_binary() else (lambda _line: set())
     for f in ex.facts:
-        withhold_fact(f, code)
+        withhold_fact(f, code, secrets_of(f.line) if f.line and f.path == src.name else frozenset())
     ex.masked = [_masked(m, code) for m in ex.masked]
     ex.errors = [_error(e) for e in ex.errors]
     ex.unread = [redact_text(u) for u in ex.unread]
@@ -568,7 +608,8 @@ def withhold_pair(res: PairResult, code: bool) -> PairResult:
 def withhold_report(report) -> None:
     """Everything of `report` a writer shows besides its findings (made withheld), through the
     same rules: input errors and notes, masked lines, overview lines, verdict reasons, the
-    hparams table's facts, the inputs' notes. In place; running it twice changes nothing."""
+    hparams table's facts, the inputs' notes, additive JSON sections (the curves' series
+    names). In place; running it twice changes nothing."""
     report.errors = [_error(e) for e in report.errors]
     report.masked = [_masked(m, is_code((m.npu or m.gpu).path if (m.npu or m.gpu) else None))
                      for m in report.masked]
@@ -583,6 +624,7 @@ def withhold_report(report) -> None:
         a.unread = [redact_text(u) for u in a.unread]
         a.notes = [redact_text(u) for u in a.notes]
     report.usage_errors = [redact_text(u) for u in report.usage_errors]
+    report.json_extra = {k: _text_of(v, set()) for k, v in report.json_extra.items()}  # curves: series names
 
 
 def withhold_tree(x):

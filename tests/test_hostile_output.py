@@ -154,6 +154,19 @@ def test_python_environment_writes_are_withheld_in_values_sources_and_messages(t
         assert g not in out and n not in out, fmt
 
 
+@pytest.mark.parametrize("line,found", [
+    ('os.environ["WANDB_API_KEY"] = "x1y2z3"', {"x1y2z3"}), ("os.environ.setdefault('HF_CREDS', 'c1')", {"c1"}),
+    ('os.putenv("DB_PASSWORD", "pw1")', {"pw1"}), ('os.environ.update({"OPENAI_API_KEY": "k1"})', {"k1"}),
+    ('cmd = "train --hub-token abc123 --lr 1"', {"abc123"}), ('args = ["--hub-token", "abc"]', {"abc"}),
+    ('parser.add_argument("--hub-token", type=str)', set()), ("hub_token: str = None", set()),
+    ("login(token=args.hub_token)", set()), ("sorted(x, key=len)", set()), ('os.environ["HF_HOME"] = "/data"', set()),
+])
+def test_values_written_after_secret_names_in_python_lines(line, found):
+    """In Python only a quoted value after a secret-looking name is one (a name passes a
+    variable, an annotation names a type); a flag inside a string is text."""
+    assert secret_words(line, code=True) == found
+
+
 def test_a_one_line_json_config_withholds_hub_token_in_the_lr_excerpt(tmp_path):
     (tmp_path / "g.json").write_text('{"lr":1e-4,"hub_token":"abcd1234secretvalue","seed":1}\n', encoding="utf-8")
     (tmp_path / "n.json").write_text('{"lr":2e-4,"hub_token":"abcd1234secretvalue","seed":1}\n', encoding="utf-8")
@@ -174,6 +187,48 @@ def test_requirement_urls_with_credentials_are_withheld(tmp_path):
     assert sorted((f.rule, f.key, f.gpu.line) for f in report.findings) == [("SD403", "pkg:bar", 2), ("SD403", "pkg:foo", 1)]
     for fmt, out in _all_outputs(report).items():
         assert WORD not in out and "zz9yy8xx7ww6" not in out, fmt
+
+
+def test_a_token_in_a_csv_header_reaches_no_writer_and_no_curves_view(tmp_path):
+    for side, base in (("g", 2.5), ("n", 2.6)):
+        (tmp_path / f"{side}.csv").write_text(f'step,loss,"x/{GHP}"\n'
+                                              + "".join(f"{i},{base - i / 10},{base}\n" for i in range(1, 6)))
+    report = api.curves(str(tmp_path / "g.csv"), str(tmp_path / "n.csv"), Options(use_cache=False))
+    for fmt, out in _all_outputs(report).items():
+        assert GHP not in out, fmt
+    assert GHP not in api.curves_view(report, "markdown")
+    assert GHP not in "\n".join(api.curves_view(report, "chart", series=None))
+
+
+def test_a_flag_and_its_token_in_one_quoted_word_is_withheld_from_keys_and_messages(tmp_path):
+    """`--data $'--hub-token TOKEN --lr 1'`: the launch reader takes the word for a flag whose
+    name holds the token (found by the fuzzer). The key and the message get the token's
+    fingerprinted marker: a changed token is still two findings, and no side shows it."""
+    (tmp_path / "g.sh").write_text("torchrun t.py --data $'--hub-token chu43tzgnpivuf --lr 1' --lr 1\n")
+    (tmp_path / "n.sh").write_text("torchrun t.py --data $'--hub-token h78cam9detfy5p --lr 1' --lr 1\n")
+    report = api.diff(str(tmp_path / "g.sh"), str(tmp_path / "n.sh"), Options(use_cache=False, keep_texts=True))
+    g, n = withheld("chu43tzgnpivuf"), withheld("h78cam9detfy5p")
+    assert [(f.rule, f.key, f.gpu is None, f.npu is None) for f in report.findings] == [
+        ("SD220", f"hub_token {g} __lr 1", False, True), ("SD220", f"hub_token {n} __lr 1", True, False)]
+    assert report.findings[0].gpu.source == "torchrun t.py --data $'--hub-token <withheld> --lr 1' --lr 1"
+    for fmt, out in _all_outputs(report).items():
+        assert "chu43tzgnpivuf" not in out and "h78cam9detfy5p" not in out, fmt
+
+
+def test_the_html_page_withholds_a_secret_found_on_one_line_on_every_line(tmp_path):
+    """A snapshot's conda name `--hub-token X --lr 1` is found as a flag's value; the page
+    withholds X in the prefix line too (`/opt/conda/envs/--hub-token X`), where nothing
+    names it (found by the fuzzer)."""
+    def snap(v):
+        return json.dumps({"scriptdiff_snapshot": 1, "platform": "gpu", "python": {"version": "3.10.14"},
+                           "conda": {"name": v, "prefix": f"/opt/conda/envs/{v}"}, "versions": {},
+                           "distributions": [], "env": {}, "env_withheld": 0}, indent=2)
+    (tmp_path / "g.json").write_text(snap("train"))
+    (tmp_path / "n.json").write_text(snap("--hub-token 7vkhi5hxphryw4 --lr 1"))
+    report = api.env([str(tmp_path / "g.json")], [str(tmp_path / "n.json")], Options(use_cache=False, keep_texts=True))
+    for fmt, out in _all_outputs(report).items():
+        assert "7vkhi5hxphryw4" not in out, fmt
+    assert redact_text("/opt/conda/envs/--hub-token 7vkhi5hxphryw4") == "/opt/conda/envs/--hub-token <withheld>"
 
 
 # ------------------------------------------------------------------ secrets: collect, one rule for every field
