@@ -160,9 +160,10 @@ def word_of(secret: str) -> str:
 
 
 def _sh(text: str) -> str:
-    """`text` as one shell word: $'...' (ANSI-C quoting), so that a newline or a tab stays one."""
-    out = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\t", "\\t")
-    return f"$'{out}'"
+    """`text` as one shell word: double-quoted, its newlines and tabs as they are (a quoted word
+    may span lines), `"`, `$`, backquote and backslash escaped."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`")
+    return f'"{out}"'
 
 
 # ------------------------------------------------------------------ forged lines

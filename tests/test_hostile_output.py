@@ -77,6 +77,24 @@ def test_a_token_anywhere_in_a_value_is_secret(text, secret):
     assert any(secret in w for w in secret_words(text))
 
 
+def _shape_examples():
+    from scriptdiff.rules import load
+
+    sv = load().section("secret_values")
+    return [e["example"] for e in sv["token_prefixes"] if "example" in e] + \
+        [x for p in sv["patterns"] for x in p["examples"]]
+
+
+@pytest.mark.parametrize("example", _shape_examples())
+def test_every_token_shape_example_of_the_rules_is_withheld_inside_a_value(example):
+    """rules/secrets.yaml's examples (the validator checks each is found when the packs load):
+    after a comma, in a URL path and as a flag's value, each is withheld."""
+    for text in (f"a,{example}", f"https://x.example.com/{example}/y", f"--data {example} --lr 1"):
+        assert is_secret_value(text) is True
+        shown = redact_text(text)
+        assert "<withheld>" in shown and example[-8:] not in shown, text
+
+
 @pytest.mark.parametrize("text", ["a,b/c:d;e", "/data/hf_cache_directory_for_llama_models/x",
                                   "https://huggingface.co/meta-llama/Llama-2-7b-hf", "--lr 1 --seed 42",
                                   "authentication is basic", "https://x.example.com/a?page=2#section-3", "ssh_key_dim=4",
@@ -312,6 +330,19 @@ def test_a_control_character_in_a_value_reaches_no_writer_raw(tmp_path, char):
         assert _forged(out) == [], fmt
         if char != "\n":  # a writer's own lines are its own
             assert char not in out, fmt
+
+
+def test_a_newline_in_a_shell_value_forges_no_line(tmp_path):
+    (tmp_path / "a.sh").write_text('torchrun t.py --lr 1 --run-name "a\n::error file=x.py,line=1::FORGED"\n')
+    (tmp_path / "b.sh").write_text("torchrun t.py --lr 1 --run-name b\n")
+    report = api.diff(str(tmp_path / "a.sh"), str(tmp_path / "b.sh"), Options(use_cache=False, keep_texts=True))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value) for f in report.findings] == [
+        ("SD221", "run_name", "a\n" + FORGED, "b")]
+    outs = _all_outputs(report)
+    for fmt, out in outs.items():
+        assert _forged(out) == [], fmt
+    assert any(line.endswith("run_name is a\\n::error file=x.py,line=1::FORGED on GPU and b on NPU")
+               for line in outs["text"].splitlines())
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
