@@ -320,7 +320,9 @@ import classes_bounds  # noqa: E402  (bounded evaluation, hangs, unnamed interna
 import classes_integrity  # noqa: E402  (false passes, stale replays, paths and arguments: issue 32)
 import classes_dumps  # noqa: E402  (hostile msprobe dumps: issue 33)
 
-EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps) for c in m.CLASSES}
+import classes_secrets  # noqa: E402  (secrets in every writer, forged lines: issue 32)
+
+EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets) for c in m.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 
 

@@ -30,13 +30,12 @@ from pathlib import PurePosixPath
 from . import __version__, budget
 from .jsonload import loads as load_json_data
 from .rules import load
-from .secrets import is_secret, is_secret_name
+from .secrets import is_secret, is_secret_name, withhold_tree
 from .sources import SourceError, open_regular
 
 SCHEMA_VERSION = 1
 ASCEND_ROOT = "/usr/local/Ascend"
 CMD_TIMEOUT = 5.0
-_URL_CRED = re.compile(r"://[^/@\s:]+:[^/@\s]*@")
 
 
 # --------------------------------------------------------------------------- files under root
@@ -404,14 +403,16 @@ def read_distributions(dirs: list[str], rd: Reader | None = None) -> list[dict]:
 
 
 def direct_url(text: str) -> dict:
-    """PEP 610 direct_url.json -> {url, editable, vcs, commit, requested_revision} (credentials removed)."""
+    """PEP 610 direct_url.json -> {url, editable, vcs, commit, requested_revision}; a field that
+    holds a credential (a URL's user information or token parameter, a token as the revision)
+    is withheld, as in every field of a snapshot (secrets.withhold_tree)."""
     try:
         doc = load_json_data(text)
     except ValueError:
         return {"error": "unreadable direct_url.json"}
     if not isinstance(doc, dict):
         return {"error": "unreadable direct_url.json"}
-    out = {"url": _scrub(str(doc.get("url", "")))}
+    out = {"url": str(doc.get("url", ""))}
     dir_info = doc.get("dir_info") or {}
     if isinstance(dir_info, dict) and dir_info.get("editable"):
         out["editable"] = True
@@ -421,10 +422,6 @@ def direct_url(text: str) -> dict:
             if vcs.get(k_in):
                 out[k_out] = str(vcs[k_in])
     return out
-
-
-def _scrub(url: str) -> str:
-    return re.sub(r"(://)[^/@\s]*@", r"\1", url)
 
 
 # --------------------------------------------------------------------------- environment variables
@@ -461,7 +458,7 @@ def collect_env(environ: dict) -> tuple[dict, int]:
         if not (name in names or name.startswith(prefixes)):
             continue
         value = str(environ[name])
-        if is_secret(name, value) or _URL_CRED.search(value):
+        if is_secret(name, value):
             withheld += 1
             continue
         out[name] = value
@@ -601,6 +598,7 @@ def collect(root: str | None = None, environ: dict | None = None, run_commands: 
     }
     if rd.unread:
         snap["unread"] = rd.unread
+    snap = withhold_tree(snap)  # one rule for every field: a secret-looking string is never written
     snap["collect_seconds"] = round(time.perf_counter() - t0, 4)
     return snap
 

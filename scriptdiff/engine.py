@@ -29,6 +29,7 @@ from .references import DiskResolver
 from .references import source_identity as _identity
 from .registry import Kind, detect, kinds, referenced_kind
 from .registry import kind as registry_kind
+from .secrets import withhold_extract, withhold_pair
 from .sources import Source, SourceError, exception_reason, over_limit, read_path
 
 
@@ -148,7 +149,7 @@ def _extract(src: Source, ctx: SideContext, kind: Kind, partner: Source | None =
         except Exception as e:  # a reader's bug must not cost the user the other inputs
             ex = Extract(errors=[InputError(src.name, f"could not be analysed ({exception_reason(e)}); skipped")],
                          unread=[f"its settings were not read ({exception_reason(e)})"])
-    return ex
+    return withhold_extract(ex, src)  # no secret is cached or shown, whichever reader read it
 
 
 def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
@@ -162,6 +163,10 @@ def diff_pair(gsrc: Source, nsrc: Source, opts: Options) -> PairResult:
 
 
 def _diff_pair(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> PairResult:
+    return withhold_pair(_diff_pair_of(gsrc, nsrc, opts, kind), code=kind.comments == "python")
+
+
+def _diff_pair_of(gsrc: Source, nsrc: Source, opts: Options, kind: Kind) -> PairResult:
     try:
         fn = kind.module().diff_pair
         text = registry_kind("text").module()

@@ -7,6 +7,10 @@ read back: cache.py, baselines). A case that deserves another severity is anothe
 its own code, doc and examples. `reclassified(f, rule)` is the same finding under another
 rule (a classifier that reads a difference again: a cosmetic name, the worst of several places).
 
+No secret leaves the factory: the finding's values, source lines, message, key and extra
+text go through scriptdiff.secrets.withhold_finding (a secret-looking value withheld whole,
+each secret part of a line or message replaced by `<withheld>`), so no writer can show one.
+
 `check` defaults to the rule's; a finding about an input (SD154 input not understood, SD155
 check not configured) names the check whose input it is, so that check's verdict sees it.
 """
@@ -16,6 +20,7 @@ from typing import Any
 
 from .model import Fact, Finding, Side
 from .rules import RuleError, RuleSet, code, load
+from .secrets import withhold_finding
 
 
 def rule_code(rule: str, rs: RuleSet | None = None) -> str:
@@ -44,8 +49,9 @@ def finding(rule: str, *, key: str, message: str, gpu: Side | Fact | None = None
     r = rs.rules[rule_code(rule, rs)]
     if r.kind != "finding":
         raise RuleError(f"{r.pack}:{r.line or 1}: {r.code} is a mask: it is never a finding")
-    return Finding(rule=r.code, check=check or r.check, severity=r.severity, key=key, gpu=_side(gpu),
-                   npu=_side(npu), message=message, derived=derived, extra=extra if extra is not None else {})
+    key, message, g, n, extra = withhold_finding(key, message, _side(gpu), _side(npu), extra if extra is not None else {})
+    return Finding(rule=r.code, check=check or r.check, severity=r.severity, key=key, gpu=g, npu=n,
+                   message=message, derived=derived, extra=extra)
 
 
 def reclassified(f: Finding, rule: str, message: str | None = None, rs: RuleSet | None = None) -> Finding:

@@ -15,6 +15,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from . import secret_shapes
 from .ascend_version import parse_cann
 from .packschema import NAMES, Any, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Spec, Str, Table
 from .rulepack import RuleSet, section, validator
@@ -513,8 +514,13 @@ section("secrets", Record({"words": ListOf(UPPER_WORDS, nonempty=True), "suffixe
 section("secret_values", Record({
     "query_names": ListOf(UPPER_WORD), "schemes": ListOf(UPPER_WORD),
     "token_prefixes": ListOf(Record({"prefix": Str("a prefix of 3 characters or more", test=lambda p: len(p) >= 3),
-                                     "min": Int(8)}, required=("prefix", "min"),
+                                     "min": Int(8), "chars": Enum(*secret_shapes.CHARS), "example": Name()},
+                                    required=("prefix", "min"),
                                     need="a prefix (3 characters or more) and a min length (8 or more)")),
+    "patterns": ListOf(Record({"name": Name(), "regex": Name("a regular expression"),
+                               "examples": ListOf(Name(), nonempty=True), "not": ListOf(Str())},
+                              required=("name", "regex", "examples"),
+                              need="a name, a regex and the examples it finds")),
     "entropy": Record({"min_length": Int(16), "min_bits": Num(3, 6)}, required=("min_length", "min_bits"),
                       need="min_length (16 or more) and min_bits (3 to 6)")},
     required=("entropy",), need="entropy thresholds (min_length, min_bits)"))
@@ -529,9 +535,33 @@ def check_secrets(rs: RuleSet) -> None:
 
 @validator
 def check_secret_values(rs: RuleSet) -> None:
-    """`secret_values:` (scriptdiff.secrets.is_secret_value): upper-case query names and
-    schemes, token prefixes with a minimum length, the entropy thresholds."""
+    """`secret_values:` (scriptdiff.secrets): upper-case query names and schemes, token
+    prefixes with a minimum length, patterns that compile, the entropy thresholds; every
+    prefix finds its `example` and every pattern its `examples`, and none finds a `not`."""
     rs.conform("secret_values")
+    sv = rs.section("secret_values") or {}
+    for i, e in enumerate(sv.get("token_prefixes") or []):
+        rx = secret_shapes.tokens_regex([e])
+        if "example" in e and not secret_shapes.finds(rx, e["example"]):
+            raise rs.error(("secret_values", "token_prefixes", i, "example"),
+                           f"the prefix {e['prefix']!r} does not find its example {e['example']!r} "
+                           f"({e.get('chars', 'word')} characters, at least {e['min']} after the prefix)")
+    names: set[str] = set()
+    for i, p in enumerate(sv.get("patterns") or []):
+        at = ("secret_values", "patterns", i)
+        if p["name"] in names:
+            raise rs.error(at + ("name",), f"the pattern {p['name']!r} is named twice")
+        names.add(p["name"])
+        try:
+            rx = secret_shapes.compile_pattern(p["regex"])
+        except re.error as e:
+            raise rs.error(at + ("regex",), f"not a regular expression: {e}") from None
+        for j, example in enumerate(p["examples"]):
+            if not secret_shapes.finds(rx, example):
+                raise rs.error(at + ("examples", j), f"the pattern {p['name']!r} does not find its example {example!r}")
+        for j, example in enumerate(p.get("not") or []):
+            if secret_shapes.finds(rx, example):
+                raise rs.error(at + ("not", j), f"the pattern {p['name']!r} finds {example!r}, listed under not")
 
 
 # ------------------------------------------------------------------ rules/shell.yaml

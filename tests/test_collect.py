@@ -12,6 +12,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from scriptdiff.collect import Reader, collect, dumps, looks_secret, env_policy
 from scriptdiff.registry import detect_kind
+from scriptdiff.secrets import withheld
 from scriptdiff.sources import Source
 
 _spec = importlib.util.spec_from_file_location("env_layout", FIXTURES / "env" / "layout.py")
@@ -103,13 +104,13 @@ def test_distributions_installer_and_sources(tmp_path):
     snap = collect(root=str(tmp_path), environ={})
     assert snap["distributions"] == [
         {"name": "Megatron_Core", "version": "0.8.0", "installer": "pip",
-         "source": {"url": "https://github.com/NVIDIA/Megatron-LM.git", "vcs": "git", "commit": "a" * 40,
-                    "requested_revision": "core_r0.8.0"}},
+         "source": {"url": f"https://{withheld('oauth2:ghp_SECRETVALUE')}@github.com/NVIDIA/Megatron-LM.git",
+                    "vcs": "git", "commit": "a" * 40, "requested_revision": "core_r0.8.0"}},
         {"name": "mindspeed", "version": "0.8.0", "source": {"url": "file:///home/me/MindSpeed", "editable": True}},
         {"name": "numpy", "version": "1.26.4", "installer": "conda"},
         {"name": "torch", "version": "2.1.0+cu121", "installer": "pip"},
     ]
-    assert "SECRETVALUE" not in dumps(snap)  # a token in a git URL is dropped
+    assert "SECRETVALUE" not in dumps(snap)  # a token in a git URL is withheld (the host and path stay)
 
 
 def test_secret_looking_variables_never_recorded(tmp_path):

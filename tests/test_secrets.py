@@ -159,8 +159,17 @@ def test_secrets_never_reach_a_report_and_a_changed_token_is_reported(tmp_path, 
 
 
 @pytest.mark.parametrize("old,new,needle", [
-    ('{prefix: "hf_", min: 20}', '{prefix: "hf_", min: 2}',
+    ('{prefix: "hf_", min: 20,', '{prefix: "hf_", min: 2,',
      "secret_values.token_prefixes[0].min: expected a whole number from 8 (got 2)"),
+    ('{prefix: "hf_", min: 20, chars: alnum', '{prefix: "hf_", min: 20, chars: digits',
+     "secret_values.token_prefixes[0].chars: expected one of alnum, word (got 'digits')"),
+    ('example: "hf_AbCdEfGhIjKlMnOpQrStUvWx12"}', 'example: "hf_short"}',
+     "secret_values.token_prefixes[0].example: the prefix 'hf_' does not find its example 'hf_short' "
+     "(alnum characters, at least 20 after the prefix)"),
+    ("regex: 'eyJ[A-Za-z0-9_-]{8,}", "regex: '(eyJ[A-Za-z0-9_-]{8,}",
+     "secret_values.patterns[0].regex: not a regular expression: missing ), unterminated subpattern at position 0"),
+    ('not: ["eyJhbGciOiJIUzI1NiJ9", "eyJ.eyJ.x"]', 'not: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx.sig"]',
+     "secret_values.patterns[0].not[0]: the pattern 'jwt' finds 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx.sig', listed under not"),
     ("schemes: [BEARER, BASIC]", "schemes: [bearer]", "secret_values.schemes[0]: expected an upper-case word"),
     ("entropy: {min_length: 32, min_bits: 4.2}", "entropy: {min_length: 32}",
      "secret_values.entropy: needs min_length (16 or more) and min_bits (3 to 6)"),
@@ -178,6 +187,28 @@ def test_secret_value_rules_are_validated(tmp_path, old, new, needle):
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     changed = text.replace(old, new, 1)
     line = changed[:changed.index(new)].count("\n") + 1  # the line the error names: the changed one
+    with pytest.raises(RuleError) as e:
+        load_packs(sorted(folder.glob("*.yaml")))
+    assert str(e.value).startswith(f"rules/secrets.yaml:{line}: {needle}")
+
+
+@pytest.mark.parametrize("old,new,at,needle", [
+    ("regex: 'eyJ[A-Za-z0-9_-]{8,}", "regex: 'eyK[A-Za-z0-9_-]{8,}", '      examples: ["eyJhbGci',
+     "secret_values.patterns[0].examples[0]: the pattern 'jwt' does not find its example 'eyJhbGciOiJIUzI1NiIsInR5cCI6"),
+    ("- name: slack-webhook", "- name: jwt", "- name: jwt        # the path",
+     "secret_values.patterns[1].name: the pattern 'jwt' is named twice"),
+])
+def test_secret_patterns_are_checked_against_their_examples(tmp_path, old, new, at, needle):
+    """The error names the node that is wrong (the example a pattern misses, the second name)."""
+    import shutil
+
+    from scriptdiff.rulepack import RuleError, load_packs, rules_dir
+    folder = tmp_path / "rules"
+    shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    path = folder / "secrets.yaml"
+    changed = path.read_text(encoding="utf-8").replace(old, new, 1)
+    path.write_text(changed, encoding="utf-8")
+    line = changed[:changed.index(at)].count("\n") + 1
     with pytest.raises(RuleError) as e:
         load_packs(sorted(folder.glob("*.yaml")))
     assert str(e.value).startswith(f"rules/secrets.yaml:{line}: {needle}")

@@ -38,7 +38,8 @@ def test_github_annotations(tmp_path, monkeypatch):
                       " [GPU at gpu/run.sh:3]")
     assert out[1] == ("::notice file=gpu/README.md,title=SD151 file%3AREADME.md::file on GPU only%0A"
                       "GPU: README.md%0ANPU: (absent) [GPU at gpu/README.md]")
-    assert out[2] == "::warning title=scriptdiff input::npu/x.py: not valid Python, line 3: bad%0Acontinued"
+    # a line break taken from an input is shown (\\n), never encoded into one (issue 32)
+    assert out[2] == "::warning title=scriptdiff input::npu/x.py: not valid Python, line 3: bad\\ncontinued"
     assert out[3].startswith("scriptdiff: 1 error(s), 0 warning(s), 1 info")
 
 

@@ -16,7 +16,7 @@ import sys
 import threading
 
 from ..report import FORMATS, render
-from ..report.values import safe
+from ..report.values import error_line, safe
 
 # what a file's extension says its format is (`-o out.json`); github annotations have none
 EXTENSIONS = {".json": "json", ".sarif": "sarif", ".md": "markdown", ".markdown": "markdown",
@@ -299,7 +299,7 @@ def print_errors(report) -> None:
     """Input errors and notes on standard error, one line each (`note:` for a note)."""
     for e in report.errors:
         label = "note: " if getattr(e, "level", "error") == "note" else ""
-        print(f"scriptdiff: {label}{safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+        print(error_line(e.path, e.message, label), file=sys.stderr)
 
 
 def errors_on_stderr(args) -> bool:

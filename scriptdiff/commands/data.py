@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument,  # noqa: F401
-                     check_outputs, emit, fail, jobs_count, options_from, output_targets, progress_wanted, safe,
+                     check_outputs, emit, fail, jobs_count, options_from, output_targets, progress_wanted, error_line,
                      size_text, write_text)
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
@@ -105,7 +105,7 @@ def _write_manifest(manifest: dict, errors: list, out: str | None) -> int:
     from .. import api  # lazy: keeps --help fast
 
     for e in errors:
-        print(f"scriptdiff: {safe(e.path)}: {safe(e.message)}", file=sys.stderr)
+        print(error_line(e.path, e.message), file=sys.stderr)
     if any(e.fatal for e in errors) and not manifest["files"]:
         return 2
     text = api.manifest_text(manifest)

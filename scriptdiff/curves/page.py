@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 
+from ..report.values import md_cell as _cell
 from ..report.values import safe
+from ..secrets import redact_text
+from ..report.values import md_code as _code
 from .metrics import _r
 from .plot import chosen, events, first_span, log_axis
 from .series import is_downstream
@@ -72,20 +75,20 @@ def chart_data(res: Result) -> dict:
         idx = thinned(st.x, st.g, st.n, rel)
         ev = events(res, name, st)
         series.append({
-            "name": safe(name), "x": [_num(v) for v in st.x[idx]], "g": [_num(v) for v in st.g[idx]],
+            "name": safe(redact_text(name)), "x": [_num(v) for v in st.x[idx]], "g": [_num(v) for v in st.g[idx]],
             "n": [_num(v) for v in st.n[idx]], "r": [_num(v) for v in rel[idx]],
             "points": int(len(st.x)), "shown": int(len(idx)), "log": log_axis(st.g, st.n),
             "div": _r(st.divergence), "first": _r(st.x[min(s.first, len(st.x)) - 1]),
             "warm": _r(st.x[first_span(res, st) - 1]), "mre": st.mre_all, "mre_first": st.mre_first,
             "beyond": st.beyond(s.rtol), "primary": name == res.primary, "downstream": is_downstream(name),
-            "note": safe(st.note),
+            "note": safe(redact_text(st.note)),
             "events": {side: {k: [_r(v) for v in xs] for k, xs in kinds.items()} for side, kinds in ev.items()},
         })
-    return {"verdict": res.verdict, "evidence": [safe(e) for e in res.evidence], "unit": unit,
+    return {"verdict": res.verdict, "evidence": [safe(redact_text(e)) for e in res.evidence], "unit": unit,
             "axis": safe(res.axis.reason) if res.axis else "", "rtol": s.rtol, "first": s.first, "series": series,
             "counts": {side: c.anomalies() for side, c in res.counts.items()},
-            "one_sided": {k: [safe(x) for x in v] for k, v in res.one_sided.items()},
-            "not_compared": [safe(x) for x in res.not_compared]}
+            "one_sided": {k: [safe(redact_text(x)) for x in v] for k, v in res.one_sided.items()},
+            "not_compared": [safe(redact_text(x)) for x in res.not_compared]}
 
 
 def markdown_section(res: Result | None, plot: str | None = None) -> str:
@@ -93,7 +96,11 @@ def markdown_section(res: Result | None, plot: str | None = None) -> str:
     (its path as the markdown file sees it: the caller makes it relative)."""
     if res is None:
         return ""
-    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({res.axis.reason if res.axis else ''})",
+    return redact_text(_markdown_section(res, plot))  # series names are the logs' own (tags, headers)
+
+
+def _markdown_section(res: Result, plot: str | None) -> str:
+    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({_cell(res.axis.reason) if res.axis else ''})",
            ""]
     out += [f"- {_cell(e)}" for e in res.evidence]
     out += ["", "| Series | Points | First N | Whole run | Worst window | Max (at) | First beyond | Diverges |",
@@ -101,7 +108,7 @@ def markdown_section(res: Result | None, plot: str | None = None) -> str:
     for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
         if not st.compared:
             continue
-        out.append(f"| `{_cell(name)}` | {st.compared} | {100 * st.mre_first:.2f}% | {100 * st.mre_all:.2f}% | "
+        out.append(f"| {_code(name)} | {st.compared} | {100 * st.mre_first:.2f}% | {100 * st.mre_all:.2f}% | "
                    f"{100 * st.worst_window[2]:.2f}% | {100 * st.max_rel[1]:.2f}% ({_r(st.max_rel[0])}) | "
                    f"{_dash(_r(st.first_beyond))} | {_dash(_r(st.divergence))} |")
     out.append("")
@@ -120,10 +127,6 @@ def relative_to(plot: str, document: str | None) -> str:
     except ValueError:  # another drive: no relative path exists
         return plot.replace(os.sep, "/")
     return rel.replace(os.sep, "/")
-
-
-def _cell(s) -> str:
-    return safe(str(s)).replace("|", "\\|").replace("\n", " ")
 
 
 def _dash(v) -> str:

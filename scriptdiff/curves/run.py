@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..model import InputError, Options, Report, UsageError
 from ..pipeline import Inputs
 from ..pipeline import run as run_pipeline
+from ..secrets import redact_text
 from . import chart, plot
 from .findings import findings, overview
 from .metrics import Settings, _r
@@ -66,12 +67,12 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: flo
 
 def view(report: Report, what: str, **options):
     res = report.details.get("curves")
-    if what == "chart":
-        return _chart(res, **options)
+    if what == "chart":  # series names are the logs' own (tags, headers): through the secret rules too
+        return [redact_text(line) for line in _chart(res, **options)]
     if what == "plot":
         return _plot(res, **options)
     if what == "markdown":
-        return _markdown(res, **options)
+        return redact_text(_markdown(res, **options))
     if what == "errors":
         return _errors_csv(res, **options)
     raise UsageError(f"no curves view {what!r}")

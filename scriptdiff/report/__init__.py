@@ -3,6 +3,8 @@
 `render(report, fmt, **options) -> str`. WRITERS is the one list of formats (the CLI's
 --format choices come from it). A writer module is imported when its format is used
 (importlib, by the name below), so `scriptdiff --help` loads neither rich nor the writers.
+Every writer is reached through `render`, which first runs scriptdiff.secrets.withhold_report
+(findings are withheld when made; errors, masked lines, verdict reasons and tables here).
 """
 from __future__ import annotations
 
@@ -21,4 +23,7 @@ def render(report, fmt: str, **options) -> str:
         from ..registry import check_names  # lazy: keeps --help fast (loads the rule packs)
 
         report.check_order = check_names()
+    from ..secrets import withhold_report  # lazy: keeps --help fast (loads the rule packs)
+
+    withhold_report(report)  # what no writer may show, withheld before any sees the report
     return importlib.import_module(f"{__name__}.{WRITERS[fmt]}").render(report, **options)

@@ -1,7 +1,10 @@
 """GitHub Actions workflow commands: one annotation per finding on the changed (NPU) file.
 
 `::error file=npu/train.py,line=12,title=SD201 use_flash_attn::message`. Severity maps to
-error / warning / notice. Paths are repository-relative (see sarif.repo_relative).
+error / warning / notice. Paths are repository-relative (see sarif.repo_relative). Every piece
+of text from the inputs is made safe first (report.values.safe: a newline in a value or a
+file name is shown as `\\n`), so no input can start a line, hence no workflow command, of its
+own; the annotation's own line breaks are encoded as %0A.
 """
 from __future__ import annotations
 
@@ -12,12 +15,14 @@ LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _data(s: str) -> str:
-    s = safe(s)  # escapes, as in every writer (\r and \n below: the command's own syntax)
+    """A workflow command's message, whose pieces from the inputs were made safe (no line
+    break of theirs is left): % and the writer's own line breaks encoded."""
     return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _prop(s: str) -> str:
-    return _data(s).replace(":", "%3A").replace(",", "%2C")
+    """A property (file, title): made safe, then encoded."""
+    return _data(safe(s)).replace(":", "%3A").replace(",", "%2C")
 
 
 def render(report, root: str | None = None, full_values: bool = False, **_options) -> str:
@@ -37,12 +42,12 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         n = "(absent)" if f.npu is None else record_line(f.check, f.npu.value) or shown(f.npu.value, full_values)
         where = ""
         if f.gpu is not None and f.gpu.path:
-            where = f" [GPU at {f.gpu.path}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
+            where = f" [GPU at {safe(f.gpu.path)}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
         msg = f"{clip(f.message, 2 * MAX_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
         out.append(f"::{LEVEL.get(f.severity, 'warning')} {','.join(props)}::{_data(msg)}")
     for e in report.errors:
         level = "notice" if e.level == "note" else ("error" if e.fatal else "warning")
-        out.append(f"::{level} title=scriptdiff input::{_data(f'{e.path}: {e.message}')}")
+        out.append(f"::{level} title=scriptdiff input::{_data(f'{safe(e.path)}: {safe(e.message)}')}")
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out.append(f"scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
                f"{len(report.masked)} expected substitution(s) masked")

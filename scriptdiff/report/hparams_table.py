@@ -5,6 +5,7 @@ import io
 
 from ..compare import equal
 from ..model import jsonable
+from ..secrets import withhold_report
 from . import render as render_report
 from .markdown import _cell, _code
 from .values import json_report, json_side, json_text, safe, shown
@@ -90,6 +91,7 @@ def render_markdown(report, full_values: bool = False, list_errors: bool = True)
 
 def render(report, fmt: str = "text", color: bool = False, show_masked: bool = False, full_values: bool = False,
            **opts) -> str:
+    withhold_report(report)  # as report.render does for every writer
     if fmt == "json":
         doc = json_report(report.to_json(), full_values)
         doc["table"] = [row_json(k, g, n, full_values) for k, g, n in report.table]

@@ -163,7 +163,7 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
 def _lines(text: str | None) -> list[str]:
     if text is None:
         return []
-    lines = safe(text.replace("\r\n", "\n")).split("\n")
+    lines = [safe(line) for line in text.replace("\r\n", "\n").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
     return lines[:MAX_LINES]

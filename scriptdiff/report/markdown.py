@@ -1,27 +1,22 @@
-"""Markdown for a pull-request comment: verdicts, then one table per check."""
+"""Markdown for a pull-request comment: verdicts, then one table per check.
+
+Text from the inputs (names, values, paths, messages) is never markup: in plain text each
+character GitHub-flavoured Markdown could read as markup (HTML tags, links and images,
+emphasis, code, entities, table pipes) is backslash-escaped, so `<img onerror=...>` or a remote image
+`![](http://...)` in a value is shown as written, never rendered; in a code span the fence is
+longer than any run of backticks inside it. Control characters are escaped first
+(report.values.safe); a line break in plain text becomes <br>, in a code span `\\n`: every
+row of a table stays one line of the output."""
 from __future__ import annotations
 
 from ..curves.page import markdown_section, relative_to
 from ..registry import check_order
 from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
+from .values import md_cell as _cell
+from .values import md_code as _code
 
 ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
-
-
-def _cell(s) -> str:
-    s = safe("" if s is None else str(s).replace("\r", ""))
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-    return s
-
-
-def _code(s) -> str:
-    s = _cell(s)
-    if not s:
-        return ""
-    fence = "``" if "`" in s else "`"
-    return f"{fence}{s}{fence}" if fence == "`" else f"{fence} {s} {fence}"
-
 
 def _where(side) -> str:
     if side is None:
@@ -43,7 +38,7 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
     report.sorted()
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
-           "", f"GPU `{_cell(report.gpu)}` vs NPU `{_cell(report.npu)}`; "
+           "", f"GPU {_code(report.gpu)} vs NPU {_code(report.npu)}; "
                f"{len(report.masked)} expected substitution(s) masked"
                + (f"; {report.details['baseline_suppressed']} suppressed by the baseline"
                   if report.details.get("baseline_suppressed") else "") + ".", ""]
@@ -70,7 +65,7 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
         entries = [e for e in report.errors if e.level == level]
         if entries:
             out += [f"#### {title}", ""]
-            out += [f"- `{_cell(e.path)}`: {_cell(e.message)}" for e in entries]
+            out += [f"- {_code(e.path)}: {_cell(e.message)}" for e in entries]
             out.append("")
     if show_masked and report.masked:
         out += ["<details><summary>masked substitutions</summary>", ""]

@@ -3,12 +3,13 @@
 One run; tool.driver.rules is the rule catalogue (id = code, short description = summary,
 full description and help = the rule's doc, default level = its severity); each finding is
 a result located on the NPU side (the port is what gets changed) with the GPU side as a
-related location, URIs relative to the repository root with forward slashes. Input errors
-become tool execution notifications.
+related location, URIs relative to the repository root with forward slashes, percent-encoded
+(`uri_of`). Input errors become tool execution notifications.
 """
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 
 from .. import __version__
 from ..rules import load
@@ -48,10 +49,20 @@ def repo_relative(path: str | None, root: str | None = None) -> str | None:
     return rel.replace(os.sep, "/")
 
 
+def uri_of(path: str) -> str:
+    """A path as a URI reference: percent-encoded, byte by byte (a space is %20; a newline
+    %0A; a file name's byte that is not UTF-8, held as a surrogate escape, its own %XX), so
+    every artifactLocation is a valid URI and names the file's real bytes."""
+    if path.startswith("file://"):
+        return "file://" + uri_of(path[len("file://"):])
+    return quote(os.fsencode(path), safe="/:@!$&'()*+,;=-._~")
+
+
 def _location(side, root: str, message: str | None = None, full: bool = False) -> dict | None:
     uri = repo_relative(side.path, root) if side is not None else None
     if uri is None:
         return None
+    uri = uri_of(uri)
     phys: dict = {"artifactLocation": {"uri": uri}}
     if not uri.startswith("file://"):
         phys["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
@@ -125,7 +136,7 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
                             "informationUri": INFO_URI, "rules": rules}},
         "invocations": [{"executionSuccessful": report.exit_code() != 2,
                          "toolExecutionNotifications": notes}],
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace("\\", "/").rstrip("/") + "/"}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": uri_of("file://" + root.replace("\\", "/").rstrip("/") + "/")}},
         "results": results,
         "columnKind": "unicodeCodePoints",
     }

@@ -1,20 +1,28 @@
 """What every writer does to file-derived text before it is shown: one place for both.
 
 - `safe(text)`: control characters (the ESC that starts a terminal sequence, BEL, backspace,
-  C1 controls, bidirectional overrides) become visible escapes (`\\x1b`), so a comment in a
-  scanned file cannot retitle or clear the terminal, recolour the report or reorder what is
-  shown. Newlines and tabs stay. Used by the text, markdown and GitHub writers, the hparams
-  table, and the commands' plain `scriptdiff: path: message` lines.
+  C1 controls such as 0x9b and U+0085, newline and carriage return, the Unicode line and
+  paragraph separators U+2028/U+2029, bidirectional overrides and marks) become visible
+  escapes (`\\x1b`, `\\n`, `\\u2028`), so a comment, a value or a file name in a scanned
+  input cannot retitle or clear the terminal, recolour the report, reorder what is shown or
+  start a line of its own (a forged `::error` workflow command, a forged report line). Tabs
+  stay. A byte of a file name that is not UTF-8 (held as a surrogate escape, U+DC80-U+DCFF)
+  is shown as `\\xNN`, its byte. Used by every writer on each piece of text taken from the
+  inputs (a writer adds its own line breaks around them), by the hparams table, and by the
+  commands' plain `scriptdiff: path: message` lines.
 - `shown(value)` and `clip(text)`: a long value shows its head and "… (N more items)" or
   "… (N more characters)"; lists are cut before they are turned into text, so a
   20-million-element value costs its first items, not 60 MB of string.
 - `json_side(side_dict)`, `json_text(doc)`: the same limits for the JSON formats, with a
-  marker field next to what was cut (`"value_truncated": {"total_items": N}`), and C1 and
-  bidirectional controls written as \\u escapes (json already escapes C0 controls).
+  marker field next to what was cut (`"value_truncated": {"total_items": N}`), C1,
+  bidirectional and line-separator controls written as \\u escapes (json already escapes C0
+  controls), and a file name's non-UTF-8 byte written as the text `\\xNN` (as `safe` shows
+  it), so that the document is valid UTF-8 JSON.
 
 `full=True` (the commands' `--full-values`) turns the cutting off; the escaping stays.
 This module imports nothing of the package at import time: the CLI uses `safe` on its
-error lines without loading the rule packs.
+error lines without loading the rule packs (`error_line`, for an input's error, loads them
+to withhold secrets).
 """
 from __future__ import annotations
 
@@ -26,20 +34,43 @@ MAX_CHARS = 200  # a value or a message, as text
 MAX_SOURCE = 300  # a source line shown under a finding
 MAX_ITEMS = 20  # elements of a list, set or mapping value
 
-# C0 controls but tab and newline, DEL, C1 controls, bidirectional embeddings/overrides/isolates
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls but tab, DEL, C1 controls, the line and paragraph separators, bidirectional
+# marks, embeddings, overrides and isolates; surrogates (a file name's bytes that are not UTF-8)
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      "\u2066-\u2069\ud800-\udfff]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {0x0a: "\\n", 0x0d: "\\r"}
 
 
 def _escape(m: re.Match) -> str:
     c = ord(m.group())
+    if c in _NAMED:
+        return _NAMED[c]
+    if 0xdc80 <= c <= 0xdcff:  # a byte that was not UTF-8 (surrogateescape): the byte itself
+        return f"\\x{c - 0xdc00:02x}"
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
+def _json_escape(m: re.Match) -> str:
+    c = ord(m.group())
+    if 0xd800 <= c <= 0xdfff:  # never a lone surrogate in the JSON text: the text `\xNN` (json-escaped)
+        return "\\" + _escape(m)
+    return f"\\u{c:04x}"
+
+
 def safe(text: Any) -> str:
-    """`text` with every control character but newline and tab shown as an escape."""
+    """`text` with every control character but tab shown as an escape (newlines too: one
+    piece of text taken from an input never starts a line of its own)."""
     s = "" if text is None else str(text)
     return _CONTROL.sub(_escape, s) if _CONTROL.search(s) else s
+
+
+def error_line(path: Any, message: Any, label: str = "") -> str:
+    """One input error as a command prints it on standard error (`scriptdiff: path:
+    message`): no secret in it (scriptdiff.secrets, as every writer), made safe."""
+    from ..secrets import redact_text  # lazy: keeps --help fast (loads the rule packs)
+
+    return f"scriptdiff: {label}{safe(redact_text(str(path)))}: {safe(redact_text(str(message)))}"
 
 
 def clip(text: Any, limit: int = MAX_CHARS, full: bool = False) -> str:
@@ -183,4 +214,34 @@ def json_text(doc: Any) -> str:
     """`doc` as indented JSON, with C1 and bidirectional controls as \\u escapes (valid JSON,
     the same data; json.dumps escapes C0 controls itself)."""
     text = json.dumps(doc, indent=2, ensure_ascii=False)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    return _JSON_UNSAFE.sub(_json_escape, text) + "\n"
+
+
+# what GitHub-flavoured Markdown could read as markup in a table cell: HTML and autolinks (< >),
+# links and images ([ ]), code (`), emphasis (*), entities (&), the table's | and the escape
+# itself; escaped with a backslash (CommonMark lets any ASCII punctuation be escaped). An
+# underscore inside a word is never emphasis in GFM: identifiers stay readable
+_MARKUP = {c: "\\" + c for c in "\\`*[]<>|&"}
+_ESCAPE = str.maketrans(_MARKUP)
+
+
+def md_cell(s) -> str:
+    """Markdown: plain text from the inputs, in a table cell or a list item: shown as written; its own
+    line breaks as <br> (the cell stays one line of the output)."""
+    lines = ("" if s is None else str(s)).replace("\r\n", "\n").split("\n")
+    return "<br>".join(safe(line).translate(_ESCAPE) for line in lines)
+
+
+def md_code(s) -> str:
+    """Markdown: text in a code span (no markup is read inside one): a fence longer than any run of
+    backticks in it; `|` escaped, as a table needs even there."""
+    s = safe("" if s is None else str(s)).replace("|", "\\|")
+    if not s:
+        return ""
+    run = longest = 0
+    for c in s:
+        run = run + 1 if c == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if longest or s.startswith(" ") or s.endswith(" ") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"

@@ -8,13 +8,12 @@ and the findings and masked substitutions collected so far.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ...finding import finding
 from ...model import Finding, Masked, Side
-from ...secrets import is_secret_value, redact_text, secret_words, withheld
 from ...vocabulary import category
 from .facts import QName, Reader
 from .parse import Norm, Parsed, St
@@ -65,17 +64,15 @@ class PairState:
         if k in self._masked_seen:
             return
         self._masked_seen.add(k)
-        self.masked.append(Masked(rule=rule, gpu=_shown(gside), npu=_shown(nside)))
+        self.masked.append(Masked(rule=rule, gpu=gside, npu=nside))
 
     def add_finding(self, rule: str, scope: str, gside: Side | None, nside: Side | None, message: str) -> None:
-        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=_shown(gside), npu=_shown(nside),
-                                     message=message))
+        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=gside, npu=nside, message=message))
 
     def add_hparam(self, key: str, gside: Side | None, nside: Side | None, message: str) -> None:
         """A code change that is a hyperparameter: reported under its vocabulary key and the
         rule of its category (an eager attention call where GPU used flash-attn: use_flash_attn)."""
-        self.findings.append(finding(category(key).rule, key=key, gpu=_shown(gside), npu=_shown(nside),
-                                     message=message))
+        self.findings.append(finding(category(key).rule, key=key, gpu=gside, npu=nside, message=message))
 
     def side(self, p: Parsed, node, fallback_line: int | None, value=True) -> Side:
         if isinstance(node, tuple) and node and node[0] == "MISSING":
@@ -83,20 +80,6 @@ class PairState:
             return Side(value=None, path=p.name, line=line, source=p.text_at(line))
         line = p.line_of(node, fallback_line)
         return Side(value=typed_value(p, node) if value else None, path=p.name, line=line, source=p.text_at(line))
-
-
-def _shown(side: Side | None) -> Side | None:
-    """A side as a report may show it: a secret-looking value (a token written in the code,
-    `hub_token="..."`) withheld, in the value and in the source line."""
-    if side is None:
-        return None
-    found = secret_words(side.source, code=True) if side.source else set()
-    v = side.value
-    if isinstance(v, str) and (is_secret_value(v) or any(v and v in f for f in found)):
-        side = replace(side, value=withheld(v))
-    if found:
-        side = replace(side, source=redact_text(side.source, found, scan=False))
-    return side
 
 
 def typed_value(p: Parsed, node):

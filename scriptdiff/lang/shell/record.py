@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ...budget import note
 from ...model import Fact, InputError
-from ...secrets import redact_text, secret_words
+from ...secrets import redact_text, secret_spans, secret_words
 from ...vocabulary import canonical_flag
 
 EXCERPT = 160  # characters of a long line shown around a fact's option
@@ -54,6 +54,7 @@ class Record:
         self.commented: dict[str, int] = {}  # flags only in comments, in every file read (comments.py)
         self._starts: dict[int, list[int]] = {}  # file index -> offset of each line in its text
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found
+        self._secrets: dict[int, list[tuple[int, int]]] = {}  # line -> its secret parts (offsets in src.text)
         self.too_large: list[str] = []  # values over an evaluation budget, one line each (budget.py)
         self.too_large_more = 0  # and how many more were not listed
         # the programs started and the options passed to each (Extract.launches)
@@ -152,7 +153,19 @@ class Record:
         lo = cut + 1 if cut != -1 and lo > a else lo
         cut = text.find(" ", hi, min(b, hi + EXCERPT))
         hi = cut if cut != -1 else (b if b - hi <= EXCERPT else hi)
+        for sa, sb in self._secret_spans(line, a, b):  # nor a secret, in a line without spaces
+            if sa < lo < sb:
+                lo = sa
+            if sa < hi < sb:
+                hi = sb
         return ("... " if lo > a else "") + text[lo:hi].strip() + (" ..." if hi < b else "")
+
+    def _secret_spans(self, line: int, a: int, b: int) -> list[tuple[int, int]]:
+        """The secret parts of a line (offsets in src.text), found once per line: an excerpt
+        never cuts one, so `finish` withholds it whole."""
+        if line not in self._secrets:
+            self._secrets[line] = [(a + x, a + y) for x, y in secret_spans(self.src.text[a:b])]
+        return self._secrets[line]
 
     def withhold(self, value: str) -> None:
         if isinstance(value, str) and value:
