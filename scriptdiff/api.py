@@ -133,9 +133,10 @@ def baseline(report: Report) -> dict:
 
 # --- diff --------------------------------------------------------------------------------------
 
-def diff(gpu: str | list[str], npu: str | None = None, options: Options | None = None, git: bool = False,
-         repo: str = ".") -> Report:
-    """`scriptdiff diff`: two files, two folders, or REV:path on either side. With git=True the
+def diff(gpu: str | list[str], npu: str | list[str] | None = None, options: Options | None = None,
+         git: bool = False, repo: str = ".") -> Report:
+    """`scriptdiff diff`: two files, two folders, or REV:path on either side; several files a
+    side (lists) are read together as one run, as `hparams` reads them. With git=True the
     arguments are the command line's `--git REV1 REV2 [PATH...]` (see diff_revisions). One
     path (npu None), or `--git REV [PATH...]` with one revision: that file's or folder's GPU
     run against its NPU run (scriptdiff/onefile.py, docs/devices.md)."""
@@ -153,10 +154,15 @@ def diff(gpu: str | list[str], npu: str | None = None, options: Options | None =
         if os.path.isdir(path):
             return onefile.diff_folder(path, opts)
         return onefile.diff_file(path, opts, repo)
-    if len(gpu_list) != 1:
-        raise UsageError("diff takes one GPU path and one NPU path (use --git REV1 REV2 PATH... for paths "
-                         "in two revisions)")
-    g, n = gpu_list[0], npu
+    npu_list = [npu] if isinstance(npu, str) else list(npu)
+    if len(gpu_list) != 1 or len(npu_list) != 1:  # GPU... vs NPU...: each side's files read together, one run
+        for p in gpu_list + npu_list:
+            if os.path.isdir(p) or gitsrc.split_revpath(p):
+                raise UsageError(f"diff: {p} is a {'folder' if os.path.isdir(p) else 'REV:path'}: several paths a "
+                                 f"side are files read together as one run; give a folder alone on its side "
+                                 f"(use --git REV1 REV2 PATH... for paths in two revisions)")
+        return diff_files(gpu_list, npu_list, opts)
+    g, n = gpu_list[0], npu_list[0]
     if gitsrc.split_revpath(g) or gitsrc.split_revpath(n):
         return _git_sides(g, n, opts, repo)
     if os.path.isdir(g) or os.path.isdir(n):
@@ -286,8 +292,11 @@ HPARAM_KEYS = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumula
 
 def hparams(gpu: list[str], npu: list[str], options: Options | None = None, include_env: bool = False) -> Report:
     """`scriptdiff hparams`: both sides' effective settings; `report.table` holds the rows
-    (key, GPU fact, NPU fact), defaults filled in where a side did not set a key."""
-    report = diff_files(list(gpu), list(npu), options or Options())
+    (key, GPU fact, NPU fact), defaults filled in where a side did not set a key. A folder is
+    read through its launch script, as a folder diff reads its run (the program it starts, the
+    configs it references); a folder with none, or with several, is refused (UsageError)."""
+    gpu, npu = _run_files(list(gpu)), _run_files(list(npu))
+    report = diff_files(gpu, npu, options or Options())
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables
     out = []
@@ -302,6 +311,31 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
         out.append((k, g, n))
     report.table = out
     return report
+
+
+def _run_files(paths: list[str]) -> list[str]:
+    """`paths` with each folder replaced by its run: the one launch script in it (a kind that
+    starts a run, rules/kinds.yaml `entry`), which brings its program and configs with it."""
+    out = []
+    for p in paths:
+        if not os.path.isdir(p):
+            out.append(p)
+            continue
+        errors: list[InputError] = []
+        runs = []
+        for e in sorted(walk(p, skip_dirs(), errors, p.rstrip("/") or p).values(), key=lambda e: e.display):
+            try:
+                if detect(read_path(e.path)).entry:
+                    runs.append(e.display)
+            except SourceError:
+                continue
+        if len(runs) != 1:
+            what = f"launch scripts ({', '.join(runs[:4])}{' ...' if len(runs) > 4 else ''})" if runs \
+                else "no launch script"
+            raise UsageError(f"hparams: {p} is a folder with {what}: a folder is read through its one launch "
+                             f"script; name the files of one run instead (`hparams GPU... vs NPU...`)")
+        out.append(runs[0])
+    return out
 
 
 # --- check -------------------------------------------------------------------------------------

@@ -51,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
             mod = importlib.import_module(f"scriptdiff.commands.{module}")
         except ModuleNotFoundError:
             continue
+        synopsis = getattr(mod, "SYNOPSIS", None)  # the sides as common.split_sides reads them
         p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
+                           usage=f"%(prog)s [options] {synopsis}" if synopsis else None,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
         common.add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)

@@ -34,7 +34,7 @@ def _loc(side) -> str:
 
 
 def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
-           full_values: bool = False, list_errors: bool = True, **_options) -> str:
+           full_values: bool = False, list_errors: bool = True, quiet: bool = False, **_options) -> str:
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -47,6 +47,12 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=not color)
     report.sorted()
+    if quiet:  # --quiet: the summary only (each check's verdict, the counts, what was read)
+        for check in sorted(report.verdicts, key=check_order):
+            verdict, reason = report.verdicts[check]
+            console.print(Text(safe(f"{check}: {verdict} ({reason})")))
+        _summary(console, report, show_masked, quiet=True)
+        return buf.getvalue()
     console.print(Text(f"scriptdiff: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
     for line in report.overview:
         console.print(Text(safe(line)))
@@ -104,13 +110,23 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
             console.print(f"  {m.rule}  {escape(clip(g, MAX_SOURCE, full_values))}  ->  "
                           f"{escape(clip(n, MAX_SOURCE, full_values))}")
+    _summary(console, report, show_masked)
+    return buf.getvalue()
+
+
+def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
+    """The closing lines: counts by severity, masked substitutions, errors and notes, then
+    what was read."""
+    from rich.text import Text
+
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     notes = sum(1 for e in report.errors if e.level == "note")
     errors = len(report.errors) - notes
     suppressed = report.details.get("baseline_suppressed", 0)
-    summary = (f"\n{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+    summary = (("" if quiet else "\n")
+               + f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
                f"{len(report.masked)} expected substitution(s) masked"
-               + ("" if show_masked or not report.masked else " (--show-masked lists them)")
+               + ("" if show_masked or quiet or not report.masked else " (--show-masked lists them)")
                + (f"; {errors} input error(s)" if errors else "")
                + (f"; {notes} note(s)" if notes else "")
                + (f"; {suppressed} suppressed by the baseline" if suppressed else ""))
@@ -119,4 +135,3 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     account = report.account_line()
     if account:
         console.print(Text(safe(account), style="dim"))
-    return buf.getvalue()
