@@ -13,7 +13,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
         print(f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
     print(api.render(report, "markdown"))
 
-Functions: diff, diff_revisions, hparams, check, check_files, env, collect, data,
+Functions: init, diff, diff_revisions, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
 external_diff, rules, rule, curves (and curves_view). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
@@ -57,7 +57,7 @@ __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_r
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
-           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view"]
+           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view", "init"]
 
 
 def rules() -> list[Rule]:
@@ -371,6 +371,24 @@ def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> "
         return load_config(path, gpu or [], npu or [])
     except CheckConfigError as e:
         raise UsageError(str(e)) from None
+
+
+def init(root: str = ".", gpu: str | None = None, npu: str | None = None, force: bool = False,
+         write: bool = True):
+    """`scriptdiff init`: find the project's GPU and NPU setups by the pairing rules (or take
+    `gpu` and `npu`), and write the configuration `check` finds by itself ([tool.scriptdiff]
+    appended to pyproject.toml, else scriptdiff.toml). Returns the plan (initconf.Plan: what
+    was found, the file and its text, the commands each machine runs); UsageError when
+    nothing is found or the project is configured already."""
+    from . import initconf  # lazy: keeps --help fast
+
+    plan = initconf.plan(root, gpu, npu, force=force)
+    if write:
+        try:
+            initconf.write(plan)
+        except OSError as e:
+            raise UsageError(f"init: cannot write {plan.target}: {e.strerror or e}") from None
+    return plan
 
 
 # --- environment -------------------------------------------------------------------------------

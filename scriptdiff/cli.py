@@ -18,6 +18,7 @@ COMMANDS = {
     "diff": ("diff", "compare a GPU and an NPU script, config or folder (or one file's GPU run with its NPU "
                      "run); report what can change numerics"),
     "hparams": ("hparams", "the effective hyperparameter table of both sides, side by side"),
+    "init": ("init", "find the GPU and NPU setups of this project and write the configuration `check` reads"),
     "check": ("check", "run all six pre-checks from a [tool.scriptdiff] configuration"),
     "env": ("env", "compare two environment snapshots or package lists"),
     "collect": ("collect", "write this machine's environment snapshot (versions, drivers, env vars)"),
