@@ -355,11 +355,23 @@ def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None,
 
 def check_files(files: list[str], config: str | None = None, gpu: list[str] | None = None,
                 npu: list[str] | None = None, options: Options | None = None) -> Report:
-    """`scriptdiff check --files`: each file against its GPU/NPU counterpart (pre-commit)."""
-    from .checkrun import diff_counterparts, find_config  # lazy: keeps --help fast
+    """`scriptdiff check --files`: each file in a configured input against its GPU/NPU
+    counterpart (the pre-commit hook). The configuration is required, and at least one of its
+    inputs must exist (UsageError); a file in no configured input is left alone."""
+    from .checkrun import configured_inputs, diff_counterparts, find_config  # lazy: keeps --help fast
     opts = options or Options()
-    cfg = _config(config, gpu, npu) if (config or find_config()) else None
-    if opts.baseline is None and cfg is not None and cfg.baseline:
+    if not (config or gpu or npu or find_config()):
+        raise UsageError("check --files: no configuration: the staged files are compared with their counterparts in "
+                         "the GPU and NPU inputs it names; run `scriptdiff init`, or add [tool.scriptdiff] to "
+                         "pyproject.toml or write scriptdiff.toml (docs/check.md)")
+    cfg = _config(config, gpu, npu)
+    named = configured_inputs(cfg)
+    if not any(os.path.exists(p) for p in named):
+        shown = ", ".join(sorted({os.path.relpath(p) for p in named})[:4]) or "none"
+        raise UsageError(f"check --files: none of the inputs {os.path.relpath(cfg.path) if cfg.path else '--gpu/--npu'} "
+                         f"names exists ({shown}"
+                         f"{' ...' if len(named) > 4 else ''}): fix the configuration (`scriptdiff init` writes one)")
+    if opts.baseline is None and cfg.baseline:
         opts.baseline = load_baseline(cfg.baseline)
     return diff_counterparts(files, cfg, opts)
 
