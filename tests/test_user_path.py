@@ -254,3 +254,28 @@ def test_an_inline_ignore_with_a_swapped_code_suggests_the_swap(tmp_path, cli):
     assert code == 2
     assert "unknown rule code or prefix 'SD260'; did you mean SD206?" in out + err
     assert unknown_selector("SD260") == "unknown rule code or prefix 'SD260'; did you mean SD206?"
+
+
+# --- a terminal 80 columns wide ---------------------------------------------------------------------
+
+def test_at_80_columns_quoted_source_lines_wrap_under_their_gutter(top):
+    import re
+
+    from scriptdiff import api
+    from scriptdiff.model import Options
+
+    report = api.diff(f"{EX}/gpu", f"{EX}/npu", Options(use_cache=False))
+    out = re.sub(r"\x1b\[[0-9;]*m", "", api.render(report, "text", color=True, width=80))  # a terminal, colours dropped
+    lines = out.splitlines()
+    assert max(len(x) for x in lines) <= 80
+    i = lines.index("        100 | return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95),")
+    assert lines[i + 1] == "            | eps=1e-8)"
+    i = lines.index("        102 | return torch_npu.optim.NpuFusedAdamW(groups, lr=args.lr,")
+    assert lines[i + 1] == "            | betas=(0.9, 0.999), eps=1e-8)"
+    assert "        attn_implementation (use_flash_attn) is on on GPU and off on NPU" in lines  # a finding's own hang
+    body = lines[lines.index("== hyperparameters ========================================"):
+                 next(i for i, x in enumerate(lines) if x.startswith("3 error(s), 0 warning(s), 1 info;"))]
+    assert all(x == "" or x.startswith((" ", "error ", "info ", "== ")) for x in body)  # nothing wraps to column 0
+    # off a terminal, never broken
+    plain = api.render(report, "text", color=False)
+    assert "        100 | return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), eps=1e-8)" in plain.splitlines()

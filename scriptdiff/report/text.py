@@ -33,6 +33,27 @@ def _loc(side) -> str:
     return where
 
 
+def _say(console, line, hang: int = 4, lead: str | None = None) -> None:
+    """Print `line` (a rich Text). On a terminal narrower than the line, its continuation wraps
+    under an indentation (`hang` columns, or `lead`: a quoted source line's gutter `     | `)
+    instead of at column 0; in a file or a pipe lines are never broken (soft wrap)."""
+    from rich.text import Text
+
+    width = console.width
+    if console.soft_wrap or line.cell_len <= width:
+        console.print(line)
+        return
+    pad = lead if lead is not None else " " * hang
+    first = line.wrap(console, width)[0]
+    first.rstrip()
+    rest = line[len(first.plain):]
+    rest = rest[len(rest.plain) - len(rest.plain.lstrip()):]
+    console.print(first)
+    for part in rest.wrap(console, max(8, width - len(pad))):
+        part.rstrip()
+        console.print(Text(pad, style=line.style) + part)
+
+
 def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
            full_values: bool = False, list_errors: bool = True, quiet: bool = False, **_options) -> str:
     from rich.console import Console
@@ -78,7 +99,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             line.append(f"{f.rule} ", style="bold")
             line.append(safe(f.key), style="bold magenta")
             line.append(f"  {clip(f.message, 2 * MAX_CHARS, full_values)}")
-            console.print(line)
+            _say(console, line, hang=8)
             rows = record_rows(f.check, [s.value if s is not None else None for s in (f.gpu, f.npu)])
             if rows is not None:  # a data file or a tensor: a short table of its fields
                 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -99,10 +120,10 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                         console.print(Text(f"          | … ({len(block) - len(cut)} more lines)", style="dim"))
                     continue
                 val = shown(side.value, full_values) if side is not None else "(absent)"
-                console.print(f"    {label}: {escape(val)}  at {escape(safe(_loc(side)))}")
+                _say(console, Text(f"    {label}: {val}  at {safe(_loc(side))}"), hang=9)
                 if side is not None and side.line and side.source and side.source not in ("default", "derived"):
                     source = clip(side.source.rstrip(), MAX_SOURCE, full_values)
-                    console.print(Text(f"      {side.line:>5} | {source}", style="dim"))
+                    _say(console, Text(f"      {side.line:>5} | {source}", style="dim"), lead=" " * 12 + "| ")
     if show_masked and report.masked:
         console.print(Text(f"\n== masked substitutions ({len(report.masked)}) " + "=" * 20, style="bold"))
         for m in report.masked:
