@@ -150,9 +150,14 @@ def test_curve_and_weight_results_are_file_level_and_relative_to_the_inputs_repo
         run = doc["runs"][0]
         assert code == 1 and [x["ruleId"] for x in run["results"]] == [rule], err
         res = run["results"][0]
-        assert res["locations"][0]["physicalLocation"] == {"artifactLocation": {"uri": npu_uri,
-                                                                                "uriBaseId": "%SRCROOT%"}}
-        assert res["relatedLocations"][0]["physicalLocation"] == {"artifactLocation": {"uri": gpu_uri,
-                                                                                       "uriBaseId": "%SRCROOT%"}}
+        finding = json.loads(cli(*argv, "-f", "json")[1])["findings"][0]
+        for loc, side, uri in ((res["locations"][0], finding["npu"], npu_uri),
+                               (res["relatedLocations"][0], finding["gpu"], gpu_uri)):
+            phys = loc["physicalLocation"]
+            assert phys["artifactLocation"] == {"uri": uri, "uriBaseId": "%SRCROOT%"}
+            # a region where the finding has a line, else file-level: no region, the whole artifact
+            assert phys.get("region", {}).get("startLine") == side["line"]
+        if rule == "SD605":  # a tensor of a checkpoint has no line
+            assert "region" not in res["locations"][0]["physicalLocation"]
         assert "[GPU side](1): " in res["message"]["text"] and res["relatedLocations"][0]["id"] == 1
         assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.as_uri() + "/"
