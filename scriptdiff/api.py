@@ -13,7 +13,7 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
         print(f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None)
     print(api.render(report, "markdown"))
 
-Functions: diff, diff_revisions, fix, hparams, check, check_files, env, collect, data,
+Functions: init, diff, diff_revisions, fix, hparams, check, check_files, env, collect, data,
 data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
 external_diff, rules, rule, curves (and curves_view), dumps (and dumps_settings). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
@@ -60,7 +60,7 @@ __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_r
            "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
            "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
-           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view", "dumps", "dumps_settings"]
+           "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view", "dumps", "dumps_settings", "init"]
 
 
 def rules() -> list[Rule]:
@@ -136,9 +136,10 @@ def baseline(report: Report) -> dict:
 
 # --- diff --------------------------------------------------------------------------------------
 
-def diff(gpu: str | list[str], npu: str | None = None, options: Options | None = None, git: bool = False,
-         repo: str = ".") -> Report:
-    """`scriptdiff diff`: two files, two folders, or REV:path on either side. With git=True the
+def diff(gpu: str | list[str], npu: str | list[str] | None = None, options: Options | None = None,
+         git: bool = False, repo: str = ".") -> Report:
+    """`scriptdiff diff`: two files, two folders, or REV:path on either side; several files a
+    side (lists) are read together as one run, as `hparams` reads them. With git=True the
     arguments are the command line's `--git REV1 REV2 [PATH...]` (see diff_revisions). One
     path (npu None), or `--git REV [PATH...]` with one revision: that file's or folder's GPU
     run against its NPU run (scriptdiff/onefile.py, docs/devices.md)."""
@@ -156,10 +157,15 @@ def diff(gpu: str | list[str], npu: str | None = None, options: Options | None =
         if os.path.isdir(path):
             return onefile.diff_folder(path, opts)
         return onefile.diff_file(path, opts, repo)
-    if len(gpu_list) != 1:
-        raise UsageError("diff takes one GPU path and one NPU path (use --git REV1 REV2 PATH... for paths "
-                         "in two revisions)")
-    g, n = gpu_list[0], npu
+    npu_list = [npu] if isinstance(npu, str) else list(npu)
+    if len(gpu_list) != 1 or len(npu_list) != 1:  # GPU... vs NPU...: each side's files read together, one run
+        for p in gpu_list + npu_list:
+            if os.path.isdir(p) or gitsrc.split_revpath(p):
+                raise UsageError(f"diff: {p} is a {'folder' if os.path.isdir(p) else 'REV:path'}: several paths a "
+                                 f"side are files read together as one run; give a folder alone on its side "
+                                 f"(use --git REV1 REV2 PATH... for paths in two revisions)")
+        return diff_files(gpu_list, npu_list, opts)
+    g, n = gpu_list[0], npu_list[0]
     if gitsrc.split_revpath(g) or gitsrc.split_revpath(n):
         return _git_sides(g, n, opts, repo)
     if os.path.isdir(g) or os.path.isdir(n):
@@ -392,8 +398,11 @@ HPARAM_KEYS = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumula
 
 def hparams(gpu: list[str], npu: list[str], options: Options | None = None, include_env: bool = False) -> Report:
     """`scriptdiff hparams`: both sides' effective settings; `report.table` holds the rows
-    (key, GPU fact, NPU fact), defaults filled in where a side did not set a key."""
-    report = diff_files(list(gpu), list(npu), options or Options())
+    (key, GPU fact, NPU fact), defaults filled in where a side did not set a key. A folder is
+    read through its launch script, as a folder diff reads its run (the program it starts, the
+    configs it references); a folder with none, or with several, is refused (UsageError)."""
+    gpu, npu = _run_files(list(gpu)), _run_files(list(npu))
+    report = diff_files(gpu, npu, options or Options())
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables
     out = []
@@ -408,6 +417,31 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
         out.append((k, g, n))
     report.table = out
     return report
+
+
+def _run_files(paths: list[str]) -> list[str]:
+    """`paths` with each folder replaced by its run: the one launch script in it (a kind that
+    starts a run, rules/kinds.yaml `entry`), which brings its program and configs with it."""
+    out = []
+    for p in paths:
+        if not os.path.isdir(p):
+            out.append(p)
+            continue
+        errors: list[InputError] = []
+        runs = []
+        for e in sorted(walk(p, skip_dirs(), errors, p.rstrip("/") or p).values(), key=lambda e: e.display):
+            try:
+                if detect(read_path(e.path)).entry:
+                    runs.append(e.display)
+            except SourceError:
+                continue
+        if len(runs) != 1:
+            what = f"launch scripts ({', '.join(runs[:4])}{' ...' if len(runs) > 4 else ''})" if runs \
+                else "no launch script"
+            raise UsageError(f"hparams: {p} is a folder with {what}: a folder is read through its one launch "
+                             f"script; name the files of one run instead (`hparams GPU... vs NPU...`)")
+        out.append(runs[0])
+    return out
 
 
 # --- check -------------------------------------------------------------------------------------
@@ -427,11 +461,23 @@ def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None,
 
 def check_files(files: list[str], config: str | None = None, gpu: list[str] | None = None,
                 npu: list[str] | None = None, options: Options | None = None) -> Report:
-    """`scriptdiff check --files`: each file against its GPU/NPU counterpart (pre-commit)."""
-    from .checkrun import diff_counterparts, find_config  # lazy: keeps --help fast
+    """`scriptdiff check --files`: each file in a configured input against its GPU/NPU
+    counterpart (the pre-commit hook). The configuration is required, and at least one of its
+    inputs must exist (UsageError); a file in no configured input is left alone."""
+    from .checkrun import configured_inputs, diff_counterparts, find_config  # lazy: keeps --help fast
     opts = options or Options()
-    cfg = _config(config, gpu, npu) if (config or find_config()) else None
-    if opts.baseline is None and cfg is not None and cfg.baseline:
+    if not (config or gpu or npu or find_config()):
+        raise UsageError("check --files: no configuration: the staged files are compared with their counterparts in "
+                         "the GPU and NPU inputs it names; run `scriptdiff init`, or add [tool.scriptdiff] to "
+                         "pyproject.toml or write scriptdiff.toml (docs/check.md)")
+    cfg = _config(config, gpu, npu)
+    named = configured_inputs(cfg)
+    if not any(os.path.exists(p) for p in named):
+        shown = ", ".join(sorted({os.path.relpath(p) for p in named})[:4]) or "none"
+        raise UsageError(f"check --files: none of the inputs {os.path.relpath(cfg.path) if cfg.path else '--gpu/--npu'} "
+                         f"names exists ({shown}"
+                         f"{' ...' if len(named) > 4 else ''}): fix the configuration (`scriptdiff init` writes one)")
+    if opts.baseline is None and cfg.baseline:
         opts.baseline = load_baseline(cfg.baseline)
     return diff_counterparts(files, cfg, opts)
 
@@ -443,6 +489,24 @@ def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> "
         return load_config(path, gpu or [], npu or [])
     except CheckConfigError as e:
         raise UsageError(str(e)) from None
+
+
+def init(root: str = ".", gpu: str | None = None, npu: str | None = None, force: bool = False,
+         write: bool = True):
+    """`scriptdiff init`: find the project's GPU and NPU setups by the pairing rules (or take
+    `gpu` and `npu`), and write the configuration `check` finds by itself ([tool.scriptdiff]
+    appended to pyproject.toml, else scriptdiff.toml). Returns the plan (initconf.Plan: what
+    was found, the file and its text, the commands each machine runs); UsageError when
+    nothing is found or the project is configured already."""
+    from . import initconf  # lazy: keeps --help fast
+
+    plan = initconf.plan(root, gpu, npu, force=force)
+    if write:
+        try:
+            initconf.write(plan)
+        except OSError as e:
+            raise UsageError(f"init: cannot write {plan.target}: {e.strerror or e}") from None
+    return plan
 
 
 # --- environment -------------------------------------------------------------------------------

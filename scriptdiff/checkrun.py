@@ -30,7 +30,7 @@ from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, is_repo_top, read_text, special_reason, upward
 from .rules import code, unknown_selector, use_packs
 from .suppress import apply_baseline
-from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, walk
+from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, unpaired_finding, walk
 
 # configuration keys (per side), in the order they are read; which of them feed which check
 # is each check's `inputs` in the check registry (rules/kinds.yaml)
@@ -472,66 +472,100 @@ def _label(side: SideConfig) -> str:
     return f"{side.git}:{where}" if side.git else where
 
 
-def counterparts(files: list[str], cfg: CheckConfig | None) -> tuple[list[tuple[str, str]], list[str]]:
-    """For files about to be committed: (GPU, NPU) pairs of each with its counterpart.
+@dataclass
+class Staged:
+    """Files about to be committed, as the configuration sees them (`counterparts`)."""
 
-    A file under a configured NPU scripts folder is paired with the same (or renamed)
-    relative path under the GPU folder, and the other way round; without a configuration,
-    the rename rules are applied in place (train_npu.py <-> train.py, npu/ <-> gpu/).
-    Returns the pairs and the files that have no counterpart."""
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (GPU, NPU) of a file and its counterpart
+    alone: list[tuple[str, str, str]] = field(default_factory=list)  # (file, side, name) in a side, no counterpart
+    once: list[str] = field(default_factory=list)  # in scripts given once: each file runs on both devices
+    outside: list[str] = field(default_factory=list)  # in no configured input: not the hook's business
+
+
+def configured_inputs(cfg: CheckConfig) -> list[str]:
+    """Every configured path, both sides (what the hook may be given files of)."""
+    return [p for side in (cfg.gpu, cfg.npu) for k in INPUT_KEYS for p in side.inputs.get(k, [])] + list(cfg.once)
+
+
+def counterparts(files: list[str], cfg: CheckConfig) -> Staged:
+    """For files about to be committed (the pre-commit hook): which configured input each is in,
+    and its counterpart on the other side.
+
+    A file under a configured folder (scripts, launch, configs, logs, environment, packages)
+    pairs with the same (or renamed, rules/pairing.yaml) relative path under the other side's
+    folder of that key; a file configured by name pairs with the other side's file at the same
+    place in that key's list (or by a rename rule when the lists differ in length). A file
+    found under one side with no counterpart is `alone` (the pairing finding, SD150/SD151); a
+    file in scripts given once is its own counterpart (`once`); a file in no configured input
+    is `outside`: not the hook's business (dataset and checkpoint folders are the check's)."""
     rules = pairing_rules()
     back = {k: [{"gpu": r["npu"], "npu": r["gpu"]} for r in rules.get(k, []) or []]
             for k in ("dir_renames", "name_renames")}
-    roots: list[tuple[str, str]] = []
-    if cfg is not None:
-        roots = [(os.path.abspath(g), os.path.abspath(n))
-                 for g, n in zip(cfg.gpu.inputs.get("scripts", []), cfg.npu.inputs.get("scripts", []))
-                 if os.path.isdir(g) and os.path.isdir(n)]
-    pairs: list[tuple[str, str]] = []
-    alone: list[str] = []
+    once = [os.path.realpath(p) for p in cfg.once]
+    out = Staged()
     for f in files:
-        full = os.path.abspath(f)
-        found = None
-        for groot, nroot in roots:
-            for here, there, side, rr in ((nroot, groot, "npu", back), (groot, nroot, "gpu", rules)):
-                if full.startswith(here + os.sep):
-                    rel = os.path.relpath(full, here).replace(os.sep, "/")
-                    for c in candidates(rel, rr):
-                        other = os.path.join(there, c)
-                        if os.path.isfile(other):
-                            found = (other, full) if side == "npu" else (full, other)
-                            break
-                if found:
-                    break
-            if found:
-                break
-        if found is None and not roots:
-            rel = f.replace(os.sep, "/")
-            for side, rr in (("npu", back), ("gpu", rules)):
-                for c in candidates(rel, rr)[1:]:
-                    if os.path.isfile(c):
-                        found = (c, f) if side == "npu" else (f, c)
-                        break
-                if found:
-                    break
-        if found is None:
-            alone.append(f)
+        full = os.path.realpath(f)
+        if any(full == r or full.startswith(r + os.sep) for r in once):
+            out.once.append(f)
+            continue
+        where = _placed(full, cfg, rules, back)
+        if where is None:
+            out.outside.append(f)
+        elif where[0] == "pair":
+            pair = (_display(where[1]), _display(where[2]))
+            if pair not in out.pairs:
+                out.pairs.append(pair)
         else:
-            pair = (_display(found[0]), _display(found[1]))
-            if pair not in pairs:
-                pairs.append(pair)
-    return pairs, alone
+            out.alone.append((f, where[1], where[2]))
+    return out
 
 
-def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> Report:
-    """`scriptdiff check --files F...` (the pre-commit hook): each file against its counterpart,
-    all in one comparison scoped as a folder diff is (scopes.units): a staged launch script is
-    a run with its program and configs, and a staged program that run read is not compared
-    again on its own; a file without a counterpart that runs on both devices (it names the
-    NPU) against itself, its GPU run with its NPU run (onefile.py)."""
+def _placed(full: str, cfg: CheckConfig, rules: dict, back: dict):
+    """("pair", GPU, NPU) for a file in a configured input with a counterpart, ("alone", side,
+    name) without one, or None when no configured input holds it."""
+    for key in INPUT_KEYS:
+        for side, other in (("gpu", "npu"), ("npu", "gpu")):
+            mine, theirs = getattr(cfg, side).inputs.get(key, []), getattr(cfg, other).inputs.get(key, [])
+            for i, p in enumerate(mine):
+                rp = os.path.realpath(p)
+                if os.path.isdir(rp):
+                    if key not in SOURCE_KEYS or not full.startswith(rp + os.sep):
+                        continue
+                    rel = os.path.relpath(full, rp).replace(os.sep, "/")
+                    dirs = [theirs[i]] if len(theirs) == len(mine) else theirs
+                    found = next((os.path.join(d, c) for d in dirs if os.path.isdir(d)
+                                  for c in candidates(rel, rules if side == "gpu" else back)
+                                  if os.path.isfile(os.path.join(d, c))), None)
+                elif rp == full:
+                    rel = os.path.basename(p)
+                    if len(theirs) == len(mine):
+                        found = theirs[i] if os.path.isfile(theirs[i]) else None
+                    else:
+                        names = {os.path.basename(t): t for t in theirs if os.path.isfile(t)}
+                        found = next((names[c] for c in candidates(rel, rules if side == "gpu" else back)
+                                      if c in names), None)
+                else:
+                    continue
+                if found is None:
+                    return ("alone", side, rel)
+                return ("pair", full, found) if side == "gpu" else ("pair", found, full)
+    return None
+
+
+def diff_counterparts(files: list[str], cfg: CheckConfig, opts=None) -> Report:
+    """`scriptdiff check --files F...` (the pre-commit hook): each file in a configured input
+    against its counterpart, all in one comparison scoped as a folder diff is (scopes.units): a
+    staged launch script is a run with its program and configs, and a staged program that run
+    read is not compared again on its own. A file in one side with no counterpart is the
+    pairing finding a folder diff makes of it (SD150, or SD151 for a file that decides no
+    run); a file in scripts given once that runs on both devices (it names the NPU) is
+    compared against itself, its GPU run with its NPU run (onefile.py); a file in no configured
+    input is left alone."""
     opts = opts or Options()
-    pairs, alone = counterparts(files, cfg)
-    report = Report(gpu="counterparts", npu=" ".join(files) if len(files) <= 3 else f"{len(files)} files")
+    staged = counterparts(files, cfg)
+    pairs = staged.pairs
+    checked = [f for f in files if f not in staged.outside]
+    report = Report(gpu="counterparts", npu=" ".join(checked) if len(checked) <= 3 else f"{len(checked)} files")
     inline_only = dataclasses.replace(opts, baseline=None)
     gl: dict = {}
     nl: dict = {}
@@ -547,12 +581,21 @@ def diff_counterparts(files: list[str], cfg: CheckConfig | None, opts=None) -> R
         c = collect(gl, nl, report, opts, unpaired=False)
         report.absorb(run(scopes.inputs(c, (scopes.disk(), scopes.disk()), report=report), inline_only))
         report.compared = max(report.compared, c.npairs)
-    for f in alone:  # a dual-device file (it names the NPU) with no counterpart: against itself
+    found = []
+    for f, side, rel in staged.alone:  # in one side, no counterpart: what a folder diff says of it
+        srcs = read_inputs([_display(f)], report)
+        k = detect(srcs[0]) if srcs else None
+        found.append(unpaired_finding(_display(f), rel, side, k is not None and k.relevant,
+                                      k.name if k is not None else "binary"))
+    if found:
+        report.absorb(run(Inputs([], [], [], findings=found), inline_only))
+    for f in staged.once:  # runs on both devices (it names the NPU): against itself
         if onefile.is_dual(f):
             srcs = read_inputs([_display(f)], report)
             if srcs:
                 g, n = onefile.runs(srcs[0])
                 report.absorb(run(Inputs([g], [n], [(g, n)] if detect(g).structural else []), inline_only))
+        report.compared = max(report.compared, 1)
     # once for all the pairs; the staged files are part of the setup: no entry is called stale
     apply_baseline(report, opts, partial=True)
     report.findings = filter_findings(report.findings, opts)

@@ -20,6 +20,7 @@ COMMANDS = {
     "fix": ("fix", "edit the NPU side so that each finding's NPU value becomes the GPU value, where it is written "
                    "(--diff: show the edits, write nothing)"),
     "hparams": ("hparams", "the effective hyperparameter table of both sides, side by side"),
+    "init": ("init", "find the GPU and NPU setups of this project and write the configuration `check` reads"),
     "check": ("check", "run all six pre-checks from a [tool.scriptdiff] configuration"),
     "env": ("env", "compare two environment snapshots or package lists"),
     "collect": ("collect", "write this machine's environment snapshot (versions, drivers, env vars)"),
@@ -70,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
             mod = importlib.import_module(f"scriptdiff.commands.{module}")
         except ModuleNotFoundError:
             continue
+        synopsis = getattr(mod, "SYNOPSIS", None)  # the sides as common.split_sides reads them
         p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
+                           usage=f"%(prog)s [options] {synopsis}" if synopsis else None,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
         common.add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)

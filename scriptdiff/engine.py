@@ -480,9 +480,17 @@ def _display(referrer: str, ref: str, how: str = "") -> str:
     return f"{parent}/{name}" if parent else name
 
 
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
 def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
+    """--select, --ignore, --severity and the checks a command reports: what is shown, and so
+    what makes the exit status."""
+    floor = SEVERITY_RANK.get(getattr(opts, "min_severity", None) or "info", 0)
     out = []
     for f in findings:
+        if floor and SEVERITY_RANK.get(f.severity, 2) < floor:
+            continue
         if opts.select and not any(f.rule.startswith(s) for s in opts.select):
             continue
         if opts.ignore and any(f.rule.startswith(s) for s in opts.ignore):

@@ -411,6 +411,7 @@ class Options:
 
     select: list[str] | None = None
     ignore: list[str] | None = None
+    min_severity: str | None = None  # --severity LEVEL: only findings of LEVEL and above (info < warning < error)
     use_cache: bool = True
     checks: set[str] | None = None  # restrict to these checks
     strict_local: bool = False  # compare local version tags (+cu121)

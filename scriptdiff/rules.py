@@ -9,7 +9,6 @@ SD152), so each code is written exactly once, in rules/.
 """
 from __future__ import annotations
 
-import difflib
 import marshal
 import os
 import sys
@@ -180,9 +179,40 @@ def unknown_selector(selector: str) -> str | None:
     # the usual typos first: letter O for zero, I or l for one, a missing SD
     digits = s[2:] if s.startswith("SD") else s
     fixed = "SD" + digits.replace("O", "0").replace("I", "1").replace("L", "1")
-    near = [fixed] if any(c.startswith(fixed) for c in codes) else difflib.get_close_matches(s, codes, n=1, cutoff=0.5)
-    hint = f"; did you mean {near[0]}?" if near else f" (codes run from {codes[0]} to {codes[-1]}; `scriptdiff rules` lists them)"
+    near = fixed if any(c.startswith(fixed) for c in codes) else nearest(s, codes)
+    hint = f"; did you mean {near}?" if near else f" (codes run from {codes[0]} to {codes[-1]}; `scriptdiff rules` lists them)"
     return f"unknown rule code or prefix {selector!r}{hint}"
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
+    substitutions and transpositions of two adjacent characters each cost one, so SD260 is
+    one edit from SD206."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def nearest(typo: str, codes: list[str], most: int = 2) -> str | None:
+    """The code nearest `typo` by edit distance (at most `most` edits), else None. Among codes
+    equally near, one with the same characters (a swap: SD260 -> SD206) comes first, then one
+    the typo starts with (SD1061 -> SD106), then one in the same hundred (the same check),
+    then the lowest."""
+    best = None
+    for c in codes:
+        d = edit_distance(typo, c)
+        if d <= most:
+            key = (d, sorted(c) != sorted(typo), not typo.startswith(c), c[:3] != typo[:3], c)
+            best = min(best, key) if best else key
+    return best[-1] if best else None
 
 
 def check_selectors(selectors: list[str] | None, where: str) -> None:

@@ -192,14 +192,15 @@ def test_sides_from_git_revisions(tmp_path, cli, monkeypatch):
 
 
 def test_counterparts_by_rename_rules_and_roots(tmp_path, monkeypatch):
-    tree(tmp_path, {"train.py": "", "train_npu.py": "", "gpu/m.py": "", "npu/m.py": "", "alone.py": ""})
+    tree(tmp_path, {"A/x.py": "", "B/x_npu.py": "", "B/y.py": "", "tools/plot.py": "", "g.yaml": "", "n.yaml": "",
+                    "src/dual.py": ""})
     monkeypatch.chdir(tmp_path)
-    pairs, alone = counterparts(["train_npu.py", "gpu/m.py", "alone.py", "train.py"], None)
-    assert pairs == [("train.py", "train_npu.py"), ("gpu/m.py", "npu/m.py")]
-    assert alone == ["alone.py"]
-    tree(tmp_path, {"A/x.py": "", "B/x_npu.py": ""})
-    cfg = load_config(None, ["scripts=A"], ["scripts=B"], start=str(tmp_path))
-    assert counterparts(["B/x_npu.py"], cfg) == ([("A/x.py", "B/x_npu.py")], [])
+    cfg = load_config(None, ["scripts=A", "configs=g.yaml"], ["scripts=B", "configs=n.yaml"], start=str(tmp_path))
+    staged = counterparts(["B/x_npu.py", "B/y.py", "tools/plot.py", "n.yaml"], cfg)
+    assert staged.pairs == [("A/x.py", "B/x_npu.py"), ("g.yaml", "n.yaml")]
+    assert staged.alone == [("B/y.py", "npu", "y.py")] and staged.outside == ["tools/plot.py"]
+    cfg.once.append(str(tmp_path / "src"))
+    assert counterparts(["src/dual.py"], cfg).once == ["src/dual.py"]
 
 
 def test_bundled_example(cli, monkeypatch):

@@ -45,7 +45,7 @@ def test_o_that_names_no_format_is_refused_before_any_work(tmp_path, cli):
     assert (code, out) == (2, "")
     assert err == (f"scriptdiff: -o {tmp_path / 'out.log'}: cannot tell the format from the file name: give "
                    f"FORMAT=FILE (FORMAT one of text, json, sarif, markdown, github, html) or a name ending in "
-                   f".json, .sarif, .md, .txt, .html, .htm\n")
+                   f".json, .sarif, .md, .txt, .html\n")
     code, _, err = cli("diff", g, n, "-o", f"github={tmp_path / 'out.log'}")  # FORMAT=FILE: any name
     assert code == 1 and (tmp_path / "out.log").read_text().startswith("::warning title=SD108 code%3Anotes.txt")
 
@@ -57,9 +57,13 @@ def test_single_product_commands_read_o_through_the_same_rule(tmp_path, cli):
     assert code == 0, err
     assert json.loads((tmp_path / "m").read_text())["totals"]["files"] == 1
     code, _, err = cli("data", "fingerprint", str(tmp_path / "d"), "-o", f"sarif={tmp_path / 'm.sarif'}")
-    assert code == 2 and err == f"scriptdiff: -o sarif={tmp_path / 'm.sarif'}: this command writes json, not sarif\n"
+    assert code == 2 and err == (f"scriptdiff: -o sarif={tmp_path / 'm.sarif'}: data fingerprint writes json only, not "
+                                 f"sarif (sarif= says sarif): a manifest is the JSON file `scriptdiff data` and "
+                                 f"`check` read\n")
     code, _, err = cli("collect", "--no-commands", "-o", f"markdown={tmp_path / 's.md'}")
-    assert code == 2 and err == f"scriptdiff: -o markdown={tmp_path / 's.md'}: this command writes json, not markdown\n"
+    assert code == 2 and err == (f"scriptdiff: -o markdown={tmp_path / 's.md'}: collect writes json only, not markdown "
+                                 f"(markdown= says markdown): a snapshot is the JSON file `scriptdiff env` and "
+                                 f"`check` read\n")
     code, _, err = cli("collect", "--no-commands", "-o", f"json={tmp_path / 's.json'}")
     assert code == 0 and json.loads((tmp_path / "s.json").read_text())["scriptdiff_snapshot"] == 1
     g, n = pair(tmp_path)
@@ -136,8 +140,8 @@ def test_rules_in_every_format_that_makes_sense(cli, fmt, head):
 def test_rules_refuses_github_with_the_reason(cli):
     code, out, err = cli("rules", "--format", "github")
     assert (code, out) == (2, "")
-    assert err == ("scriptdiff: rules --format github: GitHub annotations need findings and the catalogue has "
-                   "none; use text, json, markdown, sarif\n")
+    assert err == ("scriptdiff: rules --format github: GitHub annotations are findings on lines, and the catalogue "
+                   "has no findings; use text, json, markdown, sarif\n")
 
 
 # --- git difftool -------------------------------------------------------------------------------

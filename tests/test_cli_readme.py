@@ -19,8 +19,8 @@ BEGIN = "<!-- command section: generated from the parsers by tests/test_cli_read
 END = "<!-- end of the generated command section -->"
 
 # options that several commands share, in the order the README lists them
-SHARED = ("--rules", "--output", "--format", "--select", "--ignore", "--baseline", "--no-cache", "--jobs", "--max-bytes",
-          "--progress", "--show-masked", "--full-values", "--color")
+SHARED = ("--rules", "--output", "--format", "--select", "--ignore", "--severity", "--quiet", "--baseline", "--no-cache",
+          "--jobs", "--max-bytes", "--progress", "--show-masked", "--full-values", "--color")
 
 
 def _subparsers():
@@ -55,8 +55,14 @@ def readme_block() -> str:
     from scriptdiff.commands.common import NOT_FOR
 
     commands, parsers = _subparsers()
-    synopsis = [(f"scriptdiff {name} {_positionals(parsers[name])}".rstrip(), help_)
-                for name, (_module, help_) in commands.items() if name in parsers]
+    import importlib
+
+    def sides(name: str, module: str) -> str:  # a command's own synopsis of its sides, else its positionals
+        return getattr(importlib.import_module(f"scriptdiff.commands.{module}"), "SYNOPSIS", None) \
+            or _positionals(parsers[name])
+
+    synopsis = [(f"scriptdiff {name} {sides(name, module)}".rstrip(), help_)
+                for name, (module, help_) in commands.items() if name in parsers]
     width = max(len(s) for s, _ in synopsis) + 2
     lines = [BEGIN, "", "```"]
     lines += [f"{s.ljust(width)}{h}" for s, h in synopsis]

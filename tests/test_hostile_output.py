@@ -456,13 +456,15 @@ def test_markdown_shows_names_and_values_as_written_never_as_html(tmp_path, monk
     (tmp_path / "n.yaml").write_text("lr: 1\nrun_name: b\ntag: c\n")
     md = render(api.diff("g.yaml", "n.yaml", Options(use_cache=False)), "markdown")
     rows = [line for line in md.splitlines() if line.startswith("| 🔵") or line.startswith("| 🟡")]
-    assert rows == [
+    assert rows == [  # the warning, then the info row folded under its <details> (issue 30)
+        "| 🟡 warning | SD220 | `tag` | ``` a``b <b> ``` at g.yaml:3 | `c` at n.yaml:3 | "
+        "other setting: tag is a\\`\\`b \\<b\\> on GPU and c on NPU |",
         "| 🔵 info | SD221 | `run_name` | `<img src=x onerror=alert(1)> ![](http://evil.example/x.png)` at g.yaml:2 | "
         "`b` at n.yaml:2 | logging, paths, placement and throughput: run_name is \\<img src=x onerror=alert(1)\\> "
-        "!\\[\\](http://evil.example/x.png) on GPU and b on NPU |",
-        "| 🟡 warning | SD220 | `tag` | ``` a``b <b> ``` at g.yaml:3 | `c` at n.yaml:3 | "
-        "other setting: tag is a\\`\\`b \\<b\\> on GPU and c on NPU |"]
+        "!\\[\\](http://evil.example/x.png) on GPU and b on NPU |"]
     outside = md.replace("`<img src=x onerror=alert(1)> ![](http://evil.example/x.png)`", "").replace("``` a``b <b> ```", "")
+    for tag in ("<details><summary>", "</summary>", "</details>"):  # the writer's own fold, no input's
+        outside = outside.replace(tag, "")
     assert [c for i, c in enumerate(outside) if c in "<[`" and outside[i - 1] != "\\" and c != "`"] == []
 
 

@@ -81,7 +81,8 @@ def test_log_outranks_scripts_and_several_files_per_side():
 
 def test_bad_invocation_exits_2():
     code, out, err = run_cli("hparams", "a.sh", "b.sh", "c.sh")
-    assert code == 2 and "hparams expects GPU files and NPU files" in err
+    assert code == 2 and err == ("scriptdiff: hparams: 3 paths and no `vs`: which are GPU and which NPU? give "
+                                 "`hparams GPU NPU` or `hparams GPU... vs NPU...`\n")
 
 
 def test_unreadable_input_is_one_line(tmp_path):

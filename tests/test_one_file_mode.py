@@ -123,6 +123,7 @@ def test_check_with_scripts_given_once(tmp_path, cli, monkeypatch):
 
 def test_the_staged_hook_checks_a_dual_device_file_against_itself(tmp_path, cli, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    write(tmp_path / "scriptdiff.toml", 'scripts = ["."]\n')  # the project's scripts, given once
     write(tmp_path / "train.py", PLANTED)
     code, out, err = cli("check", "--files", "train.py", "--no-cache", "--format", "json")
     assert code == 1, err

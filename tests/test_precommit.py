@@ -71,8 +71,12 @@ def test_hook_file_is_valid_for_pre_commit():
         assert {"id", "name", "entry", "language"} <= set(h) and h["language"] == "python"
 
 
+CONFIG = '[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n'
+
+
 def test_staged_hook_refuses_a_drifting_commit(repo):
     r, env = repo
+    (r / "scriptdiff.toml").write_text(CONFIG)
     (r / ".pre-commit-config.yaml").write_text(local_config({"scriptdiff-staged"}))
     run(PRE_COMMIT + ["install"], r, env)
     assert commit(r, env, "faithful start").returncode == 0
@@ -88,13 +92,36 @@ def test_staged_hook_refuses_a_drifting_commit(repo):
     # an inline suppression accepts the drift on purpose
     (r / "npu" / "train.ini").write_text("lr = 2e-4  # scriptdiff: ignore[SD108]\nbatch = 8\n# a comment\n")
     assert commit(r, env, "accepted drift").returncode == 0
-    # a commit in which no staged file has a counterpart checked nothing: it fails, saying so
+    # a new file outside the configured trees is not the hook's business: the commit passes, as with ruff
     (r / "tools").mkdir()
-    (r / "tools" / "helper.py").write_text("print('hi')\n")
-    p = commit(r, env, "unpaired only")
+    (r / "tools" / "plot.py").write_text("print('hi')\n")
+    p = commit(r, env, "a tool of the project")
+    assert p.returncode == 0, p.stdout + p.stderr
+    # a new file inside a side's tree with no counterpart is the pairing finding a folder diff makes
+    (r / "npu" / "npu_only.yaml").write_text("hccl_buffer: 200\n")
+    p = commit(r, env, "an NPU-only config")
+    assert p.returncode == 1
+    assert "warning SD150 file:npu_only.yaml  yaml file on NPU only: no counterpart on GPU" in p.stdout + p.stderr
+    (r / "gpu" / "npu_only.yaml").write_text("hccl_buffer: 200\n")
+    assert commit(r, env, "its counterpart").returncode == 0
+
+
+def test_staged_hook_fails_without_a_configuration_or_its_inputs(repo):
+    r, env = repo
+    (r / ".pre-commit-config.yaml").write_text(local_config({"scriptdiff-staged"}))
+    run(PRE_COMMIT + ["install"], r, env)
+    p = commit(r, env, "no configuration")
     assert p.returncode != 0
-    assert ("scriptdiff: nothing checked: none of the 1 file(s) has a GPU/NPU counterpart or runs on both devices "
-            "(tools/helper.py)") in p.stdout + p.stderr
+    assert ("scriptdiff: check --files: no configuration: the staged files are compared with their counterparts in "
+            "the GPU and NPU inputs it names; run `scriptdiff init`") in p.stdout + p.stderr
+    (r / "scriptdiff.toml").write_text('[gpu]\nscripts = ["cuda"]\n[npu]\nscripts = ["ascend"]\n')
+    p = commit(r, env, "a configuration of folders that are not there")
+    assert p.returncode != 0
+    assert ("scriptdiff: check --files: none of the inputs scriptdiff.toml names exists (ascend, cuda): fix the "
+            "configuration (`scriptdiff init` writes one)") in p.stdout + p.stderr
+    run([sys.executable, "-m", "scriptdiff", "init", "--force"], r, env)
+    assert commit(r, env, "configured by init").returncode == 0
+    assert "scripts = [\"gpu\"]" in (r / "scriptdiff.toml").read_text()
 
 
 def test_check_hook_runs_the_configured_trees(repo):

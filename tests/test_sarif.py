@@ -99,3 +99,65 @@ def test_empty_report_validates(tmp_path, monkeypatch):
 def test_schema_rejects_a_broken_document():
     with pytest.raises(jsonschema.ValidationError):
         validate({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]})
+
+
+# --- issue 30: the GPU side linked, whole-file results, URIs from the inputs' repository --------
+
+def test_the_message_links_the_related_side_and_escapes_brackets(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    r = sample_report(tmp_path)
+    r.findings.append(Finding("SD603", "weights", "error", "weights:b", Side({"shape": [2], "dtype": "F32"}, "g.st", None,
+                                                                                "safetensors"),
+                              Side({"shape": [3], "dtype": "F32"}, "n.st", None, "safetensors"),
+                              "tensor b has shape [2] on GPU and [3] on NPU"))
+    doc = json.loads(render(r, "sarif"))
+    validate(doc)
+    res = {x["ruleId"]: x for x in doc["runs"][0]["results"]}
+    assert res["SD108"]["message"]["text"] == "lines differ ([GPU side](1): lr=1; NPU: lr=2)"
+    assert [x["id"] for x in res["SD108"]["relatedLocations"]] == [1]
+    assert res["SD150"]["message"]["text"] == "shell file on NPU only (GPU: (absent); NPU: prep.sh)"  # nothing to link
+    assert res["SD152"]["message"]["text"] == "unused (GPU: # scriptdiff: ignore; NPU: (absent))"
+    assert res["SD603"]["message"]["text"] == ("tensor b has shape \\[2\\] on GPU and \\[3\\] on NPU ([GPU side](1): "
+                                               "shape \\[2\\] · dtype F32; NPU: shape \\[3\\] · dtype F32)")
+    # a tensor of a checkpoint is about the whole file: a location without a region (file-level)
+    assert res["SD603"]["locations"][0]["physicalLocation"] == {"artifactLocation": {"uri": "n.st",
+                                                                                     "uriBaseId": "%SRCROOT%"}}
+
+
+def test_curve_and_weight_results_are_file_level_and_relative_to_the_inputs_repository(tmp_path, monkeypatch, cli):
+    """Absolute inputs inside a repository, the command run from outside any: the URIs are
+    relative to that repository's root (%SRCROOT%), never absolute file URIs."""
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    (repo / ".git").mkdir(parents=True)
+    elsewhere.mkdir()
+    for side, f in (("g", 1.0), ("n", 1.08)):
+        (repo / side).mkdir()
+        (repo / side / "metrics.csv").write_text(
+            "step,loss\n" + "".join(f"{i},{(3.0 - i * 0.01) * (f if i < 5 else 1.0):.5f}\n" for i in range(1, 101)))
+    ex = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+    (repo / "g.safetensors").write_bytes((ex / "init-gpu.safetensors").read_bytes())
+    data = (ex / "init-npu.safetensors").read_bytes()
+    (repo / "n.safetensors").write_bytes(data[:-4] + b"\x00\x00\x80\x3f")  # the last element changed
+    monkeypatch.chdir(elsewhere)
+    for argv, rule, npu_uri, gpu_uri in (
+            (["curves", str(repo / "g"), str(repo / "n")], "SD701", "n/metrics.csv", "g/metrics.csv"),
+            (["weights", str(repo / "g.safetensors"), str(repo / "n.safetensors")], "SD605", "n.safetensors",
+             "g.safetensors")):
+        code, out, err = cli(*argv, "-f", "sarif")
+        doc = json.loads(out)
+        validate(doc)
+        run = doc["runs"][0]
+        assert code == 1 and [x["ruleId"] for x in run["results"]] == [rule], err
+        res = run["results"][0]
+        finding = json.loads(cli(*argv, "-f", "json")[1])["findings"][0]
+        for loc, side, uri in ((res["locations"][0], finding["npu"], npu_uri),
+                               (res["relatedLocations"][0], finding["gpu"], gpu_uri)):
+            phys = loc["physicalLocation"]
+            assert phys["artifactLocation"] == {"uri": uri, "uriBaseId": "%SRCROOT%"}
+            # a region where the finding has a line, else file-level: no region, the whole artifact
+            assert phys.get("region", {}).get("startLine") == side["line"]
+        if rule == "SD605":  # a tensor of a checkpoint has no line
+            assert "region" not in res["locations"][0]["physicalLocation"]
+        assert "[GPU side](1): " in res["message"]["text"] and res["relatedLocations"][0]["id"] == 1
+        assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.as_uri() + "/"

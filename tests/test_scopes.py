@@ -143,14 +143,16 @@ def entry_points(tmp_path: Path, cli, monkeypatch, setup: Path = EX) -> dict[str
     code, text, err = cli("review", str(patch), "-f", "json", "--no-cache")
     assert (code, err) == (1, "")  # every file read whole: no fragments
     out["review"] = rows(json.loads(text))
-    # the pre-commit hook: `check --files` on the staged files
+    # the pre-commit hook: `check --files` on the staged files, in the inputs the configuration names
     monkeypatch.chdir(folders)
+    hook = tmp_path / "hook.toml"
+    hook.write_text(f'[gpu]\nscripts = ["{folders / "gpu"}"]\n[npu]\nscripts = ["{folders / "npu"}"]\n')
     (folders / "npu" / "train.py").write_text((setup / "npu/train.py").read_text() + "\n")
     git(folders, "add", "-A")
     staged = git(folders, "diff", "--cached", "--name-only").split()
     assert staged == ["npu/train.py"]
     code, text, err = cli("check", "--files", *staged, "npu/pretrain.sh", "npu/ds_config.json", "-f", "json",
-                          "--no-cache")
+                          "--no-cache", "--config", str(hook))
     assert code == 1, err
     out["check --files"] = rows(json.loads(text))
     # git's external diff and difftool, one file at a time

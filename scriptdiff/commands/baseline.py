@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from .common import OutputError, fail, options_from, output_spec, print_errors
+from .common import OutputError, fail, options_from, output_spec, print_errors, split_sides
 
 DESCRIPTION = """Write the current findings of `scriptdiff diff GPU NPU` (or of `scriptdiff check`
 with --check) to a baseline file. Later runs given `--baseline FILE` report only findings
@@ -14,9 +14,13 @@ anything is reported as SD152 (info) so the file can be rewritten."""
 DEFAULT = ".scriptdiff-baseline.json"
 
 
+SYNOPSIS = "[GPU NPU | GPU... vs NPU...]"
+
+
 def add_arguments(p) -> None:
-    p.add_argument("gpu", nargs="?", metavar="GPU", help="GPU-side file, folder or REV:path")
-    p.add_argument("npu", nargs="?", metavar="NPU", help="NPU-side file, folder or REV:path")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="GPU then NPU (file, folder or REV:path), as `scriptdiff diff` takes them: GPU NPU, or "
+                        "GPU... vs NPU...")
     p.add_argument("--check", action="store_true",
                    help="take the findings of `scriptdiff check` (the [tool.scriptdiff] configuration)")
     p.add_argument("--config", metavar="FILE", help="with --check: the configuration file")
@@ -30,16 +34,17 @@ def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
     try:
-        out = output_spec(args.output, ("json",))[1]
+        out = output_spec(args.output, ("json",), "baseline", "a baseline is the JSON file --baseline reads")[1]
     except OutputError as e:
         return fail(str(e))
     opts = options_from(args)
     if args.check:
         report = api.check(args.config, options=opts)
     else:
-        if not args.gpu or not args.npu:
+        if not args.paths:
             return fail("baseline needs GPU and NPU (or --check)")
-        report = api.diff(args.gpu, args.npu, opts)
+        gpu, npu = split_sides(args.paths, "baseline")
+        report = api.diff(gpu, npu[0] if len(npu) == 1 else npu, opts)
     if report.exit_code() == 2:
         print_errors(report)
         return 2

@@ -1,8 +1,6 @@
 """scriptdiff check: all six pre-checks from a [tool.scriptdiff] configuration."""
 from __future__ import annotations
 
-import sys
-
 from .common import add_engine_arguments, add_output_arguments, emit, prepare
 
 DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
@@ -28,8 +26,9 @@ def add_arguments(p) -> None:
                    help="add a GPU input, e.g. --gpu scripts=gpu/ --gpu environment=env-gpu.json (repeatable)")
     p.add_argument("--npu", action="append", default=[], metavar="KEY=PATH", help="add an NPU input (repeatable)")
     p.add_argument("--files", nargs="*", metavar="FILE",
-                   help="only these files, each against its GPU/NPU counterpart, or a file that runs on both "
-                        "devices against itself (the pre-commit hook)")
+                   help="only these files, each against its counterpart in the configured GPU/NPU inputs (a file "
+                        "in scripts given once that runs on both devices against itself; a file in no configured "
+                        "input is left alone): the pre-commit hook")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a check is not checked (a gate that cannot pass on missing inputs)")
@@ -48,12 +47,6 @@ def run(args) -> int:
     api, opts = prepare(args)
     if args.files is not None:
         report = api.check_files(args.files, args.config, args.gpu, args.npu, opts)
-        if args.files and not report.compared and not report.errors:
-            shown = ", ".join(args.files[:3]) + (" ..." if len(args.files) > 3 else "")
-            print(f"scriptdiff: nothing checked: none of the {len(args.files)} file(s) has a GPU/NPU counterpart "
-                  f"or runs on both devices ({shown}); pair them by name or a rename rule (rules/pairing.yaml), "
-                  f"or exclude them from the hook", file=sys.stderr)
-            return 1
         if not report.findings and not report.errors and args.format == "text":
             return 0  # nothing to say for a commit that keeps the port faithful
         return emit(report, args)

@@ -33,7 +33,8 @@ def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
     try:
-        out = output_spec(args.output, ("json",))[1] if args.output else None
+        out = output_spec(args.output, ("json",), "collect",
+                          "a snapshot is the JSON file `scriptdiff env` and `check` read")[1] if args.output else None
     except OutputError as e:
         return fail(str(e))
     out = None if out == "-" else out

@@ -6,7 +6,10 @@ itself): `--rules DIR` (the user's rule packs), `--no-cache`, `--jobs N`, `--max
 (`collect --jobs`), it is still parsed and refused with the reason (NOT_FOR), never silently
 ignored. `-o/--output` means the same everywhere: FORMAT=FILE, or a FILE whose format its
 extension says (`-o out.json`); commands that write one product (collect, baseline, the
-fingerprints) read it through the same rule."""
+fingerprints) read it through the same rule and refuse a format they cannot write, with the
+reason (`output_spec`). The two sides are given the same way everywhere (`split_sides`):
+`GPU NPU`, or several files a side as `GPU... vs NPU...`. Commands that report findings share
+`--severity LEVEL` and `-q/--quiet` (`add_output_arguments`)."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +24,10 @@ from ..report.values import error_line, safe
 # what a file's extension says its format is (`-o out.json`); github annotations have none
 EXTENSIONS = {".json": "json", ".sarif": "sarif", ".md": "markdown", ".markdown": "markdown",
               ".txt": "text", ".html": "html", ".htm": "html"}
+# short names understood before `=` in -o FORMAT=FILE (`-o md=comment.md`)
+ALIASES = {"md": "markdown", "txt": "text", "htm": "html"}
+# --severity LEVEL: findings of LEVEL and above are shown (and make the exit status)
+SEVERITIES = ("info", "warning", "error")
 
 SHARED = ("--rules", "--no-cache", "--jobs", "--max-bytes", "--progress")
 
@@ -31,6 +38,10 @@ NOT_FOR = {
                 "--jobs": "collect runs in one process (it takes a fraction of a second)",
                 "--max-bytes": "collect reads only small version files, each under a fixed bound",
                 "--progress": "collect takes a fraction of a second"},
+    "init": {"--no-cache": "init only lists the project's folders and writes a configuration",
+             "--jobs": "init runs in one process (it lists folders)",
+             "--max-bytes": "init only looks at names and the head of each candidate file",
+             "--progress": "init lists folders and takes a fraction of a second"},
     "rules": {o: _NO_INPUT for o in SHARED if o != "--rules"},
     "rule": {o: _NO_INPUT for o in SHARED if o != "--rules"},
     "env": {"--no-cache": "snapshots and package lists are read directly, never cached",
@@ -75,13 +86,29 @@ def byte_count(value: str) -> int:
     return n
 
 
+def extensions(formats: tuple[str, ...] = FORMATS) -> str:
+    """The file extensions that say one of `formats` (`.json, .sarif, .md, .txt, .html`)."""
+    return ", ".join(e for e, f in EXTENSIONS.items() if f in formats and e not in (".markdown", ".htm"))
+
+
+def add_output_option(p, formats: tuple[str, ...] = FORMATS, what: str = "the report") -> None:
+    """-o/--output as every command that writes several formats takes it."""
+    p.add_argument("--output", "-o", action="append", default=[], metavar="[FORMAT=]FILE",
+                   help=f"also write {what} to FILE (repeatable): FORMAT=FILE, or a FILE whose extension "
+                        f"says the format ({extensions(formats)}), e.g. -o out.{'sarif' if 'sarif' in formats else 'json'}")
+
+
 def add_output_arguments(p) -> None:
     p.add_argument("--format", "-f", choices=FORMATS, default="text", help="output format (default: text)")
-    p.add_argument("--output", "-o", action="append", default=[], metavar="[FORMAT=]FILE",
-                   help="also write the report to FILE (repeatable): FORMAT=FILE, or a FILE whose extension "
-                        "says the format (.json, .sarif, .md, .txt), e.g. -o out.sarif")
+    add_output_option(p)
     p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes, comma-separated (SD2,SD101)")
     p.add_argument("--ignore", metavar="CODES", help="drop these rule codes or prefixes, comma-separated")
+    p.add_argument("--severity", choices=SEVERITIES, metavar="LEVEL",
+                   help="show only findings of LEVEL and above (info, warning, error); the exit status follows "
+                        "what is shown (--severity error: warnings neither shown nor failing)")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print only the summary (counts, verdicts, what was read) and set the exit status; "
+                        "input errors still go to standard error")
     p.add_argument("--show-masked", action="store_true", help="list the expected substitutions that were masked")
     p.add_argument("--full-values", action="store_true", help="show long values whole (default: their head and a count)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
@@ -169,6 +196,53 @@ def refuse_inapplicable(args, command: str) -> int | None:
     return None
 
 
+# --------------------------------------------------------------------------- the two sides
+
+VS = "vs"  # GPU... vs NPU...: the word between the two sides' files (a file named vs is ./vs)
+
+
+def split_sides(paths: list[str], command: str, one: bool = False, several: bool = True
+                ) -> tuple[list[str], list[str]]:
+    """The two sides of a command line, the same grammar for every command:
+
+      GPU NPU             one path a side
+      GPU... vs NPU...    several files a side (`several`: the commands whose side may be
+                          several files, read together as one run)
+      PATH                one path (`one`: a command that gives it a meaning; NPU is [] then)
+
+    Raises UsageError (one line, exit 2) for anything else, naming the grammar."""
+    from ..model import UsageError  # lazy: keeps --help fast (the model's dataclasses cost 20 ms)
+
+    grammar = f"`{command} GPU NPU`" + (f" or `{command} GPU... vs NPU...`" if several else "")
+    if paths.count(VS) > 1:
+        raise UsageError(f"{command}: `{VS}` given {paths.count(VS)} times: {grammar} (a file named {VS} is ./{VS})")
+    if VS in paths:
+        i = paths.index(VS)
+        gpu, npu = list(paths[:i]), list(paths[i + 1:])
+        if not gpu or not npu:
+            raise UsageError(f"{command}: no {'GPU' if not gpu else 'NPU'} path {'before' if not gpu else 'after'} "
+                             f"`{VS}`: {grammar}")
+    elif len(paths) == 2:
+        gpu, npu = [paths[0]], [paths[1]]
+    elif len(paths) == 1 and one:
+        return [paths[0]], []
+    else:
+        if len(paths) > 2 and several:
+            raise UsageError(f"{command}: {len(paths)} paths and no `{VS}`: which are GPU and which NPU? "
+                             f"give {grammar}")
+        raise UsageError(f"{command} takes {'one path or ' if one else ''}two sides: {grammar} "
+                         f"({len(paths)} path(s) given)")
+    if not several and (len(gpu) > 1 or len(npu) > 1):
+        raise UsageError(f"{command} compares one path a side (a folder, a file or a fingerprint), not several: "
+                         f"`{command} GPU NPU`")
+    return gpu, npu
+
+
+def deprecated(old: str, new: str) -> None:
+    """A spelling that still works but is no longer documented: one note on standard error."""
+    print(f"scriptdiff: note: {old} is deprecated (it still works): write {new}", file=sys.stderr)
+
+
 def codes(s: str | None) -> list[str] | None:
     if not s:
         return None
@@ -182,7 +256,10 @@ def options_from(args):
     select, ignore = codes(getattr(args, "select", None)), codes(getattr(args, "ignore", None))
     api.check_selectors(select, "--select")
     api.check_selectors(ignore, "--ignore")
-    opts = Options(select=select, ignore=ignore,
+    if getattr(args, "quiet", False) and getattr(args, "format", "text") != "text":
+        raise api.UsageError(f"--quiet prints the text summary; --format {args.format} writes the whole document: "
+                             f"give one of them (-o FORMAT=FILE writes a document beside the summary)")
+    opts = Options(select=select, ignore=ignore, min_severity=getattr(args, "severity", None),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
                    max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes, keep_texts=wants_html(args))
     opts.progress = ProgressBar(progress_wanted(getattr(args, "progress", False)), "parsed", unit="files")
@@ -216,34 +293,56 @@ class OutputError(ValueError):
     """An -o value that names no format this command writes."""
 
 
-def output_spec(spec: str, formats: tuple[str, ...] = FORMATS) -> tuple[str, str]:
+def format_named(word: str) -> str | None:
+    """The format `word` names before `=` in -o FORMAT=FILE (`sarif`, or a short name: `md`)."""
+    word = word.lower()
+    return word if word in FORMATS else ALIASES.get(word)
+
+
+def output_spec(spec: str, formats: tuple[str, ...] = FORMATS, command: str | None = None,
+                why: str | dict | None = None) -> tuple[str, str]:
     """`-o` as every command reads it: (format, path) from FORMAT=FILE, or from a FILE whose
-    extension says its format (out.json, out.sarif, out.md, out.txt). A command that writes
-    one format only (a snapshot, a baseline, a fingerprint: json) takes any FILE as that."""
-    fmt, sep, path = spec.partition("=")
-    if sep and fmt in FORMATS:
+    extension says its format (out.json, out.sarif, out.md, out.txt, out.html). A format the
+    command cannot write is refused with the reason (`why`: one reason, or one per format),
+    whether FORMAT= or the extension names it; a command that writes one format only (a
+    snapshot, a baseline, a fingerprint: json) takes a FILE whose extension says nothing
+    (`-o gpu.snapshot`) as that format."""
+    who = f"{command} " if command else "this command "
+
+    def refuse(fmt: str, said: str) -> OutputError:
+        reason = why.get(fmt) if isinstance(why, dict) else why
+        only = " only" if len(formats) == 1 else ""
+        listed = formats[0] if len(formats) == 1 else f"{', '.join(formats[:-1])} or {formats[-1]}"
+        return OutputError(f"-o {spec}: {who}writes {listed}{only}, not {fmt} ({said})"
+                           + (f": {reason}" if reason else ""))
+
+    head, sep, path = spec.partition("=")
+    fmt = format_named(head) if sep else None
+    if fmt is not None:
         if fmt not in formats:
-            raise OutputError(f"-o {spec}: this command writes {' or '.join(formats)}, not {fmt}")
+            raise refuse(fmt, f"{head}= says {fmt}")
         if not path:
-            raise OutputError(f"-o {spec}: no file name after {fmt}=")
+            raise OutputError(f"-o {spec}: no file name after {head}=")
         return fmt, path
     path = spec  # a FILE, whose name may itself contain '='
     if not path:
         raise OutputError("-o: no file name")
+    name = os.path.basename(path).lower()
+    said = next(((ext, f) for ext, f in EXTENSIONS.items() if name.endswith(ext)), None)
+    if said is not None:
+        if said[1] in formats:
+            return said[1], path
+        raise refuse(said[1], f"the extension {said[0]} says {said[1]}")
     if len(formats) == 1:
         return formats[0], path
-    name = os.path.basename(path).lower()
-    for ext, guessed in EXTENSIONS.items():
-        if name.endswith(ext) and guessed in formats:
-            return guessed, path
-    exts = ", ".join(e for e, f in EXTENSIONS.items() if f in formats and e != ".markdown")
     raise OutputError(f"-o {spec}: cannot tell the format from the file name: give FORMAT=FILE "
-                      f"(FORMAT one of {', '.join(formats)}) or a name ending in {exts}")
+                      f"(FORMAT one of {', '.join(formats)}) or a name ending in {extensions(formats)}")
 
 
-def output_targets(args, formats: tuple[str, ...] = FORMATS) -> list[tuple[str, str]]:
+def output_targets(args, formats: tuple[str, ...] = FORMATS, command: str | None = None,
+                   why: str | dict | None = None) -> list[tuple[str, str]]:
     """Every -o of `args` as (format, path); OutputError on the first that says no format."""
-    return [output_spec(s, formats) for s in getattr(args, "output", None) or []]
+    return [output_spec(s, formats, command, why) for s in getattr(args, "output", None) or []]
 
 
 def prepare(args, outputs: bool = True):
@@ -305,9 +404,9 @@ def print_errors(report) -> None:
 def errors_on_stderr(args) -> bool:
     """Where input errors are printed, once each: on standard error, one line each, when
     standard output is a machine format or not a terminal (a pipe, a file: `2>&1 | less` then
-    shows each once); in the text report when both are the terminal. --output files always
-    list them."""
-    return args.format != "text" or not sys.stdout.isatty()
+    shows each once), or the report is the summary only (--quiet); in the text report when
+    both are the terminal. --output files always list them."""
+    return args.format != "text" or not sys.stdout.isatty() or bool(getattr(args, "quiet", False))
 
 
 def emit(report, args, full=None) -> int:
@@ -325,6 +424,8 @@ def emit(report, args, full=None) -> int:
     opts = render_options(args, use_color(args))
     if on_stderr:
         opts["list_errors"] = False
+    if getattr(args, "quiet", False):  # the summary of the whole report, whatever view was shown
+        report, opts["quiet"] = full or report, True
     failed = write_outputs(full or report, args)
     if failed is not None:
         return failed

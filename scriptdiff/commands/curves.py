@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import add_output_arguments, emit, prepare
+from .common import add_output_arguments, emit, prepare, split_sides
 from .data import ProgressBar, allow_intermixed, progress_wanted
 
 DESCRIPTION = """Compare the GPU and NPU training curves (process data): where do the runs diverge?
@@ -33,10 +33,14 @@ Text output shows a terminal chart of the loss (--chart SERIES for others, --no-
 1 a difference (SD7xx findings), 2 a side could not be read or holds no curves."""
 
 
+SYNOPSIS = "GPU NPU | GPU... vs NPU..."
+
+
 def add_arguments(p) -> None:
     allow_intermixed(p)
-    p.add_argument("gpu", metavar="GPU", help="GPU side: log, export, folder or REV:path")
-    p.add_argument("npu", metavar="NPU", help="NPU side: log, export, folder or REV:path")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="GPU then NPU: a log, export, folder or REV:path a side; several files a side (a resumed "
+                        "run's logs): GPU... vs NPU...")
     p.add_argument("--rtol", type=float, default=0.01, help="relative tolerance (default 0.01 = 1%%)")
     p.add_argument("--first", type=int, default=10, metavar="N", help="the first N points judged (default 10)")
     p.add_argument("--window", type=int, default=50, metavar="N", help="sliding window in points (default 50)")
@@ -57,8 +61,9 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     api, opts = prepare(args, outputs=False)
+    gpu, npu = split_sides(args.paths, "curves")
     bar = ProgressBar(progress_wanted(args.progress), "reading logs")
-    report = api.curves(args.gpu, args.npu, opts, rtol=args.rtol, first=args.first, window=args.window,
+    report = api.curves(gpu[0] if len(gpu) == 1 else gpu, npu[0] if len(npu) == 1 else npu, opts, rtol=args.rtol, first=args.first, window=args.window,
                         spike_z=args.spike_z, align=args.align, progress=bar)
     if args.plot and "curves" in report.details:
         w, h = api.curves_view(report, "plot", path=args.plot)

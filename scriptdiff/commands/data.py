@@ -5,7 +5,7 @@ import sys
 
 from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument,  # noqa: F401
                      check_outputs, emit, fail, jobs_count, options_from, output_targets, progress_wanted, error_line,
-                     size_text, write_text)
+                     size_text, split_sides, write_text)
 
 DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
 
@@ -51,6 +51,9 @@ def allow_intermixed(p) -> None:
         p.__class__ = _Intermixed
 
 
+SYNOPSIS = "GPU NPU | fingerprint PATH..."
+
+
 def add_arguments(p) -> None:
     allow_intermixed(p)
     p.add_argument("paths", nargs="+", metavar="PATH",
@@ -75,8 +78,12 @@ def run(args) -> int:
     sample = bool(args.sample)
     bar = ProgressBar(progress_wanted(args.progress))
     if args.paths[0] == "fingerprint":
+        if args.quiet or args.severity:
+            return fail("data fingerprint writes a manifest, no findings: --quiet and --severity apply to a "
+                        "comparison")
         try:
-            targets = output_targets(args, ("json",))
+            targets = output_targets(args, ("json",), "data fingerprint",
+                                     "a manifest is the JSON file `scriptdiff data` and `check` read")
         except OutputError as e:
             return fail(str(e))
         if len(targets) > 1:
@@ -85,15 +92,14 @@ def run(args) -> int:
         manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.jobs, args.tokenizer, args.script,
                                                 progress=bar, exclude={out} if out else set())
         return _write_manifest(manifest, errors, out)
-    if len(args.paths) != 2:
-        return fail("data takes `fingerprint PATH...` or two sides: GPU NPU")
+    gpu, npu = split_sides(args.paths, "data", several=False)
     failed = check_outputs(args)
     if failed is not None:
         return failed
     opts = options_from(args)
     if args.baseline:
         opts.baseline = api.load_baseline(args.baseline)
-    report = api.data(args.paths[0], args.paths[1], opts, sample, args.jobs,
+    report = api.data(gpu[0], npu[0], opts, sample, args.jobs,
                       tokenizers=tuple(args.tokenizer) or None, scripts=tuple(args.script) or None, progress=bar)
     line = overview_line(report)  # what was compared, said even when nothing differs
     if line:

@@ -4,9 +4,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import add_engine_arguments, add_output_arguments, add_side_arguments, emit, prepare
+from .common import add_engine_arguments, add_output_arguments, emit, prepare, split_sides
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
+
+  scriptdiff diff GPU NPU                  two files, two folders, or REV:path
+  scriptdiff diff GPU... vs NPU...         several files a side, read together as one run
+  scriptdiff diff PATH                     one file's (or folder's) GPU run against its NPU run
 
 With one path (a file, a folder, or REV:path), or `--git REV -- PATH...` with one
 revision, the file's GPU run is compared with its NPU run: code that tests the device
@@ -32,9 +36,13 @@ the work tree of the other; where that revision cannot be told, a note says so a
 side's references are read."""
 
 
+SYNOPSIS = "GPU [NPU] | GPU... vs NPU..."
+
+
 def add_arguments(p) -> None:
-    add_side_arguments(p, "GPU-side file, folder or REV:path",
-                       "NPU-side file, folder or REV:path (none: the GPU path's two runs, one per device)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="GPU then NPU (file, folder or REV:path); several files a side: GPU... vs NPU...; "
+                        "one path: its GPU run against its NPU run")
     p.add_argument("--git", action="store_true",
                    help="GPU and NPU are revisions: compare their trees (optionally only the PATHs that follow)")
     p.add_argument("--repo", default=".", help="the git repository for REV:path and --git (default: .)")
@@ -48,8 +56,11 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     api, opts = prepare(args)
-    if args.npu is None and len(args.gpu) > 1:  # argparse gives every path to GPU when options follow them
-        args.gpu, args.npu = args.gpu[:-1], args.gpu[-1]
+    if args.git or args.git_external:  # revisions and paths, or git's own arguments: taken as they come
+        args.gpu, args.npu = args.paths[:-1] or args.paths, args.paths[-1] if len(args.paths) > 1 else None
+    else:
+        gpu, npu = split_sides(args.paths, "diff", one=True)
+        args.gpu, args.npu = gpu, (npu[0] if len(npu) == 1 else npu or None)
     if args.git_external:
         report = api.external_diff([*args.gpu, args.npu], opts)
         emit(report, args)

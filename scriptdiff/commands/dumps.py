@@ -1,7 +1,7 @@
 """scriptdiff dumps GPU_DUMP NPU_DUMP"""
 from __future__ import annotations
 
-from .common import ProgressBar, add_output_arguments, emit, prepare, progress_wanted
+from .common import ProgressBar, add_output_arguments, emit, prepare, progress_wanted, split_sides
 from .data import allow_intermixed
 
 DESCRIPTION = """Compare two runs' msprobe dumps: which call diverges first, and which setting explains it.
@@ -30,10 +30,13 @@ memory, whatever its size). Exit status as for `diff`: 0 every matched call agre
 divergence (SD8xx findings), 2 a side could not be read."""
 
 
+SYNOPSIS = "GPU_DUMP NPU_DUMP"
+
+
 def add_arguments(p) -> None:
     allow_intermixed(p)
-    p.add_argument("gpu", metavar="GPU_DUMP", help="GPU side: a dump, step or rank folder, or a dump.json")
-    p.add_argument("npu", metavar="NPU_DUMP", help="NPU side: a dump, step or rank folder, or a dump.json")
+    p.add_argument("paths", nargs="+", metavar="DUMP",
+                   help="GPU then NPU: a dump, step or rank folder, or a dump.json a side")
     p.add_argument("--scripts", nargs=2, metavar=("GPU", "NPU"),
                    help="the two setups' script folders (or files): link the first divergence to their findings")
     p.add_argument("--rtol", type=float, default=0.5,
@@ -58,6 +61,7 @@ def run(args) -> int:
     st = api.dumps_settings(rtol=args.rtol, output_rtol=args.output_rtol, input_rtol=args.input_rtol,
                             atol=args.atol, chain=args.chain, window=args.window)
     bar = ProgressBar(progress_wanted(args.progress), "reading dumps")
-    report = api.dumps(args.gpu, args.npu, opts, st, scripts=tuple(args.scripts) if args.scripts else None,
+    gpu, npu = split_sides(args.paths, "dumps", several=False)
+    report = api.dumps(gpu[0], npu[0], opts, st, scripts=tuple(args.scripts) if args.scripts else None,
                        progress=bar)
     return emit(report, args)

@@ -1,9 +1,15 @@
 """scriptdiff env GPU NPU: compare two environments."""
 from __future__ import annotations
 
-from .common import add_output_arguments, emit, prepare
+import os
+
+from .common import VS, add_output_arguments, deprecated, emit, prepare, split_sides
 
 DESCRIPTION = """Compare the GPU side's environment with the NPU side's.
+
+  scriptdiff env GPU NPU
+  scriptdiff env GPU... vs NPU...      several files a side, merged
+  scriptdiff env NPU                   one side: the NPU stack against the Ascend tables
 
 Each side is a `scriptdiff collect` snapshot (.json), a requirements.txt or `pip freeze`
 output, `pip list` / `pip list --format=json` output, or a conda environment.yml; several
@@ -21,11 +27,13 @@ the source and date of each table; no network call). With one file list only
 with the NPU stack: component, version, kind (commercial or community), newest known."""
 
 
+SYNOPSIS = "[GPU] NPU | GPU... vs NPU..."
+
+
 def add_arguments(p) -> None:
-    p.add_argument("gpu", metavar="GPU", help="GPU-side snapshot or package list (several: separate with commas); "
-                                            "given alone, the NPU side (one-side mode: the NPU stack advisory)")
-    p.add_argument("npu", metavar="NPU", nargs="?", default=None,
-                   help="NPU-side snapshot or package list (several: separate with commas)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="GPU then NPU snapshot or package list; several a side: GPU... vs NPU...; given alone, the "
+                        "NPU side (one-side mode: the NPU stack advisory)")
     p.add_argument("--strict-local", action="store_true",
                    help="also compare local version tags (+cu121 vs +cpu): a difference is a warning (SD406)")
     add_output_arguments(p)
@@ -33,10 +41,14 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     api, opts = prepare(args)
-    gpu = [x for x in args.gpu.split(",") if x]
-    if args.npu is None:  # one side: it is the NPU side, checked against the Ascend tables
-        gpu, npu = [], gpu
+    if len(args.paths) <= 2 and VS not in args.paths and any("," in p and not os.path.exists(p) for p in args.paths):
+        # the old spelling of several files a side, `a.json,b.txt` (still read, with a note)
+        deprecated("files separated by commas", "`env GPU... vs NPU...`")
+        sides = [[x for x in p.split(",") if x] for p in args.paths]
+        gpu, npu = sides[0], sides[1] if len(sides) == 2 else []
     else:
-        npu = [x for x in args.npu.split(",") if x]
+        gpu, npu = split_sides(args.paths, "env", one=True)
+    if not npu:  # one side: it is the NPU side, checked against the Ascend tables
+        gpu, npu = [], gpu
     report = api.env(gpu, npu, opts, strict_local=bool(args.strict_local))
     return emit(report, args)

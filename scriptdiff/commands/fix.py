@@ -5,7 +5,7 @@ import json
 import sys
 
 from ..report.values import safe
-from .common import add_engine_arguments, add_side_arguments, fail, options_from
+from .common import add_engine_arguments, options_from, split_sides
 
 DESCRIPTION = """Bring the NPU side back to the GPU side, keeping each file as it was written.
 
@@ -37,9 +37,13 @@ SWITCHES = {  # fix's own on/off options
 }
 
 
+SYNOPSIS = "GPU [NPU]"
+
+
 def add_arguments(p) -> None:
-    add_side_arguments(p, "GPU-side file or folder",
-                       "NPU-side file or folder, edited in place (none: the GPU path's NPU run is edited)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="GPU then NPU (file or folder; the NPU side is edited in place); one path: its NPU run is "
+                        "edited")
     for name, help_ in SWITCHES.items():
         p.add_argument(name, action="store_true", help=help_)
     p.add_argument("--repo", default=".", help="the git repository that REV:path would name (refused too)")
@@ -53,12 +57,9 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
-    if args.npu is None and len(args.gpu) > 1:  # argparse gives every path to GPU when options follow them
-        args.gpu, args.npu = args.gpu[:-1], args.gpu[-1]
-    if len(args.gpu) != 1:
-        return fail("fix takes one GPU path and one NPU path (or one path: its NPU run is edited)")
+    gpu, npu = split_sides(args.paths, "fix", one=True, several=False)
     opts = options_from(args)
-    result = api.fix(args.gpu[0], args.npu, opts, write=not args.diff, force=args.force, git=args.git, repo=args.repo)
+    result = api.fix(gpu[0], npu[0] if npu else None, opts, write=not args.diff, force=args.force, git=args.git, repo=args.repo)
     for e in result.errors:
         label = "note: " if e.is_note else ""
         print(f"scriptdiff: {label}{safe(e.path)}: {safe(e.message)}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..report import FORMATS as ALL
-from .common import OutputError, fail, output_targets, write_text
+from .common import OutputError, add_output_option, fail, output_targets, write_text
 
 DESCRIPTION = """List every rule: code, check, severity (masked for expected substitutions),
 summary and the pack it comes from (rules/NAME.yaml for the shipped packs, the file's path
@@ -12,7 +12,8 @@ for a pack of yours loaded with --rules DIR).
 
 --format text (one line per rule), json (a list of objects), markdown (a table) or sarif (a
 SARIF 2.1.0 log with the catalogue as tool.driver.rules and no results, for tools that import
-rule metadata). github annotations need findings, which the catalogue has none of.
+rule metadata). github annotations need findings and the html page files and findings, which
+the catalogue has none of: those two are refused with that reason.
 
 --test DIR loads the packs in DIR (after the shipped ones) and runs the examples of their
 rules through the real pipeline, as the tests run the shipped packs' examples: one line per
@@ -20,14 +21,15 @@ example, PASS or FAIL; exit 0 when all pass, 1 when one fails, 2 when a pack is 
 (docs/rule-packs.md)."""
 
 FORMATS = ("text", "json", "markdown", "sarif")
+# the formats a report has and the catalogue cannot have, and why
+CANNOT = {"github": "GitHub annotations are findings on lines, and the catalogue has no findings",
+          "html": "the review page shows files side by side with their findings, and the catalogue has neither"}
 
 
 def add_arguments(p) -> None:
     p.add_argument("--format", "-f", choices=ALL, default="text",
                    help="text, json, markdown or sarif (default: text)")
-    p.add_argument("--output", "-o", action="append", default=[], metavar="[FORMAT=]FILE",
-                   help="also write the catalogue to FILE (repeatable): FORMAT=FILE, or a FILE whose extension "
-                        "says the format (.json, .sarif, .md, .txt)")
+    add_output_option(p, FORMATS, "the catalogue")
     p.add_argument("--test", action="append", default=[], metavar="DIR",
                    help="run the examples of the rules in the packs of DIR (repeatable); exit 1 if one fails")
 
@@ -69,10 +71,9 @@ def run(args) -> int:
     if args.test:
         return run_tests(args)
     if args.format not in FORMATS:
-        return fail(f"rules --format {args.format}: GitHub annotations need findings and the catalogue has none; "
-                    f"use {', '.join(FORMATS)}")
+        return fail(f"rules --format {args.format}: {CANNOT[args.format]}; use {', '.join(FORMATS)}")
     try:
-        targets = output_targets(args, FORMATS)
+        targets = output_targets(args, FORMATS, "rules", CANNOT)
     except OutputError as e:
         return fail(str(e))
     catalogue = api.rules()

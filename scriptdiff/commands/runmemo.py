@@ -200,7 +200,7 @@ def start(argv: list[str], args) -> Recorder | None:
             or getattr(args, "progress", False) \
             or getattr(args, "no_cache", False):
         return None
-    inputs = list(getattr(args, "gpu", []) or []) + ([args.npu] if getattr(args, "npu", None) is not None else [])
+    inputs = [p for p in getattr(args, "paths", None) or [] if p != "vs"]  # both sides (common.split_sides)
     if not all(isinstance(p, str) and p != "-" and os.path.exists(p) for p in inputs):
         return None  # REV:path, standard input, a missing path
     try:  # the entry's folder first: made later, it would change a recorded folder (the working one)

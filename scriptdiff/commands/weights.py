@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument, check_outputs, emit,
-                     fail, options_from, output_targets, progress_wanted, write_text)
+                     fail, options_from, output_targets, progress_wanted, split_sides, write_text)
 from .data import allow_intermixed
 
 DESCRIPTION = """Fingerprint or compare initial weights (check 6: same starting point).
@@ -29,6 +29,9 @@ torch.load(weights_only=True) when torch is installed (pip install 'scriptdiff[t
 Nothing is ever unpickled any other way."""
 
 
+SYNOPSIS = "GPU NPU | fingerprint CHECKPOINT"
+
+
 def add_arguments(p) -> None:
     allow_intermixed(p)
     p.add_argument("paths", nargs="+", metavar="PATH",
@@ -48,18 +51,21 @@ def run(args) -> int:
 
     bar = ProgressBar(progress_wanted(args.progress), "hashing tensors")
     if args.paths[0] == "fingerprint":
+        if args.quiet or args.severity:
+            return fail("weights fingerprint writes a fingerprint, no findings: --quiet and --severity apply to a "
+                        "comparison")
         if len(args.paths) != 2:
             return fail("weights fingerprint takes one checkpoint file or folder")
         try:
-            targets = output_targets(args, ("json",))
+            targets = output_targets(args, ("json",), "weights fingerprint",
+                                     "a fingerprint is the JSON file `scriptdiff weights` and `check` read")
         except OutputError as e:
             return fail(str(e))
         if len(targets) > 1:
             return fail("weights fingerprint writes one file: give -o once")
         out = targets[0][1] if targets and targets[0][1] != "-" else None
         return _write_fingerprint(api.weights_fingerprint(args.paths[1], progress=bar), out)
-    if len(args.paths) != 2:
-        return fail("weights takes `fingerprint CHECKPOINT` or two sides: GPU NPU")
+    gpu, npu = split_sides(args.paths, "weights", several=False)
     rename = api.renamer(args.map, args.map_file)
     failed = check_outputs(args)
     if failed is not None:
@@ -67,7 +73,7 @@ def run(args) -> int:
     opts = options_from(args)
     if args.baseline:
         opts.baseline = api.load_baseline(args.baseline)
-    report = api.weights(args.paths[0], args.paths[1], opts, rename=rename, progress=bar)
+    report = api.weights(gpu[0], npu[0], opts, rename=rename, progress=bar)
     if args.format != "text" or args.all or report.errors or "weights" not in report.details:
         return emit(report, args)
     return emit(api.weights_overview(report, max(0, args.top)), args, full=report)

@@ -51,14 +51,20 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
     by_check: dict[str, list] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
+    head = ["| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
     for check in sorted(by_check, key=check_order):
-        out += [f"#### {check}", "", "| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
+        out += [f"#### {check}", ""]
+        rows = {True: [], False: []}  # info rows (cannot change numerics) are folded away
         for f in by_check[check]:
             g = "(absent)" if f.gpu is None else f"{_code(_value(f, f.gpu, full_values))} at {_where(f.gpu)}"
             n = "(absent)" if f.npu is None else f"{_code(_value(f, f.npu, full_values))} at {_where(f.npu)}"
-            out.append(f"| {ICON.get(f.severity, f.severity)} | {f.rule} | {_code(f.key)} | {g} | {n} | "
-                       f"{_cell(clip(f.message, 2 * MAX_CHARS, full_values))} |")
-        out.append("")
+            rows[f.severity == "info"].append(f"| {ICON.get(f.severity, f.severity)} | {f.rule} | {_code(f.key)} | "
+                                              f"{g} | {n} | {_cell(clip(f.message, 2 * MAX_CHARS, full_values))} |")
+        if rows[False]:
+            out += head + rows[False] + [""]
+        if rows[True]:
+            out += [f"<details><summary>{len(rows[True])} info finding(s) (cannot change numerics)</summary>", "",
+                    *head, *rows[True], "", "</details>", ""]
     if not report.findings:
         out += ["No differences that can change numerics.", ""]
     for title, level in (("input errors", "error"), ("notes", "note")):

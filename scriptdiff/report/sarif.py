@@ -3,8 +3,13 @@
 One run; tool.driver.rules is the rule catalogue (id = code, short description = summary,
 full description and help = the rule's doc, default level = its severity); each finding is
 a result located on the NPU side (the port is what gets changed) with the GPU side as a
-related location, URIs relative to the repository root with forward slashes, percent-encoded
-(`uri_of`). Input errors become tool execution notifications.
+related location (id 1) that the message links (`[GPU side](1)`, SARIF's embedded link, so
+code scanning shows it; literal brackets escaped). URIs are relative to the repository root
+(uriBaseId %SRCROOT%) with forward slashes, percent-encoded (`uri_of`): the repository of the
+working folder, else the one holding the inputs; a path outside it is an absolute file URI. A
+finding with a line has a region; one about a whole file (a checkpoint's tensor, a log's
+series, a file on one side only) is file-level, a physical location without a region, which
+the spec reads as the whole artifact. Input errors become tool execution notifications.
 """
 from __future__ import annotations
 
@@ -15,16 +20,29 @@ from .. import __version__
 from ..rules import load
 from ..sources import git_top
 from ..suppress import fingerprint
-from .values import MAX_CHARS, MAX_SOURCE, clip, json_text, shown
+from .values import MAX_CHARS, MAX_SOURCE, clip, json_text, record_line, shown
 
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/scriptdiff/scriptdiff"
 
 
-def repo_root(start: str | None = None) -> str:
-    """The enclosing git work tree of `start` (default: the current folder), else the folder."""
-    return git_top(start or os.getcwd()) or os.path.abspath(start or os.getcwd())
+def repo_root(start: str | None = None, paths: tuple = ()) -> str:
+    """The enclosing git work tree of `start` (default: the current folder), else that of the
+    first of `paths` (a report's inputs) inside one, else the folder."""
+    here = start or os.getcwd()
+    top = git_top(here)
+    for p in paths if top is None else ():
+        if p and os.path.isabs(p) and os.path.exists(p):
+            top = git_top(os.path.dirname(p))
+            if top is not None:
+                break
+    return top or os.path.abspath(here)
+
+
+def text(s: str) -> str:
+    """Message text with its literal square brackets escaped: in SARIF `[x](1)` is a link."""
+    return s.replace("[", "\\[").replace("]", "\\]")
 
 
 def repo_relative(path: str | None, root: str | None = None) -> str | None:
@@ -73,17 +91,20 @@ def _location(side, root: str, message: str | None = None, full: bool = False) -
         phys["region"] = region
     loc: dict = {"physicalLocation": phys}
     if message:
-        loc["message"] = {"text": message}
+        loc["message"] = {"text": text(message)}
     return loc
 
 
-def _value(side, full: bool = False) -> str:
-    return "(absent)" if side is None else shown(side.value, full)
+def _value(side, full: bool = False, check: str | None = None) -> str:
+    if side is None:
+        return "(absent)"
+    return (record_line(check, side.value) if check else None) or shown(side.value, full)
 
 
 def render(report, root: str | None = None, full_values: bool = False, **_options) -> str:
     report.sorted()
-    root = root or repo_root()
+    root = root or repo_root(paths=tuple(os.path.abspath(s.path) for f in report.findings for s in (f.npu, f.gpu)
+                                         if s is not None and s.path and os.path.exists(s.path)))
     rs = load()
     rule_list = [r for r in rs.rules.values() if r.kind == "finding"]
     index = {r.code: i for i, r in enumerate(rule_list)}
@@ -100,10 +121,15 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         })
     results = []
     for f in report.findings:
-        msg = (f"{clip(f.message, 2 * MAX_CHARS, full_values)} (GPU: {_value(f.gpu, full_values)}; "
-               f"NPU: {_value(f.npu, full_values)})")
         primary, related = (f.npu, f.gpu) if (f.npu is not None and f.npu.path) else (f.gpu, f.npu)
         loc = _location(primary, root, full=full_values)
+        other = _location(related, root, f"{'GPU' if related is f.gpu else 'NPU'} side: "
+                                         f"{_value(related, full_values, f.check)}", full_values)
+        glabel, nlabel = "GPU", "NPU"
+        if other is not None:  # the related side's label is the embedded link to relatedLocations[id 1]
+            glabel, nlabel = ("[GPU side](1)", nlabel) if related is f.gpu else (glabel, "[NPU side](1)")
+        msg = (f"{text(clip(f.message, 2 * MAX_CHARS, full_values))} ({glabel}: "
+               f"{text(_value(f.gpu, full_values, f.check))}; {nlabel}: {text(_value(f.npu, full_values, f.check))})")
         res: dict = {
             "ruleId": f.rule,
             "level": LEVEL.get(f.severity, "warning"),
@@ -117,8 +143,6 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
             loc = _location(_PathOnly(report.npu), root) or _location(_PathOnly(report.gpu), root)
         if loc is not None:
             res["locations"] = [loc]
-        other = _location(related, root, f"{'GPU' if related is f.gpu else 'NPU'} side: {_value(related, full_values)}",
-                          full_values)
         if other is not None:
             other["id"] = 1
             res["relatedLocations"] = [other]
@@ -126,7 +150,7 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
     notes = []
     for e in report.errors:
         level = "note" if e.level == "note" else ("error" if e.fatal else "warning")
-        n: dict = {"level": level, "message": {"text": f"{e.path}: {e.message}"}}
+        n: dict = {"level": level, "message": {"text": text(f"{e.path}: {e.message}")}}
         loc = _location(_PathOnly(e.path), root)
         if loc is not None:
             n["locations"] = [loc]

@@ -33,8 +33,29 @@ def _loc(side) -> str:
     return where
 
 
+def _say(console, line, hang: int = 4, lead: str | None = None) -> None:
+    """Print `line` (a rich Text). On a terminal narrower than the line, its continuation wraps
+    under an indentation (`hang` columns, or `lead`: a quoted source line's gutter `     | `)
+    instead of at column 0; in a file or a pipe lines are never broken (soft wrap)."""
+    from rich.text import Text
+
+    width = console.width
+    if console.soft_wrap or line.cell_len <= width:
+        console.print(line)
+        return
+    pad = lead if lead is not None else " " * hang
+    first = line.wrap(console, width)[0]
+    first.rstrip()
+    rest = line[len(first.plain):]
+    rest = rest[len(rest.plain) - len(rest.plain.lstrip()):]
+    console.print(first)
+    for part in rest.wrap(console, max(8, width - len(pad))):
+        part.rstrip()
+        console.print(Text(pad, style=line.style) + part)
+
+
 def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
-           full_values: bool = False, list_errors: bool = True, **_options) -> str:
+           full_values: bool = False, list_errors: bool = True, quiet: bool = False, **_options) -> str:
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -47,6 +68,12 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
                       highlight=False, soft_wrap=not color)
     report.sorted()
+    if quiet:  # --quiet: the summary only (each check's verdict, the counts, what was read)
+        for check in sorted(report.verdicts, key=check_order):
+            verdict, reason = report.verdicts[check]
+            console.print(Text(safe(f"{check}: {verdict} ({reason})")))
+        _summary(console, report, show_masked, quiet=True)
+        return buf.getvalue()
     console.print(Text(f"scriptdiff: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
     for line in report.overview:
         console.print(Text(safe(line)))
@@ -72,7 +99,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             line.append(f"{f.rule} ", style="bold")
             line.append(safe(f.key), style="bold magenta")
             line.append(f"  {clip(f.message, 2 * MAX_CHARS, full_values)}")
-            console.print(line)
+            _say(console, line, hang=8)
             rows = record_rows(f.check, [s.value if s is not None else None for s in (f.gpu, f.npu)])
             if rows is not None:  # a data file or a tensor: a short table of its fields
                 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -93,10 +120,10 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                         console.print(Text(f"          | … ({len(block) - len(cut)} more lines)", style="dim"))
                     continue
                 val = shown(side.value, full_values) if side is not None else "(absent)"
-                console.print(f"    {label}: {escape(val)}  at {escape(safe(_loc(side)))}")
+                _say(console, Text(f"    {label}: {val}  at {safe(_loc(side))}"), hang=9)
                 if side is not None and side.line and side.source and side.source not in ("default", "derived"):
                     source = clip(side.source.rstrip(), MAX_SOURCE, full_values)
-                    console.print(Text(f"      {side.line:>5} | {source}", style="dim"))
+                    _say(console, Text(f"      {side.line:>5} | {source}", style="dim"), lead=" " * 12 + "| ")
     if show_masked and report.masked:
         console.print(Text(f"\n== masked substitutions ({len(report.masked)}) " + "=" * 20, style="bold"))
         for m in report.masked:
@@ -104,13 +131,23 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
             console.print(f"  {m.rule}  {escape(clip(g, MAX_SOURCE, full_values))}  ->  "
                           f"{escape(clip(n, MAX_SOURCE, full_values))}")
+    _summary(console, report, show_masked)
+    return buf.getvalue()
+
+
+def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
+    """The closing lines: counts by severity, masked substitutions, errors and notes, then
+    what was read."""
+    from rich.text import Text
+
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     notes = sum(1 for e in report.errors if e.level == "note")
     errors = len(report.errors) - notes
     suppressed = report.details.get("baseline_suppressed", 0)
-    summary = (f"\n{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+    summary = (("" if quiet else "\n")
+               + f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
                f"{len(report.masked)} expected substitution(s) masked"
-               + ("" if show_masked or not report.masked else " (--show-masked lists them)")
+               + ("" if show_masked or quiet or not report.masked else " (--show-masked lists them)")
                + (f"; {errors} input error(s)" if errors else "")
                + (f"; {notes} note(s)" if notes else "")
                + (f"; {suppressed} suppressed by the baseline" if suppressed else ""))
@@ -119,4 +156,3 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     account = report.account_line()
     if account:
         console.print(Text(safe(account), style="dim"))
-    return buf.getvalue()
