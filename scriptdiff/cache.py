@@ -70,6 +70,8 @@ def _plain(items) -> bool:
 
 def enc(v):
     """A value as JSON, keeping what JSON would lose: tuples, sets, non-string keys, inf/nan."""
+    if type(v) in _SCALARS:  # most values: a string, an int, a flag, nothing
+        return v
     if type(v) is list and _plain(v):
         return list(v)
     if isinstance(v, tuple):
@@ -90,6 +92,8 @@ def enc(v):
 
 
 def dec(v):
+    if type(v) in _SCALARS:
+        return v
     if type(v) is list and _plain(v):
         return list(v)
     if isinstance(v, list):

@@ -81,8 +81,13 @@ class _Rules:
         # suffix): a name without any is rejected at once
         needles = {w[0] for w in self.words} | set(self.suffixes)
         self.needles = re.compile("|".join(sorted(map(re.escape, needles))), re.IGNORECASE) if needles else None
+        # the same words for ASCII text lowered first: ten times faster than IGNORECASE, which
+        # tries every word at every position (a 40,000-flag launch line has 80,000 excerpts)
+        self.needles_ascii = re.compile("|".join(sorted(map(re.escape, {w.lower() for w in needles})))) \
+            if needles else None
         self.names: dict[str, bool] = {}  # is_secret_name, memoised
         self.code_paths: dict[str, bool] = {}  # is_code, memoised
+        self.span_memo: dict[tuple[str, bool], tuple] = {}  # secret_spans, memoised
 
 
 _RULES: list = [None, None]  # (rule set, its _Rules)
@@ -227,9 +232,12 @@ def _named_spans(text: str, code: bool) -> list[tuple[int, int]]:
     passes a variable, `hub_token="..."` a credential, `hub_token: str` is an annotation; a
     flag can only be text in a string there (`"train --hub-token x"`), read as text."""
     out: list[tuple[int, int]] = []
-    needles = _rules().needles
+    r = _rules()
+    needles = r.needles
     if needles is None:
         return out
+    if text.isascii() and r.needles_ascii.search(text.lower()) is None:
+        return out  # no secret-looking word at all (IGNORECASE also folds a few non-ASCII letters)
     done = 0  # the end of the last name looked at, or of the value last withheld
     for m in needles.finditer(text):  # only a name holding a secret-looking word can be one
         if m.start() < done:
@@ -326,6 +334,16 @@ def secret_spans(text: str, code: bool = False) -> list[tuple[int, int]]:
     if not text or len(text) < 3:
         return []
     r = _rules()
+    memo = r.span_memo  # the facts of one line share its text: a one-line launch script of
+    got = memo.get((text, code))  # 40,000 flags is scanned once, not once per flag
+    if got is None:
+        if len(memo) > 256:
+            memo.clear()
+        got = memo[(text, code)] = _spans_of(text, code, r)
+    return list(got)
+
+
+def _spans_of(text: str, code: bool, r: _Rules) -> tuple[tuple[int, int], ...]:
     found: list[tuple[int, int]] = []
     if r.tokens is not None:
         found += [m.span() for m in r.tokens.finditer(text)]
@@ -338,7 +356,7 @@ def secret_spans(text: str, code: bool = False) -> list[tuple[int, int]]:
     found += _named_spans(text, code)
     found += [m.span() for m in r.entropy_rx.finditer(text)
               if _high_entropy(m.group(), r) and not _path_shaped(m.group())]
-    return _merged(found)
+    return tuple(_merged(found))
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -137,6 +137,26 @@ def test_a_product_of_huge_numbers_is_too_large_not_an_overflow(tmp_path, cli):
     assert _not_understood(doc)[n] == "line 12: `B9` is too large to evaluate (a number of more than 4,096 bits); not compared"
 
 
+def test_a_value_too_large_spends_the_budget_once(tmp_path, cli, monkeypatch):
+    """A keyword read several ways (as a setting, as an argument) is evaluated once up to the
+    budget, then known to be too large: the fuzzed 8**10-element constant took 20 s when each
+    reading spent the whole budget again."""
+    from scriptdiff.lang.python import facts
+    monkeypatch.setattr(budget, "VALUE_PIECES", 2000)
+    steps = []
+    real = facts.Reader._evaluate
+
+    def counted(self, node, used, depth):
+        steps.append(1)
+        return real(self, node, used, depth)
+    monkeypatch.setattr(facts.Reader, "_evaluate", counted)
+    text = shapes.python_fanout(4)
+    g, n = _pair(tmp_path, "train.py", text, text.replace("[1, 2,", "[0, 2,"))
+    code, doc, _ = _json(cli, "diff", g, n, "--no-cache")
+    assert _not_understood(doc)[n] == "line 7: `A4` is too large to evaluate (more than 2,000 evaluation steps); not compared"
+    assert 2 * 2000 < len(steps) <= 2 * (2000 + 200)  # each side's value once over the budget, not once per reading
+
+
 def _deflated_zip(path: Path, inflated: int) -> None:
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("archive/data.pkl", b"\0" * inflated)

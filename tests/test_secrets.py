@@ -236,3 +236,20 @@ def test_key_colon_value_is_a_named_value():
     assert secret_words("hub_token: str = None", code=True) == set()
     assert secret_words('cfg = {"hub_token": "abcd1234"}', code=True) == {"abcd1234"}
     assert secret_words("pad_token: <pad>") == set() and secret_words("key: value", code=True) == set()
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("--Hub-ToKeN abcdefgh123 --lr 1e-4", "--Hub-ToKeN <withheld> --lr 1e-4"),  # any case, ASCII
+    ("HF_TOKEN=abcdefgh123 # 学习率", "HF_TOKEN=<withheld> # 学习率"),  # a line that is not ASCII
+    ("--opt-1 1 --opt-2 2 --lr 1e-4", "--opt-1 1 --opt-2 2 --lr 1e-4"),  # no secret-looking word
+])
+def test_named_values_are_found_in_any_case_and_script(text, shown):
+    assert redact_text(text) == shown
+    assert redact_text(text) == shown  # the second reading of a line (remembered) says the same
+
+
+def test_remembered_spans_are_the_callers_own():
+    from scriptdiff.secrets import secret_spans
+    first = secret_spans("--hub-token abcdefgh123")
+    first.append((0, 1))
+    assert secret_spans("--hub-token abcdefgh123") == [(12, 23)]

@@ -78,6 +78,13 @@ def python_spelled(qn: str) -> bool:
     return match_name(qn.rsplit(".", 1)[-1], (rules().raw.get("generic_keywords") or {}).get("python_spellings") or ())
 
 
+@lru_cache(maxsize=4096)
+def _number(text: str):
+    """An Integer or Float literal's value (`1_000` is 1000); cached: a constant repeated
+    a hundred thousand times is parsed once."""
+    return ast.literal_eval(text.replace("_", ""))
+
+
 class Reader:
     def __init__(self, p: Parsed, side: str):
         self.p = p
@@ -87,15 +94,19 @@ class Reader:
         self.const_keys: dict[str, str] = {}  # module constant -> the key it is a setting of
         self.meter = Meter()  # the evaluation work of this reader (budget.py)
         self.steps = 0  # of the value being evaluated
+        self.too_large: set = set()  # nodes whose value exceeded the budget once: not tried again
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, node, used: list, depth: int = 0):
         if depth:
             return self._evaluate(node, used, depth)
+        if id(node) in self.too_large:  # the budget is spent once per value, not once per reader
+            raise NotLiteral
         self.steps = 0
         try:
             return self._evaluate(node, used, 0)
         except TooLarge as e:  # not known statically, and said so
+            self.too_large.add(id(node))
             what = note(f"`{_clip(self.p, node)}`", e, self.p.line_of(node))
             if what not in self.p.too_large:
                 self.p.too_large.append(what)
@@ -113,7 +124,7 @@ class Reader:
         if v is not MISSING:
             return v
         if t in (cst.Integer, cst.Float):
-            return ast.literal_eval(node.value.replace("_", ""))
+            return _number(node.value)
         if t in (cst.SimpleString, cst.ConcatenatedString):
             v = node.evaluated_value
             if v is None:
