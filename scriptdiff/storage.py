@@ -102,7 +102,7 @@ class Store:
                 yield data
 
     def files_in(self, folder: str) -> list[str]:
-        """Names directly in a folder (not hidden ones), sorted."""
+        """Names directly in a folder, sorted."""
         raise NotImplementedError
 
     def join(self, folder: str, name: str) -> str:
@@ -163,7 +163,7 @@ class LocalStore(Store):
 
     def files_in(self, folder: str) -> list[str]:
         try:
-            return sorted(n for n in os.listdir(folder) if not n.startswith("."))
+            return sorted(os.listdir(folder))
         except OSError:
             return []
 
@@ -388,7 +388,7 @@ class ObjectStore(Store):
         for page in self.pages(folder, prefix):
             for o in page:
                 rest = o["Key"][len(prefix):]
-                if rest and "/" not in rest and not rest.startswith("."):
+                if rest and "/" not in rest:
                     names.append(rest)
                     with self._lock:
                         self._sizes[self.join(folder, rest)] = int(o.get("Size", 0))

@@ -122,8 +122,11 @@ def ray_cluster(cpus: int = 2):
     """A local Ray cluster of `cpus` worker slots, no dashboard, on this machine (Ray binds to
     the machine's own address, never to another host); shut down when the block ends (the
     cluster's processes with it)."""
+    import logging
+
     import ray
 
+    logging.getLogger("ray").setLevel(logging.ERROR)  # its start-up notices
     ctx = ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
     atexit.register(ray.shutdown)
     try:

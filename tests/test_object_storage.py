@@ -206,9 +206,10 @@ def test_the_listing_is_read_page_by_page(world, monkeypatch):
 
 
 def test_the_store_and_the_local_copy_compare_equal_from_the_command_line(world):
-    r = cli(["data", DATA, world.data], world.env())
+    r = cli(["data", EDIT, world.small], world.env())
     assert r.returncode == 0, r.stderr
-    assert "dataset: GPU 6 file(s), 101.9 MB; NPU 6 file(s), 101.9 MB; 6 identical (compared in full)" in r.stdout
+    assert r.stdout.splitlines()[1] == ("dataset: GPU 5 file(s), 1.2 MB; NPU 5 file(s), 1.2 MB; 5 identical "
+                                        "(compared in full)")
     assert world.secret not in r.stdout + r.stderr and world.key_id not in r.stdout + r.stderr
 
 

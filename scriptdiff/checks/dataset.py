@@ -338,17 +338,24 @@ def merge(texts: list[tuple[str, str]]) -> tuple[dict, list[InputError]]:
     seen = set()
     for name, doc in docs:
         body = doc.get("files")
-        if not isinstance(body, dict):
-            raise parts.PartsError(f"{name}: part has no \"files\" object")
+        roots = doc.get("roots")
+        if not isinstance(body, dict) or not (isinstance(roots, list) and all(isinstance(r, str) for r in roots)):
+            raise parts.PartsError(f"{name}: part needs a \"files\" object and a list of \"roots\"")
+        for rel, e in body.items():
+            if not (isinstance(e, dict) and isinstance(e.get("size"), int) and isinstance(e.get("hash"), str)
+                    and isinstance(e.get("mode"), str)):
+                raise parts.PartsError(f"{name}: part entry {rel!r} needs an integer size, a string hash and a mode")
         files.update(body)
         for e in doc.get("errors") or []:
-            key = (e.get("path"), e.get("message"))
-            if isinstance(e, dict) and key not in seen:
+            if not isinstance(e, dict):
+                continue
+            key = (str(e.get("path")), str(e.get("message")))
+            if key not in seen:
                 seen.add(key)
-                errors.append(InputError(str(e.get("path")), str(e.get("message")), fatal=bool(e.get("fatal"))))
+                errors.append(InputError(key[0], key[1], fatal=bool(e.get("fatal"))))
     first = docs[0][1]
     sample = SampleSpec.parse(first.get("mode") or FULL)
-    manifest = assemble(first["roots"], first.get("base", ""), sample, files)
+    manifest = assemble(first["roots"], str(first.get("base") or ""), sample, files)
     if manifest["tool"] != first.get("tool"):
         manifest["tool"] = first["tool"]
     return manifest, errors

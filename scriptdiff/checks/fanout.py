@@ -14,6 +14,7 @@ Nothing of the caller's credentials is sent with a task.
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
@@ -59,6 +60,9 @@ class Cluster:
             return self
         address = self.fanout.address or os.environ.get("RAY_ADDRESS") or None
         kw = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+        quiet = logging.getLogger("ray")  # its start-up notices are not this run's output
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
         try:
             if address:
                 ray.init(address=address, **kw)
@@ -68,6 +72,8 @@ class Cluster:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
             raise FanoutError(f"cannot start or reach {where}: {first}") from None
+        finally:
+            quiet.setLevel(level)
         self.owned = True
         return self
 

@@ -453,6 +453,10 @@ def merge(texts: list[tuple[str, str]]) -> dict:
         body = doc.get("tensors")
         if not isinstance(body, dict):
             raise parts.PartsError(f"{name}: part has no \"tensors\" object")
+        for t, e in body.items():
+            if (not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or not isinstance(e.get("hash"), str)
+                    or not isinstance(e.get("shape"), list) or not all(isinstance(d, int) for d in e["shape"])):
+                raise parts.PartsError(f"{name}: part entry {t!r} needs dtype, shape (list of ints) and hash")
         tensors.update(body)
     first = docs[0][1]
     out = {MARKER: SCHEMA, "tool": first.get("tool"), "algorithm": first.get("algorithm", ALGORITHM),
