@@ -56,6 +56,11 @@ class StorageError(SourceError):
     """A path that cannot be read from its store: one line, naming the path and the reason."""
 
 
+class AccessError(StorageError):
+    """The store refused the credentials, has none, or cannot be reached: nothing more of it
+    can be read either (a file-level error would hide that the whole side is unread)."""
+
+
 def is_url(path) -> bool:
     """An object-store URL (`s3://...`), not a local path."""
     return isinstance(path, str) and path[:5].lower() in SCHEMES
@@ -288,7 +293,10 @@ class ObjectStore(Store):
             raise self.error(url, e) from None
 
     def error(self, url: str, e: BaseException) -> StorageError:
-        return StorageError(scrub(describe(url, e), self))
+        text = scrub(describe(url, e), self)
+        refused = any(w in text for w in (": access to bucket ", ": no credentials for bucket ",
+                                          ": cannot reach the object store"))
+        return (AccessError if refused else StorageError)(text)
 
     def _object(self, url: str) -> dict | None:
         bucket, key = split_url(url)

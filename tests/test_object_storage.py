@@ -234,6 +234,7 @@ def test_a_checkpoint_in_the_store_fingerprints_as_its_local_copy(world):
     remote = api.weights_fingerprint(CKPT)
     local = api.weights_fingerprint(world.ckpt)
     assert remote["tensors"] == local["tensors"] and remote["format"] == "safetensors-sharded"
+    assert api.weights_fingerprint(CKPT + "/")["tensors"] == local["tensors"]  # s3://bucket/ckpt/ is the same folder
     assert remote["source"] == CKPT
     report = api.weights(CKPT, world.ckpt)
     assert report.findings == [] and report.errors == []
@@ -443,3 +444,12 @@ def test_credentials_in_a_url_are_refused_without_echoing_them(world):
             call()
         assert str(e.value) == ("s3://***@bucket/...: credentials in the URL are not read (they would end up in "
                                 "reports); give them through AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile")
+
+
+def test_a_server_started_for_a_test_is_stopped_when_the_test_fails():
+    with pytest.raises(RuntimeError, match="the test failed"):
+        with s3_server() as server:
+            pid = server.proc.pid
+            raise RuntimeError("the test failed")
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # gone, not a zombie: stop() waited for it

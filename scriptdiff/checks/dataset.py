@@ -89,26 +89,35 @@ def table_rows(path: str, suffix: str) -> tuple[int | None, str | None]:
         import pyarrow  # noqa: F401
     except ImportError:
         return None, None
+    source = None
     try:
         source = storage.store_for(path).open(path) if storage.is_url(path) else path
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            return pq.ParquetFile(source).metadata.num_rows, None
-        import pyarrow.ipc as ipc
-
-        try:
-            reader = ipc.open_file(source)
-            return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches)), None
-        except Exception:
-            if not isinstance(source, str):
-                source.seek(0)
-                return sum(b.num_rows for b in ipc.open_stream(source)), None
-            with open(path, "rb") as fh:
-                return sum(b.num_rows for b in ipc.open_stream(fh)), None
+        return _rows(source, path, suffix)
     except Exception as e:  # pyarrow raises many types for a bad file
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         return None, f"cannot read row count: {msg}"
+    finally:
+        if source is not None and not isinstance(source, str):
+            source.close()
+
+
+def _rows(source, path: str, suffix: str) -> tuple[int | None, str | None]:
+    """The row count of a Parquet or Arrow source (a path, or a seekable file from a store)."""
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(source).metadata.num_rows, None
+    import pyarrow.ipc as ipc
+
+    try:
+        reader = ipc.open_file(source)
+        return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches)), None
+    except Exception:  # not the file format: the stream format
+        if not isinstance(source, str):
+            source.seek(0)
+            return sum(b.num_rows for b in ipc.open_stream(source)), None
+        with open(path, "rb") as fh:
+            return sum(b.num_rows for b in ipc.open_stream(fh)), None
 
 
 def _format(rel: str, names: set[str]) -> str | None:
@@ -209,7 +218,8 @@ def hash_items(items: list, sample: SampleSpec | None, workers: int | None = Non
         try:
             return rel, *fingerprint_file(rel, full, fmt, sample, progress, size)
         except SourceError as e:  # replaced by a FIFO or a device since the listing; a store's refusal
-            return rel, None, [InputError(rel, str(e).split(": ", 1)[-1])]
+            fatal = isinstance(e, storage.AccessError)  # the store refused: the side is unread, not smaller
+            return rel, None, [InputError(rel, str(e).split(": ", 1)[-1], fatal=fatal)]
         except OSError as e:
             return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]
 
