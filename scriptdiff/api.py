@@ -14,8 +14,9 @@ data, and raises `UsageError` (one line) when the request itself cannot be carri
     print(api.render(report, "markdown"))
 
 Functions: init, diff, diff_revisions, fix, hparams, check, check_files, env, collect, data,
-data_fingerprint, weights, weights_fingerprint, review, read_patch, baseline, load_baseline, render,
-external_diff, rules, rule, curves (and curves_view), dumps (and dumps_settings). Long work (hashing) reports progress to an object with start(total),
+data_fingerprint, data_merge, weights, weights_fingerprint, weights_merge, executor, review, read_patch,
+baseline, load_baseline, render, external_diff, rules, rule, curves (and curves_view), dumps (and
+dumps_settings). Long work (hashing) reports progress to an object with start(total),
 advance(n) and close() when one is passed; the library itself never prints. Options (select/ignore,
 cache, jobs, --max-bytes, a loaded baseline) travel in `Options`.
 """
@@ -57,8 +58,9 @@ def __getattr__(name: str):
 
 
 __all__ = ["UsageError", "Options", "Report", "Finding", "Fact", "diff", "diff_revisions", "fix",
-           "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "weights",
-           "weights_fingerprint", "review", "read_patch", "baseline", "load_baseline", "render", "external_diff", "rules",
+           "hparams", "check", "check_files", "env", "collect", "data", "data_fingerprint", "data_merge",
+           "weights", "weights_fingerprint", "weights_merge", "executor", "review", "read_patch", "baseline",
+           "load_baseline", "render", "external_diff", "rules",
            "rule", "weights_overview", "renamer", "snapshot_text", "manifest_text", "fingerprint_text",
            "render_table", "HPARAM_KEYS", "check_selectors", "curves", "curves_view", "dumps", "dumps_settings", "init"]
 
@@ -579,15 +581,51 @@ def review(patch: bytes, name: str = "<patch>", options: Options | None = None, 
 
 # --- dataset -----------------------------------------------------------------------------------
 
+def executor(name: str = "serial", address: str | None = None, parts: int | None = None):
+    """How fingerprints are hashed: "serial" (this machine, the default) or "ray" (in parts on
+    the Ray cluster `address` or RAY_ADDRESS names, else a local one); `parts`: how many."""
+    from .checks.fanout import EXECUTORS, Fanout  # lazy: keeps --help fast
+    if name not in EXECUTORS:
+        raise UsageError(f"--executor {name!r}: expected one of {', '.join(EXECUTORS)}")
+    if parts is not None and parts < 1:
+        raise UsageError("--parts must be at least 1")
+    if name == "serial" and (address or parts):
+        raise UsageError(f"{'--ray-address' if address else '--parts'} applies to --executor ray only")
+    return Fanout(name, address, parts)
+
+
+def _urls(*paths) -> None:
+    """A URL that carries credentials is refused before any report names it."""
+    from .storage import check_urls  # lazy: keeps --help fast
+    try:
+        check_urls([p for p in paths if isinstance(p, str)])
+    except SourceError as e:
+        raise UsageError(str(e)) from None
+
+
+def _shard(shard, fanout) -> tuple[int, int] | None:
+    from .checks.parts import parse_shard  # lazy: keeps --help fast
+    if shard is None:
+        return None
+    if fanout is not None and fanout.distributed:
+        raise UsageError("--shard runs one part here and --executor ray runs every part on a cluster: give one of them")
+    try:
+        return parse_shard(shard) if isinstance(shard, str) else (int(shard[0]), int(shard[1]))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def data(gpu: str, npu: str, options: Options | None = None, sample: bool = False,
          workers: int | None = None, tokenizers: tuple[str, str] | None = None,
-         scripts: tuple[str, str] | None = None, progress=None) -> Report:
-    """`scriptdiff data GPU NPU`: two datasets (folders or files fingerprinted now, or
-    manifests), file by file. `tokenizers` / `scripts`: (GPU, NPU) tokenizer paths, or launch
-    scripts naming them. `sample`: hash only heads, tails and strided blocks of large files.
-    `progress`: an object with start(total_bytes), advance(n), close()."""
+         scripts: tuple[str, str] | None = None, progress=None, fanout=None) -> Report:
+    """`scriptdiff data GPU NPU`: two datasets (folders, files or object-store prefixes
+    fingerprinted now, or manifests), file by file. `tokenizers` / `scripts`: (GPU, NPU)
+    tokenizer paths, or launch scripts naming them. `sample`: hash only heads, tails and
+    strided blocks of large files. `progress`: an object with start(total), advance(n),
+    close(). `fanout`: `executor("ray")` to hash on a Ray cluster."""
     from .checks import dataset  # lazy: keeps --help fast
     from .checks.hashing import SampleSpec  # lazy: keeps --help fast
+    _urls(gpu, npu)
     for what, pair in (("--tokenizer", tokenizers), ("--script", scripts)):
         if pair is not None and len(pair) != 2:
             raise UsageError(f"{what}: when comparing, give it twice (GPU, then NPU)")
@@ -598,7 +636,8 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: bool = Fals
     for i, path in enumerate((gpu, npu)):
         toks = [tokenizers[i]] if tokenizers else []
         scr = _read_scripts([scripts[i]]) if scripts else []
-        sides.append(dataset.side_extract(path, SampleSpec() if sample else None, workers, progress, toks, scr))
+        sides.append(dataset.side_extract(path, SampleSpec() if sample else None, workers, progress, toks, scr,
+                                          fanout=fanout))
     (gm, gex), (nm, nex) = sides
     if gm is None or nm is None:  # a side that could not be read at all: nothing compared (exit 2)
         report.errors.extend(gex.errors + nex.errors)
@@ -609,23 +648,69 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: bool = Fals
 
 def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None = None,
                      tokenizers: list[str] | None = None, scripts: list[str] | None = None, progress=None,
-                     exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
-    """`scriptdiff data fingerprint PATH...`: the manifest of the files under the paths, and the
-    input errors met (fatal ones when nothing could be read)."""
+                     exclude: set[str] | None = None, shard: "str | tuple[int, int] | None" = None,
+                     fanout=None) -> tuple[dict, list[InputError]]:
+    """`scriptdiff data fingerprint PATH...`: the manifest of the files under the paths (local
+    paths or `s3://` prefixes), and the input errors met (fatal ones when nothing could be
+    read). `shard` ("I/N"): part I of N only, a part file for `data_merge`. `fanout`:
+    `executor("ray")` to hash the parts on a Ray cluster (the same manifest)."""
     from .checks import dataset  # lazy: keeps --help fast
+    from .checks.fanout import FanoutError  # lazy: keeps --help fast
     from .checks.hashing import SampleSpec  # lazy: keeps --help fast
     if not paths:
         raise UsageError("data fingerprint needs at least one PATH")
     if workers is not None and workers < 1:
         raise UsageError("--workers must be at least 1")
-    manifest, errors = dataset.fingerprint(paths, sample=SampleSpec() if sample else None, workers=workers,
-                                           progress=progress,
-                                           exclude=exclude or set())
+    _urls(*paths)
+    part = _shard(shard, fanout)
+    if part is not None and (tokenizers or scripts):
+        raise UsageError("--tokenizer and --script go to `data merge`, which writes the whole manifest, "
+                         "not to one --shard")
+    spec = SampleSpec() if sample else None
+    if part is not None:
+        return dataset.fingerprint_shard(paths, part, spec, workers, progress, exclude or set())
+    try:
+        manifest, errors = dataset.fingerprint(paths, sample=spec, workers=workers, progress=progress,
+                                               exclude=exclude or set(), fanout=fanout)
+    except FanoutError as e:
+        raise UsageError(str(e)) from None
+    _add_tokenizers(manifest, errors, tokenizers, scripts)
+    return manifest, errors
+
+
+def _add_tokenizers(manifest: dict, errors: list, tokenizers, scripts) -> None:
+    from .checks import dataset  # lazy: keeps --help fast
     if tokenizers or scripts:
         entries, terrs, root = dataset.tokenizer_files(list(tokenizers or []), _read_scripts(list(scripts or [])))
         errors.extend(terrs)
         manifest["tokenizer"] = dict(sorted(entries.items()))
         manifest["tokenizer_root"] = root
+
+
+def _part_texts(paths: list[str]) -> list[tuple[str, str]]:
+    from .storage import store_for  # lazy: keeps --help fast
+    out = []
+    for p in paths:
+        try:
+            out.append((p, store_for(p).read_text(p)))
+        except SourceError as e:
+            raise UsageError(str(e)) from None
+    return out
+
+
+def data_merge(parts: list[str], tokenizers: list[str] | None = None, scripts: list[str] | None = None
+               ) -> tuple[dict, list[InputError]]:
+    """`scriptdiff data merge PART...`: the manifest of a complete set of `--shard I/N` part
+    files, the same bytes a serial run writes, and the errors the parts met. UsageError (one
+    line) when they do not belong together: different roots or listings, a part missing or
+    given twice."""
+    from .checks import dataset  # lazy: keeps --help fast
+    from .checks.parts import PartsError  # lazy: keeps --help fast
+    try:
+        manifest, errors = dataset.merge(_part_texts(parts))
+    except PartsError as e:
+        raise UsageError(str(e)) from None
+    _add_tokenizers(manifest, errors, tokenizers, scripts)
     return manifest, errors
 
 
@@ -645,12 +730,14 @@ def _read_scripts(paths: list[str]) -> list[tuple[str, Extract]]:
 # --- weights -----------------------------------------------------------------------------------
 
 def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights_mod.Renamer | None" = None,
-            progress=None) -> Report:
-    """`scriptdiff weights GPU NPU`: two checkpoints (or fingerprints) tensor by tensor; the
-    differing tensors measured (Finding.extra: max |diff|, relative L2, cosine) when both are
-    at hand. `report.details["weights"]` holds the counts and the worst tensors;
-    `weights_overview(report)` gives the shortened text view."""
+            progress=None, fanout=None) -> Report:
+    """`scriptdiff weights GPU NPU`: two checkpoints (or fingerprints; local or `s3://`) tensor
+    by tensor; the differing tensors measured (Finding.extra: max |diff|, relative L2,
+    cosine) when both are at hand. `report.details["weights"]` holds the counts and the worst
+    tensors; `weights_overview(report)` gives the shortened text view. `fanout`:
+    `executor("ray")` to hash on a Ray cluster (progress then counts parts)."""
     from .checks import weights as weights_mod  # lazy: keeps --help fast
+    _urls(gpu, npu)
     report = Report(gpu=gpu, npu=npu)
     # both sides opened (headers only) before anything is hashed: a missing side fails fast
     gck, gerr = weights_mod.open_side(gpu)
@@ -658,11 +745,12 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
     report.errors.extend(gerr + nerr)
     if gck is None or nck is None:
         return report.sorted()
-    if progress is not None:
+    distributed = fanout is not None and fanout.distributed
+    if progress is not None and not distributed:
         progress.start(sum(r.nbytes for ck in (gck, nck) for r in ck.tensors))
     try:
-        advance = progress.advance if progress is not None else None
-        gex, nex = weights_mod.pair_extracts(gck, nck, rename, advance)  # facts only where the sides differ
+        advance = progress if distributed else (progress.advance if progress is not None else None)
+        gex, nex = weights_mod.pair_extracts(gck, nck, rename, advance, fanout)  # facts only where the sides differ
     finally:
         if progress is not None:
             progress.close()
@@ -675,18 +763,29 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
     return report.sorted()
 
 
-def weights_fingerprint(path: str, progress=None) -> dict:
-    """`scriptdiff weights fingerprint CHECKPOINT`: name, dtype, shape and hash of every tensor."""
+def weights_fingerprint(path: str, progress=None, shard: "str | tuple[int, int] | None" = None,
+                        fanout=None) -> dict:
+    """`scriptdiff weights fingerprint CHECKPOINT`: name, dtype, shape and hash of every tensor
+    (a local or `s3://` checkpoint). `shard` ("I/N"): part I of N only, a part file for
+    `weights_merge`; `fanout`: `executor("ray")` to hash the parts on a Ray cluster."""
     from .checks import weights as weights_mod  # lazy: keeps --help fast
     from .checks.safetensors_io import WeightsError  # lazy: keeps --help fast
+    _urls(path)
+    part = _shard(shard, fanout)
     try:
         ck = weights_mod.open_checkpoint(path)
         if not ck.has_data:
             raise UsageError(f"{path}: is already a weights fingerprint")
+        if fanout is not None and fanout.distributed:
+            return weights_mod.fingerprint(ck, progress, fanout)  # progress counts parts
+        refs = weights_mod.shard_refs(ck, part) if part is not None else ck.tensors
         if progress is not None:
-            progress.start(sum(r.nbytes for r in ck.tensors))
+            progress.start(sum(r.nbytes for r in refs))
         try:
-            return weights_mod.fingerprint(ck, progress.advance if progress is not None else None)
+            advance = progress.advance if progress is not None else None
+            if part is not None:
+                return weights_mod.fingerprint_shard(ck, part, advance)
+            return weights_mod.fingerprint(ck, advance)
         finally:
             if progress is not None:
                 progress.close()
@@ -694,6 +793,17 @@ def weights_fingerprint(path: str, progress=None) -> dict:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def weights_merge(parts: list[str]) -> dict:
+    """`scriptdiff weights merge PART...`: the fingerprint of a complete set of `--shard I/N`
+    part files, the same bytes a serial run writes; UsageError when they do not belong together."""
+    from .checks import weights as weights_mod  # lazy: keeps --help fast
+    from .checks.parts import PartsError  # lazy: keeps --help fast
+    try:
+        return weights_mod.merge(_part_texts(parts))
+    except PartsError as e:
+        raise UsageError(str(e)) from None
 
 
 def weights_overview(report: Report, top: int = 10) -> Report:
@@ -721,15 +831,17 @@ def snapshot_text(snapshot: dict) -> str:
 
 
 def manifest_text(manifest: dict) -> str:
-    """A dataset manifest as the JSON text `data fingerprint` writes."""
+    """A dataset manifest (or a `--shard` part of one) as the JSON text `data fingerprint` writes."""
     from .checks import dataset  # lazy: keeps --help fast
-    return dataset.dumps(manifest)
+    from .checks.parts import MARKER as PART  # lazy: keeps --help fast
+    return dataset.part_text(manifest) if PART in manifest else dataset.dumps(manifest)
 
 
 def fingerprint_text(fingerprint: dict) -> str:
-    """A weights fingerprint as the JSON text `weights fingerprint` writes."""
+    """A weights fingerprint (or a `--shard` part of one) as the JSON text `weights fingerprint` writes."""
     from .checks import weights as weights_mod  # lazy: keeps --help fast
-    return weights_mod.dumps(fingerprint)
+    from .checks.parts import MARKER as PART  # lazy: keeps --help fast
+    return weights_mod.part_text(fingerprint) if PART in fingerprint else weights_mod.dumps(fingerprint)
 
 
 def render_table(report: Report, fmt: str = "text", **options) -> str:

@@ -28,6 +28,7 @@ from .jsonload import JSONError, check_depth
 from .model import Extract, Finding, InputError, Options, Report, Side
 from .registry import check_names, checks, detect, kind, kinds
 from .sources import SourceError, is_repo_top, read_text, special_reason, upward
+from .storage import check_urls, is_url
 from .rules import code, unknown_selector, use_packs
 from .suppress import apply_baseline
 from .tree import Entry, candidates, collect, pairing_rules, skip_dirs, unpaired_finding, walk
@@ -150,14 +151,18 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
             raise CheckConfigError(f"{label}: {name}.git must be a revision")
         side = SideConfig(name=name, base=os.path.normpath(os.path.join(base, root)), git=git)
         for key in INPUT_KEYS:
-            side.inputs[key] = [p if os.path.isabs(p) else os.path.join(side.base, p)
+            side.inputs[key] = [p if os.path.isabs(p) or is_url(p) else os.path.join(side.base, p)
                                 for p in _list(raw.get(key), f"{label}: {name}.{key}")]
+            try:
+                check_urls(side.inputs[key])
+            except SourceError as e:
+                raise CheckConfigError(f"{label}: {name}.{key}: {e}") from None
         for spec in extra:
             key, eq, value = spec.partition("=")
             if not eq or key not in INPUT_KEYS or not value:
                 raise CheckConfigError(f"--{name} expects KEY=PATH with KEY one of {', '.join(INPUT_KEYS)}; "
                                        f"got {spec!r}")
-            side.inputs[key].extend(os.path.abspath(v) for v in value.split(","))
+            side.inputs[key].extend(v if is_url(v) else os.path.abspath(v) for v in value.split(","))
         sides.append(side)
     codes = {}
     for k in ("select", "ignore"):
@@ -216,7 +221,9 @@ def config_rules(path: str | None = None, start: str = ".") -> list[str]:
 
 
 def _display(p: str) -> str:
-    """A configured path as shown in reports: relative to the current folder."""
+    """A configured path as shown in reports: relative to the current folder (a URL as it is)."""
+    if is_url(p):
+        return p
     try:
         return os.path.relpath(p).replace(os.sep, "/")
     except ValueError:  # another drive

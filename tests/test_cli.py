@@ -372,14 +372,14 @@ def test_data_values_are_a_short_table_and_a_clean_run_says_what_it_compared(tmp
     code, out, _ = cli("data", str(tmp_path / "g"), str(tmp_path / "n"), "--color", "never")
     assert code == 1
     lines = out.splitlines()
-    assert lines[1] == "dataset: GPU 1 file(s), 2 bytes; NPU 1 file(s), 2 bytes; 0 identical"
+    assert lines[1] == "dataset: GPU 1 file(s), 2 bytes; NPU 1 file(s), 2 bytes; 0 identical (compared in full)"
     i = lines.index("error   SD503 data:x.txt  data file x.txt differs between GPU and NPU: content hash differs")
     assert lines[i + 1:i + 4] == ["         size  hash           mode",
                                   f"    GPU: 2     81c4b7f7e054…  full  at {tmp_path / 'g'}/x.txt",
                                   f"    NPU: 2     9d902f9864f3…  full  at {tmp_path / 'n'}/x.txt"]
     code, out, _ = cli("data", str(tmp_path / "g"), str(tmp_path / "g"), "--color", "never")
     assert code == 0
-    assert out.splitlines()[1] == "dataset: GPU 1 file(s), 2 bytes; NPU 1 file(s), 2 bytes; 1 identical"
+    assert out.splitlines()[1] == "dataset: GPU 1 file(s), 2 bytes; NPU 1 file(s), 2 bytes; 1 identical (compared in full)"
 
 
 def test_a_clean_weights_run_says_what_it_compared(tmp_path, cli):

@@ -24,21 +24,24 @@ import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .. import __version__, budget
+from .. import __version__, storage
 from ..compare import show
 from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
 from ..rules import RuleSet
-from ..sources import SourceError, check_regular, open_regular, pseudo_reason, read_head, read_text, special_reason
+from ..sources import SourceError
+from . import parts
+from .fanout import Cluster, Fanout, FanoutError
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
 
 SCHEMA = 1
 MARKER = "scriptdiff_manifest"
 SUMMARY_KEY = "data:*"
 TOKENIZER_PREFIX = "data:tokenizer:"
+# the words of a failed part's error (a Ray task that failed after its retries)
+NOT_HASHED = "file(s) were not hashed"
 COUNT_FIELDS = ("lines", "rows", "sequences", "documents", "dtype")
 # launch-script settings whose value is a tokenizer file or folder
 TOKENIZER_KEYS = ("tokenizer_model", "tokenizer_name_or_path", "vocab_file", "merge_file", "tokenizer_path")
@@ -48,93 +51,10 @@ IDX_MAGIC = b"MMIDIDX\x00\x00"
 IDX_DTYPES = {1: "uint8", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "float64", 7: "float32", 8: "uint16"}
 
 
-@dataclass
-class Walked:
-    files: list[tuple[str, str]] = field(default_factory=list)  # (relative path, path on disk)
-    errors: list[InputError] = field(default_factory=list)
-
-
-def walk(paths: list[str], exclude: set[str] | None = None) -> Walked:
-    """Every regular file under `paths`, keyed by a relative path.
-
-    One folder: paths relative to it. One file: its name. Several paths: each prefixed with
-    its own base name, so `a/x.bin` and `b/x.bin` stay apart.
-    """
-    out = Walked()
-    single = len(paths) == 1
-    seen: set[str] = set()
-    skip = {os.path.realpath(x) for x in (exclude or ())}
-    for p in paths:
-        root = Path(p)
-        prefix = "" if single else (root.name or str(root)) + "/"
-        if not root.is_dir():
-            try:
-                check_regular(root, p)
-            except SourceError as e:
-                out.errors.append(InputError(p, str(e).split(": ", 1)[-1], fatal=True))
-                continue
-            rel = root.name if single else prefix.rstrip("/")
-            out.files.append((rel, str(root)))
-            continue
-        visited: set[str] = set()
-        top = os.path.realpath(root)
-        # symbolic links to folders are followed (datasets are often assembled from links),
-        # as long as they stay inside the root; a folder reached twice (a link loop) is
-        # listed once and reported
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=lambda e: out.errors.append(
-                InputError(getattr(e, "filename", p) or p, f"cannot list: {e.strerror or e}"))):
-            if os.path.relpath(dirpath, root).count(os.sep) >= budget.TREE_DEPTH:  # os.walk recurses
-                out.errors.append(InputError(dirpath, f"folder nested more than {budget.TREE_DEPTH} levels deep; "
-                                                      f"its files were not read", fatal=True))
-                dirnames[:] = []
-                continue
-            real = os.path.realpath(dirpath)
-            if not _inside(real, top):
-                out.errors.append(InputError(dirpath, f"symbolic link leads outside the dataset root (to {real}); "
-                                                      f"not read"))
-                dirnames[:] = []
-                continue
-            if real in visited:
-                out.errors.append(InputError(dirpath, "folder reached twice through symbolic links; listed once"))
-                dirnames[:] = []
-                continue
-            visited.add(real)
-            dirnames.sort()
-            for fn in sorted(filenames):
-                full = os.path.join(dirpath, fn)
-                real_file = os.path.realpath(full)
-                if real_file in skip:
-                    continue
-                if not _inside(real_file, top):
-                    out.errors.append(InputError(full, f"symbolic link leads outside the dataset root (to "
-                                                       f"{real_file}); not read"))
-                    continue
-                why = _not_regular(full)
-                if why:
-                    out.errors.append(InputError(full, f"{why}; skipped"))
-                    continue
-                rel = prefix + os.path.relpath(full, root).replace(os.sep, "/")
-                if rel in seen:
-                    continue
-                seen.add(rel)
-                out.files.append((rel, full))
-    out.files.sort()
-    return out
-
-
-def _inside(real: str, top: str) -> bool:
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-
-
-def _not_regular(path: str) -> str | None:
-    """Why a listed name is not read as a data file (None: a regular file); never opens it."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return "broken symbolic link" if os.path.islink(path) else "vanished while listing"
-    except OSError as e:
-        return f"cannot read: {e.strerror or e}"
-    return special_reason(st.st_mode) or pseudo_reason(path, st)
+def walk(paths: list[str], exclude: set[str] | None = None) -> storage.Walked:
+    """Every regular file under `paths` (folders, files, object-store prefixes), keyed by a
+    relative path (storage.walk: one root: relative to it; several: each under its own name)."""
+    return storage.walk(paths, lambda path, message, fatal=False: InputError(path, message, fatal=fatal), exclude)
 
 
 # ---------------------------------------------------------------- cheap structure per format
@@ -142,9 +62,9 @@ def _not_regular(path: str) -> str | None:
 def idx_structure(path: str) -> tuple[dict, str | None]:
     """Counts and dtype from a Megatron .idx header (34 bytes); (info, error or None)."""
     try:
-        with open_regular(path) as fh:
-            head = fh.read(34)
-            size = os.fstat(fh.fileno()).st_size
+        store = storage.store_for(path)
+        size = store.size(path)
+        head = store.read(path, 0, min(34, size))
     except SourceError as e:
         return {}, str(e).split(": ", 1)[-1]
     except OSError as e:
@@ -163,27 +83,41 @@ def idx_structure(path: str) -> tuple[dict, str | None]:
 
 
 def table_rows(path: str, suffix: str) -> tuple[int | None, str | None]:
-    """Row count from Parquet/Arrow metadata when pyarrow is installed."""
+    """Row count from Parquet/Arrow metadata when pyarrow is installed (an object in a store
+    is read by range: the footer, not the table)."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         return None, None
+    source = None
     try:
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            return pq.ParquetFile(path).metadata.num_rows, None
-        import pyarrow.ipc as ipc
-
-        try:
-            reader = ipc.open_file(path)
-            return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches)), None
-        except Exception:
-            with open(path, "rb") as fh:
-                return sum(b.num_rows for b in ipc.open_stream(fh)), None
+        source = storage.store_for(path).open(path) if storage.is_url(path) else path
+        return _rows(source, path, suffix)
     except Exception as e:  # pyarrow raises many types for a bad file
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         return None, f"cannot read row count: {msg}"
+    finally:
+        if source is not None and not isinstance(source, str):
+            source.close()
+
+
+def _rows(source, path: str, suffix: str) -> tuple[int | None, str | None]:
+    """The row count of a Parquet or Arrow source (a path, or a seekable file from a store)."""
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(source).metadata.num_rows, None
+    import pyarrow.ipc as ipc
+
+    try:
+        reader = ipc.open_file(source)
+        return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches)), None
+    except Exception:  # not the file format: the stream format
+        if not isinstance(source, str):
+            source.seek(0)
+            return sum(b.num_rows for b in ipc.open_stream(source)), None
+        with open(path, "rb") as fh:
+            return sum(b.num_rows for b in ipc.open_stream(fh)), None
 
 
 def _format(rel: str, names: set[str]) -> str | None:
@@ -201,22 +135,20 @@ def _format(rel: str, names: set[str]) -> str | None:
     return None
 
 
-def _last_byte(path: str) -> bytes:
-    with open_regular(path) as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1)
+def _last_byte(path: str, size: int) -> bytes:
+    return storage.store_for(path).read(path, size - 1, 1)
 
 
 def fingerprint_file(rel: str, path: str, fmt: str | None, sample: SampleSpec | None,
-                     progress=None) -> tuple[dict, list[InputError]]:
+                     progress=None, size: int | None = None) -> tuple[dict, list[InputError]]:
     errors = []
-    fh = hash_file(path, sample=sample, count_lines=(fmt == "jsonl"), progress=progress)
+    fh = hash_file(path, sample=sample, count_lines=(fmt == "jsonl"), progress=progress, size=size)
     entry: dict = {"size": fh.size, "hash": fh.hash, "mode": fh.mode}
     if fmt:
         entry["format"] = fmt
     if fmt == "jsonl" and fh.lines is not None:
         lines = fh.lines
-        if fh.size and _last_byte(path) != b"\n":
+        if fh.size and _last_byte(path, fh.size) != b"\n":
             lines += 1
         entry["lines"] = lines
     elif fmt == "megatron-idx":
@@ -239,61 +171,203 @@ def planned_bytes(size: int, sample: SampleSpec | None) -> int:
     return sum(length for _, length in sample.ranges(size))
 
 
-def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
-                progress=None, exclude: set[str] | None = None) -> tuple[dict, list[InputError]]:
-    """The manifest of `paths` and the errors met. Files are hashed in parallel threads.
+@dataclass
+class Plan:
+    """What a fingerprint reads, known from the listing before any byte is hashed."""
 
-    `progress`: None, or an object with start(total_bytes), advance(nbytes) (called from the
-    hashing threads) and close(); it is started with the bytes to hash and closed at the end.
-    `exclude`: files left out (the manifest being written, when it lies inside the data).
-    """
+    roots: list[str]
+    base: str  # the folder the relative paths hang from (one root), else ""
+    items: list[tuple[str, str, int, str | None]]  # (relative path, path or URL, size, format)
+    errors: list[InputError]
+
+    def listing(self) -> str:
+        """The identity of the listing: every relative path and size (parts.digest)."""
+        return parts.digest([self.roots, [[rel, size] for rel, _, size, _ in self.items]])
+
+
+def plan(paths: list[str], exclude: set[str] | None = None) -> Plan:
     walked = walk(paths, exclude)
     errors = list(walked.errors)
     names = {rel for rel, _ in walked.files}
-    sizes = {}
+    items = []
     for rel, full in walked.files:
-        try:
-            sizes[rel] = os.path.getsize(full)
-        except OSError as e:
-            errors.append(InputError(rel, f"cannot read: {e.strerror or e}"))
-    todo = [(rel, full) for rel, full in walked.files if rel in sizes]
-    total = sum(planned_bytes(sizes[rel], sample) for rel, _ in todo)
-    files: dict[str, dict] = {}
-    if progress:
-        progress.start(total)
-    try:
-        def one(item):
-            rel, full = item
+        size = walked.sizes.get(rel)
+        if size is None:
             try:
-                return rel, *fingerprint_file(rel, full, _format(rel, names), sample,
-                                              progress.advance if progress else None)
-            except SourceError as e:  # replaced by a FIFO or a device since the listing
-                return rel, None, [InputError(rel, str(e).split(": ", 1)[-1])]
+                size = os.path.getsize(full)
             except OSError as e:
-                return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]
+                errors.append(InputError(rel, f"cannot read: {e.strerror or e}"))
+                continue
+        items.append((rel, full, size, _format(rel, names)))
+    base = ""
+    if len(paths) == 1:
+        p = str(paths[0])
+        base = p if walked.kinds.get(paths[0]) == "dir" else (
+            storage.store_for(p).parent(p) if storage.is_url(p) else os.path.dirname(p))
+    return Plan([str(p) for p in paths], base, items, errors)
 
-        with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
-            for rel, entry, errs in pool.map(one, todo):
-                errors.extend(errs)
-                if entry is not None:
-                    files[rel] = entry
-    finally:
-        if progress:
-            progress.close()
+
+def hash_items(items: list, sample: SampleSpec | None, workers: int | None = None, progress=None
+               ) -> tuple[dict[str, dict], list[InputError]]:
+    """Fingerprint entries of (rel, path, size, format) items, hashed in parallel threads."""
+    files: dict[str, dict] = {}
+    errors: list[InputError] = []
+
+    def one(item):
+        rel, full, size, fmt = item
+        try:
+            return rel, *fingerprint_file(rel, full, fmt, sample, progress, size)
+        except SourceError as e:  # replaced by a FIFO or a device since the listing; a store's refusal
+            fatal = isinstance(e, storage.AccessError)  # the store refused: the side is unread, not smaller
+            return rel, None, [InputError(rel, str(e).split(": ", 1)[-1], fatal=fatal)]
+        except OSError as e:
+            return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]
+
+    with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
+        for rel, entry, errs in pool.map(one, items):
+            errors.extend(errs)
+            if entry is not None:
+                files[rel] = entry
+    return files, errors
+
+
+def hash_part(payload: tuple) -> tuple[dict[str, dict], list[tuple[str, str, bool]]]:
+    """One part's work where it runs (a Ray task): (items, sample mode, workers) -> its
+    entries and its errors as plain tuples (path, message, fatal)."""
+    items, mode, workers = payload
+    files, errors = hash_items(items, SampleSpec.parse(mode), workers)
+    return files, [(e.path, e.message, e.fatal) for e in errors]
+
+
+def assemble(roots: list[str], base: str, sample: SampleSpec | None, files: dict[str, dict]) -> dict:
+    """The manifest of hashed entries: the one construction a serial run, merged parts and a
+    Ray run share, so the three are the same bytes."""
     modes = {e["mode"] for e in files.values()}
-    manifest = {
+    return {
         MARKER: SCHEMA,
         "tool": {"name": "scriptdiff", "version": __version__},
         "algorithm": ALGORITHM,
         "mode": sample.mode() if sample is not None else FULL,
         "sampled": sample is not None and any(m != FULL for m in modes),
-        "roots": [str(p) for p in paths],
-        # the folder that the relative paths below are relative to, when there is one
-        "base": (str(paths[0]) if os.path.isdir(paths[0]) else os.path.dirname(str(paths[0]))) if len(paths) == 1 else "",
+        "roots": list(roots),
+        "base": base,
         "totals": {"files": len(files), "bytes": sum(e["size"] for e in files.values()),
                    "bytes_hashed": sum(planned_bytes(e["size"], SampleSpec.parse(e["mode"])) for e in files.values())},
         "files": dict(sorted(files.items())),
     }
+
+
+def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
+                progress=None, exclude: set[str] | None = None, fanout: Fanout | None = None
+                ) -> tuple[dict, list[InputError]]:
+    """The manifest of `paths` and the errors met. Files are hashed in parallel threads, or
+    in parts on a Ray cluster (`fanout`).
+
+    `progress`: None, or an object with start(total), advance(n) (called from the hashing
+    threads) and close(); it is started with the bytes to hash (with a Ray fan-out: the
+    parts to run) and closed at the end.
+    `exclude`: files left out (the manifest being written, when it lies inside the data).
+    """
+    p = plan(paths, exclude)
+    errors = list(p.errors)
+    if fanout is not None and fanout.distributed and p.items:
+        files, errs = _fan_out(p, sample, workers, progress, fanout)
+        errors.extend(errs)
+        return assemble(p.roots, p.base, sample, files), errors
+    if progress:
+        progress.start(sum(planned_bytes(size, sample) for _, _, size, _ in p.items))
+    try:
+        files, errs = hash_items(p.items, sample, workers, progress.advance if progress else None)
+    finally:
+        if progress:
+            progress.close()
+    errors.extend(errs)
+    return assemble(p.roots, p.base, sample, files), errors
+
+
+def _fan_out(p: Plan, sample: SampleSpec | None, workers: int | None, progress, fanout: Fanout
+             ) -> tuple[dict[str, dict], list[InputError]]:
+    """The plan's items hashed in parts on a Ray cluster; a failed part is an error naming its files."""
+    with Cluster(fanout) as cluster:
+        n = cluster.parts(len(p.items))
+        ranges = parts.split([size for _, _, size, _ in p.items], n)
+        mode = sample.mode() if sample is not None else FULL
+        payloads = [([p.items[j] for j in r], mode, workers) for r in ranges]
+        results = cluster.run(hash_part, payloads, progress)
+    files: dict[str, dict] = {}
+    errors: list[InputError] = []
+    for k, ((result, failed), payload) in enumerate(zip(results, payloads), 1):
+        if failed is not None:
+            names = [rel for rel, *_ in payload[0]]
+            shown = ", ".join(names[:5]) + (f" (and {len(names) - 5} more)" if len(names) > 5 else "")
+            errors.append(InputError(p.roots[0] if len(p.roots) == 1 else ", ".join(p.roots),
+                                     f"part {k} of {n} {failed}; its {len(names)} {NOT_HASHED}: {shown}",
+                                     fatal=True))
+            continue
+        part_files, part_errors = result
+        files.update(part_files)
+        errors.extend(InputError(path, message, fatal=fatal) for path, message, fatal in part_errors)
+    return files, errors
+
+
+def fingerprint_shard(paths: list[str], shard: tuple[int, int], sample: SampleSpec | None = None,
+                      workers: int | None = None, progress=None, exclude: set[str] | None = None
+                      ) -> tuple[dict, list[InputError]]:
+    """Part I of N of the manifest of `paths` (`--shard I/N`): a part file for `merge`."""
+    i, n = shard
+    p = plan(paths, exclude)
+    chosen = [p.items[j] for j in parts.split([size for _, _, size, _ in p.items], n)[i - 1]]
+    if progress:
+        progress.start(sum(planned_bytes(size, sample) for _, _, size, _ in chosen))
+    try:
+        files, errs = hash_items(chosen, sample, workers, progress.advance if progress else None)
+    finally:
+        if progress:
+            progress.close()
+    errors = list(p.errors) + errs
+    whole = assemble(p.roots, p.base, sample, {})
+    doc = parts.header("data", i, n, p.listing(), {k: whole[k] for k in ("tool", "algorithm", "mode", "roots", "base")})
+    doc["totals"] = assemble(p.roots, p.base, sample, files)["totals"]  # of this part
+    doc["errors"] = [{"path": e.path, "message": e.message, "fatal": e.fatal} for e in errors]
+    doc["files"] = dict(sorted(files.items()))
+    return doc, errors
+
+
+def part_text(doc: dict) -> str:
+    return parts.dumps(doc, "files")
+
+
+def merge(texts: list[tuple[str, str]]) -> tuple[dict, list[InputError]]:
+    """The manifest of a complete set of part files ((name, text) each), byte for byte the one
+    a serial run writes, and the errors the parts met; parts.PartsError when they do not
+    belong together."""
+    docs = [(name, parts.load(text, name, "data", MARKER)) for name, text in texts]
+    parts.check_set(docs, "files")
+    files: dict[str, dict] = {}
+    errors: list[InputError] = []
+    seen = set()
+    for name, doc in docs:
+        body = doc.get("files")
+        roots = doc.get("roots")
+        if not isinstance(body, dict) or not (isinstance(roots, list) and all(isinstance(r, str) for r in roots)):
+            raise parts.PartsError(f"{name}: part needs a \"files\" object and a list of \"roots\"")
+        for rel, e in body.items():
+            if not (isinstance(e, dict) and isinstance(e.get("size"), int) and isinstance(e.get("hash"), str)
+                    and isinstance(e.get("mode"), str)):
+                raise parts.PartsError(f"{name}: part entry {rel!r} needs an integer size, a string hash and a mode")
+        files.update(body)
+        for e in doc.get("errors") or []:
+            if not isinstance(e, dict):
+                continue
+            key = (str(e.get("path")), str(e.get("message")))
+            if key not in seen:
+                seen.add(key)
+                errors.append(InputError(key[0], key[1], fatal=bool(e.get("fatal"))))
+    first = docs[0][1]
+    sample = SampleSpec.parse(first.get("mode") or FULL)
+    manifest = assemble(first["roots"], str(first.get("base") or ""), sample, files)
+    if manifest["tool"] != first.get("tool"):
+        manifest["tool"] = first["tool"]
     return manifest, errors
 
 
@@ -450,16 +524,22 @@ def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
     if not gsampled and not nsampled:
         return None
 
+    def share(v) -> str | None:
+        b, h = v.get("bytes"), v.get("bytes_hashed")
+        return f"{100.0 * h / b:.2g}%" if isinstance(b, int) and isinstance(h, int) and b else None
+
     def cover(v):
         b, h = v.get("bytes"), v.get("bytes_hashed")
         if isinstance(b, int) and isinstance(h, int) and b:
-            return f"{_size(h)} of {_size(b)} read ({100.0 * h / b:.2g}%)"
+            return f"{_size(h)} of {_size(b)} read ({share(v)})"
         return "coverage unknown"
 
     if g.value.get("mode", FULL) == n.value.get("mode", FULL):
+        gs, ns = share(g.value), share(n.value)
+        read = (f"{gs} of bytes read" if gs == ns else f"GPU {gs or '?'}, NPU {ns or '?'} of bytes read")
         msg = (f"both sides were fingerprinted by sampling ({_sample_words(g.value.get('mode', ''))}): "
-               f"matching files are equal in the bytes read only, not proven identical; "
-               f"GPU {cover(g.value)}, NPU {cover(n.value)}")
+               f"files that match are probably identical ({read}), not proven identical; a difference in "
+               f"the sampled bytes is certain; GPU {cover(g.value)}, NPU {cover(n.value)}")
         return finding("data-compared-by-sample", key=SUMMARY_KEY, gpu=g, npu=n, message=msg)
     side = "GPU" if gsampled and not nsampled else ("NPU" if nsampled and not gsampled else "each side")
     msg = (f"{side} was fingerprinted by sampling and the sides were hashed differently "
@@ -522,44 +602,48 @@ def tokenizer_files(paths: list[str], scripts: list[tuple[str, Extract]] = ()
     return entries, errors, (roots[0] if len(roots) == 1 else "")
 
 
-def load_side(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None
-              ) -> tuple[dict | None, str, list[InputError], str | None]:
-    """One side of `scriptdiff data`: a manifest file, or a path fingerprinted now.
+def load_side(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None,
+              fanout: Fanout | None = None) -> tuple[dict | None, str, list[InputError], str | None]:
+    """One side of `scriptdiff data`: a manifest file, or a path (folder, file, object-store
+    prefix) fingerprinted now.
 
     Returns (manifest or None, display root, errors, via). `progress` as for fingerprint().
     """
-    p = Path(path)
-    if p.is_file() and p.suffix.lower() == ".json":
-        head = read_head(p, 2000)
-        if f'"{MARKER}"'.encode() in head:
-            try:
-                text = read_text(p, path)
-                manifest = load_manifest_text(text, path)
-            except SourceError as e:
-                return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
-            except ManifestError as e:
-                return None, path, [InputError(path, str(e), fatal=True)], None
-            return manifest, base_of(manifest), [], f"manifest {path}"
-    if not p.exists():
-        return None, path, [InputError(path, "no such file or directory", fatal=True)], None
-    if not p.is_dir():  # a FIFO, a device (/dev/zero), a kernel pseudo-file: the side is not there
+    try:
+        store = storage.store_for(path)
+        kind = store.kind(path)
+    except SourceError as e:
+        return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
+    if kind == "file" and path.lower().endswith(".json") and f'"{MARKER}"'.encode() in store.head(path, 2000):
         try:
-            check_regular(p, path)
+            text = store.read_text(path)
+            manifest = load_manifest_text(text, path)
         except SourceError as e:
             return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
-    manifest, errors = fingerprint([path], sample=sample, workers=workers, progress=progress)
+        except ManifestError as e:
+            return None, path, [InputError(path, str(e), fatal=True)], None
+        return manifest, base_of(manifest), [], f"manifest {path}"
+    if kind is None:
+        return None, path, [InputError(path, "no such object" if storage.is_url(path) else "no such file or directory",
+                                       fatal=True)], None
+    try:
+        manifest, errors = fingerprint([path], sample=sample, workers=workers, progress=progress, fanout=fanout)
+    except FanoutError as e:
+        return None, path, [InputError(path, str(e), fatal=True)], None
+    if any(e.fatal for e in errors) and any(NOT_HASHED in e.message for e in errors):
+        return None, path, errors, None  # a part failed: this side is unknown, not smaller
     return manifest, base_of(manifest), errors, None
 
 
 def side_extract(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None,
-                 tokenizers: list[str] = (), scripts: list[tuple[str, Extract]] = ()
+                 tokenizers: list[str] = (), scripts: list[tuple[str, Extract]] = (), fanout: Fanout | None = None
                  ) -> tuple[dict | None, Extract]:
     """One side of a dataset comparison: (its manifest or None, its Extract).
 
     The manifest is None when the side could not be read at all (the Extract's errors say
     why). `tokenizers` (files or folders) and `scripts` ((path, Extract) of launch scripts
     naming tokenizer files) replace the manifest's tokenizer section when given."""
-    manifest, display, errors, via = load_side(path, sample, workers, progress)
+    manifest, display, errors, via = load_side(path, sample, workers, progress, fanout)
     ex = Extract(errors=list(errors))
     if manifest is None:
         return None, ex
@@ -584,10 +668,10 @@ def check_extract(path: str, sample: SampleSpec | None = None, workers: int | No
 def pair_single_files(gpu: str, npu: str, gm: dict, nm: dict, nex) -> None:
     """Two single data files (not folders, not manifests) are compared with each other
     whatever their names: the NPU file's key takes the GPU file's name."""
-    if not (os.path.isfile(gpu) and os.path.isfile(npu)):
-        return
     if gm.get("roots") != [gpu] or nm.get("roots") != [npu]:
         return  # a manifest: it names its own files
+    if gm.get("base") == gpu or nm.get("base") == npu:
+        return  # a folder (its base is itself; a single file's is its parent)
     if len(gm["files"]) != 1 or len(nm["files"]) != 1:
         return
     gkey = "data:" + next(iter(gm["files"]))

@@ -14,12 +14,17 @@ hash-for-hash with another manifest sampled the same way.
 
 Only regular files are opened (sources.open_regular): the size that plans the reads is the
 open descriptor's, so a file swapped for a FIFO or a device after the listing is refused.
+
+An object in a store (`s3://...`, storage.py) is hashed from ranged reads of the same byte
+spans, a few in flight, so its hash equals the hash of a local copy of it, full or sampled,
+and memory stays at a few chunks.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
+from .. import storage
 from ..sources import open_regular
 
 ALGORITHM = "blake3"
@@ -87,11 +92,35 @@ def _hasher(size: int):
 
 
 def hash_file(path: str | os.PathLike, sample: SampleSpec | None = None, count_lines: bool = False,
-              progress=None, chunk: int = CHUNK) -> FileHash:
-    """Hash one file. `progress(nbytes)` is called as bytes are read. Raises OSError, or
-    sources.SourceError when the path is not a regular file."""
+              progress=None, chunk: int = CHUNK, size: int | None = None) -> FileHash:
+    """Hash one file (or object: `size` is its listed size). `progress(nbytes)` is called as
+    bytes are read. Raises OSError, or sources.SourceError when the path is not a regular
+    file or its store cannot read it."""
+    if storage.is_url(path):
+        return _hash_spans(storage.store_for(path), str(path), size, sample, count_lines, progress)
     with open_regular(path, buffering=0) as fh:
         return _hash_open(fh, sample, count_lines, progress, chunk)
+
+
+def _hash_spans(store, path: str, size: int | None, sample: SampleSpec | None, count_lines: bool,
+                progress) -> FileHash:
+    """The hash _hash_open computes, from the store's ranged reads of the same spans."""
+    size = store.size(path) if size is None else size
+    spans = sample.ranges(size) if sample is not None else [(0, size)]
+    sampled = spans != [(0, size)]
+    h = _hasher(size)
+    if sampled:  # as _hash_open: the size is part of the sampled content
+        h.update(size.to_bytes(8, "little"))
+    lines = 0 if count_lines and not sampled else None
+    read = 0
+    for part in store.spans(path, [s for s in spans if s[1]]):
+        h.update(part)
+        if lines is not None:
+            lines += part.count(b"\n")
+        read += len(part)
+        if progress:
+            progress(len(part))
+    return FileHash(h.hexdigest(), size, sample.mode() if sampled else FULL, read, lines)
 
 
 def _hash_open(fh, sample: SampleSpec | None, count_lines: bool, progress, chunk: int) -> FileHash:

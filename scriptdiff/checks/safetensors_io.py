@@ -15,6 +15,12 @@ map without a chunk loop, and the cyclic garbage collector paused while the reco
 hold no cycles) are built. Files are opened only when they are regular files
 (sources.open_regular): a FIFO named *.safetensors is refused, never waited on.
 
+A checkpoint in object storage (`s3://...`, storage.py) is read the same way by range: the
+8-byte length and the header with two small reads, tensor bytes in blocks of REMOTE_BLOCK
+(tensors lie one after another, so one block serves many small tensors and a large tensor
+is streamed through), one block per file held at a time: memory follows the block, not the
+shard, and no shard is downloaded whole.
+
 Values are converted to float64 chunk by chunk for the statistics. numpy has no bfloat16
 or float8, so those are widened by hand: bf16 is the top half of a float32 (shift left by
 16 bits), float8 (E4M3FN, E5M2) goes through a 256-entry table.
@@ -30,13 +36,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from .. import budget
+from .. import budget, storage
 from ..sources import SourceError, open_regular
 from ..jsonload import loads as load_json_data
 from .hashing import new_hasher
 
 MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit
 HASH_CHUNK = 64 * 1024 * 1024
+REMOTE_BLOCK = 16 * 1024 * 1024  # bytes of one ranged read of a checkpoint in object storage
 STAT_ELEMS = 256 * 1024  # elements per chunk for statistics: float64 chunks that stay in cache
 
 # safetensors dtype name -> (numpy dtype or None when converted by hand, bytes per element)
@@ -94,17 +101,20 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
     """(header, offset of the data section, file size); raises WeightsError."""
     display = display or path
     try:
-        with open_regular(path, display) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            head = fh.read(8)
-            if len(head) < 8:
-                raise WeightsError(f"{display}: truncated safetensors file: header declares 8 bytes, file has {size}")
-            n = int.from_bytes(head, "little")
-            if n > MAX_HEADER:
-                raise WeightsError(f"{display}: not a safetensors file: header length {n} is implausible")
-            if 8 + n > size:
-                raise WeightsError(f"{display}: truncated safetensors file: header declares {8 + n} bytes, file has {size}")
-            raw = fh.read(n)
+        if storage.is_url(path):
+            store = storage.store_for(path)
+            size = store.size(path)
+            head = store.read(path, 0, min(8, size))
+            n = int.from_bytes(head, "little") if len(head) == 8 else 0
+            _check_lengths(display, head, n, size)
+            raw = store.read(path, 8, n)
+        else:
+            with open_regular(path, display) as fh:
+                size = os.fstat(fh.fileno()).st_size
+                head = fh.read(8)
+                n = int.from_bytes(head, "little") if len(head) == 8 else 0
+                _check_lengths(display, head, n, size)
+                raw = fh.read(n)
     except SourceError as e:
         raise WeightsError(str(e)) from None
     except OSError as e:
@@ -117,6 +127,15 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
     if not isinstance(header, dict):
         raise WeightsError(f"{display}: not a safetensors file: the header is not a JSON object")
     return header, 8 + n, size
+
+
+def _check_lengths(display: str, head: bytes, n: int, size: int) -> None:
+    if len(head) < 8:
+        raise WeightsError(f"{display}: truncated safetensors file: header declares 8 bytes, file has {size}")
+    if n > MAX_HEADER:
+        raise WeightsError(f"{display}: not a safetensors file: header length {n} is implausible")
+    if 8 + n > size:
+        raise WeightsError(f"{display}: truncated safetensors file: header declares {8 + n} bytes, file has {size}")
 
 
 def list_safetensors(path: str, display: str | None = None) -> tuple[list[TensorRef], dict]:
@@ -167,6 +186,16 @@ class Reader:
     def __init__(self, max_open: int = 8):
         self._maps: OrderedDict[str, tuple] = OrderedDict()
         self.max_open = max_open
+        self._blocks: dict[str, RemoteBlocks] = {}
+
+    def remote(self, path: str) -> "RemoteBlocks":
+        """The block reader of a checkpoint file in object storage (one block held per file)."""
+        blocks = self._blocks.get(path)
+        if blocks is None:
+            if len(self._blocks) >= self.max_open:
+                self._blocks.pop(next(iter(self._blocks)))
+            blocks = self._blocks[path] = RemoteBlocks(path)
+        return blocks
 
     def _map(self, path: str) -> mmap.mmap:
         if path in self._maps:
@@ -198,6 +227,9 @@ class Reader:
             for off in range(0, data.nbytes, chunk):
                 yield data[off:off + chunk]
             return
+        if storage.is_url(ref.path):
+            yield from self.remote(ref.path).chunks(ref, min(chunk, REMOTE_BLOCK))
+            return
         mm = self._map(ref.path)
         size = len(mm)  # the file as mapped: one size per file, not a stat() per tensor
         if ref.start + ref.nbytes > size:
@@ -217,6 +249,7 @@ class Reader:
             _release(view)
 
     def close(self) -> None:
+        self._blocks.clear()
         while self._maps:
             _, (fh, mm) = self._maps.popitem()
             _close(fh, mm)
@@ -262,8 +295,43 @@ def _drop_pages(mm: mmap.mmap, start: int, end: int) -> None:
 SMALL_TENSOR = 1024 * 1024  # hashed from one slice of the map, without the chunk loop
 
 
+class RemoteBlocks:
+    """A checkpoint file in object storage, read by range one block at a time."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.store = storage.store_for(path)
+        self.size = self.store.size(path)
+        self.start = 0
+        self.data = b""
+
+    def view(self, a: int, b: int, display: str) -> memoryview:
+        """Bytes [a, b) of the file, from the block held or a new block read from `a` on."""
+        if b > self.size:
+            raise WeightsError(f"{display}: truncated safetensors file: header declares {b} bytes, "
+                               f"file has {self.size}")
+        if not (self.start <= a and b <= self.start + len(self.data)):
+            end = min(self.size, max(b, a + REMOTE_BLOCK))
+            self.data = b""  # the old block is let go before the new one is read
+            try:
+                self.data = b"".join(self.store.spans(self.path, [(a, end - a)]))
+            except SourceError as e:
+                raise WeightsError(str(e)) from None
+            self.start = a
+        return memoryview(self.data)[a - self.start:b - self.start]
+
+    def chunks(self, ref: TensorRef, chunk: int) -> Iterator[memoryview]:
+        end = ref.start + ref.nbytes
+        for off in range(ref.start, end, chunk):
+            yield self.view(off, min(off + chunk, end), ref.display)
+
+
 def hash_tensor(reader: Reader, ref: TensorRef) -> str:
     h = new_hasher(ref.nbytes)
+    if ref.loader is None and ref.path is not None and storage.is_url(ref.path):
+        for part in reader.chunks(ref):
+            h.update(part)
+        return h.hexdigest()
     if ref.loader is None and 0 < ref.nbytes <= SMALL_TENSOR:
         mm = reader._map(ref.path)
         end = ref.start + ref.nbytes

@@ -37,12 +37,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, budget
+from .. import __version__, budget, storage
 from ..finding import finding
 from ..jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..rules import RuleSet, code
-from ..sources import SourceError, check_regular, open_regular, read_head, read_text
+from ..sources import SourceError, open_regular, read_text
+from . import parts
+from .fanout import Cluster, Fanout, FanoutError
 from .hashing import ALGORITHM
 from .safetensors_io import (Reader, TensorRef, WeightsError, gc_paused, hash_tensor, list_safetensors,
                              tensor_stats, too_many)
@@ -72,46 +74,65 @@ class Checkpoint:
 # ---------------------------------------------------------------- opening checkpoints
 
 def is_fingerprint(path: str) -> bool:
-    p = Path(path)
-    if not (p.is_file() and p.suffix.lower() == ".json"):
+    try:
+        store = storage.store_for(path)
+        if not (path.lower().endswith(".json") and store.kind(path) == "file"):
+            return False
+        return f'"{MARKER}"'.encode() in store.head(path, 2000)
+    except SourceError:
         return False
-    return f'"{MARKER}"'.encode() in read_head(p, 2000)
+
+
+REMOTE_FORMATS = ("in object storage scriptdiff reads safetensors checkpoints (a file, a folder of shards, "
+                  "a sharded index) and weights fingerprints")
 
 
 def open_checkpoint(path: str) -> Checkpoint:
-    """The tensors of a checkpoint file or folder; raises WeightsError with a one-line reason."""
-    p = Path(path)
-    if not p.exists():
-        raise WeightsError(f"{path}: no such file or directory")
-    if not p.is_dir():
-        try:
-            check_regular(p, path)  # a FIFO or a device is refused here, never opened
-        except SourceError as e:
-            raise WeightsError(str(e)) from None
-    if p.is_file():
-        low = p.name.lower()
+    """The tensors of a checkpoint file or folder (on disk or in object storage); raises
+    WeightsError with a one-line reason."""
+    try:
+        store = storage.store_for(path)
+        kind = store.kind(path)  # a FIFO or a device is refused here, never opened
+    except SourceError as e:
+        raise WeightsError(str(e)) from None
+    if kind is None:
+        raise WeightsError(f"{path}: {'no such object' if storage.is_url(path) else 'no such file or directory'}")
+    if kind == "file":
+        name = store.name(path)
+        low = name.lower()
         if low.endswith(".safetensors"):
-            refs, _ = list_safetensors(str(p), p.name)
+            refs, _ = list_safetensors(path, name)
             return _unique(Checkpoint(path, "safetensors", refs))
         if low.endswith(".safetensors.index.json"):
-            return _sharded(p.parent, p, path)
+            return _sharded(store, store.parent(path), path, path)
         if low.endswith(".json") and is_fingerprint(path):
             return load_fingerprint(path)
+        if low.endswith(TORCH_SUFFIXES) and store.local:
+            return _unique(Checkpoint(path, "torch", torch_tensors(path, name)))
         if low.endswith(TORCH_SUFFIXES):
-            return _unique(Checkpoint(path, "torch", torch_tensors(str(p), p.name)))
+            raise WeightsError(f"{path}: a PyTorch checkpoint is read from local disk only (torch.load needs a "
+                               f"file); {REMOTE_FORMATS}")
         raise WeightsError(f"{path}: not a checkpoint scriptdiff reads (.safetensors, sharded index, "
                            f".bin/.pt, Megatron folder, or a weights fingerprint)")
-    # a folder
-    indexes = sorted(p.glob("*.safetensors.index.json"))
+    # a folder (or a prefix)
+    try:
+        names = store.files_in(path)
+    except SourceError as e:
+        raise WeightsError(str(e)) from None
+    indexes = [n for n in names if n.endswith(".safetensors.index.json")]
     if indexes:
-        preferred = [i for i in indexes if i.name == "model.safetensors.index.json"]
-        return _sharded(p, (preferred or indexes)[0], path)
-    shards = sorted(p.glob("*.safetensors"))
+        preferred = [i for i in indexes if i == "model.safetensors.index.json"]
+        return _sharded(store, path, store.join(path, (preferred or indexes)[0]), path)
+    shards = [n for n in names if n.endswith(".safetensors")]
     if shards:
         refs = []
         for s in shards:
-            refs.extend(list_safetensors(str(s), s.name)[0])
+            refs.extend(list_safetensors(store.join(path, s), s)[0])
         return _unique(Checkpoint(path, "safetensors", refs))
+    if not store.local:
+        raise WeightsError(f"{path}: no safetensors checkpoint found under this prefix ({REMOTE_FORMATS}; "
+                           f"PyTorch and Megatron checkpoints are read from local disk)")
+    p = Path(path)
     mega = _megatron_files(p)
     if mega:
         refs = []
@@ -140,9 +161,9 @@ def _unique(ck: Checkpoint) -> Checkpoint:
     return ck
 
 
-def _sharded(folder: Path, index: Path, root: str) -> Checkpoint:
+def _sharded(store, folder: str, index: str, root: str) -> Checkpoint:
     try:
-        text = read_text(index)
+        text = store.read_text(index)
     except SourceError as e:
         raise WeightsError(f"{index}: not a readable safetensors index: {str(e).split(': ', 1)[-1]}") from None
     try:
@@ -152,19 +173,22 @@ def _sharded(folder: Path, index: Path, root: str) -> Checkpoint:
     wmap = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
         raise WeightsError(f"{index}: safetensors index has no weight_map of tensor -> shard file")
-    base = folder.resolve()
     refs: list[TensorRef] = []
     for shard in sorted(set(wmap.values())):
-        sp = (folder / shard)
-        if not str(sp.resolve()).startswith(str(base) + os.sep):
+        sp = store.join(folder, shard)
+        if not store.inside(folder, sp if store.local else shard):
             raise WeightsError(f"{index}: shard {shard!r} lies outside the checkpoint folder")
-        if not sp.exists():
-            raise WeightsError(f"{index}: shard {shard} is listed but missing")
         try:
-            check_regular(sp, shard)
+            kind = store.kind(sp)
         except SourceError as e:
-            raise WeightsError(f"{index}: shard {e}") from None
-        shard_refs, _ = list_safetensors(str(sp), shard)
+            if store.local:
+                raise WeightsError(f"{index}: shard {shard}: {str(e).split(': ', 1)[-1]}") from None
+            raise WeightsError(str(e)) from None
+        if kind is None:
+            raise WeightsError(f"{index}: shard {shard} is listed but missing")
+        if kind != "file":
+            raise WeightsError(f"{index}: shard {shard}: is a directory")
+        shard_refs, _ = list_safetensors(sp, shard)
         held = {r.name for r in shard_refs}
         for name, s in wmap.items():
             if s == shard and name not in held:
@@ -333,22 +357,111 @@ def _flatten(obj, prefix: str, out: dict, torch, display: str = "checkpoint") ->
 
 # ---------------------------------------------------------------- fingerprints
 
-def fingerprint(ck: Checkpoint, progress=None) -> dict:
+def fingerprint(ck: Checkpoint, progress=None, fanout: Fanout | None = None) -> dict:
     """{marker, algorithm, source, format, tensors: name -> {dtype, shape, hash, file, bytes}}.
 
-    `progress`, when given, is called with the byte count of each tensor hashed."""
+    `progress`, when given, is called with the byte count of each tensor hashed (with a Ray
+    fan-out: with 1 for each part done). `fanout`: the tensors hashed in parts on a Ray cluster."""
+    if fanout is not None and fanout.distributed and ck.tensors:
+        return assemble(ck, _fan_out(ck, progress, fanout))
+    return assemble(ck, hash_refs(ck.tensors, progress))
+
+
+def hash_refs(refs: list[TensorRef], progress=None) -> dict[str, dict]:
+    """Fingerprint entries of tensors (name -> dtype, shape, hash, file, bytes)."""
     tensors = {}
     advance = Batched(progress) if progress else None
     with Reader() as reader, gc_paused():
-        for ref in ck.tensors:
+        for ref in refs:
             tensors[ref.name] = {"dtype": ref.dtype, "shape": list(ref.shape), "hash": hash_tensor(reader, ref),
                                  "file": ref.display, "bytes": ref.nbytes}
             if advance:
                 advance(ref.nbytes)
     if advance:
         advance.flush()
+    return tensors
+
+
+def hash_part(refs: list[TensorRef]) -> dict[str, dict]:
+    """One part's work where it runs (a Ray task)."""
+    return hash_refs(refs)
+
+
+def assemble(ck: Checkpoint, tensors: dict[str, dict]) -> dict:
+    """The fingerprint of hashed tensors: the one construction a serial run, merged parts and
+    a Ray run share, so the three are the same bytes."""
     return {MARKER: SCHEMA, "tool": {"name": "scriptdiff", "version": __version__}, "algorithm": ALGORITHM,
             "source": ck.root, "format": ck.kind, "tensors": dict(sorted(tensors.items()))}
+
+
+def listing(ck: Checkpoint) -> str:
+    """The identity of a checkpoint's tensor list (parts.digest): names, files, types, sizes."""
+    return parts.digest([ck.root, [[r.name, r.display, r.dtype, list(r.shape), r.nbytes] for r in ck.tensors]])
+
+
+def _split(ck: Checkpoint, n: int) -> list[list[TensorRef]]:
+    return [[ck.tensors[j] for j in r] for r in parts.split([r.nbytes for r in ck.tensors], n)]
+
+
+def _fan_out(ck: Checkpoint, progress, fanout: Fanout) -> dict[str, dict]:
+    if any(r.loader is not None for r in ck.tensors):
+        raise WeightsError(f"{ck.root}: --executor ray reads safetensors checkpoints (a PyTorch checkpoint is "
+                           f"loaded and hashed on one machine)")
+    try:
+        with Cluster(fanout) as cluster:
+            chunks = _split(ck, cluster.parts(len(ck.tensors)))
+            results = cluster.run(hash_part, chunks, progress)
+    except FanoutError as e:
+        raise WeightsError(f"{ck.root}: {e}") from None
+    tensors: dict[str, dict] = {}
+    for k, ((result, failed), refs) in enumerate(zip(results, chunks), 1):
+        if failed is not None:
+            files = sorted({r.display for r in refs})
+            shown = ", ".join(files[:5]) + (f" (and {len(files) - 5} more)" if len(files) > 5 else "")
+            raise WeightsError(f"{ck.root}: part {k} of {len(chunks)} {failed}; its {len(refs)} tensor(s) in "
+                               f"{shown} were not hashed; nothing compared")
+        tensors.update(result)
+    return tensors
+
+
+def shard_refs(ck: Checkpoint, shard: tuple[int, int]) -> list[TensorRef]:
+    """The tensors of part I of N."""
+    return _split(ck, shard[1])[shard[0] - 1]
+
+
+def fingerprint_shard(ck: Checkpoint, shard: tuple[int, int], progress=None) -> dict:
+    """Part I of N of a checkpoint's fingerprint (`--shard I/N`): a part file for `merge`."""
+    i, n = shard
+    refs = shard_refs(ck, shard)
+    whole = assemble(ck, {})
+    doc = parts.header("weights", i, n, listing(ck), {k: whole[k] for k in ("tool", "algorithm", "source", "format")})
+    doc["tensors"] = dict(sorted(hash_refs(refs, progress).items()))
+    return doc
+
+
+def part_text(doc: dict) -> str:
+    return parts.dumps(doc, "tensors")
+
+
+def merge(texts: list[tuple[str, str]]) -> dict:
+    """The fingerprint of a complete set of part files ((name, text) each), byte for byte the
+    one a serial run writes; parts.PartsError when they do not belong together."""
+    docs = [(name, parts.load(text, name, "weights", MARKER)) for name, text in texts]
+    parts.check_set(docs, "tensors")
+    tensors: dict[str, dict] = {}
+    for name, doc in docs:
+        body = doc.get("tensors")
+        if not isinstance(body, dict):
+            raise parts.PartsError(f"{name}: part has no \"tensors\" object")
+        for t, e in body.items():
+            if (not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or not isinstance(e.get("hash"), str)
+                    or not isinstance(e.get("shape"), list) or not all(isinstance(d, int) for d in e["shape"])):
+                raise parts.PartsError(f"{name}: part entry {t!r} needs dtype, shape (list of ints) and hash")
+        tensors.update(body)
+    first = docs[0][1]
+    out = {MARKER: SCHEMA, "tool": first.get("tool"), "algorithm": first.get("algorithm", ALGORITHM),
+           "source": first.get("source"), "format": first.get("format"), "tensors": dict(sorted(tensors.items()))}
+    return out
 
 
 class Batched:
@@ -406,7 +519,7 @@ def parse_fingerprint(text: str, name: str) -> dict:
 
 def load_fingerprint(path: str) -> Checkpoint:
     try:
-        text = read_text(path)
+        text = storage.store_for(path).read_text(path)
     except SourceError as e:
         raise WeightsError(f"{path}: cannot read: {str(e).split(': ', 1)[-1]}") from None
     data = parse_fingerprint(text, path)
@@ -573,12 +686,12 @@ def side_facts(ck: Checkpoint, rename=None, progress=None, skip=frozenset(), has
         return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors, skip=skip), errors
 
 
-def _hash_side(ck: Checkpoint, progress=None) -> list[InputError]:
+def _hash_side(ck: Checkpoint, progress=None, fanout: Fanout | None = None) -> list[InputError]:
     """Fill ck.entries (hashing a checkpoint's tensors); the errors that stop this side."""
     if not ck.has_data:
         return []
     try:
-        ck.entries = fingerprint(ck, progress)["tensors"]
+        ck.entries = fingerprint(ck, progress, fanout)["tensors"]
     except WeightsError as e:
         msg = str(e)
         where, _, reason = msg.partition(": ")
@@ -588,12 +701,14 @@ def _hash_side(ck: Checkpoint, progress=None) -> list[InputError]:
     return []
 
 
-def pair_extracts(gck: Checkpoint, nck: Checkpoint, rename=None, progress=None) -> tuple[Extract, Extract]:
+def pair_extracts(gck: Checkpoint, nck: Checkpoint, rename=None, progress=None, fanout: Fanout | None = None
+                  ) -> tuple[Extract, Extract]:
     """Both sides hashed, as Extracts holding facts only for the tensors that differ or are
     on one side only: a tensor with the same name, dtype, shape and hash on both sides can
     give no finding, so it is counted (gck.identical, nck.identical) rather than made into a
-    fact on each side. `rename` maps NPU names onto GPU names."""
-    gerr, nerr = _hash_side(gck, progress), _hash_side(nck, progress)
+    fact on each side. `rename` maps NPU names onto GPU names. `progress`: a callable given
+    each tensor's bytes, or with a Ray `fanout` an object counting parts (fingerprint())."""
+    gerr, nerr = _hash_side(gck, progress, fanout), _hash_side(nck, progress, fanout)
     if gerr or nerr:
         return Extract(errors=gerr), Extract(errors=nerr)
     same: set[str] = set()

@@ -14,7 +14,16 @@ DESCRIPTION = """Fingerprint or compare training data (check 5: same dataset).
       path, size, hash, and cheap structure (Megatron .idx sequence/document counts and
       dtype, JSONL line counts, Parquet/Arrow row counts when pyarrow is installed). Run it
       where the data lives; copy the small manifest to the other side. Here -o is the
-      manifest file (default: standard output).
+      manifest file (default: standard output). PATH may be s3://BUCKET/PREFIX (an
+      S3-compatible store: S3, OBS, MinIO; pip install 'scriptdiff[cloud]'), read by range
+      with the endpoint and credentials of the AWS variables and profiles.
+
+  scriptdiff data fingerprint PATH... --shard I/N -o part-I.json
+  scriptdiff data merge part-*.json -o manifest.json
+      Fan out with any scheduler: each job hashes part I of N (the same split everywhere);
+      merge joins a complete set into the manifest a serial run writes, byte for byte, and
+      refuses parts that do not belong together. --executor ray runs the parts on a Ray
+      cluster (--ray-address or RAY_ADDRESS, else a local one; pip install 'scriptdiff[ray]').
 
   scriptdiff data GPU NPU
       Compare two datasets. Each side is a folder or file (fingerprinted now) or a manifest.
@@ -68,18 +77,47 @@ def add_arguments(p) -> None:
     p.add_argument("--script", action="append", default=[], metavar="PATH",
                    help="launch script or config whose tokenizer settings name tokenizer files; "
                         "when comparing give it twice: GPU, then NPU")
+    add_fanout_arguments(p)
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_output_arguments(p)
+
+
+def add_fanout_arguments(p) -> None:
+    """--shard, --executor, --ray-address, --parts: how a fingerprint's work is spread (data, weights)."""
+    p.add_argument("--shard", metavar="I/N", help="fingerprint only part I of N (a part file for `merge`)")
+    p.add_argument("--executor", choices=("serial", "ray"), default="serial",
+                   help="serial (this machine, the default) or ray (the parts as tasks on a Ray cluster)")
+    p.add_argument("--ray-address", metavar="ADDRESS",
+                   help="the Ray cluster of --executor ray (default: RAY_ADDRESS, else a local cluster)")
+    p.add_argument("--parts", type=jobs_count, metavar="N",
+                   help="--executor ray: parts sent to the cluster (default: 4 per CPU of the cluster)")
+
+
+def fanout_of(args):
+    """The executor the arguments ask for (api.executor), or None for a plain serial run."""
+    from .. import api  # lazy: keeps --help fast
+
+    if args.executor == "serial" and not args.ray_address and not args.parts:
+        return None
+    return api.executor(args.executor, args.ray_address, args.parts)
+
+
+def progress_of(args, label: str = "hashing") -> ProgressBar:
+    """Bytes hashed, or with --executor ray the parts done."""
+    if getattr(args, "executor", "serial") == "ray":
+        return ProgressBar(progress_wanted(args.progress), "parts on the Ray cluster", unit="parts")
+    return ProgressBar(progress_wanted(args.progress), label)
 
 
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
     sample = bool(args.sample)
-    bar = ProgressBar(progress_wanted(args.progress))
-    if args.paths[0] == "fingerprint":
+    bar = progress_of(args)
+    fanout = fanout_of(args)
+    if args.paths[0] in ("fingerprint", "merge"):
         if args.quiet or args.severity:
-            return fail("data fingerprint writes a manifest, no findings: --quiet and --severity apply to a "
+            return fail(f"data {args.paths[0]} writes a manifest, no findings: --quiet and --severity apply to a "
                         "comparison")
         try:
             targets = output_targets(args, ("json",), "data fingerprint",
@@ -87,11 +125,20 @@ def run(args) -> int:
         except OutputError as e:
             return fail(str(e))
         if len(targets) > 1:
-            return fail("data fingerprint writes one manifest: give -o once")
+            return fail(f"data {args.paths[0]} writes one manifest: give -o once")
         out = targets[0][1] if targets and targets[0][1] != "-" else None
-        manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.jobs, args.tokenizer, args.script,
-                                                progress=bar, exclude={out} if out else set())
+        if args.paths[0] == "merge":
+            if args.sample or args.shard or fanout is not None:
+                return fail("data merge joins part files: --sample, --shard and --executor belong to the "
+                            "`data fingerprint` runs that made them")
+            manifest, errors = api.data_merge(args.paths[1:], args.tokenizer, args.script)
+        else:
+            manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.jobs, args.tokenizer, args.script,
+                                                    progress=bar, exclude={out} if out else set(), shard=args.shard,
+                                                    fanout=fanout)
         return _write_manifest(manifest, errors, out)
+    if args.shard:
+        return fail("--shard fingerprints one part of a dataset: use it with `data fingerprint`")
     gpu, npu = split_sides(args.paths, "data", several=False)
     failed = check_outputs(args)
     if failed is not None:
@@ -100,7 +147,8 @@ def run(args) -> int:
     if args.baseline:
         opts.baseline = api.load_baseline(args.baseline)
     report = api.data(gpu[0], npu[0], opts, sample, args.jobs,
-                      tokenizers=tuple(args.tokenizer) or None, scripts=tuple(args.script) or None, progress=bar)
+                      tokenizers=tuple(args.tokenizer) or None, scripts=tuple(args.script) or None, progress=bar,
+                      fanout=fanout)
     line = overview_line(report)  # what was compared, said even when nothing differs
     if line:
         report.overview.append(line)
@@ -114,17 +162,44 @@ def _write_manifest(manifest: dict, errors: list, out: str | None) -> int:
         print(error_line(e.path, e.message), file=sys.stderr)
     if any(e.fatal for e in errors) and not manifest["files"]:
         return 2
+    if any(e.fatal and NOT_HASHED in e.message for e in errors):
+        print("scriptdiff: no manifest written: a part failed (see above)", file=sys.stderr)
+        return 2
     text = api.manifest_text(manifest)
     if out:
         failed = write_text(out, text)
         if failed is not None:
             return failed
-        t = manifest["totals"]
-        print(f"scriptdiff: {t['files']:,} file(s), {t['bytes']:,} bytes"
-              f"{' (sampled)' if manifest['sampled'] else ''} -> {out}", file=sys.stderr)
+        print(f"scriptdiff: {written(manifest)} -> {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 2 if any(e.fatal for e in errors) else 0
+
+
+# the words of a failed part's error (checks.dataset.NOT_HASHED)
+NOT_HASHED = "file(s) were not hashed"
+
+
+def written(manifest: dict) -> str:
+    """What a manifest or part holds, for the line after it is written."""
+    files = manifest["files"]
+    total = sum(e.get("size", 0) for e in files.values() if isinstance(e, dict))
+    read = manifest.get("totals", {}).get("bytes_hashed") or 0
+    what = f"{len(files):,} file(s), {total:,} bytes"
+    if "scriptdiff_part" in manifest:
+        what = f"part {manifest['part']} of {manifest['parts']}: " + what
+    sampled = any(e.get("mode", "full") != "full" for e in files.values() if isinstance(e, dict))
+    if sampled:
+        what += f" (sampled: {percent(read, total)} of the bytes read)"
+    return what
+
+
+def percent(part: int, whole: int) -> str:
+    """A share of bytes as a person reads it: 0.52%, 12%, 100%."""
+    if not whole:
+        return "100%"
+    share = 100.0 * part / whole
+    return f"{share:.2g}%" if share < 10 else f"{share:.0f}%"
 
 
 def overview_line(report) -> str | None:
@@ -147,4 +222,12 @@ def overview_line(report) -> str | None:
             total = sum(v.get("size") or 0 for v in files.values() if isinstance(v, dict))
         return f"{summary.get('files', len(files)):,} file(s), {size_text(total)}"
 
-    return f"dataset: GPU {part(gs, g)}; NPU {part(ns, n)}; {same:,} identical"
+    sides_line = f"dataset: GPU {part(gs, g)}; NPU {part(ns, n)}; "
+    sampled = [any(m != "full" for m in (summary.get("file_modes") or ["full"])) for summary in (gs, ns)]
+    if not any(sampled):
+        return sides_line + f"{same:,} identical (compared in full)"
+    if gs.get("mode") != ns.get("mode"):
+        return sides_line + "content not compared (one side sampled, the other not: sizes and counts only)"
+    read = sum(s.get("bytes_hashed") or 0 for s in (gs, ns))
+    total = sum(s.get("bytes") or 0 for s in (gs, ns))
+    return sides_line + f"{same:,} probably identical (sampled: {percent(read, total)} of the bytes read)"

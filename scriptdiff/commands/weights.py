@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument, check_outputs, emit,
-                     fail, options_from, output_targets, progress_wanted, split_sides, write_text)
-from .data import allow_intermixed
+from .common import (OutputError, add_output_arguments, add_progress_argument, check_outputs, emit, fail,
+                     options_from, output_targets, split_sides, write_text)
+from .data import add_fanout_arguments, allow_intermixed, fanout_of, progress_of
 
 DESCRIPTION = """Fingerprint or compare initial weights (check 6: same starting point).
 
@@ -42,6 +42,7 @@ def add_arguments(p) -> None:
     p.add_argument("--top", type=int, default=10, metavar="N", help="text output: worst tensors shown (default 10)")
     p.add_argument("--all", action="store_true", help="text output: list every finding, not only the worst")
     add_progress_argument(p)
+    add_fanout_arguments(p)
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_output_arguments(p)
 
@@ -49,22 +50,31 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
 
-    bar = ProgressBar(progress_wanted(args.progress), "hashing tensors")
-    if args.paths[0] == "fingerprint":
+    bar = progress_of(args, "hashing tensors")
+    fanout = fanout_of(args)
+    if args.paths[0] in ("fingerprint", "merge"):
         if args.quiet or args.severity:
-            return fail("weights fingerprint writes a fingerprint, no findings: --quiet and --severity apply to a "
-                        "comparison")
-        if len(args.paths) != 2:
-            return fail("weights fingerprint takes one checkpoint file or folder")
+            return fail(f"weights {args.paths[0]} writes a fingerprint, no findings: --quiet and --severity apply "
+                        "to a comparison")
         try:
             targets = output_targets(args, ("json",), "weights fingerprint",
                                      "a fingerprint is the JSON file `scriptdiff weights` and `check` read")
         except OutputError as e:
             return fail(str(e))
         if len(targets) > 1:
-            return fail("weights fingerprint writes one file: give -o once")
+            return fail(f"weights {args.paths[0]} writes one file: give -o once")
         out = targets[0][1] if targets and targets[0][1] != "-" else None
-        return _write_fingerprint(api.weights_fingerprint(args.paths[1], progress=bar), out)
+        if args.paths[0] == "merge":
+            if args.shard or fanout is not None:
+                return fail("weights merge joins part files: --shard and --executor belong to the "
+                            "`weights fingerprint` runs that made them")
+            return _write_fingerprint(api.weights_merge(args.paths[1:]), out)
+        if len(args.paths) != 2:
+            return fail("weights fingerprint takes one checkpoint file or folder")
+        return _write_fingerprint(api.weights_fingerprint(args.paths[1], progress=bar, shard=args.shard,
+                                                          fanout=fanout), out)
+    if args.shard:
+        return fail("--shard fingerprints one part of a checkpoint: use it with `weights fingerprint`")
     gpu, npu = split_sides(args.paths, "weights", several=False)
     rename = api.renamer(args.map, args.map_file)
     failed = check_outputs(args)
@@ -73,7 +83,7 @@ def run(args) -> int:
     opts = options_from(args)
     if args.baseline:
         opts.baseline = api.load_baseline(args.baseline)
-    report = api.weights(gpu[0], npu[0], opts, rename=rename, progress=bar)
+    report = api.weights(gpu[0], npu[0], opts, rename=rename, progress=bar, fanout=fanout)
     if args.format != "text" or args.all or report.errors or "weights" not in report.details:
         return emit(report, args)
     return emit(api.weights_overview(report, max(0, args.top)), args, full=report)
@@ -87,7 +97,8 @@ def _write_fingerprint(fp: dict, out: str | None) -> int:
         failed = write_text(out, text)
         if failed is not None:
             return failed
-        print(f"scriptdiff: {len(fp['tensors']):,} tensor(s) -> {out}", file=sys.stderr)
+        part = f"part {fp['part']} of {fp['parts']}: " if "scriptdiff_part" in fp else ""
+        print(f"scriptdiff: {part}{len(fp['tensors']):,} tensor(s) -> {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
