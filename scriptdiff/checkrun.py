@@ -275,8 +275,12 @@ class _Side:
                 out.setdefault(rel if rel not in out else f"{key}:{len(out)}:{rel}", e)
                 if getattr(e, "refused", None) is not None:
                     refused.add(id(e.refused))
-        self.failed.setdefault(key, []).extend(e for e in self.report.errors[before:]
-                                               if e.fatal and id(e) not in refused)
+        scope = _scope_of(key)
+        for e in self.report.errors[before:]:
+            if e.fatal and id(e) not in refused:
+                e.checks = scope
+                self.failed.setdefault(key, []).append(e)
+        self.failed.setdefault(key, [])
         return out
 
 
@@ -609,13 +613,27 @@ def diff_counterparts(files: list[str], cfg: CheckConfig, opts=None) -> Report:
     return report.sorted()
 
 
+def _scope_of(key: str) -> tuple[str, ...]:
+    """The checks an input given under `key` can set settings of, when that input is data (an
+    environment snapshot, a package list); () for code (scripts, launch scripts, configs,
+    logs), which can set anything."""
+    if key in ("scripts", "launch", "configs", "logs"):
+        return ()
+    return tuple(c.name for c in checks().values() if key in c.inputs)
+
+
 def _measure(check, path: str) -> Extract:
     """A dataset or checkpoint (or its manifest / fingerprint file) read in place as an
-    Extract of facts, through the check's `measure` hook (rules/kinds.yaml)."""
+    Extract of facts, through the check's `measure` hook (rules/kinds.yaml). One that fails
+    leaves its side unknown for this check's settings only."""
     try:
-        return check.hook("measure")(path)
+        ex = check.hook("measure")(path)
     except (OSError, ValueError) as e:  # the hook reports input errors itself; this is the safety net
-        return Extract(errors=[InputError(_display(path), f"cannot read {check.name} input: {e}", fatal=True)])
+        ex = Extract(errors=[InputError(_display(path), f"cannot read {check.name} input: {e}", fatal=True)])
+    for e in ex.errors:
+        if e.fatal:
+            e.checks = (check.name,)
+    return ex
 
 
 def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing: list[str]) -> tuple[str, str]:

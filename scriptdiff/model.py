@@ -152,6 +152,10 @@ class InputError:
     # "error", or "note": how an input was read (a GBK file decoded with a fallback), shown as
     # `note:`, never counted as an error and never changing the exit status
     level: str = "error"
+    # the checks whose settings a failed input could have set: a dataset manifest only the
+    # dataset's, an environment snapshot the environment's and libraries'; empty: any (a script,
+    # a launch script, a config can set anything). A side is unknown only for those.
+    checks: tuple[str, ...] = ()
 
     @property
     def is_note(self) -> bool:

@@ -126,8 +126,15 @@ class _Read:
 
     @property
     def failed(self) -> bool:
-        """An input of this side could not be read at all: what it would have set is unknown."""
-        return any(e.fatal for ex in self.extracts for e in ex.errors)
+        """An input of this side that could set anything (a script, a launch script, a config)
+        could not be read at all: what it would have set is unknown."""
+        return any(e.fatal and not e.checks for ex in self.extracts for e in ex.errors)
+
+    def failed_checks(self, failed: list[InputError] = ()) -> set[str]:
+        """The checks of the failed inputs that could set only their own checks' settings (a
+        dataset manifest, an environment snapshot): this side is unknown for those alone."""
+        return {c for ex in self.extracts for e in ex.errors if e.fatal for c in e.checks} \
+            | {c for e in failed for c in e.checks}
 
 
 @dataclass
@@ -326,16 +333,19 @@ class Run:
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
                 hidden = set().union(*(a.unknown for a in accs)) if accs else set()
-                if r.failed or unit.failed.get(side) or any(a.opaque for a in accs):
+                failed = unit.failed.get(side, [])
+                if r.failed or any(not e.checks for e in failed) or any(a.opaque for a in accs):
                     unknown[side] = lambda _f: True
                 else:
                     # a referenced config found nowhere: the keys such a file can set; the program
-                    # not in view (the other side's is): what its code sets (read from code: facts.py)
+                    # not in view (the other side's is): what its code sets (read from code: facts.py);
+                    # a failed manifest or snapshot: the settings of its own checks
                     missing = [m for a in accs for m in a.missing]
                     code = "code" in hidden
-                    if missing or code:
-                        unknown[side] = lambda f, missing=missing, code=code: any(could_set(m, f) for m in missing) or (
-                            code and f.meta.get("callee") is not None)
+                    only = r.failed_checks(failed)
+                    if missing or code or only:
+                        unknown[side] = lambda f, missing=missing, code=code, only=only: f.check in only or any(
+                            could_set(m, f) for m in missing) or (code and f.meta.get("callee") is not None)
             self.scoped.append((unit, gtables, ntables, unknown))
 
     # --------------------------------------------------------------------------- compare
@@ -368,7 +378,8 @@ class Run:
         uncompared: said on the inputs that failed (read here, or before the run: `failed`) or
         were not wholly read, else on the launch script whose program is not in view (for what
         code sets) and on each referenced config found nowhere that could have set it."""
-        fatal = [e for ex in r.extracts for e in ex.errors if e.fatal] + list(failed)
+        fatal = [e for e in [e for ex in r.extracts for e in ex.errors] + list(failed)
+                 if e.fatal and (not e.checks or other.check in e.checks)]
         for e in fatal:
             self.uncompared.setdefault(id(e), (e, set()))[1].add(key)
         accs = self._accounts(r)

@@ -256,6 +256,54 @@ def test_an_unreadable_gpu_config_beside_a_readable_launch_script(tmp_path, monk
     assert doc["verdicts"]["hyperparameters"] == {"verdict": "differences", "reason": "1 error(s)"}
 
 
+@pytest.mark.parametrize("key, scope", [("dataset", "data-gpu.json"), ("weights", "weights-gpu.json"),
+                                        ("environment", "env-gpu.json")])
+def test_a_failed_manifest_leaves_unknown_only_its_own_checks_settings(tmp_path, monkeypatch, cli, key, scope):
+    """A GPU dataset manifest (checkpoint fingerprint, environment snapshot) that is not there
+    leaves the GPU side unknown for that check's settings only: what the launch scripts set on
+    NPU only (a flag; `source set_env.sh` unless the snapshot is the one missing) is still
+    reported, and the missing file's error line names nothing it could not have set."""
+    npu = _npu_input(tmp_path, key)  # makes n/
+    (tmp_path / "g").mkdir()
+    for side, extra in (("g", ""), ("n", "source /usr/local/Ascend/ascend-toolkit/set_env.sh\n")):
+        (tmp_path / side / "run.sh").write_text(f"{extra}torchrun train.py --lr 1e-4" +
+                                                (" --seed 7" if side == "n" else "") + "\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("check", "--gpu", "launch=g/run.sh", "--npu", "launch=n/run.sh", "--gpu", f"{key}={scope}",
+                         "--npu", f"{key}={npu}", "--format", "json", "--ignore", "SD155")
+    doc = json.loads(out)
+    assert code == 1  # differences found; the input that could not be read is an error line
+    one_sided = [(f["rule"], f["key"], f["npu"]["value"]) for f in doc["findings"] if f["gpu"] is None]
+    assert ("SD207", "seed", 7) in one_sided  # a hyperparameter: no manifest or snapshot sets it
+    source = ("SD302", "env:source set_env.sh", "/usr/local/Ascend/ascend-toolkit/set_env.sh")
+    [error] = [e["message"] for e in doc["errors"] if e["path"].endswith(scope)]
+    assert error.startswith("no such file or directory") and "seed" not in error
+    if key == "environment":  # an environment setting: unknown against a snapshot that is not there
+        assert source not in one_sided
+        assert "env:source set_env.sh" in error and "env:PYTHONHASHSEED" in error  # the NPU snapshot's too
+    else:
+        assert source in one_sided
+        assert "set_env.sh" not in error
+        assert not [k for _r, k, _v in one_sided if k.startswith(("data:", "weights:"))]
+    assert doc["verdicts"][key]["verdict"] == "not checked"
+
+
+def test_a_failed_launch_script_still_leaves_everything_unknown(tmp_path, monkeypatch, cli):
+    """The negative case: a launch script can set anything (an export, a flag, a sourced
+    script), so a GPU one that is not there hides every NPU-only setting."""
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n" / "run.sh").write_text("source /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+                                           "torchrun train.py --lr 1e-4 --seed 7\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("check", "--gpu", "launch=g/run.sh", "--npu", "launch=n/run.sh", "--format", "json",
+                         "--ignore", "SD155")
+    doc = json.loads(out)
+    assert code == 2
+    assert [f["key"] for f in doc["findings"] if f["gpu"] is None] == []
+    [error] = [e["message"] for e in doc["errors"] if e["path"] == "g/run.sh"]
+    assert "env:source set_env.sh" in error and "seed" in error
+
+
 def test_a_readable_gpu_side_without_the_setting_is_one_sided(tmp_path, monkeypatch, cli):
     """The negative case: a GPU config that is there and does not set it: on NPU only."""
     (tmp_path / "g").mkdir()
