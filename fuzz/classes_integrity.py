@@ -12,8 +12,8 @@ shapes are the issue's own:
                 FIFO or a link to /dev/zero; `data /dev/zero DIR` (either side). Each with its
                 negative case: the intact file is "equal", exit 0.
   stale-replay  two runs of the same `diff`: the first edits a file after it was read and
-                before it ends (tools the child process loads from `.fuzz-between-read-and-end`
-                in the case's folder); the second must show what `--no-cache` shows. Without
+                before it ends (tools the run's process loads from `.fuzz-between-read-and-end`
+                in the case's folder, through `in_child`); the second must show what `--no-cache` shows. Without
                 the edit, the second run must print what the first printed.
   paths-args    `collect --root` over a chain of 41-60 links whose last one names the host's
                 /etc/os-release (absolute, or `..` climbing past the root); a folder with a link
@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import struct
-import sys
 from pathlib import Path
 
 import classes_bounds as shapes
@@ -368,8 +367,10 @@ def _between_read_and_end() -> None:
     runmemo.finish = finish
 
 
-if sys.argv[1:2] == ["--child"] and Path(STALE).exists():
-    _between_read_and_end()
+def in_child() -> None:
+    """Called by fuzz_cli in each run's own process, in the case's folder, before the CLI runs."""
+    if Path(STALE).exists():
+        _between_read_and_end()
 
 
 # ------------------------------------------------------------------ writing special inputs

@@ -3,8 +3,11 @@
 Run: python fuzz/fuzz_cli.py [N] [--seed S] [--jobs J] [--only CLASS ...] [--mem-mb 2048] [--timeout 20]
 
 Each input is one class's generator applied to a seed (the fixtures), and runs in a
-subprocess of its own under caps (RLIMIT_AS --mem-mb, a wall-clock --timeout), so that a
-crash in native code, a hang or a blow-up counts as a failure. The classes (issue 12):
+process of its own under caps (RLIMIT_AS --mem-mb, a wall-clock --timeout), so that a
+crash in native code, a hang or a blow-up counts as a failure. The processes are forked by
+two fork servers that have imported the package once (see ForkServer), not started afresh:
+an interpreter's start-up and imports cost several times a small input's run. The
+classes (issue 12):
 
   mutation      the fixtures mutated (random bytes, truncation, NUL bytes, GBK/Latin-1,
                 BOM, CRLF, deep nesting, a long line, an empty file, ...), any file kind
@@ -31,8 +34,10 @@ wall time; failing inputs are kept under fuzz/failures/.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import io
+import itertools
 import json
 import os
 import random
@@ -42,6 +47,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -347,7 +353,13 @@ def write_case(case: Case, d: Path) -> None:
 
 
 def child(result_path: str, mem_mb: int, argv: list[str]) -> int:
-    """In the subprocess: cap memory, run the CLI in process, write what happened."""
+    """In the run's own process (forked by a fork server, or started with --child), in the
+    case's folder and environment: let the classes prepare it, cap its memory, run the CLI in
+    process, write what happened."""
+    for m in dict.fromkeys(EXTRA.values()):
+        hook = getattr(m, "in_child", None)
+        if hook is not None:
+            hook()
     import resource
     if mem_mb:
         resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
@@ -360,7 +372,13 @@ def child(result_path: str, mem_mb: int, argv: list[str]) -> int:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak RSS since exec (VmHWM; ru_maxrss keeps the forking parent's peak)."""
+    """This process's peak RSS (VmHWM). A process forked by the fork server starts with the
+    server's private pages (the interpreter's heap, this script's and the preloaded package's
+    and libraries' objects: about 29 MB, shared until written) and the file pages the fork
+    copied (about 4 MB), and counts the other file pages (the libraries' code) as it touches
+    them; so the figure is the run's peak with the base a fresh interpreter has once it has
+    imported what the run imports, give or take the preloaded modules this run would not have
+    imported. ru_maxrss would carry the server's own peak instead."""
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
@@ -384,25 +402,261 @@ def run_one_argv(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def spawn(argv: list[str], cwd: Path, env: dict, mem_mb: int, timeout: float, results: Path | None = None) -> dict:
-    """One CLI run in a capped subprocess: {code, out, err, rss, wall} or {problem}. Its result
-    file is written in `results` (default: cwd)."""
-    res = (results or cwd) / f".result-{os.getpid()}-{time.perf_counter_ns()}.json"
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(res), "--mem-mb", str(mem_mb), "--", *argv]
+# ------------------------------------------------------------------------ the fork servers
+#
+# A fresh interpreter that imports the package costs about a second before a run reads its
+# first byte (three runs for a hostile-cache input). A fork server pays that once: it is this
+# script started with --serve, imports the package and the libraries the CLI imports when it
+# runs (import only: no rules loaded, nothing run, no environment variable read), and forks
+# one process per run. That process is a run's own, as a subprocess was: its own process
+# group, folder, environment (the case's, replacing the server's), file descriptors 0-2
+# (/dev/null, then a log file: what native code or a tool writes there), memory cap, and
+# exit status (a native crash kills it alone; the server reports the signal). The parent
+# never imports the package (its children would inherit its peak), and enforces the
+# wall-clock limit: past it, the server kills the run's process group.
+#
+# Every run of a fresh interpreter had its own string hash seed; the runs forked by one
+# server share the server's. So there are two servers, and the runs of one input alternate
+# between them: an output that depends on a set's order still differs between the two runs
+# of stale-replay or hostile-cache, as it did between two interpreters.
+
+PRELOAD = ("libcst.native", "tree_sitter", "tree_sitter_bash", "rich.console", "rich.markup", "rich.text",
+           "blake3", "pickle", "datetime", "resource")  # besides every scriptdiff module (numpy is left to
+# the runs that need it: its import is large and may start threads, and a server forks safely only without)
+
+
+def _preload() -> int:
+    import importlib
+    import pkgutil
+
+    import scriptdiff
+    names = [m.name for m in pkgutil.walk_packages(scriptdiff.__path__, "scriptdiff.", onerror=lambda _name: None)
+             if not m.name.endswith("__main__")]
+    done = 0
+    for name in [*names, *PRELOAD]:
+        try:
+            importlib.import_module(name)
+            done += 1
+        except Exception:  # noqa: BLE001  the run imports it again, and shows what goes wrong
+            pass
+    return done
+
+
+def serve() -> dict | None:
+    """The fork server's loop (--serve): requests are JSON lines on stdin, {id, argv, cwd, env,
+    mem_mb, result, log} to fork a run, {kill: id} to kill one; each run's end is a line
+    {id, code} on stdout (code: exit status, or minus the signal), or {id, error} if it could
+    not be forked. Returns None when stdin closes (its runs killed first), and the request in
+    each forked process, which then runs it and exits as an interpreter does."""
+    import gc
+    import select
+    import signal
+
+    count = _preload()
+    gc.freeze()  # the preloaded objects are never collected: forked runs do not copy their pages
+    rfd, wfd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)  # the protocol has stdout to itself: anything printed goes to stderr
+    os.close(null)
+    sig_r, sig_w = os.pipe()
+    os.set_blocking(sig_r, False)
+    os.set_blocking(sig_w, False)
+    signal.set_wakeup_fd(sig_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent; stdin's end stops this
+    running: dict[int, int] = {}  # pid -> request id
+
+    def say(msg: dict) -> None:
+        os.write(wfd, json.dumps(msg).encode() + b"\n")
+
+    def kill(pid: int) -> None:  # not reaped yet: the pid and its group are still the run's
+        for fn in (os.killpg, os.kill):
+            try:
+                fn(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    say({"ready": os.getpid(), "preloaded": count})
+    buf = b""
+    while True:
+        ready = select.select([rfd, sig_r], [], [])[0]
+        if sig_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(sig_r, 512):
+                    pass
+        while running:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not pid:
+                break
+            say({"id": running.pop(pid), "code": os.waitstatus_to_exitcode(status)})
+        if rfd not in ready:
+            continue
+        data = os.read(rfd, 1 << 16)
+        if not data:
+            for pid in running:
+                kill(pid)
+            return None
+        buf += data
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            req = json.loads(line)
+            if "kill" in req:
+                for pid in [p for p, i in running.items() if i == req["kill"]]:
+                    kill(pid)
+                continue
+            try:
+                pid = os.fork()
+            except OSError as e:
+                say({"id": req["id"], "error": str(e)})
+                continue
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                for sig in (signal.SIGCHLD, signal.SIGINT):
+                    signal.signal(sig, signal.SIG_DFL)
+                for fd in (rfd, wfd, sig_r, sig_w):
+                    os.close(fd)
+                return req
+            with contextlib.suppress(OSError):  # its group, set on both sides of the fork (no race)
+                os.setpgid(pid, pid)
+            running[pid] = req["id"]
+
+
+def forked(req: dict) -> int:
+    """In a process the fork server forked: become the run's own process, then run it."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    argv = req["argv"]
+    sys.argv = [str(Path(__file__).resolve()), "--child", req["result"], "--mem-mb", str(req["mem_mb"]), "--", *argv]
+    return child(req["result"], req["mem_mb"], argv)
+
+
+class ForkServer:
+    """The parent's side of one fork server (started on first use, stopped at exit)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()  # starting it, writing to it
+        self.book = threading.Lock()  # the runs it owes an answer (never held while writing)
+        self.proc: subprocess.Popen | None = None
+        self.waiting: dict[int, tuple[threading.Event, dict]] = {}
+        self.ids = itertools.count()
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        if not self.proc.stdout.readline().startswith(b'{"ready"'):
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError("the fork server did not start (its error is above)")
+        self.waiting = {}
+        threading.Thread(target=self._answers, args=(self.proc, self.waiting), daemon=True).start()
+
+    def _answers(self, proc: subprocess.Popen, waiting: dict) -> None:
+        for line in proc.stdout:
+            msg = json.loads(line)
+            with self.book:
+                ev, box = waiting.pop(msg["id"], (None, None))
+            if ev is not None:
+                box.update(msg)
+                ev.set()
+        code = proc.wait()
+        with self.book:  # the server is gone: so is every answer it owed
+            for ev, box in waiting.values():
+                box["error"] = f"the fork server died (exit {code})"
+                ev.set()
+            waiting.clear()
+
+    def run(self, req: dict, timeout: float) -> dict | None:
+        """{code} or {error} of one run, or None: no answer in `timeout` s (then killed)."""
+        ev, box = threading.Event(), {}
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self._start()
+            rid = next(self.ids)
+            with self.book:
+                self.waiting[rid] = (ev, box)
+            try:
+                self.proc.stdin.write(json.dumps({**req, "id": rid}).encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError as e:
+                with self.book:
+                    self.waiting.pop(rid, None)
+                return {"error": f"the fork server is gone ({e})"}
+        if ev.wait(timeout):
+            return box
+        with self.lock, contextlib.suppress(OSError):
+            self.proc.stdin.write(json.dumps({"kill": rid}).encode() + b"\n")
+            self.proc.stdin.flush()
+        ev.wait(30)  # its end, once killed
+        return None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+SERVERS = (ForkServer(), ForkServer())
+_RUNS = {"dir": None, "ids": itertools.count(), "turns": itertools.count()}
+
+
+def _runs_dir() -> Path:
+    """A folder of this process's for the runs' result and log files (out of the cases' own)."""
+    with SERVERS[0].lock:
+        if _RUNS["dir"] is None:
+            _RUNS["dir"] = Path(tempfile.mkdtemp(prefix="sdfuzz-runs-"))
+            atexit.register(_stop)
+        return _RUNS["dir"]
+
+
+def _stop() -> None:
+    for s in SERVERS:
+        s.stop()
+    shutil.rmtree(_RUNS["dir"], ignore_errors=True)
+
+
+def spawn(argv: list[str], cwd: Path, env: dict, mem_mb: int, timeout: float, turn: int = 0) -> dict:
+    """One CLI run in a process of its own, forked by fork server `turn` % 2, in folder `cwd`
+    with environment `env` (nothing else of this process's), under RLIMIT_AS `mem_mb` and a
+    wall-clock `timeout`: {code, out, err, rss, wall} or {problem}."""
+    base = _runs_dir() / f"run-{next(_RUNS['ids'])}"
+    res, log = base.with_suffix(".json"), base.with_suffix(".log")
+    req = {"argv": list(argv), "cwd": str(cwd), "env": dict(env), "mem_mb": mem_mb, "result": str(res), "log": str(log)}
     t = time.perf_counter()
     try:
-        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"problem": f"hang: no answer in {timeout:.0f} s", "wall": time.perf_counter() - t, "rss": 0}
-    if p.returncode < 0:
-        return {"problem": f"killed by signal {-p.returncode} (a crash in native code?)",
-                "wall": time.perf_counter() - t, "rss": 0}
-    if not res.exists():
-        tail = p.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        return {"problem": f"the run died (exit {p.returncode}): {tail[0][:200]}", "wall": time.perf_counter() - t, "rss": 0}
-    r = json.loads(res.read_text())
-    res.unlink()
-    return r
+        ans = SERVERS[turn % len(SERVERS)].run(req, timeout)
+        wall = time.perf_counter() - t
+        if ans is None:
+            return {"problem": f"hang: no answer in {timeout:.0f} s", "wall": wall, "rss": 0}
+        if "error" in ans:
+            return {"problem": f"the run could not be started: {ans['error']}", "wall": wall, "rss": 0}
+        if ans["code"] < 0:
+            return {"problem": f"killed by signal {-ans['code']} (a crash in native code?)", "wall": wall, "rss": 0}
+        if not res.exists():
+            text = log.read_bytes().decode("utf-8", "replace") if log.exists() else ""
+            tail = text.strip().splitlines()[-1:] or ["no output"]
+            return {"problem": f"the run died (exit {ans['code']}): {tail[0][:200]}", "wall": wall, "rss": 0}
+        return json.loads(res.read_text())
+    finally:
+        res.unlink(missing_ok=True)
+        log.unlink(missing_ok=True)
 
 
 def _poison(cache_dir: Path, how: str) -> int:
@@ -447,20 +701,25 @@ def run_case(case: Case, mem_mb: int, timeout: float) -> tuple[str | None, float
         env.pop("NO_COLOR", None)
         fmt = ["--format", case.fmt]
         argv = case.argv[:1] + fmt + case.argv[1:]
+        turns = itertools.count(next(_RUNS["turns"]))  # this input's runs alternate between the servers
+
+        def go(a, sub=None):
+            return spawn(a, d / sub if sub else d, env, mem_mb, timeout, turn=next(turns))
+
         own = getattr(EXTRA.get(case.cls), "run", None)  # a class that makes its runs and judges them itself
         if own is not None:
-            r = own(case, lambda a, sub=None: spawn(a, d / sub if sub else d, env, mem_mb, timeout, results=d), d)
+            r = own(case, go, d)
         elif case.cache is None:
             argv.insert(1, "--no-cache") if case.argv[0] == "diff" else None
-            r = spawn(argv, d, env, mem_mb, timeout)
+            r = go(argv)
         else:
-            ref = spawn(case.argv[:1] + ["--no-cache", "--format", "json"] + case.argv[1:], d, env, mem_mb, timeout)
-            warm = spawn(argv, d, env, mem_mb, timeout)  # fills the cache
+            ref = go(case.argv[:1] + ["--no-cache", "--format", "json"] + case.argv[1:])
+            warm = go(argv)  # fills the cache
             if "problem" in ref or "problem" in warm:
                 r = ref if "problem" in ref else warm
             else:
                 _poison(d / ".cache", case.cache)
-                r = spawn(argv, d, env, mem_mb, timeout)
+                r = go(argv)
                 if "problem" not in r and _findings(r["out"]) != _findings(ref["out"]):
                     r["problem"] = f"a poisoned cache ({case.cache}) changed the findings"
         rss, wall = r.get("rss", 0), r.get("wall", 0)
@@ -504,8 +763,11 @@ def keep_failure(seed: int, i: int, case: Case, problem: str) -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--child"]:  # --child RESULT --mem-mb N -- ARGV...
+    if argv[:1] == ["--child"]:  # --child RESULT --mem-mb N -- ARGV... (one run, in this process)
         return child(argv[1], int(argv[3]), argv[5:])
+    if argv[:1] == ["--serve"]:  # a fork server (see ForkServer): returns in each process it forks
+        req = serve()
+        return 0 if req is None else forked(req)
     ap = argparse.ArgumentParser(description="Fuzz scriptdiff's CLI with hostile and huge inputs.")
     ap.add_argument("n", type=int, nargs="?", default=200)
     ap.add_argument("--seed", type=int, default=1)

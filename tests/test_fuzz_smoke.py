@@ -1,8 +1,11 @@
 """A quick run of the fuzzer (fuzz/fuzz_cli.py): small inputs of every class of issue 12,
-each in a subprocess under the fuzzer's caps (2 GB of address space, a wall-clock limit),
-so that a crash in native code, a hang or a blow-up fails the test."""
+each in a process of its own (forked by the fuzzer's fork servers) under the fuzzer's caps
+(2 GB of address space, a wall-clock limit), so that a crash in native code, a hang or a
+blow-up fails the test."""
 from __future__ import annotations
 
+import json
+import os
 import random
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -47,3 +50,20 @@ def test_the_planted_secret_check_can_fail():
     case = fuzz_cli.Case("secret-value", {"gpu/a.py": b"x = 1\n", "npu/a.py": b"x = 2\n"},
                          ["diff", "gpu/a.py", "npu/a.py"], secrets=["a.py"], fmt="text")
     assert fuzz_cli.run_case(case, 2048, 30.0)[0] == "a planted secret was printed (a.py...)"
+
+
+def test_a_run_has_the_cases_folder_environment_and_memory_cap(tmp_path):
+    """A forked run reads its files from the case's folder, its cache folder from the case's
+    environment (not the fork server's), and is held to the case's address-space cap."""
+    for side, lr in (("gpu", "1e-4"), ("npu", "2e-4")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.py").write_text(f"lr = {lr}\n")
+    env = dict(os.environ, SCRIPTDIFF_CACHE_DIR=str(tmp_path / "own-cache"))
+    r = fuzz_cli.spawn(["diff", "--format", "json", "gpu/train.py", "npu/train.py"], tmp_path, env, 2048, TIMEOUT)
+    assert "problem" not in r and r["code"] == 1
+    assert [(f["rule"], f["key"], f["gpu"]["value"], f["npu"]["value"], f["gpu"]["line"], f["npu"]["line"])
+            for f in json.loads(r["out"])["findings"]] == [("SD202", "lr", 0.0001, 0.0002, 1, 1)]
+    assert list((tmp_path / "own-cache").rglob("*.json"))
+    case = fuzz_cli.Case("mutation", {"gpu/a.py": b"x = 1\n", "npu/a.py": b"x = 2\n"}, ["diff", "gpu/a.py", "npu/a.py"])
+    assert fuzz_cli.run_case(case, 2048, TIMEOUT)[0] is None
+    assert fuzz_cli.run_case(case, 64, TIMEOUT)[0] is not None  # 64 MB: less than the interpreter holds
