@@ -85,11 +85,11 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=300)
     args = ap.parse_args()
 
-    from scriptdiff import engine
+    from scriptdiff.run import engine
     from scriptdiff.model import Options, SideContext
-    from scriptdiff.pipeline import diff_files
+    from scriptdiff.run.pipeline import diff_files
     from scriptdiff.lang import shell, text
-    from scriptdiff.sources import read_path
+    from scriptdiff.inputs.sources import read_path
 
     g_text, n_text = make_pair(args.lines)
     with tempfile.TemporaryDirectory() as d:

@@ -97,7 +97,8 @@ def main() -> int:
         print(f"need {3 * total / 1024 ** 3:.1f} GiB free in {tempfile.gettempdir()} (the local copy and the "
               f"store's), have {free / 1024 ** 3:.1f} GiB: use a smaller --size-gb")
         return 2
-    from scriptdiff import api, storage
+    from scriptdiff import api
+    from scriptdiff.inputs import storage
     from scriptdiff.checks import dataset
     from scriptdiff.checks.hashing import default_workers
 

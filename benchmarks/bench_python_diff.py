@@ -5,7 +5,7 @@ Generates a ~2,000-line GPU training module and its NPU port (many expected subs
 swap, adapter imports) with 10 real differences, then times, median of N runs each:
 
   floor      libcst.parse_module on both files (in process)
-  library    scriptdiff.engine.diff_files on the pair (in process, parse cache cleared)
+  library    scriptdiff.run.engine.diff_files on the pair (in process, parse cache cleared)
   floor-cmd  a fresh interpreter that imports libcst and parses both files
   command    a fresh `python -m scriptdiff diff GPU NPU --format json --no-cache`
 
@@ -320,9 +320,9 @@ def main() -> int:
 
     import libcst
 
-    from scriptdiff import engine
+    from scriptdiff.run import engine
     from scriptdiff.model import Options
-    from scriptdiff.pipeline import diff_files
+    from scriptdiff.run.pipeline import diff_files
     from scriptdiff.lang.python import reader as pylang
 
     gpu, npu = generate(a.lines)

@@ -28,30 +28,33 @@ import os
 from typing import TYPE_CHECKING
 
 from . import fix as fixing
-from . import gitsrc, onefile, scopes, zygote
-from .engine import extract, read_inputs
+from .inputs import gitsrc
+from .run import onefile, scopes, zygote
+from .run.engine import extract, read_inputs
 from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
-from .pipeline import Inputs, diff_files, pair_sources, run
-from .registry import detect
+from .run.pipeline import Inputs, diff_files, pair_sources, run
+from .ruleset.registry import detect
 from .report import render as _render
-from .rules import Rule, check_selectors, use_packs, user_packs
-from .rules import load as load_rules
-from .sources import SourceError, overlaid, read_path
-from .suppress import SuppressError, baseline_document
-from .suppress import load_baseline as _load_baseline
-from .tree import diff_listings, diff_trees, skip_dirs, walk
-from .vocabulary import default_fact
+from .ruleset.rules import Rule, check_selectors, use_packs, user_packs
+from .ruleset.rules import load as load_rules
+from .inputs.sources import SourceError, overlaid, read_path
+from .run.suppress import SuppressError, baseline_document
+from .run.suppress import load_baseline as _load_baseline
+from .run.folders import diff_listings, diff_trees
+from .run.pairing import skip_dirs
+from .inputs.walk import walk
+from .ruleset.vocabulary import default_fact
 
 if TYPE_CHECKING:  # names of annotations only; imported where used
-    from .checkrun import CheckConfig
+    from .project.checkrun import CheckConfig
     from .checks import weights as weights_mod
-    from .review import read_patch  # noqa: F401
+    from .run.review import read_patch  # noqa: F401
 
 
 def __getattr__(name: str):
     """`api.read_patch`, imported with the review module when first asked for."""
     if name == "read_patch":
-        from .review import read_patch  # lazy: keeps --help fast
+        from .run.review import read_patch  # lazy: keeps --help fast
 
         return read_patch
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -82,7 +85,7 @@ def use_rules(dirs: list[str]) -> None:
 def config_rules(config: str | None = None) -> list[str]:
     """The rule pack folders a configuration names (`rules = [...]` in [tool.scriptdiff],
     relative to it): the one at `config`, or the one found from the current folder; [] without."""
-    from .checkrun import CheckConfigError, config_rules as read  # lazy: keeps --help fast
+    from .project.checkrun import CheckConfigError, config_rules as read  # lazy: keeps --help fast
 
     try:
         return read(config)
@@ -96,7 +99,7 @@ def test_rules(dirs: list[str]) -> list:
     packs' are in the tests; a list of rule_examples.ExampleResult."""
     from pathlib import Path
 
-    from .rule_examples import run_examples  # lazy: keeps --help fast
+    from .project.rule_examples import run_examples  # lazy: keeps --help fast
 
     folders = [Path(d) for d in dirs]
     mine = {str(p) for p in user_packs() if any(p == f or f in p.parents for f in folders)}
@@ -144,7 +147,7 @@ def diff(gpu: str | list[str], npu: str | list[str] | None = None, options: Opti
     side (lists) are read together as one run, as `hparams` reads them. With git=True the
     arguments are the command line's `--git REV1 REV2 [PATH...]` (see diff_revisions). One
     path (npu None), or `--git REV [PATH...]` with one revision: that file's or folder's GPU
-    run against its NPU run (scriptdiff/onefile.py, docs/devices.md)."""
+    run against its NPU run (scriptdiff/run/onefile.py, docs/devices.md)."""
     opts = options or Options()
     gpu_list = [gpu] if isinstance(gpu, str) else list(gpu)
     if git:
@@ -172,7 +175,7 @@ def diff(gpu: str | list[str], npu: str | list[str] | None = None, options: Opti
         return _git_sides(g, n, opts, repo)
     if os.path.isdir(g) or os.path.isdir(n):
         # two folders may hold many pairs for worker processes: a reader process imports the
-        # readers for them while this one walks the trees (scriptdiff/zygote.py)
+        # readers for them while this one walks the trees (scriptdiff/run/zygote.py)
         helped = os.path.isdir(g) and os.path.isdir(n) and (opts.jobs or os.cpu_count() or 1) >= 2 \
             and not getattr(opts.progress, "enabled", False)
         if helped:
@@ -453,7 +456,7 @@ def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None,
     """`scriptdiff check`: the six pre-checks from a configuration (a path, a CheckConfig, or
     found from the current folder), with KEY=PATH inputs added per side; verdicts in
     `report.verdicts`. The configuration's baseline applies unless options carry one."""
-    from .checkrun import CheckConfig, run_checks  # lazy: keeps --help fast
+    from .project.checkrun import CheckConfig, run_checks  # lazy: keeps --help fast
     opts = options or Options()
     cfg = config if isinstance(config, CheckConfig) else _config(config, gpu, npu)
     if opts.baseline is None and cfg.baseline:
@@ -466,7 +469,7 @@ def check_files(files: list[str], config: str | None = None, gpu: list[str] | No
     """`scriptdiff check --files`: each file in a configured input against its GPU/NPU
     counterpart (the pre-commit hook). The configuration is required, and at least one of its
     inputs must exist (UsageError); a file in no configured input is left alone."""
-    from .checkrun import configured_inputs, diff_counterparts, find_config  # lazy: keeps --help fast
+    from .project.checkrun import configured_inputs, diff_counterparts, find_config  # lazy: keeps --help fast
     opts = options or Options()
     if not (config or gpu or npu or find_config()):
         raise UsageError("check --files: no configuration: the staged files are compared with their counterparts in "
@@ -485,7 +488,7 @@ def check_files(files: list[str], config: str | None = None, gpu: list[str] | No
 
 
 def _config(path: str | None, gpu: list[str] | None, npu: list[str] | None) -> "CheckConfig":
-    from .checkrun import CheckConfigError, load_config  # lazy: keeps --help fast
+    from .project.checkrun import CheckConfigError, load_config  # lazy: keeps --help fast
 
     try:
         return load_config(path, gpu or [], npu or [])
@@ -500,7 +503,7 @@ def init(root: str = ".", gpu: str | None = None, npu: str | None = None, force:
     appended to pyproject.toml, else scriptdiff.toml). Returns the plan (initconf.Plan: what
     was found, the file and its text, the commands each machine runs); UsageError when
     nothing is found or the project is configured already."""
-    from . import initconf  # lazy: keeps --help fast
+    from .project import initconf  # lazy: keeps --help fast
 
     plan = initconf.plan(root, gpu, npu, force=force)
     if write:
@@ -559,7 +562,7 @@ def env(gpu: list[str], npu: list[str], options: Options | None = None, strict_l
 
 def collect(root: str | None = None, run_commands: bool | None = None, sites: list[str] | None = None) -> dict:
     """`scriptdiff collect`: this machine's (or an install tree's) environment snapshot."""
-    from .collect import collect as _collect  # lazy: keeps --help fast
+    from .project.collect import collect as _collect  # lazy: keeps --help fast
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: not a directory")
     return _collect(root=root, run_commands=False if root else run_commands, sites=sites)
@@ -575,7 +578,7 @@ def review(patch: bytes, name: str = "<patch>", options: Options | None = None, 
     patched texts) that lie in its changed hunks, with a summary of those hunks
     (`report.overview`, JSON `hunks`). `by_hunk`: one finding per hunk instead (SD156 error,
     SD153 warning or SD157 info, by its most severe difference)."""
-    from .review import review as _review  # lazy: keeps --help fast
+    from .run.review import review as _review  # lazy: keeps --help fast
     return _review(patch, name, options or Options(), root=root, by_hunk=by_hunk)
 
 
@@ -596,7 +599,7 @@ def executor(name: str = "serial", address: str | None = None, parts: int | None
 
 def _urls(*paths) -> None:
     """A URL that carries credentials is refused before any report names it."""
-    from .storage import check_urls  # lazy: keeps --help fast
+    from .inputs.storage import check_urls  # lazy: keeps --help fast
     try:
         check_urls([p for p in paths if isinstance(p, str)])
     except SourceError as e:
@@ -688,7 +691,7 @@ def _add_tokenizers(manifest: dict, errors: list, tokenizers, scripts) -> None:
 
 
 def _part_texts(paths: list[str]) -> list[tuple[str, str]]:
-    from .storage import store_for  # lazy: keeps --help fast
+    from .inputs.storage import store_for  # lazy: keeps --help fast
     out = []
     for p in paths:
         try:
@@ -826,7 +829,7 @@ def renamer(patterns: list[str] | None = None, map_file: str | None = None):
 
 def snapshot_text(snapshot: dict) -> str:
     """An environment snapshot as the JSON text `collect` writes."""
-    from .collect import dumps as snapshot_dumps  # lazy: keeps --help fast
+    from .project.collect import dumps as snapshot_dumps  # lazy: keeps --help fast
     return snapshot_dumps(snapshot)
 
 
@@ -869,6 +872,12 @@ def curves_view(report: Report, what: str, **options):
     """A view of a `curves` report: "chart" (terminal lines; width, height, series), "plot"
     (path: a PNG or SVG through matplotlib; returns its pixel size), "markdown" (plot: an
     image to embed), "errors" (path: every aligned point as CSV; returns the row count)."""
+    if what == "markdown":  # the report's own section (report/curves.py), the plot linked relative to the document
+        from .report.curves import markdown_section, relative_to  # lazy: keeps --help fast
+        from .ruleset.secrets import redact_text  # lazy: keeps --help fast
+
+        res, plot = report.details.get("curves"), options.get("plot")
+        return redact_text(markdown_section(res, relative_to(plot, options.get("out_path")) if plot else None))
     from .curves import run  # lazy: keeps --help fast
 
     return run.view(report, what, **options)

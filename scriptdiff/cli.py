@@ -155,7 +155,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _dispatch(args) -> int:
-    from . import store  # lazy: keeps --help fast
+    from .inputs import store  # lazy: keeps --help fast
     from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
 
     try:
@@ -169,7 +169,7 @@ def _dispatch(args) -> int:
         return 0
     except Exception as e:  # the last line of defence: one line, never a traceback
         from .model import UsageError  # lazy: keeps --help fast (the model's dataclasses cost 20 ms)
-        from .rulepack import RuleError  # lazy: keeps --help fast (the rule-pack loader imports yaml)
+        from .ruleset.rulepack import RuleError  # lazy: keeps --help fast (the rule-pack loader imports yaml)
 
         from .report.values import safe  # lazy: keeps --help fast (only an error needs it)
 

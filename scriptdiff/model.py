@@ -265,7 +265,7 @@ class Report:
     equal: list = field(default_factory=list)
 
     def absorb(self, outcome) -> "Report":
-        """Add a run's Outcome (scriptdiff.pipeline): its findings, masks, errors and inputs;
+        """Add a run's Outcome (scriptdiff.run.pipeline): its findings, masks, errors and inputs;
         the first run that has a table gives the report's; sorted."""
         self.findings += outcome.findings
         self.masked += outcome.masked

@@ -5,13 +5,12 @@
   --help` fast, and says so on its line.
 - Package code never writes a rule code as a value; it names the rule (`code("name")`),
   and every name it uses is a rule in rules/.
-- The layers: model, budget, rule packs and sources import nothing above them; the vocabulary
-  (below the readers and the checks) imports neither; lang/ and checks/ never import the
-  engine, the pipeline, the API, the CLI or the commands, and lang/ never imports checks/;
-  fix/ (the editors of `scriptdiff fix`) sits above lang/ and below the API, and neither lang/
-  nor checks/ imports it;
-  the engine (files read) never imports the pipeline (the staged run), and neither imports
-  the API or the commands.
+- The rooms (ROOMS, bottom up: model, budget, inputs/, ruleset/, run/, lang/, checks/, fix/,
+  curves/, dumps/, report/, project/, api, commands/, cli): a room imports only rooms below it,
+  so the room graph has no cycle and no arrow runs up; the top level keeps at most 12 modules.
+- Within a room: model, budget and sources import nothing of the package; the rule packs'
+  loader imports neither the vocabulary nor the registry; the finding factory imports neither
+  the vocabulary nor compare; the engine (files read) never imports the pipeline (the staged run).
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import re
 import tokenize
 from pathlib import Path
 
-from scriptdiff.rules import load
+from scriptdiff.ruleset.rules import load
 
 PKG = Path(__file__).resolve().parent.parent / "scriptdiff"
 LAZY_NOTE = "# lazy: keeps --help fast"
@@ -124,54 +123,83 @@ def test_function_local_imports_of_the_package_only_keep_help_fast():
     assert bad == []
 
 
+# The rooms of the house, bottom up: a room imports only the rooms below it (the package's face,
+# `scriptdiff`, holds the version and may be imported from anywhere). The run (pipeline, engine,
+# compare, the finding factory) reaches the readers, checks and writers only through the kind
+# and check registries (rules/kinds.yaml names their modules), never by an import.
+ROOMS = ["model", "budget", "inputs", "ruleset", "run", "lang", "checks", "fix", "curves", "dumps", "report",
+         "project", "api", "commands", "cli", "__main__"]
+ROOM_FORBIDS = {"fix": {"checks"}}  # not implied by the order: fix/ (the editors) never imports checks/
+
+
 def _layer(name: str) -> str:
+    """A module's room: its folder under the package, or its own name at the top level."""
     parts = name.split(".")
-    if len(parts) > 1 and parts[1] in ("lang", "checks", "commands", "report", "fix"):
-        return parts[1]
-    return parts[-1]
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def room_graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for src, targets in graph().items():
+        for t in targets:
+            a, b = _layer(src), _layer(t)
+            if a != b and b != "scriptdiff":
+                edges.setdefault(a, set()).add(b)
+    return edges
+
+
+def test_every_module_is_in_a_room_of_the_house():
+    assert sorted({_layer(m) for m in modules()} - set(ROOMS) - {"scriptdiff"}) == []
+
+
+def test_the_rooms_have_no_cycle_and_no_upward_import():
+    edges = room_graph()
+    assert cycles(edges) == []
+    up = sorted(f"{a} -> {b}" for a, bs in edges.items() for b in bs
+                if ROOMS.index(b) > ROOMS.index(a) or b in ROOM_FORBIDS.get(a, ()))
+    assert up == []
+
+
+def test_the_top_level_keeps_the_entry_points_and_little_else():
+    top = sorted(p.name for p in PKG.glob("*.py"))
+    assert len(top) <= 12, top
 
 
 def test_imports_run_one_way():
-    forbidden = {  # layer -> layers it must not import
-        "model": {"*"},
-        "budget": {"*"},
-        "sources": {"*"},
+    # within a room, what each module must not import (the rooms' order covers the rest)
+    forbidden = {
+        "scriptdiff.model": {"*"},
+        "scriptdiff.budget": {"*"},
+        "scriptdiff.inputs.sources": {"*"},
         # where datasets and checkpoints live (disk, object storage): only sources and budget below it
-        "storage": {"model", "rulepack", "rules", "finding", "vocabulary", "compare", "engine", "pipeline", "api", "cli",
-                    "commands", "lang", "checks", "registry", "store", "cache"},
-        "store": {"rulepack", "rules", "model", "engine", "api", "cli", "commands", "lang", "checks", "registry"},
-        "rulepack": {"rules", "finding", "vocabulary", "compare", "engine", "pipeline", "api", "cli", "commands",
-                     "lang", "checks", "registry"},
-        "rules": {"finding", "vocabulary", "compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks",
-                  "registry"},
-        "finding": {"vocabulary", "compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks",
-                    "registry"},
-        "vocabulary": {"compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
-        "compare": {"engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry"},
+        "scriptdiff.inputs.storage": {"scriptdiff.inputs.store", "scriptdiff.inputs.cache", "scriptdiff.model"},
+        "scriptdiff.inputs.store": {"scriptdiff.model"},
+        "scriptdiff.ruleset.rulepack": {"scriptdiff.ruleset.rules", "scriptdiff.ruleset.vocabulary",
+                                        "scriptdiff.ruleset.registry"},
+        "scriptdiff.ruleset.rules": {"scriptdiff.ruleset.vocabulary", "scriptdiff.ruleset.registry"},
+        "scriptdiff.run.finding": {"scriptdiff.ruleset.vocabulary", "scriptdiff.run.compare", "scriptdiff.run.engine",
+                                   "scriptdiff.run.pipeline"},
+        "scriptdiff.ruleset.vocabulary": {"scriptdiff.ruleset.registry"},
+        "scriptdiff.run.compare": {"scriptdiff.run.engine", "scriptdiff.run.pipeline", "scriptdiff.ruleset.registry"},
         # package lists as every reader states them: below the readers and the checks
-        "packages": {"compare", "engine", "pipeline", "api", "cli", "commands", "lang", "checks", "registry", "fix"},
-        "lang": {"engine", "pipeline", "api", "cli", "commands", "checks", "fix"},
-        "checks": {"engine", "pipeline", "api", "cli", "commands", "fix"},
-        # scriptdiff fix's editors: below the API (which runs diff and checks them), above the readers
-        "fix": {"engine", "pipeline", "api", "cli", "commands", "checks"},
-        "engine": {"pipeline", "api", "cli", "commands"},
-        "pipeline": {"api", "cli", "commands"},
-        "api": {"cli", "commands"},
+        "scriptdiff.ruleset.packages": {"scriptdiff.ruleset.registry"},
+        "scriptdiff.run.engine": {"scriptdiff.run.pipeline"},
     }
     allowed_below_model = {"scriptdiff"}  # the package itself: its __version__
     # the CLI layer talks to the library only through the API (and the model, the writers)
     # (and the cache's storage: a replayed diff reads its entry without importing the library)
-    cli_may_use = {"api", "model", "report", "commands", "cli", "rulepack", "scriptdiff", "store"}
+    cli_may_use = {"api", "model", "report", "commands", "cli", "scriptdiff.ruleset.rulepack", "scriptdiff",
+                   "scriptdiff.inputs.store"}
     bad = []
     for src, targets in graph().items():
         if _layer(src) in ("commands", "cli"):
             bad += [f"{src} -> {t}" for t in targets if _layer(t) not in cli_may_use and t not in cli_may_use]
             continue
-        rule = forbidden.get(_layer(src), set())
+        rule = forbidden.get(src, set())
         for t in targets:
             if t in allowed_below_model:
                 continue
-            if "*" in rule or _layer(t) in rule:
+            if "*" in rule or t in rule:
                 bad.append(f"{src} -> {t}")
     assert bad == []
 
@@ -219,7 +247,7 @@ def test_every_rule_name_the_code_uses_exists():
 
 
 def test_every_finding_is_made_by_the_factory():
-    """One severity per code: only scriptdiff/finding.py builds a Finding (from its rule), and
+    """One severity per code: only scriptdiff/run/finding.py builds a Finding (from its rule), and
     cache.py reads stored ones back; nothing else constructs one or sets a severity (a Rule of
     the catalogue, parsed in rulepack.py, is where a severity is written)."""
     made, set_here = [], []
@@ -235,8 +263,8 @@ def test_every_finding_is_made_by_the_factory():
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 set_here += [f"{name}:{node.lineno}" for t in targets for e in ast.walk(t)
                              if isinstance(e, ast.Attribute) and e.attr == "severity"]
-    assert sorted(set(made)) == ["scriptdiff.cache", "scriptdiff.finding"]
-    assert [x for x in set_here if not x.startswith(("scriptdiff.cache:", "scriptdiff.finding:"))] == []
+    assert sorted(set(made)) == ["scriptdiff.inputs.cache", "scriptdiff.run.finding"]
+    assert [x for x in set_here if not x.startswith(("scriptdiff.inputs.cache:", "scriptdiff.run.finding:"))] == []
 
 
 def test_the_lazy_note_is_a_comment_not_a_string():

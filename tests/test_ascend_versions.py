@@ -11,12 +11,12 @@ from packaging.version import Version
 
 from conftest import FIXTURES
 from scriptdiff import api
-from scriptdiff.ascend_version import cann_key, parse_cann
-from scriptdiff.checkrun import load_config, run_checks
+from scriptdiff.ruleset.ascend_version import cann_key, parse_cann
+from scriptdiff.project.checkrun import load_config, run_checks
 from scriptdiff.checks.ascend_stack import stack_rows, tables
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
-from scriptdiff.rules import load
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.ruleset.rules import load
 
 DATA = load().section("ascend_versions")
 NPU_EXAMPLE = FIXTURES / "example" / "env-npu.json"

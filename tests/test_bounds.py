@@ -233,7 +233,7 @@ def test_a_broken_trainer_state_adds_nothing_to_its_side(tmp_path):
 
 
 def test_a_git_blob_over_the_cap_is_refused_from_its_size(tmp_path, cli, monkeypatch):
-    import scriptdiff.gitsrc as gitsrc
+    import scriptdiff.inputs.gitsrc as gitsrc
 
     repo = tmp_path / "r"
     shapes._repo(repo, {"main": {"big.yaml": b"lr: 1\n" + b"# x\n" * 100, "small.yaml": b"lr: 1\n"},
@@ -318,7 +318,7 @@ def test_a_link_to_proc_kmsg_is_refused_not_read(tmp_path, cmd):
 
 @needs_kmsg
 def test_collect_refuses_proc_kmsg_and_reads_its_own_machine_files(monkeypatch):
-    from scriptdiff import collect
+    from scriptdiff.project import collect
 
     rd = collect.Reader()
     assert rd.text(KMSG) is None
@@ -328,7 +328,7 @@ def test_collect_refuses_proc_kmsg_and_reads_its_own_machine_files(monkeypatch):
 
 
 def test_without_a_mount_table_proc_and_sys_are_refused_by_path(monkeypatch):
-    from scriptdiff import sources
+    from scriptdiff.inputs import sources
 
     monkeypatch.setattr(sources, "_pseudo_devices", lambda: None)
     st = os.stat("/proc/self/status")
@@ -337,7 +337,7 @@ def test_without_a_mount_table_proc_and_sys_are_refused_by_path(monkeypatch):
 
 
 def test_the_mount_table_names_procfs(tmp_path):
-    from scriptdiff import sources
+    from scriptdiff.inputs import sources
 
     assert sources.pseudo_reason("/proc/self/status", os.stat("/proc/self/status")) is not None
     (tmp_path / "x").write_text("x")

@@ -6,7 +6,7 @@ import multiprocessing
 
 import pytest
 
-from scriptdiff import store
+from scriptdiff.inputs import store
 
 
 @pytest.fixture

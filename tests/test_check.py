@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff.checkrun import counterparts, load_config, run_checks
+from scriptdiff.project.checkrun import counterparts, load_config, run_checks
 from scriptdiff.model import Options
-from scriptdiff.registry import check_names, checks
+from scriptdiff.ruleset.registry import check_names, checks
 
 CHECKS = tuple(c for c in check_names() if not checks()[c].optional)  # process data: only with logs
 
@@ -127,7 +127,7 @@ def test_unreadable_input_is_an_error_and_not_a_pass(tmp_path):
 
 
 def test_missing_module_is_not_checked_with_the_reason(tmp_path, monkeypatch):
-    import scriptdiff.checkrun as checkrun
+    import scriptdiff.project.checkrun as checkrun
 
     tree(tmp_path, {"g/d/x.jsonl": "{}\n", "n/d/x.jsonl": "{}\n"})
     monkeypatch.setattr(checkrun, "_module_present", lambda name: name != "checks.dataset")

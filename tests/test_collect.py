@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from conftest import FIXTURES, ROOT
-from scriptdiff.collect import Reader, collect, dumps, looks_secret, env_policy
-from scriptdiff.registry import detect_kind
-from scriptdiff.secrets import withheld
-from scriptdiff.sources import Source
+from scriptdiff.project.collect import Reader, collect, dumps, looks_secret, env_policy
+from scriptdiff.ruleset.registry import detect_kind
+from scriptdiff.ruleset.secrets import withheld
+from scriptdiff.inputs.sources import Source
 
 _spec = importlib.util.spec_from_file_location("env_layout", FIXTURES / "env" / "layout.py")
 layout = importlib.util.module_from_spec(_spec)
@@ -191,7 +191,7 @@ def test_cli_collect_bad_root(tmp_path, cli):
 
 def test_collect_imports_nothing_heavy():
     """On the real machine: reads distributions without importing torch, numpy, libcst or rich."""
-    code = ("import sys; from scriptdiff.collect import collect; s = collect(run_commands=False); "
+    code = ("import sys; from scriptdiff.project.collect import collect; s = collect(run_commands=False); "
             "print(len(s['distributions'])); "
             "print(sorted(m for m in ('torch', 'numpy', 'libcst', 'rich', 'safetensors', 'torch_npu') if m in sys.modules))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,

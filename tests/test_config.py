@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.model import Options, SideContext
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.lang import config
-from scriptdiff.sources import Source
+from scriptdiff.inputs.sources import Source
 
 
 def facts(text: str, name: str = "ds_config.json"):

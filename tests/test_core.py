@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from scriptdiff.compare import FactTable, compare_tables, equal
-from scriptdiff.vocabulary import normalize
+from scriptdiff.run.compare import FactTable, compare_tables, equal
+from scriptdiff.ruleset.vocabulary import normalize
 from scriptdiff.model import RANK_CONFIG, RANK_LOG, RANK_SCRIPT, Fact, Finding, Report, Side
-from scriptdiff.sources import Source, decode
+from scriptdiff.inputs.sources import Source, decode
 
 
 @pytest.mark.parametrize("a,b,typ", [
@@ -118,7 +118,7 @@ def test_unknown_rule_is_exit_2(cli):
 
 
 def test_rules_lists_every_code(cli):
-    from scriptdiff.rules import load
+    from scriptdiff.ruleset.rules import load
 
     code, out, _ = cli("rules")
     assert code == 0

@@ -89,7 +89,8 @@ def label_found(label: dict, findings: list) -> tuple[bool, bool]:
 
 
 def _measure(out: Path) -> dict:
-    from scriptdiff import api, pipeline  # lazy: only when the corpus is there
+    from scriptdiff import api  # lazy: only when the corpus is there
+    from scriptdiff.run import pipeline  # lazy: only when the corpus is there
     from scriptdiff.model import Options
 
     labels = corpus_extract.load_labels()
@@ -105,7 +106,7 @@ def _measure(out: Path) -> dict:
                  for s in ("gpu", "npu")}
         row["files"] = {s: str(p) for s, p in files.items()}
         try:
-            if pair.get("mode") == "one-file":  # its GPU run against its NPU run (scriptdiff/onefile.py)
+            if pair.get("mode") == "one-file":  # its GPU run against its NPU run (scriptdiff/run/onefile.py)
                 report = api.diff(str(files["gpu"]), None, Options(use_cache=False))
             else:
                 report = pipeline.diff_files([str(files["gpu"])], [str(files["npu"])], Options(use_cache=False))

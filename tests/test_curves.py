@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff import api
-from scriptdiff.checkrun import load_config, run_checks
+from scriptdiff.project.checkrun import load_config, run_checks
 from scriptdiff.curves.metrics import Settings
 from scriptdiff.curves.readers import read_side
 from scriptdiff.curves.series import Track
@@ -510,7 +510,7 @@ def test_suppressions_read_a_cited_log_only_when_it_holds_a_marker(logs, tmp_pat
     """A curve finding cites its log line, and inline suppressions look at the lines findings
     cite: a log is scanned a chunk at a time for the marker, never read whole for nothing
     (a 500 MB log doubled the peak memory). A marker on the cited line still suppresses."""
-    import scriptdiff.suppress as sup
+    import scriptdiff.run.suppress as sup
 
     read = []
     real = sup.read_path

@@ -12,7 +12,7 @@ import pytest
 from scriptdiff.checks import dataset
 from scriptdiff.checks.hashing import FULL, SampleSpec, hash_file
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.model import Fact
 
 SMALL = SampleSpec(edge=1024, block=256, blocks=4)  # sampling that bites on files of a few KiB

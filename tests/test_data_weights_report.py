@@ -10,7 +10,7 @@ from safetensors.numpy import save_file
 
 from scriptdiff.checks import dataset, weights
 from scriptdiff.model import Finding, Side
-from scriptdiff.suppress import baseline_document
+from scriptdiff.run.suppress import baseline_document
 
 FINDING_KEYS = {"rule", "check", "severity", "key", "derived", "gpu", "npu", "message"}
 

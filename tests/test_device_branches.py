@@ -15,7 +15,7 @@ import pytest
 
 from scriptdiff import api
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 OPTS = dict(use_cache=False)
 
@@ -682,7 +682,7 @@ def test_a_pair_read_by_its_difference_still_reads_the_statements_that_test_the_
     for side, text in (("gpu", gpu), ("npu", npu)):  # two folders: a pair compared on its own is read by its difference
         (tmp_path / side).mkdir()
         (tmp_path / side / "train.py").write_text(text, encoding="utf-8")
-    from scriptdiff.tree import diff_trees
+    from scriptdiff.run.folders import diff_trees
 
     assert sorted(loud(diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=1)))) == [
         ("SD101", "code:train.py:step_70", "model(batch).mean()", "model(batch).sum()", step, step),

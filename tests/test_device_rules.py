@@ -9,8 +9,8 @@ import pytest
 
 from scriptdiff.lang.python.parse import parse
 from scriptdiff.lang.python.specialise import specialise
-from scriptdiff.rulepack import RuleError, load_packs, rules_dir
-from scriptdiff.rules import load
+from scriptdiff.ruleset.rulepack import RuleError, load_packs, rules_dir
+from scriptdiff.ruleset.rules import load
 
 
 def _python_examples():
@@ -68,7 +68,7 @@ def first_export_runs(text: str, side: str) -> bool:
     """Whether the example's first `export NAME=...` is among the facts of `side`'s run."""
     from scriptdiff.lang import shell
     from scriptdiff.model import Options, SideContext
-    from scriptdiff.sources import Source
+    from scriptdiff.inputs.sources import Source
 
     name = next(t.split("export ", 1)[1].split("=", 1)[0] for t in text.splitlines() if "export " in t)
     ex = shell.extract(Source(name="launch.sh", data=text.encode()), SideContext(side, options=Options(use_cache=False)))

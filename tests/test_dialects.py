@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.api import diff
-from scriptdiff.vocabulary import canonical_flag, canonical_path, is_cosmetic
+from scriptdiff.ruleset.vocabulary import canonical_flag, canonical_path, is_cosmetic
 from scriptdiff.model import Options
-from scriptdiff.rules import RuleError, load
-from scriptdiff.rulepack import RuleSet
-from scriptdiff.rule_validators import check_aliases, check_vocabulary
+from scriptdiff.ruleset.rules import RuleError, load
+from scriptdiff.ruleset.rulepack import RuleSet
+from scriptdiff.ruleset.rule_validators import check_aliases, check_vocabulary
 
 
 def write(tmp_path, name, gpu, npu):

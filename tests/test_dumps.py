@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff import api
-from scriptdiff.checkrun import load_config, run_checks
+from scriptdiff.project.checkrun import load_config, run_checks
 from scriptdiff.dumps.align import Aligner
 from scriptdiff.dumps.reader import Header, calls, locate
 from scriptdiff.model import Options
@@ -495,7 +495,7 @@ def test_saved_tensors_give_the_first_divergence_evidence_through_npy_headers(tm
 def test_the_stream_walks_a_document_across_any_chunking():
     import io
 
-    from scriptdiff.jsonload import Stream
+    from scriptdiff.inputs.jsonload import Stream
 
     doc = {"task": "statistics", "data": {f"A.op.{i}.forward": {"input_args": [{"Max": i * 1.5e-3, "s": "a},]\""}],
                                            "output": [None, True, -2]} for i in range(120)},
@@ -520,7 +520,7 @@ def test_the_stream_walks_a_document_across_any_chunking():
 def test_the_stream_says_where_a_document_breaks(text, message):
     import io
 
-    from scriptdiff.jsonload import JSONError, Stream
+    from scriptdiff.inputs.jsonload import JSONError, Stream
 
     s = Stream(io.BytesIO(text.encode()), 100_000, 16)
     with pytest.raises(JSONError) as e:
@@ -575,7 +575,8 @@ def test_a_deeply_nested_dump_is_one_line(tmp_path, cli):
 
 
 def test_a_call_over_the_record_budget_is_one_line(tmp_path, cli, monkeypatch):
-    from scriptdiff import budget, jsonload
+    from scriptdiff import budget
+    from scriptdiff.inputs import jsonload
 
     monkeypatch.setattr(budget, "DUMP_RECORD", 1000)
     monkeypatch.setattr(jsonload, "CHUNK", 256)  # a record is bounded beyond one chunk

@@ -8,10 +8,10 @@ import pytest
 
 from conftest import FIXTURES
 from scriptdiff.checks import environment
-from scriptdiff.collect import collect, dumps
+from scriptdiff.project.collect import collect, dumps
 from scriptdiff.model import Options, SideContext
-from scriptdiff.pipeline import diff_files
-from scriptdiff.sources import Source
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.inputs.sources import Source
 
 _spec = importlib.util.spec_from_file_location("env_layout", FIXTURES / "env" / "layout.py")
 layout = importlib.util.module_from_spec(_spec)

@@ -5,9 +5,9 @@ import pytest
 
 from scriptdiff.checks import envvars
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.model import Fact, Masked
-from scriptdiff.rules import load
+from scriptdiff.ruleset.rules import load
 
 
 def run(tmp_path, gpu: str, npu: str):

@@ -15,7 +15,7 @@ import pytest
 
 from scriptdiff import api
 from scriptdiff.model import Options
-from scriptdiff.registry import detect
+from scriptdiff.ruleset.registry import detect
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"

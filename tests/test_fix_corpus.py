@@ -45,7 +45,7 @@ def _value_lines(d, text: str) -> set[int]:
 def _fix_all(out: Path) -> dict:
     from scriptdiff import api  # lazy: only when the corpus is there
     from scriptdiff.model import Options
-    from scriptdiff.registry import detect
+    from scriptdiff.ruleset.registry import detect
 
     labels = corpus_extract.load_labels()
     problems = corpus_extract.extract(out, labels)

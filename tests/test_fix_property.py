@@ -13,11 +13,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scriptdiff import api, yamlload
-from scriptdiff.jsonload import spans_json
+from scriptdiff import api
+from scriptdiff.inputs import yamlload
+from scriptdiff.inputs.jsonload import spans_json
 from scriptdiff.lang.toml import value_spans
 from scriptdiff.model import Options
-from scriptdiff.vocabulary import category, is_cosmetic
+from scriptdiff.ruleset.vocabulary import category, is_cosmetic
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 PAIRS = ["launch/megatron", "launch/llamafactory", "python/hf_trainer", "toml"]

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from scriptdiff import yamlload
-from scriptdiff.jsonload import spans_json
+from scriptdiff.inputs import yamlload
+from scriptdiff.inputs.jsonload import spans_json
 from scriptdiff.lang.toml import value_spans
 from scriptdiff.model import Options, SideContext
-from scriptdiff.pipeline import diff_files
-from scriptdiff.sources import Source, overlaid, read_path
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.inputs.sources import Source, overlaid, read_path
 
 
 def _facts(name: str, text: str, side: str = "npu") -> dict:
-    from scriptdiff.engine import extract
+    from scriptdiff.run.engine import extract
 
     ex = extract(Source(name=name, data=text.encode()), SideContext(side, options=Options(use_cache=False)))
     out: dict = {}

@@ -13,8 +13,8 @@ import struct
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.review import review
-from scriptdiff.sources import MAX_READ, SourceError, open_regular, read_path
+from scriptdiff.run.review import review
+from scriptdiff.inputs.sources import MAX_READ, SourceError, open_regular, read_path
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "SIGALRM"),
                                 reason="FIFOs and alarms are POSIX")
@@ -61,7 +61,7 @@ def test_special_files_are_refused_before_they_are_opened(tmp_path):
 
 
 def test_a_fifo_swapped_in_after_the_stat_is_refused_without_blocking(tmp_path, monkeypatch):
-    import scriptdiff.sources as sources
+    import scriptdiff.inputs.sources as sources
 
     os.mkfifo(tmp_path / "p")
     monkeypatch.setattr(sources, "check_regular", lambda path, display=None, pseudo_ok=False, follow=True: None)  # the race: stat said "file"

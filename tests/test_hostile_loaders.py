@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff import cache, engine
+from scriptdiff.inputs import cache
+from scriptdiff.run import engine
 
 DEEP = "[" * 5000 + "]" * 5000
 TOO_DEEP = "nested too deeply (> 200 levels)"
@@ -105,7 +106,7 @@ def test_nested_toml_and_json_configs_leave_the_other_inputs_compared(tmp_path, 
 
 
 def test_loads_depth_check_counts_only_real_brackets():
-    from scriptdiff.jsonload import JSONError, check_depth, loads
+    from scriptdiff.inputs.jsonload import JSONError, check_depth, loads
 
     assert loads('["' + "[" * 1000 + '"]') == ["[" * 1000]  # brackets inside a string
     assert loads("[" * 200 + "]" * 200) is not None  # exactly the limit
@@ -138,7 +139,7 @@ def test_billion_laughs_is_refused_under_a_memory_cap(tmp_path):
 
 
 def test_aliases_within_the_budget_and_merge_keys_still_expand():
-    from scriptdiff.yamlload import YAMLError, load
+    from scriptdiff.inputs.yamlload import YAMLError, load
 
     data, lines = load("base: &b {x: 1, y: [1, 2]}\nd: {<<: *b, z: 3}\nl: [*b, *b]\n")
     assert data == {"base": {"x": 1, "y": [1, 2]}, "d": {"x": 1, "y": [1, 2], "z": 3},
@@ -187,7 +188,7 @@ def test_a_large_json_list_is_cut_in_text_and_json_and_whole_with_full_values(tm
 
 
 def test_large_json_lines_are_found_on_demand():
-    from scriptdiff.jsonload import EAGER_LIMIT, LazyLines, load_json
+    from scriptdiff.inputs.jsonload import EAGER_LIMIT, LazyLines, load_json
 
     text = '{\n "big": [' + "1," * EAGER_LIMIT + '1],\n "opt": {\n  "lr": 0.1,\n  "betas": [0.9,\n 0.95]}\n}\n'
     data, lines = load_json(text)

@@ -27,7 +27,7 @@ from scriptdiff import api
 from scriptdiff.model import Options
 from scriptdiff.report import FORMATS, render
 from scriptdiff.report.values import safe
-from scriptdiff.secrets import is_secret_value, redact_text, secret_words, withheld
+from scriptdiff.ruleset.secrets import is_secret_value, redact_text, secret_words, withheld
 
 GHP = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 HF = "hf_AbCdEfGhIjKlMnOpQrStUvWx12"
@@ -78,7 +78,7 @@ def test_a_token_anywhere_in_a_value_is_secret(text, secret):
 
 
 def _shape_examples():
-    from scriptdiff.rules import load
+    from scriptdiff.ruleset.rules import load
 
     sv = load().section("secret_values")
     return [e["example"] for e in sv["token_prefixes"] if "example" in e] + \
@@ -252,7 +252,7 @@ def test_the_html_page_withholds_a_secret_found_on_one_line_on_every_line(tmp_pa
 # ------------------------------------------------------------------ secrets: collect, one rule for every field
 
 def test_collect_withholds_secrets_in_every_field(tmp_path):
-    from scriptdiff.collect import collect, dumps
+    from scriptdiff.project.collect import collect, dumps
 
     site = tmp_path / "usr/lib/python3.10/site-packages/foo-1.0.dist-info"
     site.mkdir(parents=True)

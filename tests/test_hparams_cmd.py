@@ -5,11 +5,11 @@ import json
 from pathlib import Path
 
 from scriptdiff.checks.hparams import derive
-from scriptdiff.compare import FactTable
+from scriptdiff.run.compare import FactTable
 from scriptdiff.model import SideContext
 from scriptdiff.lang import megatron_log
 from scriptdiff.model import Fact
-from scriptdiff.sources import Source
+from scriptdiff.inputs.sources import Source
 
 from conftest import run_cli
 

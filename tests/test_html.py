@@ -405,7 +405,7 @@ def _page_lines(page: str, block: str, side: str) -> list[str]:
 
 def test_page_withholds_secrets_on_every_line_it_shows(tmp_path, cli):
     """Issue 32: the page embeds both files; every line passes through the same secret rules
-    as the other writers' excerpts (scriptdiff.secrets.shown_text), marker with fingerprint."""
+    as the other writers' excerpts (scriptdiff.ruleset.secrets.shown_text), marker with fingerprint."""
     g, n = tmp_path / "g.sh", tmp_path / "n.sh"
     g.write_text(f"export HF_TOKEN={HF}\nexport WANDB_API_KEY=0123abcd\ntorchrun t.py --lr 1\n")
     n.write_text(f"export HF_TOKEN={HF}\nexport WANDB_API_KEY=0123abce\ntorchrun t.py --lr 2\n")
@@ -444,7 +444,7 @@ def test_syntax_colours_come_from_the_files_kind(tmp_path, cli, monkeypatch):
     import dataclasses
 
     pytest.importorskip("pygments")
-    from scriptdiff import registry
+    from scriptdiff.ruleset import registry
 
     g, n = tmp_path / "g.toml", tmp_path / "n.toml"
     g.write_text("[optimizer]\nlr = 8e-4\n")
@@ -491,7 +491,7 @@ def test_curves_page_is_the_curves_view(tmp_path, cli):
 def test_the_page_thins_a_long_series_but_keeps_every_extreme():
     import numpy as np
 
-    from scriptdiff.curves.page import MAX_POINTS, thinned
+    from scriptdiff.report.curves import MAX_POINTS, thinned
 
     x = np.arange(1.0, 100_001.0)
     g = 2 + np.sin(x / 500)
@@ -507,7 +507,7 @@ def test_the_page_thins_a_long_series_but_keeps_every_extreme():
 def test_check_page_embeds_the_curves_view(tmp_path):
     from test_curves import gen
 
-    from scriptdiff.checkrun import load_config, run_checks
+    from scriptdiff.project.checkrun import load_config, run_checks
 
     g, n = gen.write(str(tmp_path), "megatron", "long")
     cfg = tmp_path / "scriptdiff.toml"

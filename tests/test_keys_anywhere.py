@@ -10,8 +10,8 @@ from pathlib import Path
 
 from scriptdiff import api
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
-from scriptdiff.secrets import is_secret_name, is_secret_value
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.ruleset.secrets import is_secret_name, is_secret_value
 
 
 def write(path: Path, text: str) -> str:
@@ -414,8 +414,8 @@ def test_a_deepspeed_preset_says_its_stage(tmp_path):
 # ------------------------------------------------------------------------ the version file
 
 def test_version_file_kind_reads_its_release_and_says_what_it_cannot(tmp_path):
-    from scriptdiff.registry import detect_kind
-    from scriptdiff.sources import Source
+    from scriptdiff.ruleset.registry import detect_kind
+    from scriptdiff.inputs.sources import Source
 
     text = "MAJOR = 0\nMINOR = 8\nPATCH = 0\nPRE_RELEASE = 'rc0'\n__package_name__ = 'megatron_core'\n"
     assert detect_kind(Source(name="megatron/core/package_info.py", data=text.encode())) == "versionfile"

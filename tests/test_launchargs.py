@@ -1,4 +1,4 @@
-"""A launch flag the program does not define (scriptdiff/launchargs.py, lang/python/cmdline.py).
+"""A launch flag the program does not define (scriptdiff/run/launchargs.py, lang/python/cmdline.py).
 
 Reproduction 1 of issue 25: `as_filed(tmp)` is the bundled example as the issue found it:
 train.py sets SEED = 42 / 1234 and defines no --seed, --use-flash-attn, --min-lr,
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff import api
-from scriptdiff.launchargs import lookup
+from scriptdiff.run.launchargs import lookup
 from scriptdiff.model import Options
 from test_scopes import entry_points
 
@@ -424,10 +424,10 @@ def test_lookup_is_argparse_s(name, expect):
 
 
 def test_the_command_line_and_the_launches_survive_the_cache(tmp_path):
-    from scriptdiff import cache
-    from scriptdiff.engine import extract
+    from scriptdiff.inputs import cache
+    from scriptdiff.run.engine import extract
     from scriptdiff.model import SideContext
-    from scriptdiff.sources import read_path
+    from scriptdiff.inputs.sources import read_path
 
     g, _n = pair(tmp_path, "--lr 1e-4 --seed 3", "--lr 1e-4")
     ctx = SideContext(side="gpu", options=opts())

@@ -7,9 +7,9 @@ import pytest
 from scriptdiff.checks.libraries import (looks_like_requirements, normalize_name, parse_conda, parse_pip_json,
                                          parse_requirements, version_level)
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
-from scriptdiff.registry import detect_kind
-from scriptdiff.sources import Source
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.ruleset.registry import detect_kind
+from scriptdiff.inputs.sources import Source
 
 
 def write(tmp_path, side, name, text):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 
 def run(tmp_path, gpu: str, npu: str, gname="pretrain.sh", nname=None):

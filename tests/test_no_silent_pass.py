@@ -12,10 +12,10 @@ import random
 
 import pytest
 
-from scriptdiff.checkrun import load_config, run_checks
-from scriptdiff.pipeline import diff_files
+from scriptdiff.project.checkrun import load_config, run_checks
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.model import Options
-from scriptdiff.tree import diff_trees
+from scriptdiff.run.folders import diff_trees
 
 
 def write(root, files: dict[str, str]) -> None:

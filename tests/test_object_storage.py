@@ -23,7 +23,8 @@ pytest.importorskip("moto.server", reason="moto[server] is part of the test extr
 
 import numpy as np  # noqa: E402
 
-from scriptdiff import api, storage  # noqa: E402
+from scriptdiff import api  # noqa: E402
+from scriptdiff.inputs import storage  # noqa: E402
 from scriptdiff.checks import dataset  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -6,8 +6,8 @@ from scriptdiff.api import diff
 from scriptdiff.model import SideContext
 from scriptdiff.lang import pyconfig
 from scriptdiff.model import Options
-from scriptdiff.registry import detect_kind
-from scriptdiff.sources import Source
+from scriptdiff.ruleset.registry import detect_kind
+from scriptdiff.inputs.sources import Source
 
 CFG = '''"""schedule"""
 max_epochs = {ep}

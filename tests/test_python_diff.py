@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = ROOT / "fixtures" / "python"
@@ -372,8 +372,8 @@ def test_identical_files_have_nothing_to_report(tmp_path):
 
 
 def test_python_rule_data_is_validated(tmp_path):
-    from scriptdiff.rule_validators import check_python
-    from scriptdiff.rules import RuleError, load_packs
+    from scriptdiff.ruleset.rule_validators import check_python
+    from scriptdiff.ruleset.rules import RuleError, load_packs
 
     src = (ROOT / "rules" / "python.yaml").read_text(encoding="utf-8")
     bad = tmp_path / "python.yaml"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.lang.python import focus as python_focus
-from scriptdiff.tree import diff_trees
+from scriptdiff.run.folders import diff_trees
 
 HEAD = '''"""A training module."""
 import argparse

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -193,7 +193,7 @@ def test_a_dying_worker_is_reported_and_never_rerun_here(tmp_path, monkeypatch):
     import os
     import signal
 
-    from scriptdiff import engine
+    from scriptdiff.run import engine
 
     main = os.getpid()
     real = engine._extract
@@ -211,7 +211,7 @@ def test_a_dying_worker_is_reported_and_never_rerun_here(tmp_path, monkeypatch):
             (tmp_path / side / f"m{i}.py").write_text(f"x = {i if side == 'gpu' else i + 1}\n", encoding="utf-8")
     (tmp_path / "gpu" / "boom.py").write_text("x = 1\n", encoding="utf-8")
     (tmp_path / "npu" / "boom.py").write_text("x = 2\n", encoding="utf-8")
-    from scriptdiff.tree import diff_trees
+    from scriptdiff.run.folders import diff_trees
     r = diff_trees(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False, jobs=2))
     died = "the structural parser's process died on this file (a crash in native code); compared as text"
     assert sorted((e.path, e.message) for e in r.errors) == [(str(tmp_path / "gpu" / "boom.py"), died),
@@ -239,7 +239,7 @@ def test_dense_code_beyond_the_node_budget_is_compared_as_text(tmp_path):
 
 def test_the_parse_cache_is_bounded_by_source_bytes():
     from scriptdiff.lang.python import reader as py
-    from scriptdiff.sources import Source
+    from scriptdiff.inputs.sources import Source
 
     py._CACHE.clear()
     for i in range(4):

@@ -7,7 +7,7 @@ import pytest
 from test_python_values import run  # the pair written to gpu/ and npu/ and diffed
 from test_rule_validators import load_with as load_pack_with
 
-from scriptdiff.rulepack import RuleError
+from scriptdiff.ruleset.rulepack import RuleError
 
 
 HEAD = "import torch\nimport torch.distributed as dist\n\n\ndef setup(rank, world_size):\n"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff import engine
+from scriptdiff.run import engine
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.lang.python import reader as pylang
 from scriptdiff.lang.python import spans as python_spans
 from scriptdiff.lang.python.spans import LineState, PublicState
@@ -164,7 +164,7 @@ def test_private_class_missing_in_a_fresh_process(tmp_path):
         "del internal.CodegenState\n"
         "from scriptdiff.lang.python import spans as python_spans\n"
         "assert not python_spans.PRIVATE_API\n"
-        "from scriptdiff.model import Options\nfrom scriptdiff.pipeline import diff_files\n"
+        "from scriptdiff.model import Options\nfrom scriptdiff.run.pipeline import diff_files\n"
         "r = diff_files([sys.argv[1]], [sys.argv[2]], Options(use_cache=False))\n"
         "print(json.dumps([[repr(f) for f in r.findings], [repr(m) for m in r.masked], [repr(e) for e in r.errors]]))\n"
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 GPU = '''import torch
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,7 +2,7 @@
 when both sides name the same missing file, and what it leaves uncompared is exactly what a
 file of its kind can set (rules/kinds.yaml `sets`, less what the referring run fills in
 itself: `filled_by`); the search tries beside the file, the repository root, and the working
-directory only inside that repository (scriptdiff/references.py)."""
+directory only inside that repository (scriptdiff/inputs/references.py)."""
 from __future__ import annotations
 
 import os
@@ -10,9 +10,9 @@ import os
 from conftest import write_files
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
-from scriptdiff.references import resolve
-from scriptdiff.registry import kind_can_set
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.inputs.references import resolve
+from scriptdiff.ruleset.registry import kind_can_set
 
 
 write = write_files

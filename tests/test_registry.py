@@ -1,4 +1,4 @@
-"""The registries of file kinds and checks (rules/kinds.yaml, scriptdiff/registry.py)."""
+"""The registries of file kinds and checks (rules/kinds.yaml, scriptdiff/ruleset/registry.py)."""
 from __future__ import annotations
 
 import importlib
@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from scriptdiff import registry
-from scriptdiff.rulepack import RuleError, load_packs, rules_dir
-from scriptdiff.sources import Source
+from scriptdiff.ruleset import registry
+from scriptdiff.ruleset.rulepack import RuleError, load_packs, rules_dir
+from scriptdiff.inputs.sources import Source
 
 
 @pytest.mark.parametrize("name,text,kind", [
@@ -207,7 +207,7 @@ def test_no_module_keeps_its_own_reference_or_lexer_list():
 
     import scriptdiff
     from scriptdiff.report import html
-    from scriptdiff.rules import load
+    from scriptdiff.ruleset.rules import load
 
     assert not hasattr(html, "_LEXERS")
     assert "references" not in load().section("launchers")

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from scriptdiff.review import review
+from scriptdiff.run.review import review
 from scriptdiff.model import Options
 
 OLD = "batch=8\nlr=1e-4\nsteps=10\n" + "".join(f"pad{i}\n" for i in range(10)) + "warmup=100\nseed=1\n"
@@ -121,7 +121,7 @@ def test_python_port_patch_masks_substitutions():
 
 
 def test_review_with_baseline_over_several_files(tmp_path):
-    from scriptdiff.suppress import baseline_document, load_baseline
+    from scriptdiff.run.suppress import baseline_document, load_baseline
 
     two = patch() + patch(name="other/notes.txt").replace("lr=2e-4", "lr=3e-4")
     first = review(two.encode(), "p.diff", Options(use_cache=False), root=None)

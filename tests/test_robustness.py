@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.report import render
 
 NAMES = ["train.py", "pretrain.sh", "config.yaml", "ds_config.json", "train.log", "requirements.txt",
@@ -110,7 +110,7 @@ def test_broken_symlink_is_one_line(tmp_path, cli):
 def test_folder_of_ten_thousand_files(tmp_path):
     """A wide tree: every file is walked and paired, identical ones skipped before parsing,
     and the one real difference is still found."""
-    from scriptdiff.tree import diff_trees
+    from scriptdiff.run.folders import diff_trees
 
     for side in ("gpu", "npu"):
         for i in range(10_000):
@@ -126,7 +126,7 @@ def test_folder_of_ten_thousand_files(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
 def test_symlink_loop_in_a_tree_ends(tmp_path):
-    from scriptdiff.tree import diff_trees
+    from scriptdiff.run.folders import diff_trees
 
     for side in ("gpu", "npu"):
         (tmp_path / side / "a").mkdir(parents=True)

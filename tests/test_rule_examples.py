@@ -1,7 +1,7 @@
 """Every rule's own examples, run through the real pipeline (Fixit-style).
 
 A rule must carry at least one example that fires and one that does not (the loader
-enforces it); scriptdiff/rule_examples.py writes each example to a GPU and an NPU file and
+enforces it); scriptdiff/project/rule_examples.py writes each example to a GPU and an NPU file and
 runs it the way its rule needs (`example_modes`, rules/check.yaml), and the rule must appear
 among the findings or masked substitutions exactly when the example says. A user's pack
 runs its own examples the same way: `scriptdiff rules --test DIR` (tests/test_user_packs.py).
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from scriptdiff.rule_examples import report_for, wrong_severities
-from scriptdiff.rules import load
+from scriptdiff.project.rule_examples import report_for, wrong_severities
+from scriptdiff.ruleset.rules import load
 
 CASES = [(r.code, i, ex) for r in load().rules.values() for i, ex in enumerate(r.examples)]
 

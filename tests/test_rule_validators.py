@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from scriptdiff import rule_validators, rulepack
-from scriptdiff.rulepack import RuleError, load_packs, rules_dir
+from scriptdiff.ruleset import rule_validators, rulepack
+from scriptdiff.ruleset.rulepack import RuleError, load_packs, rules_dir
 
 
 def test_every_check_function_is_registered():

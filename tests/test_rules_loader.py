@@ -1,6 +1,6 @@
 import pytest
 
-from scriptdiff.rules import RuleError, parse_pack
+from scriptdiff.ruleset.rules import RuleError, parse_pack
 
 GOOD = """
 rules:
@@ -42,7 +42,7 @@ def test_bad_pack_names_file_and_line(bad, needle):
 @pytest.fixture
 def fresh_rules(tmp_path, monkeypatch):
     """rules._load with an empty snapshot folder and an empty cache, counting pack parses."""
-    from scriptdiff import rules
+    from scriptdiff.ruleset import rules
 
     monkeypatch.setattr(rules, "_SNAPSHOT_DIR", tmp_path / "__pycache__")
     monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(tmp_path / "cache"))

@@ -8,7 +8,8 @@ import os
 import pytest
 
 from conftest import run_cli
-from scriptdiff import api, store
+from scriptdiff import api
+from scriptdiff.inputs import store
 from scriptdiff.commands import runmemo
 
 GPU = "import torch\nopt = torch.optim.AdamW(params, lr=3e-4)\n"

@@ -6,9 +6,10 @@ import math
 
 import pytest
 
-from scriptdiff import cache, engine
+from scriptdiff.inputs import cache
+from scriptdiff.run import engine
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.report import render
 
 
@@ -62,7 +63,7 @@ def _tree(tmp_path, n):
 
 def test_workers_and_cache_give_byte_identical_json(tmp_path, monkeypatch):
     pytest.importorskip("scriptdiff.lang.python.reader")
-    from scriptdiff.tree import diff_trees
+    from scriptdiff.run.folders import diff_trees
 
     g, n = _tree(tmp_path, 12)
     monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(tmp_path / "cache"))
@@ -79,7 +80,7 @@ def test_workers_and_cache_give_byte_identical_json(tmp_path, monkeypatch):
 
 def test_parallel_prefetch_fills_the_memo(tmp_path):
     pytest.importorskip("scriptdiff.lang.python.reader")
-    from scriptdiff.tree import diff_trees
+    from scriptdiff.run.folders import diff_trees
 
     g, n = _tree(tmp_path, 10)
     engine._MEMO.clear()

@@ -1,4 +1,4 @@
-"""One setup, one verdict: every entry point reads the same scopes (scriptdiff/scopes.py).
+"""One setup, one verdict: every entry point reads the same scopes (scriptdiff/run/scopes.py).
 
 The bundled example (fixtures/example/{gpu,npu}) is fed through every entry point: the folder
 diff, `check --config`, the launch scripts as two paths, `--git` on two commits, `REV:gpu

@@ -1,11 +1,11 @@
-"""Secret-looking names (rules/secrets.yaml, scriptdiff.secrets) and the value ports of
+"""Secret-looking names (rules/secrets.yaml, scriptdiff.ruleset.secrets) and the value ports of
 rules/vocabulary.yaml (vocabulary.convert)."""
 import pytest
 
-from scriptdiff.vocabulary import convert
+from scriptdiff.ruleset.vocabulary import convert
 from scriptdiff.lang.config import facts_for
 from scriptdiff.model import Extract
-from scriptdiff.secrets import is_secret_name, words_of
+from scriptdiff.ruleset.secrets import is_secret_name, words_of
 
 SECRET = [
     "HF_TOKEN", "hub_token", "hubToken", "WANDB_API_KEY", "api_key", "MY_PASSWORD", "AWS_SECRET_ACCESS_KEY",
@@ -71,7 +71,7 @@ import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from scriptdiff.secrets import (is_secret, is_secret_value, redact_text, secret_words,  # noqa: E402
+from scriptdiff.ruleset.secrets import (is_secret, is_secret_value, redact_text, secret_words,  # noqa: E402
                                 withheld)
 
 TOKENS = [
@@ -123,7 +123,7 @@ def test_redact_text_keeps_names_and_drops_values():
 
 
 def test_collect_withholds_secret_values_under_allowlisted_names():
-    from scriptdiff.collect import collect_env
+    from scriptdiff.project.collect import collect_env
     env = {"HF_HOME": "/data/hf", "HF_ENDPOINT": "https://hf_" + "z" * 30 + "@hub.example.com",
            "HF_CREDS": "abc", "NVIDIA_NGC_API": "nvapi-" + "k" * 30, "CUDA_VISIBLE_DEVICES": "0,1"}
     out, held = collect_env(env)
@@ -178,7 +178,7 @@ def test_secrets_never_reach_a_report_and_a_changed_token_is_reported(tmp_path, 
 def test_secret_value_rules_are_validated(tmp_path, old, new, needle):
     import shutil
 
-    from scriptdiff.rulepack import RuleError, load_packs, rules_dir
+    from scriptdiff.ruleset.rulepack import RuleError, load_packs, rules_dir
     folder = tmp_path / "rules"
     shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     path = folder / "secrets.yaml"
@@ -202,7 +202,7 @@ def test_secret_patterns_are_checked_against_their_examples(tmp_path, old, new, 
     """The error names the node that is wrong (the example a pattern misses, the second name)."""
     import shutil
 
-    from scriptdiff.rulepack import RuleError, load_packs, rules_dir
+    from scriptdiff.ruleset.rulepack import RuleError, load_packs, rules_dir
     folder = tmp_path / "rules"
     shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     path = folder / "secrets.yaml"
@@ -215,7 +215,7 @@ def test_secret_patterns_are_checked_against_their_examples(tmp_path, old, new, 
 
 
 def test_a_token_under_an_innocent_config_key_is_withheld_and_still_compared(tmp_path):
-    from scriptdiff.pipeline import diff_files
+    from scriptdiff.run.pipeline import diff_files
     from scriptdiff.model import Options
 
     tok1, tok2 = "hf_" + "Qw7" * 10, "hf_" + "Er4" * 10
@@ -249,7 +249,7 @@ def test_named_values_are_found_in_any_case_and_script(text, shown):
 
 
 def test_remembered_spans_are_the_callers_own():
-    from scriptdiff.secrets import secret_spans
+    from scriptdiff.ruleset.secrets import secret_spans
     first = secret_spans("--hub-token abcdefgh123")
     first.append((0, 1))
     assert secret_spans("--hub-token abcdefgh123") == [(12, 23)]

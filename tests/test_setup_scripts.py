@@ -2,7 +2,7 @@
 side), `-r`/`-c` inside requirements files, `pip install pkg==v` lines and `conda env create -f
 FILE` are read as the package lists they install and compared by the libraries check; a
 requirements file is recognised by its content, not only by a first pinned line
-(lang/shell/install.py, scriptdiff/packages.py, rules/shell.yaml `installers:`)."""
+(lang/shell/install.py, scriptdiff/ruleset/packages.py, rules/shell.yaml `installers:`)."""
 from __future__ import annotations
 
 import pytest
@@ -10,10 +10,10 @@ from conftest import rows_by_file, write_files
 
 from scriptdiff.checks.libraries import looks_like_package_list, parse_requirements
 from scriptdiff.model import Options
-from scriptdiff.packages import is_requirement_list
-from scriptdiff.pipeline import diff_files
-from scriptdiff.registry import detect_kind
-from scriptdiff.sources import Source
+from scriptdiff.ruleset.packages import is_requirement_list
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.ruleset.registry import detect_kind
+from scriptdiff.inputs.sources import Source
 
 
 write = write_files

@@ -17,10 +17,10 @@ import pytest
 from conftest import FIXTURES
 from scriptdiff import api
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.report import render
-from scriptdiff.rules import load
-from scriptdiff.tree import diff_trees
+from scriptdiff.ruleset.rules import load
+from scriptdiff.run.folders import diff_trees
 
 _spec = importlib.util.spec_from_file_location("curves_gen", FIXTURES / "curves" / "gen.py")
 gen = importlib.util.module_from_spec(_spec)

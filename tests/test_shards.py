@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from scriptdiff import api, storage
+from scriptdiff import api
+from scriptdiff.inputs import storage
 from scriptdiff.checks.parts import parse_shard, split
 
 

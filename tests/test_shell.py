@@ -5,8 +5,8 @@ import pytest
 
 from scriptdiff.model import SideContext
 from scriptdiff.lang import shell
-from scriptdiff.secrets import withheld
-from scriptdiff.sources import Source
+from scriptdiff.ruleset.secrets import withheld
+from scriptdiff.inputs.sources import Source
 
 
 def facts(text: str, side: str = "gpu", name: str = "pretrain.sh", origin=None):

@@ -14,8 +14,8 @@ from conftest import rows_by_file, write_files
 from scriptdiff import api
 from scriptdiff.model import Options, SideContext
 from scriptdiff.lang import shell
-from scriptdiff.pipeline import diff_files
-from scriptdiff.sources import Source
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.inputs.sources import Source
 
 
 write = write_files

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.model import SideContext
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 from scriptdiff.lang import shell
 from scriptdiff.model import Options
-from scriptdiff.rules import code
-from scriptdiff.sources import Source
+from scriptdiff.ruleset.rules import code
+from scriptdiff.inputs.sources import Source
 
 
 def pair(tmp_path, gpu: str, npu: str, name: str = "run.sh"):

@@ -8,11 +8,11 @@ from conftest import ROOT
 from scriptdiff.lang import shell
 from scriptdiff.lang.shell import evaluator, launchers
 from scriptdiff.model import SideContext
-from scriptdiff.rule_validators import check_launchers
-from scriptdiff.rules import RuleError, load_packs
-from scriptdiff.secrets import is_secret
-from scriptdiff.sources import Source
-from scriptdiff.yamlload import load as load_yaml
+from scriptdiff.ruleset.rule_validators import check_launchers
+from scriptdiff.ruleset.rules import RuleError, load_packs
+from scriptdiff.ruleset.secrets import is_secret
+from scriptdiff.inputs.sources import Source
+from scriptdiff.inputs.yamlload import load as load_yaml
 
 SHELL = (ROOT / "rules" / "shell.yaml").read_text(encoding="utf-8")
 TORCHRUN = """    - name: torchrun

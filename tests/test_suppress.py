@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
-from scriptdiff.sources import Source
-from scriptdiff.suppress import comment_of, comments, markers
+from scriptdiff.run.pipeline import diff_files
+from scriptdiff.inputs.sources import Source
+from scriptdiff.run.suppress import comment_of, comments, markers
 
 
 def pair(tmp_path, gpu, npu, name="notes.txt", **opts):
@@ -104,7 +104,7 @@ def test_marker_in_a_followed_config_not_among_the_sources(tmp_path, monkeypatch
     """A finding may point at a config the launch script referenced (--config x.yaml): its
     comments count too, read from disk."""
     from scriptdiff.model import Finding, Report, Side
-    from scriptdiff.suppress import apply
+    from scriptdiff.run.suppress import apply
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "npu").mkdir()

@@ -10,8 +10,8 @@ import pytest
 from scriptdiff.api import diff
 from scriptdiff.lang.toml import line_map
 from scriptdiff.model import Options
-from scriptdiff.registry import detect_kind
-from scriptdiff.sources import Source
+from scriptdiff.ruleset.registry import detect_kind
+from scriptdiff.inputs.sources import Source
 
 FAITHFUL = "fixtures/toml"
 
@@ -130,9 +130,9 @@ def test_launch_scripts_naming_equal_tomls_are_silent(tmp_path, cli):
 
 
 def test_a_launch_flag_naming_a_toml_is_a_reference(tmp_path):
-    from scriptdiff.engine import extract
+    from scriptdiff.run.engine import extract
     from scriptdiff.model import SideContext
-    from scriptdiff.sources import read_path
+    from scriptdiff.inputs.sources import read_path
 
     g, _n = two_launches(tmp_path, "8e-4", "3e-4")
     ex = extract(read_path(g), SideContext(side="gpu"))

@@ -6,8 +6,9 @@ import os
 import pytest
 
 from scriptdiff.model import Options
-from scriptdiff.tree import candidates, diff_trees, pair_paths
-from scriptdiff.rules import load
+from scriptdiff.run.pairing import candidates, pair_paths
+from scriptdiff.run.folders import diff_trees
+from scriptdiff.ruleset.rules import load
 
 
 def write(root, rel, text):
@@ -93,7 +94,7 @@ def test_identical_files_are_not_parsed(tmp_path, monkeypatch):
     write(n, "broken.py", "def f(:\n")
     write(g, "a.txt", "1\n")
     write(n, "a.txt", "2\n")
-    import scriptdiff.pipeline as pipeline
+    import scriptdiff.run.pipeline as pipeline
 
     seen = []
     real = pipeline.extract

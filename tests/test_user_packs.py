@@ -12,9 +12,12 @@ import pytest
 
 from conftest import run_cli
 from test_runmemo import memo  # noqa: F401  (the run memo on, counting the runs that compared)
-from scriptdiff import api, engine, rules, store, zygote
+from scriptdiff import api
+from scriptdiff.run import engine, zygote
+from scriptdiff.ruleset import rules
+from scriptdiff.inputs import store
 from scriptdiff.model import Options
-from scriptdiff.rulepack import RuleError
+from scriptdiff.ruleset.rulepack import RuleError
 
 # `orbit`, a made-up in-house trainer: `orbit fit [options] CONFIG`
 ORBIT = """\

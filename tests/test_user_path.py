@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff.rules import edit_distance, nearest, unknown_selector
+from scriptdiff.ruleset.rules import edit_distance, nearest, unknown_selector
 
 ROOT = Path(__file__).resolve().parent.parent
 EX = "fixtures/example"

@@ -13,7 +13,7 @@ from safetensors.numpy import save_file
 from scriptdiff.checks import weights
 from scriptdiff.checks.safetensors_io import Reader, list_safetensors, tensor_stats, to_float64
 from scriptdiff.model import Options
-from scriptdiff.pipeline import diff_files
+from scriptdiff.run.pipeline import diff_files
 
 
 def rng_tensors(seed=0):

@@ -1,4 +1,4 @@
-"""The reader process of a folder diff (scriptdiff/zygote.py): it runs the worker pool with the
+"""The reader process of a folder diff (scriptdiff/run/zygote.py): it runs the worker pool with the
 readers imported ahead of time, gives exactly the parent's own results, and whatever happens
 to it, the diff still compares every pair."""
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptdiff import api, engine, zygote
+from scriptdiff import api
+from scriptdiff.run import engine, zygote
 from scriptdiff.model import Options
 
 TRAIN = """import torch
@@ -248,7 +249,7 @@ def test_the_reader_process_writes_the_entries_it_sent_before_the_diff_ends(tmp_
     once they are written, and leaves no process behind."""
     from conftest import run_cli
 
-    from scriptdiff import store
+    from scriptdiff.inputs import store
 
     cache_dir = tmp_path / "cache"
     monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(cache_dir))

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..ascend_version import cann_key, parse_cann
-from ..finding import finding
+from ..ruleset.ascend_version import cann_key, parse_cann
+from ..run.finding import finding
 from ..model import RANK_LOG, Fact, Finding
-from ..rules import load
+from ..ruleset.rules import load
 from .libraries import parse_version
 
 ADVISORY_PREFIXES = ("release:", "compat:torch-npu-cann", "compat:driver-cann", "newest:",

@@ -25,13 +25,14 @@ import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .. import __version__, storage
-from ..compare import show
-from ..finding import finding
-from ..jsonload import loads as load_json_data
+from .. import __version__
+from ..inputs import storage
+from ..run.compare import show
+from ..run.finding import finding
+from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
-from ..rules import RuleSet
-from ..sources import SourceError
+from ..ruleset.rules import RuleSet
+from ..inputs.sources import SourceError
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
 from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file

@@ -12,7 +12,7 @@ A snapshot (docs/snapshot.md) yields
   `version:torch_backend` ("torch 2.1.0+cu121" / "torch_npu 2.1.0.post8") (SD310);
 - `pkg:<name>` facts for its distributions (classified by checks/libraries.py);
 - `env:<GPU name>` facts for its recorded environment variables, keyed through the one
-  GPU<->NPU table (scriptdiff.envmap); their classifier is checks/envvars.py.
+  GPU<->NPU table (scriptdiff.ruleset.envmap); their classifier is checks/envvars.py.
 
 `classify_version` is how a difference of a `version:*` key becomes a finding; the
 `environment` classifier (checks/envvars.py) delegates every non-`env:` key to it.
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..compare import show
-from ..finding import finding
-from ..envmap import canonical
-from ..jsonload import JSONError, load_json
+from ..run.compare import show
+from ..run.finding import finding
+from ..ruleset.envmap import canonical
+from ..inputs.jsonload import JSONError, load_json
 from ..model import RANK_LOG, Extract, Fact, Finding, InputError, Masked
-from ..rules import code, load
+from ..ruleset.rules import code, load
 from . import ascend_stack, libraries
 from .libraries import normalize_name, parse_version, version_level
 

@@ -1,6 +1,6 @@
 """Environment variables (launch-script exports and snapshots): how a difference reads.
 
-Keys are `env:<GPU-side name>` (scriptdiff.envmap); each fact's meta carries the variable's
+Keys are `env:<GPU-side name>` (scriptdiff.ruleset.envmap); each fact's meta carries the variable's
 actual name, its role from the env_map table in rules/environment.yaml, and `mask: SD010`
 when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
 
@@ -15,7 +15,7 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
                  LD_LIBRARY_PATH, PYTHONPATH, ...) set or differing
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
-value_equivalents of env_map. A secret-looking name or value (scriptdiff.secrets) is compared
+value_equivalents of env_map. A secret-looking name or value (scriptdiff.ruleset.secrets) is compared
 as read but shown only as a withheld marker with a short fingerprint, whatever the source
 (a launch script withholds at reading; a hand-written or old snapshot may not have). Other `environment` keys (version:...) are delegated to
 scriptdiff.checks.environment.classify_version.
@@ -25,13 +25,13 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 
-from ..compare import show
-from ..envmap import value_equivalent
-from ..finding import finding
+from ..run.compare import show
+from ..ruleset.envmap import value_equivalent
+from ..run.finding import finding
 from ..model import Fact, Masked
-from ..rules import load
-from ..secrets import WITHHELD, is_secret, redact_text, withheld
-from ..vocabulary import to_bool
+from ..ruleset.rules import load
+from ..ruleset.secrets import WITHHELD, is_secret, redact_text, withheld
+from ..ruleset.vocabulary import to_bool
 from .environment import classify_version
 
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .. import storage
-from ..sources import open_regular
+from ..inputs import storage
+from ..inputs.sources import open_regular
 
 ALGORITHM = "blake3"
 CHUNK = 8 * 1024 * 1024

@@ -1,5 +1,5 @@
 """Hyperparameters: derived values, and how differences read (the check; what the names
-mean is the vocabulary's: scriptdiff/vocabulary.py, which every reader asks).
+mean is the vocabulary's: scriptdiff/ruleset/vocabulary.py, which every reader asks).
 
 - `derive(table)` (called by the engine for each side) adds data_parallel_size,
   gradient_accumulation_steps and global_batch_size where they can be computed and were
@@ -24,12 +24,12 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from ..compare import FactTable, classify_hparam, equal, show
-from ..finding import finding, reclassified
+from ..run.compare import FactTable, classify_hparam, equal, show
+from ..run.finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
-from ..registry import referenced_kind, referencing
-from ..rules import code, load
-from ..vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
+from ..ruleset.registry import referenced_kind, referencing
+from ..ruleset.rules import code, load
+from ..ruleset.vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
                           same_place_elsewhere, settings_in_name, vocab, written_name)
 
 

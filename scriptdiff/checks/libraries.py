@@ -22,15 +22,15 @@ import fnmatch
 import re
 from functools import lru_cache
 
-from ..compare import show
-from ..finding import finding
-from ..jsonload import loads as load_json_data
+from ..run.compare import show
+from ..run.finding import finding
+from ..inputs.jsonload import loads as load_json_data
 from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
-from ..packages import (LIST_KEY, STRICT_DIRECTIVE, Entry, conda_entry, data, entry_value, is_requirement_list,
+from ..ruleset.packages import (LIST_KEY, STRICT_DIRECTIVE, Entry, conda_entry, data, entry_value, is_requirement_list,
                         list_marker, normalize_name, package_facts, parse_requirements, scrub_url)
-from ..rules import code
-from ..yamlload import YAMLError
-from ..yamlload import load as load_yaml
+from ..ruleset.rules import code
+from ..inputs.yamlload import YAMLError
+from ..inputs.yamlload import load as load_yaml
 
 __all__ = ["Entry", "STRICT_DIRECTIVE", "entry_value", "list_marker", "looks_like_requirements", "normalize_name",
            "package_facts", "parse_conda", "parse_pip_json", "parse_requirements", "scrub_url", "version_level"]

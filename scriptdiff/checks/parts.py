@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from ..jsonload import loads as load_json_data
+from ..inputs.jsonload import loads as load_json_data
 
 MARKER = "scriptdiff_part"
 SCHEMA = 1

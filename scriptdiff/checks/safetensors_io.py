@@ -36,9 +36,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from .. import budget, storage
-from ..sources import SourceError, open_regular
-from ..jsonload import loads as load_json_data
+from .. import budget
+from ..inputs import storage
+from ..inputs.sources import SourceError, open_regular
+from ..inputs.jsonload import loads as load_json_data
 from .hashing import new_hasher
 
 MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit

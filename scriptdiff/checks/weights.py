@@ -37,12 +37,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, budget, storage
-from ..finding import finding
-from ..jsonload import loads as load_json_data
+from .. import __version__, budget
+from ..inputs import storage
+from ..run.finding import finding
+from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
-from ..rules import RuleSet, code
-from ..sources import SourceError, open_regular, read_text
+from ..ruleset.rules import RuleSet, code
+from ..inputs.sources import SourceError, open_regular, read_text
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
 from .hashing import ALGORITHM

@@ -141,7 +141,7 @@ def apply_rules(args) -> None:
     reads them from its configuration), or none: the rule set is the process's, so a command
     run in the same process after one with --rules does not keep them. A broken pack stops
     here, as one line (RuleError; a missing folder: UsageError)."""
-    from .. import store  # lazy: keeps --help fast
+    from ..inputs import store  # lazy: keeps --help fast
 
     dirs = list(getattr(args, "rules", None) or [])
     own = getattr(args, "_rule_dirs", None)

@@ -6,7 +6,7 @@ cache on, no `--output`, no git revisions and no standard input, records what it
 
 - every file it opened for reading and every folder it listed (Python's audit events
   `open`, `os.scandir`, `os.listdir`), every path it looked for and did not find (a
-  referenced config: scriptdiff/references.py raises the audit event `scriptdiff.looked`),
+  referenced config: scriptdiff/inputs/references.py raises the audit event `scriptdiff.looked`),
   the folder of each file among these
   of these, and the working directory;
 - each one's identity: kind, size, modification and change times (ns), inode and device,
@@ -16,7 +16,7 @@ cache on, no `--output`, no git revisions and no standard input, records what it
   time changes when a file is added to it, removed or renamed.
 
 Its standard output, standard error and exit status are then stored in the cache (a keyed,
-validated entry: scriptdiff/store.py), under a key of scriptdiff's version, code and rule
+validated entry: scriptdiff/inputs/store.py), under a key of scriptdiff's version, code and rule
 packs (`store.salt`), the Python version, the working directory, the arguments and the
 environment variables that change output (`SCRIPTDIFF_*`, `NO_COLOR`, `COLUMNS`, ...).
 
@@ -37,7 +37,7 @@ import stat
 import sys
 import time
 
-from .. import store
+from ..inputs import store
 
 RACY_NS = 2_000_000_000
 MAX_OUTPUT = 8 * 1024 * 1024

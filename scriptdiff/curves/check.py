@@ -12,9 +12,9 @@ classify(key, g, n, rs)    the comparison's most severe finding, or None when eq
 """
 from __future__ import annotations
 
-from ..finding import finding
+from ..run.finding import finding
 from ..model import Extract, Fact, Finding, InputError, Side
-from ..sources import SourceError, shown_path
+from ..inputs.sources import SourceError, shown_path
 from .findings import CHECK, findings
 from .metrics import Settings
 from .readers import read_side

@@ -6,7 +6,7 @@ An `equal` verdict gives no finding: the overview says it, with its evidence.
 """
 from __future__ import annotations
 
-from ..finding import finding
+from ..run.finding import finding
 from ..model import Finding, Side
 from .metrics import AT, SeriesStats, _r
 from .readers import line_text

@@ -28,12 +28,14 @@ import csv
 import io
 import os
 
-from .. import budget, gitsrc
-from ..jsonload import JSONError, Stream, loads, number
+from .. import budget
+from ..inputs import gitsrc
+from ..inputs.jsonload import JSONError, Stream, loads, number
 from ..model import InputError
-from ..secrets import redact_text
-from ..sources import SourceError, open_regular
-from ..tree import skip_dirs, walk
+from ..ruleset.secrets import redact_text
+from ..inputs.sources import SourceError, open_regular
+from ..run.pairing import skip_dirs
+from ..inputs.walk import walk
 from . import events
 from .series import CAP, Recognised, Run, canonical
 

@@ -1,16 +1,16 @@
 """`scriptdiff curves GPU NPU` end to end (api.curves, api.curves_view): read both sides,
 compare, hand the findings to the engine (suppressions, baseline, --select/--ignore, exit
-codes), and the views: terminal chart, plot, markdown section."""
+codes), and the views: terminal chart, plot, errors CSV (the markdown section is the
+report's: report/curves.py)."""
 from __future__ import annotations
 
 from ..model import InputError, Options, Report, UsageError
-from ..pipeline import Inputs
-from ..pipeline import run as run_pipeline
-from ..secrets import redact_text
+from ..run.pipeline import Inputs
+from ..run.pipeline import run as run_pipeline
+from ..ruleset.secrets import redact_text
 from . import chart, plot
 from .findings import findings, overview
 from .metrics import Settings, _r
-from .page import markdown_section, relative_to
 from .readers import ReadError, inputs, read_side
 from .verdict import compare_runs
 
@@ -71,8 +71,6 @@ def view(report: Report, what: str, **options):
         return [redact_text(line) for line in _chart(res, **options)]
     if what == "plot":
         return _plot(res, **options)
-    if what == "markdown":
-        return redact_text(_markdown(res, **options))
     if what == "errors":
         return _errors_csv(res, **options)
     raise UsageError(f"no curves view {what!r}")
@@ -98,11 +96,6 @@ def _plot(res, path: str) -> tuple[int, int]:
         return plot.draw(res, path)
     except plot.PlotError as e:
         raise UsageError(str(e)) from None
-
-
-def _markdown(res, plot: str | None = None, out_path: str | None = None) -> str:
-    """The curves section of a markdown report, the plot linked relative to the document."""
-    return markdown_section(res, relative_to(plot, out_path) if plot else None)
 
 
 def _errors_csv(res, path: str) -> int:

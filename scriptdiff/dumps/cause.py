@@ -19,7 +19,7 @@ in, when that script was read (its line then shows on the review page).
 """
 from __future__ import annotations
 
-from ..finding import finding
+from ..run.finding import finding
 from ..model import Finding, Side
 from .findings import CHECK, own_frame
 

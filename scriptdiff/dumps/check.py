@@ -11,9 +11,9 @@ classify(key, g, n, rs)    every finding of the comparison and its masked substi
 """
 from __future__ import annotations
 
-from ..finding import finding
+from ..run.finding import finding
 from ..model import Extract, Fact, InputError
-from ..sources import shown_path
+from ..inputs.sources import shown_path
 from .findings import CHECK, findings, key_of, side_errors
 from .reader import DumpError
 from .run import compare_sides, describe_side, open_side

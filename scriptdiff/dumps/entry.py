@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 
 from ..model import InputError, Options, Report, UsageError
-from ..pipeline import Inputs
-from ..pipeline import run as run_pipeline
+from ..run.pipeline import Inputs
+from ..run.pipeline import run as run_pipeline
 from .findings import CHECK, findings, overview, side_errors
 from .reader import DumpError, locate
 from .run import Settings, compare_sides, open_side, size
@@ -84,9 +84,11 @@ def _compare(report: Report, sides: list, opts: Options, st: Settings, scripts, 
 
 def script_inputs(g: str, n: str, report: Report, opts: Options) -> Inputs:
     """The two script trees (or files) as the pipeline's Inputs, read as `diff` reads them."""
-    from .. import scopes  # lazy: keeps --help fast
-    from ..sources import SourceError, read_path  # lazy: keeps --help fast
-    from ..tree import collect, skip_dirs, walk  # lazy: keeps --help fast
+    from ..run import scopes  # lazy: keeps --help fast
+    from ..inputs.sources import SourceError, read_path  # lazy: keeps --help fast
+    from ..run.folders import collect  # lazy: keeps --help fast
+    from ..run.pairing import skip_dirs  # lazy: keeps --help fast
+    from ..inputs.walk import walk  # lazy: keeps --help fast
 
     for p in (g, n):
         if not os.path.exists(p):

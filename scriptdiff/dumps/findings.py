@@ -10,9 +10,9 @@ form, within the thresholds) are masked.
 from __future__ import annotations
 
 from .. import budget
-from ..finding import finding
+from ..run.finding import finding
 from ..model import Finding, InputError, Masked, Side
-from ..rules import code
+from ..ruleset.rules import code
 from . import ports
 from .reader import Frame
 from .run import PHASES, Result, _span, describe_side

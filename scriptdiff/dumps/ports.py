@@ -14,7 +14,7 @@ import fnmatch
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..rules import load
+from ..ruleset.rules import load
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .. import budget
-from ..jsonload import JSONError, Stream, number
-from ..sources import SourceError, open_regular
+from ..inputs.jsonload import JSONError, Stream, number
+from ..inputs.sources import SourceError, open_regular
 
 DIRECTIONS = ("forward", "backward", "parameters_grad")
 STATS = ("Max", "Min", "Mean", "Norm")

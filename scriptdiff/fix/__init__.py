@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..model import SCHEMA, InputError, Report
-from ..registry import detect
-from ..sources import Source, SourceError, read_bytes
+from ..ruleset.registry import detect
+from ..inputs.sources import Source, SourceError, read_bytes
 from .base import WHYS, Edit, Refused  # noqa: F401 (the package's names)
 from .plan import Decision, encoded, plan  # noqa: F401
 
@@ -164,7 +164,7 @@ def apply(decisions: list[Decision], sources: dict) -> dict[str, FileChange]:
 def uncommitted(path: str) -> bool:
     """The file has changes git has not committed (modified, staged or untracked) in the work
     tree it is in; False outside a git work tree or without git."""
-    from .. import gitsrc  # lazy: keeps --help fast (only fix asks git about the work tree)
+    from ..inputs import gitsrc  # lazy: keeps --help fast (only fix asks git about the work tree)
 
     folder = os.path.dirname(os.path.abspath(path))
     try:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Fact
-from ..rules import load
-from ..sources import Source
-from ..vocabulary import norm_name, value_ports
+from ..ruleset.rules import load
+from ..inputs.sources import Source
+from ..ruleset.vocabulary import norm_name, value_ports
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..compare import equal
+from ..run.compare import equal
 from ..model import ORIGIN_EXPLICIT, Fact
-from ..vocabulary import convert, entry, normalize, value_ports
+from ..ruleset.vocabulary import convert, entry, normalize, value_ports
 from .base import Edit, Refused, Request, needs_spelling, number_text, ported, refuse_unspelled, spelling
 
 

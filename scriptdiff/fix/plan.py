@@ -26,12 +26,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compare import show
-from ..envmap import npu_name
+from ..run.compare import show
+from ..ruleset.envmap import npu_name
 from ..model import ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Fact, Finding, Report
-from ..registry import detect
-from ..rules import code
-from ..sources import Source
+from ..ruleset.registry import detect
+from ..ruleset.rules import code
+from ..inputs.sources import Source
 from .base import Edit, Refused, Request, conflict_line
 
 LOUD = ("error", "warning")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..jsonload import JSONError, check_depth
+from ..inputs.jsonload import JSONError, check_depth
 from ..lang.toml import tomllib, value_spans
 from .base import Edit, Refused, Request, number_text
 from .config import Format, _dotted, cpath

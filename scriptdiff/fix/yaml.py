@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import yamlload
+from ..inputs import yamlload
 from .base import Edit, Refused, Request, number_text
 from .config import Format, _dotted, cpath
 

@@ -20,7 +20,7 @@ by config group (`defaults.optimizer` = adamw), `${a.b}` is resolved within the 
 can be, and a file that is a list of `a.b=c` strings (.hydra/overrides.yaml) is read as
 command-line overrides.
 
-JSON is read by the line-keeping loader in scriptdiff/jsonload.py; malformed input gives
+JSON is read by the line-keeping loader in scriptdiff/inputs/jsonload.py; malformed input gives
 one errors entry naming the line.
 """
 from __future__ import annotations
@@ -29,13 +29,13 @@ import os
 from typing import Any
 
 from ..budget import TOO_LARGE, Meter, TooLarge, note
-from ..jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
+from ..inputs.jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
-from ..references import resolve
-from ..registry import dialects_for, referenced_kind
-from ..secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
-from ..vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize, path_key
-from ..yamlload import YAMLError, load
+from ..inputs.references import resolve
+from ..ruleset.registry import dialects_for, referenced_kind
+from ..ruleset.secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
+from ..ruleset.vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize, path_key
+from ..inputs.yamlload import YAMLError, load
 
 DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
               "fp16", "bf16", "zero_allow_untested_optimizer", "steps_per_print", "wall_clock_breakdown"}

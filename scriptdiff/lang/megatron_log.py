@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from ..model import RANK_LOG, Extract, Fact, InputError
-from ..vocabulary import canonical_flag, convert
+from ..ruleset.vocabulary import canonical_flag, convert
 
 START = "------------------------ arguments ------------------------"
 END = "-------------------- end of arguments ---------------------"

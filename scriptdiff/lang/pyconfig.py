@@ -30,8 +30,8 @@ from typing import Any
 from .. import budget
 from ..budget import TOO_LARGE, TooLarge
 from ..model import Extract, InputError
-from ..registry import dialects_for
-from ..vocabulary import detect_dialects
+from ..ruleset.registry import dialects_for
+from ..ruleset.vocabulary import detect_dialects
 from .config import dialect_defaults, facts_for, interpolate, leaves, too_large_notes
 
 KIND = "pyconfig"

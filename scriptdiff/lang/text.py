@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..finding import finding
+from ..run.finding import finding
 from ..model import Extract, PairResult, Side
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import fnmatch
 
-from ..jsonload import JSONError, check_depth
+from ..inputs.jsonload import JSONError, check_depth
 from ..model import RANK_CONFIG, Extract, Fact, InputError
-from ..registry import dialects_for
-from ..suppress import comment_of
-from ..vocabulary import convert
+from ..ruleset.registry import dialects_for
+from ..run.suppress import comment_of
+from ..ruleset.vocabulary import convert
 from .config import dotted, facts_for, leaves
 
 try:

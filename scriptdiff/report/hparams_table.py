@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import io
 
-from ..compare import equal
+from ..run.compare import equal
 from ..model import jsonable
-from ..secrets import withhold_report
+from ..ruleset.secrets import withhold_report
 from . import render as render_report
 from .markdown import _cell, _code
 from .values import json_report, json_side, json_text, safe, shown

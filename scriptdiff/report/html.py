@@ -8,7 +8,7 @@ line have equal values on both sides: Report.equal; the value and how each side 
 hover), or changed with no finding. Inside a line the page marks the changed words (a token
 diff) and tells apart the words a finding's value is written in (located here, `_locate`),
 a mask's parts and normalised values. Above the panels: the findings (each links to its
-rows), the verdicts of `check`, the curves view (curves/page.py's chart data, drawn by the
+rows), the verdicts of `check`, the curves view (report/curves.py's chart data, drawn by the
 page as SVG), the hyperparameter table (its summary says what "differ" counts; origins link
 to their lines), the input errors and the file list with counts per file.
 
@@ -37,11 +37,11 @@ import html
 import json
 import os
 
-from ..registry import check_order, detect
-from ..rules import load as load_rules
-from ..curves.page import chart_data
-from ..secrets import is_secret, shown_text
-from ..sources import Source, SourceError, read_path
+from ..ruleset.registry import check_order, detect
+from ..ruleset.rules import load as load_rules
+from .curves import chart_data
+from ..ruleset.secrets import is_secret, shown_text
+from ..inputs.sources import Source, SourceError, read_path
 from .dumps_html import section as dumps_section
 from .hparams_table import origin
 from .values import MAX_CHARS, clip, safe, shown

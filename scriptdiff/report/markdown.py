@@ -9,8 +9,8 @@ longer than any run of backticks inside it. Control characters are escaped first
 row of a table stays one line of the output."""
 from __future__ import annotations
 
-from ..curves.page import markdown_section, relative_to
-from ..registry import check_order
+from .curves import markdown_section, relative_to
+from ..ruleset.registry import check_order
 from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
 from .values import md_cell as _cell
 from .values import md_code as _code

@@ -17,9 +17,9 @@ import os
 from urllib.parse import quote
 
 from .. import __version__
-from ..rules import load
-from ..sources import git_top
-from ..suppress import fingerprint
+from ..ruleset.rules import load
+from ..inputs.sources import git_top
+from ..run.suppress import fingerprint
 from .values import MAX_CHARS, MAX_SOURCE, clip, json_text, record_line, shown
 
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}

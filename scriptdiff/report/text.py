@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from ..registry import check_order
+from ..ruleset.registry import check_order
 from .values import MAX_CHARS, MAX_SOURCE, clip, record_rows, safe, shown
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

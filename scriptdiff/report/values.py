@@ -67,8 +67,8 @@ def safe(text: Any) -> str:
 
 def error_line(path: Any, message: Any, label: str = "") -> str:
     """One input error as a command prints it on standard error (`scriptdiff: path:
-    message`): no secret in it (scriptdiff.secrets, as every writer), made safe."""
-    from ..secrets import redact_text  # lazy: keeps --help fast (loads the rule packs)
+    message`): no secret in it (scriptdiff.ruleset.secrets, as every writer), made safe."""
+    from ..ruleset.secrets import redact_text  # lazy: keeps --help fast (loads the rule packs)
 
     return f"scriptdiff: {label}{safe(redact_text(str(path)))}: {safe(redact_text(str(message)))}"
 
@@ -83,7 +83,7 @@ def clip(text: Any, limit: int = MAX_CHARS, full: bool = False) -> str:
 
 def shown(value: Any, full: bool = False) -> str:
     """A fact's value as the text writers show it (compare.show), cut and made safe."""
-    from ..compare import show  # lazy: keeps --help fast (compare loads the rule packs)
+    from ..run.compare import show  # lazy: keeps --help fast (compare loads the rule packs)
 
     if not full and isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > MAX_ITEMS:
         more = len(value) - MAX_ITEMS

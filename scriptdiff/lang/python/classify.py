@@ -12,8 +12,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
-from ...rules import code
-from ...vocabulary import is_cosmetic
+from ...ruleset.rules import code
+from ...ruleset.vocabulary import is_cosmetic
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted, match_name, rules
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
-from ...rules import code
+from ...ruleset.rules import code
 from .pair import PairState, one_line
 from .parse import Parsed, St, expected_import, import_items, qualified_name
 from .specialise import switch, tuning

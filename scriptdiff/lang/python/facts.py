@@ -22,11 +22,11 @@ import libcst as cst
 
 from ...budget import Meter, TooLarge, check_number, note
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
-from ...secrets import is_secret, redact_text, withheld
-from ...vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
+from ...ruleset.secrets import is_secret, redact_text, withheld
+from ...ruleset.vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
                            spelling_index, value_ports)
 from .focus import fact_callee_names
-from ...devices import family_of
+from ...ruleset.devices import family_of
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 from .specialise import MISSING, device_key, device_value
 

@@ -38,8 +38,8 @@ import re
 import warnings
 from functools import lru_cache
 
-from ...devices import may_branch
-from ...rules import load
+from ...ruleset.devices import may_branch
+from ...ruleset.rules import load
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
 MAX_SHARE = 0.6  # keeping more than this share of the lines: parse the whole files
@@ -354,7 +354,7 @@ def pair_key(gdata: bytes, ndata: bytes) -> tuple[bytes, bytes]:
 
 # --- ahead of the reader (rules/kinds.yaml `ahead`) -------------------------------------------
 # This module imports neither libcst nor the reader, so the parent of a folder diff can plan
-# pairs while its reader process is still importing them (scriptdiff/zygote.py); the plans
+# pairs while its reader process is still importing them (scriptdiff/run/zygote.py); the plans
 # travel with the work, and the reader takes a given plan instead of computing it again.
 
 _GIVEN: dict = {}

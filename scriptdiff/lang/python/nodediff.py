@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
-from ...rules import code, load
+from ...ruleset.rules import code, load
 from .pair import PairState, one_line
 from .facts import NotLiteral, Reader, env_read
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ...finding import finding
+from ...run.finding import finding
 from ...model import Finding, Masked, Side
-from ...vocabulary import category
+from ...ruleset.vocabulary import category
 from .facts import QName, Reader
 from .parse import Norm, Parsed, St
 

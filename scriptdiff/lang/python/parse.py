@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ...rules import code, load
+from ...ruleset.rules import code, load
 from .guard import measure, on_big_stack
 from .spans import LineState, PublicState, SpansError, record
 

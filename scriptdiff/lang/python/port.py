@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
-from ...rules import code
+from ...ruleset.rules import code
 from .classify import Classifier
 from .facts import NotLiteral, Reader
 from .nodediff import NodeDiff

@@ -29,9 +29,9 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import replace
 
-from ...finding import reclassified
+from ...run.finding import reclassified
 from ...model import Extract, InputError, Masked, PairResult, Side
-from ...rules import code
+from ...ruleset.rules import code
 from .. import text
 from .align import Aligner
 from .classify import Classifier

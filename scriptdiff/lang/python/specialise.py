@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ...devices import family_of, side_family, table
+from ...ruleset.devices import family_of, side_family, table
 from .parse import Parsed, St, dotted, fields_of, import_items, match_name, qualified_name
 from .parse import _block_body as _stmts
 

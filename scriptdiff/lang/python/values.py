@@ -19,7 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
-from ...vocabulary import lookup
+from ...ruleset.vocabulary import lookup
 from .classify import Classifier, severity_rule
 from .facts import NotLiteral, Reader, env_read
 from .pair import PairState, one_line

@@ -13,7 +13,7 @@ What is read:
   training script's options become hyperparameter facts: `--k v`, `--k=v`, `--flag`,
   `--no-flag`, Hydra `a.b=c` / `+a.b=c` / `++a.b=c`.
 - exported environment variables (and `VAR=x cmd` prefixes of a launcher) become
-  environment facts keyed by scriptdiff.envmap; `source .../set_env.sh` is an NPU tuning fact.
+  environment facts keyed by scriptdiff.ruleset.envmap; `source .../set_env.sh` is an NPU tuning fact.
 - comments holding flags (`# --seed 42`) mark that flag as *commented out* on this side.
 - config files named by the script (--deepspeed ds.json, --config x.yaml, --config_file,
   --deepspeed_config) are references the engine follows.
@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 
 from ...model import Extract, InputError, Masked, Side
-from ...rules import code
+from ...ruleset.rules import code
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator
 from .evaluator import parser as _parser

@@ -6,7 +6,7 @@ side comments out and the other sets is reported as such, not as simply missing.
 from __future__ import annotations
 
 from ...model import Fact
-from ...vocabulary import canonical_flag
+from ...ruleset.vocabulary import canonical_flag
 from .record import Record
 
 

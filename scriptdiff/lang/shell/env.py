@@ -1,19 +1,19 @@
 """Environment facts from a launch script: exported variables, `VAR=x launcher ...`
 prefixes and sourced environment scripts (`source .../set_env.sh` is an NPU tuning fact).
 
-Each variable is keyed by scriptdiff.envmap (its GPU-side name when it has an NPU
+Each variable is keyed by scriptdiff.ruleset.envmap (its GPU-side name when it has an NPU
 counterpart, masked as the expected rename); a secret-looking name or value
-(scriptdiff.secrets) is withheld: the value becomes a marker with a short fingerprint, so a
+(scriptdiff.ruleset.secrets) is withheld: the value becomes a marker with a short fingerprint, so a
 changed token still compares as changed, and the source text never shows it.
 """
 from __future__ import annotations
 
 import os
 
-from ...envmap import canonical
+from ...ruleset.envmap import canonical
 from ...model import RANK_SCRIPT, Fact
-from ...rules import code
-from ...secrets import is_secret, withheld
+from ...ruleset.rules import code
+from ...ruleset.secrets import is_secret, withheld
 from .record import Record
 from .words import Seg
 

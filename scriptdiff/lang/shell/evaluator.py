@@ -25,8 +25,8 @@ from functools import lru_cache
 
 from ...budget import TOO_LARGE_TEXT, TooLarge
 from ...model import InputError
-from ...references import DiskResolver, source_identity
-from ...sources import SourceError
+from ...inputs.references import DiskResolver, source_identity
+from ...inputs.sources import SourceError
 from .comments import commented_flags
 from . import install
 from .env import env_fact, sourced_fact

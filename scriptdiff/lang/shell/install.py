@@ -4,7 +4,7 @@ An environment-setup script (`conda create -n llm python=3.10 -y; pip install -r
 requirements_gpu.txt; pip install flash-attn==2.5.8`) decides the library versions of a run
 as much as a requirements file does. Each installer command of rules/shell.yaml `installers:`
 (pip, `python -m pip`, `uv pip`, conda/mamba install and create, `conda env create -f`) is read
-here: a package word becomes a `pkg:<name>` fact (scriptdiff/packages.py reads it as pip or
+here: a package word becomes a `pkg:<name>` fact (scriptdiff/ruleset/packages.py reads it as pip or
 conda writes it), `-r FILE` / `-c FILE` / `-f env.yml` a reference the engine follows and
 reads as a package list of its own (found within the side, as a referenced config is), and
 the script gives the libraries check a package list (its marker), compared against the other
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...model import RANK_CONFIG, Fact, InputError
-from ...packages import CONSTRAINT, Entry, conda_entry, list_marker, package_facts, requirement
-from ...rules import load
+from ...ruleset.packages import CONSTRAINT, Entry, conda_entry, list_marker, package_facts, requirement
+from ...ruleset.rules import load
 from .record import Record
 from .words import Word, tail_word
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from ...model import RANK_SCRIPT, REF_PROGRAM, Fact
-from ...vocabulary import convert
+from ...ruleset.vocabulary import convert
 from .launchers import Launcher, LauncherTable
 from .program import ProgramReader
 from .record import Record

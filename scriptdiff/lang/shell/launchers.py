@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ...rules import load
+from ...ruleset.rules import load
 
 # `program:` where the program starts, after the command word (and its subcommand); the
 # validator (rule_validators.check_launchers) knows these four:

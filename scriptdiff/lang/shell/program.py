@@ -1,7 +1,7 @@
 """A training program's options as facts: `--k v`, `--k=v`, `--flag`, `--no-flag`, Hydra
 `a.b=c` / `+a.b=c` / `++a.b=c`, and config files named by an option or a positional word.
 
-Each option becomes a hyperparameter fact under its canonical key (scriptdiff/vocabulary.py), spelled
+Each option becomes a hyperparameter fact under its canonical key (scriptdiff/ruleset/vocabulary.py), spelled
 for the framework its options suggest (Megatron or Hugging Face, from the hints in
 rules/shell.yaml `launchers.hints`); a config file becomes a `config:<key>` reference fact
 that the engine follows.
@@ -12,11 +12,11 @@ import os
 import re
 
 from ...model import RANK_SCRIPT, Fact, Masked, Side
-from ...references import resolve
-from ...registry import dialects_for, reference_suffixes, referenced_kind
-from ...rules import code
-from ...secrets import is_secret, withheld
-from ...vocabulary import canonical_flag, convert, dialect_path, path_key, to_number
+from ...inputs.references import resolve
+from ...ruleset.registry import dialects_for, reference_suffixes, referenced_kind
+from ...ruleset.rules import code
+from ...ruleset.secrets import is_secret, withheld
+from ...ruleset.vocabulary import canonical_flag, convert, dialect_path, path_key, to_number
 from .launchers import LauncherTable
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -35,7 +35,7 @@ class ProgramReader:
         """The options of program `script` (a path or module name), as facts; `framework`: the
         one its launcher names (megatron sft: megatron), else guessed from the options. Returns
         the options passed, each [name as written, line, value shown, source], for the check
-        against the program's own parser (scriptdiff/launchargs.py); each fact an option made
+        against the program's own parser (scriptdiff/run/launchargs.py); each fact an option made
         carries its name in meta["flag"]."""
         base = os.path.basename(script)
         flags = []

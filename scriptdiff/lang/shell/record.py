@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from ...budget import note
 from ...model import Fact, InputError
-from ...secrets import redact_text, secret_spans, secret_words
-from ...vocabulary import canonical_flag
+from ...ruleset.secrets import redact_text, secret_spans, secret_words
+from ...ruleset.vocabulary import canonical_flag
 
 EXCERPT = 160  # characters of a long line shown around a fact's option
 LINE_BASE = 1 << 32  # the lines of the k-th file a script sources are numbered from k * LINE_BASE

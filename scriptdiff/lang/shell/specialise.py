@@ -16,7 +16,7 @@ import fnmatch
 from collections import Counter
 from functools import lru_cache
 
-from ...devices import family_of, side_family, table
+from ...ruleset.devices import family_of, side_family, table
 
 LOOKUPS = ("command", "which", "type", "hash")  # how a script asks whether a tool is installed
 FILE_TESTS = ("-d", "-e", "-f", "-x", "-L", "-h", "-r", "-s", "-c", "-b")
