@@ -79,7 +79,7 @@ def is_fingerprint(path: str) -> bool:
         store = storage.store_for(path)
         if not (path.lower().endswith(".json") and store.kind(path) == "file"):
             return False
-        return f'"{MARKER}"'.encode() in store.head(path, 2000)
+        return f'"{MARKER}"'.encode() in store.head(path, budget.MARKER_SNIFF)
     except SourceError:
         return False
 
@@ -204,7 +204,7 @@ def _megatron_files(p: Path) -> list[tuple[str, Path]]:
     base = p
     if tracker.is_file():
         try:
-            it = read_text(tracker, limit=4096).strip()
+            it = read_text(tracker, limit=budget.TRACKER_BYTES).strip()
         except SourceError:
             it = ""
         if it == "release":

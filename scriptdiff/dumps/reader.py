@@ -226,7 +226,7 @@ def _leaf(d: dict):
     if isinstance(value, list):
         value = tuple(value)
     elif isinstance(value, dict):
-        value = repr(value)[:200]
+        value = repr(value)[:budget.DUMP_DICT_CHARS]
     return Scalar(str(t), value)
 
 
@@ -510,7 +510,7 @@ def stats_of(ref) -> tuple:
 
     hi, lo, total, sq, n = -math.inf, math.inf, 0.0, 0.0, 0
     with st.Reader() as rd, np.errstate(all="ignore"):
-        for part in rd.chunks(ref, st.STAT_ELEMS * st.DTYPES[ref.dtype][1]):
+        for part in rd.chunks(ref, budget.STAT_ELEMS * st.DTYPES[ref.dtype][1]):
             a = st.to_float64(part, ref.dtype)
             if not a.size:
                 continue

@@ -1,16 +1,18 @@
 """The curves as the pages show them: the html page's chart data (drawn by the page's own
 script as inline SVG, no plotting library) and the markdown section.
 
-`chart_data(res)` is plain JSON: per compared series its aligned points (at most MAX_POINTS,
-thinned so that every extreme survives: each bucket keeps its first point and the points
-where GPU, NPU or the relative error are lowest and highest), the events to mark (NaN/inf,
-skipped, overflow, spikes: each side's, from the counts the verdict used), the divergence,
-the first N points the first-step verdict judges, and whether a log axis suits it.
+`chart_data(res)` is plain JSON: per compared series its aligned points (at most
+budget.CHART_POINTS, thinned so that every extreme survives: each bucket keeps its first
+point and the points where GPU, NPU or the relative error are lowest and highest), the
+events to mark (NaN/inf, skipped, overflow, spikes: each side's, from the counts the
+verdict used), the divergence, the first N points the first-step verdict judges, and
+whether a log axis suits it.
 """
 from __future__ import annotations
 
 import os
 
+from .. import budget
 from .values import md_cell as _cell
 from .values import safe
 from ..ruleset.secrets import redact_text
@@ -19,8 +21,6 @@ from ..curves.metrics import _r
 from ..curves.plot import chosen, events, first_span, log_axis
 from ..curves.series import is_downstream
 from ..curves.verdict import Result
-
-MAX_POINTS = 4000  # points per series in the page (the run's extremes always among them)
 
 
 def _num(v):
@@ -31,7 +31,7 @@ def _num(v):
     return int(v) if v.is_integer() and abs(v) < 2 ** 53 else float(f"{v:.6g}")
 
 
-def thinned(x, g, n, rel, limit: int = MAX_POINTS):
+def thinned(x, g, n, rel, limit: int = budget.CHART_POINTS):
     """Indices of the points kept: all of them up to `limit`, else per bucket the first and the
     lowest and highest of GPU, NPU and the relative error (so no spike is thinned away)."""
     import numpy as np
@@ -51,7 +51,7 @@ def thinned(x, g, n, rel, limit: int = MAX_POINTS):
         base = np.arange(nb) * per
         keep += [(base + lo)[ok], (base + hi)[ok]]
         bad = ~np.isfinite(v)  # a non-finite point is kept (it is marked)
-        keep.append(np.nonzero(bad)[0][:200])
+        keep.append(np.nonzero(bad)[0][:budget.CHART_NONFINITE])
     idx = np.unique(np.concatenate(keep))
     return idx[idx < m]
 

@@ -8,8 +8,9 @@ own; the annotation's own line breaks are encoded as %0A.
 """
 from __future__ import annotations
 
+from .. import budget
 from .sarif import repo_relative, repo_root
-from .values import MAX_CHARS, clip, record_line, safe, shown
+from .values import clip, record_line, safe, shown
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -43,7 +44,7 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         where = ""
         if f.gpu is not None and f.gpu.path:
             where = f" [GPU at {safe(f.gpu.path)}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
-        msg = f"{clip(f.message, 2 * MAX_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
+        msg = f"{clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
         out.append(f"::{LEVEL.get(f.severity, 'warning')} {','.join(props)}::{_data(msg)}")
     for e in report.errors:
         level = "notice" if e.level == "note" else ("error" if e.fatal else "warning")

@@ -37,6 +37,7 @@ import html
 import json
 import os
 
+from .. import budget
 from ..ruleset.registry import check_order, detect
 from ..ruleset.rules import load as load_rules
 from .curves import chart_data
@@ -44,10 +45,8 @@ from ..ruleset.secrets import is_secret, shown_text
 from ..inputs.sources import Source, SourceError, read_path
 from .dumps_html import section as dumps_section
 from .hparams_table import origin
-from .values import MAX_CHARS, clip, safe, shown
+from .values import clip, safe, shown
 
-MAX_TEXT = 2_000_000  # a file read from disk for the page: larger ones are not shown
-MAX_LINES = 20_000  # lines of one side shown (a generated file would make the page huge)
 SEV = ("error", "warning", "info")
 
 
@@ -145,7 +144,7 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
     if (side, path) in texts:
         return texts[(side, path)]
     try:  # a path from a Report built without keep_texts: read it only if it is a small file
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_TEXT:
+        if not os.path.isfile(path) or os.path.getsize(path) > budget.PAGE_FILE_BYTES:
             return None
     except OSError:
         return None
@@ -153,7 +152,7 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
         src = read_path(path)
     except SourceError:
         return None
-    if len(src.data) > MAX_TEXT or src.is_binary():
+    if len(src.data) > budget.PAGE_FILE_BYTES or src.is_binary():
         return None
     return shown_text(src)
 
@@ -166,7 +165,7 @@ def _lines(text: str | None) -> list[str]:
     lines = [safe(line) for line in text.replace("\r\n", "\n").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
-    return lines[:MAX_LINES]
+    return lines[:budget.PAGE_LINES]
 
 
 def _lexer(path: str | None, lines: list[str]):
@@ -257,7 +256,7 @@ def _matches(value, word: str) -> bool:
 def _locate(value, text: str, limit: int = 4) -> list[list[int]]:
     """[start, end] of each word of `text` that writes `value` (a number by its value, a
     boolean by true/false/on/off, a string as itself; each element of a list or tuple)."""
-    if value is None or text is None or len(text) > 2000:
+    if value is None or text is None or len(text) > budget.PAGE_LOCATE_CHARS:
         return []
     values = list(value)[:8] if isinstance(value, (list, tuple)) else [value]
     out = []
@@ -379,7 +378,7 @@ def _cstop(i: int, run: list, spans, shown: int) -> list:
 
 def _pair_data(f: _File, marks: dict, used: set):
     a, b = _lines(f.ta), _lines(f.tb)
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > 2000).get_opcodes()
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > budget.PRECISE_DIFF_LINES).get_opcodes()
     lexer = _lexer(f.g or f.n, a or b)
     # the NPU side's lines only where they differ (equal runs are the GPU side's), each changed
     # block lexed on its own: half the lexing, at the price of a block that starts inside a
@@ -423,7 +422,7 @@ def render(report, full_values: bool = False, **_options) -> str:
         val = {s: (shown(x.value, full_values) if x is not None else "(absent)") for s, x in
                (("g", fd.gpu), ("n", fd.npu))}
         fdata.append([fd.severity, fd.check, fd.rule, safe(fd.key), val["g"], val["n"],
-                      clip(fd.message, 2 * MAX_CHARS, full_values), locs[0], locs[1]])
+                      clip(fd.message, 2 * budget.SHOWN_CHARS, full_values), locs[0], locs[1]])
     mtitles: list[str] = []
     mindex: dict[str, int] = {}
     masked_at: set[tuple[str, str, int]] = set()  # (side, path, line) of every masked line
