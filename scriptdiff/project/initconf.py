@@ -190,7 +190,7 @@ def _launch_scripts(folder: str) -> list[str]:
 
 def _key(path: str) -> str | None:
     """The configuration key a file or folder of one side is an input of, or None."""
-    from ..checks.weights import TORCH_SUFFIXES  # lazy: keeps --help fast (numpy)
+    from ..checks.checkpoints import TORCH_SUFFIXES  # lazy: keeps --help fast (numpy)
 
     checkpoint = (".safetensors", *TORCH_SUFFIXES)
     if os.path.isdir(path):
