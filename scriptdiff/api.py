@@ -31,7 +31,7 @@ from . import fix as fixing
 from .inputs import gitsrc
 from .run import onefile, scopes, zygote
 from .run.engine import extract, read_inputs
-from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
+from .model import Extract, Fact, Finding, InputError, Options, Report, Severity, SideContext, UsageError
 from .run.pipeline import Inputs, diff_files, pair_sources, run
 from .ruleset.registry import detect
 from .report import render as _render
@@ -376,7 +376,7 @@ def _unverified(before: Report, after: Report, active: list) -> dict:
         if _ident(d.finding) in now:
             out[id(d)] = f"diff still reports {d.finding.rule} {d.finding.key}"
     was = {_ident(f) for f in before.findings}
-    new = sorted({f"{f.rule} {f.key}" for f in after.findings if f.severity in ("error", "warning")
+    new = sorted({f"{f.rule} {f.key}" for f in after.findings if Severity(f.severity).loud
                   and _ident(f) not in was})
     if new:
         out[0] = f"diff then reports {', '.join(new[:3])}"

@@ -37,6 +37,7 @@ import html
 import json
 import os
 
+from ..model import Severity
 from ..ruleset.registry import check_order, detect
 from ..ruleset.rules import load as load_rules
 from .curves import chart_data
@@ -48,7 +49,6 @@ from .values import MAX_CHARS, clip, safe, shown
 
 MAX_TEXT = 2_000_000  # a file read from disk for the page: larger ones are not shown
 MAX_LINES = 20_000  # lines of one side shown (a generated file would make the page huge)
-SEV = ("error", "warning", "info")
 
 
 def e(s) -> str:
@@ -273,7 +273,8 @@ def _locate(value, text: str, limit: int = 4) -> list[list[int]]:
 
 # the look of one side of a row (a cell): a finding (its severity), a masked port edit,
 # equal after normalising, changed with no finding; the order says which wins on a line
-LOOK_RANK = {"E": 0, "W": 1, "I": 2, "C": 3, "Q": 4, "M": 5}
+FINDING_LOOKS = tuple(s.look for s in Severity)  # a finding's line: the letter of its severity
+LOOK_RANK = {look: i for i, look in enumerate(FINDING_LOOKS + ("C", "Q", "M"))}
 CTX = 3  # unchanged lines kept around a marked line (the page's script folds the same way)
 
 
@@ -282,7 +283,7 @@ def _look(marks: dict, col: str, line: int | None, changed: bool, findings: list
         return ""
     ks = marks["f" + col].get(str(line))
     if ks:
-        return min((findings[k][0][0].upper() for k in ks), key=LOOK_RANK.get)
+        return min((Severity(findings[k][0]).look for k in ks), key=LOOK_RANK.get)
     if str(line) in marks["m" + col]:
         return "M"
     if not changed:
@@ -358,7 +359,7 @@ def _stops(i: int, marked: list[list], ff: list, spans, shown: int) -> tuple[lis
     run = None
     for r, la, lb in marked:
         look = min((x for x in (la, lb) if x), key=LOOK_RANK.get)
-        if look in ("E", "W", "I"):
+        if look in FINDING_LOOKS:
             fstops.append([i, r, []])
         if run is not None and r == run[1] + 1:
             run[1] = r
@@ -422,7 +423,7 @@ def render(report, full_values: bool = False, **_options) -> str:
                 marks[i]["ff"].append(k)
         val = {s: (shown(x.value, full_values) if x is not None else "(absent)") for s, x in
                (("g", fd.gpu), ("n", fd.npu))}
-        fdata.append([fd.severity, fd.check, fd.rule, safe(fd.key), val["g"], val["n"],
+        fdata.append([Severity(fd.severity).value, fd.check, fd.rule, safe(fd.key), val["g"], val["n"],
                       clip(fd.message, 2 * MAX_CHARS, full_values), locs[0], locs[1]])
     mtitles: list[str] = []
     mindex: dict[str, int] = {}
@@ -449,7 +450,7 @@ def render(report, full_values: bool = False, **_options) -> str:
     blocks = []
     sf: list = [[-1, -1, [k]] for k, d in enumerate(fdata) if d[7] < 0 and d[8] < 0]  # not on any panel: the list
     sc: list = []
-    looks = {"E": 0, "W": 0, "I": 0, "M": 0, "Q": 0, "C": 0}
+    looks = dict.fromkeys(LOOK_RANK, 0)
     shown_rows: dict[int, int] = {}
     for i, f in enumerate(files):
         if not _shown(f):
@@ -478,7 +479,6 @@ def render(report, full_values: bool = False, **_options) -> str:
         f.looks = {x: sum(1 for _r, xa, xb in marked for y in (xa, xb) if y == x) for x in ("M", "Q", "C")}
         shown_rows[i] = nshown + len(files[i].findings)
         blocks.append(f'<script type="application/json" id="d{i}">{_script_json(data)}</script>')
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in SEV}
     checks = sorted({f.check for f in report.findings} | set(report.verdicts), key=check_order)
     data = {"f": fdata, "m": mtitles, "q": qtexts, "sf": sf, "sc": sc, "show_masked": True}
     curves = report.details.get("curves")
@@ -489,7 +489,7 @@ def render(report, full_values: bool = False, **_options) -> str:
              f"{_pygments_css(used)}</style></head>"
              f"<body><header><h1>scriptdiff {'review' if files or curves is None else 'curves'}</h1>"
              f"<p class=sides><b>GPU</b> {e(report.gpu)} <b>vs NPU</b> {e(report.npu)}</p><p class=sum>"
-             + " ".join(f'<span class="sev-{s}">{counts[s]} {s}</span>' for s in SEV)
+             + " ".join(f'<span class="{s.html_class}">{n} {s}</span>' for s, n in Severity.counts(report.findings).items())
              + (f" · {len(report.masked)} expected substitution(s) masked · {len(files)} file(s)" if files else "")
              + "</p>"
              + _controls(checks, looks if panels else None) + "</header>"
@@ -594,11 +594,12 @@ LOOKS = (("lf", "finding", "a line a finding is about (its badge in the middle)"
 
 
 def _controls(checks: list[str], looks: dict | None) -> str:
-    sev = "".join(f'<label class="sev-{s}"><input type=checkbox data-sev={s} checked> {s}</label> ' for s in SEV)
+    sev = "".join(f'<label class="{s.html_class}"><input type=checkbox data-sev={s} checked> {s}</label> '
+                  for s in Severity)
     opts = "".join(f"<option value={e(c)}>{e(c)}</option>" for c in checks)
     legend = ""
     if looks is not None:
-        n = {"lf": looks["E"] + looks["W"] + looks["I"], "lm": looks["M"], "lq": looks["Q"], "lc": looks["C"]}
+        n = {"lf": sum(looks[s.look] for s in Severity), "lm": looks["M"], "lq": looks["Q"], "lc": looks["C"]}
         legend = ("<p id=legend>" + " ".join(f'<span class="key {k}" title="{e(why)}"><i></i>{e(name)} '
                                               f'<small>{n[k]}</small></span>' for k, name, why in LOOKS) + "</p>")
     hide = "" if looks is not None else " hidden"  # a page without files (curves) has no lines to mask or walk
@@ -637,7 +638,7 @@ def _findings(report, fdata, files, full: bool) -> str:
     items = []
     for k, f in enumerate(report.findings):
         sev, ck, _rule, key, gv, nv, msg, lg, ln = fdata[k]
-        items.append(f'<li class="f sev-{sev} ck-{e(ck)}" data-f={k}><a href="#f{k}" data-f={k}>'
+        items.append(f'<li class="f {Severity(sev).html_class} ck-{e(ck)}" data-f={k}><a href="#f{k}" data-f={k}>'
                      f'<b class=sv>{sev}</b> <b>{e(f.rule)}</b> <code>{e(key)}</code></a> {e(msg)}'
                      f'<div class=vals>GPU {_val(gv, f.gpu)} · NPU {_val(nv, f.npu)}</div></li>')
     return f"<h2>Findings</h2><ol id=findings>{''.join(items)}</ol>"
@@ -680,7 +681,7 @@ def _table(report, full: bool, where: dict | None = None, files: list | None = N
         else:
             look = ""
         count[look] += 1
-        cls = f"sev-{f.severity} t-f" if f else f"t-{look or 'e'}"
+        cls = f"{Severity(f.severity).html_class} t-f" if f else f"t-{look or 'e'}"
         mark = f"{f.severity} {f.rule}" if f else TABLE_LOOKS[look] if look else ""
         rows.append(f"<tr class='{cls}'><td>{e(mark)}<td><code>{e(key)}</code><td>{e(gs)}"
                     f"<td>{_origin(g, 'gpu', where, files)}<td>{e(ns)}<td>{_origin(n, 'npu', where, files)}</tr>")
@@ -825,11 +826,11 @@ svg .over{fill:transparent;cursor:crosshair}svg .cursor line{stroke:#8c959f}svg 
 svg .tipbox{fill:#fff;stroke:#d0d7de;opacity:.95}svg .sel{fill:#0969da;opacity:.12}
 """
 
-JS = r"""
+_JS = r"""
 (function(){'use strict';
 var D=JSON.parse(document.getElementById('sd-data').textContent),F=D.f,done={},body=document.body;
-var CTX=3,SEVS=['error','warning','info'],CELL={E:'lf sev-error',W:'lf sev-warning',I:'lf sev-info',M:'lm',Q:'lq',C:'lc'};
-var LOOKNAME={E:'finding',W:'finding',I:'finding',M:'masked port edit',Q:'equal after normalising',C:'changed, no finding'};
+var CTX=3,SEVS=%SEVS%,CELL={%CELLS%,M:'lm',Q:'lq',C:'lc'};
+var LOOKNAME={%LOOKNAMES%,M:'masked port edit',Q:'equal after normalising',C:'changed, no finding'};
 var head=document.querySelector('header'),map=document.getElementById('map'),every=document.getElementById('every');
 function esc(s){return String(s).replace(/[&<>"]/g,function(c){return{'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c];});}
 function text(l){if(typeof l==='string')return l;var t='';for(var k=1;k<l.length;k+=2)t+=l[k];return t;}
@@ -880,7 +881,7 @@ function row(d,n){var x=d.rs[n],ia=x[1],ib=x[2],lk=d.look[n]||[n,'',''],la=lk[1]
  var tips={a:{f:fa.length?ftip(fa[0]):'',m:ma!==undefined?D.m[ma]:'',q:qtip(qa)},b:{f:fb.length?ftip(fb[0]):'',
   m:mb!==undefined?D.m[mb]:'',q:qtip(qb)}};
  var cls=x[0]+(ks.length?' hit':''),onlym=(la==='M'||la==='')&&(lb==='M'||lb==='')&&(la||lb);if(onlym)cls+=' m';
- function cell(side,i,t,l,look,chs,masked,fs,qs,tp){var title=look==='M'?tp.m:look==='Q'?tp.q:(look&&'EWI'.indexOf(look)>=0)?tp.f:'';
+ function cell(side,i,t,l,look,chs,masked,fs,qs,tp){var title=look==='M'?tp.m:look==='Q'?tp.q:(look&&'%FINDING_LOOKS%'.indexOf(look)>=0)?tp.f:'';
   return '<td class=n>'+(i>=0?i+1:'')+'</td><td class="c '+side+(look?' '+CELL[look]:'')+'"'+(title?' title="'+esc(title)+'"':'')+
    '>'+(i>=0?paint(l,classes(t,chs,masked,fs,qs),tp):'')+'</td>';}
  var g=badges(ks);if(la==='Q'||lb==='Q')g+='<span class=nq title="'+esc(qtip(qa)||qtip(qb))+'">&asymp;</span>';
@@ -1011,6 +1012,12 @@ requestAnimationFrame(function(){setTimeout(function(){var p=performance.getEntr
  body.dataset.firstPaintMs=(p?p.startTime:performance.now()).toFixed(1);},0);});
 })();
 """
+
+# the script's severities, as model.Severity spells them
+JS = (_JS.replace("%SEVS%", "[" + ",".join(f"'{s}'" for s in Severity) + "]")
+      .replace("%CELLS%", ",".join(f"{s.look}:'lf {s.html_class}'" for s in Severity))
+      .replace("%LOOKNAMES%", ",".join(f"{s.look}:'finding'" for s in Severity))
+      .replace("%FINDING_LOOKS%", "".join(s.look for s in Severity)))
 
 CURVES_JS = r"""
 (function(){'use strict';
