@@ -109,7 +109,7 @@ class Classifier:
         s = self.s
         for g, n, ctx in sites:
             if ctx is not None and ctx[0] == "ARGS":
-                self.report_args(g, n, ctx[1], ctx[2], gs, ns, scope)
+                self.report_args(g, n, ctx, gs, ns, scope)
                 continue
             if ctx is not None and ctx[0] == "HPARAM":  # a code change that is a hyperparameter
                 gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
@@ -141,9 +141,11 @@ class Classifier:
                     msg = f"{ctx[0]}: {label} differs"
             s.add_finding(severity_rule(sev), scope, gside, nside, msg)
 
-    def report_args(self, g, n, callee: str, diffs: list, gs: St, ns: St, scope: str) -> None:
-        """One call whose arguments, bound to its signature, differ in several places: one finding."""
+    def report_args(self, g, n, ctx: tuple, gs: St, ns: St, scope: str) -> None:
+        """One call whose arguments, bound to its signature, differ in several places (its site's
+        ctx: ("ARGS", callee, [(name, GPU text, NPU text)])): one finding."""
         s = self.s
+        _args, callee, diffs = ctx
         sev = Severity.worst(self.classify((callee, name), [gs, ns], scope) for name, _g, _n in diffs)
         gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
         gside = Side(value=", ".join(x for _n, x, _y in diffs), path=s.g.name, line=gl, source=s.g.text_at(gl))
