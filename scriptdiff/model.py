@@ -27,22 +27,32 @@ class Severity(str, Enum):
 
     The order of the members is the rank (0 the most severe). Each column is how one output
     spells the severity: `loud` (a finding that can change numerics: it fails the run, exit
-    status 1, and `fix` edits it unless --select says otherwise), the terminal's style, the
-    hyperparameter table's style and mark, the html page's look of a line (a letter), the
-    markdown label, SARIF's level, GitHub's annotation command, and how a count says it."""
+    status 1, and `fix` edits it unless --select says otherwise), `style` (the terminal's),
+    `table_style` and `mark` (the hyperparameter table's), `look` (the html page's letter for a
+    line with a finding; `html_class` its class), `markdown`, `sarif` (a result's level),
+    `github` (the annotation command) and `counted` (how a count says it: `tally`)."""
 
-    #        JSON       loud   text style  table  mark page markdown       SARIF      GitHub     counted
-    ERROR = ("error", True, "bold red", "red", "E", "E", "🔴 error", "error", "error", "error(s)")
-    WARNING = ("warning", True, "yellow", "yellow", "W", "W", "🟡 warning", "warning", "warning", "warning(s)")
-    INFO = ("info", False, "cyan", "cyan", "i", "I", "🔵 info", "note", "notice", "info")
+    #          JSON       loud   style       table     mark look markdown      SARIF      GitHub     counted
+    ERROR =   ("error",   True,  "bold red", "red",    "E", "E", "🔴 error",   "error",   "error",   "error(s)")
+    WARNING = ("warning", True,  "yellow",   "yellow", "W", "W", "🟡 warning", "warning", "warning", "warning(s)")
+    INFO =    ("info",    False, "cyan",     "cyan",   "i", "I", "🔵 info",    "note",    "notice",  "info")
 
-    def __new__(cls, value: str, loud: bool, style: str, table_style: str, mark: str, look: str,
-                markdown: str, sarif: str, github: str, counted: str):
+    loud: bool
+    style: str
+    table_style: str
+    mark: str
+    look: str
+    markdown: str
+    sarif: str
+    github: str
+    counted: str
+
+    def __new__(cls, value: str, *spellings):
         member = str.__new__(cls, value)
         member._value_ = value
-        member.loud, member.style, member.table_style, member.mark = loud, style, table_style, mark
-        member.look, member.markdown, member.sarif, member.github, member.counted = (look, markdown, sarif,
-                                                                                   github, counted)
+        for column, spelled in zip(("loud", "style", "table_style", "mark", "look", "markdown", "sarif", "github",
+                                    "counted"), spellings, strict=True):
+            setattr(member, column, spelled)
         return member
 
     # the string it is: in f-strings, str(), JSON, and as a key of a dict read from YAML
