@@ -29,10 +29,10 @@ def settings(rtol: float = 0.01, first: int = 10, window: int = 50, spike_z: flo
     return Settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align)
 
 
-def compare(gpu: str | list[str], npu: str | list[str], opts: Options, settings: Settings, progress=None,
-            repo: str = ".") -> Report:
+def compare(gpu: str | list[str], npu: str | list[str], opts: Options, settings: Settings | None = None,
+            progress=None, repo: str = ".") -> Report:
     """Both runs' curves (files, folders or REV:path per side, read in `repo`), aligned,
-    measured and judged by `settings` (made by `settings()`)."""
+    measured and judged by `settings` (made by `settings()`; None: the defaults)."""
     gl = [gpu] if isinstance(gpu, str) else list(gpu)
     nl = [npu] if isinstance(npu, str) else list(npu)
     report = Report(gpu=" ".join(gl), npu=" ".join(nl))
@@ -65,7 +65,7 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, settings:
             report.errors.append(InputError(" ".join(specs), f"no training curves recognised ({why})", fatal=True))
     if gr.empty or nr.empty:  # nothing to compare: exit 2
         return report.sorted()
-    res = compare_runs(gr, nr, settings)
+    res = compare_runs(gr, nr, settings or Settings())
     report.absorb(run_pipeline(Inputs(findings=findings(res), compared=1), opts))  # suppressions, --select, exit codes
     report.overview = overview(res)
     report.details["curves"] = res
