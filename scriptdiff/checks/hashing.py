@@ -70,6 +70,19 @@ class SampleSpec:
 FULL = "full"
 
 
+@dataclass(frozen=True)
+class Hashing:
+    """How a fingerprint is hashed: sampled (`sample`: the heads, tails and strided blocks of
+    large files) or whole (None), by `workers` threads (None: default_workers()), telling
+    `progress` (start(total), advance(n), close()), on this machine or in parts on a Ray
+    cluster (`fanout`: a checks.fanout.Fanout)."""
+
+    sample: SampleSpec | None = None
+    workers: int | None = None
+    progress: object = None
+    fanout: object = None
+
+
 @dataclass
 class FileHash:
     hash: str

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..model import Extract, Fact, Finding, InputError, Masked, PairResult, Side
+from ..model import Extract, Fact, Finding, InputError, Masked, PairResult, Severity, Side
 from .store import (  # noqa: F401  (the storage, shared with runmemo; names kept here)
     FORMAT,
     cache_dir,
@@ -201,7 +201,7 @@ def dump_finding(f: Finding) -> list:
 
 
 def load_finding(x: list) -> Finding:
-    return Finding(rule=x[0], check=x[1], severity=x[2], key=x[3], gpu=_unside(x[4]), npu=_unside(x[5]),
+    return Finding(rule=x[0], check=x[1], severity=Severity(x[2]), key=x[3], gpu=_unside(x[4]), npu=_unside(x[5]),
                    message=x[6], derived=x[7], extra=dec(x[8]) or {})
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 
 from .. import budget
+from ..model import Severity
 from ..ruleset.registry import check_order
 from .values import clip, record_rows, safe, shown
 
-STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _block(value) -> list[str] | None:
@@ -95,7 +95,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             console.print(Text(f"   {safe(reason)}", style="dim"))
         for f in items:
             line = Text()
-            line.append(f"{f.severity:<7} ", style=STYLE.get(f.severity, ""))
+            line.append(f"{f.severity:<7} ", style=Severity(f.severity).style)
             line.append(f"{f.rule} ", style="bold")
             line.append(safe(f.key), style="bold magenta")
             line.append(f"  {clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}")
@@ -140,18 +140,17 @@ def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
     what was read."""
     from rich.text import Text
 
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    counts = Severity.counts(report.findings)
     notes = sum(1 for e in report.errors if e.level == "note")
     errors = len(report.errors) - notes
     suppressed = report.details.get("baseline_suppressed", 0)
     summary = (("" if quiet else "\n")
-               + f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-               f"{len(report.masked)} expected substitution(s) masked"
+               + f"{Severity.tally(report.findings)}; {len(report.masked)} expected substitution(s) masked"
                + ("" if show_masked or quiet or not report.masked else " (--show-masked lists them)")
                + (f"; {errors} input error(s)" if errors else "")
                + (f"; {notes} note(s)" if notes else "")
                + (f"; {suppressed} suppressed by the baseline" if suppressed else ""))
-    style = "bold red" if counts["error"] else ("yellow" if counts["warning"] else "green")
+    style = next((s.style for s, n in counts.items() if n and s.loud), "green")  # the worst loud one's
     console.print(Text(summary, style=style))
     account = report.account_line()
     if account:

@@ -18,6 +18,8 @@
   bidirectional and line-separator controls written as \\u escapes (json already escapes C0
   controls), and a file name's non-UTF-8 byte written as the text `\\xNN` (as `safe` shows
   it), so that the document is valid UTF-8 JSON.
+- `html_text(s)`, `md_cell(s)`, `md_code(s)`: the same text made safe for a static part of an
+  html page, a markdown cell and a markdown code span.
 
 `full=True` (the commands' `--full-values`) turns the cutting off; the escaping stays.
 This module imports only the bounds (budget.py) at import time: the CLI uses `safe` on its
@@ -26,6 +28,7 @@ to withhold secrets).
 """
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
@@ -222,6 +225,12 @@ def json_text(doc: Any) -> str:
 # underscore inside a word is never emphasis in GFM: identifiers stay readable
 _MARKUP = {c: "\\" + c for c in "\\`*[]<>|&"}
 _ESCAPE = str.maketrans(_MARKUP)
+
+
+def html_text(s) -> str:
+    """HTML: text from the inputs in a static part of a page: control characters escaped (`safe`),
+    then HTML-escaped (quotes too: safe in an attribute)."""
+    return html.escape(safe(s), quote=True)
 
 
 def md_cell(s) -> str:

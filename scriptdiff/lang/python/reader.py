@@ -31,7 +31,7 @@ from dataclasses import replace
 
 from ... import budget
 from ...run.finding import reclassified
-from ...model import Extract, InputError, Masked, PairResult, Side
+from ...model import Extract, InputError, Masked, PairResult, Severity, Side
 from ...ruleset.rules import code
 from .. import text
 from .align import Aligner
@@ -213,11 +213,10 @@ def group_sites(findings: list) -> list:
             groups[k] = [f]
             order.append(groups[k])
     out = []
-    rank = ("error", "warning", "info")
     for g in order:
         first = g[0]
         if len(g) > 1:  # the decision is as severe as its most severe place
-            worst = min(g, key=lambda x: rank.index(x.severity) if x.severity in rank else len(rank))
+            worst = min(g, key=lambda x: Severity(x.severity).rank)
             first = reclassified(first, worst.rule)
             where = ", ".join(f"{x.gpu.line if x.gpu else '-'}/{x.npu.line if x.npu else '-'}" for x in g[1:])
             first = replace(first, message=f"{first.message}; the same at {len(g) - 1} more place(s), "
