@@ -25,7 +25,7 @@ import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .. import __version__
+from .. import __version__, budget
 from ..inputs import storage
 from ..run.compare import show
 from ..run.finding import finding
@@ -615,7 +615,7 @@ def load_side(path: str, sample: SampleSpec | None = None, workers: int | None =
         kind = store.kind(path)
     except SourceError as e:
         return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
-    if kind == "file" and path.lower().endswith(".json") and f'"{MARKER}"'.encode() in store.head(path, 2000):
+    if kind == "file" and path.lower().endswith(".json") and f'"{MARKER}"'.encode() in store.head(path, budget.MARKER_SNIFF):
         try:
             text = store.read_text(path)
             manifest = load_manifest_text(text, path)

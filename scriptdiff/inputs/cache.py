@@ -12,7 +12,7 @@ An entry is never trusted. It is one file, `<key>.json` in the cache folder:
     {"scriptdiff_cache": 1, "key": "<key>", "digest": "<blake2b>"}\n<payload JSON>
 
 and it is a hit only when every step passes, else a miss (recomputed and rewritten):
-1. `os.lstat` says a regular file (not a link, FIFO or device) of at most MAX_ENTRY_BYTES;
+1. `os.lstat` says a regular file (not a link, FIFO or device) of at most budget.CACHE_ENTRY_BYTES;
    it is opened without following links and without blocking, and checked again;
 2. the header names the key asked for (an entry copied from another file is refused);
 3. the digest, a keyed BLAKE2b over the key and the payload bytes, matches: the secret is
@@ -31,8 +31,6 @@ from typing import Any
 from ..model import Extract, Fact, Finding, InputError, Masked, PairResult, Severity, Side
 from .store import (  # noqa: F401  (the storage, shared with runmemo; names kept here)
     FORMAT,
-    MAX_ENTRY_BYTES,
-    _HEADER_MAX,
     cache_dir,
     salt,
     key,

@@ -19,6 +19,7 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 
+from .. import budget
 from ..inputs import gitsrc
 from ..run import onefile, scopes
 from ..checks.ascend_stack import verdict_notes
@@ -46,9 +47,6 @@ TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts"}
 # launch script that also sits in a scripts folder is read as part of the run.
 RUN_KEYS = ("launch", "configs", "logs", "environment", "packages")
 SOURCE_KEYS = RUN_KEYS + ("scripts",)
-
-
-CONFIG_LIMIT = 4 * 1024 * 1024  # a configuration is a few lines: larger is not one
 
 
 class CheckConfigError(Exception):
@@ -91,7 +89,7 @@ def find_config(start: str = ".") -> str | None:
 
 def _has_tool_section(path: str) -> bool:
     try:
-        return "[tool.scriptdiff" in read_text(path, limit=CONFIG_LIMIT)
+        return "[tool.scriptdiff" in read_text(path, limit=budget.CONFIG_BYTES)
     except SourceError:
         return False
 
@@ -102,7 +100,7 @@ def _toml(path: str) -> dict:
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:  # a regular file under a cap: a FIFO or /dev/zero named as the configuration is refused
-        text = read_text(path, limit=CONFIG_LIMIT)
+        text = read_text(path, limit=budget.CONFIG_BYTES)
         check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first
         return tomllib.loads(text)
     except SourceError as e:

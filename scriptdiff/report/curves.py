@@ -2,16 +2,18 @@
 script as inline SVG, no plotting library: CURVES_JS, with its style CURVES_CSS, around the
 frame `html_section` writes) and the markdown section.
 
-`chart_data(res)` is plain JSON: per compared series its aligned points (at most MAX_POINTS,
-thinned so that every extreme survives: each bucket keeps its first point and the points
-where GPU, NPU or the relative error are lowest and highest), the events to mark (NaN/inf,
-skipped, overflow, spikes: each side's, from the counts the verdict used), the divergence,
-the first N points the first-step verdict judges, and whether a log axis suits it.
+`chart_data(res)` is plain JSON: per compared series its aligned points (at most
+budget.CHART_POINTS, thinned so that every extreme survives: each bucket keeps its first
+point and the points where GPU, NPU or the relative error are lowest and highest), the
+events to mark (NaN/inf, skipped, overflow, spikes: each side's, from the counts the
+verdict used), the divergence, the first N points the first-step verdict judges, and
+whether a log axis suits it.
 """
 from __future__ import annotations
 
 import os
 
+from .. import budget
 from .values import md_cell as _cell
 from .values import html_text as e
 from .values import safe
@@ -22,8 +24,6 @@ from ..curves.plot import chosen, events, first_span, log_axis
 from ..curves.series import is_downstream
 from ..curves.verdict import Result
 
-MAX_POINTS = 4000  # points per series in the page (the run's extremes always among them)
-
 
 def _num(v):
     """A value for JSON: 6 significant digits; NaN and infinities as None (marked as events)."""
@@ -33,7 +33,7 @@ def _num(v):
     return int(v) if v.is_integer() and abs(v) < 2 ** 53 else float(f"{v:.6g}")
 
 
-def thinned(x, g, n, rel, limit: int = MAX_POINTS):
+def thinned(x, g, n, rel, limit: int = budget.CHART_POINTS):
     """Indices of the points kept: all of them up to `limit`, else per bucket the first and the
     lowest and highest of GPU, NPU and the relative error (so no spike is thinned away)."""
     import numpy as np
@@ -53,7 +53,7 @@ def thinned(x, g, n, rel, limit: int = MAX_POINTS):
         base = np.arange(nb) * per
         keep += [(base + lo)[ok], (base + hi)[ok]]
         bad = ~np.isfinite(v)  # a non-finite point is kept (it is marked)
-        keep.append(np.nonzero(bad)[0][:200])
+        keep.append(np.nonzero(bad)[0][:budget.CHART_NONFINITE])
     idx = np.unique(np.concatenate(keep))
     return idx[idx < m]
 

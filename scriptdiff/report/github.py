@@ -8,9 +8,10 @@ own; the annotation's own line breaks are encoded as %0A.
 """
 from __future__ import annotations
 
+from .. import budget
 from ..model import Severity
 from .sarif import repo_relative, repo_root
-from .values import MAX_CHARS, clip, record_line, safe, shown
+from .values import clip, record_line, safe, shown
 
 
 def _data(s: str) -> str:
@@ -42,7 +43,7 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         where = ""
         if f.gpu is not None and f.gpu.path:
             where = f" [GPU at {safe(f.gpu.path)}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
-        msg = f"{clip(f.message, 2 * MAX_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
+        msg = f"{clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
         out.append(f"::{Severity(f.severity).github} {','.join(props)}::{_data(msg)}")
     for e in report.errors:
         out.append(f"::{e.severity.github} title=scriptdiff input::{_data(f'{safe(e.path)}: {safe(e.message)}')}")

@@ -40,6 +40,7 @@ import bisect
 import difflib
 import json
 
+from .. import budget
 from ..inputs.sources import Source
 from ..model import Severity
 from ..ruleset.registry import check_order, detect
@@ -50,10 +51,9 @@ from .curves import CURVES_CSS, CURVES_JS, chart_data, html_section as curves_se
 from .dumps_html import section as dumps_section
 from .html_assets import CSS, JS
 from .html_files import PageFile, has_panel, load_texts, page_files
-from .values import MAX_CHARS, clip, safe, shown
+from .values import clip, safe, shown
 from .values import html_text as e
 
-MAX_LINES = 20_000  # lines of one side shown (a generated file would make the page huge)
 
 def _script_json(doc) -> str:
     """JSON inside <script type=application/json>: nothing in it can close or escape the element."""
@@ -69,7 +69,7 @@ def _lines(text: str | None) -> list[str]:
     lines = [safe(line) for line in text.replace("\r\n", "\n").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
-    return lines[:MAX_LINES]
+    return lines[:budget.PAGE_LINES]
 
 
 def _lexer(path: str | None, lines: list[str]):
@@ -160,7 +160,7 @@ def _matches(value, word: str) -> bool:
 def _locate(value, text: str, limit: int = 4) -> list[list[int]]:
     """[start, end] of each word of `text` that writes `value` (a number by its value, a
     boolean by true/false/on/off, a string as itself; each element of a list or tuple)."""
-    if value is None or text is None or len(text) > 2000:
+    if value is None or text is None or len(text) > budget.PAGE_LOCATE_CHARS:
         return []
     values = list(value)[:8] if isinstance(value, (list, tuple)) else [value]
     out = []
@@ -283,7 +283,7 @@ def _cstop(i: int, run: list, spans, shown: int) -> list:
 
 def _pair_data(f: PageFile, marks: dict, used: set):
     a, b = _lines(f.ta), _lines(f.tb)
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > 2000).get_opcodes()
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > budget.PRECISE_DIFF_LINES).get_opcodes()
     lexer = _lexer(f.g or f.n, a or b)
     # the NPU side's lines only where they differ (equal runs are the GPU side's), each changed
     # block lexed on its own: half the lexing, at the price of a block that starts inside a
@@ -327,7 +327,7 @@ def render(report, full_values: bool = False, **_options) -> str:
         val = {s: (shown(x.value, full_values) if x is not None else "(absent)") for s, x in
                (("g", fd.gpu), ("n", fd.npu))}
         fdata.append([Severity(fd.severity).value, fd.check, fd.rule, safe(fd.key), val["g"], val["n"],
-                      clip(fd.message, 2 * MAX_CHARS, full_values), locs[0], locs[1]])
+                      clip(fd.message, 2 * budget.SHOWN_CHARS, full_values), locs[0], locs[1]])
     mtitles: list[str] = []
     mindex: dict[str, int] = {}
     masked_at: set[tuple[str, str, int]] = set()  # (side, path, line) of every masked line

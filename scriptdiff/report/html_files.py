@@ -4,16 +4,15 @@ The pairs are the report's (`Report.pairs`, kept with Options.keep_texts), else 
 masks pair; the files read as part of a run (configs, snapshots) are paired by name, then by
 kind; identical pairs come from the input accounts and a folder's unpaired files from its
 findings. A file's texts come from `Report.texts`, else from the disk when it is small
-(MAX_TEXT); `has_panel` says whether the page lays its lines out.
+(budget.PAGE_FILE_BYTES); `has_panel` says whether the page lays its lines out.
 """
 from __future__ import annotations
 
 import os
 
+from .. import budget
 from ..inputs.sources import SourceError, read_path
 from ..ruleset.secrets import shown_text
-
-MAX_TEXT = 2_000_000  # a file read from disk for the page: larger ones are not shown
 
 
 class PageFile:
@@ -97,7 +96,7 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
     if (side, path) in texts:
         return texts[(side, path)]
     try:  # a path from a Report built without keep_texts: read it only if it is a small file
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_TEXT:
+        if not os.path.isfile(path) or os.path.getsize(path) > budget.PAGE_FILE_BYTES:
             return None
     except OSError:
         return None
@@ -105,7 +104,7 @@ def _text(side: str, path: str | None, texts: dict) -> str | None:
         src = read_path(path)
     except SourceError:
         return None
-    if len(src.data) > MAX_TEXT or src.is_binary():
+    if len(src.data) > budget.PAGE_FILE_BYTES or src.is_binary():
         return None
     return shown_text(src)
 

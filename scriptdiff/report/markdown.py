@@ -9,10 +9,11 @@ longer than any run of backticks inside it. Control characters are escaped first
 row of a table stays one line of the output."""
 from __future__ import annotations
 
+from .. import budget
 from ..model import Severity
 from .curves import markdown_section, relative_to
 from ..ruleset.registry import check_order
-from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
+from .values import clip, record_line, safe, shown
 from .values import md_cell as _cell
 from .values import md_code as _code
 
@@ -59,7 +60,7 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
             n = "(absent)" if f.npu is None else f"{_code(_value(f, f.npu, full_values))} at {_where(f.npu)}"
             sev = Severity(f.severity)
             rows[not sev.loud].append(f"| {sev.markdown} | {f.rule} | {_code(f.key)} | "
-                                              f"{g} | {n} | {_cell(clip(f.message, 2 * MAX_CHARS, full_values))} |")
+                                              f"{g} | {n} | {_cell(clip(f.message, 2 * budget.SHOWN_CHARS, full_values))} |")
         if rows[False]:
             out += head + rows[False] + [""]
         if rows[True]:
@@ -78,8 +79,8 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
         for m in report.masked:
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
-            out.append(f"- {m.rule} {_code(clip(g, MAX_SOURCE, full_values))} → "
-                       f"{_code(clip(n, MAX_SOURCE, full_values))}")
+            out.append(f"- {m.rule} {_code(clip(g, budget.SHOWN_SOURCE, full_values))} → "
+                       f"{_code(clip(n, budget.SHOWN_SOURCE, full_values))}")
         out += ["", "</details>", ""]
     res = report.details.get("curves")
     if res is not None:  # `curves`, `check` with logs: the verdict, the series and the plot

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from .. import budget
 from . import scopes
 from .engine import filter_findings
 from .finding import finding, rule_of
@@ -52,8 +53,6 @@ from .pairing import skip_dirs
 # a hunk is reported under the rule of its most severe difference: the one of these (one rule per
 # severity) whose severity that is
 HUNK_RULES = ("numeric-hunk-in-port-patch", "semantic-hunk-in-port-patch", "cosmetic-hunk-in-port-patch")
-SEARCH_DIRS = 20_000  # folders looked into for a patch's files below the root (a bounded search)
-SEARCH_DEPTH = 6  # ... at most this deep
 
 
 def _strip(path: str | None) -> str | None:
@@ -231,12 +230,12 @@ def _layout(pfs, root: str | None) -> tuple[int, str] | None:
     for here, dirs, _files_ in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in skip and not d.endswith(".egg-info"))
         looked += 1
-        if looked > SEARCH_DIRS:
+        if looked > budget.SEARCH_DIRS:
             break
         folder = os.path.relpath(here, root).replace(os.sep, "/")
         if folder == ".":
             continue
-        if folder.count("/") + 1 >= SEARCH_DEPTH:
+        if folder.count("/") + 1 >= budget.SEARCH_DEPTH:
             dirs[:] = []
         for p in range(depth):
             rel = _stripped(first, p)

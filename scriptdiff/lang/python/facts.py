@@ -20,6 +20,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from ... import budget
 from ...budget import Meter, TooLarge, check_number, note
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...ruleset.secrets import is_secret, redact_text, withheld
@@ -78,7 +79,7 @@ def python_spelled(qn: str) -> bool:
     return match_name(qn.rsplit(".", 1)[-1], (rules().raw.get("generic_keywords") or {}).get("python_spellings") or ())
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=budget.NUMBER_MEMO)
 def _number(text: str):
     """An Integer or Float literal's value (`1_000` is 1000); cached: a constant repeated
     a hundred thousand times is parsed once."""
@@ -114,7 +115,7 @@ class Reader:
 
     def _evaluate(self, node, used: list, depth: int):
         t = type(node)
-        if depth > 20:
+        if depth > budget.VALUE_DEPTH:
             raise NotLiteral
         self.steps += 1
         if self.steps > self.meter.value_pieces:
@@ -303,8 +304,8 @@ class Reader:
                     continue
                 if index is None and _literal(node, self.nm):
                     text = p.code(node)
-                    if len(text) > 400:
-                        return {"computed": "a literal of more than 400 characters"}
+                    if len(text) > budget.LITERAL_CHARS:
+                        return {"computed": f"a literal of more than {budget.LITERAL_CHARS} characters"}
                     return {"pos": p.position(node), "node": t.__name__, "code": text, "via": via}
                 if t is cst.Name and node.value in p.consts:
                     if node.value in p.reassigned:
@@ -548,8 +549,8 @@ class Reader:
                     self.const_keys[parts[0]] = hit[0]
 
     def dict_settings(self, node: cst.Dict, path: list[str], depth: int = 0) -> None:
-        """The string keys of a module-level dict literal, nested dicts walked (up to 8 levels)."""
-        if depth > 8:
+        """The string keys of a module-level dict literal, nested dicts walked (up to budget.DICT_DEPTH levels)."""
+        if depth > budget.DICT_DEPTH:
             return
         for el in node.elements:
             if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
@@ -662,7 +663,7 @@ def _arith(op, a, b):
             return a // b
         if op is cst.Modulo:
             return a % b
-        if op is cst.Power and abs(b) <= 128 and abs(a) < 1e6:
+        if op is cst.Power and abs(b) <= budget.POWER_EXPONENT and abs(a) < 1e6:
             return a ** b
     except (ZeroDivisionError, OverflowError, ValueError):
         raise NotLiteral from None

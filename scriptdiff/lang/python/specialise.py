@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from ... import budget
 from ...ruleset.devices import family_of, side_family, table
 from .parse import Parsed, St, dotted, fields_of, import_items, match_name, qualified_name
 from .parse import _block_body as _stmts
@@ -479,7 +480,7 @@ class Decider:
         return qualified_name(self.p, node)
 
     def ev(self, node, env: Env, depth: int = 0):
-        if depth > 30:
+        if depth > budget.DEVICE_TEST_DEPTH:
             return UNDECIDED
         t = type(node)
         if t is cst.Name:
