@@ -26,10 +26,9 @@ from __future__ import annotations
 import fnmatch
 import importlib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
-from .rules import load
+from .rules import RuleSet, derived, load
 from ..inputs.sources import Source
 
 SNIFF_BYTES = 4000
@@ -158,9 +157,8 @@ def _build(entry: dict, cls, name: str):
     return cls(name=name, **fields)
 
 
-@lru_cache(maxsize=1)
-def registry() -> Registry:
-    rs = load()
+@derived
+def registry(rs: RuleSet) -> Registry:
     kinds = {n: _build(e, Kind, n) for n, e in (rs.section("kinds") or {}).items()}
     checks = {n: _build(e, Check, n) for n, e in (rs.section("checks") or {}).items()}
     checks = dict(sorted(checks.items(), key=lambda kv: (kv[1].order, kv[0])))
@@ -301,11 +299,11 @@ def referenced_kind(key: str, ref) -> Kind | None:
     return _references().get((_option_name(key), suffix))
 
 
-@lru_cache(maxsize=1)
-def _references() -> dict[tuple[str, str], Kind]:
+@derived
+def _references(rs: RuleSet) -> dict[tuple[str, str], Kind]:
     """(option name, suffix) -> the kind it names; the kind of highest priority where two list both."""
     out: dict[tuple[str, str], Kind] = {}
-    for k in sorted(kinds().values(), key=lambda k: (k.priority, k.name)):  # higher priority last: it wins
+    for k in sorted(registry(rs).kinds.values(), key=lambda k: (k.priority, k.name)):  # higher priority last: it wins
         for name in k.referenced:
             for suffix in k.suffixes:
                 out[(name, suffix)] = k

@@ -43,7 +43,7 @@ from collections import Counter
 
 from ..model import Extract, Fact, InputError, Masked, PairResult, Side
 from .registry import detect
-from .rules import load
+from .rules import RuleSet, derived
 from .secret_shapes import compile_pattern, spans as pattern_spans, tokens_regex
 from ..inputs.sources import Source
 
@@ -90,14 +90,9 @@ class _Rules:
         self.span_memo: dict[tuple[str, bool], tuple] = {}  # secret_spans, memoised
 
 
-_RULES: list = [None, None]  # (rule set, its _Rules)
-
-
-def _rules() -> _Rules:
-    rs = load()
-    if _RULES[0] is not rs:
-        _RULES[:] = [rs, _Rules(rs)]
-    return _RULES[1]
+@derived
+def _rules(rs: RuleSet) -> _Rules:
+    return _Rules(rs)
 
 
 def _contains(seq: tuple[str, ...], part: tuple[str, ...]) -> bool:

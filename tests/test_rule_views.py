@@ -1,0 +1,74 @@
+"""Tables derived from the rule packs are views of the loaded rule set (`rules.derived`,
+`RuleSet.view`): built once per RuleSet, so a user's pack (`--rules DIR`) changes them within
+the same process, going back to the shipped packs brings the shipped tables back, and nothing
+is reset by walking the loaded modules."""
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from test_user_packs import ORBIT, pack  # the in-house `orbit` trainer's pack (its launcher, a spelling, rules)
+from scriptdiff import api
+from scriptdiff.lang.shell import launchers
+from scriptdiff.ruleset import rules, vocabulary
+from scriptdiff.ruleset.rulepack import RuleError, RuleSet
+from scriptdiff.ruleset.rules import derived
+
+@pytest.fixture(autouse=True)
+def shipped_only_after():
+    api.use_rules([])
+    yield
+    api.use_rules([])
+
+
+def test_a_user_pack_changes_the_derived_tables_and_going_back_restores_them(tmp_path):
+    shipped = launchers.table()
+    assert shipped.find("orbit") is None
+    assert vocabulary.spelling_index()["aliases"].get("global_batch") is None
+    api.use_rules([pack(tmp_path / "team")])
+    orbit = launchers.table().find("orbit")
+    assert (orbit.name, orbit.program, orbit.subcommands) == ("orbit", "subcommand", frozenset({"fit", "eval"}))
+    assert vocabulary.spelling_index()["aliases"]["global_batch"] == "global_batch_size"
+    assert rules.code("orbit-kernels-port") == "SDX001"
+    api.use_rules([])
+    assert launchers.table() is shipped  # the shipped rule set's own view, built once
+    assert vocabulary.spelling_index()["aliases"].get("global_batch") is None
+    with pytest.raises(RuleError, match="^rules/: no rule is named 'orbit-kernels-port'$"):
+        rules.code("orbit-kernels-port")
+
+
+def test_a_pack_edited_and_given_again_is_another_rule_set(tmp_path):
+    team = pack(tmp_path / "team")
+    api.use_rules([team])
+    assert launchers.table().find("orbit").subcommands == frozenset({"fit", "eval"})
+    pack(tmp_path / "team", ORBIT.replace("subcommands: [fit, eval]", "subcommands: [fit, eval, tune]"))
+    api.use_rules([team])
+    assert launchers.table().find("orbit").subcommands == frozenset({"fit", "eval", "tune"})
+
+
+def test_a_view_is_built_once_per_rule_set(tmp_path):
+    built: list[RuleSet] = []
+
+    @derived
+    def team_rules(rs: RuleSet) -> list[str]:
+        built.append(rs)
+        return sorted(r.code for r in rs.rules.values() if r.user)
+
+    assert team_rules() == [] and team_rules() == [] and len(built) == 1
+    api.use_rules([pack(tmp_path / "team")])
+    assert team_rules() == ["SDX001", "SDX101"] and team_rules() == ["SDX001", "SDX101"] and len(built) == 2
+    api.use_rules([])
+    assert team_rules() == [] and len(built) == 2  # the shipped set's view was kept with it
+    assert built[0] is rules.load() and built[1] is not built[0]
+    given = RuleSet(rules={}, sections={}, section_origin={})  # a rule set given, not the one in use
+    assert team_rules(given) == [] and built[-1] is given and len(built) == 3
+
+
+def test_a_rule_set_is_sent_to_a_reader_process_without_its_views():
+    rs = rules.load()
+    launchers.table()  # a view built on it
+    assert rs._views
+    copy = pickle.loads(pickle.dumps(rs))
+    assert copy._views == {} and copy.rules == rs.rules and copy.sections == rs.sections
+    assert launchers.table(copy).find("torchrun").name == "torchrun"
