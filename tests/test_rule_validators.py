@@ -17,6 +17,20 @@ def test_every_check_function_is_registered():
     assert missing == []
 
 
+def test_every_family_of_sections_registers_its_check_functions():
+    """The sections live in families of modules (rule_validators.FAMILIES), each check_* of
+    each registered and reachable by its name from rule_validators (docs and packs cite it so)."""
+    assert [m.__name__.rsplit(".", 1)[-1] for m in rule_validators.FAMILIES] == [
+        "validators_settings", "validators_code", "validators_setup", "validators_process"]
+    for module in (rule_validators, *rule_validators.FAMILIES):
+        checks = [fn for name, fn in inspect.getmembers(module, inspect.isfunction)
+                  if name.startswith("check_") and fn.__module__ == module.__name__]
+        assert checks, module.__name__
+        assert [fn.__name__ for fn in checks if fn not in rulepack.VALIDATORS] == []
+        assert [fn.__name__ for fn in checks if getattr(rule_validators, fn.__name__, None) is not fn] == []
+    assert len(rulepack.VALIDATORS) == len({fn.__name__ for fn in rulepack.VALIDATORS})
+
+
 def load_with(tmp_path, pack: str, old: str, new: str):
     """Load a copy of rules/ in which `old` is replaced by `new` in rules/<pack>."""
     folder = tmp_path / "rules"

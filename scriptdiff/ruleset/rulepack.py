@@ -313,8 +313,9 @@ def section(name: str, schema: Schema) -> Schema:
     return schema
 
 
-# Section validators, registered with @validator (scriptdiff.ruleset.rule_validators holds them all;
-# tests/test_rules_loader.py fails on a check_* function there that is not registered).
+# Section validators, registered with @validator (scriptdiff.ruleset.rule_validators and the families
+# of sections it imports hold them all; tests/test_rule_validators.py fails on a check_* function
+# there that is not registered).
 VALIDATORS: list = []
 
 
