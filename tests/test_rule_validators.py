@@ -154,3 +154,19 @@ def test_malformed_ascend_versions_name_the_pack_and_line(tmp_path, old, new, at
         load_with(tmp_path, "ascend_versions.yaml", old, new)
     line = line_of("ascend_versions.yaml", old, new, at)
     assert str(e.value).startswith(f"rules/ascend_versions.yaml:{line}: {needle}")
+
+
+# the tables moved out of package code into the packs (issue 38): each refused at its line
+@pytest.mark.parametrize("pack,old,new,at,message", [
+    # a spelling mapped onto another spelling, no primary loss, a step field that is no name
+    ("curves.yaml", "    train_loss: loss\n", "    train_loss: lm_loss\n", "train_loss: lm_loss",
+     "curve_metrics.names.train_loss: 'lm_loss' is itself a spelling of 'loss': map 'train_loss' onto that metric"),
+    ("curves.yaml", "  primary: [loss, actor/pg_loss, actor/loss, critic/score/mean, critic/rewards/mean]",
+     "  primary: []", "primary: []", "curve_metrics.primary: expected a non-empty list of names"),
+    ("curves.yaml", "step_fields: [current_steps,", "step_fields: [7,", "step_fields: [7,",
+     "curve_metrics.step_fields[0]: expected a name (a non-empty string) (got 7)"),
+])
+def test_a_moved_table_is_refused_at_its_line(tmp_path, pack, old, new, at, message):
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, pack, old, new)
+    assert str(e.value) == f"rules/{pack}:{line_of(pack, old, new, at)}: {message}"

@@ -72,3 +72,34 @@ def test_a_rule_set_is_sent_to_a_reader_process_without_its_views():
     copy = pickle.loads(pickle.dumps(rs))
     assert copy._views == {} and copy.rules == rs.rules and copy.sections == rs.sections
     assert launchers.table(copy).find("torchrun").name == "torchrun"
+
+
+# a team's trainer logs its loss as `my loss` (a Megatron-style line) and a step field of its own
+CURVES = """\
+curve_metrics:
+  names: {"my loss": loss, train/tok_per_gpu: tokens_per_gpu}
+  not_compared: [tokens_per_gpu]
+  step_fields: [opt_step]
+"""
+
+
+def test_a_pack_names_a_logged_metric_and_its_step_field(tmp_path):
+    from scriptdiff.curves.readers import read_side
+    from scriptdiff.curves.series import canonical, is_timing, metrics
+
+    log = tmp_path / "train.log"
+    log.write_text("".join(f" iteration {i}/ 3 | my loss: {5.0 - i:.1f} | grad norm: 1.0 |\n" for i in (1, 2, 3)))
+    jsonl = tmp_path / "metrics.jsonl"
+    jsonl.write_text("".join(f'{{"opt_step": {i}, "train/tok_per_gpu": 100.0}}\n' for i in (1, 2)))
+    assert (canonical("my loss"), is_timing("tokens_per_gpu")) == ("my loss", False)
+    assert sorted(read_side([str(log)], "gpu").tracks) == ["grad_norm", "my loss"]
+    assert sorted(read_side([str(jsonl)], "gpu").tracks) == []
+    shipped_steps = metrics().step_fields
+    api.use_rules([pack(tmp_path / "team", CURVES)])
+    assert (canonical("my loss"), canonical("MY LOSS"), canonical("train/tok_per_gpu")) == ("loss", "loss", "tokens_per_gpu")
+    assert is_timing("tokens_per_gpu") and metrics().step_fields == shipped_steps + ("opt_step",)
+    assert sorted(read_side([str(log)], "gpu").tracks) == ["grad_norm", "loss"]
+    assert sorted(read_side([str(jsonl)], "gpu").tracks) == ["tokens_per_gpu"]
+    api.use_rules([])
+    assert (canonical("my loss"), is_timing("tokens_per_gpu")) == ("my loss", False)
+    assert sorted(read_side([str(log)], "gpu").tracks) == ["grad_norm", "my loss"]

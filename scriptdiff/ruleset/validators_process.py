@@ -1,11 +1,34 @@
-"""The process data's sections of the rule packs: the msprobe dump ports (rules/dumps.yaml);
-their schemas and validators (scriptdiff/ruleset/rule_validators.py says how sections are
-declared).
+"""The process data's sections of the rule packs: the curves' metric names (rules/curves.yaml)
+and the msprobe dump ports (rules/dumps.yaml); their schemas and validators
+(scriptdiff/ruleset/rule_validators.py says how sections are declared).
 """
 from __future__ import annotations
 
 from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, Record, Str, Table
 from .rulepack import RuleSet, section, validator
+
+
+# ------------------------------------------------------------------ rules/curves.yaml
+
+section("curve_metrics", Record({
+    "names": Table(Name("a metric name"), key=Str("a logged name", nonempty=True)),
+    "primary": ListOf(Name(), nonempty=True),
+    "not_compared": NAMES,
+    "timing_words": NAMES,
+    "downstream": Record({"prefixes": NAMES, "words": NAMES}),
+    "step_fields": ListOf(Name(), nonempty=True)}, required=("names", "primary", "step_fields")))
+
+
+@validator
+def check_curve_metrics(rs: RuleSet) -> None:
+    """`curve_metrics:` (scriptdiff/curves/series.py): a spelling maps onto a metric's own name,
+    never onto another spelling (a reader looks a name up once)."""
+    rs.conform("curve_metrics")
+    names = (rs.section("curve_metrics") or {}).get("names") or {}
+    for spelling, metric in names.items():
+        if names.get(metric, metric) != metric:
+            raise rs.error(("curve_metrics", "names", spelling),
+                           f"{metric!r} is itself a spelling of {names[metric]!r}: map {spelling!r} onto that metric")
 
 
 # ------------------------------------------------------------------ rules/dumps.yaml
