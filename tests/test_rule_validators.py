@@ -165,6 +165,11 @@ def test_malformed_ascend_versions_name_the_pack_and_line(tmp_path, old, new, at
      "  primary: []", "primary: []", "curve_metrics.primary: expected a non-empty list of names"),
     ("curves.yaml", "step_fields: [current_steps,", "step_fields: [7,", "step_fields: [7,",
      "curve_metrics.step_fields[0]: expected a name (a non-empty string) (got 7)"),
+    # a package list's name that is no pattern, a platform marker for a third platform
+    ("libraries.yaml", 'list_names: ["*requirement*.txt",', "list_names: [7,", "list_names: [7,",
+     "library_checks.list_names[0]: expected a name (a non-empty string) (got 7)"),
+    ("libraries.yaml", "    gpu: [flash-attn]\n", "    tpu: [flash-attn]\n", "tpu: [flash-attn]",
+     "library_checks.platform_markers: unknown field(s) tpu (known: gpu, npu)"),
 ])
 def test_a_moved_table_is_refused_at_its_line(tmp_path, pack, old, new, at, message):
     with pytest.raises(RuleError) as e:

@@ -103,3 +103,26 @@ def test_a_pack_names_a_logged_metric_and_its_step_field(tmp_path):
     api.use_rules([])
     assert (canonical("my loss"), is_timing("tokens_per_gpu")) == ("my loss", False)
     assert sorted(read_side([str(log)], "gpu").tracks) == ["grad_norm", "my loss"]
+
+
+# a team's package lists: deps-*.txt files, and its own NPU plugin saying a list is the NPU's
+LIBRARIES = """\
+library_checks:
+  platform_markers: {npu: [orbit-npu]}
+  list_names: ["deps-*.txt"]
+"""
+
+
+def test_a_pack_names_package_lists_and_a_platform_marker(tmp_path):
+    from scriptdiff.checks.libraries import looks_like_package_list, side_platform
+    from scriptdiff.model import Fact
+
+    real = {"orbit-npu": Fact(key="pkg:orbit-npu", value="1.0")}
+    assert (looks_like_package_list("", "deps-gpu.txt"), side_platform(real)) == (False, None)
+    assert (looks_like_package_list("", "requirements.txt"), side_platform({**real, "mindspeed": real["orbit-npu"]})) \
+        == (True, "npu")
+    api.use_rules([pack(tmp_path / "team", LIBRARIES)])
+    assert (looks_like_package_list("", "deps-gpu.txt"), side_platform(real)) == (True, "npu")
+    assert looks_like_package_list("", "requirements.txt")  # the shipped names stay (lists extend)
+    api.use_rules([])
+    assert (looks_like_package_list("", "deps-gpu.txt"), side_platform(real)) == (False, None)

@@ -25,6 +25,7 @@ section("library_checks", Record(
                                    "also_gpu": NAMES},
                                    required=("gpu", "npu", "mask"))),
      "npu_local_tags": Table(Name()), "platform_packages": Record({"gpu": NAMES, "npu": NAMES}),
+     "platform_markers": Record({"gpu": NAMES, "npu": NAMES}), "list_names": NAMES,
      "conda_names": Table(OneOf(Name(), Null(), expect="a package name or null"))},
     required=("key_packages",)))
 
