@@ -170,6 +170,14 @@ def test_malformed_ascend_versions_name_the_pack_and_line(tmp_path, old, new, at
      "library_checks.list_names[0]: expected a name (a non-empty string) (got 7)"),
     ("libraries.yaml", "    gpu: [flash-attn]\n", "    tpu: [flash-attn]\n", "tpu: [flash-attn]",
      "library_checks.platform_markers: unknown field(s) tpu (known: gpu, npu)"),
+    # device names are written in their family only: the device port names families, and the
+    # devices a tensor may be on besides the accelerator are the device tests' own list
+    ("aliases.yaml", "  gpu: [cuda]\n", "  gpu: [cuda, nvidia]\n", "gpu: [cuda, nvidia]",
+     "device_port.gpu[1]: 'nvidia' is not a device family (cuda, npu, other)"),
+    ("python.yaml", "to_device: {methods: [cuda, npu], rule: SD016}",
+     "to_device: {methods: [cuda, npu], not_devices: [cpu, meta], rule: SD016}", "not_devices: [cpu, meta]",
+     "python.device_refactors.to_device.not_devices: the devices that are no device move are rules/devices.yaml "
+     "`devices.python.tensor_devices`"),
 ])
 def test_a_moved_table_is_refused_at_its_line(tmp_path, pack, old, new, at, message):
     with pytest.raises(RuleError) as e:

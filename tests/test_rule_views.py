@@ -126,3 +126,32 @@ def test_a_pack_names_package_lists_and_a_platform_marker(tmp_path):
     assert looks_like_package_list("", "requirements.txt")  # the shipped names stay (lists extend)
     api.use_rules([])
     assert (looks_like_package_list("", "deps-gpu.txt"), side_platform(real)) == (False, None)
+
+
+# a team's own name for the NPU: `accelerator: davinci` is the Ascend device
+DEVICES = """\
+devices:
+  families: {npu: [davinci]}
+"""
+
+
+def test_a_device_name_is_written_once_and_every_device_table_follows_it(tmp_path):
+    from scriptdiff.model import Options
+    from scriptdiff.ruleset.devices import family_of, may_branch
+
+    for side, value in (("gpu", "cuda"), ("npu", "davinci")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "cfg.yaml").write_text(f"train:\n  accelerator: {value}\n", encoding="utf-8")
+    g, n = str(tmp_path / "gpu" / "cfg.yaml"), str(tmp_path / "npu" / "cfg.yaml")
+
+    def outcome():
+        rep = api.diff(g, n, Options(use_cache=False))
+        return [(f.rule, f.key, f.gpu.value, f.npu.value) for f in rep.findings], [m.rule for m in rep.masked]
+
+    assert (family_of("davinci:0"), may_branch(b"DEVICE=davinci")) == (None, False)
+    assert outcome() == ([("SD220", "train.accelerator", "cuda", "davinci")], [])
+    api.use_rules([pack(tmp_path / "team", DEVICES)])
+    assert (family_of("davinci:0"), may_branch(b"DEVICE=davinci")) == ("npu", True)
+    assert outcome() == ([], ["SD015"])  # the device-setting port (rules/aliases.yaml device_port: npu)
+    api.use_rules([])
+    assert outcome() == ([("SD220", "train.accelerator", "cuda", "davinci")], [])

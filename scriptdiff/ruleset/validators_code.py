@@ -26,7 +26,9 @@ section("python", Record({
     "flash_attention": Record({"gpu": Table(NAMES), "npu": Table(NAMES), "causal_sparse_modes": ListOf(Int(0)),
                                "npu_default_scale": Num()}),
     "device_refactors": Record({
-        "to_device": Record({"methods": NAMES, "not_devices": NAMES, "rule": CODE}, required=("rule",)),
+        "to_device": Record({"methods": NAMES, "rule": CODE}, required=("rule",),
+                            gone={"not_devices": "the devices that are no device move are rules/devices.yaml "
+                                                 "`devices.python.tensor_devices`"}),
         "device_count": Record({"gpu": NAMES, "env": NAMES}),
         "mps": Record({"prefix": Name(), "rule": CODE}, required=("rule",))}),
     "softmax_fp32": Record({"calls": NAMES, "key": Name()}),

@@ -142,9 +142,11 @@ section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("
 @validator
 def check_aliases(rs: RuleSet) -> None:
     """neutral_sections (names), cosmetic_names (names and sections patterns), device_port
-    (names, gpu and npu value patterns; its mask rule is named device-setting-port),
-    generic_names (section words that spell no vocabulary key, suffixes)."""
-    rs.conform("neutral_sections", "cosmetic_names", "device_port", "generic_names", "cosmetic_words", "path_places")
+    (names, and the device families of rules/devices.yaml each side's value may name; its mask
+    rule is named device-setting-port), generic_names (section words that spell no vocabulary
+    key, suffixes)."""
+    rs.conform("neutral_sections", "cosmetic_names", "device_port", "generic_names", "cosmetic_words", "path_places",
+               "devices")
     spelled = {str(x) for e in (rs.section("vocabulary") or {}).values() for fw in (*FRAMEWORKS, "aliases")
                for x in e.get(fw) or []}
     for i, word in enumerate((rs.section("generic_names") or {}).get("section_words") or []):
@@ -153,3 +155,8 @@ def check_aliases(rs: RuleSet) -> None:
     if rs.section("device_port") is not None and not any(
             r.name == "device-setting-port" and r.kind == "mask" for r in rs.rules.values()):
         raise rs.error(("device_port",), "device_port needs the mask rule device-setting-port")
+    families = ((rs.section("devices") or {}).get("families") or {})
+    for side in ("gpu", "npu"):
+        for i, fam in enumerate((rs.section("device_port") or {}).get(side) or ()):
+            if families and fam not in families:  # device names are written once, in their family
+                raise rs.error(("device_port", side, i), f"{fam!r} is not a device family ({', '.join(families)})")

@@ -123,7 +123,7 @@ def prepared(rs: RuleSet) -> Prepared:
                     device_calls=dcalls, device_calls_idiom=dc.get("idiom", "device comparison"),
                     patched_by=list((py.get("cuda_on_npu") or {}).get("patched_by") or []),
                     tuning=list(py.get("npu_tuning") or []), switches=dict(py.get("cuda_switches") or {}),
-                    tensor_devices=set(py.get("tensor_devices") or ["cpu", "meta"]), masks=masks)
+                    tensor_devices=set(py.get("tensor_devices") or ()), masks=masks)
 
 
 @dataclass
