@@ -87,6 +87,7 @@ class Kind:
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
     fixer: str | None = None  # the module that edits a file of this kind in place (`scriptdiff fix`)
+    input: str | None = None  # the `check` configuration key a file of this kind is an input of (`init`)
     referenced: tuple[str, ...] = ()  # option / config-key names whose value, a file of this kind, is followed
     sets: KeySet = KeySet()  # the keys a file of this kind can set (kind_can_set)
     # framework -> keys a run of that framework passes into a file of this kind itself (the HF

@@ -45,7 +45,7 @@ section("kinds", Table(Record(
      "sniff": Spec, "sniff_bytes": Int(1), "priority": Int(), "checks": NAMES, "comments": Enum(*COMMENT_STYLES),
      **{flag: Bool() for flag in ("anywhere", "confirm", "cached", "structural", "limited", "skip_identical",
                                   "relevant", "entry", "focus", "versions")},
-     "ahead": MODULE, "fixer": MODULE, "example": Name(),
+     "ahead": MODULE, "fixer": MODULE, "example": Name(), "input": Name("a check input (a check's `inputs`)"),
      # which options and keys name a file of this kind, which keys it can set, its page lexer
      "referenced": ListOf(Name("an option name in lower case with underscores (config_file)",
                                test=lambda r: r.isidentifier() and r == r.lower())),
@@ -71,12 +71,15 @@ def check_registry(rs: RuleSet) -> None:
         raise rs.error(("kinds" if kinds is None else "checks",), "'kinds' and 'checks' must both be given")
     if "text" not in kinds:
         raise rs.error(("kinds",), "kinds needs 'text', the kind of any file no other kind claims")
+    inputs = sorted({i for c in checks.values() for i in c.get("inputs") or ()})
     for name, k in kinds.items():
         unknown = [c for c in k.get("checks", []) if c not in checks]
         if unknown:
             raise rs.error(("kinds", name, "checks"), f"unknown check(s) {', '.join(sorted(unknown))}")
         if k.get("anywhere") and not k.get("markers"):
             raise rs.error(("kinds", name, "anywhere"), "'anywhere' needs markers")
+        if "input" in k and k["input"] not in inputs:
+            raise rs.error(("kinds", name, "input"), f"{k['input']!r} is not a check input ({', '.join(inputs)})")
         _check_kind_format(rs, name, k)
 
 
