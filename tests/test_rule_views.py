@@ -155,3 +155,14 @@ def test_a_device_name_is_written_once_and_every_device_table_follows_it(tmp_pat
     assert outcome() == ([], ["SD015"])  # the device-setting port (rules/aliases.yaml device_port: npu)
     api.use_rules([])
     assert outcome() == ([("SD220", "train.accelerator", "cuda", "davinci")], [])
+
+
+def test_a_pack_names_a_keyword_that_holds_no_credential_in_code(tmp_path):
+    from scriptdiff.ruleset.secrets import secret_spans
+
+    code = 'lookup(cache_key="abc123def")\n'
+    assert secret_spans(code, code=True) == [(18, 27)] and secret_spans('key="abc123def"\n', code=True) == []
+    api.use_rules([pack(tmp_path / "team", "secrets:\n  not_secret_in_code: [CACHE_KEY]\n")])
+    assert secret_spans(code, code=True) == [] and secret_spans(code) == [(18, 27)]  # in code only
+    api.use_rules([])
+    assert secret_spans(code, code=True) == [(18, 27)]

@@ -70,7 +70,7 @@ UPPER_WORDS = Name("upper-case words joined by _",
 ONE_WORD = Name("one word in upper case (no _)", test=lambda e: e.isalnum() and e.isascii() and e == e.upper())
 UPPER_WORD = Name("an upper-case word", test=lambda e: e.replace("_", "").isalnum() and e == e.upper())
 section("secrets", Record({"words": ListOf(UPPER_WORDS, nonempty=True), "suffixes": ListOf(ONE_WORD, nonempty=True),
-                           "not_secret": ListOf(UPPER_WORDS)},
+                           "not_secret": ListOf(UPPER_WORDS), "not_secret_in_code": ListOf(UPPER_WORDS)},
                           required=("words", "suffixes"), need="non-empty 'words' and 'suffixes' lists"))
 section("secret_values", Record({
     "query_names": ListOf(UPPER_WORD), "schemes": ListOf(UPPER_WORD),
