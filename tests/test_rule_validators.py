@@ -178,6 +178,9 @@ def test_malformed_ascend_versions_name_the_pack_and_line(tmp_path, old, new, at
      "to_device: {methods: [cuda, npu], not_devices: [cpu, meta], rule: SD016}", "not_devices: [cpu, meta]",
      "python.device_refactors.to_device.not_devices: the devices that are no device move are rules/devices.yaml "
      "`devices.python.tensor_devices`"),
+    # the keys `hparams` lists first are vocabulary keys
+    ("hparams.yaml", "hparams_table: [lr, global_batch_size,", "hparams_table: [lr, global_batch,",
+     "hparams_table: [lr, global_batch,", "hparams_table[1]: 'global_batch' is not a vocabulary key"),
     # the `check` input a kind's files are (scriptdiff init) is one a check takes
     ("kinds.yaml", "    input: launch\n", "    input: launcher\n", "input: launcher",
      "kinds.shell.input: 'launcher' is not a check input (configs, dataset, dumps, environment, launch, logs, "

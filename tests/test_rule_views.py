@@ -166,3 +166,19 @@ def test_a_pack_names_a_keyword_that_holds_no_credential_in_code(tmp_path):
     assert secret_spans(code, code=True) == [] and secret_spans(code) == [(18, 27)]  # in code only
     api.use_rules([])
     assert secret_spans(code, code=True) == [(18, 27)]
+
+
+def test_a_pack_adds_keys_hparams_lists_first_and_settings_naming_tokenizer_files(tmp_path):
+    from scriptdiff.checks.dataset import tokenizer_refs
+    from scriptdiff.model import Fact
+
+    (tmp_path / "tok.model").write_text("x", encoding="utf-8")
+    facts = [Fact(key="spm_model", value="tok.model"), Fact(key="vocab_file", value="tok.model")]
+    shipped = api.HPARAM_KEYS
+    assert shipped[:2] == ("lr", "global_batch_size") and len(shipped) == 18 and "zero_stage" not in shipped
+    assert [f.key for _p, f in tokenizer_refs(facts, str(tmp_path))] == ["vocab_file"]
+    api.use_rules([pack(tmp_path / "team", "hparams_table: [zero_stage]\ntokenizer_settings: [spm_model]\n")])
+    assert api.HPARAM_KEYS == shipped + ("zero_stage",)
+    assert [f.key for _p, f in tokenizer_refs(facts, str(tmp_path))] == ["spm_model", "vocab_file"]
+    api.use_rules([])
+    assert api.HPARAM_KEYS == shipped

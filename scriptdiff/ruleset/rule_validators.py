@@ -10,12 +10,13 @@ one key, versions parse and are sorted. Those report at the line of the node too
 (`rs.error(path, message)`).
 
 The sections live in families, one module each (FAMILIES, registered in this order when this
-module is imported): the settings (validators_settings: vocabulary, aliases, environment),
-the code (validators_code: python, signatures, fix, devices), the setup (validators_setup:
-libraries, platform, secrets, shell, Ascend versions), process data (validators_process:
-curves, dumps), and here the registries and the run's own (kinds, checks and dialects,
-pairing, example modes). A module that adds a section adds its schema and validator to its
-family; the names several families share are in validators_common.
+module is imported): the settings (validators_settings: vocabulary, the hparams table,
+aliases, environment), the code (validators_code: python, signatures, fix, devices), the
+setup (validators_setup: libraries, dataset, platform, secrets, shell, Ascend versions),
+process data (validators_process: curves, dumps), and here the registries and the run's own
+(kinds, checks and dialects, pairing, example modes). A module that adds a section adds its
+schema and validator to its family; the names several families share are in
+validators_common.
 """
 from __future__ import annotations
 
@@ -27,9 +28,11 @@ from .validators_common import CODE, FRAMEWORKS, is_lower
 # every validator, by the name the packs' comments and the tests use (rule_validators.check_devices)
 from .validators_code import check_call_signatures, check_devices, check_fix_spellings, check_python  # noqa: F401
 from .validators_process import check_curve_metrics, check_dumps  # noqa: F401
-from .validators_settings import check_aliases, check_env_map, check_value_ports, check_vocabulary  # noqa: F401
+from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_value_ports,  # noqa: F401
+                                  check_vocabulary)
 from .validators_setup import (check_ascend_versions, check_installers, check_launchers,  # noqa: F401
-                               check_library_checks, check_platform, check_secret_values, check_secrets)
+                               check_library_checks, check_platform, check_secret_values, check_secrets,
+                               check_tokenizer_settings)
 
 
 # ------------------------------------------------------------------ rules/kinds.yaml (+ packs)

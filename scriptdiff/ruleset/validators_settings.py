@@ -1,6 +1,7 @@
-"""The settings' sections of the rule packs: the vocabulary (rules/vocabulary.yaml), the names
-of rules/aliases.yaml and the environment-variable table (rules/environment.yaml); their
-schemas and validators (scriptdiff/ruleset/rule_validators.py says how sections are declared).
+"""The settings' sections of the rule packs: the vocabulary (rules/vocabulary.yaml), the keys
+`hparams` lists first (rules/hparams.yaml), the names of rules/aliases.yaml and the
+environment-variable table (rules/environment.yaml); their schemas and validators
+(scriptdiff/ruleset/rule_validators.py says how sections are declared).
 """
 from __future__ import annotations
 
@@ -101,6 +102,21 @@ def check_value_ports(rs: RuleSet) -> None:
     for key in rs.section("value_ports") or {}:
         if key not in voc:
             raise rs.error(("value_ports", key), f"{key!r} is not a vocabulary key")
+
+# ------------------------------------------------------------------ rules/hparams.yaml
+
+section("hparams_table", ListOf(Name("a vocabulary key")))
+
+
+@validator
+def check_hparams_table(rs: RuleSet) -> None:
+    """`hparams_table:` (rules/hparams.yaml): the keys `scriptdiff hparams` lists first are vocabulary keys."""
+    rs.conform("hparams_table")
+    voc = rs.section("vocabulary") or {}
+    for i, key in enumerate(rs.section("hparams_table") or ()):
+        if voc and key not in voc:
+            raise rs.error(("hparams_table", i), f"{key!r} is not a vocabulary key")
+
 
 # ------------------------------------------------------------------ rules/environment.yaml
 

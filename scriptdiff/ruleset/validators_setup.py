@@ -1,5 +1,5 @@
-"""The setup's sections of the rule packs: package lists (rules/libraries.yaml), the platform
-snapshot (rules/platform.yaml), secret names and shapes (rules/secrets.yaml), launchers and
+"""The setup's sections of the rule packs: package lists (rules/libraries.yaml), the settings
+naming tokenizer files (rules/dataset.yaml), the platform snapshot (rules/platform.yaml), secret names and shapes (rules/secrets.yaml), launchers and
 installers (rules/shell.yaml) and the Ascend version tables (rules/ascend_versions.yaml);
 their schemas and validators (scriptdiff/ruleset/rule_validators.py says how sections are
 declared).
@@ -37,6 +37,16 @@ def check_library_checks(rs: RuleSet) -> None:
         if cp["mask"] not in rs.rules:
             raise rs.error(("library_checks", "counterparts", i, "mask"),
                            f"counterpart {cp['gpu']} <-> {cp['npu']} must name a known mask rule")
+
+# ------------------------------------------------------------------ rules/dataset.yaml
+
+section("tokenizer_settings", NAMES)  # launch-script settings naming tokenizer files (checks/dataset.py)
+
+
+@validator
+def check_tokenizer_settings(rs: RuleSet) -> None:
+    rs.conform("tokenizer_settings")
+
 
 # ------------------------------------------------------------------ rules/platform.yaml
 
