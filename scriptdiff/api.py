@@ -52,11 +52,15 @@ if TYPE_CHECKING:  # names of annotations only; imported where used
 
 
 def __getattr__(name: str):
-    """`api.read_patch`, imported with the review module when first asked for."""
+    """`api.read_patch`, imported with the review module when first asked for; `api.HPARAM_KEYS`,
+    the keys `hparams` always lists, in order (rules/hparams.yaml `hparams_table`, of the packs
+    in use)."""
     if name == "read_patch":
         from .run.review import read_patch  # lazy: keeps --help fast
 
         return read_patch
+    if name == "HPARAM_KEYS":
+        return tuple(load_rules().section("hparams_table") or ())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -394,11 +398,6 @@ def _unverified(before: Report, after: Report, active: list) -> dict:
 
 # --- hparams -----------------------------------------------------------------------------------
 
-# the pre-check keys `hparams` always lists, in this order (defaults where a side did not set them)
-HPARAM_KEYS = ("lr", "global_batch_size", "micro_batch_size", "gradient_accumulation_steps", "data_parallel_size",
-               "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
-               "expert_model_parallel_size", "sequence_parallel", "lr_warmup_iters", "lr_warmup_fraction",
-               "num_layers", "hidden_size", "seq_length", "use_flash_attn", "params_dtype", "seed")
 
 
 def hparams(gpu: list[str], npu: list[str], options: Options | None = None, include_env: bool = False) -> Report:
@@ -411,7 +410,8 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables
     out = []
-    for k in list(HPARAM_KEYS) + sorted(k for k in rows if k not in HPARAM_KEYS):
+    first = tuple(load_rules().section("hparams_table") or ())  # rules/hparams.yaml, in this order
+    for k in list(first) + sorted(k for k in rows if k not in first):
         g, n = rows.get(k, (None, None))
         if tables is not None:
             g = g if g is not None else default_fact(k, tables[0].frameworks)

@@ -119,6 +119,7 @@ KIND_SNIFF = 4000  # characters of a file's head its kind is detected from (rule
 MARKER_SNIFF = 2000  # bytes of a .json file looked at for a weights fingerprint's or a data manifest's marker
 NPU_SNIFF = 4 * 1024 * 1024  # bytes of a staged file looked at for the NPU's name (one-file mode, the hook)
 MOUNT_TABLE = 4 << 20  # bytes of /proc/self/mountinfo read to know the pseudo-filesystems
+MOUNT_DEVICES = 256  # devices whose filesystem type a process remembers (a new one reads the table again)
 COMPARE_CHUNK = 1 << 20  # bytes read at a time when a folder walk hashes a file or compares two
 SCAN_CHUNK = 1 << 20  # bytes read at a time when a file is searched for an inline suppression
 CONFIG_BYTES = 4 * 1024 * 1024  # a `check` configuration (pyproject.toml, scriptdiff.toml): a few lines, larger is not one

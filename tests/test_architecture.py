@@ -364,3 +364,42 @@ label = {"error": "x"}  # one name: not an order
     assert severity_spellings(source) == ["2: map error, warning, info", "3: map info, warning, error",
                                           "4: order error, warning", "6: order error, warning, info",
                                           "8: order error, warning, info", "9: text error','warning','info"]
+
+
+def _memoised(maxsizes: tuple) -> list[str]:
+    """module:function of every function memoised by functools.lru_cache with one of `maxsizes`
+    (None: unbounded, as functools.cache)."""
+    out = []
+    for name, p in sorted(modules().items()):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for d in node.decorator_list:
+                f = d.func if isinstance(d, ast.Call) else d
+                called = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if called == "cache":
+                    size = None
+                elif called == "lru_cache" and isinstance(d, ast.Call):
+                    size = next((k.value.value for k in d.keywords if k.arg == "maxsize"),
+                                d.args[0].value if d.args and isinstance(d.args[0], ast.Constant) else 128)
+                else:
+                    continue
+                if size in maxsizes:
+                    out.append(f"{name}:{node.name}")
+    return out
+
+
+def test_tables_derived_from_the_rules_are_views_not_singletons():
+    """A table derived from the rule packs is a view of its RuleSet (rules.derived, RuleSet.view):
+    a user's pack changes it in the same process (tests/test_rule_views.py). The singletons
+    left are the process's own: the code's salt, the user packs' salt, the tree-sitter parser.
+    Nothing clears caches by walking the loaded modules: the one cache_clear is the user packs'
+    salt, read again when the packs are set."""
+    assert _memoised((1, None)) == ["scriptdiff.inputs.store:salt", "scriptdiff.inputs.store:user_salt",
+                                    "scriptdiff.lang.shell.evaluator:parser"]
+    clears = [f"{name}:{node.lineno}" for name, p in sorted(modules().items())
+              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+              if isinstance(node, ast.Attribute) and node.attr == "cache_clear"]
+    assert [c.split(":")[0] for c in clears] == ["scriptdiff.inputs.store"]
+    assert not any("sys.modules" in p.read_text(encoding="utf-8") and "cache_clear" in p.read_text(encoding="utf-8")
+                   for p in modules().values())

@@ -334,6 +334,20 @@ def test_json_keys_are_set_added_and_removed_keeping_layout(tmp_path):
                     '{"stage": 2, "overlap_comm": true}\n}\n')
 
 
+def test_a_value_is_copied_as_written_only_from_a_gpu_file_the_same_editor_edits(tmp_path):
+    """The GPU's text of a value (`1.0e-4`) is kept where the GPU file is of a kind the NPU
+    file's editor edits (rules/kinds.yaml `fixer`: YAML for YAML, JSON for a DeepSpeed config
+    or a plain JSON one); from a YAML file into a JSON one the value is written anew."""
+    for gname, gpu, written in (("train.yaml", "learning_rate: 1.0e-4\n", "0.0001"),
+                                ("ds.json", '{"learning_rate": 1.0e-4}\n', "1.0e-4")):
+        g, n = tmp_path / "gpu" / gname, tmp_path / "npu" / (gname.split(".")[0] + ".json")
+        for path, text in ((g, gpu), (n, '{\n  "learning_rate": 2.0e-4\n}\n')):
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert api.fix(str(g), str(n), Options()).refused == []
+        assert n.read_text(encoding="utf-8") == '{\n  "learning_rate": %s\n}\n' % written
+
+
 def test_toml_keys_are_set_added_and_removed(tmp_path):
     gpu = "[optimizer]\nname = \"AdamW\"\nlr = 8e-4\neps = 1e-8\n\n[training]\nsteps = 1000\nmax_norm = 1.0\n"
     npu = "# NPU\n[optimizer]\nname = 'AdamW'\nlr = 3e-4  # lower on NPU\n\n[training]\nsteps = 1000\nmax_norm = 1.0\n" \

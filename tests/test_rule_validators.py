@@ -17,6 +17,20 @@ def test_every_check_function_is_registered():
     assert missing == []
 
 
+def test_every_family_of_sections_registers_its_check_functions():
+    """The sections live in families of modules (rule_validators.FAMILIES), each check_* of
+    each registered and reachable by its name from rule_validators (docs and packs cite it so)."""
+    assert [m.__name__.rsplit(".", 1)[-1] for m in rule_validators.FAMILIES] == [
+        "validators_settings", "validators_code", "validators_setup", "validators_process"]
+    for module in (rule_validators, *rule_validators.FAMILIES):
+        checks = [fn for name, fn in inspect.getmembers(module, inspect.isfunction)
+                  if name.startswith("check_") and fn.__module__ == module.__name__]
+        assert checks, module.__name__
+        assert [fn.__name__ for fn in checks if fn not in rulepack.VALIDATORS] == []
+        assert [fn.__name__ for fn in checks if getattr(rule_validators, fn.__name__, None) is not fn] == []
+    assert len(rulepack.VALIDATORS) == len({fn.__name__ for fn in rulepack.VALIDATORS})
+
+
 def load_with(tmp_path, pack: str, old: str, new: str):
     """Load a copy of rules/ in which `old` is replaced by `new` in rules/<pack>."""
     folder = tmp_path / "rules"
@@ -140,3 +154,39 @@ def test_malformed_ascend_versions_name_the_pack_and_line(tmp_path, old, new, at
         load_with(tmp_path, "ascend_versions.yaml", old, new)
     line = line_of("ascend_versions.yaml", old, new, at)
     assert str(e.value).startswith(f"rules/ascend_versions.yaml:{line}: {needle}")
+
+
+# the tables moved out of package code into the packs (issue 38): each refused at its line
+@pytest.mark.parametrize("pack,old,new,at,message", [
+    # a spelling mapped onto another spelling, no primary loss, a step field that is no name
+    ("curves.yaml", "    train_loss: loss\n", "    train_loss: lm_loss\n", "train_loss: lm_loss",
+     "curve_metrics.names.train_loss: 'lm_loss' is itself a spelling of 'loss': map 'train_loss' onto that metric"),
+    ("curves.yaml", "  primary: [loss, actor/pg_loss, actor/loss, critic/score/mean, critic/rewards/mean]",
+     "  primary: []", "primary: []", "curve_metrics.primary: expected a non-empty list of names"),
+    ("curves.yaml", "step_fields: [current_steps,", "step_fields: [7,", "step_fields: [7,",
+     "curve_metrics.step_fields[0]: expected a name (a non-empty string) (got 7)"),
+    # a package list's name that is no pattern, a platform marker for a third platform
+    ("libraries.yaml", 'list_names: ["*requirement*.txt",', "list_names: [7,", "list_names: [7,",
+     "library_checks.list_names[0]: expected a name (a non-empty string) (got 7)"),
+    ("libraries.yaml", "    gpu: [flash-attn]\n", "    tpu: [flash-attn]\n", "tpu: [flash-attn]",
+     "library_checks.platform_markers: unknown field(s) tpu (known: gpu, npu)"),
+    # device names are written in their family only: the device port names families, and the
+    # devices a tensor may be on besides the accelerator are the device tests' own list
+    ("aliases.yaml", "  gpu: [cuda]\n", "  gpu: [cuda, nvidia]\n", "gpu: [cuda, nvidia]",
+     "device_port.gpu[1]: 'nvidia' is not a device family (cuda, npu, other)"),
+    ("python.yaml", "to_device: {methods: [cuda, npu], rule: SD016}",
+     "to_device: {methods: [cuda, npu], not_devices: [cpu, meta], rule: SD016}", "not_devices: [cpu, meta]",
+     "python.device_refactors.to_device.not_devices: the devices that are no device move are rules/devices.yaml "
+     "`devices.python.tensor_devices`"),
+    # the keys `hparams` lists first are vocabulary keys
+    ("hparams.yaml", "hparams_table: [lr, global_batch_size,", "hparams_table: [lr, global_batch,",
+     "hparams_table: [lr, global_batch,", "hparams_table[1]: 'global_batch' is not a vocabulary key"),
+    # the `check` input a kind's files are (scriptdiff init) is one a check takes
+    ("kinds.yaml", "    input: launch\n", "    input: launcher\n", "input: launcher",
+     "kinds.shell.input: 'launcher' is not a check input (configs, dataset, dumps, environment, launch, logs, "
+     "packages, scripts, weights)"),
+])
+def test_a_moved_table_is_refused_at_its_line(tmp_path, pack, old, new, at, message):
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, pack, old, new)
+    assert str(e.value) == f"rules/{pack}:{line_of(pack, old, new, at)}: {message}"

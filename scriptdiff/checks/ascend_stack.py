@@ -20,12 +20,11 @@ CANN versions are not PEP 440: 8.0.RC1 < 8.0.RC3 < 8.0.RC3.20 < 8.0.0.beta1 < 8.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..ruleset.ascend_version import cann_key, parse_cann
 from ..run.finding import finding
 from ..model import RANK_LOG, Fact, Finding
-from ..ruleset.rules import load
+from ..ruleset.rules import RuleSet, derived
 from .libraries import parse_version
 
 ADVISORY_PREFIXES = ("release:", "compat:torch-npu-cann", "compat:driver-cann", "newest:",
@@ -115,9 +114,9 @@ def _release3(v) -> tuple:
     return (tuple(v.release) + (0, 0, 0))[:3]
 
 
-@lru_cache(maxsize=1)
-def tables() -> Tables:
-    data = load().section("ascend_versions", {}) or {}
+@derived
+def tables(rs: RuleSet) -> Tables:
+    data = rs.section("ascend_versions", {}) or {}
     return Tables(tables=data.get("tables") or {}, torch_npu=list(data.get("torch_npu") or []),
                   cann=list(data.get("cann") or []), hdk=list(data.get("hdk") or []),
                   mindspeed=list(data.get("mindspeed") or []), mindspeed_llm=list(data.get("mindspeed_llm") or []))

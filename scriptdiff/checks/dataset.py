@@ -31,7 +31,7 @@ from ..run.compare import show
 from ..run.finding import finding
 from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
-from ..ruleset.rules import RuleSet
+from ..ruleset.rules import RuleSet, load
 from ..inputs.sources import SourceError
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
@@ -44,8 +44,6 @@ TOKENIZER_PREFIX = "data:tokenizer:"
 # the words of a failed part's error (a Ray task that failed after its retries)
 NOT_HASHED = "file(s) were not hashed"
 COUNT_FIELDS = ("lines", "rows", "sequences", "documents", "dtype")
-# launch-script settings whose value is a tokenizer file or folder
-TOKENIZER_KEYS = ("tokenizer_model", "tokenizer_name_or_path", "vocab_file", "merge_file", "tokenizer_path")
 
 # Megatron indexed dataset (.idx): magic, version, dtype code, sequence count, document count
 IDX_MAGIC = b"MMIDIDX\x00\x00"
@@ -553,10 +551,12 @@ def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
 # ---------------------------------------------------------------- tokenizer files from launch scripts
 
 def tokenizer_refs(facts: list[Fact], base: str | None) -> list[tuple[str, Fact]]:
-    """(path on disk, fact) for each tokenizer setting whose value names an existing path."""
+    """(path on disk, fact) for each tokenizer setting (rules/dataset.yaml `tokenizer_settings`)
+    whose value names an existing path."""
     out = []
+    settings = frozenset(load().section("tokenizer_settings") or ())
     for f in facts:
-        if f.key not in TOKENIZER_KEYS or not isinstance(f.value, str) or not f.value.strip():
+        if f.key not in settings or not isinstance(f.value, str) or not f.value.strip():
             continue
         raw = f.value.strip().strip("'\"")
         cands = [raw] if os.path.isabs(raw) else ([os.path.join(base, raw)] if base else []) + [raw]

@@ -19,23 +19,21 @@ A snapshot (docs/snapshot.md) yields
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
 from ..run.compare import show
 from ..run.finding import finding
 from ..ruleset.envmap import canonical
 from ..inputs.jsonload import JSONError, load_json
 from ..model import RANK_LOG, Extract, Fact, Finding, InputError, Masked
-from ..ruleset.rules import code, load
+from ..ruleset.rules import RuleSet, code, derived
 from . import ascend_stack, libraries
 from .libraries import normalize_name, parse_version, version_level
 
 SUPPORTED_SCHEMA = 1
 
 
-@lru_cache(maxsize=1)
-def _platform_data():
-    rs = load()
+@derived
+def _platform_data(rs: RuleSet):
     return (rs.section("platform_components", {}) or {}, rs.section("platform_pairs", {}) or {},
             rs.section("platform_groups", {}) or {})
 

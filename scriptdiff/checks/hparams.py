@@ -21,12 +21,12 @@ mean is the vocabulary's: scriptdiff/ruleset/vocabulary.py, which every reader a
 """
 from __future__ import annotations
 
-import fnmatch
 from typing import Any
 
 from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked, Severity
+from ..ruleset.devices import family_of
 from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
@@ -235,9 +235,9 @@ def _release_default(f: Finding, key: str, g: Fact | None, n: Fact | None) -> Fi
     return f
 
 
-def _device_value(v: Any, patterns: list[str]) -> bool:
-    s = str(v).strip().strip("'\"").lower()
-    return any(fnmatch.fnmatchcase(s, p) for p in patterns)
+def _device_value(v: Any, families: list[str]) -> bool:
+    """A value naming a device of one of these families (rules/devices.yaml: `npu:0`, `ascend`)."""
+    return family_of(str(v).strip().strip("'\"")) in families
 
 
 def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:

@@ -29,6 +29,7 @@ from ..inputs.jsonload import loads as load_json_data
 from ..model import ORIGIN_DERIVED, RANK_CONFIG, RANK_DEFAULT, RANK_LOG, Extract, Fact, Finding, InputError, Masked
 from ..ruleset.packages import (LIST_KEY, STRICT_DIRECTIVE, Entry, conda_entry, data, entry_value, is_requirement_list,
                         list_marker, normalize_name, package_facts, parse_requirements, scrub_url)
+from ..ruleset.registry import kinds
 from ..ruleset.rules import code
 from ..inputs.yamlload import YAMLError
 from ..inputs.yamlload import load as load_yaml
@@ -36,6 +37,7 @@ from ..inputs.yamlload import load as load_yaml
 __all__ = ["Entry", "STRICT_DIRECTIVE", "entry_value", "list_marker", "looks_like_requirements", "normalize_name",
            "package_facts", "parse_conda", "parse_pip_json", "parse_requirements", "scrub_url", "version_level"]
 looks_like_requirements = is_requirement_list  # its older name (tests, packs' sniff specs)
+READER = __name__.split(".", 1)[1]  # how rules/kinds.yaml names this reader (checks.libraries)
 
 
 @lru_cache(maxsize=budget.VERSION_MEMO)
@@ -171,8 +173,10 @@ def parse_conda(text: str) -> tuple[list[Entry], list[str], str | None, int | No
 
 def extract(src, ctx):
 
-    # the engine detected the kind (registry.detect); a direct call falls back to the suffix
-    kind = src.kind or {".json": "pipjson", ".yaml": "conda", ".yml": "conda"}.get(src.suffix, "requirements")
+    # the engine detected the kind (registry.detect); a direct call takes the kind of this
+    # reader that claims the file's suffix (rules/kinds.yaml), a requirements file else
+    kind = src.kind or next((k.name for k in kinds().values() if k.reader == READER and src.suffix in k.suffixes),
+                            "requirements")
     strict, side = ctx.options.strict_local, ctx.side
     ex = Extract()
     rank = RANK_CONFIG
@@ -223,25 +227,25 @@ def derive_pair(gpu, npu) -> None:
 
 # --------------------------------------------------------------------------- both sides
 
-NPU_MARKERS = ("torch-npu", "mindspeed", "deepspeed-npu")
-
-
 def _match(name: str, patterns) -> bool:
     return any(name == p or ("*" in p and fnmatch.fnmatchcase(name, p)) for p in patterns or [])
 
 
 def side_platform(real: dict[str, Fact]) -> str | None:
+    """The platform a side's packages are for: a snapshot's own word, else a package only one
+    platform has (rules/libraries.yaml `platform_markers`, `platform_packages`), the NPU's
+    first, else a CUDA build of torch."""
     for f in real.values():
         p = f.meta.get("platform")
         if p in ("gpu", "npu"):
             return p
-    plat = data().get("platform_packages", {}) or {}
-    if any(n in real for n in NPU_MARKERS) or any(_match(n, plat.get("npu")) for n in real if n != "torch-npu"):
+    plat, marks = data().get("platform_packages", {}) or {}, data().get("platform_markers", {}) or {}
+    if any(_match(n, marks.get("npu")) or _match(n, plat.get("npu")) for n in real):
         return "npu"
     torch = real.get("torch")
     if torch is not None and str(torch.meta.get("version") or "").split("+", 1)[-1].startswith("cu"):
         return "gpu"
-    if "flash-attn" in real or any(_match(n, plat.get("gpu")) for n in real):
+    if any(_match(n, marks.get("gpu")) or _match(n, plat.get("gpu")) for n in real):
         return "gpu"
     return None
 
@@ -396,12 +400,13 @@ def looks_like_pip_json(head: str, basename: str) -> bool:
 
 
 def looks_like_package_list(head: str, basename: str) -> bool:
-    """A package list by its name (a .txt named requirements*, *freeze*, *pip*) or by its
-    content, whatever the name (pip freeze saved as env_gpu.txt or freeze.log): a requirements
-    file (packages.is_requirement_list: unpinned names, comments first, -e, --index-url, git+
-    lines and markers included), a `pip list` table, or mostly pins (at least 3, at least 4 in
-    5 entry lines: a saved terminal session keeps its prompt and a warning or two)."""
-    if basename.endswith(".txt") and any(w in basename for w in ("requirement", "freeze", "pip")):
+    """A package list by its name (rules/libraries.yaml `list_names`: a .txt named
+    requirements*, *freeze*, *pip*) or by its content, whatever the name (pip freeze saved as
+    env_gpu.txt or freeze.log): a requirements file (packages.is_requirement_list: unpinned
+    names, comments first, -e, --index-url, git+ lines and markers included), a `pip list`
+    table, or mostly pins (at least 3, at least 4 in 5 entry lines: a saved terminal session
+    keeps its prompt and a warning or two)."""
+    if any(fnmatch.fnmatchcase(basename, p) for p in data().get("list_names") or ()):
         return True
     return looks_like_requirements(head) or _mostly_pins(head)
 

@@ -37,12 +37,10 @@ from ..inputs.sources import SourceError, open_regular
 from ..run.pairing import skip_dirs
 from ..inputs.walk import walk
 from . import events
-from .series import Recognised, Run, canonical
+from .series import Recognised, Run, canonical, metrics
 
 PROGRESS_EVERY = 1 << 20  # bytes between progress updates
 
-STEP_FIELDS = ("current_steps", "global_step", "train/global_step", "trainer/global_step", "step", "_step",
-               "Step", "iteration", "iter")
 MEGATRON = "Megatron-LM/MindSpeed iteration lines"
 MEGATRON_EVAL = "Megatron-LM/MindSpeed validation lines"
 HF_STATE = "HF Trainer trainer_state.json log_history"
@@ -202,13 +200,11 @@ def _finish(run: Run, rec: Recognised | None, names: set) -> None:
 
 # --- text logs --------------------------------------------------------------------------------
 
-_KEYS: dict[bytes, str | None] = {}
-
-
 def _key(raw: bytes) -> str:
-    k = _KEYS.get(raw)
+    known = metrics().raw  # (per rule set: a team's pack may name a metric differently)
+    k = known.get(raw)
     if k is None:
-        k = _KEYS[raw] = canonical(raw.decode("utf-8", "replace").strip())
+        k = known[raw] = canonical(raw.decode("utf-8", "replace").strip())
     return k
 
 
@@ -451,8 +447,8 @@ def _json_object(text: bytes):
     return d if isinstance(d, dict) else None
 
 
-def _step_of(d: dict) -> tuple[str, float] | None:
-    for k in STEP_FIELDS:
+def _step_of(d: dict, fields: tuple) -> tuple[str, float] | None:
+    for k in fields:
         v = number(d.get(k))
         if v is not None:
             return k, v
@@ -465,6 +461,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
     done = 0
     offset = 0
     mark = run.lines.appenders(f.display)
+    fields = metrics().step_fields
     for lineno, line in enumerate(_lines(fh), 1):
         if lineno & 0x3FF == 0 and progress is not None:
             pos = fh.tell()
@@ -482,7 +479,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
         if d is None:
             run.errors.append(InputError(f.display, f"line {lineno}: not a JSON object; the line was skipped"))
             continue
-        st = _step_of(d)
+        st = _step_of(d, fields)
         if st is None:
             continue
         if rec is None:
@@ -490,7 +487,7 @@ def _jsonl(f: _Opened, fh, run: Run, progress) -> None:
                       else "W&B JSONL export" if st[0] == "_step" else "JSONL export")
             rec = Recognised(path=f.display, reader=reader)
         step = st[1]
-        _add_record(run, names, d, step, lambda k: k == st[0] or k in STEP_FIELDS, (f.display, lineno))
+        _add_record(run, names, d, step, lambda k: k == st[0] or k in fields, (f.display, lineno))
         _note(rec, step)
         mark(step, lineno, start)
     _advance(progress, max(0, f.size - done))
@@ -516,7 +513,7 @@ def _csv_step_column(first: bytes) -> int | None:
     except (csv.Error, StopIteration):
         return None
     cols = _csv_columns(header)
-    for k in STEP_FIELDS:
+    for k in metrics().step_fields:
         if k in cols:
             return cols.index(k)
     return None
@@ -540,9 +537,10 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
 
     reader = csv.reader(lines())
     header = _csv_columns(next(reader))
-    sc = next(i for k in STEP_FIELDS for i, h in enumerate(header) if h == k)
+    fields = metrics().step_fields
+    sc = next(i for k in fields for i, h in enumerate(header) if h == k)
     cols = [(i, canonical(h)) for i, h in enumerate(header)
-            if i != sc and h and h not in STEP_FIELDS and not h.endswith(("__MIN", "__MAX", "__step"))]
+            if i != sc and h and h not in fields and not h.endswith(("__MIN", "__MAX", "__step"))]
     rec = Recognised(path=f.display, reader="W&B CSV export" if " - " in ",".join(header) or header[sc] == "Step"
                      else "CSV export")
     names: set = set()

@@ -12,47 +12,51 @@ from array import array
 from dataclasses import dataclass, field
 
 from .. import budget
+from ..ruleset.rules import RuleSet, derived
 
-# how a logged name is called here: every reader maps its spellings onto these
-CANONICAL = {
-    "lm loss": "loss", "loss": "loss", "train/loss": "loss", "train_loss": "loss", "lm_loss": "loss",
-    "grad norm": "grad_norm", "grad_norm": "grad_norm", "train/grad_norm": "grad_norm",
-    "learning rate": "lr", "learning_rate": "lr", "lr": "lr", "train/learning_rate": "lr",
-    "loss scale": "loss_scale", "loss_scale": "loss_scale",
-    "number of skipped iterations": "skipped", "skipped": "skipped",
-    "number of nan iterations": "nan_iterations",
-    "consumed samples": "consumed_samples", "consumed_samples": "consumed_samples",
-    "consumed tokens": "consumed_tokens", "consumed_tokens": "consumed_tokens",
-    "num_input_tokens_seen": "consumed_tokens", "train/num_input_tokens_seen": "consumed_tokens",
-    "elapsed time per iteration (ms)": "elapsed_ms",
-    "global batch size": "global_batch_size",
-    "eval/loss": "eval_loss",
-}
-# bookkeeping, hardware speed and counters: read and shown, never compared as curves
-NOT_COMPARED = {"consumed_samples", "consumed_tokens", "global_batch_size", "elapsed_ms", "skipped",
-                "nan_iterations", "epoch", "total_flos", "train_runtime", "train_samples_per_second",
-                "train_steps_per_second", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second",
-                "percentage", "total_steps", "throughput", "step", "timestamp", "_runtime", "_timestamp",
-                "iter time (s)", "samples/sec", "mom"}
-# the loss a verdict is about, in order of preference
-PRIMARY = ("loss", "actor/pg_loss", "actor/loss", "critic/score/mean", "critic/rewards/mean")
+@dataclass(frozen=True)
+class Metrics:
+    """rules/curves.yaml `curve_metrics`: how the readers name what a log records."""
+
+    names: dict  # a logged name (as written, or lower case) -> the metric it is
+    primary: tuple  # the loss a verdict is about, in order of preference
+    not_compared: frozenset  # bookkeeping, hardware speed and counters: shown, never compared
+    timing_words: tuple  # ... and a metric whose name holds one of these
+    downstream_prefixes: tuple  # an evaluation metric's name starts with one of these
+    downstream_words: tuple  # ... or holds one of these
+    step_fields: tuple  # the fields a metrics record gives its step in, in order of preference
+    raw: dict = field(default_factory=dict, compare=False)  # a text log's name (bytes) -> metric, as met
+
+
+@derived
+def metrics(rs: RuleSet) -> Metrics:
+    d = rs.section("curve_metrics", {}) or {}
+    down = d.get("downstream") or {}
+    return Metrics(names=dict(d.get("names") or {}), primary=tuple(d.get("primary") or ()),
+                   not_compared=frozenset(d.get("not_compared") or ()),
+                   timing_words=tuple(d.get("timing_words") or ()),
+                   downstream_prefixes=tuple(down.get("prefixes") or ()), downstream_words=tuple(down.get("words") or ()),
+                   step_fields=tuple(d.get("step_fields") or ()))
 
 
 def canonical(name: str) -> str:
+    """The metric a logged name is (`lm loss` is loss): every reader maps its spellings onto these."""
+    names = metrics().names
     n = name.strip()
-    return CANONICAL.get(n, CANONICAL.get(n.lower(), n))
+    return names.get(n, names.get(n.lower(), n))
 
 
 def is_downstream(name: str) -> bool:
     """An evaluation metric (eval loss, accuracy, a benchmark score): not the training loss."""
+    m = metrics()
     low = name.lower()
-    return low.startswith(("eval", "val", "test", "downstream")) or "accuracy" in low or "/acc" in low
+    return low.startswith(m.downstream_prefixes) or any(w in low for w in m.downstream_words)
 
 
 def is_timing(name: str) -> bool:
+    m = metrics()
     low = name.lower()
-    return name in NOT_COMPARED or any(w in low for w in ("time", "per_second", "throughput", "tflop", "mfu",
-                                                           "timing", "memory", "_mem", "/mem"))
+    return name in m.not_compared or any(w in low for w in m.timing_words)
 
 
 class Track:

@@ -14,7 +14,8 @@ this order (the first that holds is the answer, the others still show in the evi
   incomplete               none of these in what was read, but a side's logs were not read
                            whole (a damaged or cut file, an unreadable one): never "equal"
 
-The loss is the first of series.PRIMARY both sides logged.
+The loss is the first of the primary metrics (rules/curves.yaml `curve_metrics.primary`) both
+sides logged.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 from .align import Axis, choose_axis, pair, to_axis
 from .metrics import SeriesStats, Settings, SideCounts, _r, compare_series, side_counts
-from .series import PRIMARY, Run, is_downstream, is_timing
+from .series import Run, is_downstream, is_timing, metrics
 
 FIRST = "first-step difference"
 ANOMALY = "overflow, NaN or spikes"
@@ -73,7 +74,7 @@ class Result:
 
 
 def primary_of(names) -> str | None:
-    for p in PRIMARY:
+    for p in metrics().primary:
         if p in names:
             return p
     return None

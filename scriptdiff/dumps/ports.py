@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from functools import lru_cache
 
-from ..ruleset.rules import load
+from ..ruleset.rules import RuleSet, derived
 
 
 @dataclass(frozen=True)
@@ -41,10 +40,10 @@ class Port:
     stands_for: dict  # NPU form -> frozenset of GPU forms
 
 
-@lru_cache(maxsize=1)
-def ports() -> dict[str, Port]:
+@derived
+def ports(rs: RuleSet) -> dict[str, Port]:
     out = {}
-    for name, p in (load().section("dump_ports") or {}).items():
+    for name, p in (rs.section("dump_ports") or {}).items():
         forms = tuple(Form(port=name, name=f, title=d.get("title", f), calls=frozenset(d.get("calls", ())),
                            sequence=tuple(frozenset(a) for a in d.get("sequence", ())), gap=d.get("gap", 0),
                            modules=tuple(x.lower() for x in d.get("modules", ())), frames=tuple(d.get("frames", ())))
@@ -66,9 +65,9 @@ def expected(port: str, gform: str, nform: str) -> bool:
     return p is not None and gform in p.stands_for.get(nform, ())
 
 
-@lru_cache(maxsize=1)
-def _frame_forms() -> tuple:
-    return tuple((pat, f) for p in ports().values() for f in p.forms for pat in f.frames)
+@derived
+def _frame_forms(rs: RuleSet) -> tuple:
+    return tuple((pat, f) for p in ports(rs).values() for f in p.forms for pat in f.frames)
 
 
 def frames_form(frames) -> str | None:
@@ -164,9 +163,9 @@ def _module_body(queue, start: int, limit: int, f: Form) -> int:
 
 # ------------------------------------------------------------------------ depends, frames
 
-@lru_cache(maxsize=1)
-def _depends() -> tuple:
-    return tuple(load().section("dump_depends") or ())
+@derived
+def _depends(rs: RuleSet) -> tuple:
+    return tuple(rs.section("dump_depends") or ())
 
 
 def depends(op: str, port: str | None, phase: int, first: bool, kind: str) -> list[tuple[str, tuple]]:
@@ -181,9 +180,9 @@ def depends(op: str, port: str | None, phase: int, first: bool, kind: str) -> li
     return out
 
 
-@lru_cache(maxsize=1)
-def _library() -> tuple:
-    return tuple((load().section("dump_frames") or {}).get("library", ()))
+@derived
+def _library(rs: RuleSet) -> tuple:
+    return tuple((rs.section("dump_frames") or {}).get("library", ()))
 
 
 def library(path: str) -> bool:
@@ -191,9 +190,9 @@ def library(path: str) -> bool:
     return any(fnmatch.fnmatchcase(p, pat) for pat in _library())
 
 
-@lru_cache(maxsize=1)
-def _value_ports() -> tuple:
-    return tuple((d["gpu"], d["npu"]) for d in load().section("dump_values") or ())
+@derived
+def _value_ports(rs: RuleSet) -> tuple:
+    return tuple((d["gpu"], d["npu"]) for d in rs.section("dump_values") or ())
 
 
 def same_value(g, n) -> bool:

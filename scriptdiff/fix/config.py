@@ -25,6 +25,7 @@ from typing import Any
 
 from ..run.compare import equal
 from ..model import ORIGIN_EXPLICIT, Fact
+from ..ruleset.registry import detect, kind
 from ..ruleset.vocabulary import convert, entry, normalize, value_ports
 from .base import Edit, Refused, Request, needs_spelling, number_text, ported, refuse_unspelled, spelling
 
@@ -148,12 +149,12 @@ class Format:
             raise Refused("the GPU file cannot be read again") from None
 
     def gpu_token(self, req: Request) -> str | None:
-        """The GPU's text of the value, when the GPU file is of this format and writes the
-        setting under the same name as the NPU side."""
+        """The GPU's text of the value, when the GPU file is of this format (a kind this editor
+        edits: rules/kinds.yaml `fixer`) and writes the setting under the same name as the NPU side."""
         g, gs = req.gpu, req.gpu_src
         if g is None or gs is None or g.origin != ORIGIN_EXPLICIT or "cpath" not in g.meta:
             return None
-        if not gs.name.lower().endswith(self.suffixes):
+        if detect(gs).fixer != kind(self.kind).fixer:
             return None
         gp = cpath(g)
         mine = req.fact.meta.get("cpath") if req.fact is not None else None
@@ -168,8 +169,6 @@ class Format:
             return None
         token = gs.text[span[0]:span[1]]
         return token if "\n" not in token else None
-
-    suffixes: tuple[str, ...] = ()
 
     def remove(self, req: Request) -> list[Edit]:
         raise NotImplementedError

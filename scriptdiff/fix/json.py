@@ -14,7 +14,6 @@ KIND = "json"
 
 class Json(Format):
     kind = KIND
-    suffixes = (".json",)
 
     def spans(self, text: str) -> dict:
         try:

@@ -17,7 +17,6 @@ KIND = "toml"
 
 class Toml(Format):
     kind = KIND
-    suffixes = (".toml",)
 
     def spans(self, text: str) -> dict:
         return value_spans(text)

@@ -18,7 +18,6 @@ def _safe_load(text: str) -> Any:
 
 class Yaml(Format):
     kind = KIND
-    suffixes = (".yaml", ".yml")
 
     def spans(self, text: str) -> dict:
         try:

@@ -168,7 +168,6 @@ PSEUDO_FILESYSTEMS = frozenset({
 PSEUDO_PATHS = ("/proc/", "/sys/")  # where the mount table cannot be read
 
 
-@functools.lru_cache(maxsize=1)
 def _pseudo_devices() -> dict[int, str] | None:
     """st_dev -> filesystem type of every pseudo-filesystem mount, or None (no mount table)."""
     try:
@@ -189,12 +188,22 @@ def _pseudo_devices() -> dict[int, str] | None:
     return out
 
 
+_NO_TABLE = "?"  # the mount table cannot be read: the path says
+
+
+@functools.lru_cache(maxsize=budget.MOUNT_DEVICES)
+def _device_type(dev: int) -> str | None:
+    """The pseudo-filesystem type of device `dev` (None: a real filesystem; _NO_TABLE: no mount
+    table). Kept per device: a file on a device not seen before reads the table again, so a
+    filesystem mounted while the process runs (a fork server, a library's caller) is known."""
+    devices = _pseudo_devices()
+    return _NO_TABLE if devices is None else devices.get(dev)
+
+
 def pseudo_reason(path: str | os.PathLike, st: os.stat_result) -> str | None:
     """Why a file that stats as regular is still not read: it is on a kernel pseudo-filesystem."""
-    devices = _pseudo_devices()
-    if devices is not None:
-        fstype = devices.get(st.st_dev)
-    else:
+    fstype = _device_type(st.st_dev)
+    if fstype == _NO_TABLE:
         real = os.path.realpath(path)
         fstype = "proc" if real.startswith("/proc/") else "sysfs" if real.startswith("/sys/") else None
     if fstype is None and str(path).startswith(PSEUDO_PATHS):

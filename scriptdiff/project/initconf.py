@@ -35,11 +35,6 @@ from ..inputs.sources import SourceError, read_path
 from ..inputs.walk import skipped
 from ..run.pairing import skip_dirs
 
-# a kind of file (rules/kinds.yaml) -> the configuration key it is an input of
-KIND_KEY = {"shell": "launch", "python": "scripts", "pyconfig": "scripts", "yaml": "configs", "json": "configs",
-            "deepspeed": "configs", "toml": "configs", "log": "logs", "trainer_state": "logs",
-            "snapshot": "environment", "requirements": "packages", "pipjson": "packages", "conda": "packages",
-            "manifest": "dataset", "weights": "weights"}
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".arrow", ".idx", ".csv", ".tsv")
 # what each machine writes when the project does not hold it: key -> (file, command, what its PATH is)
 MACHINE = {"environment": ("env-{side}.json", "scriptdiff collect -o {file}", None),
@@ -210,7 +205,7 @@ def _key(path: str) -> str | None:
     if path.lower().endswith(DATA_SUFFIXES):
         return "dataset"
     try:
-        return KIND_KEY.get(detect(read_path(path)).name)
+        return detect(read_path(path)).input  # rules/kinds.yaml `input`
     except SourceError:
         return None
 

@@ -8,16 +8,14 @@ this module holds what they and the pipeline share, and is cheap to import.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
-from .rules import load
+from .rules import RuleSet, derived
 
 FAMILIES = ("cuda", "npu", "other")
 
 
-@lru_cache(maxsize=1)
-def table() -> dict:
-    return load().section("devices", {}) or {}
+@derived
+def table(rs: RuleSet) -> dict:
+    return rs.section("devices", {}) or {}
 
 
 def side_family(side: str) -> str:
@@ -25,10 +23,10 @@ def side_family(side: str) -> str:
     return (table().get("sides") or {}).get(side, "cuda" if side == "gpu" else "npu")
 
 
-@lru_cache(maxsize=1)
-def _names() -> dict[str, str]:
+@derived
+def _names(rs: RuleSet) -> dict[str, str]:
     out = {}
-    for fam, names in (table().get("families") or {}).items():
+    for fam, names in (table(rs).get("families") or {}).items():
         for n in names or []:
             out[str(n).lower()] = fam
     return out
@@ -43,9 +41,9 @@ def family_of(name: str) -> str | None:
     return _names().get(base)
 
 
-@lru_cache(maxsize=1)
-def _words() -> tuple[bytes, ...]:
-    names = (table().get("families") or {}).get("npu") or ["npu", "ascend"]
+@derived
+def _words(rs: RuleSet) -> tuple[bytes, ...]:
+    names = (table(rs).get("families") or {}).get("npu") or ()
     return tuple(str(n).lower().encode() for n in names)
 
 

@@ -8,14 +8,13 @@ and environment snapshots alike.
 from __future__ import annotations
 
 import fnmatch
-from functools import lru_cache
 
-from .rules import load
+from .rules import RuleSet, derived
 
 
-@lru_cache(maxsize=1)
-def _table():
-    env = load().section("env_map", {}) or {}
+@derived
+def _table(rs: RuleSet):
+    env = rs.section("env_map", {}) or {}
     pairs = dict(env.get("pairs", {}))
     reverse = {v: k for k, v in pairs.items()}
     return env, pairs, reverse

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..model import RANK_DEFAULT, Fact
-from .rules import load
+from .rules import RuleSet, derived
 
 _NAME_NORM = re.compile(r"[-_.]+")
 STRICT_DIRECTIVE = "scriptdiff: strict-local"
@@ -46,9 +45,9 @@ def normalize_name(name: str) -> str:
     return _NAME_NORM.sub("-", name.strip()).lower()
 
 
-@lru_cache(maxsize=1)
-def data() -> dict:
-    return load().section("library_checks", {}) or {}
+@derived
+def data(rs: RuleSet) -> dict:
+    return rs.section("library_checks", {}) or {}
 
 
 @dataclass

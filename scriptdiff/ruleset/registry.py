@@ -26,11 +26,10 @@ from __future__ import annotations
 import fnmatch
 import importlib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
 from .. import budget
-from .rules import load
+from .rules import RuleSet, derived, load
 from ..inputs.sources import Source
 
 
@@ -87,6 +86,7 @@ class Kind:
     focus: bool = False  # its reader reads a pair by the pair's difference (extract's partner=)
     ahead: str | None = None  # a light module: work on a pair done before the reader is imported
     fixer: str | None = None  # the module that edits a file of this kind in place (`scriptdiff fix`)
+    input: str | None = None  # the `check` configuration key a file of this kind is an input of (`init`)
     referenced: tuple[str, ...] = ()  # option / config-key names whose value, a file of this kind, is followed
     sets: KeySet = KeySet()  # the keys a file of this kind can set (kind_can_set)
     # framework -> keys a run of that framework passes into a file of this kind itself (the HF
@@ -157,9 +157,8 @@ def _build(entry: dict, cls, name: str):
     return cls(name=name, **fields)
 
 
-@lru_cache(maxsize=1)
-def registry() -> Registry:
-    rs = load()
+@derived
+def registry(rs: RuleSet) -> Registry:
     kinds = {n: _build(e, Kind, n) for n, e in (rs.section("kinds") or {}).items()}
     checks = {n: _build(e, Check, n) for n, e in (rs.section("checks") or {}).items()}
     checks = dict(sorted(checks.items(), key=lambda kv: (kv[1].order, kv[0])))
@@ -300,11 +299,11 @@ def referenced_kind(key: str, ref) -> Kind | None:
     return _references().get((_option_name(key), suffix))
 
 
-@lru_cache(maxsize=1)
-def _references() -> dict[tuple[str, str], Kind]:
+@derived
+def _references(rs: RuleSet) -> dict[tuple[str, str], Kind]:
     """(option name, suffix) -> the kind it names; the kind of highest priority where two list both."""
     out: dict[tuple[str, str], Kind] = {}
-    for k in sorted(kinds().values(), key=lambda k: (k.priority, k.name)):  # higher priority last: it wins
+    for k in sorted(registry(rs).kinds.values(), key=lambda k: (k.priority, k.name)):  # higher priority last: it wins
         for name in k.referenced:
             for suffix in k.suffixes:
                 out[(name, suffix)] = k

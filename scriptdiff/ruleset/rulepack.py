@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..model import SEVERITIES
 from .packschema import Merge, Positions, RuleError, Schema, Table
@@ -71,6 +71,24 @@ class RuleSet:
     # None for a RuleSet read back from the cache or built by hand
     positions: Positions | None = field(default=None, repr=False, compare=False)
     _conformed: set = field(default_factory=set, repr=False, compare=False)
+    # the tables derived from this rule set (view), each built on first use
+    _views: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def view(self, build: Callable[[RuleSet], Any]) -> Any:
+        """`build(self)`, built once for this rule set: a table derived from the packs (the
+        launcher table, the spelling index, ...). Another rule set (the user's packs changed:
+        rules.use_packs) has views of its own, so a table never outlives the packs it was built
+        from. scriptdiff.ruleset.rules.derived makes a function of the rule set in use of it."""
+        try:
+            return self._views[build]
+        except KeyError:
+            made = self._views[build] = build(self)
+            return made
+
+    def __getstate__(self) -> dict:
+        """A rule set sent to a reader process (run/zygote.py) goes without its views: they may
+        hold compiled patterns and parsers, and the reader builds those it uses."""
+        return {**self.__dict__, "_views": {}}
 
     def rule(self, code: str) -> Rule:
         return self.rules[code]
@@ -295,8 +313,9 @@ def section(name: str, schema: Schema) -> Schema:
     return schema
 
 
-# Section validators, registered with @validator (scriptdiff.ruleset.rule_validators holds them all;
-# tests/test_rules_loader.py fails on a check_* function there that is not registered).
+# Section validators, registered with @validator (scriptdiff.ruleset.rule_validators and the families
+# of sections it imports hold them all; tests/test_rule_validators.py fails on a check_* function
+# there that is not registered).
 VALIDATORS: list = []
 
 

@@ -3,9 +3,13 @@
 The format and its checks live in `rulepack` (parse, merge, RuleSet) and `rule_validators`
 (each data section's schema and validator); this module loads the packs shipped with this
 build and the user's own (`use_packs`: `--rules DIR`, or `rules = [...]` in [tool.scriptdiff]),
-caches the validated RuleSet, and resolves rule names to their stable codes: code refers to
-a rule by the name written next to its code in the pack (`code("unused-suppression")` is
-SD152), so each code is written exactly once, in rules/.
+caches the validated RuleSet (one per selection of packs), and resolves rule names to their
+stable codes: code refers to a rule by the name written next to its code in the pack
+(`code("unused-suppression")` is SD152), so each code is written exactly once, in rules/.
+
+A table derived from the packs (the launcher table, the spelling index, the kind registry) is
+a view of the rule set in use: `@derived` makes `build(rs)` a function built once per RuleSet
+(RuleSet.view), so a user's pack changes it in the same process and nothing else is reset.
 """
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ import marshal
 import os
 import sys
 from dataclasses import asdict
-from functools import lru_cache
+from functools import lru_cache, wraps
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from ..inputs import cache  # noqa: F401  (rule_validators registers the section validators)
 from . import rule_validators  # noqa: F401  (rule_validators registers the section validators)
@@ -26,13 +31,28 @@ from .rulepack import Example, Rule, RuleError, RuleSet, load_packs, parse_pack,
 
 
 _GIVEN: RuleSet | None = None  # the parent's RuleSet, handed to a reader process (zygote.py)
+T = TypeVar("T")
 
 
 def load() -> RuleSet:
-    """The rule packs, parsed and validated. A validated RuleSet is kept in the parse cache
-    (JSON, keyed by the packs' bytes, the version and the code), since parsing the YAML
-    costs more than the rest of a small run; a stale or corrupt entry is simply re-parsed."""
-    return _GIVEN if _GIVEN is not None else _load()
+    """The rule packs in use (the shipped ones, then the user's: use_packs), parsed and
+    validated. A validated RuleSet is kept in the parse cache (JSON, keyed by the packs' bytes,
+    the version and the code), since parsing the YAML costs more than the rest of a small run;
+    a stale or corrupt entry is simply re-parsed."""
+    return _GIVEN if _GIVEN is not None else _load(store.user_salt())
+
+
+def derived(build: Callable[[RuleSet], T]) -> Callable[..., T]:
+    """A table derived from the rule packs: `build(rs)` made once per RuleSet (RuleSet.view).
+    The function returned takes the rule set (default: the one in use, `load()`), so the
+    table follows the user's packs: another selection is another RuleSet, with views of its
+    own, and going back to a selection finds its views again."""
+    @wraps(build)
+    def of(rs: RuleSet | None = None) -> T:
+        return (rs or load()).view(build)
+
+    of.build = build  # type: ignore[attr-defined]
+    return of
 
 
 def given(rs: RuleSet) -> None:
@@ -44,10 +64,10 @@ def given(rs: RuleSet) -> None:
 def use_packs(dirs: list[str], add: bool = False) -> None:
     """Load the user's rule packs too: every *.yaml of each folder in `dirs` (a pack file may
     be named itself), in that order, after the shipped packs; sections merge with theirs
-    (rulepack.load_packs). The rule set is the process's: every cache derived from it (the
-    lru_caches of the modules that read it) starts over when it changes. UsageError for a
-    folder that is not there or holds no pack; RuleError, at the first load, for a broken one.
-    `add`: keep the packs already in use, these after them."""
+    (rulepack.load_packs). The rule set in use is then the one of this selection (`load`: its
+    key is the packs' names and bytes), and so is every table derived from it (`derived`).
+    UsageError for a folder that is not there or holds no pack; RuleError, at the first load,
+    for a broken one. `add`: keep the packs already in use, these after them."""
     files: list[Path] = list(store.user_packs()) if add else []
     for d in dirs:
         p = Path(d)
@@ -62,10 +82,7 @@ def use_packs(dirs: list[str], add: bool = False) -> None:
         if not found:
             raise UsageError(f"--rules {d}: no rule pack (*.yaml) in it")
         files += [f for f in found if f not in files]
-    before = (store.user_packs(), store.user_salt())
-    store.set_user_packs(files)
-    if (store.user_packs(), store.user_salt()) != before:  # other packs, or the same edited
-        _forget_derived()
+    store.set_user_packs(files)  # their salt is read again: the same packs edited are another selection
 
 
 def user_packs() -> tuple[Path, ...]:
@@ -73,20 +90,12 @@ def user_packs() -> tuple[Path, ...]:
     return store.user_packs()
 
 
-def _forget_derived() -> None:
-    """Start over every cache of the package derived from the rule set: each module-level
-    functools.lru_cache of a loaded scriptdiff module (this module's own included)."""
-    for name, mod in list(sys.modules.items()):
-        if mod is None or not (name == "scriptdiff" or name.startswith("scriptdiff.")):
-            continue
-        for obj in list(vars(mod).values()):
-            clear = getattr(obj, "cache_clear", None)
-            if callable(clear) and getattr(obj, "__module__", None) == name:
-                clear()
-
-
-@lru_cache(maxsize=1)
-def _load() -> RuleSet:
+@lru_cache(maxsize=8)
+def _load(selection: str = "") -> RuleSet:
+    """The rule set of one selection of packs: `selection` is the user's packs' salt
+    (store.user_salt: their names and bytes; "" for the shipped packs alone), the key this
+    memo keeps a few rule sets by (a process that switches packs, as `rules --test DIR` and
+    the tests do, loads each selection and builds its views once)."""
     key = cache.key("ruleset")  # the salt covers the user's packs: their bytes and names
     user = store.user_packs()
     # with the user's packs, the content cache only: the snapshot beside the code is the
@@ -157,9 +166,9 @@ def _from_json(d: dict) -> RuleSet:
     return RuleSet(rules=rules, sections=cache.dec(d["sections"]), section_origin=dict(d["origin"]))
 
 
-@lru_cache(maxsize=None)
-def _codes_by_name() -> dict[str, str]:
-    return {r.name: r.code for r in load().rules.values()}
+@derived
+def _codes_by_name(rs: RuleSet) -> dict[str, str]:
+    return {r.name: r.code for r in rs.rules.values()}
 
 
 def code(name: str) -> str:

@@ -44,7 +44,7 @@ from collections import Counter
 from .. import budget
 from ..model import Extract, Fact, InputError, Masked, PairResult, Side
 from .registry import detect
-from .rules import load
+from .rules import RuleSet, derived
 from .secret_shapes import compile_pattern, spans as pattern_spans, tokens_regex
 from ..inputs.sources import Source
 
@@ -64,6 +64,7 @@ class _Rules:
         self.words = tuple(tuple(e.upper().split("_")) for e in sec.get("words", []) or [])
         self.suffixes = tuple(e.upper() for e in sec.get("suffixes", []) or [])
         self.not_secret = tuple(tuple(e.upper().split("_")) for e in sec.get("not_secret", []) or [])
+        self.not_secret_in_code = frozenset(tuple(e.upper().split("_")) for e in sec.get("not_secret_in_code") or ())
         sv = rs.section("secret_values", {}) or {}
         self.query = frozenset(e.upper() for e in sv.get("query_names", []) or [])
         self.schemes = tuple(e.lower() for e in sv.get("schemes", []) or [])
@@ -91,14 +92,9 @@ class _Rules:
         self.span_memo: dict[tuple[str, bool], tuple] = {}  # secret_spans, memoised
 
 
-_RULES: list = [None, None]  # (rule set, its _Rules)
-
-
-def _rules() -> _Rules:
-    rs = load()
-    if _RULES[0] is not rs:
-        _RULES[:] = [rs, _Rules(rs)]
-    return _RULES[1]
+@derived
+def _rules(rs: RuleSet) -> _Rules:
+    return _Rules(rs)
 
 
 def _contains(seq: tuple[str, ...], part: tuple[str, ...]) -> bool:
@@ -221,10 +217,6 @@ _VALUE_END = frozenset(" \t\r\n\"'`,;&|(){}[]<>")  # an unquoted value after `=`
 _COLON_END = frozenset("\r\n,}]")  # an unquoted value after `:` (YAML: the rest of the line)
 _STRING_PREFIX = frozenset("rbfuRBFU")  # f"...", b'...' (code)
 
-# keyword arguments of everyday Python that end in a secret-looking word and hold none:
-# sorted(key="..."), np.add(signature="ii->i"), update_environment(PWD="/tmp")
-_GENERIC_IN_CODE = {("KEY",), ("SIGNATURE",), ("SIG",), ("PWD",), ("SESSION",), ("ACCESS",)}
-
 
 def _named_spans(text: str, code: bool) -> list[tuple[int, int]]:
     """The values written after a secret-looking name: NAME=value, NAME: value, "NAME":
@@ -284,7 +276,7 @@ def _value_after(text: str, i: int, j: int, code: bool) -> tuple[int, int] | Non
     else:
         return None
     bare = text[i:j].lstrip("-")
-    if not bare or not is_secret_name(bare) or (code and words_of(bare) in _GENERIC_IN_CODE):
+    if not bare or not is_secret_name(bare) or (code and words_of(bare) in _rules().not_secret_in_code):
         return None
     if sep != " ":
         k += 1

@@ -34,11 +34,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from ..model import ORIGIN_DEFAULT, RANK_DEFAULT, Fact
-from .rules import RuleSet, load
+from .rules import RuleSet, derived, load
 
 FRAMEWORK_COLUMNS = ("megatron", "hf", "deepspeed", "python", "aliases")
 TRUE_WORDS = {"true", "yes", "on", "1", "enable", "enabled"}
@@ -99,10 +98,10 @@ def _older(have: str, release: str) -> bool | None:
         return None
 
 
-@lru_cache(maxsize=1)
-def framework_versions() -> dict:
+@derived
+def framework_versions(rs: RuleSet) -> dict:
     """rules/vocabulary.yaml `framework_versions`: framework -> {package, names}."""
-    return load().section("framework_versions", {}) or {}
+    return rs.section("framework_versions", {}) or {}
 
 
 def side_versions(facts: Iterable[Fact]) -> dict[str, str]:
@@ -185,10 +184,10 @@ def normalize(value: Any, typ: str | None) -> Any:
     return value
 
 
-@lru_cache(maxsize=1)
-def value_ports() -> dict[str, dict[str, Any]]:
+@derived
+def value_ports(rs: RuleSet) -> dict[str, dict[str, Any]]:
     """{key: {written value (lower case): canonical value}} from rules/vocabulary.yaml."""
-    return load().section("value_ports", {}) or {}
+    return rs.section("value_ports", {}) or {}
 
 
 def convert(key: str, raw: Any) -> tuple[str, Any] | None:
@@ -226,11 +225,11 @@ def fits(key: str, value: Any) -> bool:
 
 # ---------------------------------------------------------------- spellings
 
-@lru_cache(maxsize=1)
-def spelling_index() -> dict[str, dict[str, str]]:
+@derived
+def spelling_index(rs: RuleSet) -> dict[str, dict[str, str]]:
     """{"megatron": {spelling: key}, "hf": ..., "deepspeed": ..., "python": ..., "aliases": ...}."""
     out: dict[str, dict[str, str]] = {fw: {} for fw in FRAMEWORK_COLUMNS}
-    for key, e in vocab().items():
+    for key, e in vocab(rs).items():
         for fw in out:
             for s in e.get(fw, []) or []:
                 out[fw].setdefault(str(s), key)
@@ -306,9 +305,9 @@ def path_key(path: str, style: str, dialects: Iterable[dict] = ()) -> tuple[str,
     return nested_key(path.split("."))
 
 
-@lru_cache(maxsize=1)
-def _generic_names() -> tuple[frozenset[str], tuple[str, ...]]:
-    g = load().section("generic_names", {}) or {}
+@derived
+def _generic_names(rs: RuleSet) -> tuple[frozenset[str], tuple[str, ...]]:
+    g = rs.section("generic_names", {}) or {}
     return frozenset(g.get("section_words") or ()), tuple(g.get("suffixes") or ())
 
 
@@ -348,9 +347,9 @@ def nested_key(segments: Iterable[str], prefer: str = "hf") -> tuple[str, bool] 
     return None
 
 
-@lru_cache(maxsize=1)
-def neutral_sections() -> frozenset[str]:
-    return frozenset(load().section("neutral_sections", []) or [])
+@derived
+def neutral_sections(rs: RuleSet) -> frozenset[str]:
+    return frozenset(rs.section("neutral_sections", []) or [])
 
 
 def category_key(key: str) -> str | None:
@@ -451,11 +450,11 @@ def category(key: str, rs: RuleSet | None = None) -> Category:
     return category_named(entry(key, rs).get("category", "other"), rs)
 
 
-@lru_cache(maxsize=1)
-def _cosmetic_patterns() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+@derived
+def _cosmetic_patterns(rs: RuleSet) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(patterns of whole dotted paths from the dialects, last-segment names, section names)."""
-    cos = load().section("cosmetic_names", {}) or {}
-    paths = tuple(p.lower() for d in (load().section("dialects", {}) or {}).values() for p in d.get("cosmetic") or [])
+    cos = rs.section("cosmetic_names", {}) or {}
+    paths = tuple(p.lower() for d in (rs.section("dialects", {}) or {}).values() for p in d.get("cosmetic") or [])
     return paths, tuple(cos.get("names") or ()), tuple(cos.get("sections") or ())
 
 
@@ -481,9 +480,9 @@ def is_cosmetic(key: str, dialects: bool = True) -> bool:
     return bool(words & places and words & outputs and not words & inputs)
 
 
-@lru_cache(maxsize=1)
-def _cosmetic_words() -> tuple[frozenset, frozenset, frozenset]:
-    cw = load().section("cosmetic_words", {}) or {}
+@derived
+def _cosmetic_words(rs: RuleSet) -> tuple[frozenset, frozenset, frozenset]:
+    cw = rs.section("cosmetic_words", {}) or {}
     return tuple(frozenset(cw.get(part) or ()) for part in ("places", "outputs", "inputs"))  # type: ignore[return-value]
 
 

@@ -28,6 +28,7 @@ from ...ruleset.vocabulary import (convert, fits, key_type, lookup, name_key, ne
                            spelling_index, value_ports)
 from .focus import fact_callee_names
 from ...ruleset.devices import family_of
+from ...ruleset.rules import RuleSet, derived
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 from .specialise import MISSING, device_key, device_value
 
@@ -63,15 +64,15 @@ def typed(key: str, v):
     return normalize(v, t)
 
 
-@lru_cache(maxsize=1)
-def code_names() -> dict:
+@derived
+def code_names(rs: RuleSet) -> dict:
     """rules/python.yaml generic_keywords.names: keyword -> key (None: never a setting)."""
-    return dict((rules().raw.get("generic_keywords") or {}).get("names") or {})
+    return dict((rules(rs).raw.get("generic_keywords") or {}).get("names") or {})
 
 
-@lru_cache(maxsize=1)
-def generic_skip() -> tuple:
-    return tuple((rules().raw.get("generic_keywords") or {}).get("skip") or ())
+@derived
+def generic_skip(rs: RuleSet) -> tuple:
+    return tuple((rules(rs).raw.get("generic_keywords") or {}).get("skip") or ())
 
 
 def python_spelled(qn: str) -> bool:

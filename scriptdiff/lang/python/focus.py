@@ -36,10 +36,9 @@ import difflib
 import hashlib
 import re
 import warnings
-from functools import lru_cache
 
 from ...ruleset.devices import may_branch
-from ...ruleset.rules import load
+from ...ruleset.rules import RuleSet, derived
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
 MAX_SHARE = 0.6  # keeping more than this share of the lines: parse the whole files
@@ -324,12 +323,12 @@ def _compact(lines: list[str], cs: list[Chunk], kept: set) -> tuple[str, list[in
     return "\n".join(out) + "\n", where
 
 
-@lru_cache(maxsize=1)
-def fact_callee_names() -> tuple[set, tuple]:
+@derived
+def fact_callee_names(rs: RuleSet) -> tuple[set, tuple]:
     """The last name of every callee the fact table can match (exact names, and the endings
     of `*` patterns): the cheap prefilter of the callees a changed statement writes."""
     exact, suffixes = set(), []
-    for e in (load().section("python", {}) or {}).get("fact_calls", []):
+    for e in (rs.section("python", {}) or {}).get("fact_calls", []):
         for pat in e["match"]:
             last = pat.rsplit(".", 1)[-1]
             if "*" in last:

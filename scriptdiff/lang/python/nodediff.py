@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Severity, Side
+from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
 from .pair import PairState, one_line
 from .facts import NotLiteral, Reader, env_read
@@ -227,7 +228,7 @@ class NodeDiff:
             if type(v) is not str:
                 return False
             vals.append(v.strip().lower())
-        if not (match_name(vals[0], dev.get("gpu") or ()) and match_name(vals[1], dev.get("npu") or ())):
+        if not (family_of(vals[0]) in (dev.get("gpu") or ()) and family_of(vals[1]) in (dev.get("npu") or ())):
             return False
         s = self.s
         gl, nl = s.g.line_of(g), s.n.line_of(n)
@@ -289,7 +290,7 @@ class NodeDiff:
                 and s.gn.qualified(g.func) is None and s.gn(g.func.value) == s.nn(n.func.value):
             args = [a for a in n.args if not (a.keyword is not None and a.keyword.value == "non_blocking")]
             if len(args) == 1 and not args[0].star and (args[0].keyword is None or args[0].keyword.value == "device") \
-                    and self.is_device(args[0].value, td.get("not_devices") or []):
+                    and self.is_device(args[0].value):
                 gl, nl = s.g.line_of(g), s.n.line_of(n)
                 s.add_masked(td["rule"], Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
                              Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
@@ -352,8 +353,9 @@ class NodeDiff:
                     return True
         return False
 
-    def is_device(self, node, not_devices: list) -> bool:
-        """A `.to()` argument that names a device (not a dtype, not the CPU)."""
+    def is_device(self, node) -> bool:
+        """A `.to()` argument that names a device (not a dtype, not a device a tensor of either
+        run may be on: rules/devices.yaml `tensor_devices`, the CPU)."""
         p = self.s.n
         try:
             v = Reader(p, "").evaluate(node, [])
@@ -362,7 +364,7 @@ class NodeDiff:
         if isinstance(v, str):
             dev = v.split(":", 1)[0]
             if type(v) is str:
-                return dev not in not_devices
+                return dev not in ((table().get("python") or {}).get("tensor_devices") or ())
             names = {x for names in (rules().raw.get("dtype_names") or {}).values() for x in names}
             return v not in names and v.rsplit(".", 1)[-1] not in names and "." not in v
         if v is not None:

@@ -18,11 +18,10 @@ import ast
 import fnmatch
 import warnings
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import libcst as cst
 
-from ...ruleset.rules import code, load
+from ...ruleset.rules import RuleSet, code, derived
 from .guard import measure, on_big_stack
 from .spans import LineState, PublicState, SpansError, record
 
@@ -356,9 +355,9 @@ class PyRules:
     signatures: dict = field(default_factory=dict)  # qualified name -> (params, defaults) (rules/signatures.yaml)
 
 
-@lru_cache(maxsize=1)
-def rules() -> PyRules:
-    d = load().section("python", {}) or {}
+@derived
+def rules(rs: RuleSet) -> PyRules:
+    d = rs.section("python", {}) or {}
     q = sorted(((r["npu"], r["gpu"], r["rule"]) for r in d.get("qualified_renames", [])), key=lambda x: -len(x[0]))
     fam = {}
     for name, f in (d.get("optimizer_swaps") or {}).items():
@@ -383,7 +382,7 @@ def rules() -> PyRules:
         fa_gpu=dict(fa.get("gpu") or {}), fa_npu=dict(fa.get("npu") or {}), fa=fa,
         classes=d.get("classes") or {}, raw=d,
         signatures={qn: (list(e.get("params") or []), dict(e.get("defaults") or {}))
-                    for qn, e in (load().section("call_signatures", {}) or {}).items()},
+                    for qn, e in (rs.section("call_signatures", {}) or {}).items()},
     )
 
 

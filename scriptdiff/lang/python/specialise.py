@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import libcst as cst
 
 from ... import budget
 from ...ruleset.devices import family_of, side_family, table
+from ...ruleset.rules import RuleSet, derived
 from .parse import Parsed, St, dotted, fields_of, import_items, match_name, qualified_name
 from .parse import _block_body as _stmts
 
@@ -97,9 +97,9 @@ class Prepared:
     masks: dict  # idiom -> the mask rule name of its dead branches (else device-branch)
 
 
-@lru_cache(maxsize=1)
-def prepared() -> Prepared:
-    py = table().get("python") or {}
+@derived
+def prepared(rs: RuleSet) -> Prepared:
+    py = table(rs).get("python") or {}
     calls = [(list(e.get("match") or []), e["family"], e.get("idiom", "device test")) for e in py.get("calls") or []]
     masks = {e.get("idiom"): e["mask"] for e in py.get("calls") or [] if e.get("mask")}
     attrs = {}
@@ -124,7 +124,7 @@ def prepared() -> Prepared:
                     device_calls=dcalls, device_calls_idiom=dc.get("idiom", "device comparison"),
                     patched_by=list((py.get("cuda_on_npu") or {}).get("patched_by") or []),
                     tuning=list(py.get("npu_tuning") or []), switches=dict(py.get("cuda_switches") or {}),
-                    tensor_devices=set(py.get("tensor_devices") or ["cpu", "meta"]), masks=masks)
+                    tensor_devices=set(py.get("tensor_devices") or ()), masks=masks)
 
 
 @dataclass

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...model import RANK_CONFIG, Fact, InputError
 from ...ruleset.packages import CONSTRAINT, Entry, conda_entry, list_marker, package_facts, requirement
-from ...ruleset.rules import load
+from ...ruleset.rules import RuleSet, derived
 from .record import Record
 from .words import Word, tail_word
 
@@ -47,14 +46,14 @@ class Installer:
             or opt in self.environment or opt in self.editable
 
 
-@lru_cache(maxsize=1)
-def installers() -> tuple[Installer, ...]:
+@derived
+def installers(rs: RuleSet) -> tuple[Installer, ...]:
     return tuple(Installer(
         name=e["name"], commands=tuple(e.get("commands") or ()), modules=tuple(e.get("modules") or ()),
         subcommands=tuple(tuple(s.split()) for s in e.get("subcommands") or ()), syntax=e.get("syntax", "pip"),
         **{f: frozenset(e.get(f) or ()) for f in ("requirements", "constraints", "environment", "editable",
                                                    "valued")})
-        for e in load().section("installers", []) or [])
+        for e in rs.section("installers", []) or [])
 
 
 def match(words: list[Word], interpreter: bool) -> tuple[Installer, list[Word]] | None:

@@ -11,9 +11,8 @@ This module turns that data into a LauncherTable; reading a command is launch.py
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from ...ruleset.rules import load
+from ...ruleset.rules import RuleSet, derived
 
 # `program:` where the program starts, after the command word (and its subcommand); the
 # validator (rule_validators.check_launchers) knows these four:
@@ -90,10 +89,10 @@ class LauncherTable:
         return self.by_module.get(module)
 
 
-@lru_cache(maxsize=1)
-def table() -> LauncherTable:
+@derived
+def table(rs: RuleSet) -> LauncherTable:
     """The launcher table of rules/shell.yaml (already validated when the packs loaded)."""
-    return build(load().section("launchers", {}) or {})
+    return build(rs.section("launchers", {}) or {})
 
 
 def build(d: dict) -> LauncherTable:

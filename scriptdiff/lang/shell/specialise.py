@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import fnmatch
 from collections import Counter
-from functools import lru_cache
 
 from ...ruleset.devices import family_of, side_family, table
+from ...ruleset.rules import RuleSet, derived
 
 LOOKUPS = ("command", "which", "type", "hash")  # how a script asks whether a tool is installed
 FILE_TESTS = ("-d", "-e", "-f", "-x", "-L", "-h", "-r", "-s", "-c", "-b")
 
 
-@lru_cache(maxsize=1)
-def _tables() -> dict:
-    sh = table().get("shell") or {}
+@derived
+def _tables(rs: RuleSet) -> dict:
+    sh = table(rs).get("shell") or {}
     out = {"commands": {}, "paths": [], "variables": {}, "holders": set(), "idioms": {}}
     for part in ("commands", "paths", "variables", "holders", "python_imports"):
         out["idioms"][part] = (sh.get(part) or {}).get("idiom", part)
@@ -37,7 +37,7 @@ def _tables() -> dict:
             out["variables"][name] = fam
     out["holders"] = set((sh.get("holders") or {}).get("match") or [])
     out["modules"] = {}
-    for e in (table().get("python") or {}).get("modules") or []:
+    for e in (table(rs).get("python") or {}).get("modules") or []:
         for m in e.get("match") or []:
             out["modules"][m] = e["family"]
     return out
