@@ -23,7 +23,7 @@ from ...model import Side
 from ...ruleset.rules import code
 from .pair import PairState, one_line
 from .parse import Parsed, St, expected_import, import_items, qualified_name
-from .specialise import switch, tuning
+from .evaluate import switch, tuning
 
 
 _qualified = qualified_name

@@ -15,7 +15,7 @@ import libcst as cst
 from ...run.finding import finding
 from ...model import Finding, Masked, Side
 from ...ruleset.vocabulary import category
-from .facts import QName, Reader
+from .evaluate import QName, value
 from .parse import Norm, Parsed, St
 
 
@@ -88,7 +88,7 @@ def typed_value(p: Parsed, node):
                          cst.Name, cst.Tuple, cst.List)):
         used: list = []
         try:
-            v = Reader(p, "").evaluate(node, used)
+            v = value(p, node, used)
         except Exception:
             v = None
             used = [None]
