@@ -12,7 +12,7 @@ are all split here:
   are operands);
 - `scan(words, start, takes)` walks a command line as a parser does: each option (its value
   written after `=`, or the next word when the parser's `takes(flag, next_word)` says the
-  option takes one), each operand, and END;
+  option takes one), each operand, and END; `first_operand` is where the operands start;
 - `dest(strings)` is the attribute argparse stores an option under; `negative(name)` the
   option a `--no-x` / `--no_x` turns off; `negated(option)` the `--no-x` argparse's
   BooleanOptionalAction adds; `lookup(name, strings, abbrev)` how a parser finds an option
@@ -104,6 +104,15 @@ def scan(words: list[str], start: int = 0,
             continue
         yield Item(i, f)
         i += 1
+
+
+def first_operand(words: list[str], start: int = 0, stop: tuple = ()) -> int:
+    """The index of the first operand from `start` on, passing over options that take no value
+    and END; a word in `stop` (python's `-m`) ends the options too. len(words) when none."""
+    for item in scan(words, start):
+        if words[item.at] in stop or (item.flag is None and not item.end):
+            return item.at
+    return len(words)
 
 
 def dest(strings: list[str]) -> str | None:

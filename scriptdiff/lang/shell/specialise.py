@@ -16,6 +16,7 @@ import fnmatch
 from collections import Counter
 from functools import lru_cache
 
+from ...inputs import flags
 from ...ruleset.devices import family_of, side_family, table
 
 LOOKUPS = ("command", "which", "type", "hash")  # how a script asks whether a tool is installed
@@ -138,7 +139,7 @@ class Devices:
         arg_nodes = node.children_by_field_name("argument")  # (tree-sitter nodes are compared by field, not identity)
         args_text = [self.x.t(c).strip("'\"") for c in arg_nodes]
         if name in LOOKUPS:
-            tools = [a for a in args_text if not a.startswith("-")]
+            tools = [a for a in args_text if not flags.dashed(a)]
             if len(tools) == 1:
                 return self.answer(self.t["commands"].get(tools[0]), self.t["idioms"]["commands"])
             return None
