@@ -289,7 +289,7 @@ class _Reader:
 
     def _add_argument(self, c: cst.Call) -> None:
         strings = self._names(c)
-        if not strings or not strings[0].startswith("-"):
+        if not strings or not flags.dashed(strings[0]):
             return  # a positional argument
         kws = {a.keyword.value: a.value for a in c.args if a.keyword is not None}
         dest = kws.get("dest")
@@ -421,7 +421,7 @@ class _Reader:
                 for s in self._names(call):
                     for part in s.split("/"):
                         part = part.strip()
-                        if part.startswith("-"):
+                        if flags.dashed(part):
                             strings.append(part)
                         elif part.isidentifier():
                             dest = part
@@ -429,7 +429,7 @@ class _Reader:
                 self.options.append([strings, dest, self.p.line_of(call)])
             elif q in CLICK_OPTIONS:
                 given = [a.value.evaluated_value for a in (call.args if call else ()) if a.keyword is None and
-                         type(a.value) is cst.SimpleString and str(a.value.evaluated_value).startswith("-")]
+                         type(a.value) is cst.SimpleString and flags.dashed(str(a.value.evaluated_value))]
                 self.options.append([given or CLICK_OPTIONS[q], q.rsplit(".", 1)[-1], self.p.line_of(d)])
             elif q not in CLICK_PLAIN:
                 raise _Incomplete(f"decorator {dotted(call.func if call else d.decorator) or '?'} of {fn.name.value} "
@@ -499,7 +499,7 @@ class _Reader:
             strings = []
             for a in (opt.args if opt is not None else ()):
                 s = a.value.evaluated_value if a.keyword is None and type(a.value) is cst.SimpleString else None
-                if isinstance(s, str) and s.startswith("-"):
+                if isinstance(s, str) and flags.dashed(s):
                     strings += [x.strip() for x in s.split("/") if x.strip()]
             if not strings:
                 flag = flags.END + name.replace("_", "-")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .evaluate import UNDECIDED, MODULE, DeviceEval, Env, FuncRef
+from .evaluate import MODULE, UNDECIDED, DeviceEval, Env, FuncRef
 from .evaluate.device import params
 from .parse import Parsed, dotted, import_items, kids
 from .parse import _block_body as _stmts
@@ -270,12 +270,10 @@ class Decider(DeviceEval):
                         env.vars[b.split(".")[0]] = (MODULE, f"flag ({idiom})")
 
 
-
 def _origin(idioms: list) -> str:
     """The idiom a flag assigned in a decided branch came from."""
     first = idioms[0] if idioms else "device test"
     return first[6:-1] if first.startswith("flag (") else first
-
 
 
 def _blocks(node) -> list:
@@ -295,14 +293,12 @@ def _blocks(node) -> list:
     return out
 
 
-
 def _bound_names(target) -> list[str]:
     if type(target) is cst.Name:
         return [target.value]
     if type(target) in (cst.Tuple, cst.List):
         return [n for e in target.elements for n in _bound_names(e.value)]
     return []
-
 
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -315,9 +311,7 @@ def _catches_import_error(h) -> bool:
     return any((dotted(n) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for n in names)
 
 
-
 def _may_have_ifexp(p: Parsed, node) -> bool:
     """A cheap test on the node's source text before a walk of its tree: `A if c else B`."""
     text = p.code(node)
     return "if" in text and "else" in text
-

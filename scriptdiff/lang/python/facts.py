@@ -18,13 +18,11 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ...budget import TooLarge
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...ruleset.secrets import is_secret, redact_text, withheld
 from ...ruleset.vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
                            spelling_index, value_ports)
-from .evaluate import (MISSING, NotLiteral, QName, Values, add_argument, clip, device_value, environment, fields,
-                       is_dataclass, literal, module_consts, option_default)
+from .evaluate import NotLiteral, QName, Values, add_argument, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
@@ -105,7 +103,7 @@ class Reader:
             value, known = withheld(value), {value}
         source = redact_text(source, known, code=True)  # and none shown in the line of another setting
         meta = {"callee": callee, "written_key": written} if written else {"callee": callee}
-        meta["origin"] = self.origin(node.value if type(node) is cst.Arg else node, index) if not known \
+        meta["origin"] = self.values.origin(node.value if type(node) is cst.Arg else node, index) if not known \
             else {"computed": "a secret-looking value"}
         if callee != "argparse":  # an option is the flag's setting; a call's is that call's (compare.slot)
             meta["slot"] = f"{callee.rsplit('.', 1)[-1]}.{written or key}"
@@ -116,63 +114,6 @@ class Reader:
         return Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
                     source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
                     meta={"callee": callee, "call_line": self.p.line_of(node), "call": self.p.position(node)})
-
-    # ------------------------------------------------------------------ provenance
-    def origin(self, node, index: int | None = None) -> dict:
-        """Where a fact's value is written, for `scriptdiff fix` (docs/fix.md): the literal it was
-        read from, followed through module constants, `args.x` option defaults, dict entries and
-        this device's branch of a conditional: {"pos": [line, col], "node": its libcst type,
-        "code": its text, "via": the names passed through}; or why it cannot be edited in one
-        place: {"computed": ...}, {"environment": NAME}, {"ambiguous": ...}."""
-        p = self.p
-        via: list[str] = []
-        try:
-            for _ in range(16):
-                n = p.live_of(node)
-                if n is not node:
-                    node = n
-                    continue
-                if device_value(p, node) is not MISSING:
-                    return {"computed": f"`{clip(p, node)}` is chosen by a device test"}
-                t = type(node)
-                if index is not None and t in (cst.Tuple, cst.List):
-                    els = node.elements
-                    if index >= len(els) or type(els[index]) is not cst.Element:
-                        break
-                    node, index = els[index].value, None
-                    continue
-                if index is None and literal(p, node):
-                    text = p.code(node)
-                    if len(text) > 400:
-                        return {"computed": "a literal of more than 400 characters"}
-                    return {"pos": p.position(node), "node": t.__name__, "code": text, "via": via}
-                if t is cst.Name and node.value in p.consts:
-                    if node.value in p.reassigned:
-                        return {"ambiguous": f"{node.value} is assigned more than once at module level"}
-                    via.append(node.value)
-                    node = p.consts[node.value]
-                    continue
-                if t is cst.Attribute and self.nm.qualified(node) is None:
-                    d = option_default(p, node)
-                    if d is None:
-                        break
-                    via.append(d[0])
-                    node = d[1]
-                    continue
-                if t is cst.Subscript and type(node.value) is cst.Name and type(p.consts.get(node.value.value)) is cst.Dict:
-                    entry = self.values.dict_entry(p.consts[node.value.value], node)
-                    if entry is None:
-                        break
-                    via.append(f"{node.value.value}[...]")
-                    node = entry
-                    continue
-                env = environment(p, node)
-                if env is not None:
-                    return {"environment": env}
-                break
-        except (NotLiteral, TooLarge, RecursionError):
-            pass
-        return {"computed": f"`{clip(p, node)}` is computed" + (f" (through {', '.join(via)})" if via else "")}
 
     def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None, written: str | None = None) -> bool:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""

@@ -278,7 +278,6 @@ class Rewriter:
                 self.spec.decided[i] += 1
 
 
-
 def _is_refusal(sts: list[St]) -> bool:
     """A block that only raises (an option this device refuses)."""
     if not sts:

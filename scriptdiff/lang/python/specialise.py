@@ -96,4 +96,3 @@ def specialise(p: Parsed, side: str) -> Specialised:
         spec.undecided.append((line, text))
     spec.undecided.sort(key=lambda x: (x[0] or 0))
     return spec
-

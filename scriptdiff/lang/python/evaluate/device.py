@@ -418,7 +418,6 @@ class DeviceEval:
         return UNDECIDED
 
 
-
 def _devicelike(node) -> bool:
     """`x.device`, `x.device.type`, `device`, `self.device_type`: an expression naming a device."""
     d = dotted(node)
@@ -430,7 +429,6 @@ def _devicelike(node) -> bool:
     if parts[-1] == "type":
         parts = parts[:-1]
     return bool(parts) and "device" in parts[-1].lower()
-
 
 
 def _same_device(a, b):
@@ -455,7 +453,6 @@ def _same_device(a, b):
         return None
 
 
-
 def params(node: cst.FunctionDef) -> list[str]:
     ps = node.params
     out = [p.name.value for p in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params)]
@@ -463,7 +460,6 @@ def params(node: cst.FunctionDef) -> list[str]:
         if isinstance(p, cst.Param):
             out.append(p.name.value)
     return out
-
 
 
 def _has_return(node) -> bool:

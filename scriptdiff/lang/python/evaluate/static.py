@@ -10,7 +10,8 @@ or a device name is this device's value (`fp16=is_torch_npu_available()`).
 An evaluation is metered (scriptdiff/budget.py): constants that refer to each other many times
 over (`A1 = [A0, A0, ...]`), or products of huge numbers, are too large to evaluate, which the
 input's account says (Parsed.too_large) instead of building them. A value that is not known
-statically raises NotLiteral.
+statically raises NotLiteral. `Values.origin(node)` is where a value is written: the literal it
+was read from, through the same constants, defaults, dicts and branches (for `scriptdiff fix`).
 """
 from __future__ import annotations
 
@@ -189,6 +190,62 @@ class Values:
         hits = [el.value for el in c.elements if type(el) is cst.DictElement
                 and literal(self.p, el.key) and self.evaluate(el.key, [], 1) == k]
         return hits[-1] if hits else None
+
+    def origin(self, node, index: int | None = None) -> dict:
+        """Where a fact's value is written, for `scriptdiff fix` (docs/fix.md): the literal it was
+        read from, followed through module constants, `args.x` option defaults, dict entries and
+        this device's branch of a conditional: {"pos": [line, col], "node": its libcst type,
+        "code": its text, "via": the names passed through}; or why it cannot be edited in one
+        place: {"computed": ...}, {"environment": NAME}, {"ambiguous": ...}."""
+        p = self.p
+        via: list[str] = []
+        try:
+            for _ in range(16):
+                n = p.live_of(node)
+                if n is not node:
+                    node = n
+                    continue
+                if device_value(p, node) is not MISSING:
+                    return {"computed": f"`{clip(p, node)}` is chosen by a device test"}
+                t = type(node)
+                if index is not None and t in (cst.Tuple, cst.List):
+                    els = node.elements
+                    if index >= len(els) or type(els[index]) is not cst.Element:
+                        break
+                    node, index = els[index].value, None
+                    continue
+                if index is None and literal(p, node):
+                    text = p.code(node)
+                    if len(text) > 400:
+                        return {"computed": "a literal of more than 400 characters"}
+                    return {"pos": p.position(node), "node": t.__name__, "code": text, "via": via}
+                if t is cst.Name and node.value in p.consts:
+                    if node.value in p.reassigned:
+                        return {"ambiguous": f"{node.value} is assigned more than once at module level"}
+                    via.append(node.value)
+                    node = p.consts[node.value]
+                    continue
+                if t is cst.Attribute and self.qualified(node) is None:
+                    d = option_default(p, node)
+                    if d is None:
+                        break
+                    via.append(d[0])
+                    node = d[1]
+                    continue
+                if t is cst.Subscript and type(node.value) is cst.Name and type(p.consts.get(node.value.value)) is cst.Dict:
+                    entry = self.dict_entry(p.consts[node.value.value], node)
+                    if entry is None:
+                        break
+                    via.append(f"{node.value.value}[...]")
+                    node = entry
+                    continue
+                env = environment(p, node)
+                if env is not None:
+                    return {"environment": env}
+                break
+        except (NotLiteral, TooLarge, RecursionError):
+            pass
+        return {"computed": f"`{clip(p, node)}` is computed" + (f" (through {', '.join(via)})" if via else "")}
 
     def call_value(self, node: cst.Call, used: list, depth: int):
         """int(3e6), float(os.environ.get("LR", "1e-4")), max(a, b): what the call returns."""
