@@ -131,6 +131,8 @@ def main() -> int:
 
 
 def run(args, api, storage, dataset, default_workers, server, url, local, names, size, work) -> int:
+    from scriptdiff import budget
+
     gib = size / 1024 ** 3
     store = storage.store_for(url)
     plan = dataset.plan([url])
@@ -192,7 +194,7 @@ def run(args, api, storage, dataset, default_workers, server, url, local, names,
     print(f"--shard 1/4 of the whole                    {shard[1]:6.0f} MiB  ({shard[0]:.1f} s)")
     print(f"a 1-byte dataset in the store (start-up)    {base[1]:6.0f} MiB")
     print(f"beyond start-up: whole {whole[1] - base[1]:.0f} MiB, quarter {part[1] - base[1]:.0f} MiB "
-          f"(chunks of {storage.CHUNK // MiB} MiB, {storage.AHEAD + 1} per file, {default_workers()} files at once)")
+          f"(chunks of {budget.STORAGE_CHUNK // MiB} MiB, {budget.STORAGE_AHEAD + 1} per file, {default_workers()} files at once)")
 
     # --- Ray: 1 and 2 workers against serial, on the local copy (hashing) and from the store
     serial_text = api.manifest_text(api.data_fingerprint([local])[0])

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from . import fix as fixing
 from .inputs import gitsrc
 from .run import onefile, scopes, zygote
-from .run.engine import extract, read_inputs
-from .model import Extract, Fact, Finding, InputError, Options, Report, SideContext, UsageError
+from .run.engine import read_inputs
+from .model import Fact, Finding, InputError, Options, Report, Severity, UsageError
 from .run.pipeline import Inputs, diff_files, pair_sources, run
 from .ruleset.registry import detect
 from .report import render as _render
@@ -376,7 +376,7 @@ def _unverified(before: Report, after: Report, active: list) -> dict:
         if _ident(d.finding) in now:
             out[id(d)] = f"diff still reports {d.finding.rule} {d.finding.key}"
     was = {_ident(f) for f in before.findings}
-    new = sorted({f"{f.rule} {f.key}" for f in after.findings if f.severity in ("error", "warning")
+    new = sorted({f"{f.rule} {f.key}" for f in after.findings if Severity(f.severity).loud
                   and _ident(f) not in was})
     if new:
         out[0] = f"diff then reports {', '.join(new[:3])}"
@@ -587,35 +587,8 @@ def review(patch: bytes, name: str = "<patch>", options: Options | None = None, 
 def executor(name: str = "serial", address: str | None = None, parts: int | None = None):
     """How fingerprints are hashed: "serial" (this machine, the default) or "ray" (in parts on
     the Ray cluster `address` or RAY_ADDRESS names, else a local one); `parts`: how many."""
-    from .checks.fanout import EXECUTORS, Fanout  # lazy: keeps --help fast
-    if name not in EXECUTORS:
-        raise UsageError(f"--executor {name!r}: expected one of {', '.join(EXECUTORS)}")
-    if parts is not None and parts < 1:
-        raise UsageError("--parts must be at least 1")
-    if name == "serial" and (address or parts):
-        raise UsageError(f"{'--ray-address' if address else '--parts'} applies to --executor ray only")
-    return Fanout(name, address, parts)
-
-
-def _urls(*paths) -> None:
-    """A URL that carries credentials is refused before any report names it."""
-    from .inputs.storage import check_urls  # lazy: keeps --help fast
-    try:
-        check_urls([p for p in paths if isinstance(p, str)])
-    except SourceError as e:
-        raise UsageError(str(e)) from None
-
-
-def _shard(shard, fanout) -> tuple[int, int] | None:
-    from .checks.parts import parse_shard  # lazy: keeps --help fast
-    if shard is None:
-        return None
-    if fanout is not None and fanout.distributed:
-        raise UsageError("--shard runs one part here and --executor ray runs every part on a cluster: give one of them")
-    try:
-        return parse_shard(shard) if isinstance(shard, str) else (int(shard[0]), int(shard[1]))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.executor(name, address, parts)
 
 
 def data(gpu: str, npu: str, options: Options | None = None, sample: bool = False,
@@ -626,27 +599,13 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: bool = Fals
     tokenizer paths, or launch scripts naming them. `sample`: hash only heads, tails and
     strided blocks of large files. `progress`: an object with start(total), advance(n),
     close(). `fanout`: `executor("ray")` to hash on a Ray cluster."""
-    from .checks import dataset  # lazy: keeps --help fast
-    from .checks.hashing import SampleSpec  # lazy: keeps --help fast
-    _urls(gpu, npu)
-    for what, pair in (("--tokenizer", tokenizers), ("--script", scripts)):
-        if pair is not None and len(pair) != 2:
-            raise UsageError(f"{what}: when comparing, give it twice (GPU, then NPU)")
-    if workers is not None and workers < 1:
-        raise UsageError("--workers must be at least 1")
-    report = Report(gpu=gpu, npu=npu)
-    sides = []
-    for i, path in enumerate((gpu, npu)):
-        toks = [tokenizers[i]] if tokenizers else []
-        scr = _read_scripts([scripts[i]]) if scripts else []
-        sides.append(dataset.side_extract(path, SampleSpec() if sample else None, workers, progress, toks, scr,
-                                          fanout=fanout))
-    (gm, gex), (nm, nex) = sides
-    if gm is None or nm is None:  # a side that could not be read at all: nothing compared (exit 2)
-        report.errors.extend(gex.errors + nex.errors)
-        return report.sorted()
-    dataset.pair_single_files(gpu, npu, gm, nm, nex)
-    return report.absorb(run(Inputs(measured=([gex], [nex])), options))
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.data(gpu, npu, options, _hashing(sample, workers, progress, fanout), tokenizers, scripts)
+
+
+def _hashing(sample: bool, workers: int | None, progress, fanout):
+    from .checks.hashing import Hashing, SampleSpec  # lazy: keeps --help fast
+    return Hashing(SampleSpec() if sample else None, workers, progress, fanout)
 
 
 def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None = None,
@@ -657,48 +616,9 @@ def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None
     paths or `s3://` prefixes), and the input errors met (fatal ones when nothing could be
     read). `shard` ("I/N"): part I of N only, a part file for `data_merge`. `fanout`:
     `executor("ray")` to hash the parts on a Ray cluster (the same manifest)."""
-    from .checks import dataset  # lazy: keeps --help fast
-    from .checks.fanout import FanoutError  # lazy: keeps --help fast
-    from .checks.hashing import SampleSpec  # lazy: keeps --help fast
-    if not paths:
-        raise UsageError("data fingerprint needs at least one PATH")
-    if workers is not None and workers < 1:
-        raise UsageError("--workers must be at least 1")
-    _urls(*paths)
-    part = _shard(shard, fanout)
-    if part is not None and (tokenizers or scripts):
-        raise UsageError("--tokenizer and --script go to `data merge`, which writes the whole manifest, "
-                         "not to one --shard")
-    spec = SampleSpec() if sample else None
-    if part is not None:
-        return dataset.fingerprint_shard(paths, part, spec, workers, progress, exclude or set())
-    try:
-        manifest, errors = dataset.fingerprint(paths, sample=spec, workers=workers, progress=progress,
-                                               exclude=exclude or set(), fanout=fanout)
-    except FanoutError as e:
-        raise UsageError(str(e)) from None
-    _add_tokenizers(manifest, errors, tokenizers, scripts)
-    return manifest, errors
-
-
-def _add_tokenizers(manifest: dict, errors: list, tokenizers, scripts) -> None:
-    from .checks import dataset  # lazy: keeps --help fast
-    if tokenizers or scripts:
-        entries, terrs, root = dataset.tokenizer_files(list(tokenizers or []), _read_scripts(list(scripts or [])))
-        errors.extend(terrs)
-        manifest["tokenizer"] = dict(sorted(entries.items()))
-        manifest["tokenizer_root"] = root
-
-
-def _part_texts(paths: list[str]) -> list[tuple[str, str]]:
-    from .inputs.storage import store_for  # lazy: keeps --help fast
-    out = []
-    for p in paths:
-        try:
-            out.append((p, store_for(p).read_text(p)))
-        except SourceError as e:
-            raise UsageError(str(e)) from None
-    return out
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.data_fingerprint(paths, _hashing(sample, workers, progress, fanout), tokenizers, scripts,
+                                  exclude, shard)
 
 
 def data_merge(parts: list[str], tokenizers: list[str] | None = None, scripts: list[str] | None = None
@@ -707,27 +627,8 @@ def data_merge(parts: list[str], tokenizers: list[str] | None = None, scripts: l
     files, the same bytes a serial run writes, and the errors the parts met. UsageError (one
     line) when they do not belong together: different roots or listings, a part missing or
     given twice."""
-    from .checks import dataset  # lazy: keeps --help fast
-    from .checks.parts import PartsError  # lazy: keeps --help fast
-    try:
-        manifest, errors = dataset.merge(_part_texts(parts))
-    except PartsError as e:
-        raise UsageError(str(e)) from None
-    _add_tokenizers(manifest, errors, tokenizers, scripts)
-    return manifest, errors
-
-
-def _read_scripts(paths: list[str]) -> list[tuple[str, Extract]]:
-    """(path, Extract) of each launch script or config naming tokenizer files."""
-    out = []
-    for script in paths:
-        try:
-            src = read_path(script)
-        except SourceError as e:
-            out.append((script, Extract(errors=[InputError(script, str(e).split(": ", 1)[-1])])))
-            continue
-        out.append((script, extract(src, SideContext("gpu"))))
-    return out
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.data_merge(parts, tokenizers, scripts)
 
 
 # --- weights -----------------------------------------------------------------------------------
@@ -739,31 +640,8 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
     cosine) when both are at hand. `report.details["weights"]` holds the counts and the worst
     tensors; `weights_overview(report)` gives the shortened text view. `fanout`:
     `executor("ray")` to hash on a Ray cluster (progress then counts parts)."""
-    from .checks import weights as weights_mod  # lazy: keeps --help fast
-    _urls(gpu, npu)
-    report = Report(gpu=gpu, npu=npu)
-    # both sides opened (headers only) before anything is hashed: a missing side fails fast
-    gck, gerr = weights_mod.open_side(gpu)
-    nck, nerr = weights_mod.open_side(npu)
-    report.errors.extend(gerr + nerr)
-    if gck is None or nck is None:
-        return report.sorted()
-    distributed = fanout is not None and fanout.distributed
-    if progress is not None and not distributed:
-        progress.start(sum(r.nbytes for ck in (gck, nck) for r in ck.tensors))
-    try:
-        advance = progress if distributed else (progress.advance if progress is not None else None)
-        gex, nex = weights_mod.pair_extracts(gck, nck, rename, advance, fanout)  # facts only where the sides differ
-    finally:
-        if progress is not None:
-            progress.close()
-    if any(e.fatal for e in gex.errors + nex.errors):  # a side that could not be hashed: exit 2
-        report.errors.extend(gex.errors + nex.errors)
-        return report.sorted()
-    report.absorb(run(Inputs(measured=([gex], [nex])), options))
-    weights_mod.add_stats(report.findings, gck, nck, rename)
-    report.details["weights"] = weights_mod.summarize(report, gck, nck)
-    return report.sorted()
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.weights(gpu, npu, options, rename, progress, fanout)
 
 
 def weights_fingerprint(path: str, progress=None, shard: "str | tuple[int, int] | None" = None,
@@ -771,42 +649,15 @@ def weights_fingerprint(path: str, progress=None, shard: "str | tuple[int, int] 
     """`scriptdiff weights fingerprint CHECKPOINT`: name, dtype, shape and hash of every tensor
     (a local or `s3://` checkpoint). `shard` ("I/N"): part I of N only, a part file for
     `weights_merge`; `fanout`: `executor("ray")` to hash the parts on a Ray cluster."""
-    from .checks import weights as weights_mod  # lazy: keeps --help fast
-    from .checks.safetensors_io import WeightsError  # lazy: keeps --help fast
-    _urls(path)
-    part = _shard(shard, fanout)
-    try:
-        ck = weights_mod.open_checkpoint(path)
-        if not ck.has_data:
-            raise UsageError(f"{path}: is already a weights fingerprint")
-        if fanout is not None and fanout.distributed:
-            return weights_mod.fingerprint(ck, progress, fanout)  # progress counts parts
-        refs = weights_mod.shard_refs(ck, part) if part is not None else ck.tensors
-        if progress is not None:
-            progress.start(sum(r.nbytes for r in refs))
-        try:
-            advance = progress.advance if progress is not None else None
-            if part is not None:
-                return weights_mod.fingerprint_shard(ck, part, advance)
-            return weights_mod.fingerprint(ck, advance)
-        finally:
-            if progress is not None:
-                progress.close()
-    except WeightsError as e:
-        raise UsageError(str(e)) from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.weights_fingerprint(path, progress, shard, fanout)
 
 
 def weights_merge(parts: list[str]) -> dict:
     """`scriptdiff weights merge PART...`: the fingerprint of a complete set of `--shard I/N`
     part files, the same bytes a serial run writes; UsageError when they do not belong together."""
-    from .checks import weights as weights_mod  # lazy: keeps --help fast
-    from .checks.parts import PartsError  # lazy: keeps --help fast
-    try:
-        return weights_mod.merge(_part_texts(parts))
-    except PartsError as e:
-        raise UsageError(str(e)) from None
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.weights_merge(parts)
 
 
 def weights_overview(report: Report, top: int = 10) -> Report:
@@ -864,8 +715,8 @@ def curves(gpu: str | list[str], npu: str | list[str], options: Options | None =
     evidence and the per-series table; the JSON gains a `curves` section."""
     from .curves import run  # lazy: keeps --help fast
 
-    return run.compare(gpu, npu, options or Options(), rtol=rtol, first=first, window=window, spike_z=spike_z,
-                       align=align, progress=progress, repo=repo)
+    settings = run.settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align)
+    return run.compare(gpu, npu, options or Options(), settings, progress=progress, repo=repo)
 
 
 def curves_view(report: Report, what: str, **options):

@@ -11,14 +11,92 @@ fields may be added, none renamed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Iterable
 
 from . import __version__
 
 SCHEMA = 1
 
-SEVERITIES = ("error", "warning", "info")
-SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+class Severity(str, Enum):
+    """How much a finding matters, most severe first: the one place severities are ordered
+    and spelled. A member is its JSON string (`Severity.ERROR == "error"`, serialised, formatted
+    and hashed as that string), so a rule pack's severity, a key of rules/python.yaml `classes`
+    and `--severity LEVEL` are looked up as they are written; `Severity(s)` takes either.
+
+    The order of the members is the rank (0 the most severe). Each column is how one output
+    spells the severity: `loud` (a finding that can change numerics: it fails the run, exit
+    status 1, and `fix` edits it unless --select says otherwise), `style` (the terminal's),
+    `table_style` and `mark` (the hyperparameter table's), `look` (the html page's letter for a
+    line with a finding; `html_class` its class), `markdown`, `sarif` (a result's level),
+    `github` (the annotation command) and `counted` (how a count says it: `tally`)."""
+
+    #          JSON       loud   style       table     mark look markdown      SARIF      GitHub     counted
+    ERROR =   ("error",   True,  "bold red", "red",    "E", "E", "🔴 error",   "error",   "error",   "error(s)")
+    WARNING = ("warning", True,  "yellow",   "yellow", "W", "W", "🟡 warning", "warning", "warning", "warning(s)")
+    INFO =    ("info",    False, "cyan",     "cyan",   "i", "I", "🔵 info",    "note",    "notice",  "info")
+
+    loud: bool
+    style: str
+    table_style: str
+    mark: str
+    look: str
+    markdown: str
+    sarif: str
+    github: str
+    counted: str
+
+    def __new__(cls, value: str, *spellings):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        for column, spelled in zip(("loud", "style", "table_style", "mark", "look", "markdown", "sarif", "github",
+                                    "counted"), spellings, strict=True):
+            setattr(member, column, spelled)
+        return member
+
+    # the string it is: in f-strings, str(), JSON, and as a key of a dict read from YAML
+    __str__ = str.__str__
+    __format__ = str.__format__
+    __hash__ = str.__hash__
+
+    @property
+    def rank(self) -> int:
+        """0 for the most severe, then in the members' order."""
+        return type(self)._member_names_.index(self.name)
+
+    @property
+    def html_class(self) -> str:
+        """The page's class of a finding of this severity (its colours: report/html_assets.CSS)."""
+        return f"sev-{self.value}"
+
+    def at_least(self, floor: "Severity | str") -> bool:
+        """As severe as `floor` or more (`--severity LEVEL`)."""
+        return self.rank <= Severity(floor).rank
+
+    @classmethod
+    def ascending(cls) -> list["Severity"]:
+        """The least severe first (how `--severity` lists its choices)."""
+        return list(cls)[::-1]
+
+    @classmethod
+    def worst(cls, severities: Iterable["Severity | str"]) -> "Severity":
+        """The most severe of some severities (strings or members); ValueError if there are none."""
+        return min((cls(s) for s in severities), key=lambda s: s.rank)
+
+    @classmethod
+    def counts(cls, findings: Iterable) -> dict["Severity", int]:
+        """How many findings of each severity, most severe first (every severity, zeros included)."""
+        seen = [cls(f.severity) for f in findings]
+        return {s: seen.count(s) for s in cls}
+
+    @classmethod
+    def tally(cls, findings: Iterable) -> str:
+        """The counts as the summaries say them: "2 error(s), 0 warning(s), 1 info"."""
+        return ", ".join(f"{n} {s.counted}" for s, n in cls.counts(findings).items())
+
+
+SEVERITIES = tuple(s.value for s in Severity)  # the names a rule pack may write, most severe first
 
 # Where a fact came from. Ordered from weakest to strongest: a training log outranks a
 # launch script, which outranks a config file, which outranks a framework default.
@@ -86,7 +164,7 @@ class Side:
 class Finding:
     rule: str
     check: str
-    severity: str
+    severity: Severity  # the factory's is a member; one built by hand may give its string
     key: str
     gpu: Side | None
     npu: Side | None
@@ -110,7 +188,7 @@ class Finding:
         d = {
             "rule": self.rule,
             "check": self.check,
-            "severity": self.severity,
+            "severity": Severity(self.severity).value,
             "key": self.key,
             "derived": self.derived,
             "gpu": self.gpu.to_json() if self.gpu else None,
@@ -160,6 +238,12 @@ class InputError:
     @property
     def is_note(self) -> bool:
         return self.level == "note"
+
+    @property
+    def severity(self) -> Severity:
+        """How the writers that grade input errors as they grade findings (SARIF, GitHub) grade
+        it: a note as info, an input not analysed at all as an error, else a warning."""
+        return Severity.INFO if self.is_note else Severity.ERROR if self.fatal else Severity.WARNING
 
     def to_json(self) -> dict:
         d = {"path": self.path, "message": self.message}
@@ -312,7 +396,7 @@ class Report:
             return 2
         if self.errors and any(e.fatal for e in self.errors) and self.compared == 0:
             return 2
-        if any(f.severity in ("error", "warning") for f in self.findings):
+        if any(Severity(f.severity).loud for f in self.findings):
             return 1
         if any(e.fatal for e in self.errors):
             return 1  # an input was not compared: never a pass

@@ -8,7 +8,10 @@
 - The rooms (ROOMS, bottom up: model, budget, inputs/, ruleset/, run/, lang/, checks/, fix/,
   curves/, dumps/, report/, project/, api, commands/, cli): a room imports only rooms below it,
   so the room graph has no cycle and no arrow runs up; the top level keeps at most 12 modules.
-- Within a room: model, budget and sources import nothing of the package; the rule packs'
+- Severities are ordered and spelled in one place, model.Severity: no other module writes a
+  collection of severity names (an order, a subset, a map keyed by severity) or an order in text.
+- Within a room: model and budget import nothing of the package, sources only the bounds
+  (budget: every bound is there, and it imports nothing); the rule packs'
   loader imports neither the vocabulary nor the registry; the finding factory imports neither
   the vocabulary nor compare; the engine (files read) never imports the pipeline (the staged run).
 """
@@ -186,10 +189,12 @@ def test_imports_run_one_way():
         "scriptdiff.run.engine": {"scriptdiff.run.pipeline"},
     }
     allowed_below_model = {"scriptdiff"}  # the package itself: its __version__
+    may_import = {"scriptdiff.inputs.sources": {"scriptdiff.budget"}}  # the bounds (budget imports nothing)
     # the CLI layer talks to the library only through the API (and the model, the writers)
     # (and the cache's storage: a replayed diff reads its entry without importing the library)
+    # (and the bounds: budget.py holds the replay's too)
     cli_may_use = {"api", "model", "report", "commands", "cli", "scriptdiff.ruleset.rulepack", "scriptdiff",
-                   "scriptdiff.inputs.store"}
+                   "scriptdiff.inputs.store", "budget"}
     bad = []
     for src, targets in graph().items():
         if _layer(src) in ("commands", "cli"):
@@ -197,7 +202,7 @@ def test_imports_run_one_way():
             continue
         rule = forbidden.get(src, set())
         for t in targets:
-            if t in allowed_below_model:
+            if t in allowed_below_model or t in may_import.get(src, ()):
                 continue
             if "*" in rule or t in rule:
                 bad.append(f"{src} -> {t}")
@@ -304,3 +309,58 @@ def test_only_the_cli_layer_prints():
                     and f.value.attr in ("stdout", "stderr")):
                 printing.append(f"{p.relative_to(PKG.parent)}:{node.lineno} sys.{f.value.attr}.write")
     assert printing == []
+
+
+SEVERITY_NAMES = {"error", "warning", "info"}
+SEVERITY_ORDER_TEXT = re.compile(r"\berror\b\W{1,6}\bwarning\b\W{1,6}\binfo\b")  # a page's script: ['error','warning','info']
+
+
+def severity_spellings(source: str) -> list[str]:
+    """Where a module writes severities itself: a tuple, list or set, a call's arguments or a
+    dict's keys that are all severity names (two or more), or a string (not a docstring) that
+    lists them in order."""
+    tree = ast.parse(source)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items, what = node.elts, "order"
+        elif isinstance(node, ast.Call):
+            items, what = node.args, "order"
+        elif isinstance(node, ast.Dict):
+            items, what = node.keys, "map"
+        else:
+            items, what = [], ""
+        names = [x.value for x in items if isinstance(x, ast.Constant) and isinstance(x.value, str)]
+        if len(items) >= 2 and len(names) == len(items) and set(names) <= SEVERITY_NAMES:
+            out.append((node.lineno, f"{what} {', '.join(names)}"))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                and SEVERITY_ORDER_TEXT.search(node.value):
+            out.append((node.lineno, f"text {SEVERITY_ORDER_TEXT.search(node.value).group(0)}"))
+    return [f"{line}: {what}" for line, what in sorted(out)]
+
+
+def test_only_the_severity_type_orders_or_spells_severities():
+    bad = [f"{p.relative_to(PKG.parent)}:{where}" for name, p in modules().items() if name != "scriptdiff.model"
+           for where in severity_spellings(p.read_text(encoding="utf-8"))]
+    assert bad == []
+
+
+def test_a_severity_order_or_map_would_be_found():
+    source = """\"\"\"error, warning, info: a docstring may say them.\"\"\"
+STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+RANK = {"info": 0, "warning": 1, "error": 2}
+if f.severity in ("error", "warning"):
+    pass
+for s in ["error", "warning", "info"]:
+    pass
+SEVERITY = Enum("error", "warning", "info")
+JS = "var SEVS=['error','warning','info'];"
+fine = ("error", "note")  # an input error's level: not a severity order
+label = {"error": "x"}  # one name: not an order
+"""
+    assert severity_spellings(source) == ["2: map error, warning, info", "3: map info, warning, error",
+                                          "4: order error, warning", "6: order error, warning, info",
+                                          "8: order error, warning, info", "9: text error','warning','info"]

@@ -204,16 +204,14 @@ def test_trainer_state_is_streamed_across_chunks(monkeypatch):
     doc = {"a": 1.5, "log_history": [{"step": i, "loss": 1 / (i + 1), "x": {"y": [i, "a}b]"]}} for i in range(300)],
            "z": {"q": "}"}, "n": 12345678}
     for chunk in (7, 64, 1000):
-        monkeypatch.setattr(readers, "_CHUNK", chunk)
+        monkeypatch.setattr(budget, "LOG_CHUNK", chunk)
         for indent in (None, 2):
             got = list(readers._log_history(io.BytesIO(json.dumps(doc, indent=indent).encode())))
             assert got == doc["log_history"]
 
 
 def test_a_trainer_state_record_over_the_budget_is_one_line(tmp_path, cli, monkeypatch):
-    from scriptdiff.curves import readers
-
-    monkeypatch.setattr(readers, "_CHUNK", 256)
+    monkeypatch.setattr(budget, "LOG_CHUNK", 256)
     monkeypatch.setattr(budget, "LOG_RECORD", 1000)
     _trainer_state(tmp_path / "g.json", [{"step": 1, "loss": 2.0, "note": "x" * 5000}])
     _trainer_state(tmp_path / "n.json", [{"step": 1, "loss": 2.0}])
@@ -238,7 +236,7 @@ def test_a_git_blob_over_the_cap_is_refused_from_its_size(tmp_path, cli, monkeyp
     repo = tmp_path / "r"
     shapes._repo(repo, {"main": {"big.yaml": b"lr: 1\n" + b"# x\n" * 100, "small.yaml": b"lr: 1\n"},
                         "npu": {"big.yaml": b"lr: 2\n", "small.yaml": b"lr: 1\n"}})
-    monkeypatch.setattr(gitsrc, "MAX_READ", 100)
+    monkeypatch.setattr(budget, "MAX_READ", 100)
     ran = []
     real_run = gitsrc.Repo.run
     monkeypatch.setattr(gitsrc.Repo, "run", lambda self, args, **kw: ran.append(args) or real_run(self, args, **kw))

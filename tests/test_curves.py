@@ -229,7 +229,8 @@ def test_a_track_keeps_bounded_memory_and_exact_counts():
 
 
 def test_the_line_index_stays_bounded_and_answers_for_any_step():
-    from scriptdiff.curves.series import CHUNK, LineIndex
+    from scriptdiff.budget import CURVE_BUFFER as CHUNK
+    from scriptdiff.curves.series import LineIndex
 
     ix = LineIndex(cap=2048)
     mark = ix.appenders("a.log")

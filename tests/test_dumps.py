@@ -576,10 +576,9 @@ def test_a_deeply_nested_dump_is_one_line(tmp_path, cli):
 
 def test_a_call_over_the_record_budget_is_one_line(tmp_path, cli, monkeypatch):
     from scriptdiff import budget
-    from scriptdiff.inputs import jsonload
 
     monkeypatch.setattr(budget, "DUMP_RECORD", 1000)
-    monkeypatch.setattr(jsonload, "CHUNK", 256)  # a record is bounded beyond one chunk
+    monkeypatch.setattr(budget, "JSON_CHUNK", 256)  # a record is bounded beyond one chunk
     d = write(tmp_path / "g", {"Functional.linear.0.forward": fwd([T(note="x" * 5000)], [T()])})
     code, lines = _cli_one_line(cli, str(d), f"{FX}/base/dump")
     assert code == 2

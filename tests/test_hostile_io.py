@@ -14,7 +14,8 @@ import pytest
 
 from scriptdiff.model import Options
 from scriptdiff.run.review import review
-from scriptdiff.inputs.sources import MAX_READ, SourceError, open_regular, read_path
+from scriptdiff.budget import MAX_READ
+from scriptdiff.inputs.sources import SourceError, open_regular, read_path
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "SIGALRM"),
                                 reason="FIFOs and alarms are POSIX")

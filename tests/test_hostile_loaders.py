@@ -161,7 +161,7 @@ def _big_pair(tmp_path, n=1_000_000):
 
 
 def test_a_large_json_list_is_cut_in_text_and_json_and_whole_with_full_values(tmp_path, cli):
-    """600 KB here (above jsonload.EAGER_LIMIT: the C-decoder path); 40 MB in
+    """600 KB here (above budget.JSON_EAGER: the C-decoder path); 40 MB in
     benchmarks/bench_hostile_loaders.py."""
     n_items = 300_000
     g, n = _big_pair(tmp_path, n_items)
@@ -188,7 +188,8 @@ def test_a_large_json_list_is_cut_in_text_and_json_and_whole_with_full_values(tm
 
 
 def test_large_json_lines_are_found_on_demand():
-    from scriptdiff.inputs.jsonload import EAGER_LIMIT, LazyLines, load_json
+    from scriptdiff.budget import JSON_EAGER as EAGER_LIMIT
+    from scriptdiff.inputs.jsonload import LazyLines, load_json
 
     text = '{\n "big": [' + "1," * EAGER_LIMIT + '1],\n "opt": {\n  "lr": 0.1,\n  "betas": [0.9,\n 0.95]}\n}\n'
     data, lines = load_json(text)

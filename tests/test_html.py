@@ -491,7 +491,8 @@ def test_curves_page_is_the_curves_view(tmp_path, cli):
 def test_the_page_thins_a_long_series_but_keeps_every_extreme():
     import numpy as np
 
-    from scriptdiff.report.curves import MAX_POINTS, thinned
+    from scriptdiff.budget import CHART_POINTS as MAX_POINTS
+    from scriptdiff.report.curves import thinned
 
     x = np.arange(1.0, 100_001.0)
     g = 2 + np.sin(x / 500)

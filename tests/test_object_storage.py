@@ -23,7 +23,7 @@ pytest.importorskip("moto.server", reason="moto[server] is part of the test extr
 
 import numpy as np  # noqa: E402
 
-from scriptdiff import api  # noqa: E402
+from scriptdiff import api, budget  # noqa: E402
 from scriptdiff.inputs import storage  # noqa: E402
 from scriptdiff.checks import dataset  # noqa: E402
 
@@ -196,7 +196,7 @@ def test_the_listing_is_read_page_by_page(world, monkeypatch):
             calls.append(kw.get("ContinuationToken"))
         return real(self, url, method, **kw)
 
-    monkeypatch.setattr(storage, "PAGE", 2)
+    monkeypatch.setattr(budget, "STORAGE_PAGE", 2)
     monkeypatch.setattr(storage.ObjectStore, "_call", counted)
     paged, errors = manifest_of(EDIT)
     assert errors == []

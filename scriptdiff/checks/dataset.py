@@ -25,7 +25,7 @@ import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .. import __version__
+from .. import __version__, budget
 from ..inputs import storage
 from ..run.compare import show
 from ..run.finding import finding
@@ -35,7 +35,7 @@ from ..ruleset.rules import RuleSet
 from ..inputs.sources import SourceError
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
-from .hashing import ALGORITHM, FULL, SampleSpec, default_workers, hash_file
+from .hashing import ALGORITHM, FULL, Hashing, SampleSpec, default_workers, hash_file
 
 SCHEMA = 1
 MARKER = "scriptdiff_manifest"
@@ -615,7 +615,7 @@ def load_side(path: str, sample: SampleSpec | None = None, workers: int | None =
         kind = store.kind(path)
     except SourceError as e:
         return None, path, [InputError(path, str(e).split(": ", 1)[-1], fatal=True)], None
-    if kind == "file" and path.lower().endswith(".json") and f'"{MARKER}"'.encode() in store.head(path, 2000):
+    if kind == "file" and path.lower().endswith(".json") and f'"{MARKER}"'.encode() in store.head(path, budget.MARKER_SNIFF):
         try:
             text = store.read_text(path)
             manifest = load_manifest_text(text, path)
@@ -636,15 +636,14 @@ def load_side(path: str, sample: SampleSpec | None = None, workers: int | None =
     return manifest, base_of(manifest), errors, None
 
 
-def side_extract(path: str, sample: SampleSpec | None = None, workers: int | None = None, progress=None,
-                 tokenizers: list[str] = (), scripts: list[tuple[str, Extract]] = (), fanout: Fanout | None = None
+def side_extract(path: str, hashing: Hashing, tokenizers: list[str] = (), scripts: list[tuple[str, Extract]] = ()
                  ) -> tuple[dict | None, Extract]:
     """One side of a dataset comparison: (its manifest or None, its Extract).
 
     The manifest is None when the side could not be read at all (the Extract's errors say
     why). `tokenizers` (files or folders) and `scripts` ((path, Extract) of launch scripts
     naming tokenizer files) replace the manifest's tokenizer section when given."""
-    manifest, display, errors, via = load_side(path, sample, workers, progress, fanout)
+    manifest, display, errors, via = load_side(path, hashing.sample, hashing.workers, hashing.progress, hashing.fanout)
     ex = Extract(errors=list(errors))
     if manifest is None:
         return None, ex
@@ -663,7 +662,7 @@ def check_extract(path: str, sample: SampleSpec | None = None, workers: int | No
     (fingerprinted now) or its manifest, as an Extract of `data:<path>` facts.
 
     `progress`: None, or an object with start(total_bytes), advance(nbytes), close()."""
-    return side_extract(path, sample, workers, progress, tokenizers, scripts)[1]
+    return side_extract(path, Hashing(sample, workers, progress), tokenizers, scripts)[1]
 
 
 def pair_single_files(gpu: str, npu: str, gm: dict, nm: dict, nex) -> None:

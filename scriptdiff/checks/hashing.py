@@ -24,24 +24,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .. import budget
 from ..inputs import storage
 from ..inputs.sources import open_regular
 
 ALGORITHM = "blake3"
-CHUNK = 8 * 1024 * 1024
 # above this size one file is hashed with blake3's own worker threads as well
 BIG_FILE = 64 * 1024 * 1024
-
-SAMPLE_EDGE = 4 * 1024 * 1024  # head and tail
-SAMPLE_BLOCK = 1024 * 1024  # each strided block
-SAMPLE_BLOCKS = 64  # strided blocks between head and tail
 
 
 @dataclass(frozen=True)
 class SampleSpec:
-    edge: int = SAMPLE_EDGE
-    block: int = SAMPLE_BLOCK
-    blocks: int = SAMPLE_BLOCKS
+    edge: int = budget.SAMPLE_EDGE
+    block: int = budget.SAMPLE_BLOCK
+    blocks: int = budget.SAMPLE_BLOCKS
 
     def mode(self) -> str:
         """The sample layout as a string; two hashes are comparable only if their modes match."""
@@ -74,6 +70,19 @@ class SampleSpec:
 FULL = "full"
 
 
+@dataclass(frozen=True)
+class Hashing:
+    """How a fingerprint is hashed: sampled (`sample`: the heads, tails and strided blocks of
+    large files) or whole (None), by `workers` threads (None: default_workers()), telling
+    `progress` (start(total), advance(n), close()), on this machine or in parts on a Ray
+    cluster (`fanout`: a checks.fanout.Fanout)."""
+
+    sample: SampleSpec | None = None
+    workers: int | None = None
+    progress: object = None
+    fanout: object = None
+
+
 @dataclass
 class FileHash:
     hash: str
@@ -92,7 +101,7 @@ def _hasher(size: int):
 
 
 def hash_file(path: str | os.PathLike, sample: SampleSpec | None = None, count_lines: bool = False,
-              progress=None, chunk: int = CHUNK, size: int | None = None) -> FileHash:
+              progress=None, chunk: int = budget.FILE_HASH_CHUNK, size: int | None = None) -> FileHash:
     """Hash one file (or object: `size` is its listed size). `progress(nbytes)` is called as
     bytes are read. Raises OSError, or sources.SourceError when the path is not a regular
     file or its store cannot read it."""
@@ -163,9 +172,6 @@ def _hash_open(fh, sample: SampleSpec | None, count_lines: bool, progress, chunk
     return FileHash(h.hexdigest(), size, FULL, read, lines)
 
 
-MAP_SEGMENT = 256 * 1024 * 1024
-
-
 def _hash_mapped(fh, size: int, progress=None) -> FileHash:
     """A big file hashed through a read-only memory map, 256 MiB at a time.
 
@@ -179,8 +185,8 @@ def _hash_mapped(fh, size: int, progress=None) -> FileHash:
     view = memoryview(mm)
     try:
         n = len(mm)
-        for a in range(0, n, MAP_SEGMENT):
-            b = min(n, a + MAP_SEGMENT)
+        for a in range(0, n, budget.MAP_SEGMENT):
+            b = min(n, a + budget.MAP_SEGMENT)
             part = view[a:b]
             h.update(part)
             part.release()

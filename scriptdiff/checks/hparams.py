@@ -26,7 +26,7 @@ from typing import Any
 
 from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
-from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked
+from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked, Severity
 from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
@@ -191,7 +191,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
 def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
     """Two paths naming the same model or dataset in another place (vocabulary.same_place_elsewhere):
     an info of its own (SD227), whatever the key's category."""
-    if g is None or n is None or f.severity == "info":
+    if g is None or n is None or f.severity == Severity.INFO:
         return f
     same = same_place_elsewhere(g.value, n.value)
     if same is None:

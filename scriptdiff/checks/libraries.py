@@ -22,6 +22,7 @@ import fnmatch
 import re
 from functools import lru_cache
 
+from .. import budget
 from ..run.compare import show
 from ..run.finding import finding
 from ..inputs.jsonload import loads as load_json_data
@@ -37,7 +38,7 @@ __all__ = ["Entry", "STRICT_DIRECTIVE", "entry_value", "list_marker", "looks_lik
 looks_like_requirements = is_requirement_list  # its older name (tests, packs' sniff specs)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=budget.VERSION_MEMO)
 def parse_version(s: str):
     from packaging.version import InvalidVersion, Version
 

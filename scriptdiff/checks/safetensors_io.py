@@ -16,10 +16,10 @@ hold no cycles) are built. Files are opened only when they are regular files
 (sources.open_regular): a FIFO named *.safetensors is refused, never waited on.
 
 A checkpoint in object storage (`s3://...`, storage.py) is read the same way by range: the
-8-byte length and the header with two small reads, tensor bytes in blocks of REMOTE_BLOCK
-(tensors lie one after another, so one block serves many small tensors and a large tensor
-is streamed through), one block per file held at a time: memory follows the block, not the
-shard, and no shard is downloaded whole.
+8-byte length and the header with two small reads, tensor bytes in blocks of
+budget.REMOTE_BLOCK (tensors lie one after another, so one block serves many small tensors
+and a large tensor is streamed through), one block per file held at a time: memory follows
+the block, not the shard, and no shard is downloaded whole.
 
 Values are converted to float64 chunk by chunk for the statistics. numpy has no bfloat16
 or float8, so those are widened by hand: bf16 is the top half of a float32 (shift left by
@@ -41,11 +41,6 @@ from ..inputs import storage
 from ..inputs.sources import SourceError, open_regular
 from ..inputs.jsonload import loads as load_json_data
 from .hashing import new_hasher
-
-MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit
-HASH_CHUNK = 64 * 1024 * 1024
-REMOTE_BLOCK = 16 * 1024 * 1024  # bytes of one ranged read of a checkpoint in object storage
-STAT_ELEMS = 256 * 1024  # elements per chunk for statistics: float64 chunks that stay in cache
 
 # safetensors dtype name -> (numpy dtype or None when converted by hand, bytes per element)
 DTYPES: dict[str, tuple[str | None, int]] = {
@@ -133,7 +128,7 @@ def read_header(path: str, display: str | None = None) -> tuple[dict, int, int]:
 def _check_lengths(display: str, head: bytes, n: int, size: int) -> None:
     if len(head) < 8:
         raise WeightsError(f"{display}: truncated safetensors file: header declares 8 bytes, file has {size}")
-    if n > MAX_HEADER:
+    if n > budget.SAFETENSORS_HEADER:
         raise WeightsError(f"{display}: not a safetensors file: header length {n} is implausible")
     if 8 + n > size:
         raise WeightsError(f"{display}: truncated safetensors file: header declares {8 + n} bytes, file has {size}")
@@ -217,7 +212,7 @@ class Reader:
             _close(ofh, omm)
         return mm
 
-    def chunks(self, ref: TensorRef, chunk: int = HASH_CHUNK) -> Iterator[memoryview]:
+    def chunks(self, ref: TensorRef, chunk: int = budget.TENSOR_HASH_CHUNK) -> Iterator[memoryview]:
         """The tensor's raw bytes in pieces of at most `chunk` bytes (a multiple of the element size)."""
         if ref.nbytes == 0:
             return
@@ -229,7 +224,7 @@ class Reader:
                 yield data[off:off + chunk]
             return
         if storage.is_url(ref.path):
-            yield from self.remote(ref.path).chunks(ref, min(chunk, REMOTE_BLOCK))
+            yield from self.remote(ref.path).chunks(ref, min(chunk, budget.REMOTE_BLOCK))
             return
         mm = self._map(ref.path)
         size = len(mm)  # the file as mapped: one size per file, not a stat() per tensor
@@ -312,7 +307,7 @@ class RemoteBlocks:
             raise WeightsError(f"{display}: truncated safetensors file: header declares {b} bytes, "
                                f"file has {self.size}")
         if not (self.start <= a and b <= self.start + len(self.data)):
-            end = min(self.size, max(b, a + REMOTE_BLOCK))
+            end = min(self.size, max(b, a + budget.REMOTE_BLOCK))
             self.data = b""  # the old block is let go before the new one is read
             try:
                 self.data = b"".join(self.store.spans(self.path, [(a, end - a)]))
@@ -409,8 +404,8 @@ def tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef)
 def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef) -> dict:
     """max |a-b|, ||a-b|| / ||a||, cosine(a, b) with a = GPU, b = NPU; float64 accumulation.
 
-    Both tensors are walked in step, STAT_ELEMS elements at a time, so memory stays at a
-    few float64 chunks. Positions where either side is NaN or infinite are counted and left
+    Both tensors are walked in step, budget.STAT_ELEMS elements at a time, so memory stays
+    at a few float64 chunks. Positions where either side is NaN or infinite are counted and left
     out of the statistics. Returns {} when the tensors cannot be compared element-wise.
     """
     import numpy as np
@@ -419,8 +414,8 @@ def _tensor_stats(reader_g: Reader, g: TensorRef, reader_n: Reader, n: TensorRef
         return {}
     ig = DTYPES[g.dtype][1]
     inn = DTYPES[n.dtype][1]
-    it_g = reader_g.chunks(g, STAT_ELEMS * ig)
-    it_n = reader_n.chunks(n, STAT_ELEMS * inn)
+    it_g = reader_g.chunks(g, budget.STAT_ELEMS * ig)
+    it_n = reader_n.chunks(n, budget.STAT_ELEMS * inn)
     max_abs = 0.0
     d2 = a2 = b2 = ab = 0.0
     nonfinite = 0

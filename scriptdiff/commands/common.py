@@ -19,6 +19,7 @@ import sys
 import threading
 
 from ..report import FORMATS, render
+from ..model import Severity
 from ..report.values import error_line, safe
 
 # what a file's extension says its format is (`-o out.json`); github annotations have none
@@ -27,7 +28,7 @@ EXTENSIONS = {".json": "json", ".sarif": "sarif", ".md": "markdown", ".markdown"
 # short names understood before `=` in -o FORMAT=FILE (`-o md=comment.md`)
 ALIASES = {"md": "markdown", "txt": "text", "htm": "html"}
 # --severity LEVEL: findings of LEVEL and above are shown (and make the exit status)
-SEVERITIES = ("info", "warning", "error")
+SEVERITIES = tuple(s.value for s in Severity.ascending())
 
 SHARED = ("--rules", "--no-cache", "--jobs", "--max-bytes", "--progress")
 

@@ -27,7 +27,8 @@ are not read and nothing heavy is imported on a hit.
 Not recorded, so never replayed: a run where a file it read was modified in the
 `RACY_NS` before it was read (its time stamp cannot tell a later edit in the same tick, the
 racy-git problem), an exit status of 2 (a failure may be the machine's), output that could
-not be written whole (a closed pipe: `| head`), and output larger than MAX_OUTPUT. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.
+not be written whole (a closed pipe: `| head`), and output larger than
+budget.MEMO_OUTPUT_BYTES. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.
 """
 from __future__ import annotations
 
@@ -37,11 +38,10 @@ import stat
 import sys
 import time
 
+from .. import budget
 from ..inputs import store
 
 RACY_NS = 2_000_000_000
-MAX_OUTPUT = 8 * 1024 * 1024
-MAX_PATHS = 200_000
 _ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "CI", "PRE_COMMIT", "GITHUB_ACTIONS",
         "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "HOME", "XDG_CACHE_HOME",
         "XDG_CONFIG_HOME")
@@ -148,7 +148,7 @@ class Recorder:
     def _add(self, p: str):
         ident = identity(p)
         self.paths[p] = (ident, _now())
-        if len(self.paths) > MAX_PATHS:
+        if len(self.paths) > budget.MEMO_PATHS:
             self.ok = False
         return ident
 
@@ -224,7 +224,7 @@ def finish(rec: Recorder | None, code: int) -> None:
         return
     _rec = None
     sys.stdout, sys.stderr = rec.out._inner, rec.err._inner
-    if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > MAX_OUTPUT \
+    if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > budget.MEMO_OUTPUT_BYTES \
             or rec.out.broken or rec.err.broken:
         return
     paths = []

@@ -13,7 +13,7 @@ classify(key, g, n, rs)    the comparison's most severe finding, or None when eq
 from __future__ import annotations
 
 from ..run.finding import finding
-from ..model import Extract, Fact, Finding, InputError, Side
+from ..model import Extract, Fact, Finding, InputError, Severity, Side
 from ..inputs.sources import SourceError, shown_path
 from .findings import CHECK, findings
 from .metrics import Settings
@@ -21,7 +21,6 @@ from .readers import read_side
 from .verdict import compare_runs
 
 KEY = "process:curves"
-RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def measure(path: str, **_options) -> Extract:
@@ -58,5 +57,5 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | None:
     res = compare_runs(g.meta["run"], n.meta["run"], Settings())
     for f in (g, n):  # for the views (the html page's curves, the markdown section): checkrun hands it on
         f.meta["details"] = {"curves": res}
-    found = sorted(findings(res), key=lambda f: RANK.get(f.severity, 3))
+    found = sorted(findings(res), key=lambda f: Severity(f.severity).rank)
     return found[0] if found else None

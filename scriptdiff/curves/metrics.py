@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import budget
 from .series import Run
 
 TINY = 1e-12
@@ -178,7 +179,7 @@ class SideCounts:
     nan_at: list = field(default_factory=list)
     skipped_at: list = field(default_factory=list)
     overflow_at: list = field(default_factory=list)
-    # every event step (up to MARKS per kind), for the charts' markers
+    # every event step (up to budget.CHART_MARKS per kind), for the charts' markers
     marks: dict = field(default_factory=dict)
 
     def anomalies(self) -> dict:
@@ -198,9 +199,6 @@ class SideCounts:
                 "skipped_at": [_r(x) for x in self.skipped_at], "overflow_at": [_r(x) for x in self.overflow_at]}
 
 
-MARKS = 500  # event steps kept per kind for the charts
-
-
 def side_counts(run: Run, primary: str | None, s: Settings) -> SideCounts:
     import numpy as np
 
@@ -211,20 +209,20 @@ def side_counts(run: Run, primary: str | None, s: Settings) -> SideCounts:
         c.nonfinite = t.nan + t.inf
         steps, v = t.arrays()
         bad = steps[~np.isfinite(v)]  # after decimation: the first step of each group that held one
-        marks["nan/inf"] = bad[:MARKS].tolist()
+        marks["nan/inf"] = bad[:budget.CHART_MARKS].tolist()
         c.nonfinite_at = marks["nan/inf"][:AT]
         c.spikes, at = spikes(steps, v, s.spike_z, s.window_for(int(np.isfinite(v).sum())))
-        marks["spikes"] = at[:MARKS]
+        marks["spikes"] = at[:budget.CHART_MARKS]
         c.spike_at = at[:AT]
     for name, attr in (("nan_iterations", "nan_iterations"), ("skipped", "skipped")):
         tt = run.tracks.get(name)
         if tt is not None:
             st, v = tt.arrays()
             setattr(c, attr, int(np.nansum(v)) * (tt.stride if tt.stride > 1 else 1))
-            hit = st[np.nan_to_num(v) > 0][:MARKS].tolist()
+            hit = st[np.nan_to_num(v) > 0][:budget.CHART_MARKS].tolist()
             if attr == "nan_iterations":
                 c.nan_at = hit[:AT]
-                marks["nan/inf"] = sorted(set(marks.get("nan/inf", [])) | set(hit))[:MARKS]
+                marks["nan/inf"] = sorted(set(marks.get("nan/inf", [])) | set(hit))[:budget.CHART_MARKS]
             else:
                 c.skipped_at = hit[:AT]
                 marks["skipped"] = hit
@@ -236,7 +234,7 @@ def side_counts(run: Run, primary: str | None, s: Settings) -> SideCounts:
             c.skipped = total
             ok = np.isfinite(v)
             st, v = st[ok], v[ok]
-            rise = st[np.nonzero(np.diff(np.concatenate([[0.0], v])) > 0)[0]][:MARKS].tolist()
+            rise = st[np.nonzero(np.diff(np.concatenate([[0.0], v])) > 0)[0]][:budget.CHART_MARKS].tolist()
             c.skipped_at, marks["skipped"] = rise[:AT], rise
     over: list = []
     ls = run.tracks.get("loss_scale")
@@ -246,10 +244,10 @@ def side_counts(run: Run, primary: str | None, s: Settings) -> SideCounts:
         st, v = st[ok], v[ok]
         drops = np.diff(v) < 0
         c.overflow = int(drops.sum())
-        over = st[1:][drops][:MARKS].tolist()
+        over = st[1:][drops][:budget.CHART_MARKS].tolist()
     c.overflow += run.overflow_lines
     over += [x for x, _f, _l in run.overflow_at if x is not None]
-    marks["overflow"] = sorted(set(over))[:MARKS]
+    marks["overflow"] = sorted(set(over))[:budget.CHART_MARKS]
     c.overflow_at = marks["overflow"][:AT]
     c.marks = marks
     return c

@@ -37,13 +37,9 @@ from ..inputs.sources import SourceError, open_regular
 from ..run.pairing import skip_dirs
 from ..inputs.walk import walk
 from . import events
-from .series import CAP, Recognised, Run, canonical
+from .series import Recognised, Run, canonical
 
-HEAD = 64 * 1024
 PROGRESS_EVERY = 1 << 20  # bytes between progress updates
-MAX_DICT_LINE = 64 * 1024  # a printed dict longer than this is not a metrics line
-MAX_LINE = 1 << 20  # a longer line is read in pieces of this size (a file without newlines stays bounded)
-MAX_AT = 20  # overflow lines remembered with their place (the count is exact)
 
 STEP_FIELDS = ("current_steps", "global_step", "train/global_step", "trainer/global_step", "step", "_step",
                "Step", "iteration", "iter")
@@ -104,7 +100,7 @@ def read_bytes(name: str, data: bytes, label: str) -> Run:
     return read_side([], label, files=[_Opened(name, len(data), data=data)])
 
 
-def read_side(specs: list[str], label: str, progress=None, cap: int = CAP, repo_dir: str = ".",
+def read_side(specs: list[str], label: str, progress=None, cap: int = budget.CURVE_POINTS, repo_dir: str = ".",
               files: list[_Opened] | None = None) -> Run:
     """Every file of a side, read into one Run (resumed runs: later files continue the steps)."""
     run = Run(label=label, cap=cap)
@@ -126,9 +122,6 @@ def read_side(specs: list[str], label: str, progress=None, cap: int = CAP, repo_
     return run
 
 
-MAX_SHOWN_LINE = 1000  # a cited log line is cut to this many characters (the writers cut it further)
-
-
 def line_text(run: Run, display: str, line: int | None, offset: int | None) -> str:
     """The text of one cited log line (a finding's excerpt), read again from its file: at its
     byte offset, or by counting lines (CSV); secret-looking words withheld; "" when the file
@@ -140,7 +133,7 @@ def line_text(run: Run, display: str, line: int | None, offset: int | None) -> s
         with f.open() as fh:
             if offset is not None:
                 fh.seek(offset)
-                raw = fh.readline(MAX_LINE)
+                raw = fh.readline(budget.LOG_LINE)
             else:
                 raw = b""
                 for k, raw in enumerate(_lines(fh), 1):
@@ -151,24 +144,24 @@ def line_text(run: Run, display: str, line: int | None, offset: int | None) -> s
     except (OSError, SourceError, gitsrc.GitError):
         return ""
     text = raw.decode("utf-8", "replace").strip()
-    if len(text) > MAX_SHOWN_LINE:
-        text = text[:MAX_SHOWN_LINE] + "…"
+    if len(text) > budget.SHOWN_LOG_LINE:
+        text = text[:budget.SHOWN_LOG_LINE] + "…"
     return redact_text(text)
 
 
 def read_file(f: _Opened, run: Run, progress=None) -> None:
     run.opened[f.display] = f
     with f.open() as fh:
-        head = fh.read(HEAD)
+        head = fh.read(budget.LOG_HEAD)
         fh.seek(0)
         if not head:
             run.skipped_files.append(f"{f.display} (empty)")
             return
-        if b"brain.Event" in head[:256] or (b"\x00" in head[:4096] and "tfevents" in f.display):
+        if b"brain.Event" in head[:budget.EVENT_SNIFF] or (b"\x00" in head[:budget.LOG_BINARY_SNIFF] and "tfevents" in f.display):
             _tensorboard(f, run)
             _advance(progress, f.size)
             return
-        if b"\x00" in head[:4096]:
+        if b"\x00" in head[:budget.LOG_BINARY_SNIFF]:
             run.skipped_files.append(f"{f.display} (binary)")
             _advance(progress, f.size)
             return
@@ -329,7 +322,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
             mark(step, lineno, start)
             last_step = step
             continue
-        if b"{'" in line and len(line) < MAX_DICT_LINE:
+        if b"{'" in line and len(line) < budget.DICT_LINE:
             a, b = line.find(b"{"), line.rfind(b"}")
             if b <= a:
                 continue
@@ -397,7 +390,7 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
             continue
         if b"OVERFLOW!" in line or b"Gradient overflow" in line:
             run.overflow_lines += 1
-            if len(run.overflow_at) < MAX_AT:
+            if len(run.overflow_at) < budget.OVERFLOW_LINES:
                 run.overflow_at.append((last_step, f.display, lineno))
             r, names = rec(DS_OVERFLOW)
             r.records += 1
@@ -412,8 +405,8 @@ def _text(f: _Opened, fh, run: Run, progress) -> None:
 
 
 def _lines(fh):
-    """The file's lines, none longer than MAX_LINE (a longer one comes in pieces)."""
-    return iter(lambda: fh.readline(MAX_LINE), b"")
+    """The file's lines, none longer than budget.LOG_LINE (a longer one comes in pieces)."""
+    return iter(lambda: fh.readline(budget.LOG_LINE), b"")
 
 
 def _cut(f: _Opened, fh, line: bytes, lineno: int, run: Run, log: bool) -> bool:
@@ -425,7 +418,7 @@ def _cut(f: _Opened, fh, line: bytes, lineno: int, run: Run, log: bool) -> bool:
     pos = fh.tell()
     if fh.read(1):
         fh.seek(pos)
-        return False  # a piece of a line longer than MAX_LINE
+        return False  # a piece of a line longer than budget.LOG_LINE
     if log:  # (even a last line of spaces: the line it began was cut)
         run.errors.append(_cut_error(f, lineno))
     return True
@@ -535,14 +528,14 @@ def _csv(f: _Opened, fh, run: Run, progress) -> None:
 
     def lines():
         n = 0
-        for line in iter(lambda: text.readline(MAX_LINE), ""):
+        for line in iter(lambda: text.readline(budget.LOG_LINE), ""):
             n += 1
             if not line.endswith(("\n", "\r")):
-                ahead = text.readline(MAX_LINE)
+                ahead = text.readline(budget.LOG_LINE)
                 if not ahead:  # the last line, cut: its row is not read
                     ended.append(n)
                     return
-                line += ahead  # a piece of a line longer than MAX_LINE
+                line += ahead  # a piece of a line longer than budget.LOG_LINE
             yield line
 
     reader = csv.reader(lines())
@@ -650,15 +643,12 @@ class _NoHistory(Exception):
     """A JSON object without a log_history list."""
 
 
-_CHUNK = 1 << 20
-
-
 def _log_history(fh):
     """The records of a trainer_state.json's top-level "log_history" list, one at a time,
     streamed (jsonload.Stream: a chunk's worth of records decoded at once, a value of more
     than budget.LOG_RECORD characters is an error). Raises JSONError for malformed JSON,
     _NoHistory when there is no log_history list."""
-    doc = Stream(fh, budget.LOG_RECORD, _CHUNK)
+    doc = Stream(fh, budget.LOG_RECORD, budget.LOG_CHUNK)
     if doc.peek() != "{":
         raise JSONError(f"expected '{{' {doc.where()}")
     for key in doc.members():

@@ -15,8 +15,9 @@ from .readers import ReadError, inputs, read_side
 from .verdict import compare_runs
 
 
-def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: float = 0.01, first: int = 10,
-            window: int = 50, spike_z: float = 6.0, align: str = "auto", progress=None, repo: str = ".") -> Report:
+def settings(rtol: float = 0.01, first: int = 10, window: int = 50, spike_z: float = 6.0,
+             align: str = "auto") -> Settings:
+    """The thresholds of a curves comparison (docs/curves.md); UsageError when one is out of range."""
     if not 0 < rtol < 10:
         raise UsageError("--rtol must be a positive fraction (0.01 = 1%)")
     if first < 1 or window < 1:
@@ -25,6 +26,13 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: flo
         raise UsageError("--spike-z must be positive")
     if align not in ("auto", "step", "samples", "tokens"):
         raise UsageError("--align must be auto, step, samples or tokens")
+    return Settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align)
+
+
+def compare(gpu: str | list[str], npu: str | list[str], opts: Options, settings: Settings | None = None,
+            progress=None, repo: str = ".") -> Report:
+    """Both runs' curves (files, folders or REV:path per side, read in `repo`), aligned,
+    measured and judged by `settings` (made by `settings()`; None: the defaults)."""
     gl = [gpu] if isinstance(gpu, str) else list(gpu)
     nl = [npu] if isinstance(npu, str) else list(npu)
     report = Report(gpu=" ".join(gl), npu=" ".join(nl))
@@ -57,7 +65,7 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, rtol: flo
             report.errors.append(InputError(" ".join(specs), f"no training curves recognised ({why})", fatal=True))
     if gr.empty or nr.empty:  # nothing to compare: exit 2
         return report.sorted()
-    res = compare_runs(gr, nr, Settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align))
+    res = compare_runs(gr, nr, settings or Settings())
     report.absorb(run_pipeline(Inputs(findings=findings(res), compared=1), opts))  # suppressions, --select, exit codes
     report.overview = overview(res)
     report.details["curves"] = res

@@ -11,8 +11,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-CAP = 1 << 17  # points kept per metric before decimation (131072)
-CHUNK = 1 << 16  # raw points buffered before they are folded
+from .. import budget
 
 # how a logged name is called here: every reader maps its spellings onto these
 CANONICAL = {
@@ -59,14 +58,14 @@ def is_timing(name: str) -> bool:
 class Track:
     """One metric of one side, in bounded memory.
 
-    Points arrive in a raw buffer (two appends each: the reader's hot path); every CHUNK
-    points the buffer is folded with numpy: non-finite values counted, points grouped by
-    `stride` and averaged, the kept arrays halved (stride doubled) whenever they reach `cap`.
-    A remainder shorter than `stride` waits raw for the next chunk."""
+    Points arrive in a raw buffer (two appends each: the reader's hot path); every
+    budget.CURVE_BUFFER points the buffer is folded with numpy: non-finite values counted,
+    points grouped by `stride` and averaged, the kept arrays halved (stride doubled) whenever
+    they reach `cap`. A remainder shorter than `stride` waits raw for the next chunk."""
 
     __slots__ = ("cap", "stride", "_rs", "_rv", "_ks", "_kv", "_n", "_nan", "_inf", "_requeued", "first_line")
 
-    def __init__(self, cap: int = CAP):
+    def __init__(self, cap: int = budget.CURVE_POINTS):
         self.cap = max(4, cap)
         self.stride = 1
         self._rs = array("d")  # raw, not yet folded
@@ -85,13 +84,13 @@ class Track:
         return self._rs.append, self._rv.append
 
     def due(self) -> None:
-        if len(self._rs) >= CHUNK:
+        if len(self._rs) >= budget.CURVE_BUFFER:
             self._fold()
 
     def add(self, step: float, value: float) -> None:
         self._rs.append(step)
         self._rv.append(value)
-        if len(self._rs) >= CHUNK:
+        if len(self._rs) >= budget.CURVE_BUFFER:
             self._fold()
 
     @property
@@ -223,7 +222,7 @@ class LineIndex:
 
     __slots__ = ("cap", "stride", "files", "_rs", "_rc", "_ro", "_ks", "_kc", "_ko")
 
-    def __init__(self, cap: int = CAP):
+    def __init__(self, cap: int = budget.CURVE_POINTS):
         self.cap = max(4, cap)
         self.stride = 1
         self.files: list[str] = []
@@ -246,7 +245,7 @@ class LineIndex:
         return mark
 
     def due(self) -> None:
-        if len(self._rs) >= CHUNK:
+        if len(self._rs) >= budget.CURVE_BUFFER:
             self._fold()
 
     def _fold(self) -> None:
@@ -306,7 +305,7 @@ class Run:
     skipped_files: list[str] = field(default_factory=list)  # files in which no reader found curves
     overflow_lines: int = 0  # "OVERFLOW!" / "Gradient overflow" lines (DeepSpeed, apex)
     overflow_at: list = field(default_factory=list)  # the first few: (step before it or None, file, line)
-    cap: int = CAP
+    cap: int = budget.CURVE_POINTS
     lines: LineIndex = field(default_factory=LineIndex)  # step -> where its record was read
     opened: dict = field(default_factory=dict)  # file -> how to open it again (readers._Opened), for line texts
 

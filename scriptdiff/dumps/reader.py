@@ -21,7 +21,7 @@ dump.json; its ranks are found by name (stepN, rankR, procPID), never by walking
 dump_tensor_data. dump.json is streamed (jsonload.Stream): memory follows one call. Saved
 tensors are read only through safe loaders: .npy by its header (an object array is refused,
 nothing is unpickled), safetensors by its header, .pt through torch.load(weights_only=True)
-(checks/weights.py, `pip install 'scriptdiff[torch]'`).
+(checks/checkpoints.py, `pip install 'scriptdiff[torch]'`).
 """
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ def _leaf(d: dict):
     if isinstance(value, list):
         value = tuple(value)
     elif isinstance(value, dict):
-        value = repr(value)[:200]
+        value = repr(value)[:budget.DUMP_DICT_CHARS]
     return Scalar(str(t), value)
 
 
@@ -437,7 +437,7 @@ def tensor_ref(rank: Rank, data_name: str):
     """A saved tensor as a safetensors_io.TensorRef, read only through a safe loader; raises
     DumpError (one line) when it cannot be."""
     from ..checks import safetensors_io as st  # lazy: keeps --help fast (numpy)
-    from ..checks import weights as w  # lazy: keeps --help fast
+    from ..checks import checkpoints  # lazy: keeps --help fast
 
     if rank.data_dir is None:
         raise DumpError(f"{rank.folder}: no dump_tensor_data folder; {data_name} not read")
@@ -453,12 +453,12 @@ def tensor_ref(rank: Rank, data_name: str):
             return _npy_ref(path, display)
         if low.endswith(".safetensors"):
             refs, _meta = st.list_safetensors(path, display)
-        elif low.endswith(w.TORCH_SUFFIXES):
+        elif low.endswith(checkpoints.TORCH_SUFFIXES):
             if not zipfile.is_zipfile(path):  # torch.save writes a zip archive (since 1.6): a bare pickle is not one
                 raise DumpError(f"{display}: not a PyTorch zip archive (a bare pickle?); never unpickled, not read")
             with warnings.catch_warnings():  # torch's own (pickle protocol) warnings are not the user's
                 warnings.simplefilter("ignore")
-                refs = w.torch_tensors(path, display)
+                refs = checkpoints.torch_tensors(path, display)
         else:
             raise DumpError(f"{display}: not a .npy, .safetensors or PyTorch file; not read")
     except st.WeightsError as e:
@@ -510,7 +510,7 @@ def stats_of(ref) -> tuple:
 
     hi, lo, total, sq, n = -math.inf, math.inf, 0.0, 0.0, 0
     with st.Reader() as rd, np.errstate(all="ignore"):
-        for part in rd.chunks(ref, st.STAT_ELEMS * st.DTYPES[ref.dtype][1]):
+        for part in rd.chunks(ref, budget.STAT_ELEMS * st.DTYPES[ref.dtype][1]):
             a = st.to_float64(part, ref.dtype)
             if not a.size:
                 continue

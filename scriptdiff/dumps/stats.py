@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import budget
 from . import ports
 from .reader import STATS, Scalar, Tensor, _dtype, _g
 
@@ -82,7 +83,7 @@ def _nonfinite(t: Tensor) -> str:
     return ", ".join(f"{k} {v}" for k, v in zip(STATS, t.stats) if v is not None and not math.isfinite(v))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=budget.DTYPE_MEMO)
 def _norm_dtype(d) -> str:
     s = str(d)
     for pre in ("torch.", "mindspore.", "numpy.", "np."):

@@ -28,13 +28,12 @@ from typing import Any
 
 from ..run.compare import show
 from ..ruleset.envmap import npu_name
-from ..model import ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Fact, Finding, Report
+from ..model import ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Fact, Finding, Report, Severity
 from ..ruleset.registry import detect
 from ..ruleset.rules import code
 from ..inputs.sources import Source
 from .base import Edit, Refused, Request, conflict_line
 
-LOUD = ("error", "warning")
 # the data-and-checkpoint settings that name a file, a folder or a hub id: never written by fix
 PATHS = frozenset({"load", "data_path", "pretrained_checkpoint", "model_name_or_path", "tokenizer_model",
                    "tokenizer_name_or_path", "save"})
@@ -71,7 +70,7 @@ def chosen(f: Finding, select: list[str] | None, ignore: list[str] | None) -> bo
         return False
     if select:
         return any(f.rule.startswith(c) for c in select)
-    return f.severity in LOUD
+    return Severity(f.severity).loud
 
 
 def plan(report: Report, npu_root: str, select: list[str] | None = None, ignore: list[str] | None = None,
@@ -82,7 +81,7 @@ def plan(report: Report, npu_root: str, select: list[str] | None = None, ignore:
     for f in report.findings:
         d = Decision(f, chosen=chosen(f, select, ignore))
         if not d.chosen:
-            d.refuse("not chosen: info cannot change numerics (--select its code to fix it)" if f.severity == "info"
+            d.refuse("not chosen: info cannot change numerics (--select its code to fix it)" if not Severity(f.severity).loud
                      and not select else "not chosen (--select/--ignore)", "not chosen")
             out.append(d)
             continue

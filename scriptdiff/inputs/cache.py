@@ -12,7 +12,7 @@ An entry is never trusted. It is one file, `<key>.json` in the cache folder:
     {"scriptdiff_cache": 1, "key": "<key>", "digest": "<blake2b>"}\n<payload JSON>
 
 and it is a hit only when every step passes, else a miss (recomputed and rewritten):
-1. `os.lstat` says a regular file (not a link, FIFO or device) of at most MAX_ENTRY_BYTES;
+1. `os.lstat` says a regular file (not a link, FIFO or device) of at most budget.CACHE_ENTRY_BYTES;
    it is opened without following links and without blocking, and checked again;
 2. the header names the key asked for (an entry copied from another file is refused);
 3. the digest, a keyed BLAKE2b over the key and the payload bytes, matches: the secret is
@@ -28,11 +28,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..model import Extract, Fact, Finding, InputError, Masked, PairResult, Side
+from ..model import Extract, Fact, Finding, InputError, Masked, PairResult, Severity, Side
 from .store import (  # noqa: F401  (the storage, shared with runmemo; names kept here)
     FORMAT,
-    MAX_ENTRY_BYTES,
-    _HEADER_MAX,
     cache_dir,
     salt,
     key,
@@ -203,7 +201,7 @@ def dump_finding(f: Finding) -> list:
 
 
 def load_finding(x: list) -> Finding:
-    return Finding(rule=x[0], check=x[1], severity=x[2], key=x[3], gpu=_unside(x[4]), npu=_unside(x[5]),
+    return Finding(rule=x[0], check=x[1], severity=Severity(x[2]), key=x[3], gpu=_unside(x[4]), npu=_unside(x[5]),
                    message=x[6], derived=x[7], extra=dec(x[8]) or {})
 
 

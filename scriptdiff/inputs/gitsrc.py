@@ -25,7 +25,7 @@ import threading
 
 from .. import budget
 from .references import Resolution
-from .sources import MAX_BINARY_SNIFF, MAX_READ, Source, SourceError, special_reason, too_large
+from .sources import Source, SourceError, special_reason, too_large
 
 # REV:path where REV is a ref, a hash, HEAD~2, v1.0^{commit}...; not a Windows drive (C:\x)
 _REVPATH = re.compile(r"^(?P<rev>[^:\s][^:\s]*):(?P<path>.*)$")
@@ -182,8 +182,8 @@ class Blob:
         self.repo, self.hexsha, self.size, self.path = repo, sha, size, path
 
     def read(self, display: str, limit: int | None = None) -> bytes:
-        if limit is None and self.size > MAX_READ:
-            raise SourceError(too_large(display, MAX_READ, self.size))
+        if limit is None and self.size > budget.MAX_READ:
+            raise SourceError(too_large(display, budget.MAX_READ, self.size))
         try:
             return self.repo.run(["cat-file", "blob", self.hexsha], what=display, limit=limit)
         except GitError as e:
@@ -226,8 +226,8 @@ class BlobEntry:
         try:
             if self.size <= self.KEEP:
                 self._data = self.blob.read(self.display)
-                return self._data[:MAX_BINARY_SNIFF]
-            return self.blob.read(self.display, MAX_BINARY_SNIFF)
+                return self._data[:budget.BINARY_SNIFF]
+            return self.blob.read(self.display, budget.BINARY_SNIFF)
         except SourceError:
             return b""
 

@@ -4,13 +4,13 @@ Two entry points, both raising JSONError (a ValueError, one line) instead of Rec
 or a traceback:
 
 - `loads(text_or_bytes, name)`: plain data, parsed by the standard library's C decoder after
-  a cheap check of the nesting depth (`MAX_DEPTH` levels). Every JSON input that is not a
+  a cheap check of the nesting depth (`budget.DOCUMENT_DEPTH` levels). Every JSON input that is not a
   config goes through it: safetensors headers and shard indexes, data manifests, weights
   fingerprints, name maps, baselines, cache entries, pip lists, direct_url.json files.
 - `load_json(text)`: the data and, for every path (a tuple of keys and list indices), the
   line it starts on, as yamlload does for YAML; for config files and snapshots. Small
   documents are read by a line-tracking parser (exact messages: "line 3: expected a quoted
-  key"); above `EAGER_LIMIT` characters the C decoder reads the data and a line is found
+  key"); above `budget.JSON_EAGER` characters the C decoder reads the data and a line is found
   only when a reader asks for it (a 40 MB list is one value: its elements get no lines).
 
 And one way to read a document too large to hold: `Stream(binary_file, limit)` walks it a
@@ -26,8 +26,7 @@ import json
 import re
 from typing import Any, Iterator
 
-MAX_DEPTH = 200  # deeper than any real config, manifest or header; well inside Python's stack
-EAGER_LIMIT = 512 * 1024  # characters; above it, lines are located on demand
+from .. import budget
 
 
 class JSONError(ValueError):
@@ -42,7 +41,7 @@ class JSONError(ValueError):
 
 
 def too_deep() -> str:
-    return f"nested too deeply (> {MAX_DEPTH} levels)"
+    return f"nested too deeply (> {budget.DOCUMENT_DEPTH} levels)"
 
 
 # strings are skipped when brackets are counted: the unrolled form keeps the regex linear
@@ -50,7 +49,7 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
-def check_depth(data: str | bytes, limit: int = MAX_DEPTH, name: str | None = None) -> None:
+def check_depth(data: str | bytes, limit: int = budget.DOCUMENT_DEPTH, name: str | None = None) -> None:
     """Raise JSONError when brackets nest deeper than `limit`; C speed, no recursion.
 
     A document with at most `limit` opening brackets cannot be deeper (one count). Else the
@@ -105,7 +104,7 @@ def loads(data: str | bytes, name: str | None = None, *, strict_constants: bool 
             data = bytes(data).decode("utf-8-sig")
         except UnicodeDecodeError as e:
             raise JSONError(f"not UTF-8 text (byte {e.start})", None, name) from None
-    check_depth(data, MAX_DEPTH, name)
+    check_depth(data, budget.DOCUMENT_DEPTH, name)
     try:
         if strict_constants:
             return json.loads(data, parse_constant=_reject_constant)
@@ -124,10 +123,10 @@ _NUM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")  # one JSON nu
 def load_json(text: str) -> tuple[Any, dict[tuple, int]]:
     """JSON -> (data, {path tuple: line}); raises JSONError with the line of the problem.
 
-    Up to EAGER_LIMIT characters the lines of every path come back in a dict; above it the
+    Up to budget.JSON_EAGER characters the lines of every path come back in a dict; above it the
     C decoder reads the data and the mapping finds a path's line when asked (`get`, `[]`,
     `in`, `items()`), so a reader pays only for the lines it uses."""
-    if len(text) <= EAGER_LIMIT:
+    if len(text) <= budget.JSON_EAGER:
         return _load_eager(text)
     data = loads(text, strict_constants=True)
     return data, LazyLines(text, data)
@@ -286,7 +285,7 @@ def _load_eager(text: str, spans: dict | None = None) -> tuple[Any, dict[tuple, 
         return _value(p, path, depth)
 
     def _value(p: int, path: tuple, depth: int) -> tuple[Any, int]:
-        if depth > MAX_DEPTH:
+        if depth > budget.DOCUMENT_DEPTH:
             raise JSONError(too_deep(), line_at(p))
         p = ws(p)
         if p >= n:
@@ -361,7 +360,6 @@ def _load_eager(text: str, spans: dict | None = None) -> tuple[Any, dict[tuple, 
 
 # --- streamed documents -------------------------------------------------------------------------
 
-CHUNK = 1 << 20  # characters read from the file at a time
 _NUMBER_TAIL = "0123456789.eE+-"
 _NOT_WS = re.compile(r"[^ \t\n\r]")  # the next token's first character
 
@@ -385,7 +383,7 @@ class Stream:
     def __init__(self, fh, limit: int, chunk: int | None = None):
         self._dec = json.JSONDecoder()
         self._text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="strict")
-        self._limit, self._chunk = limit, chunk or CHUNK
+        self._limit, self._chunk = limit, chunk or budget.JSON_CHUNK
         self._buf, self._pos, self._eof, self._done = "", 0, False, 0
         self._pending = False  # a key (or index) was yielded whose value nobody took yet
 

@@ -30,8 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_BINARY_SNIFF = 8192
-MAX_READ = 256 * 1024 * 1024  # no input file is read past this (a hard cap, whatever --max-bytes says)
+from .. import budget
 
 
 class SourceError(Exception):
@@ -60,7 +59,7 @@ class Source:
         return base
 
     def is_binary(self) -> bool:
-        head = self.data[:MAX_BINARY_SNIFF]
+        head = self.data[:budget.BINARY_SNIFF]
         if not head:
             return False
         if head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
@@ -174,7 +173,7 @@ def _pseudo_devices() -> dict[int, str] | None:
     """st_dev -> filesystem type of every pseudo-filesystem mount, or None (no mount table)."""
     try:
         with open("/proc/self/mountinfo", "rb") as fh:  # procfs itself: never blocks
-            table = fh.read(4 << 20).decode("utf-8", "replace")
+            table = fh.read(budget.MOUNT_TABLE).decode("utf-8", "replace")
     except OSError:
         return None
     out: dict[int, str] = {}
@@ -340,7 +339,7 @@ def _overlay(path, limit: int, display: str, limit_name: str | None) -> bytes | 
     return data
 
 
-def read_bytes(path: str | os.PathLike, display: str | None = None, limit: int = MAX_READ,
+def read_bytes(path: str | os.PathLike, display: str | None = None, limit: int = budget.MAX_READ,
                limit_name: str | None = None) -> bytes:
     """The bytes of a regular file, never more than `limit` (above it: SourceError, and at
     most limit + 1 bytes were read). `limit_name` names the limit in the message
@@ -363,7 +362,7 @@ def read_bytes(path: str | os.PathLike, display: str | None = None, limit: int =
     return data
 
 
-def read_text(path: str | os.PathLike, display: str | None = None, limit: int = MAX_READ) -> str:
+def read_text(path: str | os.PathLike, display: str | None = None, limit: int = budget.MAX_READ) -> str:
     """A regular file's text (UTF-8, strict), under the size cap. Raises SourceError."""
     display = display or str(path)
     data = read_bytes(path, display, limit)
@@ -384,7 +383,7 @@ def read_head(path: str | os.PathLike, n: int) -> bytes:
         return b""
 
 
-def read_stdin(limit: int = MAX_READ, limit_name: str | None = None, display: str = "<stdin>") -> bytes:
+def read_stdin(limit: int = budget.MAX_READ, limit_name: str | None = None, display: str = "<stdin>") -> bytes:
     """Standard input (a command's `-` argument), at most `limit` bytes. Raises SourceError."""
     data = sys.stdin.buffer.read(limit + 1)
     if len(data) > limit:
@@ -392,7 +391,7 @@ def read_stdin(limit: int = MAX_READ, limit_name: str | None = None, display: st
     return data
 
 
-def read_path(path: str | os.PathLike, name: str | None = None, limit: int = MAX_READ) -> Source:
+def read_path(path: str | os.PathLike, name: str | None = None, limit: int = budget.MAX_READ) -> Source:
     """Read one regular file, at most `limit` bytes. Raises SourceError with a one-line reason."""
     display = name or str(path)
     return Source(name=display, data=read_bytes(path, display, limit), origin=str(Path(path)))

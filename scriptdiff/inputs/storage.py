@@ -14,9 +14,10 @@ a small file whole (`read_text`, `head`). Two stores answer:
   endpoint and the credentials are botocore's own: `AWS_ENDPOINT_URL` (or
   `AWS_ENDPOINT_URL_S3`), `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
   `AWS_SESSION_TOKEN`, `AWS_PROFILE` and the `~/.aws/config` and `~/.aws/credentials`
-  files. Nothing is downloaded whole: a listing is read page by page (`PAGE` keys a
-  request), and bytes by ranged GET requests of at most `CHUNK` bytes, a few in flight
-  (`AHEAD`), so memory follows the chunk size, never the object.
+  files. Nothing is downloaded whole: a listing is read page by page
+  (`budget.STORAGE_PAGE` keys a request), and bytes by ranged GET requests of at most
+  `budget.STORAGE_CHUNK` bytes, a few in flight (`budget.STORAGE_AHEAD`), so memory follows
+  the chunk size, never the object.
 
 A prefix is a folder: `s3://bucket/data` lists every object under `data/`, keyed by the
 path below it, exactly as a local copy of it is keyed by the path below its folder, so the
@@ -44,9 +45,6 @@ from .sources import (SourceError, check_regular, open_regular, pseudo_reason, r
 
 SCHEMES = ("s3://",)
 CLOUD_HINT = "reading object storage (s3://) needs the cloud extra: pip install 'scriptdiff[cloud]'"
-CHUNK = 8 * 1024 * 1024  # bytes of one ranged read
-AHEAD = 3  # ranged reads in flight per file being read
-PAGE = 1000  # keys per listing request (the S3 maximum)
 SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
 CREDENTIALS_HELP = ("check the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE or "
                     "~/.aws/credentials) and the endpoint (AWS_ENDPOINT_URL)")
@@ -96,7 +94,7 @@ class Store:
     def read(self, path: str, offset: int, length: int) -> bytes:
         raise NotImplementedError
 
-    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int = CHUNK) -> Iterator[bytes]:
+    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int = budget.STORAGE_CHUNK) -> Iterator[bytes]:
         """The bytes of each (offset, length), in order, in pieces of at most `chunk` bytes."""
         for off, length in spans:
             for a in range(off, off + length, chunk):
@@ -130,7 +128,7 @@ class Store:
         except (SourceError, OSError):
             return b""
 
-    def read_text(self, path: str, limit: int = 256 * 1024 * 1024) -> str:
+    def read_text(self, path: str, limit: int = budget.MAX_READ) -> str:
         data = self.read_bytes(path, limit)
         try:
             return data.decode("utf-8")
@@ -279,7 +277,7 @@ class ObjectStore(Store):
             raise StorageError(CLOUD_HINT) from None
         # no instance cache and no listing cache: a fingerprint sees the store as it is now
         self.fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
-        self._pool = ThreadPoolExecutor(max_workers=max(4, AHEAD * 4), thread_name_prefix="scriptdiff-range")
+        self._pool = ThreadPoolExecutor(max_workers=max(4, budget.STORAGE_AHEAD * 4), thread_name_prefix="scriptdiff-range")
         self._sizes: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -310,9 +308,9 @@ class ObjectStore(Store):
             raise
 
     def pages(self, url: str, prefix: str) -> Iterator[list[dict]]:
-        """The objects under a key prefix, one listing page (at most PAGE keys) at a time."""
+        """The objects under a key prefix, one listing page (at most budget.STORAGE_PAGE keys) at a time."""
         bucket, _ = split_url(url)
-        kw = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": PAGE}
+        kw = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": budget.STORAGE_PAGE}
         while True:
             out = self._call(url, "list_objects_v2", **kw)
             yield out.get("Contents", [])
@@ -366,15 +364,15 @@ class ObjectStore(Store):
         except Exception as e:
             raise self.error(path, e) from None
 
-    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int = CHUNK) -> Iterator[bytes]:
-        """Ranged reads in order, AHEAD of them in flight: at most AHEAD + 1 chunks in memory."""
+    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int = budget.STORAGE_CHUNK) -> Iterator[bytes]:
+        """Ranged reads in order, budget.STORAGE_AHEAD of them in flight: at most that + 1 chunks in memory."""
         pieces = [(a, min(chunk, off + length - a)) for off, length in spans for a in range(off, off + length, chunk)]
         pending: deque = deque()
         it = iter(pieces)
         try:
             for a, n in it:
                 pending.append((a, n, self._pool.submit(self.read, path, a, n)))
-                if len(pending) > AHEAD:
+                if len(pending) > budget.STORAGE_AHEAD:
                     break
             while pending:
                 a, n, fut = pending.popleft()
@@ -423,7 +421,7 @@ class ObjectStore(Store):
 
     def open(self, path: str):
         try:
-            return self.fs.open(path, "rb", block_size=1024 * 1024, cache_type="bytes")
+            return self.fs.open(path, "rb", block_size=budget.STORAGE_BLOCK, cache_type="bytes")
         except Exception as e:
             raise self.error(path, e) from None
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import __version__, budget
 from .jsonload import loads as load_json_data
 
 
@@ -27,8 +27,6 @@ def rules_dir() -> Path:
 
 
 FORMAT = 1
-MAX_ENTRY_BYTES = 64 * 1024 * 1024  # larger results are recomputed, not cached
-_HEADER_MAX = 512
 
 
 def cache_dir() -> Path:
@@ -127,13 +125,13 @@ def _user_secret(path: str) -> bytes:
             continue
         except OSError:
             return b""
-        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or st.st_size > 256 or \
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or st.st_size > budget.CACHE_KEY_FILE_BYTES or \
                 (hasattr(os, "getuid") and st.st_uid != os.getuid()):
             return b""
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
             with os.fdopen(fd, "rb") as fh:
-                text = fh.read(257).strip()
+                text = fh.read(budget.CACHE_KEY_FILE_BYTES + 1).strip()
             return bytes.fromhex(text.decode("ascii")) if len(text) == 64 else b""
         except (OSError, ValueError):
             return b""
@@ -221,11 +219,11 @@ def get(k: str, loads=None) -> Any | None:
     """The payload stored under key `k`, or None (a miss) unless the entry passes every check.
     `loads` parses the payload (default: the depth-checked jsonload.loads; runmemo passes
     json.loads for its flat entry, whose nesting a RecursionError bounds)."""
-    raw = _read_regular(_entry_path(k), MAX_ENTRY_BYTES)
+    raw = _read_regular(_entry_path(k), budget.CACHE_ENTRY_BYTES)
     if raw is None:
         return None
     head, sep, payload = raw.partition(b"\n")
-    if not sep or len(head) > _HEADER_MAX:
+    if not sep or len(head) > budget.CACHE_HEADER_BYTES:
         return None
     try:
         header = json.loads(head)
@@ -356,7 +354,7 @@ def _put_now(k: str, value: Any) -> None:
     d = cache_dir()
     try:
         payload = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-        if len(payload) > MAX_ENTRY_BYTES - _HEADER_MAX:
+        if len(payload) > budget.CACHE_ENTRY_BYTES - budget.CACHE_HEADER_BYTES:
             return
         header = json.dumps({"scriptdiff_cache": FORMAT, "key": k, "digest": digest(k, payload)},
                             separators=(",", ":")).encode()

@@ -14,9 +14,7 @@ from pathlib import Path
 
 from .. import budget
 from ..model import InputError
-from .sources import MAX_BINARY_SNIFF, Source, SourceError, open_regular, read_head, read_path
-
-CHUNK = 1 << 20
+from .sources import Source, SourceError, open_regular, read_head, read_path
 
 
 class Entry:
@@ -38,14 +36,14 @@ class Entry:
         d = hashlib.blake2b(digest_size=16)
         try:
             with open_regular(self.path, self.display) as fh:  # swapped for a FIFO since the walk: refused
-                for chunk in iter(lambda: fh.read(CHUNK), b""):
+                for chunk in iter(lambda: fh.read(budget.COMPARE_CHUNK), b""):
                     d.update(chunk)
         except SourceError as e:
             raise OSError(str(e)) from None
         return d.hexdigest()
 
     def head(self) -> bytes:
-        return read_head(self.path, MAX_BINARY_SNIFF)
+        return read_head(self.path, budget.BINARY_SNIFF)
 
     def source(self) -> Source:
         return read_path(self.path, self.display)
@@ -145,7 +143,7 @@ def _same_bytes(a: Entry, b: Entry) -> bool:
     try:
         with open_regular(a.path, a.display) as fa, open_regular(b.path, b.display) as fb:
             while True:
-                x, y = fa.read(CHUNK), fb.read(CHUNK)
+                x, y = fa.read(budget.COMPARE_CHUNK), fb.read(budget.COMPARE_CHUNK)
                 if x != y:
                     return False
                 if not x:

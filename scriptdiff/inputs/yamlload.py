@@ -20,6 +20,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .. import budget
+
 
 def _yaml():
     """PyYAML, imported when a document is first read (10 ms: a run that reads no YAML, its
@@ -35,13 +37,9 @@ def _loader():
     return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader  # the C loader where PyYAML has libyaml
 
 
-MAX_DEPTH = 200
-BASE_BUDGET = 100_000  # expanded nodes any file may have, however short
-
-
 def node_budget(size: int) -> int:
     """How many expanded nodes a document of `size` characters may build."""
-    return BASE_BUDGET + size // 2
+    return budget.YAML_NODES + size // 2
 
 
 class YAMLError(Exception):
@@ -66,13 +64,13 @@ def load(text: str) -> tuple[Any, dict[tuple, int]]:
     lines: dict[tuple, int] = {}
     if node is None:
         return None, lines
-    budget = node_budget(len(text))
-    if expanded_size(node, budget) > budget:
-        raise YAMLError(f"aliases expand beyond {budget:,} nodes (a billion-laughs file?)")
+    allowed = node_budget(len(text))
+    if expanded_size(node, allowed) > allowed:
+        raise YAMLError(f"aliases expand beyond {allowed:,} nodes (a billion-laughs file?)")
     constructor = yaml.SafeLoader("")  # only used for its safe scalar constructors
 
     def build(n, path: tuple, depth: int = 0):
-        if depth > MAX_DEPTH:
+        if depth > budget.DOCUMENT_DEPTH:
             raise YAMLError("nested too deeply", n.start_mark.line + 1)
         lines.setdefault(path, n.start_mark.line + 1)
         if isinstance(n, yaml.MappingNode):
@@ -126,7 +124,7 @@ def spans(text: str) -> dict[tuple, dict]:
     stack = [(node, (), None, False)]
     while stack:
         n, path, key, flow = stack.pop()
-        if len(path) > MAX_DEPTH:
+        if len(path) > budget.DOCUMENT_DEPTH:
             continue
         if id(n) in seen:
             shared.add(id(n))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .. import budget
 from ..budget import TOO_LARGE, Meter, TooLarge, note
 from ..inputs.jsonload import JSONError, load_json  # noqa: F401 (JSONError: this reader's error type)
 from ..model import RANK_CONFIG, Extract, Fact, InputError
@@ -220,7 +221,7 @@ def interpolate(data: Any, too_large: list | None = None) -> Any:
         return done[ref]
 
     def sub(v: Any, depth: int = 0) -> Any:
-        if not isinstance(v, str) or "${" not in v or depth > 8:
+        if not isinstance(v, str) or "${" not in v or depth > budget.INTERPOLATION_DEPTH:
             return v
         s = v.strip()
         if s.startswith("${") and s.endswith("}") and s.count("${") == 1:

@@ -227,7 +227,7 @@ class _Reader:
                 self._lines(path + (i,), v)
 
     def value(self, node, path: tuple, depth: int = 0) -> Any:
-        if depth > 50:
+        if depth > budget.CONFIG_VALUE_DEPTH:
             return _Opaque("...")
         if isinstance(node, ast.Constant):
             return node.value
@@ -248,9 +248,10 @@ class _Reader:
         if isinstance(node, ast.BinOp) and type(node.op) in OPS:
             a, b = self.value(node.left, path, depth + 1), self.value(node.right, path, depth + 1)
             numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
-            if numbers and not (isinstance(node.op, ast.Pow) and abs(b) > 64) and abs(a) < 1e300 and abs(b) < 1e300:
+            if numbers and not (isinstance(node.op, ast.Pow) and abs(b) > budget.CONFIG_POWER_EXPONENT) \
+                    and abs(a) < 1e300 and abs(b) < 1e300:
                 try:
                     return OPS[type(node.op)](a, b)
                 except (ZeroDivisionError, OverflowError):
                     pass
-        return _Opaque(ast.unparse(node)[:200])
+        return _Opaque(ast.unparse(node)[:budget.CONFIG_OPAQUE_CHARS])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 
+from .. import budget
 from ..run.finding import finding
 from ..model import Extract, PairResult, Side
 
@@ -20,12 +21,6 @@ def _lines(src) -> list[str]:
     return [ln.rstrip() for ln in src.text.splitlines()]
 
 
-# above this many lines left after the common head and tail are cut, difflib treats lines
-# that recur in more than 1% of the file as junk (its autojunk heuristic): a little less
-# precise on long repetitive files, but no longer quadratic in them
-PRECISE_LINES = 2000
-
-
 def opcodes(g: list[str], n: list[str]) -> list[tuple[str, int, int, int, int]]:
     """difflib's opcodes for two line lists, with the common head and tail cut first (a port
     changes a few places in a long file: the matcher sees only the middle)."""
@@ -36,7 +31,10 @@ def opcodes(g: list[str], n: list[str]) -> list[tuple[str, int, int, int, int]]:
     while tail < len(g) - head and tail < len(n) - head and g[-1 - tail] == n[-1 - tail]:
         tail += 1
     gm, nm = g[head:len(g) - tail], n[head:len(n) - tail]
-    sm = difflib.SequenceMatcher(a=gm, b=nm, autojunk=max(len(gm), len(nm)) > PRECISE_LINES)
+    # above budget.PRECISE_DIFF_LINES lines left after the common head and tail are cut,
+    # difflib treats lines that recur in more than 1% of the file as junk (its autojunk
+    # heuristic): a little less precise on long repetitive files, but no longer quadratic in them
+    sm = difflib.SequenceMatcher(a=gm, b=nm, autojunk=max(len(gm), len(nm)) > budget.PRECISE_DIFF_LINES)
     return [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in sm.get_opcodes()]
 
 

@@ -19,6 +19,7 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 
+from .. import budget
 from ..inputs import gitsrc
 from ..run import onefile, scopes
 from ..checks.ascend_stack import verdict_notes
@@ -26,7 +27,7 @@ from ..run.engine import filter_findings, read_inputs
 from ..run.finding import finding
 from ..run.pipeline import Inputs, Unit, listed, run
 from ..inputs.jsonload import JSONError, check_depth
-from ..model import Extract, Finding, InputError, Options, Report, Side
+from ..model import Extract, Finding, InputError, Options, Report, Severity, Side
 from ..ruleset.registry import check_names, checks, detect, kind, kinds
 from ..inputs.sources import SourceError, is_repo_top, read_text, special_reason, upward
 from ..inputs.storage import check_urls, is_url
@@ -46,9 +47,6 @@ TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts"}
 # launch script that also sits in a scripts folder is read as part of the run.
 RUN_KEYS = ("launch", "configs", "logs", "environment", "packages")
 SOURCE_KEYS = RUN_KEYS + ("scripts",)
-
-
-CONFIG_LIMIT = 4 * 1024 * 1024  # a configuration is a few lines: larger is not one
 
 
 class CheckConfigError(Exception):
@@ -91,7 +89,7 @@ def find_config(start: str = ".") -> str | None:
 
 def _has_tool_section(path: str) -> bool:
     try:
-        return "[tool.scriptdiff" in read_text(path, limit=CONFIG_LIMIT)
+        return "[tool.scriptdiff" in read_text(path, limit=budget.CONFIG_BYTES)
     except SourceError:
         return False
 
@@ -102,7 +100,7 @@ def _toml(path: str) -> dict:
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:  # a regular file under a cap: a FIFO or /dev/zero named as the configuration is refused
-        text = read_text(path, limit=CONFIG_LIMIT)
+        text = read_text(path, limit=budget.CONFIG_BYTES)
         check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first
         return tomllib.loads(text)
     except SourceError as e:
@@ -644,7 +642,7 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
     given = {s: [k for k in keys if getattr(cfg, s).inputs[k]] for s in ("gpu", "npu")}
     quiet = (code("check-not-configured"), code("input-not-understood"))
     found = [f for f in report.findings if f.check == check and f.rule not in quiet]
-    bad = [f for f in found if f.severity in ("error", "warning")]
+    bad = [f for f in found if Severity(f.severity).loud]
     info = len(found) - len(bad)
     wanted = " / ".join(keys)
     failed = sorted({_display(a.path) for a in report.inputs if a.status == "failed" and a.kind in kinds()
@@ -662,8 +660,7 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
             return "differences", f"{len(bad)} finding(s); not checked: {files} (not understood)"
         return "not checked", f"not understood: {files} ({unread[0].message.split(': ', 1)[-1]})"
     if bad:
-        counts = {s: sum(1 for f in bad if f.severity == s) for s in ("error", "warning")}
-        reason = ", ".join(f"{n} {s}(s)" for s, n in counts.items() if n)
+        reason = ", ".join(f"{n} {s.counted}" for s, n in Severity.counts(bad).items() if n)
         if missing:
             reason += f"; partly not checked: this build lacks {', '.join(missing)}"
         return "differences", reason

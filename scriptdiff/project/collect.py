@@ -35,7 +35,6 @@ from ..inputs.sources import SourceError, open_regular
 
 SCHEMA_VERSION = 1
 ASCEND_ROOT = "/usr/local/Ascend"
-CMD_TIMEOUT = 5.0
 
 
 # --------------------------------------------------------------------------- files under root
@@ -100,11 +99,11 @@ class Reader:
             return None
         return self.path("/" + rel.replace(os.sep, "/"))
 
-    def text(self, p: str, limit: int = 1 << 20) -> str | None:
+    def text(self, p: str, limit: int = budget.MACHINE_FILE_BYTES) -> str | None:
         real = self.path(p)
         return None if real is None else self.read_file(real, p, limit)
 
-    def read_file(self, real: str, display: str, limit: int = 1 << 20) -> str | None:
+    def read_file(self, real: str, display: str, limit: int = budget.MACHINE_FILE_BYTES) -> str | None:
         """A regular file's first `limit` bytes as text, or None (missing, or not a regular
         file: then noted in `unread`). `real` is a path under the root that `path` resolved."""
         # a kernel pseudo-file is refused (it may block: /proc/kmsg), but for the machine files
@@ -314,7 +313,7 @@ def _header_version(rd: Reader, incs: list[str], names: tuple[str, ...], prefix:
         for name in names:
             f = f"{inc}/{name}"
             tried.append(f)
-            text = rd.text(f, limit=1 << 16)
+            text = rd.text(f, limit=budget.HEADER_FILE_BYTES)
             if not text:
                 continue
             nums = []
@@ -486,7 +485,7 @@ class Runner:
             return None
         self.ran.append(" ".join(argv))
         try:
-            res = subprocess.run([exe, *argv[1:]], capture_output=True, timeout=CMD_TIMEOUT, check=False)
+            res = subprocess.run([exe, *argv[1:]], capture_output=True, timeout=budget.COMMAND_TIMEOUT, check=False)
         except (OSError, subprocess.SubprocessError):
             return None
         if res.returncode != 0:

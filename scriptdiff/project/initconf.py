@@ -25,6 +25,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from .. import budget
 from .checkrun import INPUT_KEYS, find_config
 from ..model import Options, UsageError
 from ..run.pairing import candidates, pairing_rules
@@ -34,9 +35,6 @@ from ..inputs.sources import SourceError, read_path
 from ..inputs.walk import skipped
 from ..run.pairing import skip_dirs
 
-MAX_DEPTH = 6  # how deep the project is searched for its two sides
-MAX_FOLDERS = 5000  # and how many of its folders are looked into at most
-MAX_LOOK = 2000  # files looked at to tell what a folder of one side holds
 # a kind of file (rules/kinds.yaml) -> the configuration key it is an input of
 KIND_KEY = {"shell": "launch", "python": "scripts", "pyconfig": "scripts", "yaml": "configs", "json": "configs",
             "deepspeed": "configs", "toml": "configs", "log": "logs", "trainer_state": "logs",
@@ -59,7 +57,7 @@ class Plan:
     found: list[tuple[str, str, str]] = field(default_factory=list)  # (key, GPU path, NPU path)
     # side -> [(key, command)]: what each machine runs to write the file its key names
     commands: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: {"gpu": [], "npu": []})
-    folders: int = 0  # folders looked into (MAX_FOLDERS)
+    folders: int = 0  # folders looked into (budget.INIT_FOLDERS)
     notes: list[str] = field(default_factory=list)
     target: str = ""  # the configuration file written (pyproject.toml or scriptdiff.toml)
     text: str = ""  # what is written to it (appended to pyproject.toml)
@@ -127,7 +125,7 @@ def _search(p: Plan, root: str, rel: str, depth: int) -> None:
     """Trees and siblings in the folder `rel` of the project, then in its sub-folders."""
     here = os.path.join(root, rel) if rel else root
     p.folders += 1
-    if p.folders > MAX_FOLDERS:
+    if p.folders > budget.INIT_FOLDERS:
         return
     try:
         names = sorted(e.name for e in os.scandir(here))
@@ -157,7 +155,7 @@ def _search(p: Plan, root: str, rel: str, depth: int) -> None:
         else:
             p.add(key, _join(rel, name), _join(rel, other))
         taken |= {name, other}
-    if depth < MAX_DEPTH:
+    if depth < budget.INIT_DEPTH:
         for d in sorted(dirs - taken):
             _search(p, root, _join(rel, d), depth + 1)
 
@@ -192,7 +190,7 @@ def _launch_scripts(folder: str) -> list[str]:
 
 def _key(path: str) -> str | None:
     """The configuration key a file or folder of one side is an input of, or None."""
-    from ..checks.weights import TORCH_SUFFIXES  # lazy: keeps --help fast (numpy)
+    from ..checks.checkpoints import TORCH_SUFFIXES  # lazy: keeps --help fast (numpy)
 
     checkpoint = (".safetensors", *TORCH_SUFFIXES)
     if os.path.isdir(path):
@@ -200,11 +198,11 @@ def _key(path: str) -> str | None:
         for top, dirs, fs in os.walk(path):
             dirs.sort()
             files += [os.path.join(top, f) for f in sorted(fs)]
-            if len(files) >= MAX_LOOK:
+            if len(files) >= budget.INIT_LOOK:
                 break
         if any(f.endswith(checkpoint) or f.endswith(".safetensors.index.json") for f in files):
             return "weights"
-        if any(_key(f) in ("scripts", "launch") for f in files[:MAX_LOOK] if not f.lower().endswith(DATA_SUFFIXES)):
+        if any(_key(f) in ("scripts", "launch") for f in files[:budget.INIT_LOOK] if not f.lower().endswith(DATA_SUFFIXES)):
             return "scripts"
         return "dataset" if files else None
     if path.lower().endswith(checkpoint):

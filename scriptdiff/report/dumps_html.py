@@ -9,17 +9,11 @@ from the inputs is escaped here.
 """
 from __future__ import annotations
 
-import html
-
-from .values import safe
+from .values import html_text as _e
 
 CSS = ("<style>#dumps td{font:12px ui-monospace,monospace;white-space:nowrap}#dumps tr.first td{background:#ffebe9;"
        "font-weight:600}#dumps td.st{color:#8a5a00}#dumps caption{text-align:left;padding:4px 0}"
        "#dumps .cause{margin:2px 0}</style>")
-
-
-def _e(s) -> str:
-    return html.escape(safe(s), quote=True)
 
 
 def section(report) -> str:

@@ -8,10 +8,10 @@ own; the annotation's own line breaks are encoded as %0A.
 """
 from __future__ import annotations
 
+from .. import budget
+from ..model import Severity
 from .sarif import repo_relative, repo_root
-from .values import MAX_CHARS, clip, record_line, safe, shown
-
-LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+from .values import clip, record_line, safe, shown
 
 
 def _data(s: str) -> str:
@@ -43,12 +43,10 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         where = ""
         if f.gpu is not None and f.gpu.path:
             where = f" [GPU at {safe(f.gpu.path)}{':' + str(f.gpu.line) if f.gpu.line else ''}]"
-        msg = f"{clip(f.message, 2 * MAX_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
-        out.append(f"::{LEVEL.get(f.severity, 'warning')} {','.join(props)}::{_data(msg)}")
+        msg = f"{clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}\nGPU: {g}\nNPU: {n}{where}"
+        out.append(f"::{Severity(f.severity).github} {','.join(props)}::{_data(msg)}")
     for e in report.errors:
-        level = "notice" if e.level == "note" else ("error" if e.fatal else "warning")
-        out.append(f"::{level} title=scriptdiff input::{_data(f'{safe(e.path)}: {safe(e.message)}')}")
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
-    out.append(f"scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+        out.append(f"::{e.severity.github} title=scriptdiff input::{_data(f'{safe(e.path)}: {safe(e.message)}')}")
+    out.append(f"scriptdiff: {Severity.tally(report.findings)}; "
                f"{len(report.masked)} expected substitution(s) masked")
     return "\n".join(out) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 
 from ..run.compare import equal
-from ..model import jsonable
+from ..model import Severity, jsonable
 from ..ruleset.secrets import withhold_report
 from . import render as render_report
 from .markdown import _cell, _code
@@ -60,13 +60,12 @@ def _short(text: str) -> str:
 
 
 def _mark(f) -> str:
-    return {"error": "E", "warning": "W", "info": "i"}.get(f.severity, "?") + " " + f.rule
+    return Severity(f.severity).mark + " " + f.rule
 
 
 def _summary(report) -> str:
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
-    return (f"{len(report.table)} keys; {counts['error']} error(s), {counts['warning']} warning(s), "
-            f"{counts['info']} info; {len(report.masked)} expected substitution(s) masked")
+    return (f"{len(report.table)} keys; {Severity.tally(report.findings)}; "
+            f"{len(report.masked)} expected substitution(s) masked")
 
 
 def render_markdown(report, full_values: bool = False, list_errors: bool = True) -> str:
@@ -124,7 +123,7 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
         style = ""
         if f is not None:
             mark = _mark(f)
-            style = {"error": "red", "warning": "yellow", "info": "cyan"}.get(f.severity, "")
+            style = Severity(f.severity).table_style
         elif g is not None and n is not None and not equal(g.value, n.value):
             mark = "~"
         rows.append(((mark, safe(key), shown(g.value if g else None, full_values), safe(_short(origin(g))),

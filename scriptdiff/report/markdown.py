@@ -9,13 +9,14 @@ longer than any run of backticks inside it. Control characters are escaped first
 row of a table stays one line of the output."""
 from __future__ import annotations
 
+from .. import budget
+from ..model import Severity
 from .curves import markdown_section, relative_to
 from ..ruleset.registry import check_order
-from .values import MAX_CHARS, MAX_SOURCE, clip, record_line, safe, shown
+from .values import clip, record_line, safe, shown
 from .values import md_cell as _cell
 from .values import md_code as _code
 
-ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
 
 def _where(side) -> str:
@@ -36,8 +37,7 @@ def _value(f, side, full: bool) -> str:
 def render(report, show_masked: bool = False, full_values: bool = False, out_path: str | None = None,
            **_options) -> str:
     report.sorted()
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
-    out = [f"### scriptdiff: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
+    out = [f"### scriptdiff: {Severity.tally(report.findings)}",
            "", f"GPU {_code(report.gpu)} vs NPU {_code(report.npu)}; "
                f"{len(report.masked)} expected substitution(s) masked"
                + (f"; {report.details['baseline_suppressed']} suppressed by the baseline"
@@ -54,12 +54,13 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
     head = ["| Severity | Rule | Key | GPU | NPU | What |", "|---|---|---|---|---|---|"]
     for check in sorted(by_check, key=check_order):
         out += [f"#### {check}", ""]
-        rows = {True: [], False: []}  # info rows (cannot change numerics) are folded away
+        rows = {True: [], False: []}  # rows that cannot change numerics (info) are folded away
         for f in by_check[check]:
             g = "(absent)" if f.gpu is None else f"{_code(_value(f, f.gpu, full_values))} at {_where(f.gpu)}"
             n = "(absent)" if f.npu is None else f"{_code(_value(f, f.npu, full_values))} at {_where(f.npu)}"
-            rows[f.severity == "info"].append(f"| {ICON.get(f.severity, f.severity)} | {f.rule} | {_code(f.key)} | "
-                                              f"{g} | {n} | {_cell(clip(f.message, 2 * MAX_CHARS, full_values))} |")
+            sev = Severity(f.severity)
+            rows[not sev.loud].append(f"| {sev.markdown} | {f.rule} | {_code(f.key)} | "
+                                              f"{g} | {n} | {_cell(clip(f.message, 2 * budget.SHOWN_CHARS, full_values))} |")
         if rows[False]:
             out += head + rows[False] + [""]
         if rows[True]:
@@ -78,8 +79,8 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
         for m in report.masked:
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
-            out.append(f"- {m.rule} {_code(clip(g, MAX_SOURCE, full_values))} → "
-                       f"{_code(clip(n, MAX_SOURCE, full_values))}")
+            out.append(f"- {m.rule} {_code(clip(g, budget.SHOWN_SOURCE, full_values))} → "
+                       f"{_code(clip(n, budget.SHOWN_SOURCE, full_values))}")
         out += ["", "</details>", ""]
     res = report.details.get("curves")
     if res is not None:  # `curves`, `check` with logs: the verdict, the series and the plot

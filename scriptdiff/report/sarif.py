@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
-from .. import __version__
+from .. import __version__, budget
+from ..model import Severity
 from ..ruleset.rules import load
 from ..inputs.sources import git_top
 from ..run.suppress import fingerprint
-from .values import MAX_CHARS, MAX_SOURCE, clip, json_text, record_line, shown
+from .values import clip, json_text, record_line, shown
 
-LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/scriptdiff/scriptdiff"
 
@@ -87,7 +87,7 @@ def _location(side, root: str, message: str | None = None, full: bool = False) -
     if side.line:
         region: dict = {"startLine": int(side.line)}
         if side.source and side.source not in ("default", "derived"):
-            region["snippet"] = {"text": clip(side.source, MAX_SOURCE, full)}
+            region["snippet"] = {"text": clip(side.source, budget.SHOWN_SOURCE, full)}
         phys["region"] = region
     loc: dict = {"physicalLocation": phys}
     if message:
@@ -116,7 +116,7 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
             "shortDescription": {"text": r.summary.strip()},
             "fullDescription": {"text": r.doc.strip()},
             "help": {"text": r.doc.strip(), "markdown": f"**{r.code} {r.name}**: {r.summary.strip()}\n\n{r.doc.strip()}"},
-            "defaultConfiguration": {"level": LEVEL.get(r.severity, "warning")},
+            "defaultConfiguration": {"level": Severity(r.severity).sarif},
             "properties": {"tags": ["scriptdiff", r.check], "check": r.check},
         })
     results = []
@@ -128,14 +128,15 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         glabel, nlabel = "GPU", "NPU"
         if other is not None:  # the related side's label is the embedded link to relatedLocations[id 1]
             glabel, nlabel = ("[GPU side](1)", nlabel) if related is f.gpu else (glabel, "[NPU side](1)")
-        msg = (f"{text(clip(f.message, 2 * MAX_CHARS, full_values))} ({glabel}: "
+        msg = (f"{text(clip(f.message, 2 * budget.SHOWN_CHARS, full_values))} ({glabel}: "
                f"{text(_value(f.gpu, full_values, f.check))}; {nlabel}: {text(_value(f.npu, full_values, f.check))})")
         res: dict = {
             "ruleId": f.rule,
-            "level": LEVEL.get(f.severity, "warning"),
+            "level": Severity(f.severity).sarif,
             "message": {"text": msg},
             "partialFingerprints": {"scriptdiff/v1": fingerprint(f)},
-            "properties": {"check": f.check, "key": f.key, "severity": f.severity, "derived": f.derived},
+            "properties": {"check": f.check, "key": f.key, "severity": Severity(f.severity).value,
+                           "derived": f.derived},
         }
         if f.rule in index:
             res["ruleIndex"] = index[f.rule]
@@ -149,8 +150,7 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
         results.append(res)
     notes = []
     for e in report.errors:
-        level = "note" if e.level == "note" else ("error" if e.fatal else "warning")
-        n: dict = {"level": level, "message": {"text": text(f"{e.path}: {e.message}")}}
+        n: dict = {"level": e.severity.sarif, "message": {"text": text(f"{e.path}: {e.message}")}}
         loc = _location(_PathOnly(e.path), root)
         if loc is not None:
             n["locations"] = [loc]

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import io
 
+from .. import budget
+from ..model import Severity
 from ..ruleset.registry import check_order
-from .values import MAX_CHARS, MAX_SOURCE, clip, record_rows, safe, shown
+from .values import clip, record_rows, safe, shown
 
-STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-MAX_BLOCK_LINES = 8  # a multi-line value (a review hunk's lines): this many, then "… (N more lines)"
 
 
 def _block(value) -> list[str] | None:
@@ -79,7 +79,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
         console.print(Text(safe(line)))
     for e in (report.errors if list_errors else ()):  # else the command printed them on stderr
         label, style = ("note", "cyan") if e.level == "note" else ("error", "red")
-        console.print(Text(f"{label}: {safe(e.path)}: {clip(e.message, 2 * MAX_CHARS, full_values)}", style=style))
+        console.print(Text(f"{label}: {safe(e.path)}: {clip(e.message, 2 * budget.SHOWN_CHARS, full_values)}", style=style))
     by_check: dict[str, list] = {}
     for f in report.findings:
         by_check.setdefault(f.check, []).append(f)
@@ -95,10 +95,10 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             console.print(Text(f"   {safe(reason)}", style="dim"))
         for f in items:
             line = Text()
-            line.append(f"{f.severity:<7} ", style=STYLE.get(f.severity, ""))
+            line.append(f"{f.severity:<7} ", style=Severity(f.severity).style)
             line.append(f"{f.rule} ", style="bold")
             line.append(safe(f.key), style="bold magenta")
-            line.append(f"  {clip(f.message, 2 * MAX_CHARS, full_values)}")
+            line.append(f"  {clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}")
             _say(console, line, hang=8)
             rows = record_rows(f.check, [s.value if s is not None else None for s in (f.gpu, f.npu)])
             if rows is not None:  # a data file or a tensor: a short table of its fields
@@ -113,24 +113,24 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                 block = _block(side.value) if side is not None else None
                 if block is not None:  # under the finding, indented: never inside the value column
                     console.print(f"    {label}: {len(block)} lines  at {escape(safe(_loc(side)))}")
-                    cut = block if full_values else block[:MAX_BLOCK_LINES]
+                    cut = block if full_values else block[:budget.SHOWN_BLOCK_LINES]
                     for text in cut:
-                        console.print(Text(f"          | {clip(text.rstrip(), MAX_SOURCE, full_values)}", style="dim"))
+                        console.print(Text(f"          | {clip(text.rstrip(), budget.SHOWN_SOURCE, full_values)}", style="dim"))
                     if len(cut) < len(block):
                         console.print(Text(f"          | … ({len(block) - len(cut)} more lines)", style="dim"))
                     continue
                 val = shown(side.value, full_values) if side is not None else "(absent)"
                 _say(console, Text(f"    {label}: {val}  at {safe(_loc(side))}"), hang=9)
                 if side is not None and side.line and side.source and side.source not in ("default", "derived"):
-                    source = clip(side.source.rstrip(), MAX_SOURCE, full_values)
+                    source = clip(side.source.rstrip(), budget.SHOWN_SOURCE, full_values)
                     _say(console, Text(f"      {side.line:>5} | {source}", style="dim"), lead=" " * 12 + "| ")
     if show_masked and report.masked:
         console.print(Text(f"\n== masked substitutions ({len(report.masked)}) " + "=" * 20, style="bold"))
         for m in report.masked:
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
-            console.print(f"  {m.rule}  {escape(clip(g, MAX_SOURCE, full_values))}  ->  "
-                          f"{escape(clip(n, MAX_SOURCE, full_values))}")
+            console.print(f"  {m.rule}  {escape(clip(g, budget.SHOWN_SOURCE, full_values))}  ->  "
+                          f"{escape(clip(n, budget.SHOWN_SOURCE, full_values))}")
     _summary(console, report, show_masked)
     return buf.getvalue()
 
@@ -140,18 +140,17 @@ def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
     what was read."""
     from rich.text import Text
 
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    counts = Severity.counts(report.findings)
     notes = sum(1 for e in report.errors if e.level == "note")
     errors = len(report.errors) - notes
     suppressed = report.details.get("baseline_suppressed", 0)
     summary = (("" if quiet else "\n")
-               + f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-               f"{len(report.masked)} expected substitution(s) masked"
+               + f"{Severity.tally(report.findings)}; {len(report.masked)} expected substitution(s) masked"
                + ("" if show_masked or quiet or not report.masked else " (--show-masked lists them)")
                + (f"; {errors} input error(s)" if errors else "")
                + (f"; {notes} note(s)" if notes else "")
                + (f"; {suppressed} suppressed by the baseline" if suppressed else ""))
-    style = "bold red" if counts["error"] else ("yellow" if counts["warning"] else "green")
+    style = next((s.style for s, n in counts.items() if n and s.loud), "green")  # the worst loud one's
     console.print(Text(summary, style=style))
     account = report.account_line()
     if account:

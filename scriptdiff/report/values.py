@@ -18,21 +18,23 @@
   bidirectional and line-separator controls written as \\u escapes (json already escapes C0
   controls), and a file name's non-UTF-8 byte written as the text `\\xNN` (as `safe` shows
   it), so that the document is valid UTF-8 JSON.
+- `html_text(s)`, `md_cell(s)`, `md_code(s)`: the same text made safe for a static part of an
+  html page, a markdown cell and a markdown code span.
 
 `full=True` (the commands' `--full-values`) turns the cutting off; the escaping stays.
-This module imports nothing of the package at import time: the CLI uses `safe` on its
+This module imports only the bounds (budget.py) at import time: the CLI uses `safe` on its
 error lines without loading the rule packs (`error_line`, for an input's error, loads them
 to withhold secrets).
 """
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
 
-MAX_CHARS = 200  # a value or a message, as text
-MAX_SOURCE = 300  # a source line shown under a finding
-MAX_ITEMS = 20  # elements of a list, set or mapping value
+from .. import budget
+
 
 # C0 controls but tab, DEL, C1 controls, the line and paragraph separators, bidirectional
 # marks, embeddings, overrides and isolates; surrogates (a file name's bytes that are not UTF-8)
@@ -73,7 +75,7 @@ def error_line(path: Any, message: Any, label: str = "") -> str:
     return f"scriptdiff: {label}{safe(redact_text(str(path)))}: {safe(redact_text(str(message)))}"
 
 
-def clip(text: Any, limit: int = MAX_CHARS, full: bool = False) -> str:
+def clip(text: Any, limit: int = budget.SHOWN_CHARS, full: bool = False) -> str:
     """`text` cut to `limit` characters with "… (N more characters)", and made safe."""
     s = "" if text is None else str(text)
     if not full and len(s) > limit:
@@ -85,16 +87,16 @@ def shown(value: Any, full: bool = False) -> str:
     """A fact's value as the text writers show it (compare.show), cut and made safe."""
     from ..run.compare import show  # lazy: keeps --help fast (compare loads the rule packs)
 
-    if not full and isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > MAX_ITEMS:
-        more = len(value) - MAX_ITEMS
+    if not full and isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > budget.SHOWN_ITEMS:
+        more = len(value) - budget.SHOWN_ITEMS
         if isinstance(value, dict):
-            head = show(dict(list(value.items())[:MAX_ITEMS]))
+            head = show(dict(list(value.items())[:budget.SHOWN_ITEMS]))
         elif isinstance(value, (set, frozenset)):
-            head = "{" + show(sorted(value, key=repr)[:MAX_ITEMS])[1:-1] + "}"
+            head = "{" + show(sorted(value, key=repr)[:budget.SHOWN_ITEMS])[1:-1] + "}"
         else:
-            head = show(type(value)(value[:MAX_ITEMS]) if isinstance(value, tuple) else value[:MAX_ITEMS])
-        return clip(head[:-1], MAX_CHARS) + f", … ({more:,} more items){head[-1]}"
-    return clip(show(value), MAX_CHARS, full)
+            head = show(type(value)(value[:budget.SHOWN_ITEMS]) if isinstance(value, tuple) else value[:budget.SHOWN_ITEMS])
+        return clip(head[:-1], budget.SHOWN_CHARS) + f", … ({more:,} more items){head[-1]}"
+    return clip(show(value), budget.SHOWN_CHARS, full)
 
 
 # --------------------------------------------------------------------------- records
@@ -123,7 +125,7 @@ def record_rows(check: str, values: list) -> list[list[str]] | None:
     records (not a dataset or weights value, or a value that is not a flat mapping)."""
     present = [v for v in values if v is not None]
     if check not in RECORD_CHECKS or not present or not all(
-            isinstance(v, dict) and len(v) <= MAX_ITEMS and not any(isinstance(x, dict) for x in v.values())
+            isinstance(v, dict) and len(v) <= budget.SHOWN_ITEMS and not any(isinstance(x, dict) for x in v.values())
             for v in present):
         return None
     keys: list[str] = []
@@ -147,13 +149,13 @@ def record_line(check: str, value: Any) -> str | None:
 # --------------------------------------------------------------------------- JSON formats
 
 def _cut(value: Any) -> tuple[Any, bool]:
-    """A JSON value with every list and mapping cut to MAX_ITEMS and every string to
-    MAX_CHARS, at any depth; and whether anything was cut."""
+    """A JSON value with every list and mapping cut to budget.SHOWN_ITEMS and every string to
+    budget.SHOWN_CHARS, at any depth; and whether anything was cut."""
     if isinstance(value, str):
-        return (value[:MAX_CHARS], True) if len(value) > MAX_CHARS else (value, False)
+        return (value[:budget.SHOWN_CHARS], True) if len(value) > budget.SHOWN_CHARS else (value, False)
     if isinstance(value, (list, dict)):
-        cut = len(value) > MAX_ITEMS
-        pairs = list(value.items())[:MAX_ITEMS] if isinstance(value, dict) else list(enumerate(value[:MAX_ITEMS]))
+        cut = len(value) > budget.SHOWN_ITEMS
+        pairs = list(value.items())[:budget.SHOWN_ITEMS] if isinstance(value, dict) else list(enumerate(value[:budget.SHOWN_ITEMS]))
         out = {}
         for k, x in pairs:
             out[k], c = _cut(x)
@@ -177,20 +179,20 @@ def json_side(side: dict | None, full: bool = False) -> dict | None:
             side["value_truncated"] = {"total_characters": len(value)}
         else:
             marker: dict = {"total_items": len(value)}
-            if short != (value[:MAX_ITEMS] if isinstance(value, list) else dict(list(value.items())[:MAX_ITEMS])):
+            if short != (value[:budget.SHOWN_ITEMS] if isinstance(value, list) else dict(list(value.items())[:budget.SHOWN_ITEMS])):
                 marker["elements_cut"] = True
             side["value_truncated"] = marker
     source = side.get("source")
-    if isinstance(source, str) and len(source) > MAX_SOURCE:
-        side["source"] = source[:MAX_SOURCE]
+    if isinstance(source, str) and len(source) > budget.SHOWN_SOURCE:
+        side["source"] = source[:budget.SHOWN_SOURCE]
         side["source_truncated"] = {"total_characters": len(source)}
     return side
 
 
 def _cut_message(entry: dict) -> None:
     msg = entry.get("message")
-    if isinstance(msg, str) and len(msg) > 2 * MAX_CHARS:
-        entry["message"] = msg[:2 * MAX_CHARS]
+    if isinstance(msg, str) and len(msg) > 2 * budget.SHOWN_CHARS:
+        entry["message"] = msg[:2 * budget.SHOWN_CHARS]
         entry["message_truncated"] = {"total_characters": len(msg)}
 
 
@@ -223,6 +225,12 @@ def json_text(doc: Any) -> str:
 # underscore inside a word is never emphasis in GFM: identifiers stay readable
 _MARKUP = {c: "\\" + c for c in "\\`*[]<>|&"}
 _ESCAPE = str.maketrans(_MARKUP)
+
+
+def html_text(s) -> str:
+    """HTML: text from the inputs in a static part of a page: control characters escaped (`safe`),
+    then HTML-escaped (quotes too: safe in an attribute)."""
+    return html.escape(safe(s), quote=True)
 
 
 def md_cell(s) -> str:

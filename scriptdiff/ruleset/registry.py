@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
+from .. import budget
 from .rules import load
 from ..inputs.sources import Source
-
-SNIFF_BYTES = 4000
 
 
 def _function(spec: str | None) -> Callable | None:
@@ -72,7 +71,7 @@ class Kind:
     shebang: str | None = None
     markers: tuple[str, ...] = ()
     sniff: str | None = None
-    sniff_bytes: int = SNIFF_BYTES
+    sniff_bytes: int = budget.KIND_SNIFF
     priority: int = 0
     anywhere: bool = False
     confirm: bool = True
@@ -211,7 +210,7 @@ def _detect(src: Source) -> Kind:
     def text_head() -> str:
         nonlocal head
         if head is None:
-            head = src.text[:SNIFF_BYTES]
+            head = src.text[:budget.KIND_SNIFF]
         return head
 
     order = sorted(reg.kinds.values(), key=lambda k: (-k.priority, k.name))
@@ -345,7 +344,7 @@ def _can_set(k: Kind, sets: KeySet, key: str, frameworks: tuple[str, ...], depth
     if sets.any or any(fnmatch.fnmatchcase(key, p) for p in sets.keys):
         return True
     named = [registry().kinds[n] for n in sets.named if n in registry().kinds]
-    if depth < 4 and any(_can_set(nk, nk.sets, key, frameworks, depth + 1) for nk in named):
+    if depth < budget.KIND_SETS_DEPTH and any(_can_set(nk, nk.sets, key, frameworks, depth + 1) for nk in named):
         return True
     entry = (load().section("vocabulary") or {}).get(key)
     if not isinstance(entry, dict):

@@ -15,6 +15,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from ..model import SEVERITIES
 from . import secret_shapes
 from .ascend_version import parse_cann
 from .packschema import NAMES, Any, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Spec, Str, Table
@@ -22,7 +23,7 @@ from .rulepack import RuleSet, section, validator
 
 TYPES = ("bool", "dtype", "float", "int", "list", "str")
 FRAMEWORKS = ("megatron", "hf", "deepspeed")
-SEVERITY = Enum("error", "warning", "info")
+SEVERITY = Enum(*SEVERITIES)
 CODE = Name("a rule code (SD123)")
 
 

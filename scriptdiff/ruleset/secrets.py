@@ -41,6 +41,7 @@ import re
 import string
 from collections import Counter
 
+from .. import budget
 from ..model import Extract, Fact, InputError, Masked, PairResult, Side
 from .registry import detect
 from .rules import load
@@ -113,7 +114,7 @@ def is_secret_name(name: str) -> bool:
     hit = r.names.get(name)
     if hit is None:
         hit = r.names[name] = _secret_name(name, r)
-        if len(r.names) > 65536:
+        if len(r.names) > budget.SECRET_NAME_MEMO:
             r.names.clear()
     return hit
 
@@ -337,7 +338,7 @@ def secret_spans(text: str, code: bool = False) -> list[tuple[int, int]]:
     memo = r.span_memo  # the facts of one line share its text: a one-line launch script of
     got = memo.get((text, code))  # 40,000 flags is scanned once, not once per flag
     if got is None:
-        if len(memo) > 256:
+        if len(memo) > budget.SECRET_LINE_MEMO:
             memo.clear()
         got = memo[(text, code)] = _spans_of(text, code, r)
     return list(got)
@@ -473,7 +474,7 @@ def is_code(path: str | None) -> bool:
         return False
     memo = _rules().code_paths
     if path not in memo:
-        if len(memo) > 65536:
+        if len(memo) > budget.CODE_PATH_MEMO:
             memo.clear()
         memo[path] = detect(Source(name=str(path), data=b"")).comments == "python"
     return memo[path]

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from .. import budget
 from .finding import finding
 from ..model import ORIGIN_DEFAULT, Fact, Finding, Masked
 from ..ruleset.rules import RuleSet, load
@@ -44,9 +45,6 @@ def equal(a: Any, b: Any) -> bool:
     return a == b
 
 
-SHOW_CHARS = 200  # a message names a value; the value itself (JSON, --full-values) is whole
-
-
 def show(v: Any) -> str:
     if v is None:
         return "unset"
@@ -54,11 +52,11 @@ def show(v: Any) -> str:
         return "on" if v else "off"
     if isinstance(v, float):
         return repr(v)
-    if isinstance(v, (list, tuple, dict)) and len(v) > SHOW_CHARS:  # never str() of a huge value
+    if isinstance(v, (list, tuple, dict)) and len(v) > budget.MESSAGE_VALUE_CHARS:  # never str() of a huge value
         head = list(v.items())[:20] if isinstance(v, dict) else list(v[:20])
         return f"{head!s}… ({len(v) - 20:,} more items)"
     text = str(v)
-    return text if len(text) <= SHOW_CHARS else f"{text[:SHOW_CHARS]}… ({len(text) - SHOW_CHARS:,} more characters)"
+    return text if len(text) <= budget.MESSAGE_VALUE_CHARS else f"{text[:budget.MESSAGE_VALUE_CHARS]}… ({len(text) - budget.MESSAGE_VALUE_CHARS:,} more characters)"
 
 
 @dataclass

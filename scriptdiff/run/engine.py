@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..inputs import cache
 from ..model import (REF_PROGRAM, Extract, Fact, Finding, InputAccount, InputError, MissingReference, Options,
-                    PairResult, Report, SideContext)
+                    PairResult, Report, Severity, SideContext)
 from ..ruleset.devices import may_branch
 from ..ruleset.packages import CONSTRAINT, as_constraints
 from ..inputs.references import DiskResolver
@@ -480,16 +480,13 @@ def _display(referrer: str, ref: str, how: str = "") -> str:
     return f"{parent}/{name}" if parent else name
 
 
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-
-
 def filter_findings(findings: list[Finding], opts: Options) -> list[Finding]:
     """--select, --ignore, --severity and the checks a command reports: what is shown, and so
     what makes the exit status."""
-    floor = SEVERITY_RANK.get(getattr(opts, "min_severity", None) or "info", 0)
+    floor = getattr(opts, "min_severity", None)
     out = []
     for f in findings:
-        if floor and SEVERITY_RANK.get(f.severity, 2) < floor:
+        if floor and not Severity(f.severity).at_least(floor):
             continue
         if opts.select and not any(f.rule.startswith(s) for s in opts.select):
             continue

@@ -5,7 +5,8 @@ else picks one. `finding("rule-name" or code, key=, gpu=, npu=, message=)` build
 Finding of the package (model.Finding itself stays the plain type that is serialised and
 read back: cache.py, baselines). A case that deserves another severity is another rule, with
 its own code, doc and examples. `reclassified(f, rule)` is the same finding under another
-rule (a classifier that reads a difference again: a cosmetic name, the worst of several places).
+rule (a classifier that reads a difference again: a cosmetic name, the worst of several places);
+`rule_of(severity, family)` is the rule of a family (one rule per severity) that has a severity.
 
 No secret leaves the factory: the finding's values, source lines, message, key and extra
 text go through scriptdiff.ruleset.secrets.withhold_finding (a secret-looking value withheld whole,
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Fact, Finding, Side
+from ..model import Fact, Finding, Severity, Side
 from ..ruleset.rules import RuleError, RuleSet, code, load
 from ..ruleset.secrets import withhold_finding
 
@@ -36,6 +37,18 @@ def rule_code(rule: str, rs: RuleSet | None = None) -> str:
     raise RuleError(f"rules/: no rule is named {rule!r}")
 
 
+def rule_of(severity: Severity | str, family: tuple[str, ...], rs: RuleSet | None = None) -> str:
+    """The code of the rule of `family` (rule names, one rule per severity) whose severity is
+    `severity`: a classifier that grades a difference reports it under the rule of its grade,
+    and each rule's severity stays written once, in its pack. RuleError when none has it."""
+    rs = rs or load()
+    for name in family:
+        c = rule_code(name, rs)
+        if rs.severity(c) == severity:
+            return c
+    raise RuleError(f"rules/: none of {', '.join(family)} has severity {Severity(severity)}")
+
+
 def _side(x: Side | Fact | None) -> Side | None:
     return x.side() if isinstance(x, Fact) else x
 
@@ -50,7 +63,7 @@ def finding(rule: str, *, key: str, message: str, gpu: Side | Fact | None = None
     if r.kind != "finding":
         raise RuleError(f"{r.pack}:{r.line or 1}: {r.code} is a mask: it is never a finding")
     key, message, g, n, extra = withhold_finding(key, message, _side(gpu), _side(npu), extra if extra is not None else {})
-    return Finding(rule=r.code, check=check or r.check, severity=r.severity, key=key, gpu=g, npu=n,
+    return Finding(rule=r.code, check=check or r.check, severity=Severity(r.severity), key=key, gpu=g, npu=n,
                    message=message, derived=derived, extra=extra)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from .. import budget
 from ..inputs import gitsrc
 from ..ruleset.devices import may_branch
 from .engine import read_inputs
@@ -152,9 +153,6 @@ def is_dual(path: str) -> bool:
     """A file that may run differently on the two devices (it names the NPU): the pre-commit
     hook checks it against itself when it has no counterpart."""
     try:
-        return os.path.isfile(path) and may_branch(read_head(path, DUAL_HEAD))
+        return os.path.isfile(path) and may_branch(read_head(path, budget.NPU_SNIFF))
     except (OSError, SourceError):
         return False
-
-
-DUAL_HEAD = 4 * 1024 * 1024  # how much of a staged file is looked at for the NPU's name

@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from .. import budget
 from . import scopes
 from .engine import filter_findings
-from .finding import finding
+from .finding import finding, rule_of
 from .pipeline import Inputs, run
-from ..model import SEVERITY_RANK, InputError, Options, Report, Side, UsageError
+from ..model import InputError, Options, Report, Severity, Side, UsageError
 from ..ruleset.registry import detect
 from ..ruleset.rules import code
 from ..inputs.sources import Source, SourceError, decode, read_bytes, read_stdin, too_large
@@ -49,11 +50,9 @@ from .suppress import apply_baseline
 from .pairing import skip_dirs
 
 
-# a hunk is reported under the rule of its most severe difference (each rule has one severity)
-HUNK_RULES = {"error": "numeric-hunk-in-port-patch", "warning": "semantic-hunk-in-port-patch",
-              "info": "cosmetic-hunk-in-port-patch"}
-SEARCH_DIRS = 20_000  # folders looked into for a patch's files below the root (a bounded search)
-SEARCH_DEPTH = 6  # ... at most this deep
+# a hunk is reported under the rule of its most severe difference: the one of these (one rule per
+# severity) whose severity that is
+HUNK_RULES = ("numeric-hunk-in-port-patch", "semantic-hunk-in-port-patch", "cosmetic-hunk-in-port-patch")
 
 
 def _strip(path: str | None) -> str | None:
@@ -149,7 +148,7 @@ def _selectors(opts, by_hunk: bool):
     inner = dataclasses.replace(opts, baseline=None)
     if not by_hunk:
         return inner, set(), set()
-    hunk_codes = {code(r) for r in HUNK_RULES.values()}
+    hunk_codes = {code(r) for r in HUNK_RULES}
     sel = {s.upper() for s in opts.select or []}
     ign = {s.upper() for s in opts.ignore or []}
     inner = dataclasses.replace(inner, select=[s for s in opts.select or [] if s.upper() not in hunk_codes] or None,
@@ -231,12 +230,12 @@ def _layout(pfs, root: str | None) -> tuple[int, str] | None:
     for here, dirs, _files_ in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in skip and not d.endswith(".egg-info"))
         looked += 1
-        if looked > SEARCH_DIRS:
+        if looked > budget.SEARCH_DIRS:
             break
         folder = os.path.relpath(here, root).replace(os.sep, "/")
         if folder == ".":
             continue
-        if folder.count("/") + 1 >= SEARCH_DEPTH:
+        if folder.count("/") + 1 >= budget.SEARCH_DEPTH:
             dirs[:] = []
         for p in range(depth):
             rel = _stripped(first, p)
@@ -610,8 +609,8 @@ def _hunk_finding(hunk, inside, old_name, new_name):
     nline, nsrc = first(added, "target_line_no", "npu", hunk.target_start)
     g = Side(value="".join(ln.value for ln in removed).rstrip("\n") or None, path=old_name, line=gline, source=gsrc)
     n = Side(value="".join(ln.value for ln in added).rstrip("\n") or None, path=new_name, line=nline, source=nsrc)
-    worst = min((f.severity for f in inside), key=SEVERITY_RANK.__getitem__)
+    worst = Severity.worst(f.severity for f in inside)
     what = "; ".join(f"{f.rule} {f.message}" for f in inside)
-    return finding(HUNK_RULES[worst], key=f"hunk:{new_name}", gpu=g, npu=n,
+    return finding(rule_of(worst, HUNK_RULES), key=f"hunk:{new_name}", gpu=g, npu=n,
                    message=f"hunk {header} changes semantics: {what}",
                    extra={"hunk": header, "findings": [f.to_json() for f in inside]})

@@ -28,6 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .. import budget
 from .finding import finding
 from ..inputs.jsonload import loads as load_json_data
 from ..model import Finding, InputError, Side, jsonable
@@ -266,9 +267,6 @@ def _unused_baseline(baseline: Baseline, opts) -> list:
     return out
 
 
-SCAN_CHUNK = 1 << 20
-
-
 def _mentions_marker(path: str) -> bool:
     """Whether a file holds the marker anywhere, read a chunk at a time: a finding may point
     at a multi-gigabyte training log, which is never read whole just to find no comment."""
@@ -277,7 +275,7 @@ def _mentions_marker(path: str) -> bool:
     try:
         with open_regular(path) as fh:
             while True:
-                chunk = fh.read(SCAN_CHUNK)
+                chunk = fh.read(budget.SCAN_CHUNK)
                 if not chunk:
                     return False
                 if needle in (tail + chunk).lower():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 
+from .. import budget
 from . import engine
 from ..ruleset import rules
 from ..inputs import store as store_mod
@@ -81,9 +82,6 @@ def run_pool(units: list, workers: int, store: bool) -> list | None:
     return res
 
 
-WRITE_WAIT = 30.0  # seconds a reader process may take to write its entries before it is stopped
-
-
 def _let_it_write() -> None:
     """The reader process writes the entries of the results it sent while this process goes on
     with its serial last steps (compare, report: the other core is idle then); it is waited
@@ -96,7 +94,7 @@ def _let_it_write() -> None:
     def wait(hurry: bool):
         if not hurry:
             try:
-                p.join(WRITE_WAIT)
+                p.join(budget.WRITE_WAIT)
             except Exception:
                 pass
         _kill(p, conn)
@@ -150,7 +148,7 @@ def _kill(p, conn) -> None:
         pass
     try:
         p.kill()
-        p.join(5)
+        p.join(budget.STOP_WAIT)
     except Exception:
         pass
 

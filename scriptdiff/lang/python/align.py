@@ -13,7 +13,7 @@ import difflib
 
 import libcst as cst
 
-from ...model import Side
+from ...model import Severity, Side
 from .classify import Classifier, severity_rule
 from .devicecode import DeviceChecks
 from .nodediff import NodeDiff
@@ -260,11 +260,11 @@ class Moves:
                 return
             self.crossings.add(pair)
         if blocker is None:
-            st.add_finding(severity_rule("info"), self.scope, gside, nside,
+            st.add_finding(severity_rule(Severity.INFO), self.scope, gside, nside,
                            f"statement moved (line {g.line} on GPU, {n.line} on NPU); nothing it crossed depends on it")
         else:
             sev = self.al.cls.classify(None, [g, n], self.scope)
-            sev = "warning" if sev == "info" else sev
+            sev = Severity.WARNING if sev == Severity.INFO else sev  # an order that changed is never cosmetic
             st.add_finding(severity_rule(sev), self.scope, gside, nside,
                            f"statement moved past line {blocker.line} on GPU ({one_line(blocker.raw, 60)}), "
                            "which depends on it or on whose effects it depends: the order changed")

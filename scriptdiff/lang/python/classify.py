@@ -4,26 +4,27 @@ Severity comes from `classes` in rules/python.yaml, tried in order: the argument
 parameter name (`eps`, `dropout`; a name that looks cosmetic by rules/aliases.yaml
 `cosmetic_names` is info), the called function (`torch.nn.functional.*`), a bare string (a
 docstring is info), the statements' assignment targets (cosmetic names included) and the
-calls they make, then the enclosing function's name (`loss_func`). Each severity has its rule
-(code-changes-numerics, code-may-change-numerics, cosmetic-code-differs).
+calls they make, then the enclosing function's name (`loss_func`); each list is tried most
+severe first (model.Severity's order). A difference is reported under the rule of CODE_RULES
+whose severity (in its pack) is the one found.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from ...model import Side
-from ...ruleset.rules import code
+from ...model import Severity, Side
+from ...run.finding import rule_of
 from ...ruleset.vocabulary import is_cosmetic
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted, match_name, rules
 
-SEVERITY_RULES = {"error": "code-changes-numerics", "warning": "code-may-change-numerics",
-                  "info": "cosmetic-code-differs"}
+# the rules a code difference is reported under: one per severity
+CODE_RULES = ("code-changes-numerics", "code-may-change-numerics", "cosmetic-code-differs")
 
 
-def severity_rule(severity: str) -> str:
+def severity_rule(severity: Severity | str) -> str:
     """The code of the rule that reports a code difference of this severity."""
-    return code(SEVERITY_RULES[severity])
+    return rule_of(severity, CODE_RULES)
 
 
 def registered_buffer(st: St) -> str | None:
@@ -108,7 +109,7 @@ class Classifier:
         s = self.s
         for g, n, ctx in sites:
             if ctx is not None and ctx[0] == "ARGS":
-                self.report_args(g, n, ctx[1], ctx[2], gs, ns, scope)
+                self.report_args(g, n, ctx, gs, ns, scope)
                 continue
             if ctx is not None and ctx[0] == "HPARAM":  # a code change that is a hyperparameter
                 gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
@@ -140,11 +141,12 @@ class Classifier:
                     msg = f"{ctx[0]}: {label} differs"
             s.add_finding(severity_rule(sev), scope, gside, nside, msg)
 
-    def report_args(self, g, n, callee: str, diffs: list, gs: St, ns: St, scope: str) -> None:
-        """One call whose arguments, bound to its signature, differ in several places: one finding."""
+    def report_args(self, g, n, ctx: tuple, gs: St, ns: St, scope: str) -> None:
+        """One call whose arguments, bound to its signature, differ in several places (its site's
+        ctx: ("ARGS", callee, [(name, GPU text, NPU text)])): one finding."""
         s = self.s
-        order = ("error", "warning", "info")
-        sev = min((self.classify((callee, name), [gs, ns], scope) for name, _g, _n in diffs), key=order.index)
+        _args, callee, diffs = ctx
+        sev = Severity.worst(self.classify((callee, name), [gs, ns], scope) for name, _g, _n in diffs)
         gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
         gside = Side(value=", ".join(x for _n, x, _y in diffs), path=s.g.name, line=gl, source=s.g.text_at(gl))
         nside = Side(value=", ".join(y for _n, _x, y in diffs), path=s.n.name, line=nl, source=s.n.text_at(nl))
@@ -170,14 +172,14 @@ class Classifier:
         msg = f"{what} on {where} only" + (f": {st.name}" if st.name else "")
         moved = device_move(st)
         if moved is not None:  # labels = labels.npu(): where a tensor lives, not what it holds
-            sev, msg = "info", f"{msg}: {moved} moved to the device (placement, not numerics)"
+            sev, msg = Severity.INFO, f"{msg}: {moved} moved to the device (placement, not numerics)"
         buf = registered_buffer(st)
         other = s.n if side == "gpu" else s.g
         if buf is not None and buf not in attributes_read(other):
             # a mask buffer the other side never reads: it follows from the change of its uses
             uses = [ln for ln in attribute_lines(p, buf) if ln != st.line]
             at = f" (read at line {uses[0]}, compared there)" if uses else ""
-            sev = "info"
+            sev = Severity.INFO
             msg = (f"{msg}: buffer {buf!r}, which the {'NPU' if side == 'gpu' else 'GPU'} side never reads; "
                    f"it follows from the change of its uses{at}")
         s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
@@ -196,65 +198,64 @@ class Classifier:
             return False
         return True
 
-    def classify(self, ctx, stmts: list[St], scope: str = "") -> str:
+    def classify(self, ctx, stmts: list[St], scope: str = "") -> Severity:
         classes = rules().classes
         names = classes.get("names") or {}
         calls = classes.get("calls") or {}
-        order = ("error", "warning", "info")
         if ctx is None and stmts and all(s is not None for s in stmts):
             said = [self.bare_call(s) for s in stmts]  # print(... loss ...): the call says, not its arguments
-            if all(c is not None and match_name(c, calls.get("info") or []) for c in said):
-                return "info"
+            if all(c is not None and match_name(c, calls.get(Severity.INFO) or []) for c in said):
+                return Severity.INFO
         if ctx is not None and ctx[1] and not ctx[1].startswith("argument") and not ctx[1].startswith("*"):
             toks = _split_name(ctx[1])
-            if is_cosmetic(ctx[1], dialects=False) and not any(t in (names.get("error") or []) for t in toks):
-                return "info"  # run names, paths, hosts, throughput constants (rules/aliases.yaml cosmetic_names)
-            for sev in order:
+            if is_cosmetic(ctx[1], dialects=False) and not any(t in (names.get(Severity.ERROR) or []) for t in toks):
+                return Severity.INFO  # run names, paths, hosts, throughput constants (rules/aliases.yaml cosmetic_names)
+            for sev in Severity:
                 if any(t in (names.get(sev) or []) for t in toks):
                     return sev
         if ctx is not None and ctx[0]:
             callee = ctx[0][4:] if ctx[0].startswith("def ") else ctx[0]
             if ctx[0] == "call":
                 callee = ctx[1]
-            for sev in order:
+            for sev in Severity:
                 if match_name(callee, calls.get(sev) or []):
                     return sev
             if ctx[0].startswith("def "):
-                for sev in order:
+                for sev in Severity:
                     if any(t in (names.get(sev) or []) for t in _split_name(callee)):
                         return sev
         # a bare string (docstring) cannot change numerics
         if stmts and all(s is not None and s.kind == "simple" and all(
                 type(x) is cst.Expr and type(x.value) in (cst.SimpleString, cst.ConcatenatedString)
                 for x in s.node.body) for s in stmts):
-            return "info"
+            return Severity.INFO
         # the statements: assignment targets, then the calls they make
         found = set()
         for s in stmts:
             if s is None:
                 continue
             for tname in self.targets(s):
-                for sev in order:
+                for sev in Severity:
                     if any(t in (names.get(sev) or []) for t in _split_name(tname)):
                         found.add(sev)
                         break
                 else:
                     if is_cosmetic(tname, dialects=False):  # theoryflops = 989e12: a throughput constant
-                        found.add("info")
+                        found.add(Severity.INFO)
             for c in self.calls_in(self.s.key_of(s)):
-                for sev in order:
+                for sev in Severity:
                     if match_name(c, calls.get(sev) or []):
                         found.add(sev)
                         break
-        for sev in order:
+        for sev in Severity:
             if sev in found:
                 return sev
         # the enclosing function's name (loss_func, compute_loss, log_metrics)
         fn = scope.rsplit(".", 1)[-1] if scope and scope != "<module>" else ""
-        for sev in order:
+        for sev in Severity:
             if fn and any(t in (names.get(sev) or []) for t in _split_name(fn)):
                 return sev
-        return classes.get("default", "warning")
+        return Severity(classes.get("default", Severity.WARNING))
 
     def bare_call(self, s: St) -> str | None:
         """The callee of a statement that is one call and nothing else (`print(...)`), else None."""

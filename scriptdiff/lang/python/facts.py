@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from ... import budget
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...ruleset.secrets import is_secret, redact_text, withheld
 from ...ruleset.vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
@@ -292,8 +293,8 @@ class Reader:
                     self.const_keys[parts[0]] = hit[0]
 
     def dict_settings(self, node: cst.Dict, path: list[str], depth: int = 0) -> None:
-        """The string keys of a module-level dict literal, nested dicts walked (up to 8 levels)."""
-        if depth > 8:
+        """The string keys of a module-level dict literal, nested dicts walked (up to budget.DICT_DEPTH levels)."""
+        if depth > budget.DICT_DEPTH:
             return
         for el in node.elements:
             if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:

@@ -14,10 +14,10 @@ So, in `parse.parse`:
 
 1. CPython's parser runs first (`ast.parse`): it refuses deep nesting itself (200
    parentheses, its AST construction depth) with an error, never a crash;
-2. `measure` counts CPython's tree against a node budget (NODES_PER_BYTE of --max-bytes),
+2. `measure` counts CPython's tree against a node budget (budget.PARSE_NODES_PER_BYTE of --max-bytes),
    then walks it (iteratively) and computes the depth libcst's tree will have, weighted by
    what each level costs (WEIGHTS), with the terms of every boolean chain and implicit
-   string concatenation on the way. Beyond `LIMIT` the file is compared as text with a
+   string concatenation on the way. Beyond `budget.PARSE_DEPTH` the file is compared as text with a
    one-line reason (`expression chain of 8,000 terms (line 1) is beyond the structural
    parser's limit (200); compared as text`);
 3. libcst's parser then runs on a thread with a 256 MB stack (`on_big_stack`): 32 times the
@@ -25,7 +25,7 @@ So, in `parse.parse`:
 
 The limit was found by bisecting each shape in a subprocess (docs/python.md lists them):
 the whole pipeline handles a weighted depth of about 245 before Python's recursion limit,
-and the native parser crashes above 1,200 levels on 8 MB; LIMIT sits below both.
+and the native parser crashes above 1,200 levels on 8 MB; budget.PARSE_DEPTH sits below both.
 """
 from __future__ import annotations
 
@@ -35,13 +35,7 @@ import os
 import threading
 import tokenize
 
-LIMIT = 200  # effective libcst depth the whole structural pipeline is known to handle
-# libcst's tree costs 1.7 to 2.9 KB and 17 to 25 us per node of CPython's tree (measured on
-# typical training code, 190 to 215 nodes per KB, and on the densest, a literal list of
-# numbers, 500 per KB, and short assignments, 885 per KB): bytes alone do not bound it. A
-# file may hold NODES_PER_BYTE nodes per byte of --max-bytes.
-NODES_PER_BYTE = 0.25
-STACK_BYTES = 256 << 20  # the parse thread's stack: virtual memory, touched only as used
+from ... import budget
 
 _STRINGS = {tokenize.STRING}
 if hasattr(tokenize, "FSTRING_START"):  # Python 3.12: an f-string is several tokens
@@ -102,20 +96,24 @@ def count_nodes(tree: ast.AST) -> int:
     return n
 
 
+# libcst's tree costs 1.7 to 2.9 KB and 17 to 25 us per node of CPython's tree (measured on
+# typical training code, 190 to 215 nodes per KB, and on the densest, a literal list of
+# numbers, 500 per KB, and short assignments, 885 per KB): bytes alone do not bound it. A
+# file may hold budget.PARSE_NODES_PER_BYTE nodes per byte of --max-bytes.
 def measure(tree: ast.AST, text: str, max_bytes: int | None = None) -> str | None:
     """Why libcst must not be given this file (a one-line reason), or None when it may."""
     if max_bytes:
-        budget = int(max_bytes * NODES_PER_BYTE)
+        allowed = int(max_bytes * budget.PARSE_NODES_PER_BYTE)
         nodes = count_nodes(tree)
-        if nodes > budget:
-            return (f"{nodes:,} syntax nodes are beyond the structural parser's budget ({budget:,}, "
-                    f"{NODES_PER_BYTE} per byte of --max-bytes {max_bytes:,})")
-    d, chain, what, line = depth_of(tree, text, LIMIT)
-    if d <= LIMIT:
+        if nodes > allowed:
+            return (f"{nodes:,} syntax nodes are beyond the structural parser's budget ({allowed:,}, "
+                    f"{budget.PARSE_NODES_PER_BYTE} per byte of --max-bytes {max_bytes:,})")
+    d, chain, what, line = depth_of(tree, text, budget.PARSE_DEPTH)
+    if d <= budget.PARSE_DEPTH:
         return None
-    if what and chain * (STRING_TERM if what.startswith("string") else 1) > LIMIT / 2:
-        return f"{what} of {chain:,} terms (line {line}) is beyond the structural parser's limit ({LIMIT})"
-    return f"nesting (line {line}) is beyond the structural parser's limit ({LIMIT})"
+    if what and chain * (STRING_TERM if what.startswith("string") else 1) > budget.PARSE_DEPTH / 2:
+        return f"{what} of {chain:,} terms (line {line}) is beyond the structural parser's limit ({budget.PARSE_DEPTH})"
+    return f"nesting (line {line}) is beyond the structural parser's limit ({budget.PARSE_DEPTH})"
 
 
 # What one level of CPython's tree costs in libcst's tree and the passes over it, relative to
@@ -208,14 +206,14 @@ def depth_of(tree: ast.AST, text: str, stop: float | None = None) -> tuple[float
 
 
 class _BigStack:
-    """One long-lived thread with a STACK_BYTES stack that runs what it is handed (a thread
+    """One long-lived thread with a budget.PARSE_STACK stack that runs what it is handed (a thread
     per parse cost about a millisecond: more than parsing a small focused text)."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.todo: list = []
         self.ready = threading.Condition(self.lock)
-        old = threading.stack_size(STACK_BYTES)
+        old = threading.stack_size(budget.PARSE_STACK)
         try:
             self.thread = threading.Thread(target=self._loop, name="scriptdiff-parse", daemon=True)
             self.thread.start()
@@ -260,7 +258,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def on_big_stack(fn, *args):
-    """fn(*args) on a thread with a STACK_BYTES stack; exceptions are re-raised here. Where
+    """fn(*args) on a thread with a budget.PARSE_STACK stack; exceptions are re-raised here. Where
     such a thread cannot be had (limits, platform), fn runs on this thread: `measure` alone
     then keeps libcst away from the shapes known to crash it."""
     global _BIG

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...model import Side
+from ...model import Severity, Side
 from ...ruleset.rules import code, load
 from .pair import PairState, one_line
 from .evaluate import Kind, env_read, kind_of, value
@@ -298,7 +298,7 @@ class NodeDiff:
         if dc and not g.args and canon_qn(s.gn.callee(g) or "", None) in (dc.get("gpu") or []):
             env = self.env_name(n)
             if env is not None and env in (dc.get("env") or []):
-                return [(g, n, ("NOTE", "warning",
+                return [(g, n, ("NOTE", Severity.WARNING,
                                 f"torch.cuda.device_count() became ${env}: equal on one node with every device "
                                 f"visible, but {env} counts the whole job, so what is derived from it "
                                 "(per-device batch, learning-rate scaling) can differ"))]

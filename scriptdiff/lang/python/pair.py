@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ... import budget
 from ...run.finding import finding
 from ...model import Finding, Masked, Side
 from ...ruleset.vocabulary import category
@@ -19,7 +20,7 @@ from .evaluate import QName, value
 from .parse import Norm, Parsed, St
 
 
-def one_line(s: str, limit: int = 160) -> str:
+def one_line(s: str, limit: int = budget.SHOWN_STATEMENT) -> str:
     s = " ".join(s.split())
     return s if len(s) <= limit else s[: limit - 3] + "..."
 

@@ -29,8 +29,9 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import replace
 
+from ... import budget
 from ...run.finding import reclassified
-from ...model import Extract, InputError, Masked, PairResult, Side
+from ...model import Extract, InputError, Masked, PairResult, Severity, Side
 from ...ruleset.rules import code
 from .. import text
 from .align import Aligner
@@ -44,10 +45,9 @@ from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
 
-_CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
-# cache keeps a pair's two files and what else fits in this many bytes of source
-_CACHE_BYTES = 1_000_000
+# cache keeps a pair's two files and what else fits in budget.PARSE_CACHE_BYTES of source
+_CACHE: "OrderedDict[tuple, Parsed]" = OrderedDict()
 
 
 _PLANS: "OrderedDict[tuple, tuple | None]" = OrderedDict()
@@ -107,7 +107,7 @@ def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | No
             p.fact_error = f"hyperparameters not read ({type(e).__name__}: {one_line(str(e), 80)})"
     p.size = len(src.data)
     _CACHE[key] = p
-    while len(_CACHE) > 2 and (len(_CACHE) > 8 or sum(q.size for q in _CACHE.values()) > _CACHE_BYTES):
+    while len(_CACHE) > 2 and (len(_CACHE) > 8 or sum(q.size for q in _CACHE.values()) > budget.PARSE_CACHE_BYTES):
         _CACHE.popitem(last=False)
     return p
 
@@ -213,11 +213,10 @@ def group_sites(findings: list) -> list:
             groups[k] = [f]
             order.append(groups[k])
     out = []
-    rank = ("error", "warning", "info")
     for g in order:
         first = g[0]
         if len(g) > 1:  # the decision is as severe as its most severe place
-            worst = min(g, key=lambda x: rank.index(x.severity) if x.severity in rank else len(rank))
+            worst = min(g, key=lambda x: Severity(x.severity).rank)
             first = reclassified(first, worst.rule)
             where = ", ".join(f"{x.gpu.line if x.gpu else '-'}/{x.npu.line if x.npu else '-'}" for x in g[1:])
             first = replace(first, message=f"{first.message}; the same at {len(g) - 1} more place(s), "

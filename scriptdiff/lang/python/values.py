@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...model import Side
+from ...model import Severity, Side
 from ...ruleset.vocabulary import lookup
 from .classify import Classifier, severity_rule
 from .evaluate import QName, env_read, value
@@ -92,7 +92,7 @@ class ValueChecks:
             gc, nc = _configurable(gv[1]), _configurable(nv[1])
             if gc != nc:
                 what = " and ".join(f"on {w} through {', '.join(c)}" for w, c in (("GPU", gc), ("NPU", nc)) if c)
-                s.add_finding(severity_rule("info"), scope, gside, nside,
+                s.add_finding(severity_rule(Severity.INFO), scope, gside, nside,
                               f"{target}: now configurable {what} (same default {gv[0]!r})")
             return True
         where = "; ".join(f"{w}: through {', '.join(v[1])}" for w, v in (("GPU", gv), ("NPU", nv)) if v[1])
@@ -148,7 +148,7 @@ class ValueChecks:
             return False
         sd = Side(value=one_line(st.raw), path=p.name, line=st.line, source=p.text_at(st.line))
         where = "GPU" if side == "gpu" else "NPU"
-        self.s.add_finding(severity_rule("info"), scope, sd if side == "gpu" else None,
+        self.s.add_finding(severity_rule(Severity.INFO), scope, sd if side == "gpu" else None,
                            sd if side == "npu" else None,
                            f"configuration on {where} only: {what} (its uses are compared by value)")
         return True

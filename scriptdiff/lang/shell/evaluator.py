@@ -23,6 +23,7 @@ import hashlib
 import os
 from functools import lru_cache
 
+from ... import budget
 from ...budget import TOO_LARGE_TEXT, TooLarge
 from ...inputs import flags
 from ...model import InputError
@@ -36,8 +37,6 @@ from .launchers import table
 from .record import Record
 from .specialise import Devices, branches, case_body
 from .words import Expander, Origin, Seg, Var, Word, split_words, tail_word
-
-DEPTH = 8  # functions, eval strings and sourced fragments nested deeper than this are not read
 
 
 @lru_cache(maxsize=1)
@@ -311,7 +310,7 @@ class Evaluator:
         said when it passes training-like options)."""
         t = self.table
         name = os.path.basename(words[0].text)
-        if words[0].text in self.functions and self.depth < DEPTH:
+        if words[0].text in self.functions and self.depth < budget.SHELL_DEPTH:
             body, state = self.functions[words[0].text]
             self.depth += 1
             try:
@@ -333,7 +332,7 @@ class Evaluator:
             return
         if name in t.wrappers:  # nohup / env A=1 / numactl ... torchrun: the command after it
             rest, more = self.unwrap(name, words[1:])
-            if rest and self.depth < DEPTH:
+            if rest and self.depth < budget.SHELL_DEPTH:
                 self.depth += 1
                 try:
                     self.run_words(rest, line, env + more)
@@ -387,7 +386,8 @@ class Evaluator:
         tree-sitter-bash and evaluated here, each word keeping the line and variables it came
         from. A string that does not parse is read as far as it does, and said."""
         parts = [sw for w in words for sw in split_words(w.segs)]
-        if not parts or self.depth >= DEPTH or any(sg.text == TOO_LARGE_TEXT for w in parts for sg in w.segs):
+        if not parts or self.depth >= budget.SHELL_DEPTH \
+                or any(sg.text == TOO_LARGE_TEXT for w in parts for sg in w.segs):
             return
         data, origin = Origin.of(parts)
         try:
@@ -416,7 +416,7 @@ class Evaluator:
         path = word.text
         rec = self.rec
         if not path or word.unresolved or os.path.isabs(path) or path.startswith("~") \
-                or self.depth >= DEPTH or len(self.sourcing) > DEPTH:
+                or self.depth >= budget.SHELL_DEPTH or len(self.sourcing) > budget.SHELL_DEPTH:
             sourced_fact(rec, path, line)
             return
         src = self.fragment(path, line)

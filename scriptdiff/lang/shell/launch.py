@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from ... import budget
 from ...inputs import flags
 from ...model import RANK_SCRIPT, REF_PROGRAM, Fact
 from ...ruleset.vocabulary import convert
@@ -58,7 +59,7 @@ class LaunchReader:
         if entry.program == "wrapper":  # ray job submit [its options] -- python3 -m pkg key=value ...
             sep = texts.index(flags.END, i) if flags.END in texts[i:] else -1
             inner = words[sep + 1:] if sep != -1 else []
-            if inner and depth < 4 and self.table.find(os.path.basename(inner[0].text)) is not None:
+            if inner and depth < budget.LAUNCH_DEPTH and self.table.find(os.path.basename(inner[0].text)) is not None:
                 self._launch(inner, line, env, depth + 1)
             else:
                 self.rec.unknown_command(inner or words, inner[0].line if inner else line, wraps=bool(inner))

@@ -5,9 +5,9 @@ append to one Record: facts, input errors, config references, the frameworks rec
 the number of launcher commands; it also gives a fact its source text.
 
 The script's text is kept once (as `src.text`); a fact's source is an excerpt of its line,
-at most EXCERPT characters around the option or variable it came from, so that a one-line
-launch script of 10,000 flags does not copy its whole line into every fact (and every
-report line). Values withheld as secret-looking are remembered (`withhold`), and
+at most budget.SHOWN_EXCERPT characters around the option or variable it came from, so that
+a one-line launch script of 10,000 flags does not copy its whole line into every fact (and
+every report line). Values withheld as secret-looking are remembered (`withhold`), and
 `finish` takes them, and any other secret-looking word, out of every excerpt.
 
 A fragment the script sources (`source ./args_npu.sh`) is read in place (evaluator.py): its
@@ -17,13 +17,13 @@ turns such a line back into (file, line) where a fact or a message is made.
 """
 from __future__ import annotations
 
+from ... import budget
 from ...budget import note
 from ...inputs import flags
 from ...model import Fact, InputError
 from ...ruleset.secrets import redact_text, secret_spans, secret_words
 from ...ruleset.vocabulary import canonical_flag
 
-EXCERPT = 160  # characters of a long line shown around a fact's option
 LINE_BASE = 1 << 32  # the lines of the k-th file a script sources are numbered from k * LINE_BASE
 
 
@@ -130,12 +130,12 @@ class Record:
 
     def src_line(self, line: int, near: str | None = None) -> str:
         """The source text of `line` (stripped); a long line gives an excerpt of at most
-        EXCERPT characters around `near` (the option or name the fact came from)."""
+        budget.SHOWN_EXCERPT characters around `near` (the option or name the fact came from)."""
         span = self._line_span(line)
         if span is None:
             return ""
         text, a, b = span
-        if b - a <= EXCERPT:
+        if b - a <= budget.SHOWN_EXCERPT:
             return text[a:b].strip()
         at = -1
         if near:
@@ -146,14 +146,14 @@ class Record:
             if at != -1:
                 self._cursor[line] = at + len(near)
         if at == -1:
-            return text[a:a + EXCERPT].strip() + " ..."
-        lo = max(a, at - EXCERPT // 4)
-        hi = min(b, lo + EXCERPT)
+            return text[a:a + budget.SHOWN_EXCERPT].strip() + " ..."
+        lo = max(a, at - budget.SHOWN_EXCERPT // 4)
+        hi = min(b, lo + budget.SHOWN_EXCERPT)
         # whole words only (a withheld value is replaced whole, never shown in part)
-        cut = text.rfind(" ", max(a, lo - EXCERPT), lo + 1)
+        cut = text.rfind(" ", max(a, lo - budget.SHOWN_EXCERPT), lo + 1)
         lo = cut + 1 if cut != -1 and lo > a else lo
-        cut = text.find(" ", hi, min(b, hi + EXCERPT))
-        hi = cut if cut != -1 else (b if b - hi <= EXCERPT else hi)
+        cut = text.find(" ", hi, min(b, hi + budget.SHOWN_EXCERPT))
+        hi = cut if cut != -1 else (b if b - hi <= budget.SHOWN_EXCERPT else hi)
         for sa, sb in self._secret_spans(line, a, b):  # nor a secret, in a line without spaces
             if sa < lo < sb:
                 lo = sa
