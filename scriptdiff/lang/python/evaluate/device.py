@@ -21,6 +21,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from .... import budget
 from ....ruleset.devices import family_of, table
 from ..parse import Parsed, dotted, kids, match_name, qualified_name
 from ..parse import _block_body as _stmts
@@ -159,7 +160,7 @@ class DeviceEval:
         return qualified_name(self.p, node)
 
     def ev(self, node, env: Env, depth: int = 0):
-        if depth > 30:
+        if depth > budget.DEVICE_TEST_DEPTH:
             return UNDECIDED
         t = type(node)
         if t is cst.Name:

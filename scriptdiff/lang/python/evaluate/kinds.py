@@ -20,6 +20,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import NamedTuple
 
+from .... import budget
 from ..parse import rules
 
 
@@ -65,7 +66,7 @@ class NotLiteral(Exception):
 CONSTANTS = {"True": True, "False": False, "None": None}  # the names that are values
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=budget.NUMBER_MEMO)
 def number(text: str):
     """An Integer or Float literal's value (`1_000` is 1000); cached: a constant repeated
     a hundred thousand times is parsed once."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .... import budget
 from ....budget import Meter, TooLarge, check_number, note
 from ....ruleset.devices import family_of
 from ..parse import Parsed, canon_qn, qualified_name
@@ -84,7 +85,7 @@ class Values:
 
     def _evaluate(self, node, used: list, depth: int):
         t = type(node)
-        if depth > 20:
+        if depth > budget.VALUE_DEPTH:
             raise NotLiteral
         self.steps += 1
         if self.steps > self.meter.value_pieces:
@@ -216,8 +217,8 @@ class Values:
                     continue
                 if index is None and literal(p, node):
                     text = p.code(node)
-                    if len(text) > 400:
-                        return {"computed": "a literal of more than 400 characters"}
+                    if len(text) > budget.LITERAL_CHARS:
+                        return {"computed": f"a literal of more than {budget.LITERAL_CHARS} characters"}
                     return {"pos": p.position(node), "node": t.__name__, "code": text, "via": via}
                 if t is cst.Name and node.value in p.consts:
                     if node.value in p.reassigned:
@@ -287,7 +288,7 @@ def arith(op, a, b):
             return a // b
         if op is cst.Modulo:
             return a % b
-        if op is cst.Power and abs(b) <= 128 and abs(a) < 1e6:
+        if op is cst.Power and abs(b) <= budget.POWER_EXPONENT and abs(a) < 1e6:
             return a ** b
     except (ZeroDivisionError, OverflowError, ValueError):
         raise NotLiteral from None
