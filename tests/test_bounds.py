@@ -141,15 +141,15 @@ def test_a_value_too_large_spends_the_budget_once(tmp_path, cli, monkeypatch):
     """A keyword read several ways (as a setting, as an argument) is evaluated once up to the
     budget, then known to be too large: the fuzzed 8**10-element constant took 20 s when each
     reading spent the whole budget again."""
-    from scriptdiff.lang.python import facts
+    from scriptdiff.lang.python.evaluate import static
     monkeypatch.setattr(budget, "VALUE_PIECES", 2000)
     steps = []
-    real = facts.Reader._evaluate
+    real = static.Values._evaluate
 
     def counted(self, node, used, depth):
         steps.append(1)
         return real(self, node, used, depth)
-    monkeypatch.setattr(facts.Reader, "_evaluate", counted)
+    monkeypatch.setattr(static.Values, "_evaluate", counted)
     text = shapes.python_fanout(4)
     g, n = _pair(tmp_path, "train.py", text, text.replace("[1, 2,", "[0, 2,"))
     code, doc, _ = _json(cli, "diff", g, n, "--no-cache")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..inputs import flags
 from ..lang.shell import parse_tree
 from ..model import ORIGIN_EXPLICIT, Fact
 from .base import Edit, Refused, Request, char_offset, needs_spelling, number_text, refuse_unspelled, spelling
@@ -179,7 +180,8 @@ def _extent(fl: _File, m: dict) -> tuple[int, int]:
         raise Refused("the option is written through a variable or joined to one (--x=\"$V\"); edit it by hand")
     a, b = m["flag"]
     n = m.get("values") or 0
-    if n == 0 or "=" in (m.get("flag_text") or "") or not (m.get("flag_text") or "").startswith("-"):
+    f = flags.split(m.get("flag_text") or "")
+    if n == 0 or f is None or f.value is not None:
         return a, b  # --flag, --k=v and k=v are one word
     span = m.get("value")
     if n == 1 and span and span[0] >= b and _gap(fl.data[b:span[0]]):
@@ -257,11 +259,12 @@ def add(req: Request) -> list[Edit]:
 
 
 def _new_words(req: Request, gm: dict) -> str:
-    flag = gm.get("flag_text") or ""
-    if not flag.startswith("-"):  # a Hydra override: path=value
-        path = flag.partition("=")[0]
+    written = gm.get("flag_text") or ""
+    flag = flags.split(written)
+    if flag is None:  # a Hydra override: path=value
+        path = written.partition("=")[0]
         return f"{path}={_plain(_new_value(req, None))}"
-    name = flag.partition("=")[0]
+    name = flag.option
     entry = spelling(req.key, req.gpu.meta.get("written_key"), req.value, KIND)
     if entry is not None and entry.get("flag"):
         return entry["npu"]

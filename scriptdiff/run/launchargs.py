@@ -26,6 +26,7 @@ import posixpath
 from dataclasses import dataclass, field, replace
 
 from .finding import finding
+from ..inputs import flags
 from ..model import Extract, Fact, Finding, InputAccount, Side
 from ..inputs.references import source_identity
 from ..inputs.sources import Source
@@ -62,17 +63,7 @@ class Judged:
 def lookup(cmd: dict, name: str) -> tuple[str, list[str]]:
     """How the parser `cmd` takes `--name`: ("exact" | "prefix" | "ambiguous" | "unknown", the
     option strings matched)."""
-    opt = "--" + name
-    dest = {s: o[1] for o in cmd["options"] for s in o[0]}
-    if opt in dest:
-        return "exact", [opt]
-    if cmd["abbrev"]:
-        found = sorted(s for s in dest if s.startswith(opt) and s.startswith("--"))
-        if found:
-            if len({dest[s] for s in found}) == 1:  # two spellings of one option (--lr_x, --lr-x)
-                return "prefix", found[:1]
-            return "ambiguous", found
-    return "unknown", []
+    return flags.lookup(name, {s: o[1] for o in cmd["options"] for s in o[0]}, cmd["abbrev"])
 
 
 def judge(side: str, items: list[tuple[Source | None, Extract]], programs: list,

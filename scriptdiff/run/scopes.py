@@ -23,7 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from ..inputs import gitsrc
+from ..inputs import flags, gitsrc
 from ..model import InputError, Report
 from .pipeline import Inputs, Unit
 from ..inputs.references import DiskResolver, Resolution
@@ -235,16 +235,12 @@ def _named_revisions(repo, env) -> tuple[list[str], bool]:
     if args is None:
         return revs, False
     cached = any(a in ("--cached", "--staged") for a in args)
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "--":
+    for item in flags.scan(args, 0, lambda f, _next: f.text in _VALUED):
+        if item.end:
             break
-        if a.startswith("-"):
-            skip = a in _VALUED
+        if item.flag is not None:
             continue
+        a = args[item.at]
         parts = [a]
         if "..." in a:
             x, _, y = a.partition("...")

@@ -34,6 +34,8 @@ from collections import Counter
 
 import libcst as cst
 
+from ...inputs import flags
+from .evaluate import constant, fields, is_dataclass
 from .parse import Parsed, dotted, qualified_name
 
 ARGPARSE = ("argparse.ArgumentParser",)
@@ -212,12 +214,11 @@ class _Reader:
         if any(a.star for a in build.args):
             raise _Incomplete(f"its parser is built from arguments given at run time ({self.at(build)})")
         if "allow_abbrev" in kws:
-            v = kws["allow_abbrev"]
-            if type(v) is not cst.Name or v.value not in ("True", "False"):
+            v = constant(kws["allow_abbrev"])
+            if not isinstance(v, bool):
                 raise _Incomplete(f"whether its parser takes abbreviations is decided at run time ({self.at(build)})")
-            self.abbrev = v.value == "True"
-        add_help = kws.get("add_help")
-        if not (type(add_help) is cst.Name and add_help.value == "False"):
+            self.abbrev = v
+        if constant(kws.get("add_help")) is not False:
             self.options.append([["-h", "--help"], "help", self.line])
         if self.kind == "hf":
             positional = [a.value for a in build.args if a.keyword is None]
@@ -280,7 +281,7 @@ class _Reader:
                 raise _Incomplete(f"an option is built at run time ({self.at(c)})")
             if a.keyword is not None:
                 continue
-            s = a.value.evaluated_value if type(a.value) in (cst.SimpleString, cst.ConcatenatedString) else None
+            s = constant(a.value)
             if not isinstance(s, str):
                 raise _Incomplete(f"an option's name is computed at run time ({self.at(c)})")
             strings.append(s)
@@ -288,17 +289,16 @@ class _Reader:
 
     def _add_argument(self, c: cst.Call) -> None:
         strings = self._names(c)
-        if not strings or not strings[0].startswith("-"):
+        if not strings or not flags.dashed(strings[0]):
             return  # a positional argument
         kws = {a.keyword.value: a.value for a in c.args if a.keyword is not None}
         dest = kws.get("dest")
         dest = dest.evaluated_value if type(dest) is cst.SimpleString else None
         if not isinstance(dest, str):
-            longs = [s for s in strings if s.startswith("--")]
-            dest = (longs[0] if longs else strings[0]).lstrip("-").replace("-", "_")
+            dest = flags.dest(strings)
         act = kws.get("action")
         if act is not None and (self.qn(act) or "").endswith("BooleanOptionalAction"):
-            strings += ["--no-" + s[2:] for s in strings if s.startswith("--")]
+            strings += [flags.negated(s) for s in strings if s.startswith(flags.END)]
         self.options.append([strings, dest, self.p.line_of(c)])
 
     def _parses(self, parses: list[cst.Call], names: set[str]) -> None:
@@ -312,7 +312,7 @@ class _Reader:
                 raise _Incomplete(f"it parses a list the program builds, not its command line ({self.at(c)})")
             stops = PARSE[method]
             rest = kws.get("return_remaining_strings")
-            if method == "parse_args_into_dataclasses" and type(rest) is cst.Name and rest.value == "True":
+            if method == "parse_args_into_dataclasses" and constant(rest) is True:
                 stops = False
             elif method == "parse_args_into_dataclasses" and rest is not None and type(rest) is not cst.Name:
                 raise _Incomplete(f"whether it keeps the options it does not use is decided at run time ({self.at(c)})")
@@ -361,7 +361,7 @@ class _Reader:
             return [c for el in node.elements for c in self._dataclasses(el.value)]
         if type(node) is cst.Name:
             cls = self.scan.classes.get(node.value)
-            if cls is not None and _is_dataclass(cls):
+            if cls is not None and is_dataclass(cls):
                 return [cls]
             where = self.p.aliases.get(node.value)
             raise _Incomplete(f"{node.value} is defined outside {self.name}"
@@ -376,32 +376,22 @@ class _Reader:
             if type(base.value) is not cst.Name:
                 raise _Incomplete(f"{cls.name.value} extends a class outside {self.name}")
             bcls = self.scan.classes.get(base.value.value)
-            if bcls is None or not _is_dataclass(bcls):
+            if bcls is None or not is_dataclass(bcls):
                 raise _Incomplete(f"{cls.name.value} extends {base.value.value}, defined outside {self.name}")
             self._fields(bcls, seen)
-        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-        for stmt in body:
-            for small in (stmt.body if type(stmt) is cst.SimpleStatementLine else ()):
-                if type(small) is not cst.AnnAssign or type(small.target) is not cst.Name:
-                    continue
-                ann = dotted(small.annotation.annotation) or ""
-                if ann.rsplit(".", 1)[-1] == "ClassVar" or (type(small.annotation.annotation) is cst.Subscript and
-                                                            (dotted(small.annotation.annotation.value) or "")
-                                                            .rsplit(".", 1)[-1] == "ClassVar"):
-                    continue
-                name = small.target.value
-                value = small.value
-                kws = {}
-                if type(value) is cst.Call and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
-                    kws = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
-                    if type(kws.get("init")) is cst.Name and kws["init"].value == "False":
-                        continue
-                    value = kws.get("default")
-                strings = [f"--{name}"] + ([f"--{name.replace('_', '-')}"] if "_" in name else [])
-                strings += _aliases(kws.get("metadata"))
-                if _is_bool(small.annotation.annotation) and type(value) is cst.Name and value.value == "True":
-                    strings += [f"--no_{name}"] + ([f"--no-{name.replace('_', '-')}"] if "_" in name else [])
-                self.options.append([strings, name, self.p.line_of(small)])
+        for small, name, value, kws in fields(cls):
+            ann = dotted(small.annotation.annotation) or ""
+            if ann.rsplit(".", 1)[-1] == "ClassVar" or (type(small.annotation.annotation) is cst.Subscript and
+                                                        (dotted(small.annotation.annotation.value) or "")
+                                                        .rsplit(".", 1)[-1] == "ClassVar"):
+                continue
+            if constant(kws.get("init")) is False:
+                continue
+            strings = [f"--{name}"] + ([f"--{name.replace('_', '-')}"] if "_" in name else [])
+            strings += _aliases(kws.get("metadata"))
+            if _is_bool(small.annotation.annotation) and constant(value) is True:
+                strings += [f"--no_{name}"] + ([f"--no-{name.replace('_', '-')}"] if "_" in name else [])
+            self.options.append([strings, name, self.p.line_of(small)])
 
     # ------------------------------------------------------------------------- click
     def _click_commands(self) -> list[cst.FunctionDef]:
@@ -431,16 +421,15 @@ class _Reader:
                 for s in self._names(call):
                     for part in s.split("/"):
                         part = part.strip()
-                        if part.startswith("-"):
+                        if flags.dashed(part):
                             strings.append(part)
                         elif part.isidentifier():
                             dest = part
-                longs = [s for s in strings if s.startswith("--")]
-                dest = dest or (longs[0] if longs else strings[0] if strings else "").lstrip("-").replace("-", "_")
+                dest = dest or flags.dest(strings) or ""
                 self.options.append([strings, dest, self.p.line_of(call)])
             elif q in CLICK_OPTIONS:
                 given = [a.value.evaluated_value for a in (call.args if call else ()) if a.keyword is None and
-                         type(a.value) is cst.SimpleString and str(a.value.evaluated_value).startswith("-")]
+                         type(a.value) is cst.SimpleString and flags.dashed(str(a.value.evaluated_value))]
                 self.options.append([given or CLICK_OPTIONS[q], q.rsplit(".", 1)[-1], self.p.line_of(d)])
             elif q not in CLICK_PLAIN:
                 raise _Incomplete(f"decorator {dotted(call.func if call else d.decorator) or '?'} of {fn.name.value} "
@@ -510,11 +499,11 @@ class _Reader:
             strings = []
             for a in (opt.args if opt is not None else ()):
                 s = a.value.evaluated_value if a.keyword is None and type(a.value) is cst.SimpleString else None
-                if isinstance(s, str) and s.startswith("-"):
+                if isinstance(s, str) and flags.dashed(s):
                     strings += [x.strip() for x in s.split("/") if x.strip()]
             if not strings:
-                flag = "--" + name.replace("_", "-")
-                strings = [flag] + ([f"--no-{name.replace('_', '-')}"] if _is_bool(_plain_type(ann)) else [])
+                flag = flags.END + name.replace("_", "-")
+                strings = [flag] + ([flags.negated(flag)] if _is_bool(_plain_type(ann)) else [])
             self.options.append([strings, name, self.p.line_of(prm)])
         self.options.append([["--help"], "help", self.line])
         return self.result()
@@ -522,14 +511,9 @@ class _Reader:
 
 def _is_argv(p: Parsed, node) -> bool:
     """`None` or `sys.argv[1:]`: the command line itself."""
-    if type(node) is cst.Name and node.value == "None":
+    if constant(node) is None:
         return True
     return type(node) is cst.Subscript and qualified_name(p, node.value) == "sys.argv"
-
-
-def _is_dataclass(cls: cst.ClassDef) -> bool:
-    return any((dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "")
-               .rsplit(".", 1)[-1] == "dataclass" for d in cls.decorators)
 
 
 def _is_bool(ann) -> bool:

@@ -23,16 +23,15 @@ from ...model import Side
 from ...ruleset.rules import code
 from .pair import PairState, one_line
 from .parse import Parsed, St, expected_import, import_items, qualified_name
-from .specialise import switch, tuning
+from .evaluate import constant, switch, tuning
 
 
 _qualified = qualified_name
 
 
 def _literal(node):
-    if type(node) is cst.Name and node.value in ("True", "False"):
-        return node.value == "True"
-    return None
+    v = constant(node)
+    return v if isinstance(v, bool) else None
 
 
 def assignments(p: Parsed, st: St) -> list[tuple[str, object, cst.CSTNode]]:

@@ -14,7 +14,7 @@ from ...model import Severity, Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
 from .pair import PairState, one_line
-from .facts import NotLiteral, Reader, env_read
+from .evaluate import Kind, env_read, kind_of, value
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
@@ -222,8 +222,8 @@ class NodeDiff:
         vals = []
         for p, node in ((self.s.g, g), (self.s.n, n)):
             try:
-                v = Reader(p, "").evaluate(node, [])
-            except (NotLiteral, Exception):
+                v = value(p, node)
+            except Exception:
                 return False
             if type(v) is not str:
                 return False
@@ -246,8 +246,8 @@ class NodeDiff:
 
     def _literal(self, p, node):
         try:
-            return Reader(p, "").evaluate(node, [])
-        except (NotLiteral, Exception):
+            return value(p, node)
+        except Exception:
             return None
 
     @staticmethod
@@ -268,8 +268,8 @@ class NodeDiff:
 
     def is_default(self, p, node, default) -> bool:
         try:
-            v = Reader(p, "").evaluate(node, [])
-        except (NotLiteral, Exception):
+            v = value(p, node)
+        except Exception:
             return False
         if isinstance(v, str) and type(v) is str and isinstance(default, str):
             nm = self.s.gn if p is self.s.g else self.s.nn
@@ -358,15 +358,14 @@ class NodeDiff:
         run may be on: rules/devices.yaml `tensor_devices`, the CPU)."""
         p = self.s.n
         try:
-            v = Reader(p, "").evaluate(node, [])
-        except (NotLiteral, Exception):
+            v = value(p, node)
+        except Exception:
             v = None
         if isinstance(v, str):
             dev = v.split(":", 1)[0]
             if type(v) is str:
                 return dev not in ((table().get("python") or {}).get("tensor_devices") or ())
-            names = {x for names in (rules().raw.get("dtype_names") or {}).values() for x in names}
-            return v not in names and v.rsplit(".", 1)[-1] not in names and "." not in v
+            return kind_of(v) is not Kind.DTYPE and "." not in v  # a name the imports resolve: not a dtype
         if v is not None:
             return isinstance(v, int) and not isinstance(v, bool)
         d = dotted(node) or ""
@@ -374,7 +373,7 @@ class NodeDiff:
 
     def env_name(self, node, p=None) -> str | None:
         """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
-        return env_read(self.s.nn if p is None or p is self.s.n else self.s.gn, node)
+        return env_read(self.s.n if p is None or p is self.s.n else self.s.g, node)
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)

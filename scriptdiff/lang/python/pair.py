@@ -16,7 +16,7 @@ from ... import budget
 from ...run.finding import finding
 from ...model import Finding, Masked, Side
 from ...ruleset.vocabulary import category
-from .facts import QName, Reader
+from .evaluate import QName, value
 from .parse import Norm, Parsed, St
 
 
@@ -89,7 +89,7 @@ def typed_value(p: Parsed, node):
                          cst.Name, cst.Tuple, cst.List)):
         used: list = []
         try:
-            v = Reader(p, "").evaluate(node, used)
+            v = value(p, node, used)
         except Exception:
             v = None
             used = [None]

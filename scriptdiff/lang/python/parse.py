@@ -425,6 +425,30 @@ def fields_of(t: type) -> tuple:
     return f
 
 
+_IS_NODE: dict = {}
+
+
+def _node(v) -> bool:
+    t = type(v)
+    got = _IS_NODE.get(t)
+    if got is None:
+        got = _IS_NODE[t] = issubclass(t, cst.CSTNode)
+    return got
+
+
+def kids(node) -> list:
+    """A node's child nodes, formatting left out (libcst's `children` runs a visitor: slow)."""
+    out = []
+    for name in fields_of(type(node)):
+        v = getattr(node, name)
+        t = type(v)
+        if t is list or t is tuple:
+            out.extend(x for x in v if _node(x))
+        elif _node(v):
+            out.append(v)
+    return out
+
+
 class Norm:
     """Normalizes nodes of one file; memoizes keys; records masks and swap calls."""
 

@@ -16,11 +16,10 @@ import libcst as cst
 from ...model import Side
 from ...ruleset.rules import code
 from .classify import Classifier
-from .facts import NotLiteral, Reader
+from .evaluate import device_test, value
 from .nodediff import NodeDiff
 from .pair import PairState
 from .parse import Parsed, St, canon_qn, dotted, expected_import, import_items, rules
-from .specialise import device_test
 
 
 class PortChecks:
@@ -206,8 +205,8 @@ class PortChecks:
             if a is None:
                 return "decoupled" if sw.get("default") else "l2"
             try:
-                v = Reader(p, "").evaluate(a.value, [])
-            except (NotLiteral, Exception):
+                v = value(p, a.value)
+            except Exception:
                 return None
             return "decoupled" if v else "l2"
 
@@ -311,7 +310,7 @@ class PortChecks:
     @staticmethod
     def num(p: Parsed, node):
         try:
-            v = Reader(p, "").evaluate(node, [])
-        except (NotLiteral, Exception):
+            v = value(p, node)
+        except Exception:
             return None
         return v if isinstance(v, (int, float, bool)) or v is None else None

@@ -5,7 +5,7 @@ same value is not a difference.
 default is 0.0003) is the same value, moved into the configuration. Both sides are
 evaluated through module constants, argparse and dataclass defaults, module-level config
 dicts, `os.environ.get(name, default)` and simple arithmetic (`int(3e6)`,
-`MAX_EP_LEN * 4`) by facts.Reader, without running anything. Equal values are no
+`MAX_EP_LEN * 4`) by the evaluator (evaluate/), without running anything. Equal values are no
 difference: an info "now configurable" when one side reads the value from an option or the
 environment, nothing otherwise. Different values are reported once, with both values and
 where each came from.
@@ -21,7 +21,7 @@ import libcst as cst
 from ...model import Severity, Side
 from ...ruleset.vocabulary import lookup
 from .classify import Classifier, severity_rule
-from .facts import NotLiteral, Reader, env_read
+from .evaluate import QName, env_read, value
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
 
@@ -33,12 +33,10 @@ def _evaluate(p: Parsed, node):
     """(value, what it was read through) or None when the value is not known statically."""
     used: list = []
     try:
-        v = Reader(p, "").evaluate(node, used)
-    except (NotLiteral, RecursionError):
+        v = value(p, node, used)
+    except Exception:  # NotLiteral, and whatever a hostile value raises
         return None
-    except Exception:
-        return None
-    if isinstance(v, (str, bytes)) and type(v).__name__ == "QName":
+    if isinstance(v, QName):  # a name the imports resolve: not a value to compare
         return None
     return v, [name for name, _node in used]
 
@@ -134,7 +132,7 @@ class ValueChecks:
                     and small.targets[0].target.value not in self.names(side):
                 what = what or f"constant {small.targets[0].target.value}"
                 continue
-            env = env_read(self.s.gn if side == "gpu" else self.s.nn, value)
+            env = env_read(self.s.g if side == "gpu" else self.s.n, value)
             if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
                     and env is not None:  # rank = int(os.environ["RANK"]): what reads it is compared
                 what = what or f"${env} read into {small.targets[0].target.value}"

@@ -5,6 +5,7 @@ side comments out and the other sets is reported as such, not as simply missing.
 """
 from __future__ import annotations
 
+from ...inputs import flags
 from ...model import Fact
 from ...ruleset.vocabulary import canonical_flag
 from .record import Record
@@ -33,9 +34,9 @@ def commented_flags(root, data: bytes) -> dict[str, int]:
 def _comment_flags(commented: dict[str, int], text: str, line: int) -> None:
     toks = text.replace("\\", " ").split()
     for tok in toks:
-        if tok.startswith("--") and len(tok) > 2:
-            name = tok[2:].split("=", 1)[0]
-            dest = name.replace("-", "_")
+        f = flags.split(tok)
+        if f is not None and f.long:
+            dest = f.dest
             if dest in ("bf16", "fp16"):
                 key = "params_dtype"
             else:

@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from ... import budget
 from ...budget import TOO_LARGE_TEXT, TooLarge
+from ...inputs import flags
 from ...model import InputError
 from ...inputs.references import DiskResolver, source_identity
 from ...inputs.sources import SourceError
@@ -88,7 +89,7 @@ class Evaluator:
                     n2 = nodes[j]
                     if n2.type == "command":
                         nm = n2.child_by_field_name("name")
-                        if nm is None or not x.t(nm).startswith("-"):
+                        if nm is None or not flags.dashed(x.t(nm)):
                             break
                         extra.append(n2)
                     j += 1
@@ -345,7 +346,7 @@ class Evaluator:
             return
         if entry is None:
             texts = [w.text for w in words]
-            wraps = any(tx == "--" and i + 1 < len(texts) and t.looks_like(os.path.basename(texts[i + 1]))
+            wraps = any(tx == flags.END and i + 1 < len(texts) and t.looks_like(os.path.basename(texts[i + 1]))
                         for i, tx in enumerate(texts))  # ray job submit ... -- python3 -m ...
             self.rec.unknown_command(words, line, wraps)
             return
@@ -365,21 +366,16 @@ class Evaluator:
         environment it gives it (`env A=1 B=2 cmd`: A and B)."""
         valued, positional = self.table.wrappers[name]
         env = []
-        i = 0
-        while i < len(words):
-            tx = words[i].text
-            if tx == "--":
-                i += 1
-                break
-            if tx.startswith("-") and len(tx) > 1:
-                opt = tx.lstrip("-")
-                i += 2 if ("=" not in opt and opt in valued) else 1
+        i = len(words)
+        for item in flags.scan([w.text for w in words], 0, lambda f, _next: f.name in valued):
+            if item.flag is not None:
                 continue
-            if name == "env" and "=" in tx and tx.split("=", 1)[0].isidentifier():
-                env.append((tx.split("=", 1)[0], tail_word(words[i], len(tx.split("=", 1)[0]) + 1).segs,
-                            words[i].line))
-                i += 1
+            tx = words[item.at].text
+            if not item.end and name == "env" and "=" in tx and tx.split("=", 1)[0].isidentifier():
+                env.append((tx.split("=", 1)[0], tail_word(words[item.at], len(tx.split("=", 1)[0]) + 1).segs,
+                            words[item.at].line))
                 continue
+            i = item.at + 1 if item.end else item.at
             break
         i += positional
         return words[i:], env

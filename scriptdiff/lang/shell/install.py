@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ...inputs import flags
 from ...model import RANK_CONFIG, Fact, InputError
 from ...ruleset.packages import CONSTRAINT, Entry, conda_entry, list_marker, package_facts, requirement
 from ...ruleset.rules import RuleSet, derived
@@ -62,9 +63,7 @@ def match(words: list[Word], interpreter: bool) -> tuple[Installer, list[Word]] 
     name = os.path.basename(words[0].text)
     rest = 1
     if interpreter:
-        i = 1
-        while i < len(words) and words[i].text.startswith("-") and words[i].text != "-m":
-            i += 1
+        i = flags.first_operand([w.text for w in words], 1, stop=("-m",))
         if i + 1 >= len(words) or words[i].text != "-m":
             return None
         name, rest = f"-m {words[i + 1].text}", i + 2
@@ -87,47 +86,32 @@ class InstallReader:
     def read(self, inst: Installer, words: list[Word], line: int) -> None:
         rec = self.rec
         entries: list[Entry] = []
-        i = 0
-        only_packages = False
-        while i < len(words):
-            w = words[i]
-            tx = w.text
-            if tx in ("", "\\"):
-                i += 1
-                continue
-            if tx == "--" and not only_packages:
-                only_packages = True
-                i += 1
-                continue
-            if tx.startswith("-") and len(tx) > 1 and not only_packages:
-                i = self.option(inst, words, i, entries)
-                continue
-            entries.extend(self.package(inst, w))
-            i += 1
+        joined = inst.requirements | inst.constraints | inst.editable | inst.environment  # -rrequirements.txt
+
+        def takes(f: flags.Flag, _next: str) -> bool:
+            return f.joined(joined) is f and inst.takes_value(f.name)
+
+        for item in flags.scan([w.text for w in words], 0, takes):
+            w = words[item.at]
+            if item.flag is not None:
+                self.option(inst, item.flag.joined(joined), w, words[item.value] if item.value is not None else None,
+                            entries)
+            elif not item.end and w.text not in ("", "\\"):  # after `--` every word is a package
+                entries.extend(self.package(inst, w))
         rec.installs += 1
         side = getattr(rec.ctx, "side", "gpu")
         rec.facts.extend(package_facts(entries, rec.src.name, side, RANK_CONFIG))
         if rec.installs == 1:
             rec.facts.append(list_marker(rec.src.name, False))
 
-    def option(self, inst: Installer, words: list[Word], i: int, entries: list[Entry]) -> int:
-        """One option of an installer command from word i: a file it installs from (a reference),
-        an editable package, or an option skipped with its value; the index after it."""
-        w = words[i]
-        tx = w.text
-        long = tx.startswith("--")
-        name, eq, val = tx.lstrip("-").partition("=")
-        value: Word | None = None
-        nxt = i + 1
-        if eq:
-            value = tail_word(w, len(tx) - len(val))
-        elif not long and len(name) > 1 and name[0] in inst.requirements | inst.constraints | inst.editable \
-                | inst.environment:
-            name, value = name[0], tail_word(w, 2)  # -rrequirements.txt
-        elif inst.takes_value(name) and i + 1 < len(words):
-            value, nxt = words[i + 1], i + 2
+    def option(self, inst: Installer, f: flags.Flag, w: Word, after: Word | None, entries: list[Entry]) -> None:
+        """One option of an installer command, word `w` (and `after`, the next word when that is
+        its value): a file it installs from (a reference), an editable package, or an option
+        skipped with its value."""
+        name = f.name
+        value = tail_word(w, f.value_at) if f.value is not None else after
         if value is None:
-            return nxt
+            return
         files = {**dict.fromkeys(inst.environment, ENVIRONMENT), **dict.fromkeys(inst.constraints, CONSTRAINT),
                  **dict.fromkeys(inst.requirements, REQUIREMENT)}  # the option -> what the file it names is
         if name in files:
@@ -137,7 +121,6 @@ class InstallReader:
             if e is not None:
                 e.source = self.rec.src_line(value.line, value.text)
                 entries.append(e)
-        return nxt
 
     def reference(self, w: Word, key: str) -> None:
         """A file the command installs from, followed by the engine (found within the side)."""

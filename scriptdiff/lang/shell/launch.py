@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ... import budget
+from ...inputs import flags
 from ...model import RANK_SCRIPT, REF_PROGRAM, Fact
 from ...ruleset.vocabulary import convert
 from .launchers import Launcher, LauncherTable
@@ -56,7 +57,7 @@ class LaunchReader:
         if entry.framework:
             self.rec.frameworks.add(entry.framework)
         if entry.program == "wrapper":  # ray job submit [its options] -- python3 -m pkg key=value ...
-            sep = texts.index("--", i) if "--" in texts[i:] else -1
+            sep = texts.index(flags.END, i) if flags.END in texts[i:] else -1
             inner = words[sep + 1:] if sep != -1 else []
             if inner and depth < budget.LAUNCH_DEPTH and self.table.find(os.path.basename(inner[0].text)) is not None:
                 self._launch(inner, line, env, depth + 1)
@@ -69,8 +70,9 @@ class LaunchReader:
             self.start(texts[i - 1], words[i:], entry.framework)
             return
         if entry.program == "interpreter":  # python [-u] [-m module] script args
-            while i < len(texts) and texts[i].startswith("-") and texts[i] not in ("-m",):
-                i += 1
+            i = flags.first_operand(texts, i, stop=("-m",))
+            if i < len(texts) and texts[i] == "-":  # `python - <<EOF`: its program is standard input
+                return
             if i < len(texts) and texts[i] == "-m" and i + 1 < len(texts):
                 mod = texts[i + 1]
                 runner = self.table.runner(mod)
@@ -119,26 +121,21 @@ class LaunchReader:
         texts = [w.text for w in words]
         opts: dict[str, Word] = {}
         no_value = self.table.flags | entry.flags
-        while i < len(texts):
-            tok = texts[i]
-            if not tok.startswith("-") or tok == "--":
-                if tok == "--":
-                    i += 1
-                break
-            opt, eq, val = tok.lstrip("-").partition("=")
-            optn = opt.replace("-", "_")
-            if eq:
-                opts[optn] = tail_word(words[i], len(tok) - len(val))
-                i += 1
-                continue
-            if opt in no_value or optn in no_value or i + 1 >= len(texts) \
-                    or texts[i + 1].startswith("-") or texts[i + 1].endswith(".py"):
-                opts[optn] = Word([Seg("true", words[i].line)])
-                i += 1
-                continue
-            opts[optn] = words[i + 1]
-            i += 2
-        return i, opts
+
+        def takes(f: flags.Flag, nxt: str) -> bool:  # a switch, or an option before the program: no value
+            return not (f.name in no_value or f.dest in no_value or nxt.startswith("-") or nxt.endswith(".py"))
+
+        for item in flags.scan(texts, i, takes):
+            f = item.flag
+            if f is None:  # the program starts here (after `--`)
+                return item.at + 1 if item.end else item.at, opts
+            if f.value is not None:
+                opts[f.dest] = tail_word(words[item.at], f.value_at)
+            elif item.value is not None:
+                opts[f.dest] = words[item.value]
+            else:
+                opts[f.dest] = Word([Seg("true", words[item.at].line)])
+        return len(texts), opts
 
     def launcher_facts(self, entry: Launcher, opts: dict[str, Word], line: int, from_env=()) -> None:
         """world_size, master_port/master_addr, mixed_precision and config references from the

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 
+from ...inputs import flags as options
 from ...model import RANK_SCRIPT, Fact, Masked, Side
 from ...inputs.references import resolve
 from ...ruleset.registry import dialects_for, reference_suffixes, referenced_kind
@@ -47,10 +48,11 @@ class ProgramReader:
             if tok in ("\\", "") and not _explicit_empty(w):
                 i += 1
                 continue
-            if tok.startswith("--") and len(tok) > 2:
-                name, eq, val = tok[2:].partition("=")
-                if eq:
-                    vw = tail_word(w, len(tok) - len(val))
+            opt = options.split(tok)
+            if opt is not None and opt.long:
+                name = opt.name
+                if opt.value is not None:
+                    vw = tail_word(w, opt.value_at)
                     flags.append((name, [vw], w))
                     i += 1
                     continue
@@ -68,9 +70,9 @@ class ProgramReader:
                 i = j
                 continue
             m = HYDRA_RE.match(tok)
-            if m and not tok.startswith("-"):
+            if m and not options.dashed(tok):
                 hydra.append((m.group(2), m.group(3), w))
-            elif tok.lower().endswith(reference_suffixes()) and not tok.startswith("-"):
+            elif tok.lower().endswith(reference_suffixes()) and not options.dashed(tok):
                 self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
             i += 1
         names = {n.replace("-", "_") for n, _, _ in flags}
@@ -133,13 +135,14 @@ class ProgramReader:
                 self.add_hparam("params_dtype", dest, vw, f"--{name}", flag_word=w)
             return
         key = canonical_flag(dest, prefer)
-        if key is None and dest.startswith("no_"):
-            pos = canonical_flag(dest[3:], prefer)
+        off = options.negative(dest)  # --no-x: x off
+        if key is None and off is not None:
+            pos = canonical_flag(off, prefer)
             if raw is True:
-                self.add_hparam(pos or dest[3:], False, w, f"--{name}", flag_word=w)
+                self.add_hparam(pos or off, False, w, f"--{name}", flag_word=w)
                 return
             if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):  # ms-swift: --no_x true
-                self.add_hparam(pos or dest[3:], raw.strip().lower() == "false", vw, f"--{name}", flag_word=w)
+                self.add_hparam(pos or off, raw.strip().lower() == "false", vw, f"--{name}", flag_word=w)
                 return
         self.add_hparam(key or dest, raw, vw, f"--{name}", flag_word=w)
 
@@ -232,9 +235,8 @@ def _explicit_empty(w: Word) -> bool:
 
 
 def _is_option(tok: str) -> bool:
-    if not tok.startswith("-") or tok == "-":
-        return False
-    return not isinstance(to_number(tok), (int, float))  # -1, -1e-3 are values
+    """An option or END where an option's values are read: -1, -1e-3 are values."""
+    return options.dashed(tok) and not isinstance(to_number(tok), (int, float))
 
 
 def _hydra_value(val: str):

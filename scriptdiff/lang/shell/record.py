@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ... import budget
 from ...budget import note
+from ...inputs import flags
 from ...model import Fact, InputError
 from ...ruleset.secrets import redact_text, secret_spans, secret_words
 from ...ruleset.vocabulary import canonical_flag
@@ -72,16 +73,16 @@ class Record:
         a training run's (a canonical hyperparameter, many options, or a known launcher after
         `--`), so that the report can say its options were not compared instead of passing
         silently. Options are `--name[=value]` words and Hydra overrides (`a.b=c`)."""
-        opts = [w.text[2:].partition("=")[0].replace("-", "_") for w in words[1:]
-                if w.text.startswith("--") and len(w.text) > 2]
+        split = [flags.split(w.text) for w in words[1:]]
+        opts = [f.dest for f in split if f is not None and f.long]
         opts += [w.text.lstrip("+~").partition("=")[0] for w in words[1:]
-                 if not w.text.startswith("-") and "=" in w.text and "." in w.text.partition("=")[0]]
+                 if not flags.dashed(w.text) and "=" in w.text and "." in w.text.partition("=")[0]]
         if not opts:
             return
         known = sum(1 for o in opts if canonical_flag(o, "megatron") or canonical_flag(o, "hf"))
         if known or wraps or len(opts) >= 5:
             name = words[0].text.rsplit("/", 1)[-1]
-            if len(words) > 1 and not words[1].text.startswith("-") and words[1].text.isidentifier():
+            if len(words) > 1 and not flags.dashed(words[1].text) and words[1].text.isidentifier():
                 name += f" {words[1].text}"  # swift sft, ray job
             self.unknown.append((name, len(opts), line))
 

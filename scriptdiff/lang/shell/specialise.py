@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 from collections import Counter
 
+from ...inputs import flags
 from ...ruleset.devices import family_of, side_family, table
 from ...ruleset.rules import RuleSet, derived
 
@@ -138,7 +139,7 @@ class Devices:
         arg_nodes = node.children_by_field_name("argument")  # (tree-sitter nodes are compared by field, not identity)
         args_text = [self.x.t(c).strip("'\"") for c in arg_nodes]
         if name in LOOKUPS:
-            tools = [a for a in args_text if not a.startswith("-")]
+            tools = [a for a in args_text if not flags.dashed(a)]
             if len(tools) == 1:
                 return self.answer(self.t["commands"].get(tools[0]), self.t["idioms"]["commands"])
             return None

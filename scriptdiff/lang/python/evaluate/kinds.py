@@ -1,0 +1,162 @@
+"""What a value read from Python is: the evaluator's value model.
+
+Every value the evaluator gives is a plain Python value (a number, a string, a bool, None, a
+list) or one of the types below, and each has a *kind*, what it is for a run: a device, a
+distributed backend, a rank or a world size, a path, a number, a dtype, a secret, a flag, a
+piece of text, a name the imports resolve, or unknown. `kind_of(value)` says which. A value
+whose kind the reading already knows carries it (`DevStr` is a device, `QName` a dtype or a
+name); `Value` is a value with its kind and the names it was read through, as `read` gives
+it, where a kind can be known when the value is not (`int(os.environ["RANK"])` is a rank).
+
+Sentinels: UNDECIDED (the device face: a value that cannot be decided, kind unknown), MISSING
+(nothing there), SPEC (what `find_spec` returns for an installed module), MODULE (a module a
+try-import binds on this device). `NotLiteral` is raised by the value face for a value that is
+not known without running the program.
+"""
+from __future__ import annotations
+
+import ast
+from enum import Enum
+from functools import lru_cache
+from typing import NamedTuple
+
+from .... import budget
+from ..parse import rules
+
+
+class Kind(str, Enum):
+    """What a value is for a run (the kinds issue 39's value model flows through the program)."""
+
+    DEVICE = "device"  # "npu:0", torch.device("cuda", r), the run's device
+    BACKEND = "backend"  # "hccl", "nccl"
+    RANK = "rank"  # $RANK, $LOCAL_RANK
+    WORLD_SIZE = "world size"  # $WORLD_SIZE, $RANK_SIZE, torch.cuda.device_count()
+    PATH = "path"
+    NUMBER = "number"
+    DTYPE = "dtype"  # torch.bfloat16
+    SECRET = "secret"  # a credential: never shown
+    FLAG = "flag"  # True / False (a device test's answer among them)
+    TEXT = "text"
+    NAME = "name"  # a dotted name the imports resolve (a function, a class, a module's constant)
+    NONE = "none"
+    LIST = "list"
+    UNKNOWN = "unknown"  # not known without running the program
+
+
+class _Sentinel:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+UNDECIDED = _Sentinel("UNDECIDED")
+MISSING = _Sentinel("MISSING")
+SPEC = _Sentinel("SPEC")  # what find_spec returns for an installed module (truthy, not None)
+MODULE = _Sentinel("MODULE")  # a module imported by a try-import that succeeds on this device
+
+
+class NotLiteral(Exception):
+    """The value is not known without running the program."""
+
+
+CONSTANTS = {"True": True, "False": False, "None": None}  # the names that are values
+
+
+@lru_cache(maxsize=budget.NUMBER_MEMO)
+def number(text: str):
+    """An Integer or Float literal's value (`1_000` is 1000); cached: a constant repeated
+    a hundred thousand times is parsed once."""
+    return ast.literal_eval(text.replace("_", ""))
+
+
+class DevStr(str):
+    """A device name as the program holds it: a literal ("npu:0"), or only its type known
+    (the run's device, `f"npu:{rank}"`): `exact` is False then. Its kind is DEVICE."""
+
+    exact: bool = True
+    kind = Kind.DEVICE
+
+    @classmethod
+    def of(cls, s: str, exact: bool) -> "DevStr":
+        v = cls(s)
+        v.exact = exact
+        return v
+
+
+class QName(str):
+    """A dotted name that resolved through the imports (torch.bfloat16): a dtype when its
+    last part is one of rules/python.yaml `dtype_names`, else a name."""
+
+    @property
+    def kind(self) -> Kind:
+        names = {n for ns in (rules().raw.get("dtype_names") or {}).values() for n in ns}
+        return Kind.DTYPE if self in names or self.rsplit(".", 1)[-1] in names else Kind.NAME
+
+
+class Value(NamedTuple):
+    """A value as `read` gives it: the value (UNDECIDED when unknown), its kind, and the names it
+    was read through (module constants, `--options`, `$VARIABLES`, `D['key']`)."""
+
+    value: object
+    kind: Kind
+    via: tuple = ()
+
+
+class FuncRef:
+    """A function of the file bound to a name (the device face follows what it returns)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
+class DictRef:
+    """A dict literal bound to a name (`DTYPES = {"npu": torch.float16, "cuda": torch.bfloat16}`)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
+class Env:
+    """Names bound in one scope (module, function), each (value, the idiom it came from)."""
+
+    __slots__ = ("vars", "parent")
+
+    def __init__(self, parent: "Env | None" = None):
+        self.vars: dict[str, tuple] = {}
+        self.parent = parent
+
+    def get(self, name: str):
+        e = self
+        while e is not None:
+            if name in e.vars:
+                return e.vars[name]
+            e = e.parent
+        return MISSING
+
+
+def kind_of(v) -> Kind:
+    """What a value is: its own kind when it carries one, else by its Python type."""
+    k = getattr(v, "kind", None)
+    if isinstance(k, Kind):
+        return k
+    if v is UNDECIDED or v is MISSING:
+        return Kind.UNKNOWN
+    if isinstance(v, bool) or v is SPEC or v is MODULE:
+        return Kind.FLAG
+    if v is None:
+        return Kind.NONE
+    if isinstance(v, (int, float)):
+        return Kind.NUMBER
+    if isinstance(v, (list, tuple)):
+        return Kind.LIST
+    if isinstance(v, str):
+        return Kind.TEXT
+    return Kind.UNKNOWN
