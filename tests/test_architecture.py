@@ -130,7 +130,7 @@ def test_function_local_imports_of_the_package_only_keep_help_fast():
 # `scriptdiff`, holds the version and may be imported from anywhere). The run (pipeline, engine,
 # compare, the finding factory) reaches the readers, checks and writers only through the kind
 # and check registries (rules/kinds.yaml names their modules), never by an import.
-ROOMS = ["model", "budget", "inputs", "ruleset", "run", "lang", "checks", "fix", "curves", "dumps", "report",
+ROOMS = ["severity", "model", "budget", "inputs", "ruleset", "run", "lang", "checks", "fix", "curves", "dumps", "report",
          "project", "api", "commands", "cli", "__main__"]
 ROOM_FORBIDS = {"fix": {"checks"}}  # not implied by the order: fix/ (the editors) never imports checks/
 
@@ -171,6 +171,7 @@ def test_the_top_level_keeps_the_entry_points_and_little_else():
 def test_imports_run_one_way():
     # within a room, what each module must not import (the rooms' order covers the rest)
     forbidden = {
+        "scriptdiff.severity": {"*"},
         "scriptdiff.model": {"*"},
         "scriptdiff.budget": {"*"},
         "scriptdiff.inputs.sources": {"*"},
@@ -188,12 +189,12 @@ def test_imports_run_one_way():
         "scriptdiff.ruleset.packages": {"scriptdiff.ruleset.registry"},
         "scriptdiff.run.engine": {"scriptdiff.run.pipeline"},
     }
-    allowed_below_model = {"scriptdiff"}  # the package itself: its __version__
+    allowed_below_model = {"scriptdiff", "scriptdiff.severity"}  # the package itself (its __version__); Severity
     may_import = {"scriptdiff.inputs.sources": {"scriptdiff.budget"}}  # the bounds (budget imports nothing)
     # the CLI layer talks to the library only through the API (and the model, the writers)
     # (and the cache's storage: a replayed diff reads its entry without importing the library)
     # (and the bounds: budget.py holds the replay's too)
-    cli_may_use = {"api", "model", "report", "commands", "cli", "scriptdiff.ruleset.rulepack", "scriptdiff",
+    cli_may_use = {"api", "model", "severity", "report", "commands", "cli", "scriptdiff.ruleset.rulepack", "scriptdiff",
                    "scriptdiff.inputs.store", "budget"}
     bad = []
     for src, targets in graph().items():
@@ -343,7 +344,7 @@ def severity_spellings(source: str) -> list[str]:
 
 
 def test_only_the_severity_type_orders_or_spells_severities():
-    bad = [f"{p.relative_to(PKG.parent)}:{where}" for name, p in modules().items() if name != "scriptdiff.model"
+    bad = [f"{p.relative_to(PKG.parent)}:{where}" for name, p in modules().items() if name != "scriptdiff.severity"
            for where in severity_spellings(p.read_text(encoding="utf-8"))]
     assert bad == []
 

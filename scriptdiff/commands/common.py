@@ -19,7 +19,7 @@ import sys
 import threading
 
 from ..report import FORMATS, render
-from ..model import Severity
+from ..severity import Severity
 from ..report.values import error_line, safe
 
 # what a file's extension says its format is (`-o out.json`); github annotations have none
