@@ -196,6 +196,7 @@ NUMBER_MEMO = 4096  # Python number literals kept evaluated
 DTYPE_MEMO = 256  # dump dtype names kept normalised
 SECRET_NAME_MEMO = 65536  # names kept with whether they look secret (emptied when full)
 SECRET_LINE_MEMO = 256  # lines kept with their secret spans (emptied when full)
+SECRET_DECODINGS = 3  # percent-encodings of a text undone to look for secrets in it (%253A: twice)
 CODE_PATH_MEMO = 65536  # paths kept with whether they are Python (emptied when full)
 WRITE_WAIT = 30.0  # seconds a folder diff's reader process may take to write its cache entries before it is stopped
 STOP_WAIT = 5  # seconds a killed reader process is given to end
