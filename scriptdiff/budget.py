@@ -110,6 +110,7 @@ DUMP_TENSOR_BYTES = 1024 * 1024 * 1024  # one saved tensor file (dump_tensor_dat
 DUMP_TENSORS = 1_000  # saved tensors read per comparison (slots without statistics, the first divergence)
 DUMP_DICT_CHARS = 200  # characters of a dumped call's dict-valued argument kept (its repr)
 DUMP_LISTED = 200  # calls without a counterpart listed by name per rank and side (all are counted)
+DUMP_LISTED_ODD = 3  # values that cannot be compared named per rank (all are counted)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)
 
 # files, folders and git
