@@ -233,11 +233,16 @@ def _leaf(d: dict):
         raw = (get("Max"), get("Min"), get("Mean"), get("Norm"))
         stats = (_num(raw[0]), _num(raw[1]), _num(raw[2]), _num(raw[3]))
         bad: list = []  # a field there but not of its type: not compared, and said (never agreement)
-        if type(shape) is list and all(type(x) is int and x >= 0 for x in shape):
-            shape = tuple(shape)
-        elif shape is not None:
+        sizes = None
+        if type(shape) is list:
+            for x in shape:  # a loop, not all(): this runs for every tensor of a dump
+                if type(x) is not int or x < 0:
+                    break
+            else:
+                sizes = tuple(shape)
+        if sizes is None and shape is not None:
             bad.append(("shape", f"is {said(shape)}, not a list of sizes"))
-            shape = None
+        shape = sizes
         if dtype is not None and type(dtype) is not str:
             bad.append(("dtype", f"is {said(dtype)}, not a name"))
             dtype = None

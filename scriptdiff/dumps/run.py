@@ -245,7 +245,8 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
                 res.dropped[0] += c.dropped
                 res.dropped[1] += 1
                 res.dropped[2] = res.dropped[2] or c.name
-            odd += [f"{c.name} on {side}: {why}" for why in c.malformed]
+            if c.malformed:
+                odd += [f"{c.name} on {side}: {why}" for why in c.malformed]
     if pair.port:
         diffs, err = compare_group(pair.g, pair.n, pair.port[3], pair.port, st)
         for side, group in (("GPU", pair.g), ("NPU", pair.n)):  # a group is compared by its output: every field said
@@ -258,7 +259,8 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
     else:
         res.tensors += sum(1 for v in head.slots.values() if isinstance(v, Tensor))
         diffs, err = compare_calls(head, pair.n[0], st)
-    odd += [f"{head.name}: {d.detail}" for d in diffs if d.kind == "incomparable"]
+    if diffs:
+        odd += [f"{head.name}: {d.detail}" for d in diffs if d.kind == "incomparable"]
     if odd:
         res.incomparable[0] += len(odd)
         res.incomparable[1] += 1

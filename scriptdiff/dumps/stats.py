@@ -112,7 +112,7 @@ def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings, fields: bool 
     if g.stats == n.stats and g.dtype == n.dtype and g.shape == n.shape and g.md5 == n.md5 \
             and not (g.bad or n.bad) and all(v is None or math.isfinite(v) for v in g.stats):
         return [], 0.0  # the same statistics (runs that agree bit for bit)
-    out: list[Diff] = bad_fields(slot, "GPU", g) + bad_fields(slot, "NPU", n) if fields else []
+    out: list[Diff] = bad_fields(slot, "GPU", g) + bad_fields(slot, "NPU", n) if fields and (g.bad or n.bad) else []
     if g.dtype is not None and n.dtype is not None and _norm_dtype(g.dtype) != _norm_dtype(n.dtype):
         out.append(Diff("dtype", slot, _dtype(g.dtype), _dtype(n.dtype),
                         f"{slot} is {_dtype(g.dtype)} on GPU and {_dtype(n.dtype)} on NPU (a dtype change)"))
