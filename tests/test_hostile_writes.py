@@ -112,3 +112,202 @@ def test_the_shipped_dumps_examples_still_pass(tmp_path):
     assert all(r.passed for r in rule_examples.run_examples(rules))
 
 
+# --- fix: git must vouch for the file written ----------------------------------------------------
+
+GPU = "torchrun train.py --lr 1e-4\n"
+NPU = "torchrun train.py --lr 2e-4\n"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def repo(tmp: Path, npu: str = NPU, commit: bool = True) -> tuple[str, str]:
+    """tmp/gpu/run.sh and tmp/npu/run.sh in a git repository, committed (NPU as `npu`)."""
+    for side, text in (("gpu", GPU), ("npu", npu)):
+        (tmp / side).mkdir(parents=True, exist_ok=True)
+        (tmp / side / "run.sh").write_text(text)
+    _git(tmp, "init", "-q")
+    if commit:
+        _git(tmp, "add", ".")
+        _git(tmp, "commit", "-q", "-m", "port")
+    return str(tmp / "gpu"), str(tmp / "npu")
+
+
+def refused_lr(g: str, n: str, **kw) -> str:
+    """The reason `fix` gives for not fixing lr (kind `file`); nothing of the NPU side changed."""
+    before = {p: p.read_bytes() for p in Path(n).rglob("*") if p.is_file() and not p.is_symlink()}
+    result = api.fix(g, n, Options(), **kw)
+    [d] = [d for d in result.decisions if d.finding.key == "lr"]
+    assert (d.fixed, d.why, d.edits, result.written) == (False, "file", [], False)
+    assert {p: p.read_bytes() for p in Path(n).rglob("*") if p.is_file() and not p.is_symlink()} == before
+    return d.reason
+
+
+def test_a_repository_git_refuses_to_read_is_no_clean_file(tmp_path, monkeypatch, cli):
+    g, n = repo(tmp_path, npu=GPU)
+    (tmp_path / "npu" / "run.sh").write_text(NPU)  # an uncommitted edit
+    monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")  # git's own switch: "dubious ownership"
+    reason = (f"{n}/run.sh is in a repository git does not read (detected dubious ownership in repository at "
+              f"'{tmp_path}'): git cannot tell whether it has uncommitted changes; let git read it first, or give "
+              f"--force")
+    assert refused_lr(g, n) == reason
+    code, out, err = cli("fix", g, n)
+    assert (code, err) == (1, "")
+    assert f"not fixed  SD202 lr  {reason}" in out.splitlines()
+    assert api.fix(g, n, Options(), force=True).written  # --force: the user vouches
+    assert (tmp_path / "npu" / "run.sh").read_text() == GPU
+
+
+def test_a_damaged_index_is_no_clean_file(tmp_path):
+    g, n = repo(tmp_path)
+    (tmp_path / ".git" / "index").write_bytes(b"DIRC garbage")
+    assert refused_lr(g, n) == (f"{n}/run.sh is in a repository git does not read (.git/index: index file smaller "
+                                f"than expected): git cannot tell whether it has uncommitted changes; let git read "
+                                f"it first, or give --force")
+
+
+def test_a_git_ignored_npu_folder_holds_a_value_in_no_commit(tmp_path):
+    g, n = repo(tmp_path, commit=False)
+    (tmp_path / ".gitignore").write_text("npu/\n")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "gpu only")
+    assert refused_lr(g, n) == (f"{n}/run.sh is ignored by git (.gitignore): what it holds now is in no commit; "
+                                f"commit it first, or give --force")
+
+
+def test_git_is_asked_about_the_file_a_tracked_link_names(tmp_path):
+    (tmp_path / "npu" / "launch").mkdir(parents=True)
+    (tmp_path / "npu" / "launch" / "real.sh").write_text(GPU)
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "run.sh").write_text(GPU)
+    os.symlink("launch/real.sh", tmp_path / "npu" / "run.sh")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "port")
+    (tmp_path / "npu" / "launch" / "real.sh").write_text(NPU)  # the link is as committed, its target is not
+    g, n = str(tmp_path / "gpu" / "run.sh"), str(tmp_path / "npu" / "run.sh")
+    result = api.fix(g, n, Options())
+    [d] = [d for d in result.decisions if d.finding.key == "lr"]
+    assert (d.fixed, d.why, d.reason) == (False, "file", f"{n} (a link to {tmp_path}/npu/launch/real.sh) has "
+                                                         f"uncommitted changes (git status): commit or stash them "
+                                                         f"first, or give --force")
+    assert (tmp_path / "npu" / "launch" / "real.sh").read_text() == NPU
+    _git(tmp_path, "commit", "-q", "-am", "npu lr")  # committed: fixed, through the link, which stays a link
+    assert api.fix(g, n, Options()).written
+    assert os.readlink(tmp_path / "npu" / "run.sh") == "launch/real.sh"
+    assert (tmp_path / "npu" / "launch" / "real.sh").read_text() == GPU
+
+
+@pytest.mark.parametrize("mark", ["skip-worktree", "assume-unchanged"])
+def test_a_file_git_status_is_told_not_to_look_at_is_refused(tmp_path, mark):
+    g, n = repo(tmp_path, npu=GPU)
+    _git(tmp_path, "update-index", f"--{mark}", "npu/run.sh")
+    (tmp_path / "npu" / "run.sh").write_text(NPU)  # git status says nothing of it
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path, capture_output=True).stdout == b""
+    assert refused_lr(g, n) == (f"{n}/run.sh is marked {mark} in git, so git status does not look at it: clear the "
+                                f"mark (git update-index --no-{mark}) and commit it first, or give --force")
+
+
+def test_a_committed_file_and_a_file_in_no_repository_are_fixed(tmp_path):
+    g, n = repo(tmp_path / "in")
+    assert api.fix(g, n, Options()).written
+    assert (tmp_path / "in" / "npu" / "run.sh").read_text() == GPU
+    (tmp_path / "out" / "gpu").mkdir(parents=True)
+    (tmp_path / "out" / "npu").mkdir(parents=True)
+    (tmp_path / "out" / "gpu" / "run.sh").write_text(GPU)
+    (tmp_path / "out" / "npu" / "run.sh").write_text(NPU)
+    assert api.fix(str(tmp_path / "out" / "gpu"), str(tmp_path / "out" / "npu"), Options()).written
+
+
+def test_what_git_says_of_each_state(tmp_path, monkeypatch):
+    from scriptdiff.inputs import gitsrc
+
+    g, n = repo(tmp_path, npu=GPU)
+    f = str(tmp_path / "npu" / "run.sh")
+    assert gitsrc.work_tree_state(f) == ("committed", "")
+    (tmp_path / "npu" / "run.sh").write_text(NPU)
+    assert gitsrc.work_tree_state(f) == ("changed", " M")
+    (tmp_path / "npu" / "new.sh").write_text(NPU)
+    assert gitsrc.work_tree_state(str(tmp_path / "npu" / "new.sh")) == ("untracked", "??")
+    (tmp_path / "npu" / "a[b].sh").write_text(NPU)  # a literal pathspec: not a pattern matching run.sh
+    assert gitsrc.work_tree_state(str(tmp_path / "npu" / "a[b].sh")) == ("untracked", "??")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.sh").write_text(NPU)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git looks no higher than tmp_path
+    assert gitsrc.work_tree_state(str(tmp_path / "other" / "x.sh"))[0] == "unknown"  # a .git above it
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES")
+    lone = tmp_path.parent / (tmp_path.name + "-lone")
+    lone.mkdir()
+    (lone / "x.sh").write_text(NPU)
+    assert gitsrc.work_tree_state(str(lone / "x.sh")) == ("none", "")
+
+
+# --- fix: how a file is written -------------------------------------------------------------------
+
+def pair(tmp: Path, gpu: str = GPU, npu: str = NPU, name: str = "run.sh") -> tuple[str, str]:
+    for side, text in (("gpu", gpu), ("npu", npu)):
+        (tmp / side).mkdir(parents=True, exist_ok=True)
+        (tmp / side / name).write_text(text)
+    return str(tmp / "gpu"), str(tmp / "npu")
+
+
+def test_a_hard_linked_npu_file_is_not_split_from_its_other_name(tmp_path, cli):
+    g, n = pair(tmp_path)
+    os.link(tmp_path / "npu" / "run.sh", tmp_path / "kept.sh")
+    assert refused_lr(g, n) == (f"{n}/run.sh has 1 other name (hard link), which replacing it would split from it; "
+                                f"edit it by hand")
+    assert os.path.samefile(tmp_path / "npu" / "run.sh", tmp_path / "kept.sh")
+    code, out, err = cli("fix", "--diff", g, n)  # nothing to show: nothing would change
+    assert (code, out) == (0, "")
+
+
+def test_a_read_only_npu_file_is_refused(tmp_path):
+    g, n = pair(tmp_path)
+    os.chmod(tmp_path / "npu" / "run.sh", 0o444)
+    assert refused_lr(g, n) == f"{n}/run.sh is read-only; edit it by hand"
+    assert stat.S_IMODE(os.stat(tmp_path / "npu" / "run.sh").st_mode) == 0o444
+
+
+def test_a_file_that_changes_between_the_plan_and_the_write_is_refused_there(tmp_path):
+    """The same promises are kept at the write itself (writeback.replace), whatever the plan saw."""
+    from scriptdiff.inputs import writeback
+
+    f = tmp_path / "run.sh"
+    f.write_text(NPU)
+    os.link(f, tmp_path / "other.sh")
+    with pytest.raises(writeback.WriteRefused, match="^has 1 other name"):
+        writeback.replace(str(f), NPU.encode(), GPU.encode())
+    os.unlink(tmp_path / "other.sh")
+    os.chmod(f, 0o444)
+    with pytest.raises(writeback.WriteRefused, match="^is read-only$"):
+        writeback.replace(str(f), NPU.encode(), GPU.encode())
+    os.chmod(f, 0o640)
+    with pytest.raises(writeback.WriteRefused, match="^changed on disk since it was read$"):
+        writeback.replace(str(f), b"something else", GPU.encode())
+    with pytest.raises(writeback.WriteRefused, match="^appeared on disk meanwhile$"):
+        writeback.replace(str(f), None, GPU.encode())
+    os.symlink("run.sh", tmp_path / "link.sh")
+    with pytest.raises(writeback.WriteRefused, match=r"^is a link \(to run.sh\); a link is never written through$"):
+        writeback.replace(str(tmp_path / "link.sh"), NPU.encode(), GPU.encode())
+    assert f.read_text() == NPU and sorted(os.listdir(tmp_path)) == ["link.sh", "run.sh"]  # no temporary left
+    writeback.replace(str(f), NPU.encode(), GPU.encode())
+    assert f.read_text() == GPU and stat.S_IMODE(os.stat(f).st_mode) == 0o640
+
+
+def test_the_file_and_its_folder_are_flushed_to_the_disk(tmp_path, monkeypatch):
+    g, n = pair(tmp_path)
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        st = os.fstat(fd)
+        synced.append(("folder" if stat.S_ISDIR(st.st_mode) else "file", st.st_ino))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert api.fix(g, n, Options()).written
+    written = tmp_path / "npu" / "run.sh"
+    assert written.read_text() == GPU
+    assert synced == [("file", os.stat(written).st_ino), ("folder", os.stat(tmp_path / "npu").st_ino)]
