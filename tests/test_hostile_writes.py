@@ -311,3 +311,43 @@ def test_the_file_and_its_folder_are_flushed_to_the_disk(tmp_path, monkeypatch):
     written = tmp_path / "npu" / "run.sh"
     assert written.read_text() == GPU
     assert synced == [("file", os.stat(written).st_ino), ("folder", os.stat(tmp_path / "npu").st_ino)]
+
+
+PY = """\
+import torch
+
+
+def opt(m):
+    return torch.optim.AdamW(
+        m.parameters(),
+{args}    )
+"""
+
+
+@pytest.mark.parametrize("npu,fixed", [
+    # the reported case: the comment of lr stays on lr's line
+    ("        lr=1e-4,  # lr\n",
+     "        lr=1e-4,  # lr\n        weight_decay=0.1,\n"),
+    # no trailing comma: lr gets one, the new last keyword none
+    ("        lr=1e-4  # lr\n",
+     "        lr=1e-4,  # lr\n        weight_decay=0.1\n"),
+    # a comment line above the next keyword stays above it
+    ("        lr=1e-4,  # lr\n        # numerics\n        eps=1e-8,\n",
+     "        lr=1e-4,  # lr\n        weight_decay=0.1,\n        # numerics\n        eps=1e-8,\n"),
+])
+def test_a_comment_stays_with_the_keyword_it_was_written_for(tmp_path, npu, fixed):
+    gpu = "        lr=1e-4,  # lr\n        weight_decay=0.1,\n" + ("        eps=1e-8,\n" if "eps" in npu else "")
+    g, n = pair(tmp_path, PY.format(args=gpu), PY.format(args=npu), "train.py")
+    result = api.fix(g, n, Options())
+    assert [d.finding.key for d in result.fixed] == ["weight_decay"] and result.written
+    assert (tmp_path / "npu" / "train.py").read_text() == PY.format(args=fixed)
+
+
+def test_a_comment_between_other_keywords_is_not_copied_as_the_separator(tmp_path):
+    py = PY.replace("        m.parameters(),\n", "        m.parameters(),  # all of them\n")
+    gpu = "        lr=1e-4,  # lr\n        eps=1e-8,\n        weight_decay=0.1,\n"
+    npu = "        lr=1e-4,  # lr\n        eps=1e-8,\n"
+    g, n = pair(tmp_path, py.format(args=gpu), py.format(args=npu), "train.py")
+    assert api.fix(g, n, Options()).written
+    assert (tmp_path / "npu" / "train.py").read_text() == py.format(args=gpu)
+
