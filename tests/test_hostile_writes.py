@@ -351,3 +351,154 @@ def test_a_comment_between_other_keywords_is_not_copied_as_the_separator(tmp_pat
     assert api.fix(g, n, Options()).written
     assert (tmp_path / "npu" / "train.py").read_text() == py.format(args=gpu)
 
+
+# --- init: the configuration goes where it is valid, into a file of the project ---------------------
+
+def project(tmp: Path) -> Path:
+    root = tmp / "proj"
+    for side, lr in (("gpu", "1e-4"), ("npu", "2e-4")):
+        (root / side).mkdir(parents=True)
+        (root / side / "run.sh").write_text(f"torchrun train.py --lr {lr}\n")
+    return root
+
+
+def init(root: Path, *argv: str) -> tuple[int, str, str]:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return run_cli("init", *argv)
+    finally:
+        os.chdir(cwd)
+
+
+def toml(text: str) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(text)
+
+
+@pytest.mark.parametrize("config", [
+    'tool = {scriptdiff = {gpu = {scripts = ["gpu"]}, npu = {scripts = ["npu"]}}}\n',
+    'tool.scriptdiff.gpu.scripts = ["gpu"]\ntool.scriptdiff.npu.scripts = ["npu"]\n',
+    '[ tool . scriptdiff . gpu ]\nscripts = ["gpu"]\n[ tool . scriptdiff . npu ]\nscripts = ["npu"]\n',
+    '[tool."scriptdiff".gpu]\nscripts = ["gpu"]\n[tool."scriptdiff".npu]\nscripts = ["npu"]\n',
+])
+def test_a_configuration_in_any_toml_form_is_found_and_kept(tmp_path, config):
+    root = project(tmp_path)
+    text = config + '\n[project]\nname = "port"\n' if config.startswith("tool") else \
+        '[project]\nname = "port"\n\n' + config  # top-level keys come before the first table
+    (root / "pyproject.toml").write_text(text)
+    assert init(root) == (2, "", "scriptdiff: init: pyproject.toml already configures scriptdiff check: edit its "
+                                 "[tool.scriptdiff] tables, or remove them to run init again\n")
+    assert (root / "pyproject.toml").read_text() == text
+    code, out, err = init(root, "--force")  # --force replaces a scriptdiff.toml, never a pyproject.toml's tables
+    assert code == 2 and (root / "pyproject.toml").read_text() == text
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:  # and check finds it
+        code, out, err = run_cli("check", "-q", "--no-cache")
+    finally:
+        os.chdir(cwd)
+    assert code == 1 and "hyperparameters: differences (1 error(s))" in out.splitlines(), err
+
+
+def test_an_inline_tool_table_cannot_take_the_tables_and_is_refused(tmp_path):
+    root = project(tmp_path)
+    text = 'tool = {black = {line-length = 88}}\n[project]\nname = "port"\n'
+    (root / "pyproject.toml").write_text(text)
+    assert init(root) == (2, "", "scriptdiff: init: pyproject.toml: its tool table is written inline (tool = {...}), "
+                                 "which cannot take [tool.scriptdiff] tables; add the [tool.scriptdiff] tables by "
+                                 "hand (init --dry-run prints them), or write scriptdiff.toml\n")
+    assert (root / "pyproject.toml").read_text() == text and not (root / "scriptdiff.toml").exists()
+    code, out, err = init(root, "--dry-run")  # prints them, and says why they would not be written
+    assert code == 0 and out.startswith("# pyproject.toml (not written: --dry-run)\n\n# scriptdiff check")
+    assert err.startswith("scriptdiff: note: init: pyproject.toml: its tool table is written inline")
+
+
+def test_dotted_tool_keys_take_the_tables_at_the_end(tmp_path):
+    root = project(tmp_path)
+    text = 'tool.black.line-length = 88\n\n[project]\nname = "port"\n'
+    (root / "pyproject.toml").write_text(text)
+    assert init(root)[0] == 0
+    new = (root / "pyproject.toml").read_text()
+    assert new.startswith(text + "\n# scriptdiff check configuration")
+    data = toml(new)
+    assert data["tool"]["black"] == {"line-length": 88} and data["project"] == {"name": "port"}
+    assert data["tool"]["scriptdiff"]["gpu"]["scripts"] == ["gpu"]
+
+
+def test_an_invalid_pyproject_is_not_appended_to(tmp_path):
+    root = project(tmp_path)
+    text = '[project\nname = "port"\n'
+    (root / "pyproject.toml").write_text(text)
+    assert init(root) == (2, "", "scriptdiff: init: pyproject.toml: not valid TOML (Unexpected character: '\\n' at "
+                                 "line 1 col 8): fix it first\n")
+    assert (root / "pyproject.toml").read_text() == text
+
+
+def test_a_crlf_pyproject_gets_crlf_lines(tmp_path):
+    root = project(tmp_path)
+    (root / "pyproject.toml").write_bytes(b'[project]\r\nname = "port"\r\n')
+    assert init(root)[0] == 0
+    data = (root / "pyproject.toml").read_bytes()
+    assert data.startswith(b'[project]\r\nname = "port"\r\n\r\n# scriptdiff check configuration')
+    assert data.count(b"\n") == data.count(b"\r\n") > 10
+    assert toml(data.decode())["tool"]["scriptdiff"]["npu"]["scripts"] == ["npu"]
+
+
+def test_a_latin1_pyproject_is_refused(tmp_path):
+    root = project(tmp_path)
+    data = '[project]\nname = "café"\n'.encode("latin-1")
+    (root / "pyproject.toml").write_bytes(data)
+    assert init(root) == (2, "", "scriptdiff: init: pyproject.toml is not UTF-8 (byte 21), which a TOML file is: "
+                                 "save it as UTF-8 first\n")
+    assert (root / "pyproject.toml").read_bytes() == data
+
+
+@pytest.mark.parametrize("name", ["scriptdiff.toml", "pyproject.toml"])
+@pytest.mark.parametrize("dangling", [True, False])
+def test_a_link_in_the_configurations_place_is_never_written_through(tmp_path, name, dangling):
+    root = project(tmp_path)
+    outside = tmp_path / "outside.toml"
+    if not dangling:
+        outside.write_text('[project]\nname = "elsewhere"\n')
+    os.symlink(outside, root / name)
+    code, out, err = init(root, "--force")  # a scriptdiff.toml there configures check: --force would replace it
+    assert (code, out) == (2, "")
+    assert err == (f"scriptdiff: init: {name} is a link (to {outside}): init writes only a file of the project, "
+                   f"never through a link; remove the link, or write the configuration there by hand (init "
+                   f"--dry-run prints it)\n")
+    assert outside.exists() == (not dangling)
+    if not dangling:
+        assert outside.read_text() == '[project]\nname = "elsewhere"\n'
+    assert os.path.islink(root / name) and sorted(os.listdir(root)) == sorted(["gpu", "npu", name])
+
+
+def test_a_hard_linked_or_read_only_pyproject_is_refused(tmp_path):
+    root = project(tmp_path)
+    text = '[project]\nname = "port"\n'
+    (root / "pyproject.toml").write_text(text)
+    os.link(root / "pyproject.toml", tmp_path / "other-name.toml")
+    assert init(root) == (2, "", "scriptdiff: init: pyproject.toml has 1 other name (hard link), which replacing it "
+                                 "would split from it; not written\n")
+    os.unlink(tmp_path / "other-name.toml")
+    os.chmod(root / "pyproject.toml", 0o444)
+    assert init(root) == (2, "", "scriptdiff: init: pyproject.toml is read-only; not written\n")
+    assert (root / "pyproject.toml").read_text() == text
+
+
+def test_init_writes_a_new_scriptdiff_toml_and_replaces_it_only_with_force(tmp_path):
+    root = project(tmp_path)
+    assert init(root)[0] == 0
+    first = (root / "scriptdiff.toml").read_text()
+    assert toml(first)["gpu"]["scripts"] == ["gpu"]
+    assert init(root)[0] == 2
+    (root / "scriptdiff.toml").write_text(first + "# mine\n")
+    assert init(root, "--force")[0] == 0
+    assert (root / "scriptdiff.toml").read_text() == first
+    with pytest.raises(UsageError, match="is a link"):
+        os.rename(root / "scriptdiff.toml", root / "real.toml")
+        os.symlink("real.toml", root / "scriptdiff.toml")
+        api.init(str(root), force=True)
