@@ -17,7 +17,7 @@ from ...inputs.references import resolve
 from ...ruleset.registry import dialects_for, reference_suffixes, referenced_kind
 from ...ruleset.rules import code
 from ...ruleset.secrets import is_secret, withheld
-from ...ruleset.vocabulary import canonical_flag, convert, dialect_path, path_key, to_number
+from ...ruleset.vocabulary import canonical_flag, convert, dialect_path, meaning_key, path_key, to_number
 from .launchers import LauncherTable
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -134,7 +134,7 @@ class ProgramReader:
             if on:
                 self.add_hparam("params_dtype", dest, vw, f"--{name}", flag_word=w)
             return
-        key = canonical_flag(dest, prefer)
+        key = canonical_flag(dest, prefer) or meaning_key(dest, raw)  # --batch-per-device 8: micro_batch_size
         off = options.negative(dest)  # --no-x: x off
         if key is None and off is not None:
             pos = canonical_flag(off, prefer)
@@ -152,7 +152,7 @@ class ProgramReader:
         if hit is not None:
             key = hit[0]
         else:  # the path's last segments (vocabulary.path_key); a section's setting is compared as such
-            key, sectioned = path_key(path, "hydra") or (path, False)
+            key, sectioned = path_key(path, "hydra", value=_hydra_value(val)) or (path, False)
         dialect = hit[1] if hit is not None else None
         vw = tail_word(w, len(w.text) - len(val))
         if dialect:
