@@ -21,6 +21,7 @@ from .pair import PairState, StKey, one_line
 from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
 from .port import PortChecks
 from .values import ValueChecks
+from ..text import opcodes
 
 
 class Aligner:
@@ -39,8 +40,7 @@ class Aligner:
         self.port.imports([s for s in G if s.kind == "import"], [s for s in N if s.kind == "import"], scope)
         Gs = [s for s in G if s.kind != "import"]
         Ns = [s for s in N if s.kind != "import"]
-        sm = difflib.SequenceMatcher(None, [s.text for s in Gs], [s.text for s in Ns], autojunk=False)
-        ops = sm.get_opcodes()
+        ops = opcodes([s.text for s in Gs], [s.text for s in Ns], whole=True)
         # a statement written identically on both sides but not aligned has moved
         same = [(i1 + d, j1 + d) for tag, i1, i2, j1, j2 in ops if tag == "equal" for d in range(i2 - i1)]
         left: dict[str, list[int]] = {}
@@ -91,8 +91,7 @@ class Aligner:
             Ns = [s for s in Ns if not any(s is t for t in tuned)]
         gk = [self.key(s, self.s.gn) for s in Gs]
         nk = [self.key(s, self.s.nn) for s in Ns]
-        sm = difflib.SequenceMatcher(None, gk, nk, autojunk=False)
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        for tag, i1, i2, j1, j2 in opcodes(gk, nk, whole=True):
             if tag == "equal":
                 for gs, ns in zip(Gs[i1:i2], Ns[j1:j2]):
                     self.pair(gs, ns, scope)

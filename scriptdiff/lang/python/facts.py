@@ -74,7 +74,7 @@ class Reader:
         self.nm = Norm(p)
         self.argdests: dict[str, str] = {}
         self.const_keys: dict[str, str] = {}  # module constant -> the key it is a setting of
-        self.values = Values(p)  # the evaluator's value face, metered once for this reader
+        self.values = Values(p, account=True)  # the evaluator's value face, metered once for this reader
 
     def argref(self, node) -> str | None:
         """`args.lr` where lr is an argparse dest read as a fact: its key."""
@@ -93,8 +93,10 @@ class Reader:
         if used:
             name, cnode = used[-1]
             written_at = node.value if type(node) is cst.Arg else node
-            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp):
-                line = p.line_of(cnode, line)  # lr=LR: where LR is set; lr=LR * 2 stays where it is computed
+            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp) or (
+                    type(written_at) is cst.Call and any(n.endswith("()") for n, _c in used)):
+                # lr=LR: where LR is set, lr=lr(): where it returns it; lr=LR * 2 stays where it is computed
+                line = p.line_of(cnode, line)
             via = name
             for _n, c in used:
                 p.owned[id(c)] = key

@@ -231,6 +231,8 @@ class Rewriter:
             if not isinstance(x, cst.CSTNode):
                 continue
             t = type(x)
+            if t is cst.AssignTarget and type(x.target) is cst.Name:
+                continue  # `D1 = D0`: the name bound is no device read (only its value is)
             if t is cst.IfExp and id(x) in self.own.exps:
                 live = self.own.exps[id(x)]
                 self.spec.live[id(x)] = x.body if live else x.orelse

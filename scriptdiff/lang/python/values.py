@@ -19,9 +19,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Severity, Side
-from ...ruleset.vocabulary import lookup
+from ...ruleset.vocabulary import category, lookup
 from .classify import Classifier, severity_rule
-from .evaluate import QName, env_read, value
+from .evaluate import Kind, QName, env_read, value
+from .facts import typed
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
 
@@ -36,9 +37,30 @@ def _evaluate(p: Parsed, node):
         v = value(p, node, used)
     except Exception:  # NotLiteral, and whatever a hostile value raises
         return None
-    if isinstance(v, QName):  # a name the imports resolve: not a value to compare
+    if isinstance(v, QName) and v.kind is not Kind.DTYPE:  # a name the imports resolve: not a value to compare
         return None
     return v, [name for name, _node in used]
+
+
+def _dtype_key(p: Parsed, target: str) -> str | None:
+    """The setting a dtype held in `target` is: the key its name spells (`dtype`, `compute_dtype`),
+    else the precision its uses set (`model.to(dt)`, `autocast(dtype=dt)`: params_dtype;
+    `from_pretrained(torch_dtype=dt)`: load_dtype); None when neither says."""
+    key = lookup(target)
+    if key is not None and category(key).rule == category("params_dtype").rule:
+        return key
+    found = None
+    for c in p.state.calls if p.state is not None else ():
+        for a in c.args:
+            if type(a.value) is not cst.Name or a.value.value != target:
+                continue
+            kw = a.keyword.value if a.keyword is not None else None
+            last = (dotted(c.func) or "").rsplit(".", 1)[-1]
+            if kw == "torch_dtype" and last == "from_pretrained":
+                return "load_dtype"
+            if (last == "to" and kw in (None, "dtype")) or (last == "autocast" and kw == "dtype"):
+                found = "params_dtype"
+    return found
 
 
 def _same(a, b) -> bool:
@@ -98,6 +120,13 @@ class ValueChecks:
         where = "; ".join(f"{w}: through {', '.join(v[1])}" for w, v in (("GPU", gv), ("NPU", nv)) if v[1])
         msg = f"{target} is {gv[0]!r} on GPU and {nv[0]!r} on NPU" + (f" ({where})" if where else "")
         name = dotted(ga[0])
+        if isinstance(gv[0], QName) or isinstance(nv[0], QName):  # dtype = torch.float16 if npu else ...
+            key = _dtype_key(s.g, name) if name and "." not in name else None
+            if key is None:
+                return False  # compared as code
+            gside.value, nside.value = typed(key, gv[0]), typed(key, nv[0])
+            s.add_hparam(key, gside, nside, f"{msg}: the precision it sets")
+            return True
         key = lookup(name.rsplit(".", 1)[-1]) if name else None
         if key is not None:  # n_layer = 12 against n_layer = args.n_layer: the hyperparameter num_layers
             s.add_hparam(key, gside, nside, msg)

@@ -201,12 +201,8 @@ class DeviceEval:
             except (ValueError, SyntaxError):
                 return UNDECIDED
         if t is cst.FormattedString:
-            head = node.parts[0] if node.parts else None
-            if type(head) is cst.FormattedStringText and ":" in head.value:
-                base = head.value.split(":", 1)[0]
-                if family_of(base) is not None:
-                    return DevStr.of(base, False)
-            return UNDECIDED
+            v = fstring_device(node)
+            return UNDECIDED if v is None else v
         if t is cst.Call:
             return self.call(node, env, depth)
         if t is cst.Comparison:
@@ -318,6 +314,9 @@ class DeviceEval:
         if k in self.fvalues:
             return self.fvalues[k]
         if k in self.calling or any(p.default is None for p in node.params.params):
+            return UNDECIDED  # a function that calls itself, or needs its caller's arguments: unknown
+        if len(self.calling) >= budget.CALL_DEPTH:  # helpers calling helpers past the bound: unknown,
+            self.hits.append(f"helpers called more than {budget.CALL_DEPTH} deep")  # and said
             return UNDECIDED
         self.calling.add(k)
         hits, region = self.hits, self.region
@@ -417,6 +416,16 @@ class DeviceEval:
                 same = left is right
                 return same if op is cst.Is else not same
         return UNDECIDED
+
+
+def fstring_device(node: cst.FormattedString) -> DevStr | None:
+    """f"npu:{rank}", f"cuda:{i}": a device of that type, its index not known; else None."""
+    head = node.parts[0] if node.parts else None
+    if type(head) is cst.FormattedStringText and ":" in head.value:
+        base = head.value.split(":", 1)[0]
+        if family_of(base) is not None:
+            return DevStr.of(base, False)
+    return None
 
 
 def _devicelike(node) -> bool:

@@ -63,6 +63,11 @@ class NotLiteral(Exception):
     """The value is not known without running the program."""
 
 
+class Unknown(NotLiteral):
+    """A value that cannot be followed (a helper that calls itself, helpers nested past the
+    bound): unknown, and said once in the input's account (static.Values.evaluate)."""
+
+
 CONSTANTS = {"True": True, "False": False, "None": None}  # the names that are values
 
 
