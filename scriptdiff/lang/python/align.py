@@ -159,7 +159,7 @@ class Aligner:
     def one_sided(self, s: St, side: str, scope: str) -> None:
         if self.cls.fact_only(s, self.s.g if side == "gpu" else self.s.n):
             return
-        if self.devices.one_sided(s, side, scope):
+        if self.devices.one_sided(s, side, scope) or self.nodes.plumb.statement(s, side):
             return
         if type(s.node) is cst.If and s.node.orelse is None and self.mps_branch(s.node.test, s.clauses[0][2], side):
             return

@@ -14,6 +14,7 @@ from ...model import Severity, Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
 from .pair import PairState, one_line
+from .plumbing import PlumbingChecks
 from .evaluate import Kind, env_read, kind_of, value
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
@@ -36,6 +37,7 @@ class NodeDiff:
 
     def __init__(self, state: PairState):
         self.s = state
+        self.plumb = PlumbingChecks(state)
 
     def diff_values(self, vg, vn, ctx, pg, pn) -> list:
         s = self.s
@@ -62,6 +64,8 @@ class NodeDiff:
             return []
         if id(g) in s.g.owned or id(n) in s.n.owned:
             return []
+        if self.plumb.same(g, n):  # one abstract device, however each side names it (plumbing.py)
+            return []
         tg = type(g)
         if tg is not type(n):
             if tg is cst.Call and type(n) is cst.Subscript and kg == kn:
@@ -71,6 +75,9 @@ class NodeDiff:
             if kg[0] != "Call" or kn[0] != "Call":
                 return [] if kg == kn else [(g, n, ("call", self.callee_name(g, s.gn)))]
             if kg[1] != kn[1]:
+                plumbed = self.plumb.call(g, n, self.diff_args)  # torch.cuda.set_device against its stand-in
+                if plumbed is not None:
+                    return plumbed
                 refactor = self.device_refactor(g, n)
                 if refactor is not None:
                     return refactor
@@ -138,11 +145,11 @@ class NodeDiff:
 
         def one(ga, na, label):
             if ga is not None and na is not None:
-                if self.device_setting(label, ga.value, na.value):
+                if self.device_setting(label, ga.value, na.value) or self.plumb.placements(label, ga.value, na.value):
                     return []
                 return self.diff_nodes(ga.value, na.value, (callee, label))
-            present, owned = (ga, s.g.owned) if ga is not None else (na, s.n.owned)
-            if id(present.value) in owned:
+            present, p = (ga, s.g) if ga is not None else (na, s.n)
+            if id(present.value) in p.owned or self.plumb.placement(label, present.value, p):
                 return []
             return [(ga.value if ga else ("MISSING", g), na.value if na else ("MISSING", n), (callee, label))]
 
@@ -194,7 +201,7 @@ class NodeDiff:
                     diffs.append((name, ga, na))
                 continue
             present, p = (ga, s.g) if ga is not None else (na, s.n)
-            if id(present) in p.owned:
+            if id(present) in p.owned or self.plumb.placement(name, present, p):
                 continue
             if name in defaults and self.is_default(p, present, defaults[name]):
                 continue

@@ -263,6 +263,18 @@ class Values:
         v = program(self.p).local(fn, name)
         return None if v is None else (name, v)
 
+    def binding(self, node):
+        """The value node a name (a local, a module constant) or a class attribute is bound to by
+        one assignment, else None."""
+        if type(node) is cst.Name:
+            bound = self.bound(node)
+            v = bound[1] if bound is not None else self.p.consts.get(node.value)
+        elif type(node) is cst.Attribute:
+            v = self.class_attribute(node)
+        else:
+            return None
+        return v if isinstance(v, cst.CSTNode) else None
+
     def class_attribute(self, node: cst.Attribute):
         """The value node of `Cls.ATTR` for a module-level class of the file (UNBOUND: assigned
         twice), else None."""
