@@ -91,6 +91,9 @@ class Aligner:
             Ns = [s for s in Ns if not any(s is t for t in tuned)]
         gk = [self.key(s, self.s.gn) for s in Gs]
         nk = [self.key(s, self.s.nn) for s in Ns]
+        # device plumbing with no counterpart (`device = platform.device_type` before a `with
+        # torch.device(device):`) is the port wherever it stands: not paired with what it precedes
+        Gs, gk, Ns, nk = self.nodes.plumb.unpaired(Gs, gk, Ns, nk, self.anchor)
         for tag, i1, i2, j1, j2 in opcodes(gk, nk, whole=True):
             if tag == "equal":
                 for gs, ns in zip(Gs[i1:i2], Ns[j1:j2]):

@@ -49,12 +49,16 @@ class Decider(DeviceEval):
         return self
 
     def body(self, node, env: Env) -> None:
-        local = Env(env)
+        local = Env(env, cls=type(node) is cst.ClassDef)
         if type(node) is cst.FunctionDef:
             for prm in params(node):
                 local.vars[prm] = (UNDECIDED, None)
                 self.local_binds.add(prm)
         self.block(_stmts(node.body), local)
+        if local.cls and env is self.module:  # class Env: DEVICE = ...: Env.DEVICE
+            for name, (v, idiom) in list(local.vars.items()):
+                if idiom and "." not in name:
+                    env.vars[f"{node.name.value}.{name}"] = (v, idiom)
 
     def block(self, stmts, env: Env) -> None:
         for s in stmts:
@@ -112,6 +116,14 @@ class Decider(DeviceEval):
                     (self.hits[0] if self.hits else None)
                 for n in names:
                     self.bind(env, n, v, idiom)
+            elif len(small.targets) == 1 and (dotted(small.targets[0].target) or "").count(".") == 1 \
+                    and dotted(small.targets[0].target).startswith("self.") and env.parent is not None \
+                    and env.parent.cls:  # self.is_npu = ... in a method: a flag of the class's methods
+                self.hits = []
+                v = self.ev(small.value, env)
+                if self.hits and v is not UNDECIDED:
+                    self.bind(env.parent, dotted(small.targets[0].target), v,
+                              self.hits[0] if self.hits[0].startswith("flag") else f"flag ({self.hits[0]})")
             else:
                 for x in small.targets:
                     for n in names_bound(x.target):

@@ -112,6 +112,8 @@ class NodeDiff:
                   cst.FormattedStringText, cst.FormattedString):
             return [(g, n, ctx)]
         if tg is cst.Param:
+            if self.plumb.default(g, n):  # def f(device="cuda") against def f(device=None)
+                return []
             ctx = (ctx[0] if ctx else "parameter", g.name.value)
         sites = []
         for f in fields_of(tg):
@@ -149,7 +151,7 @@ class NodeDiff:
                     return []
                 return self.diff_nodes(ga.value, na.value, (callee, label))
             present, p = (ga, s.g) if ga is not None else (na, s.n)
-            if id(present.value) in p.owned or self.plumb.placement(label, present.value, p):
+            if id(present.value) in p.owned or self.plumb.placement(label, present.value, p, callee):
                 return []
             return [(ga.value if ga else ("MISSING", g), na.value if na else ("MISSING", n), (callee, label))]
 
@@ -201,7 +203,7 @@ class NodeDiff:
                     diffs.append((name, ga, na))
                 continue
             present, p = (ga, s.g) if ga is not None else (na, s.n)
-            if id(present) in p.owned or self.plumb.placement(name, present, p):
+            if id(present) in p.owned or self.plumb.placement(name, present, p, callee):
                 continue
             if name in defaults and self.is_default(p, present, defaults[name]):
                 continue
@@ -364,6 +366,9 @@ class NodeDiff:
         """A `.to()` argument that names a device (not a dtype, not a device a tensor of either
         run may be on: rules/devices.yaml `tensor_devices`, the CPU)."""
         p = self.s.n
+        r = self.plumb.role(p, node)
+        if r is not None and r.what == "device":  # `.to(platform.device_type)`, `.to(f"npu:{rank}")`
+            return True
         try:
             v = value(p, node)
         except Exception:

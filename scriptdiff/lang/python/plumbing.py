@@ -4,7 +4,7 @@ device (docs/devices.md, "Device plumbing is the port").
 Two expressions that are both the run's device (`"cuda"` against `platform.device_type`,
 `torch.device("cuda", r)` against `f"npu:{r}"`, `torch.cuda.current_device()` against
 `get_current_device()`), both its process-group backend (`"nccl"` against a helper returning
-"hccl"; one of them known), or the same name with the device in its words (`num_gpus`,
+"hccl"), or the same name with the device in its words (`num_gpus`,
 `num_npus`) are one abstract device: masked (SD022), never a finding. So are a call of the
 device namespace and its stand-in (`torch.cuda.set_device(r)`, `platform.set_device(r)`,
 `torch_set_device(r)`: their arguments compared), an autocast spelt in the CUDA namespace
@@ -21,12 +21,13 @@ import libcst as cst
 
 from ...model import Side
 from ...ruleset.devices import family_of, table
+from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
-from .evaluate import NotLiteral, Values, constant
-from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing, role,
+from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
+from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
                                 stand_in, words)
 from .pair import PairState
-from .parse import Parsed, St, canon_qn, qualified_name
+from .parse import Parsed, St, canon_qn, import_items, qualified_name
 
 
 class PlumbingChecks:
@@ -59,14 +60,90 @@ class PlumbingChecks:
     def same(self, g, n) -> bool:
         """`g` and `n` are one abstract device, one backend, or one name with the device in its words."""
         rg, rn = self.role(self.s.g, g), self.role(self.s.n, n)
-        if rg is not None and rn is not None and rg.what == rn.what and (
-                rg.what == DEVICE or rg.what == BACKEND and (rg.known or rn.known)):
+        if rg is not None and rn is not None and rg.what == rn.what and rg.what in (DEVICE, BACKEND):
             self.mask(g, n)
             return True
-        if self.renamed(g, n) or self.choices(g, n):
+        if self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) or self.asserts(g, n) \
+                or self.membership(g, n) or self.moved(g, n):
             self.mask(g, n)
             return True
         return False
+
+    def membership(self, g, n) -> bool:
+        """`x.device.type == "cuda"` against `x.device.type in ["cuda", "npu"]` (either way round):
+        both ask whether `x` is on the run's device, whatever its family."""
+        if type(g) is not cst.Comparison or type(n) is not cst.Comparison or len(g.comparisons) != 1 \
+                or len(n.comparisons) != 1 or self.s.gn(g.left) != self.s.nn(n.left):
+            return False
+
+        def devices(p: Parsed, c: cst.ComparisonTarget):
+            op, x = type(c.operator), c.comparator
+            if op in (cst.Equal, cst.NotEqual):
+                xs, positive = [x], op is cst.Equal
+            elif op in (cst.In, cst.NotIn) and type(x) in (cst.List, cst.Tuple, cst.Set):
+                xs, positive = [e.value for e in x.elements], op is cst.In
+            else:
+                return None
+            rs = [self.role(p, e) for e in xs]
+            if not xs or any(r is None or r.what != DEVICE or type(e) is not cst.SimpleString for r, e in zip(rs, xs)):
+                return None
+            return positive
+
+        a, b = devices(self.s.g, g.comparisons[0]), devices(self.s.n, n.comparisons[0])
+        return a is not None and a == b
+
+    def moved(self, g, n) -> bool:
+        """`x.cuda()` against `x` (either way round): where a module or tensor lives, not what it holds."""
+        s = self.s
+        for a, pa, na_, b, nb in ((g, s.g, s.gn, n, s.nn), (n, s.n, s.nn, g, s.gn)):
+            if type(a) is cst.Call and type(b) is not cst.Call or type(a) is cst.Call and type(b) is cst.Call \
+                    and self.device_method(b, s.n if pa is s.g else s.g, nb) is None:
+                k = self.device_method(a, pa, na_)
+                if k is not None and k == nb(b):
+                    return True
+        return False
+
+    def asserts(self, g, n) -> bool:
+        """Two asserts that each check the run's devices (`assert torch.cuda.is_available(), "CUDA
+        ..."` against `assert torch.npu.is_available(), "Ascend NPU ..."`, `assert device in
+        ["cuda", "mlu"]` against `[..., "npu"]`): their messages and device lists aside."""
+        return type(g) is cst.Assert and type(n) is cst.Assert and all(
+            is_count(p, x.test) or self.names_device(p, x.test, any_family=True) for p, x in ((self.s.g, g), (self.s.n, n)))
+
+    def entries(self, g, n) -> bool:
+        """Two dicts keyed by device names, one with an entry for the NPU the other has for the GPU
+        (`{"cuda": "nccl"}` against `{"cuda": "nccl", "npu": "hccl"}`): the same but for the entry
+        the port added, whose value is of the same kind as the CUDA entry's."""
+        if type(g) is not cst.Dict or type(n) is not cst.Dict:
+            return False
+        s = self.s
+
+        def split(d: cst.Dict, p: Parsed, nm):
+            rest, npu, cuda = [], None, None
+            for el in d.elements:
+                if type(el) is not cst.DictElement:
+                    return None
+                k = el.key.evaluated_value if type(el.key) is cst.SimpleString else None
+                fam = family_of(k) if isinstance(k, str) else None
+                if fam == "npu":
+                    npu = el.value
+                    continue
+                if fam == "cuda":
+                    cuda = el.value
+                rest.append((nm(el.key), nm(el.value)))
+            return rest, npu, cuda
+
+        a, b = split(g, s.g, s.gn), split(n, s.n, s.nn)
+        if a is None or b is None or a[0] != b[0] or (a[1] is None) == (b[1] is None):
+            return False
+        added, p = (b[1], s.n) if b[1] is not None else (a[1], s.g)
+        cuda, cp = (a[2], s.g) if b[1] is not None else (b[2], s.n)
+        if cuda is None:
+            return False
+        ra, rc = self.role(p, added), self.role(cp, cuda)
+        if ra is not None and rc is not None and ra.what == rc.what:
+            return True
+        return isinstance(device_value(p, added), bool) and isinstance(device_value(cp, cuda), bool)  # availability tests
 
     def renamed(self, g, n) -> bool:
         """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its words."""
@@ -101,7 +178,7 @@ class PlumbingChecks:
                 v = e.value.evaluated_value
                 r = family_of(v)
                 out.append(("<device>",) if r in ("cuda", "npu") else
-                           ("<backend>",) if v.lower() in plumbing().backends else v)
+                           ("<backend>",) if v.lower() in plumbing_table().backends else v)
             return out
 
         a, b = items(g), items(n)
@@ -112,6 +189,12 @@ class PlumbingChecks:
         """Two calls of different functions that are one device call (module doc): the sites of
         their arguments (`diff_args(g, n, callee)`), or None when they are not."""
         s = self.s
+        if self.device_method(g, s.g, s.gn) is not None and \
+                self.device_method(g, s.g, s.gn) == self.device_method(n, s.n, s.nn):
+            self.mask(g, n)  # module.cuda() against getattr(module, device)()
+            return []
+        if self.dispatch(g, n) or self.dispatch(n, g, reverse=True):
+            return []
         gname, nname = namespace_call(s.g, g), namespace_call(s.n, n)
         if gname is not None and (nname == gname or stand_in(s.n, n, gname)) or \
                 nname is not None and stand_in(s.g, g, nname):
@@ -119,10 +202,55 @@ class PlumbingChecks:
             return diff_args(g, n, f"torch.cuda.{gname or nname}")
         return self.autocast(g, n)
 
+    def dispatch(self, a: cst.Call, b: cst.Call, reverse: bool = False) -> bool:
+        """`MMDistributedDataParallel(model.cuda(), device_ids=ids)` against `build_ddp(model,
+        device=device, device_ids=ids)`: a factory that takes the run's device and names the class
+        it stands for (a word of its name is the class name's initials, `ddp`, or one of its
+        words), the other arguments the same once the module moved to the device is the module
+        itself. Masked (True) when so."""
+        s = self.s
+        (pa, na_), (pb, nb) = ((s.n, s.nn), (s.g, s.gn)) if reverse else ((s.g, s.gn), (s.n, s.nn))
+        dev = [x for x in b.args if x.keyword is not None and x.keyword.value in plumbing_table().parameters
+               and (self.role(pb, x.value) or Role("", False)).what == DEVICE]
+        if len(dev) != 1 or any(x.keyword is not None and x.keyword.value == dev[0].keyword.value for x in a.args):
+            return False
+        wa, wb = words(_callee_name(a) or ""), words(_callee_name(b) or "")
+        initials = {"".join(w[0] for w in wa[i:]) for i in range(len(wa) - 1)}
+        if not wa or not wb or not any(w in initials or w in wa for w in wb):
+            return False
+        rest_a, rest_b = [x for x in a.args], [x for x in b.args if x is not dev[0]]
+        if len(rest_a) != len(rest_b):
+            return False
+        for x, y in zip(rest_a, rest_b):
+            if (x.keyword.value if x.keyword else None) != (y.keyword.value if y.keyword else None) or x.star != y.star:
+                return False
+            kx = self.device_method(x.value, pa, na_) if type(x.value) is cst.Call else None
+            if (kx if kx is not None else na_(x.value)) != nb(y.value) and not (
+                    x.keyword is not None and self.placements(x.keyword.value, *((y.value, x.value) if reverse
+                                                                                  else (x.value, y.value)))):
+                return False
+        self.mask(b if reverse else a, a if reverse else b)
+        return True
+
+    def device_method(self, call: cst.Call, p: Parsed, nm):
+        """The receiver's key of `x.cuda()` / `x.npu()` or `getattr(x, device)()` with the run's
+        device (a move of `x` to it, no argument), else None."""
+        if call.args:
+            return None
+        f = call.func
+        fam = (table().get("families") or {})
+        if type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
+                list(fam.get("cuda") or ()) + list(fam.get("npu") or ())) and family_of(f.attr.value) in ("cuda", "npu"):
+            return nm(f.value)
+        if type(f) is cst.Call and type(f.func) is cst.Name and f.func.value == "getattr" and "getattr" not in p.aliases \
+                and len(f.args) == 2 and (self.role(p, f.args[1].value) or Role("", False)).what == DEVICE:
+            return nm(f.args[0].value)
+        return None
+
     def autocast(self, g: cst.Call, n: cst.Call) -> list | None:
         """`torch.cuda.amp.autocast(...)` against `torch.autocast(device_type=DEVICE, ...)` (either
         way round): one autocast, its other arguments compared (sites), else None."""
-        ac = plumbing().autocast
+        ac = plumbing_table().autocast
         if not ac:
             return None
         s = self.s
@@ -160,10 +288,17 @@ class PlumbingChecks:
         self.mask(g, n)
         return sites
 
-    def placement(self, name: str, node, p: Parsed) -> bool:
+    def placement(self, name: str, node, p: Parsed, callee: str = "") -> bool:
         """An argument that only says where a module or tensor lives (`device_ids=[rank]`,
-        `output_device=local_rank`, `device=get_current_device()`), given on one side only."""
-        if name not in plumbing().parameters:
+        `output_device=local_rank`, `device=get_current_device()`, a device passed by position,
+        the index of `model.cuda(i)`), given on one side only."""
+        if family_of(callee.rsplit(".", 1)[-1]) in ("cuda", "npu") and callee.rsplit(".", 1)[-1] in ("cuda", "npu"):
+            self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
+            return True
+        if name.startswith("argument ") and (self.role(p, node) or Role("", False)).what == DEVICE:
+            self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
+            return True
+        if name not in plumbing_table().parameters:
             return False
         nodes = [e.value for e in node.elements] if type(node) in (cst.List, cst.Tuple) else [node]
         for x in nodes:
@@ -174,10 +309,23 @@ class PlumbingChecks:
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
         return bool(nodes)
 
+    def default(self, g: cst.Param, n: cst.Param) -> bool:
+        """`def f(device="cuda")` against `def f(device=None)` (the function then finds the device):
+        a placement parameter whose default is the run's device on one side and None on the other."""
+        if g.name.value != n.name.value or g.name.value not in plumbing_table().parameters \
+                or g.default is None or n.default is None:
+            return False
+        roles = [(self.role(p, d) or Role("", False)).what if constant(d) is not None else None
+                 for p, d in ((self.s.g, g.default), (self.s.n, n.default))]
+        if DEVICE not in roles or not set(roles) <= {DEVICE, None}:
+            return False
+        self.mask(g, n)
+        return True
+
     def placements(self, name: str, g, n) -> bool:
         """The same placement argument on both sides, each a device or a rank (`device_ids=[args.gpu]`
         against `device_ids=[local_rank]`)."""
-        if name not in plumbing().parameters:
+        if name not in plumbing_table().parameters:
             return False
         for p, node in ((self.s.g, g), (self.s.n, n)):
             nodes = [e.value for e in node.elements] if type(node) in (cst.List, cst.Tuple) else [node]
@@ -187,39 +335,142 @@ class PlumbingChecks:
         return True
 
     # ------------------------------------------------------------------ a statement on one side
-    def statement(self, st: St, side: str) -> bool:
+    def statement(self, st: St, side: str, simple: bool = False) -> bool:
         """A statement on one side only that sets, defines or asserts the run's device (module doc):
-        masked (True)."""
+        masked (True). `simple`: only a simple statement (a device set or defined)."""
         p = self.s.g if side == "gpu" else self.s.n
+        if simple and st.kind != "simple":
+            return False
         if type(st.node) is cst.FunctionDef:  # a helper one side needs alone: `def get_backend(): return "hccl"`
-            r = self.returns(p, st.node)
+            r = self.returns(p, st.node) if not device_test(st.node.name.value) else Role(DEVICE, True)
             if r is None or r.what not in (DEVICE, BACKEND):
                 return False
             self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
             return True
-        if st.kind != "simple":
+        if type(st.node) is cst.If and st.node.orelse is None and st.clauses:
+            return self.guard(st, p, side)
+        if type(st.node) is cst.Try and st.clauses and all(
+                x.kind == "import" or self.plumbing_only(x, p) for _l, _n, body in st.clauses for x in body):
+            self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
+            return True  # try: the device from one API, except: from another
+        if not self.plumbing_only(st, p, moved=not simple):
             return False
-        for small in st.node.body:
-            t = type(small)
-            if t is cst.Expr and type(small.value) is cst.Call:
-                call = small.value
-                if namespace_call(p, call) is None and not any(stand_in(p, call, c) for c in plumbing().calls):
-                    return False
-            elif t is cst.Assert:
-                if not is_count(p, small.test):
-                    return False
-            elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) for x in small.targets):
-                v = small.value
-                r = self.role(p, v)
-                if not (r is not None and r.what in (DEVICE, BACKEND) or type(v) is cst.Call
-                        and namespace_call(p, v) is not None):
-                    return False
-            else:
-                return False
         here = st.node
         self.mask(here if side == "gpu" else None, here if side == "npu" else None)
         return True
 
+    def unpaired(self, gs: list, gk: list, ns: list, nk: list, anchor) -> tuple:
+        """The statements of a region less the device plumbing (`plumbing_only`) whose key and
+        anchor (`anchor(st, normalizer)`: its target, its function) the other side does not have:
+        masked here, never paired with a statement they stand next to."""
+        out = []
+        s = self.s
+        ga, na = [anchor(x, s.gn) for x in gs], [anchor(x, s.nn) for x in ns]
+        for sts, keys, anchors, others, side in ((gs, gk, ga, set(nk) | set(na), "gpu"),
+                                                 (ns, nk, na, set(gk) | set(ga), "npu")):
+            keep = [i for i, st in enumerate(sts) if keys[i] in others or anchors[i] in others
+                    or not self.statement(st, side, simple=True)]
+            out += [[sts[i] for i in keep], [keys[i] for i in keep]]
+        return tuple(out)
+
+    def plumbing_only(self, st: St, p: Parsed, moved: bool = True) -> bool:
+        """A simple statement that only sets, defines or asserts the run's device (`statement`);
+        `moved`: or a set-up call the other side makes elsewhere (`moved_setup`)."""
+        if st.kind != "simple":
+            return False
+        other = self.s.n if p is self.s.g else self.s.g
+        for small in st.node.body:
+            t = type(small)
+            if t is cst.Expr and type(small.value) is cst.Call:
+                call = small.value
+                if namespace_call(p, call) is None and not any(stand_in(p, call, c) for c in plumbing_table().calls) \
+                        and not (moved and self.moved_setup(call, p, other)):
+                    return False
+            elif t is cst.Assert:
+                if not (is_count(p, small.test) or self.names_device(p, small.test)):
+                    return False
+            elif t is cst.Assign and len(small.targets) == 1 and self.device_variable(small.targets[0].target, p):
+                continue  # os.environ["NCCL_NVLS_ENABLE"] = "0": the GPU's own library tuning
+            elif t is cst.Assign and len(small.targets) == 1 and self.own_entry(small.targets[0].target, p):
+                continue  # factory["npu"] = NPUWrapper: the NPU's entry of a table keyed by device
+            elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) for x in small.targets):
+                v = small.value
+                r = self.role(p, v)
+                if not (r is not None and r.what in (DEVICE, BACKEND) or type(v) is cst.Call
+                        and namespace_call(p, v) is not None or isinstance(device_value(p, v), bool)):
+                    return False  # not the device, its backend, a device call or a device test's answer
+            else:
+                return False
+        return True
+
+    def names_device(self, p: Parsed, test, any_family: bool = False) -> bool:
+        """`device in ["cuda", "npu"]`, `device == "npu"`: a test of which device the run's is
+        (`any_family`: the names listed may be any device's, `["cuda", "mlu"]`)."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return False
+        r = self.role(p, test.left)
+        x = test.comparisons[0].comparator
+        xs = [e.value for e in x.elements] if type(x) in (cst.List, cst.Tuple, cst.Set) else [x]
+        return r is not None and r.what == DEVICE and all(type(e) is cst.SimpleString and (
+            family_of(e.evaluated_value) is not None if any_family else
+            (self.role(p, e) or Role("", False)).what == DEVICE) for e in xs)
+
+    def own_entry(self, target, p: Parsed) -> bool:
+        """`table["npu"]` on the NPU side (`table["cuda"]` on the GPU side)."""
+        if type(target) is not cst.Subscript or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return False
+        k = target.slice[0].slice.value
+        return type(k) is cst.SimpleString and family_of(k.evaluated_value or "") == (
+            "cuda" if p is self.s.g else "npu")
+
+    def device_variable(self, target, p: Parsed) -> bool:
+        """`os.environ["X"]` for a variable of this side's device stack only, that tunes it
+        (rules/environment.yaml `gpu_tuning` on the GPU side, `npu_tuning` on the NPU side)."""
+        var = env_read(p, target)
+        if var is None:
+            return False
+        return canonical(var)[1] == ("gpu_tuning" if p is self.s.g else "npu_tuning")
+
+    def moved_setup(self, call: cst.Call, p: Parsed, other: Parsed) -> bool:
+        """A call whose every argument is the run's device or backend (`init_process_group(
+        "cuda:nccl,cpu:gloo")`) and whose function the other side calls too, elsewhere."""
+        if not call.args or any(a.star for a in call.args):
+            return False
+        for a in call.args:
+            r = self.role(p, a.value)
+            if r is None or r.what not in (DEVICE, BACKEND):
+                return False
+        q = qualified_name(p, call.func)
+        if q is None:
+            return False
+        q = canon_qn(q, None)
+        return any(canon_qn(qualified_name(other, c.func) or "", None) == q for c in other.state.calls)
+
+
+    def guard(self, st: St, p: Parsed, side: str) -> bool:
+        """An `if` on one side only that refuses an option on this device (`if cfg.device == "npu"
+        and cfg.compile: raise ...`: its test a device test, its body only raises), or that only
+        imports, under a condition, what the other side imports anyway (`if args.amp: from
+        torch.npu.amp import GradScaler` against a GPU import of torch.cuda.amp.GradScaler)."""
+        body = st.clauses[0][2]
+        if not body:
+            return False
+        test = st.node.test
+        spec = p.spec
+        device_test = spec is not None and (id(test) in spec.live or device_value(p, test) is not MISSING)
+        if all(self.plumbing_only(x, p) for x in body):
+            pass  # only device plumbing (`if not device: device = get_device()`)
+        elif device_test and all(x.kind == "simple" and all(type(y) is cst.Raise for y in x.node.body) for x in body):
+            pass  # an option refused on this device
+        elif all(x.kind == "import" for x in body):
+            other = self.s.n if p is self.s.g else self.s.g
+            mine = {canon_qn(qn, None) for x in body for small in x.node.body for _b, qn in import_items(small)}
+            if not mine or not mine <= {canon_qn(qn, None) for qn in other.aliases.values()}:
+                return False
+        else:
+            return False
+        self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
+        return True
 
     @staticmethod
     def returns(p: Parsed, fn: cst.FunctionDef) -> Role | None:
@@ -231,6 +482,11 @@ class PlumbingChecks:
         except NotLiteral:
             return None
         return of_value(v) if isinstance(v, str) else None
+
+
+def _callee_name(call: cst.Call) -> str | None:
+    f = call.func
+    return f.value if type(f) is cst.Name else f.attr.value if type(f) is cst.Attribute else None
 
 
 def _device_words(name: str) -> tuple | None:

@@ -216,7 +216,8 @@ class Rewriter:
         if self._names is None:
             self._names = [n for n in self.own.module.vars if self.module_name(n)]
         text = st.hraw if st.kind == "compound" else st.raw
-        if not (("if" in text and "else" in text) or any(n in text for n in self._names)):
+        if not (("if" in text and "else" in text) or any(n in text for n in self._names)
+                or (" and " in text or " or " in text) and self.own.saw_test):
             return False
         stack = [node]
         if st.kind == "compound":  # the header only: its blocks are their own statements
@@ -233,6 +234,13 @@ class Rewriter:
             t = type(x)
             if t is cst.AssignTarget and type(x.target) is cst.Name:
                 continue  # `D1 = D0`: the name bound is no device read (only its value is)
+            if t is cst.BooleanOperation:
+                rest = self.reduced(x)
+                if rest is not None:  # `args.sync and device.type == "cuda"` on the GPU: `args.sync`
+                    self.spec.live[id(x)] = rest
+                    found = True
+                    stack.append(rest)
+                    continue
             if t is cst.IfExp and id(x) in self.own.exps:
                 live = self.own.exps[id(x)]
                 self.spec.live[id(x)] = x.body if live else x.orelse
@@ -260,6 +268,20 @@ class Rewriter:
                     continue
             stack.extend(kids(x))
         return found
+
+    def reduced(self, x: cst.BooleanOperation):
+        """The operand a boolean operation comes down to when its other operand is a device test
+        this device answers with the neutral value (true in `and`, false in `or`), else None."""
+        d = self.own
+        neutral = type(x.operator) is cst.And
+        for test, other in ((x.left, x.right), (x.right, x.left)):
+            d.hits = []
+            v = d.ev(test, d.module)
+            if d.hits and v is not UNDECIDED and v is not MISSING and bool(v) is neutral:
+                d.hits = []
+                if d.ev(other, d.module) is UNDECIDED or not d.hits:  # the other is no decided test
+                    return other
+        return None
 
     def module_name(self, name: str) -> bool:
         """A name bound at module level to a device value, a dict or a function, and by no

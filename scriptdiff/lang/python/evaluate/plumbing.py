@@ -13,26 +13,22 @@ expressions of the same role for one abstract device.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import libcst as cst
 
 from .... import budget
-from ....ruleset.devices import family_of, table
-from ....ruleset.rules import RuleSet, derived
-from ..parse import Parsed, canon_qn, dotted, kids, qualified_name, rules
+from ....ruleset.devices import family_of
+from ..parse import Parsed, canon_qn, dotted, kids, qualified_name
 from . import read
 from .device import fstring_device
-from .kinds import DevStr, Kind
-from .static import Values
+from .kinds import DevStr, Kind, named, plumbing_table, words
+from .static import Values, env_read
 
 DEVICE, BACKEND, RANK = "device", "backend", "rank"
 
 _EXPRESSIONS = (cst.Name, cst.Attribute, cst.Call, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
                 cst.Subscript, cst.IfExp, cst.BooleanOperation)
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class Role(NamedTuple):
@@ -41,54 +37,6 @@ class Role(NamedTuple):
 
     what: str
     known: bool
-
-
-@dataclass
-class Plumbing:
-    prefixes: frozenset
-    names: dict  # role -> [tuple of words]
-    device_calls: frozenset
-    namespaces: tuple
-    calls: frozenset
-    counts: frozenset
-    parameters: frozenset
-    autocast: dict
-    backends: frozenset
-
-
-@derived
-def plumbing(rs: RuleSet) -> Plumbing:
-    py = (table(rs).get("python") or {}).get("plumbing") or {}
-    rule = next((c for c, r in rs.rules.items() if r.name == "nccl-to-hccl"), None)
-    return Plumbing(
-        prefixes=frozenset(py.get("prefixes") or ()),
-        names={k: [tuple(w) for w in v] for k, v in (py.get("names") or {}).items()},
-        device_calls=frozenset(py.get("device_calls") or ()),
-        namespaces=tuple(py.get("namespaces") or ()),
-        calls=frozenset(py.get("calls") or ()),
-        counts=frozenset(py.get("counts") or ()),
-        parameters=frozenset(py.get("parameters") or ()),
-        autocast=dict(py.get("autocast") or {}),
-        backends=frozenset(s.lower() for npu, (gpu, r) in rules(rs).whole.items() if r == rule for s in (npu, gpu)))
-
-
-def words(name: str) -> tuple:
-    """An identifier's words: `_targetDevice` -> ("target", "device"), `num_gpus` -> ("num", "gpus")."""
-    return tuple(w.lower() for part in name.split("_") for w in _CAMEL.split(part) if w)
-
-
-def named(name: str | None) -> str | None:
-    """The role an identifier's words give (module doc), or None."""
-    if not name:
-        return None
-    ws = words(name.rsplit(".", 1)[-1])
-    t = plumbing()
-    for role, endings in t.names.items():
-        for end in endings:
-            n = len(end)
-            if len(ws) >= n and ws[-n:] == end and all(w in t.prefixes for w in ws[:-n]):
-                return role
-    return None
 
 
 def _last(node) -> str | None:
@@ -124,7 +72,7 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
     if t is cst.Call:
         qn = qualified_name(p, node.func)
         q = canon_qn(qn, None) if qn else None
-        if q is not None and q in plumbing().device_calls:
+        if q is not None and q in plumbing_table().device_calls:
             return Role(DEVICE, True)
         builtin_str = type(node.func) is cst.Name and node.func.value == "str" and "str" not in p.aliases
         if (q == "torch.device" or builtin_str) and node.args and node.args[0].keyword is None:
@@ -142,6 +90,9 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
             return r
     if kind is Kind.RANK:
         return Role(RANK, False)
+    var = env_read(p, node)  # int(os.environ["LOCAL_RANK"]): what the variable's words say
+    if var is not None and named(var) in (DEVICE, RANK, BACKEND):
+        return Role(named(var), False)
     if kind not in (Kind.UNKNOWN, Kind.NAME) or isinstance(v, (bool, int, float)):
         return None  # a value of another kind: a dtype, a number, "cpu"
     if t in (cst.Name, cst.Attribute, cst.Call):
@@ -155,7 +106,7 @@ def of_value(v: str) -> Role | None:
     """The role a string value has: the run's device, its backend, or None."""
     if family_of(v) in ("cuda", "npu"):
         return Role(DEVICE, True)
-    if v.lower() in plumbing().backends:
+    if v.lower() in plumbing_table().backends:
         return Role(BACKEND, True)
     if isinstance(v, DevStr) and family_of(v) in ("cuda", "npu"):
         return Role(DEVICE, True)
@@ -169,9 +120,11 @@ def namespace_call(p: Parsed, call: cst.Call) -> str | None:
     if qn is None:
         return None
     q = canon_qn(qn, None)
-    for ns in plumbing().namespaces:
-        if q.startswith(ns + ".") and q[len(ns) + 1:] in plumbing().calls:
-            return q[len(ns) + 1:]
+    for ns in plumbing_table().namespaces:
+        if q.startswith(ns + "."):
+            name = q[len(ns) + 1:]
+            if name in plumbing_table().calls or any(c.endswith(".*") and name.startswith(c[:-1]) for c in plumbing_table().calls):
+                return name
     return None
 
 
@@ -188,7 +141,7 @@ def stand_in(p: Parsed, call: cst.Call, name: str) -> bool:
         qn = qualified_name(p, f)
         return qn is None or not qn.startswith("torch.")
     ws, want = words(last), words(name)
-    return len(ws) > len(want) and ws[-len(want):] == want and all(w in plumbing().prefixes for w in ws[:-len(want)])
+    return len(ws) > len(want) and ws[-len(want):] == want and all(w in plumbing_table().prefixes for w in ws[:-len(want)])
 
 
 def is_count(p: Parsed, node) -> bool:
@@ -199,10 +152,10 @@ def is_count(p: Parsed, node) -> bool:
         x = stack.pop()
         if type(x) is cst.Call:
             qn = qualified_name(p, x.func)
-            if qn is not None and canon_qn(qn, None) in plumbing().counts:
+            if qn is not None and canon_qn(qn, None) in plumbing_table().counts:
                 return True
             if qn is None and dotted(x.func) is not None and any(stand_in(p, x, c.rsplit(".", 1)[-1])
-                                                                 for c in plumbing().counts):
+                                                                 for c in plumbing_table().counts):
                 return True
         if type(x) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Call, cst.Arg,
                        cst.ComparisonTarget):
