@@ -150,6 +150,7 @@ LITERAL_CHARS = 400  # characters of a Python literal kept as a setting's value 
 POWER_EXPONENT = 128  # exponent up to which `a ** b` is evaluated in a Python value (with |a| < 1e6)
 DEVICE_TEST_DEPTH = 30  # nesting of an expression a device test is decided on
 CALL_DEPTH = 12  # functions of a Python file followed inside one another to evaluate a value (deeper: unknown)
+NAMES_BY_TEXT = 32  # module device names, dicts and helpers up to which a statement is searched for them by text (more: by its names)
 CONFIG_VALUE_DEPTH = 50  # nesting of a value of a Python config (mmengine dict trees)
 CONFIG_POWER_EXPONENT = 64  # exponent up to which `a ** b` is evaluated in a Python config
 CONFIG_OPAQUE_CHARS = 200  # characters of an unevaluated Python config expression kept as its text

@@ -153,7 +153,7 @@ section("devices", Record({
                                        "note": Str()}, required=("note",), need="a note")),
         "plumbing": Record({
             "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
-            **{part: NAMES for part in ("device_calls", "namespaces", "calls", "counts", "parameters")},
+            **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
             "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
         }),
     }),

@@ -24,10 +24,12 @@ from ...ruleset.devices import family_of, table
 from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
 from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
+from .evaluate.kinds import named
+from .evaluate.program import program
 from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
                                 stand_in, words)
 from .pair import PairState
-from .parse import Parsed, St, canon_qn, import_items, qualified_name
+from .parse import Parsed, St, canon_qn, dotted, import_items, qualified_name
 
 
 class PlumbingChecks:
@@ -64,7 +66,7 @@ class PlumbingChecks:
             self.mask(g, n)
             return True
         if self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) or self.asserts(g, n) \
-                or self.membership(g, n) or self.moved(g, n):
+                or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
             self.mask(g, n)
             return True
         return False
@@ -102,6 +104,25 @@ class PlumbingChecks:
                 if k is not None and k == nb(b):
                     return True
         return False
+
+    def parameters(self, g, n) -> bool:
+        """`def step(model, batch)` against `def step(model, batch, device)`: the same parameters but
+        for placement ones (`device`, `device_ids`) one side adds."""
+        if type(g) is not cst.Parameters or type(n) is not cst.Parameters or g.star_arg != n.star_arg \
+                and not (isinstance(g.star_arg, cst.MaybeSentinel) and isinstance(n.star_arg, cst.MaybeSentinel)):
+            return False
+        s = self.s
+        gp = [x for x in list(g.params) + list(g.kwonly_params)]
+        np_ = [x for x in list(n.params) + list(n.kwonly_params)]
+        short, long_ = (gp, np_) if len(gp) < len(np_) else (np_, gp)
+        if len(short) == len(long_):
+            return False
+        names = [x.name.value for x in short]
+        extra = [x for x in long_ if x.name.value not in names]
+        kept = [x for x in long_ if x.name.value in names]
+        return all(x.name.value in plumbing_table().parameters for x in extra) and len(kept) == len(short) and all(
+            a.name.value == b.name.value and (s.gn(a) if short is gp else s.nn(a)) == (s.nn(b) if short is gp else s.gn(b))
+            for a, b in zip(short, kept))
 
     def asserts(self, g, n) -> bool:
         """Two asserts that each check the run's devices (`assert torch.cuda.is_available(), "CUDA
@@ -195,12 +216,29 @@ class PlumbingChecks:
             return []
         if self.dispatch(g, n) or self.dispatch(n, g, reverse=True):
             return []
+        if self.alias(g, s.g, n, s.n) or self.alias(n, s.n, g, s.g):
+            self.mask(g, n)  # amp_autocast = torch.npu.amp.autocast; amp_autocast(...): the same function
+            return diff_args(g, n, canon_qn(qualified_name(s.g, g.func) or qualified_name(s.n, n.func) or "", None))
         gname, nname = namespace_call(s.g, g), namespace_call(s.n, n)
         if gname is not None and (nname == gname or stand_in(s.n, n, gname)) or \
                 nname is not None and stand_in(s.g, g, nname):
             self.mask(g, n)
             return diff_args(g, n, f"torch.cuda.{gname or nname}")
         return self.autocast(g, n)
+
+    @staticmethod
+    def alias(a: cst.Call, pa: Parsed, b: cst.Call, pb: Parsed) -> bool:
+        """`a` calls a local name every assignment of which (in the code this device runs) is the
+        function `b` calls (their qualified names, after the masks' renames)."""
+        if type(a.func) is not cst.Name:
+            return False
+        qb = qualified_name(pb, b.func)
+        if qb is None:
+            return False
+        prog = program(pa)
+        fn = prog.scope_of(a)
+        values = prog.assignments(fn, a.func.value) if fn is not None else None
+        return bool(values) and all(canon_qn(qualified_name(pa, v) or "", None) == canon_qn(qb, None) for v in values)
 
     def dispatch(self, a: cst.Call, b: cst.Call, reverse: bool = False) -> bool:
         """`MMDistributedDataParallel(model.cuda(), device_ids=ids)` against `build_ddp(model,
@@ -360,15 +398,17 @@ class PlumbingChecks:
         return True
 
     def unpaired(self, gs: list, gk: list, ns: list, nk: list, anchor) -> tuple:
-        """The statements of a region less the device plumbing (`plumbing_only`) whose key and
-        anchor (`anchor(st, normalizer)`: its target, its function) the other side does not have:
-        masked here, never paired with a statement they stand next to."""
+        """The statements of a region less the assignments of device plumbing (`device =
+        platform.device_type`: `plumbing_only`) whose key and anchor (`anchor(st, normalizer)`: its
+        target) the other side does not have: masked here, never paired with a statement they
+        stand next to (a call is left to be paired with its stand-in)."""
         out = []
         s = self.s
         ga, na = [anchor(x, s.gn) for x in gs], [anchor(x, s.nn) for x in ns]
         for sts, keys, anchors, others, side in ((gs, gk, ga, set(nk) | set(na), "gpu"),
                                                  (ns, nk, na, set(gk) | set(ga), "npu")):
             keep = [i for i, st in enumerate(sts) if keys[i] in others or anchors[i] in others
+                    or not (st.kind == "simple" and all(type(x) in (cst.Assign, cst.Assert) for x in st.node.body))
                     or not self.statement(st, side, simple=True)]
             out += [[sts[i] for i in keep], [keys[i] for i in keep]]
         return tuple(out)
@@ -384,7 +424,7 @@ class PlumbingChecks:
             if t is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
                 if namespace_call(p, call) is None and not any(stand_in(p, call, c) for c in plumbing_table().calls) \
-                        and not (moved and self.moved_setup(call, p, other)):
+                        and not (moved and self.moved_setup(call, p, other)) and not self.device_move(call, p):
                     return False
             elif t is cst.Assert:
                 if not (is_count(p, small.test) or self.names_device(p, small.test)):
@@ -396,9 +436,14 @@ class PlumbingChecks:
             elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) for x in small.targets):
                 v = small.value
                 r = self.role(p, v)
-                if not (r is not None and r.what in (DEVICE, BACKEND) or type(v) is cst.Call
-                        and namespace_call(p, v) is not None or isinstance(device_value(p, v), bool)):
-                    return False  # not the device, its backend, a device call or a device test's answer
+                index = all(named(dotted(x.target)) == DEVICE for x in small.targets) and (
+                    r is not None and r.what == RANK or type(v) is cst.Integer)  # device = local_rank
+                ns = type(v) is cst.Attribute and any(canon_qn(qualified_name(p, v) or "", None).startswith(x + ".")
+                                                      for x in plumbing_table().namespaces)  # f = torch.npu.amp.autocast
+                if not (r is not None and r.what in (DEVICE, BACKEND) or index or ns or type(v) is cst.Call
+                        and (namespace_call(p, v) is not None or self.device_move(v, p))
+                        or isinstance(device_value(p, v), bool)):
+                    return False  # not the device, its backend, a device call, a move or a device test's answer
             else:
                 return False
         return True
@@ -430,6 +475,17 @@ class PlumbingChecks:
         if var is None:
             return False
         return canonical(var)[1] == ("gpu_tuning" if p is self.s.g else "npu_tuning")
+
+    def device_move(self, call: cst.Call, p: Parsed) -> bool:
+        """`x.cuda()`, `x.npu()`, `getattr(x, device)()`, `x.to(device)`: a module or tensor moved
+        to the run's device."""
+        nm = self.s.gn if p is self.s.g else self.s.nn
+        if self.device_method(call, p, nm) is not None:
+            return True
+        f = call.func
+        return type(f) is cst.Attribute and f.attr.value == "to" and qualified_name(p, f) is None \
+            and len(call.args) == 1 and call.args[0].keyword in (None,) \
+            and (self.role(p, call.args[0].value) or Role("", False)).what == DEVICE
 
     def moved_setup(self, call: cst.Call, p: Parsed, other: Parsed) -> bool:
         """A call whose every argument is the run's device or backend (`init_process_group(

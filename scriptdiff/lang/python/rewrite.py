@@ -15,6 +15,7 @@ from collections import Counter
 
 import libcst as cst
 
+from ... import budget
 from ...ruleset.devices import family_of
 from .decider import Decider
 from .evaluate import MISSING, UNDECIDED, DictRef, FuncRef
@@ -30,6 +31,7 @@ class Rewriter:
         self.p, self.own, self._other, self.spec = p, own, other, spec
         self._reads: Counter | None = None
         self._names: list | None = None  # the module names worth a look (module_name)
+        self._name_set: set | None = None
 
     def aside(self, sts: list[St], why: str, test_line: int | None = None, rule: str = "device-branch") -> None:
         """Statements this side does not run: their lines listed, their calls read for no facts."""
@@ -216,13 +218,13 @@ class Rewriter:
         if self._names is None:
             self._names = [n for n in self.own.module.vars if self.module_name(n)]
         text = st.hraw if st.kind == "compound" else st.raw
-        if not (("if" in text and "else" in text) or any(n in text for n in self._names)
-                or (" and " in text or " or " in text) and self.own.saw_test):
-            return False
         stack = [node]
         if st.kind == "compound":  # the header only: its blocks are their own statements
             stack = [getattr(node, f) for f in ("test", "iter", "items", "decorators", "params", "returns", "bases")
                      if getattr(node, f, None) is not None]
+        if not (("if" in text and "else" in text) or (" and " in text or " or " in text) and self.own.saw_test
+                or self.mentions(text, stack)):
+            return False
         found = False
         while stack:
             x = stack.pop()
@@ -268,6 +270,25 @@ class Rewriter:
                     continue
             stack.extend(kids(x))
         return found
+
+    def mentions(self, text: str, roots: list) -> bool:
+        """The statement names one of the module's device names, dicts or functions: a look at
+        its text when they are few, else at its names (linear however many the module binds)."""
+        if len(self._names) <= budget.NAMES_BY_TEXT:
+            return any(n in text for n in self._names)
+        if self._name_set is None:
+            self._name_set = set(self._names)
+        stack = list(roots)
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (list, tuple)):
+                stack.extend(x)
+            elif type(x) is cst.Name:
+                if x.value in self._name_set:
+                    return True
+            elif isinstance(x, cst.CSTNode):
+                stack.extend(kids(x))
+        return False
 
     def reduced(self, x: cst.BooleanOperation):
         """The operand a boolean operation comes down to when its other operand is a device test

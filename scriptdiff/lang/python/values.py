@@ -23,7 +23,8 @@ from ...ruleset.rules import code
 from ...ruleset.vocabulary import category, lookup
 from .classify import Classifier, severity_rule
 from .evaluate import Kind, QName, env_read, value
-from .evaluate.plumbing import of_value
+from .evaluate.kinds import named
+from .evaluate.plumbing import Role, of_value
 from .facts import typed
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
@@ -112,7 +113,9 @@ class ValueChecks:
         gside = Side(value=gv[0], path=s.g.name, line=gs.line, source=s.g.text_at(gs.line))
         nside = Side(value=nv[0], path=s.n.name, line=ns.line, source=s.n.text_at(ns.line))
         target = one_line(s.g.code(ga[0]), 60)
-        roles = [of_value(v[0]) if isinstance(v[0], str) else None for v in (gv, nv)]
+        index = named(dotted(ga[0])) == "device"  # device = 0 against device = "npu:0": an index is a device
+        roles = [of_value(v[0]) if isinstance(v[0], str) else Role("device", True)
+                 if index and type(v[0]) is int else None for v in (gv, nv)]
         if roles[0] is not None and roles[0] == roles[1] and gv[0] != nv[0]:  # "cuda" against "npu:0": one device
             s.add_masked(code("device-plumbing"), gside, nside)
             return True

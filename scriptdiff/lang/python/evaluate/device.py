@@ -25,7 +25,7 @@ from ....ruleset.devices import family_of, table
 from ....ruleset.rules import RuleSet, derived
 from ..parse import Parsed, dotted, kids, match_name, qualified_name
 from ..parse import _block_body as _stmts
-from .kinds import CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, named, number
+from .kinds import CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, flag_family, named, number
 
 @dataclass
 class Prepared:
@@ -182,6 +182,8 @@ class DeviceEval:
                 return got
             if v in self.t.holders or named(v) == "device":
                 return self.run_device(self.t.holder_idiom)
+            if v in self.p.aliases and flag_family(v) is not None:  # from utils import TORCH_NPU_AVAILABLE
+                return self.answer(flag_family(v), "imported device flag")
             return UNDECIDED
         if t is cst.Attribute:
             d = dotted(node)
@@ -325,7 +327,7 @@ class DeviceEval:
                         return UNDECIDED
                     return v.startswith(s) if meth == "startswith" else v.endswith(s)
                 return UNDECIDED
-            if meth in ("lower", "upper", "strip") and not args:
+            if meth in ("lower", "upper", "strip", "__str__") and not args:
                 v = self.ev(f.value, env, depth + 1)
                 if isinstance(v, str):
                     return DevStr.of(getattr(str(v), meth)(), getattr(v, "exact", True))

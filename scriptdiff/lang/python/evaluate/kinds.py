@@ -183,6 +183,7 @@ class Plumbing:
 
     prefixes: frozenset
     names: dict  # role -> [tuple of words]
+    flag_words: frozenset
     device_calls: frozenset
     namespaces: tuple
     calls: frozenset
@@ -199,6 +200,7 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
     return Plumbing(
         prefixes=frozenset(py.get("prefixes") or ()),
         names={k: [tuple(w) for w in v] for k, v in (py.get("names") or {}).items()},
+        flag_words=frozenset(py.get("flag_words") or ()),
         device_calls=frozenset(py.get("device_calls") or ()),
         namespaces=tuple(py.get("namespaces") or ()),
         calls=frozenset(py.get("calls") or ()),
@@ -228,3 +230,13 @@ def named(name: str | None) -> str | None:
             if len(ws) >= n and ws[-n:] == end and all(w in t.prefixes for w in ws[:-n]):
                 return role
     return None
+
+
+def flag_family(name: str) -> str | None:
+    """The device family a flag's words test (`TORCH_NPU_AVAILABLE`, `HAS_NPU`, `is_cuda`: npu,
+    npu, cuda): one family's name among its words and one of the plumbing's `flag_words`; else None."""
+    ws = words(name.rsplit(".", 1)[-1])
+    if not plumbing_table().flag_words & set(ws):
+        return None
+    fams = {f for f, names in (table().get("families") or {}).items() if f != "other" and set(names) & set(ws)}
+    return fams.pop() if len(fams) == 1 else None

@@ -54,6 +54,7 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
     """What `node` is for the run (module doc): the run's device (of either family: `"cuda"`,
     `"npu:0"`, `f"npu:{rank}"`, `torch.device(...)` of one, the run's device held in a name), its
     process-group backend, a rank; None for anything else (`"cpu"`, `"gloo"`, a number)."""
+    node = p.live_of(node)  # `d if d in ["cuda", "xpu"] else "cpu"`: the operand this device evaluates
     t = type(node)
     if t not in _EXPRESSIONS or depth > budget.CALL_DEPTH:
         return None
@@ -74,6 +75,12 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
         q = canon_qn(qn, None) if qn else None
         if q is not None and q in plumbing_table().device_calls:
             return Role(DEVICE, True)
+        f = node.func
+        if type(f) is cst.Attribute and f.attr.value in ("get", "pop", "setdefault") and node.args \
+                and type(node.args[0].value) is cst.SimpleString:  # kwargs.get("device", "cuda"): its key says
+            what = named(node.args[0].value.evaluated_value or "")
+            if what is not None:
+                return Role(what, False)
         builtin_str = type(node.func) is cst.Name and node.func.value == "str" and "str" not in p.aliases
         if (q == "torch.device" or builtin_str) and node.args and node.args[0].keyword is None:
             inner = role(p, node.args[0].value, depth + 1)  # torch.device("npu", rank), str(device)

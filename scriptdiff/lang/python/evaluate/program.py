@@ -97,7 +97,15 @@ class Program:
             names = self._locals[id(fn)] = self.locals_of(fn)
         return names.get(name)
 
-    def locals_of(self, fn: cst.FunctionDef) -> dict:
+    def assignments(self, fn: cst.FunctionDef, name: str) -> list | None:
+        """Every value `name` is assigned in `fn`'s code this device runs (in order), or None when
+        it is bound any other way (a parameter, a loop, a branch not decided)."""
+        found = self.locals_of(fn, every=True).get(name)
+        return None if found is None or found is UNBOUND else found
+
+    def locals_of(self, fn: cst.FunctionDef, every: bool = False) -> dict:
+        """name -> its one value node (UNBOUND when bound otherwise); `every`: name -> the list of
+        the values of its plain assignments."""
         out: dict = {}
         ps = fn.params
         for prm in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params) + [
@@ -106,7 +114,10 @@ class Program:
         decided = getattr(getattr(self.p.spec, "decider", None), "ifs", None) or {}
 
         def bind(name: str, value) -> None:
-            out[name] = UNBOUND if name in out or value is None else value
+            if every:
+                out[name] = UNBOUND if value is None or out.get(name) is UNBOUND else out.get(name, []) + [value]
+            else:
+                out[name] = UNBOUND if name in out or value is None else value
 
         def targets(t) -> None:
             for n in names_bound(t):
