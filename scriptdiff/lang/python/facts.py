@@ -21,7 +21,7 @@ from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...ruleset.secrets import is_secret, redact_text, withheld
 from ...ruleset.vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
                            spelling_index, value_ports)
-from .evaluate import NotLiteral, QName, Values, add_argument, fields, is_dataclass, module_consts
+from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from ...ruleset.devices import family_of
 from ...ruleset.rules import RuleSet, derived
@@ -297,6 +297,15 @@ class Reader:
     def dict_settings(self, node: cst.Dict, path: list[str], depth: int = 0) -> None:
         """The string keys of a module-level dict literal, nested dicts walked (up to budget.DICT_DEPTH levels)."""
         if depth > budget.DICT_DEPTH:
+            return
+        spec = self.p.spec
+        keys = [el.key.evaluated_value for el in node.elements
+                if type(el) is cst.DictElement and type(el.key) is cst.SimpleString]
+        if spec is not None and keys and len(keys) == len(node.elements) and all(family_of(k) for k in keys):
+            # {"cuda": {...}, "npu": {...}}: a table by device, whose entry for this device is what runs
+            hit = family_entry(node, spec.family)
+            if hit is not None and type(hit[1]) is cst.Dict:
+                self.dict_settings(hit[1], path, depth + 1)
             return
         for el in node.elements:
             if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:

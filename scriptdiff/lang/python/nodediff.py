@@ -15,7 +15,7 @@ from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
 from .pair import PairState, one_line
 from .plumbing import PlumbingChecks
-from .evaluate import Kind, env_read, kind_of, value
+from .evaluate import Kind, Values, env_read, kind_of, value
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
@@ -124,6 +124,9 @@ class NodeDiff:
 
     def diff_args(self, g: cst.Call, n: cst.Call, callee: str) -> list:
         s = self.s
+        if self.plumb.placing(callee):  # torch.cuda.set_device(rank % n) against (rank): where, not what
+            self.plumb.mask(g, n)
+            return []
         sig = rules().signatures.get(callee)
         if sig is not None:
             bound = self.bound_diff(g, n, callee, sig)
@@ -152,6 +155,9 @@ class NodeDiff:
                 return self.diff_nodes(ga.value, na.value, (callee, label))
             present, p = (ga, s.g) if ga is not None else (na, s.n)
             if id(present.value) in p.owned or self.plumb.placement(label, present.value, p, callee):
+                return []
+            if present.keyword is not None and self.env_default(  # world_size=int(os.environ["WORLD_SIZE"])
+                    callee, label, {k: a.value for k, a in (gkw if ga is not None else nkw).items()}, p, present.value):
                 return []
             return [(ga.value if ga else ("MISSING", g), na.value if na else ("MISSING", n), (callee, label))]
 
@@ -261,9 +267,13 @@ class NodeDiff:
 
     @staticmethod
     def _assigned(p, node):
-        """A bare name's value where the file assigns it once (`rank = int(os.environ["RANK"])`)."""
+        """A bare name's value where the function it stands in (the value model's locals), or else
+        the file, assigns it once (`rank = int(os.environ["RANK"])`)."""
         if type(node) is not cst.Name or p.module is None:
             return node
+        bound = Values(p).binding(node)
+        if bound is not None:
+            return bound
         found = []
 
         class V(cst.CSTVisitor):

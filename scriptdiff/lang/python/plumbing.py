@@ -23,7 +23,7 @@ from ...model import Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
-from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
+from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read, switch
 from .evaluate.kinds import named
 from .evaluate.program import program
 from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
@@ -65,11 +65,34 @@ class PlumbingChecks:
         if rg is not None and rn is not None and rg.what == rn.what and rg.what in (DEVICE, BACKEND):
             self.mask(g, n)
             return True
+        if self.either(g, n):
+            self.mask(g, n)
+            return True
         if self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) or self.asserts(g, n) \
                 or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
             self.mask(g, n)
             return True
         return False
+
+    def either(self, g, n) -> bool:
+        """`torch.device("cuda" if use_gpu else "cpu")` against `get_current_device() if use_gpu
+        else "cpu"`: one test choosing between the run's device and the same other value."""
+        s = self.s
+
+        def unwrap(p, node):
+            node = p.live_of(node)
+            if type(node) is cst.Call and canon_qn(qualified_name(p, node.func) or "", None) == "torch.device" \
+                    and len(node.args) == 1 and node.args[0].keyword is None:
+                return p.live_of(node.args[0].value)
+            return node
+
+        a, b = unwrap(s.g, g), unwrap(s.n, n)
+        if type(a) is not cst.IfExp or type(b) is not cst.IfExp or (a is g and b is n):
+            return False
+        same_test = s.gn(s.g.live_of(a.test)) == s.nn(s.n.live_of(b.test))
+        ra, rb = self.role(s.g, a.body), self.role(s.n, b.body)
+        return same_test and ra is not None and rb is not None and ra.what == rb.what == DEVICE and (
+            s.gn(a.orelse) == s.nn(b.orelse))
 
     def membership(self, g, n) -> bool:
         """`x.device.type == "cuda"` against `x.device.type in ["cuda", "npu"]` (either way round):
@@ -206,6 +229,17 @@ class PlumbingChecks:
         return a is not None and b is not None and a != b and set(a) == set(b)
 
     # ------------------------------------------------------------------ calls
+    @staticmethod
+    def placing(callee: str) -> bool:
+        """A function of the device namespace that only places, waits, frees or measures
+        (`torch.cuda.set_device`): its arguments say where, not what."""
+        for ns in plumbing_table().namespaces:
+            if callee.startswith(ns + "."):
+                name = callee[len(ns) + 1:]
+                return name in plumbing_table().calls or any(
+                    c.endswith(".*") and name.startswith(c[:-1]) for c in plumbing_table().calls)
+        return False
+
     def call(self, g: cst.Call, n: cst.Call, diff_args) -> list | None:
         """Two calls of different functions that are one device call (module doc): the sites of
         their arguments (`diff_args(g, n, callee)`), or None when they are not."""
@@ -214,7 +248,7 @@ class PlumbingChecks:
                 self.device_method(g, s.g, s.gn) == self.device_method(n, s.n, s.nn):
             self.mask(g, n)  # module.cuda() against getattr(module, device)()
             return []
-        if self.dispatch(g, n) or self.dispatch(n, g, reverse=True):
+        if self.dispatch(g, n) or self.dispatch(n, g, reverse=True) or self.device_class(g, n):
             return []
         if self.alias(g, s.g, n, s.n) or self.alias(n, s.n, g, s.g):
             self.mask(g, n)  # amp_autocast = torch.npu.amp.autocast; amp_autocast(...): the same function
@@ -244,30 +278,62 @@ class PlumbingChecks:
         """`MMDistributedDataParallel(model.cuda(), device_ids=ids)` against `build_ddp(model,
         device=device, device_ids=ids)`: a factory that takes the run's device and names the class
         it stands for (a word of its name is the class name's initials, `ddp`, or one of its
-        words), the other arguments the same once the module moved to the device is the module
-        itself. Masked (True) when so."""
+        words), the other arguments the same (`same_arguments`). Masked (True) when so."""
         s = self.s
-        (pa, na_), (pb, nb) = ((s.n, s.nn), (s.g, s.gn)) if reverse else ((s.g, s.gn), (s.n, s.nn))
-        dev = [x for x in b.args if x.keyword is not None and x.keyword.value in plumbing_table().parameters
-               and (self.role(pb, x.value) or Role("", False)).what == DEVICE]
-        if len(dev) != 1 or any(x.keyword is not None and x.keyword.value == dev[0].keyword.value for x in a.args):
+        pb = s.g if reverse else s.n
+        dev = [x for x in b.args if (x.keyword is None or x.keyword.value in plumbing_table().parameters)
+               and not x.star and (self.role(pb, x.value) or Role("", False)).what == DEVICE]
+        if len(dev) != 1 or dev[0].keyword is not None and any(
+                x.keyword is not None and x.keyword.value == dev[0].keyword.value for x in a.args):
             return False
         wa, wb = words(_callee_name(a) or ""), words(_callee_name(b) or "")
         initials = {"".join(w[0] for w in wa[i:]) for i in range(len(wa) - 1)}
         if not wa or not wb or not any(w in initials or w in wa for w in wb):
             return False
-        rest_a, rest_b = [x for x in a.args], [x for x in b.args if x is not dev[0]]
-        if len(rest_a) != len(rest_b):
+        rest_b = [x for x in b.args if x is not dev[0]]
+        if not self.same_arguments(*((rest_b, a.args) if reverse else (a.args, rest_b))):
             return False
-        for x, y in zip(rest_a, rest_b):
+        self.mask(b if reverse else a, a if reverse else b)
+        return True
+
+    def device_class(self, g: cst.Call, n: cst.Call) -> bool:
+        """`MMDataParallel(model.cuda(), ...)` against `NPUDataParallel(model.npu(), ...)`: a class
+        named for the NPU (its device word aside, its words end the GPU class's, two at least)
+        with the same arguments (`same_arguments`). Masked (True) when so."""
+        gw, nw = words(_callee_name(g) or ""), words(_callee_name(n) or "")
+        fams = table().get("families") or {}
+        npu_words = set(fams.get("npu") or ())
+        if not npu_words & set(nw):
+            return False
+        rest = tuple(w for w in nw if w not in npu_words)
+        if len(rest) < 2 or gw[-len(rest):] != rest or not self.same_arguments(g.args, n.args):
+            return False
+        self.mask(g, n)
+        return True
+
+    def same_arguments(self, ga: list, na: list) -> bool:
+        """Two calls' arguments the same, a module moved to the device being the module itself
+        (`model.cuda()`, `model.npu()`, `model`) and a placement argument given on one side only
+        or spelt for each device (`device_ids=[rank]`) aside."""
+        s = self.s
+
+        def placement(x, p, others) -> bool:  # given on this side only, and only a placement
+            return x.keyword is not None and x.keyword.value in plumbing_table().parameters \
+                and x.keyword.value not in {y.keyword.value for y in others if y.keyword is not None} \
+                and all((self.role(p, e) or Role("", False)).what in (DEVICE, RANK) for e in _items(x.value))
+
+        ga, na = [x for x in ga if not placement(x, s.g, na)], [x for x in na if not placement(x, s.n, ga)]
+
+        if len(ga) != len(na):
+            return False
+        for x, y in zip(ga, na):
             if (x.keyword.value if x.keyword else None) != (y.keyword.value if y.keyword else None) or x.star != y.star:
                 return False
-            kx = self.device_method(x.value, pa, na_) if type(x.value) is cst.Call else None
-            if (kx if kx is not None else na_(x.value)) != nb(y.value) and not (
-                    x.keyword is not None and self.placements(x.keyword.value, *((y.value, x.value) if reverse
-                                                                                  else (x.value, y.value)))):
+            kx = self.device_method(x.value, s.g, s.gn) if type(x.value) is cst.Call else None
+            ky = self.device_method(y.value, s.n, s.nn) if type(y.value) is cst.Call else None
+            if (kx if kx is not None else s.gn(x.value)) != (ky if ky is not None else s.nn(y.value)) and not (
+                    x.keyword is not None and self.placements(x.keyword.value, x.value, y.value)):
                 return False
-        self.mask(b if reverse else a, a if reverse else b)
         return True
 
     def device_method(self, call: cst.Call, p: Parsed, nm):
@@ -433,6 +499,12 @@ class PlumbingChecks:
                 continue  # os.environ["NCCL_NVLS_ENABLE"] = "0": the GPU's own library tuning
             elif t is cst.Assign and len(small.targets) == 1 and self.own_entry(small.targets[0].target, p):
                 continue  # factory["npu"] = NPUWrapper: the NPU's entry of a table keyed by device
+            elif t is cst.Assign and len(small.targets) == 1 and self.placement_key(small.targets[0].target) \
+                    and (self.role(p, small.value) or Role("", False)).what in (DEVICE, RANK):
+                continue  # kwargs["device_map"] = "npu"
+            elif t is cst.Assign and p is self.s.n and len(small.targets) == 1 \
+                    and switch(canon_qn(qualified_name(p, small.targets[0].target) or "", None)) is not None:
+                continue  # torch.backends.cudnn.deterministic = True on the NPU: a CUDA-only switch does nothing there
             elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) for x in small.targets):
                 v = small.value
                 r = self.role(p, v)
@@ -459,6 +531,14 @@ class PlumbingChecks:
         return r is not None and r.what == DEVICE and all(type(e) is cst.SimpleString and (
             family_of(e.evaluated_value) is not None if any_family else
             (self.role(p, e) or Role("", False)).what == DEVICE) for e in xs)
+
+    @staticmethod
+    def placement_key(target) -> bool:
+        """`kwargs["device_map"]`: an entry named after a placement parameter."""
+        if type(target) is not cst.Subscript or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return False
+        k = target.slice[0].slice.value
+        return type(k) is cst.SimpleString and k.evaluated_value in plumbing_table().parameters
 
     def own_entry(self, target, p: Parsed) -> bool:
         """`table["npu"]` on the NPU side (`table["cuda"]` on the GPU side)."""
@@ -538,6 +618,10 @@ class PlumbingChecks:
         except NotLiteral:
             return None
         return of_value(v) if isinstance(v, str) else None
+
+
+def _items(node) -> list:
+    return [e.value for e in node.elements] if type(node) in (cst.List, cst.Tuple) else [node]
 
 
 def _callee_name(call: cst.Call) -> str | None:

@@ -96,7 +96,9 @@ class Rewriter:
                         self.aside(body, "raises on this device (an option it refuses)", test_line)
                         continue
                     refusals = [i for i, c in enumerate(st.clauses) if i != live and _is_refusal(c[2])]
-                    theirs = self.other.ifs.get(k) if refusals else None
+                    # a file that never tests for the NPU (a GPU script of a pair) has no NPU branch to
+                    # refuse with: read for the NPU, its raise is no option the NPU refuses
+                    theirs = self.other.ifs.get(k) if refusals and self.own.saw_npu else None
                     if theirs is not None and theirs in refusals:
                         self.aside(body, "refused by the other device (its branch raises)", test_line)
                         continue

@@ -22,7 +22,7 @@ from ...model import Severity, Side
 from ...ruleset.rules import code
 from ...ruleset.vocabulary import category, lookup
 from .classify import Classifier, severity_rule
-from .evaluate import Kind, QName, env_read, value
+from .evaluate import Kind, NotLiteral, QName, Values, env_read, value
 from .evaluate.kinds import named
 from .evaluate.plumbing import Role, of_value
 from .facts import typed
@@ -159,7 +159,23 @@ class ValueChecks:
         return other.names
 
     def plumbing(self, st: St, p: Parsed, side: str, scope: str) -> bool:
-        """A statement on one side only that only declares configuration: an info finding."""
+        """A statement on one side only that only declares configuration: an info finding. A
+        function of the file that takes no argument and returns a value known statically
+        (`def get_backend(): return "gloo"`) is one too: its calls are compared by their value."""
+        if type(st.node) is cst.FunctionDef and scope == "<module>" and st.node.name.value not in self.names(side) \
+                and not any(prm.default is None for prm in st.node.params.params):
+            try:
+                v = Values(p).call_function(st.node, cst.Call(func=cst.Name(st.node.name.value)), [], 0)
+            except NotLiteral:
+                return False
+            if isinstance(v, (QName, bytes)) or v is not None and not isinstance(v, (str, int, float, bool, list)):
+                return False
+            sd = Side(value=f"{st.node.name.value}()", path=p.name, line=st.line, source=p.text_at(st.line))
+            self.s.add_finding(severity_rule(Severity.INFO), st.node.name.value, sd if side == "gpu" else None,
+                               sd if side == "npu" else None,
+                               f"function on {'GPU' if side == 'gpu' else 'NPU'} only: {st.node.name.value}() returns "
+                               f"{v!r} (its calls are compared by value)")
+            return True
         if st.kind != "simple":
             return False
         what = None

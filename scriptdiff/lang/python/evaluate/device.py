@@ -307,6 +307,9 @@ class DeviceEval:
             if qn == "str" and len(args) == 1 and "str" not in self.p.aliases:
                 v = self.ev(args[0].value, env, depth + 1)
                 return v if isinstance(v, str) else UNDECIDED
+            if not args and self.qualified(f) is not None and flag_family(qn) is not None \
+                    and not qn.startswith("torch."):  # platform.is_npu(): an imported object's device test
+                return self.answer(flag_family(qn), "imported device flag")
             got = env.get(qn) if "." not in qn else MISSING
             if got is not MISSING and type(got[0]) is FuncRef:
                 v = self.function(got[0].node)

@@ -233,10 +233,11 @@ def named(name: str | None) -> str | None:
 
 
 def flag_family(name: str) -> str | None:
-    """The device family a flag's words test (`TORCH_NPU_AVAILABLE`, `HAS_NPU`, `is_cuda`: npu,
-    npu, cuda): one family's name among its words and one of the plumbing's `flag_words`; else None."""
+    """The device family a flag's words test (`TORCH_NPU_AVAILABLE`, `HAS_NPU`, `is_cuda`,
+    `IS_MLU_AVAILABLE`: npu, npu, cuda, other): one family's name among its words and one of the
+    plumbing's `flag_words`; else None."""
     ws = words(name.rsplit(".", 1)[-1])
     if not plumbing_table().flag_words & set(ws):
         return None
-    fams = {f for f, names in (table().get("families") or {}).items() if f != "other" and set(names) & set(ws)}
-    return fams.pop() if len(fams) == 1 else None
+    fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
+    return fams.pop() if len(fams) == 1 else None  # "other" (IS_MLU_AVAILABLE): false on both sides

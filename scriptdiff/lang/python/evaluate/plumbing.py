@@ -21,7 +21,7 @@ from .... import budget
 from ....ruleset.devices import family_of
 from ..parse import Parsed, canon_qn, dotted, kids, qualified_name
 from . import read
-from .device import fstring_device
+from .device import device_test, fstring_device
 from .kinds import DevStr, Kind, named, plumbing_table, words
 from .static import Values, env_read
 
@@ -85,6 +85,9 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
         if (q == "torch.device" or builtin_str) and node.args and node.args[0].keyword is None:
             inner = role(p, node.args[0].value, depth + 1)  # torch.device("npu", rank), str(device)
             return inner if inner is not None and inner.what == DEVICE else None
+    if t is cst.IfExp:  # `get_device() if cfg.device is None else cfg.device`: both the device
+        a, b = role(p, node.body, depth + 1), role(p, node.orelse, depth + 1)
+        return Role(a.what, a.known and b.known) if a is not None and b is not None and a.what == b.what else None
     if t is cst.Attribute and node.attr.value == "type":  # x.device.type, torch.device(...).type
         inner = role(p, node.value, depth + 1)
         if inner is not None and inner.what == DEVICE:
@@ -159,8 +162,8 @@ def is_count(p: Parsed, node) -> bool:
         x = stack.pop()
         if type(x) is cst.Call:
             qn = qualified_name(p, x.func)
-            if qn is not None and canon_qn(qn, None) in plumbing_table().counts:
-                return True
+            if qn is not None and (canon_qn(qn, None) in plumbing_table().counts or device_test(qn)):
+                return True  # torch.cuda.device_count(), is_npu_available()
             if qn is None and dotted(x.func) is not None and any(stand_in(p, x, c.rsplit(".", 1)[-1])
                                                                  for c in plumbing_table().counts):
                 return True
