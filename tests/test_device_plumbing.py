@@ -7,12 +7,8 @@ and a drifted one (its one finding, exact: rule, key, both values, both lines). 
 their helpers are made up (`accel_env`, `get_comm_backend`, `wrap_replica`, ...)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from scriptdiff.model import Options
-from scriptdiff.run.pipeline import diff_files
+from test_device_branches import edit, line_of, loud, pair
 
 GPU = '''\
 """Train a small classifier on one node with DDP (a made-up script)."""
@@ -59,38 +55,10 @@ def main():
 '''
 
 
-def pair(tmp_path: Path, gpu: str, npu: str, name: str = "train.py"):
-    for side, text in (("gpu", gpu), ("npu", npu)):
-        (tmp_path / side).mkdir(parents=True, exist_ok=True)
-        (tmp_path / side / name).write_text(text, encoding="utf-8")
-    return diff_files([str(tmp_path / "gpu" / name)], [str(tmp_path / "npu" / name)], Options(use_cache=False))
-
-
-def loud(report) -> list:
-    """(rule, key, GPU value, NPU value, GPU line, NPU line) of each warning and error."""
-    return [(f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
-             f.gpu.line if f.gpu else None, f.npu.line if f.npu else None)
-            for f in report.findings if f.severity in ("warning", "error")]
-
-
 def plumbing(report) -> list:
     """(GPU line, NPU line) of each SD022 mask."""
     return sorted(((m.gpu.line if m.gpu else None, m.npu.line if m.npu else None)
                    for m in report.masked if m.rule == "SD022"), key=str)
-
-
-def line_of(text: str, needle: str, nth: int = 0) -> int:
-    at = -1
-    for _ in range(nth + 1):
-        at = text.index(needle, at + 1)
-    return text[:at].count("\n") + 1
-
-
-def edit(text: str, *pairs: tuple[str, str]) -> str:
-    for old, new in pairs:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
 
 
 # Each shape: the faithful NPU edits, the drift planted on top of them, and the drifted finding

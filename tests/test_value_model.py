@@ -16,40 +16,14 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from scriptdiff import api, budget
+from test_device_branches import line_of, loud, one_file, pair
+
+from scriptdiff import budget
 from scriptdiff.lang.python.evaluate import UNDECIDED, DevStr, Kind, NotLiteral, module_consts, read, value
 from scriptdiff.lang.python.evaluate.kinds import named, words
 from scriptdiff.lang.python.evaluate.plumbing import role
 from scriptdiff.lang.python.parse import parse
 from scriptdiff.lang.python.specialise import specialise
-from scriptdiff.model import Options
-from scriptdiff.run.pipeline import diff_files
-
-OPTS = dict(use_cache=False)
-
-
-def one_file(tmp_path: Path, text: str, name: str = "train.py"):
-    p = tmp_path / "one" / name
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
-    return api.diff(str(p), None, Options(**OPTS))
-
-
-def pair(tmp_path: Path, gpu: str, npu: str, name: str = "train.py"):
-    for side, text in (("gpu", gpu), ("npu", npu)):
-        (tmp_path / side).mkdir(parents=True, exist_ok=True)
-        (tmp_path / side / name).write_text(text, encoding="utf-8")
-    return diff_files([str(tmp_path / "gpu" / name)], [str(tmp_path / "npu" / name)], Options(**OPTS))
-
-
-def loud(report) -> list:
-    return [(f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
-             f.gpu.line if f.gpu else None, f.npu.line if f.npu else None)
-            for f in report.findings if f.severity in ("warning", "error")]
-
-
-def line_of(text: str, needle: str) -> int:
-    return text[:text.index(needle)].count("\n") + 1
 
 
 def program(text: str, side: str):
@@ -296,11 +270,15 @@ def test_twenty_thousand_chained_device_aliases_are_read(tmp_path):
     assert (r.exit_code(), loud(r), len(r.masked)) == (0, [], n + 1)
 
 
+def helpers(n: int, first: str) -> str:
+    """A module of `n` helpers, each returning the one before, the first returning `first`."""
+    return "import torch\nfrom transformers import is_torch_npu_available\n\n\ndef h0():\n" \
+        f"    return {first}\n" + "".join(f"\n\ndef h{i}():\n    return h{i - 1}()\n" for i in range(1, n))
+
+
 def test_helpers_chained_past_the_bound_leave_the_test_undecided_and_say_so(tmp_path):
     n = 500
-    text = "import torch\nfrom transformers import is_torch_npu_available\n\n\ndef h0():\n" \
-        "    return is_torch_npu_available()\n" + "".join(f"\n\ndef h{i}():\n    return h{i - 1}()\n" for i in range(1, n)) + \
-        f"\n\nif h{n - 1}():\n    x = 1\nelse:\n    x = 2\n"
+    text = helpers(n, "is_torch_npu_available()") + f"\n\nif h{n - 1}():\n    x = 1\nelse:\n    x = 2\n"
     r = one_file(tmp_path, text)
     at = line_of(text, f"if h{n - 1}")
     assert [i["notes"] for i in r.to_json()["inputs"]] == [
@@ -311,9 +289,7 @@ def test_helpers_chained_past_the_bound_leave_the_test_undecided_and_say_so(tmp_
 
 def test_a_setting_read_through_helpers_past_the_bound_is_unknown_and_said(tmp_path):
     n = 500
-    text = "import torch\nfrom transformers import is_torch_npu_available\n\n\ndef h0():\n" \
-        "    return 2e-4 if is_torch_npu_available() else 1e-4\n" + \
-        "".join(f"\n\ndef h{i}():\n    return h{i - 1}()\n" for i in range(1, n)) + \
+    text = helpers(n, "2e-4 if is_torch_npu_available() else 1e-4") + \
         f"\n\ndef main(model):\n    return torch.optim.AdamW(model.parameters(), lr=h{n - 1}())\n"
     r = one_file(tmp_path, text)
     at = line_of(text, "return torch.optim")
