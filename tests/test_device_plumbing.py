@@ -95,8 +95,8 @@ SHAPES = {
     "set_device moved after the process group": (
         [("    torch.cuda.set_device(local_rank)\n    dist.init_process_group(backend=\"nccl\")\n",
           "    dist.init_process_group(backend=\"hccl\")\n    torch.npu.set_device(local_rank)\n")],
-        ("    torch.npu.set_device(local_rank)\n", "    torch.npu.manual_seed(local_rank)\n"),
-        ("SD101", "code:train.py:setup", None, "torch.npu.manual_seed(local_rank)", None, "torch.npu.manual_seed")),
+        ("    return n_gpus\n", "    return n_gpus * 2\n"),
+        ("SD102", "code:train.py:setup", "n_gpus", "n_gpus * 2", "return n_gpus", "return n_gpus * 2")),
     "an assert on the device count": (
         [("    n_gpus = torch.cuda.device_count()\n", "    n_gpus = torch.cuda.device_count()\n"
                                                     "    assert torch.npu.device_count() >= 1, \"no NPU visible\"\n")],

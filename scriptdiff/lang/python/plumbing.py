@@ -23,7 +23,7 @@ from ...model import Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
-from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read, switch
+from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
 from .evaluate.kinds import named
 from .evaluate.program import program
 from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
@@ -489,8 +489,8 @@ class PlumbingChecks:
             t = type(small)
             if t is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
-                if namespace_call(p, call) is None and not any(stand_in(p, call, c) for c in plumbing_table().calls) \
-                        and not (moved and self.moved_setup(call, p, other)) and not self.device_move(call, p):
+                if not (self.called_elsewhere(call, p, other) or moved and self.moved_setup(call, p, other)
+                        or self.device_move(call, p)):
                     return False
             elif t is cst.Assert:
                 if not (is_count(p, small.test) or self.names_device(p, small.test)):
@@ -502,9 +502,6 @@ class PlumbingChecks:
             elif t is cst.Assign and len(small.targets) == 1 and self.placement_key(small.targets[0].target) \
                     and (self.role(p, small.value) or Role("", False)).what in (DEVICE, RANK):
                 continue  # kwargs["device_map"] = "npu"
-            elif t is cst.Assign and p is self.s.n and len(small.targets) == 1 \
-                    and switch(canon_qn(qualified_name(p, small.targets[0].target) or "", None)) is not None:
-                continue  # torch.backends.cudnn.deterministic = True on the NPU: a CUDA-only switch does nothing there
             elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) for x in small.targets):
                 v = small.value
                 r = self.role(p, v)
@@ -555,6 +552,15 @@ class PlumbingChecks:
         if var is None:
             return False
         return canonical(var)[1] == ("gpu_tuning" if p is self.s.g else "npu_tuning")
+
+    def called_elsewhere(self, call: cst.Call, p: Parsed, other: Parsed) -> bool:
+        """A device-namespace call (`torch.cuda.set_device(r)`, or its stand-in) whose function the
+        other side calls too, elsewhere: moved, not added or dropped (a device set on one side
+        only is still a difference)."""
+        name = namespace_call(p, call) or next((c for c in plumbing_table().calls if stand_in(p, call, c)), None)
+        if name is None:
+            return False
+        return any(namespace_call(other, c) == name or stand_in(other, c, name) for c in other.state.calls)
 
     def device_move(self, call: cst.Call, p: Parsed) -> bool:
         """`x.cuda()`, `x.npu()`, `getattr(x, device)()`, `x.to(device)`: a module or tensor moved
