@@ -4,16 +4,19 @@ device (docs/devices.md, "Device plumbing is the port").
 Two expressions that are both the run's device (`"cuda"` against `platform.device_type`,
 `torch.device("cuda", r)` against `f"npu:{r}"`, `torch.cuda.current_device()` against
 `get_current_device()`), both its process-group backend (`"nccl"` against a helper returning
-"hccl"), or the same name with the device in its words (`num_gpus`,
-`num_npus`) are one abstract device: masked (SD022), never a finding. So are a call of the
-device namespace and its stand-in (`torch.cuda.set_device(r)`, `platform.set_device(r)`,
-`torch_set_device(r)`: their arguments compared), an autocast spelt in the CUDA namespace
-against `torch.autocast(device_type=...)` (its other arguments compared), a placement argument
-given on one side only (`DDP(model, device_ids=[rank])` against `DDP(model)`), a list of
-choices that differs only by device names, and a statement on one side only that sets, defines
-or asserts the device (`torch.cuda.set_device(r)` moved, `assert torch.cuda.device_count() > 0`,
-`device = torch.device(f"npu:{r}")`). What an expression is comes from the evaluator
-(evaluate/plumbing.py: its value with its kind, or its words when the value is not known).
+"hccl"), or the same name with the device in its words (`num_gpus`, `num_npus`) are one
+abstract device: masked (SD022), never a finding (`same`, with the shapes of two expressions:
+a device-or-cpu choice, device lists and tables gaining the NPU, asserts on the device, a
+module moved to the device or not, placement parameters). So are a call of the device
+namespace and its stand-in (`torch.cuda.set_device(r)`, `platform.set_device(r)`,
+`torch_set_device(r)`), a factory or a class for the device standing for a GPU wrapper, an
+autocast spelt in the CUDA namespace against `torch.autocast(device_type=...)` (`call`: their
+other arguments compared), a placement argument given on one side only (`DDP(model,
+device_ids=[rank])` against `DDP(model)`: `placement`), and a statement on one side only that
+sets, defines or asserts the device (`torch.cuda.set_device(r)` moved, `assert
+torch.cuda.device_count() > 0`, `device = torch.device(f"npu:{r}")`: `statement`). What an
+expression is comes from the evaluator (evaluate/plumbing.py: its value with its kind, or its
+words when the value is not known); the data is rules/devices.yaml `devices.python.plumbing`.
 """
 from __future__ import annotations
 
@@ -65,11 +68,8 @@ class PlumbingChecks:
         if rg is not None and rn is not None and rg.what == rn.what and rg.what in (DEVICE, BACKEND):
             self.mask(g, n)
             return True
-        if self.either(g, n):
-            self.mask(g, n)
-            return True
-        if self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) or self.asserts(g, n) \
-                or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
+        if self.either(g, n) or self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) \
+                or self.asserts(g, n) or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
             self.mask(g, n)
             return True
         return False
