@@ -151,6 +151,11 @@ section("devices", Record({
         "cuda_on_npu": Record({"patched_by": ListOf(Name(), nonempty=True)}),
         "cuda_switches": Table(Record({"determinism": Any(), "tf32": Any(), "npu_way": Str(), "source": Str(),
                                        "note": Str()}, required=("note",), need="a note")),
+        "plumbing": Record({
+            "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
+            **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
+            "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
+        }),
     }),
     "shell": Record({part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},
                                    "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS)

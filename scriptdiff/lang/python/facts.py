@@ -22,7 +22,7 @@ from ...ruleset.secrets import is_secret, redact_text, withheld
 from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, meaning_key, name_key, names_component,
                                    nested_key, norm_name, normalize, run_wide_keys, section_name, spelling_index,
                                    value_ports)
-from .evaluate import NotLiteral, QName, Values, add_argument, fields, is_dataclass, module_consts
+from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from ...ruleset.devices import family_of
 from ...ruleset.rules import RuleSet, derived
@@ -75,7 +75,7 @@ class Reader:
         self.nm = Norm(p)
         self.argdests: dict[str, str] = {}
         self.const_keys: dict[str, str] = {}  # module constant -> the key it is a setting of
-        self.values = Values(p)  # the evaluator's value face, metered once for this reader
+        self.values = Values(p, account=True)  # the evaluator's value face, metered once for this reader
 
     def argref(self, node) -> str | None:
         """`args.lr` where lr is an argparse dest read as a fact: its key."""
@@ -94,8 +94,10 @@ class Reader:
         if used:
             name, cnode = used[-1]
             written_at = node.value if type(node) is cst.Arg else node
-            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp):
-                line = p.line_of(cnode, line)  # lr=LR: where LR is set; lr=LR * 2 stays where it is computed
+            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp) or (
+                    type(written_at) is cst.Call and any(n.endswith("()") for n, _c in used)):
+                # lr=LR: where LR is set, lr=lr(): where it returns it; lr=LR * 2 stays where it is computed
+                line = p.line_of(cnode, line)
             via = name
             for _n, c in used:
                 p.owned[id(c)] = key
@@ -298,6 +300,15 @@ class Reader:
     def dict_settings(self, node: cst.Dict, path: list[str], depth: int = 0) -> None:
         """The string keys of a module-level dict literal, nested dicts walked (up to budget.DICT_DEPTH levels)."""
         if depth > budget.DICT_DEPTH:
+            return
+        spec = self.p.spec
+        keys = [el.key.evaluated_value for el in node.elements
+                if type(el) is cst.DictElement and type(el.key) is cst.SimpleString]
+        if spec is not None and keys and len(keys) == len(node.elements) and all(family_of(k) for k in keys):
+            # {"cuda": {...}, "npu": {...}}: a table by device, whose entry for this device is what runs
+            hit = family_entry(node, spec.family)
+            if hit is not None and type(hit[1]) is cst.Dict:
+                self.dict_settings(hit[1], path, depth + 1)
             return
         for el in node.elements:
             if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
