@@ -540,8 +540,11 @@ def _tables(read: _Read, ninv: int) -> list[FactTable]:
     """One table per invocation scope (at least one), each with the shared facts."""
     shared, by_inv = _scopes(read)
     frameworks: set[str] = set()
-    for ex in read.extracts:
-        frameworks |= ex.frameworks
+    for ex in read.extracts:  # whose defaults apply: what the run's inputs know, not what a spelling suggests
+        frameworks |= ex.frameworks - ex.guessed
+        cmd = ex.command_line
+        if cmd is not None and cmd.get("kind") == "hf" and not cmd.get("complete"):
+            frameworks.add("hf")  # a program whose HfArgumentParser takes transformers' TrainingArguments
     out = []
     for i in range(max(ninv, 1)):
         t = FactTable(frameworks=set(frameworks))

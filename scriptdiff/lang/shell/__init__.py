@@ -69,18 +69,20 @@ def extract(src, ctx) -> Extract:
     for name, count, line in rec.unknown:
         ex.unread.append(f"{rec.at(line)}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
+    ex.unread.extend(rec.unread)
     ex.unread.extend(rec.too_large)
     if rec.too_large_more:
         ex.unread.append(f"{rec.too_large_more} more value(s) too large to evaluate; not compared")
     ex.understood = rec.launches > 0 or rec.installs > 0
     rec.facts.extend(commented_facts(rec, rec.commented))
     rec.finish()  # secrets out of the source excerpts; fragment lines named by their file
-    ex.facts = rec.facts
+    ex.facts = _known(rec, ex)
     ex.errors.extend(rec.errors)
     # a reference written in a sourced fragment keeps its line there, as its fact does
     ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references]
     ex.launches = rec.launched
     ex.frameworks = rec.frameworks
+    ex.guessed = rec.guessed - rec.known
     ex.masked.extend(rec.masked)
     ex.dialects = {f"{title} at {os.path.basename(rec.place(line)[0])}:{rec.place(line)[1]}"
                    for title, line in rec.dialects.items()}
@@ -88,6 +90,36 @@ def extract(src, ctx) -> Extract:
     ex.notes.extend(rec.notes)
     _device_account(ex, rec)
     return ex
+
+
+def _known(rec: Record, ex: Extract) -> list:
+    """The facts whose values are known; a setting made from a value that is not (a variable
+    read from input, set in a loop whose runs are not known: words.Seg.unknown) is left out,
+    never compared, never equal, and the account says it once per cause, with what it left
+    uncompared (the input is then not understood)."""
+    out, left = [], {}
+    for f in rec.facts:
+        why = f.meta.pop("unknown", None)
+        if not why:
+            out.append(f)
+            continue
+        for w in why:
+            left.setdefault(w, []).append(f)
+    for why, facts in left.items():
+        names = list(dict.fromkeys(_setting(f, rec) for f in facts))
+        ex.unread.append(f"{why}: its value is not known, so {', '.join(names)} "
+                         f"{'was' if len(names) == 1 else 'were'} not compared")
+    return out
+
+
+def _setting(f, rec: Record) -> str:
+    """How the account names a setting left uncompared: its option or variable, and its line."""
+    name = f"--{f.meta['flag']}" if f.meta.get("flag") else (
+        f.meta.get("name") if f.check == "environment" else f.meta.get("written_key") or f.key)
+    used = f.meta.pop("used_at", None)  # the line of the option (the fact's is its value's)
+    path, line = rec.place(used) if used else (f.path, f.line)
+    where = f"line {line}" if path == rec.src.name else f"{os.path.basename(path)} line {line}"
+    return f"{name} ({where})"
 
 
 def _device_account(ex: Extract, rec: Record) -> None:
