@@ -445,15 +445,30 @@ class Run:
         the NPU side's of one run, paired by the option that names them, in order."""
         out: list[Finding] = []
         done: set[int] = set()
+        both = code("referenced-config-missing-on-both-sides")
         for _unit, gread, nread in self.sides:
             by_side = []
+            owner: dict[int, InputAccount] = {}
             for r in (gread, nread):
-                ms = [m for a in self._accounts(r) for m in a.missing if id(m) not in done]
+                ms = []
+                for a in self._accounts(r):
+                    for m in a.missing:
+                        if id(m) not in done:
+                            ms.append(m)
+                            owner[id(m)] = a
                 done.update(id(m) for m in ms)
                 by_side.append(ms)
             gm, nm = by_side
             for g, n in _pair_missing(gm, nm):
-                out.append(_missing_finding(g, n))
+                f = _missing_finding(g, n)
+                out.append(f)
+                if f.rule == both:  # the account tells the finding's story: unread on both sides alike
+                    for m in (g, n):
+                        acc = owner[id(m)]
+                        if 0 <= m.unread < len(acc.unread):
+                            acc.unread[m.unread] += (f"; the {'NPU' if m is g else 'GPU'} side names the same file and "
+                                                     f"misses it too, and no setting one side states could come from "
+                                                     f"it on the other ({both})")
         return out
 
     # ---------------------------------------------------------------------------- finish
@@ -671,8 +686,8 @@ def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> 
                     f"{n.referrer}:{n.line}) and neither has it: the same file on both sides")
             if not hid:
                 return finding("referenced-config-missing-on-both-sides", check=check, key=key, gpu=side(g),
-                               npu=side(n), message=f"{what}; no setting of either side depends on what it "
-                                                    f"could set, so nothing was left uncompared")
+                               npu=side(n), message=f"{what}: what it sets was compared on neither side, and no "
+                                                    f"setting that one side states could come from it on the other")
             return finding("input-not-understood", check=check, key=key, gpu=side(g), npu=side(n),
                            message=f"{what}, but settings one side sets could come from it on the other: {said}")
         what = (f"referenced configs found on neither side: {g.written} on GPU ({g.referrer}:{g.line}), "
