@@ -147,7 +147,7 @@ section("launchers", Record({
         required=("name", "program"), need={"name": "a name", "program": f"a program ({', '.join(PROGRAMS)})"}),
         nonempty=True, expect="a list of launchers, one mapping each"),
     "hints": Record({"megatron": NAMES, "hf": NAMES, "megatron_scripts": NAMES}),
-    "commands": Record({"print": NAMES, "evaluate": NAMES, "shells": NAMES, "source": NAMES,
+    "commands": Record({"print": NAMES, "inspect": NAMES, "evaluate": NAMES, "shells": NAMES, "source": NAMES,
                         "wrappers": Table(Record({"valued": NAMES, "positional": Int(0), "subcommands": NAMES,
                                                   "pairs": NAMES, "processes": NAMES, "module": NAMES,
                                                   "environment": NAMES}),
@@ -229,7 +229,8 @@ def check_launchers(rs: RuleSet) -> None:
 def _command_words(d: dict) -> set[str]:
     """The words `launchers.commands` claims (print, evaluate, source, wrappers)."""
     c = d.get("commands") or {}
-    return {w for part in ("print", "evaluate", "source") for w in c.get(part) or []} | set(c.get("wrappers") or {})
+    return {w for part in ("print", "inspect", "evaluate", "source") for w in c.get(part) or []} \
+        | set(c.get("wrappers") or {})
 
 # ------------------------------------------------------------------ rules/ascend_versions.yaml
 

@@ -527,13 +527,17 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
     each invocation. A launch script that starts two programs gives two scopes."""
     shared: list[Fact] = []
     by_inv: dict[int, list[Fact]] = {}
+    # the invocations that set something, numbered in order (a launch that passes no option,
+    # `python tools/prepare.py`, is no scope: the ones after it keep their place)
+    order = {inv: k for k, inv in enumerate(sorted({f.meta["invocation"] for ex in read.extracts for f in ex.facts
+                                                    if f.meta.get("invocation") is not None}))}
     for ex in read.extracts:
         for f in ex.facts:
             if id(f) in read.dropped:  # an option the program does not define sets nothing
                 continue
             f = read.rekeyed.get(id(f), f)
             inv = f.meta.get("invocation")
-            (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
+            (by_inv.setdefault(order[inv], []) if inv is not None else shared).append(f)
     return shared, by_inv
 
 

@@ -5,9 +5,16 @@ What is read:
   `"$VAR"`, `${VAR:-default}` / `${VAR-d}` / `${VAR:=d}`, arrays `ARGS=(...)` / `ARGS+=(...)`
   with `"${ARGS[@]}"`, multi-line strings holding flags, `$((...))` on known values. A
   variable the script does not set is *unresolved*: kept as its text (`$DATA`) and said so,
-  never guessed. Command substitutions `$(...)` are unresolved too.
+  never guessed. Command substitutions `$(...)` are unresolved too (one word each), but for
+  the path commands on known paths (`$(dirname "$0")`: the script's folder).
+- the builtins that set variables (builtins.py): `printf -v`, `read <<<`, `set --`/`shift`
+  and a function's arguments, `let`, `(( ))`, and `for` loops (unrolled). What cannot be
+  evaluated (read from input, a `while` loop) is *unknown*: a setting made from it is left
+  out (`_known`) and the account says so, never equal.
 - launcher commands: torchrun, `python -m torch.distributed.run|launch`, deepspeed,
-  `accelerate launch`, msrun, plain `python x.py`, and Hydra-style `python -m pkg key=value`.
+  `accelerate launch`, msrun, plain `python x.py`, and Hydra-style `python -m pkg key=value`,
+  whatever runs them: a wrapper or runner (`nohup`, `uv run`, `srun`, `mpirun -np 8`), a
+  Python wrapper's command after `--`, an unknown runner's command (said).
   The launcher's own options give world_size (nproc_per_node x nnodes, --num_gpus x
   --num_nodes, --num_processes, --worker_num) and master_port/master_addr (info); the
   training script's options become hyperparameter facts: `--k v`, `--k=v`, `--flag`,
@@ -33,6 +40,7 @@ import os
 
 from ...model import Extract, InputError, Masked, Side
 from ...ruleset.rules import code
+from ...ruleset.vocabulary import category, is_cosmetic, vocab
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator
 from .evaluator import parser as _parser
@@ -107,9 +115,20 @@ def _known(rec: Record, ex: Extract) -> list:
             left.setdefault(w, []).append(f)
     for why, facts in left.items():
         names = list(dict.fromkeys(_setting(f, rec) for f in facts))
-        ex.unread.append(f"{why}: its value is not known, so {', '.join(names)} "
-                         f"{'was' if len(names) == 1 else 'were'} not compared")
+        said = (f"{why}: its value is not known, so {', '.join(names)} "
+                f"{'was' if len(names) == 1 else 'were'} not compared")
+        # a value that reaches only output paths, logging and the like cannot change what the run
+        # computes: said in the account's notes, not as an input not understood
+        (ex.notes if all(_harmless(f) for f in facts) else ex.unread).append(said)
     return out
+
+
+def _harmless(f) -> bool:
+    """A setting that cannot change numerics: of the vocabulary's cosmetic category, or a key
+    outside the vocabulary whose name says so (vocabulary.is_cosmetic: paths, output, logging)."""
+    if f.check != "hyperparameters" or f.meta.get("reference"):
+        return False
+    return category(f.key).name == "cosmetic" or (f.key not in vocab() and is_cosmetic(f.key))
 
 
 def _setting(f, rec: Record) -> str:

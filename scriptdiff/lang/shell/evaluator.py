@@ -439,15 +439,18 @@ class Evaluator:
         return None
 
     def runner_command(self, words: list[Word]) -> int | None:
-        """Where an unknown runner's command starts: the first word that starts one (`starts`);
-        None when no word does, or when the command hands its command over after `--` (`kubectl
-        exec POD -- CMD`, `docker exec`: run somewhere else, with what that place gives it),
-        which stays not understood as a whole."""
+        """Where an unknown runner's command starts: the first word that is a launcher's, a
+        wrapper's or a runner's command word; None when no word is, when the command only
+        names programs (`pkill -f python`: rules/shell.yaml `inspect`), or when it hands its
+        command over after `--` (`kubectl exec POD -- CMD`, `docker exec`: run somewhere else,
+        with what that place gives it), which stays not understood as a whole."""
+        t = self.table
         texts = [w.text for w in words]
-        if flags.END in texts[1:]:
+        if flags.END in texts[1:] or os.path.basename(texts[0]) in t.inspectors | t.printers:
             return None
-        return next((i for i in range(1, len(texts)) if not flags.dashed(texts[i]) and self.starts(texts[i])
-                     and os.path.basename(texts[i]) not in self.table.printers), None)
+        return next((i for i in range(1, len(texts)) if not flags.dashed(texts[i])
+                     and (t.find(os.path.basename(texts[i])) is not None or os.path.basename(texts[i]) in t.wrappers)),
+                    None)
 
     # ----------------------------------------------------------- builtins that set variables
     def put(self, name: str, segs: list[Seg], line: int) -> None:

@@ -80,6 +80,7 @@ class LauncherTable:
     npu_only_flags: frozenset = frozenset()  # program flags an NPU script adds as the port itself (masked)
     # commands that are no launchers but decide how one is read (rules/shell.yaml `commands`)
     printers: frozenset = frozenset()  # echo, printf: print their words, run nothing
+    inspectors: frozenset = frozenset()  # pkill, which, grep: name programs, never run one
     evaluators: frozenset = frozenset()  # eval: their words are shell read again
     shells: frozenset = frozenset()  # bash -c STRING: STRING is shell read again
     sourcing: frozenset = frozenset()  # source, .: a fragment read in place
@@ -136,7 +137,8 @@ def build(d: dict) -> LauncherTable:
         shared_settings=tuple((d.get("shared") or {}).get("settings") or ()),
         shared_references=tuple((d.get("shared") or {}).get("references") or ()),
         npu_only_flags=frozenset(d.get("npu_only_flags") or ()),
-        printers=frozenset(cmds.get("print") or ()), evaluators=frozenset(cmds.get("evaluate") or ()),
+        printers=frozenset(cmds.get("print") or ()), inspectors=frozenset(cmds.get("inspect") or ()),
+        evaluators=frozenset(cmds.get("evaluate") or ()),
         shells=frozenset(cmds.get("shells") or ()), sourcing=frozenset(cmds.get("source") or ()),
         wrappers={w: _wrapper(e or {}) for w, e in (cmds.get("wrappers") or {}).items()})
 
