@@ -186,3 +186,12 @@ def test_a_config_missing_on_one_side_is_a_warning_at_its_own_file(tmp_path):
 def test_a_command_that_only_names_programs_runs_none(text):
     ex, f = facts(text)
     assert f == {} and ex.launches == [] and ex.unread == []
+
+
+def test_a_python_module_wrapper_and_a_launcher_module():
+    ex, f = facts("python -m fitlib.submit --nodes 2 -- torchrun --nproc_per_node 8 fit_model.py --lr 1e-4\n")
+    assert f["lr"] == (1e-4, 1) and f["world_size"] == (8, 1) and [x[0] for x in ex.launches] == ["fit_model.py"]
+    assert ex.notes == ["line 1: fitlib.submit runs the command after `--` (torchrun), read as the launch; its own 1 "
+                        "option(s) are the wrapper's, not compared as the run's"]
+    ex, f = facts("python -m torch.distributed.run --nproc_per_node 4 -- fit_model.py --lr 1e-4\n")
+    assert f["world_size"] == (4, 1) and f["lr"] == (1e-4, 1) and ex.notes == []

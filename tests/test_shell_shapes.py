@@ -244,3 +244,36 @@ def test_a_value_that_differs_only_by_a_renamed_variable_it_reads_is_the_port(tm
     assert rep.findings == [] and [m.rule for m in rep.masked] == ["SD010"]
     rep = pair(tmp_path, text.format(V="$CUDA_VISIBLE_DEVICES"), text.format(V="$FIT_DEVICES"))
     assert [(f.rule, f.key) for f in rep.findings] == [("SD203", "world_size")]
+
+
+def test_nested_loops_are_unrolled_within_the_scripts_budget(monkeypatch):
+    """Loops inside loops multiply their runs: past budget.SHELL_LOOP_RUNS for the script a
+    loop is no longer unrolled, and what it sets is unknown (never a long wait)."""
+    from scriptdiff import budget
+
+    monkeypatch.setattr(budget, "SHELL_LOOP_RUNS", 5)
+    ex, f = facts("for a in 1 2; do for b in 1 2; do N=$((a * b)); done; done\n"
+                  "torchrun fit_model.py --seed $N\n")
+    assert "seed" not in f and ex.unread[0].startswith("line 1: $N is set in a `for` loop not unrolled")
+    monkeypatch.setattr(budget, "SHELL_LOOP_RUNS", 256)
+    _ex, f = facts("for a in 1 2; do for b in 1 2; do N=$((a * b)); done; done\ntorchrun fit_model.py --seed $N\n")
+    assert f["seed"] == (4, 1)
+
+
+@pytest.mark.parametrize("words", ["{1..3}", "a{b,c}", "*.yaml"])
+def test_a_for_loop_over_words_bash_expands_is_not_unrolled(words):
+    ex, f = facts(f"for v in {words}; do LR=$v; done\ntorchrun fit_model.py --lr $LR\n")
+    assert "lr" not in f and ex.unread[0].startswith("line 1: $LR is set in a `for` loop over words that are not known")
+
+
+def test_a_config_missing_on_one_side_withholds_only_what_it_could_set(tmp_path):
+    """The GPU side's cfg.yaml is not in view: what it could set and the NPU side's config sets
+    (micro_batch_size, and the global batch size derived from it) is withheld, named; the
+    accumulation steps both launch lines set are compared."""
+    text = "torchrun --nproc_per_node 8 fit_model.py --config cfg.yaml --accumulation-steps {n} --lr 1e-4\n"
+    rep = pair(tmp_path, text.format(n=4), text.format(n=8), extra={"npu/cfg.yaml": "micro_batch_size: 2\n"})
+    assert [r for r in rows(rep) if r[0] not in ("SD154", "SD222")] == [
+        ("SD203", "gradient_accumulation_steps", 4, 8, "run.sh", 1, "run.sh", 1)]
+    missing = next(f for f in rep.findings if f.rule == "SD154")
+    assert missing.message.endswith("2 setting(s) of the NPU side could not be compared: global_batch_size, "
+                                    "micro_batch_size")

@@ -65,6 +65,7 @@ class Evaluator:
         self.launcher = LaunchReader(rec, self.table)
         self.installer = install.InstallReader(rec)
         self.functions: dict[str, tuple] = {}  # name -> (body node, the text it is in: Expander.state)
+        self.loop_runs = 0  # loop bodies run so far (budget.SHELL_LOOP_RUNS for the whole script)
         self.depth = 0
         # the script and the fragments being read, innermost last: one that sources any of them is not read again
         self.sourcing: list[str] = [source_identity(rec.src)] if getattr(rec.src, "origin", None) else []
@@ -328,9 +329,6 @@ class Evaluator:
         runner starts one process per rank (`mpirun -np 8 python x.py`: the world size)."""
         t = self.table
         name = os.path.basename(words[0].text)
-        if words[0].text.endswith(".py") and not flags.dashed(words[0].text) and t.find(name) is None:
-            words = [Word([Seg("python", words[0].line)])] + list(words)  # ./train.py: python runs it (its #!)
-            name = "python"
         if words[0].text in self.functions and self.depth < budget.SHELL_DEPTH:
             body, state = self.functions[words[0].text]
             self.depth += 1
@@ -355,6 +353,9 @@ class Evaluator:
         if name in t.shells and len(words) > 2 and words[1].text == "-c":  # bash -c "$cmd"
             self.evaluate(words[2:3], line)
             return
+        if name.endswith(".py") and not flags.dashed(name):  # ./train.py: python runs it (its #!)
+            words = [Word([Seg("python", words[0].line)])] + list(words)
+            name = "python"
         unwrapped = self.unwrap(name, words[1:]) if name in t.wrappers else None
         if unwrapped is not None:  # nohup / env A=1 / uv run / srun -N 2 / mpirun -np 8 ...: the command after it
             rest, more, count = unwrapped
@@ -425,12 +426,15 @@ class Evaluator:
         return t.find(base) is not None or base in t.wrappers or (word.endswith(".py") and not flags.dashed(word))
 
     def wrapped_command(self, words: list[Word]) -> tuple[int, int] | None:
-        """(where the wrapper's script is, where the command it runs starts) for a Python wrapper:
-        `python wrap.py [its options] -- CMD`, CMD a launcher, runner or script (`starts`); None
-        when the words after `--` are the program's own."""
+        """(where the wrapper's script or module is, where the command it runs starts) for a
+        Python wrapper: `python wrap.py [its options] -- CMD` or `python -m pkg.wrap ... -- CMD`,
+        CMD a launcher, runner or script (`starts`); None when the words after `--` are the
+        program's own."""
         texts = [w.text for w in words]
         i = flags.first_operand(texts, 1, stop=("-m",))
-        if i >= len(texts) or texts[i] == "-m" or not texts[i].endswith(".py"):
+        if i + 1 < len(texts) and texts[i] == "-m" and self.table.runner(texts[i + 1]) is None:
+            i += 1  # python -m pkg.submit ... -- CMD (python -m torch.distributed.run is a launcher)
+        elif i >= len(texts) or not texts[i].endswith(".py"):
             return None
         if flags.END in texts[i + 1:]:
             sep = texts.index(flags.END, i + 1)
@@ -602,15 +606,17 @@ class Evaluator:
         name = x.t(var)
         words = [w for v in values for w in x.words(v)] if values else (
             list(x.positional) if x.positional is not None else None)
-        plain = words is not None and len(words) <= budget.SHELL_LOOP_ITERATIONS \
-            and not any(w.unresolved or w.unknown for w in words) and not _jumps(body, x.t)
+        known = words is not None and not any(_expands(v, x.t) for v in values) \
+            and not any(w.unresolved or w.unknown for w in words)
+        plain = known and len(words) <= min(budget.SHELL_LOOP_ITERATIONS, budget.SHELL_LOOP_RUNS - self.loop_runs) \
+            and not _jumps(body, x.t)
         if not plain:
-            self.opaque_loop(node, "a `for` loop over words that are not known"
-                             if words is None or any(w.unresolved or w.unknown for w in words)
+            self.opaque_loop(node, "a `for` loop over words that are not known" if not known
                              else f"a `for` loop not unrolled (break or continue in it, or more than "
                                   f"{budget.SHELL_LOOP_ITERATIONS} runs)")
             return
         line = x.line_of(var)
+        self.loop_runs += len(words)
         for w in words:
             self.put(name, list(w.segs), line)
             self.block(c for c in body.children if c.is_named)
@@ -635,7 +641,7 @@ class Evaluator:
                 x.arith_value(init)
             while True:
                 v = x.arith_value(cond)[0]
-                if v is None or runs > budget.SHELL_LOOP_ITERATIONS:
+                if v is None or runs > min(budget.SHELL_LOOP_ITERATIONS, budget.SHELL_LOOP_RUNS - self.loop_runs):
                     ok = False
                     break
                 if not v:
@@ -654,6 +660,7 @@ class Evaluator:
             return
         if init is not None:
             x.arith_value(init)
+        self.loop_runs += runs
         for _ in range(runs):
             self.block(c for c in body.children if c.is_named)
             if update is not None:
@@ -836,6 +843,21 @@ class Evaluator:
             return None
         rec.notes.append(f"{where}: sourced {path} read in place ({res.how}: {res.path})")
         return src
+
+
+def _expands(node, text) -> bool:
+    """A word bash expands into other words the evaluator does not make: a brace expansion
+    (`{1..8}`, `a{b,c}`) or a file name pattern (`*.yaml`) written unquoted."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("string", "raw_string", "ansi_c_string"):
+            continue
+        if n.type == "brace_expression" or (n.type == "word" and (any(c in text(n) for c in "*?[")
+                                                                   or text(n) in ("{", "}"))):
+            return True
+        stack.extend(n.children)
+    return False
 
 
 def _jumps(body, text) -> bool:
