@@ -157,6 +157,8 @@ CONFIG_POWER_EXPONENT = 64  # exponent up to which `a ** b` is evaluated in a Py
 CONFIG_OPAQUE_CHARS = 200  # characters of an unevaluated Python config expression kept as its text
 SHELL_DEPTH = 8  # shell functions, eval strings and sourced fragments read inside one another
 LAUNCH_DEPTH = 4  # launchers that start launchers (`ray job submit -- torchrun ...`) followed
+SHELL_LOOP_ITERATIONS = 64  # runs of a shell loop unrolled (`for x in a b c`); a longer one leaves what it sets unknown
+SHELL_LOOP_RUNS = 256  # loop runs unrolled in one script, nested loops included; past it a loop is not unrolled
 KIND_SETS_DEPTH = 4  # kinds that name kinds whose settings they set (rules/kinds.yaml `sets`), followed
 PRECISE_DIFF_LINES = 2000  # lines of a side above which difflib's autojunk heuristic keeps a line diff from being quadratic
 

@@ -379,6 +379,10 @@ class Extract:
     errors: list[InputError] = field(default_factory=list)
     masked: list[Masked] = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
+    # those of `frameworks` known only from how the options are spelled (`--learning_rate`: Hugging
+    # Face spellings), not from the program itself: their defaults apply only where another
+    # input of the run (the program's code, its launcher, a config's dialect) says the same
+    guessed: set[str] = field(default_factory=set)
     # framework dialects the reader detected, each "title at file:line" (the input's account notes)
     dialects: set[str] = field(default_factory=set)
     # configs this file refers to: (path as written, line, referring key); followed when they exist

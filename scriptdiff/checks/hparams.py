@@ -27,6 +27,7 @@ from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked, Severity
 from ..ruleset.devices import family_of
+from ..ruleset.envmap import gpu_spelled
 from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
@@ -156,7 +157,7 @@ def _resolve_commented(table: FactTable) -> None:
 
 def _unresolved_note(f: Fact | None, side: str) -> str:
     if f is not None and f.meta.get("unresolved"):
-        names = ", ".join("$" + n for n in f.meta["unresolved"])
+        names = ", ".join(n if n.startswith("$") else "$" + n for n in f.meta["unresolved"])  # $(cmd) as written
         return f"{side} value depends on {names}, which the script does not set (unresolved)"
     return ""
 
@@ -286,6 +287,11 @@ def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     dev = _device_mask(key, g, n)
     if dev is not None:
         return dev
+    if g is not None and n is not None and g.meta.get("unresolved") and n.meta.get("unresolved") \
+            and isinstance(g.value, str) and isinstance(n.value, str) and g.value != n.value \
+            and gpu_spelled(n.value) == g.value:
+        # kept as written, the same but for the renamed variable it reads ($ASCEND_RT_VISIBLE_DEVICES)
+        return Masked(rule=code("env-var-renamed"), gpu=g.side(), npu=n.side())
     if key == "distributed_backend" and n is not None and _backend(n.value) == "hccl" and (
             g is None or g.origin == ORIGIN_DEFAULT or _backend(g.value) == "nccl"):
         # nccl -> hccl, or hccl named on the NPU side only (xtuner dist_backend="npu:hccl")

@@ -445,15 +445,30 @@ class Run:
         the NPU side's of one run, paired by the option that names them, in order."""
         out: list[Finding] = []
         done: set[int] = set()
+        both = code("referenced-config-missing-on-both-sides")
         for _unit, gread, nread in self.sides:
             by_side = []
+            owner: dict[int, InputAccount] = {}
             for r in (gread, nread):
-                ms = [m for a in self._accounts(r) for m in a.missing if id(m) not in done]
+                ms = []
+                for a in self._accounts(r):
+                    for m in a.missing:
+                        if id(m) not in done:
+                            ms.append(m)
+                            owner[id(m)] = a
                 done.update(id(m) for m in ms)
                 by_side.append(ms)
             gm, nm = by_side
             for g, n in _pair_missing(gm, nm):
-                out.append(_missing_finding(g, n))
+                f = _missing_finding(g, n)
+                out.append(f)
+                if f.rule == both:  # the account tells the finding's story: unread on both sides alike
+                    for m in (g, n):
+                        acc = owner[id(m)]
+                        if 0 <= m.unread < len(acc.unread):
+                            acc.unread[m.unread] += (f"; the {'NPU' if m is g else 'GPU'} side names the same file and "
+                                                     f"misses it too, and no setting one side states could come from "
+                                                     f"it on the other ({both})")
         return out
 
     # ---------------------------------------------------------------------------- finish
@@ -512,13 +527,17 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
     each invocation. A launch script that starts two programs gives two scopes."""
     shared: list[Fact] = []
     by_inv: dict[int, list[Fact]] = {}
+    # the invocations that set something, numbered in order (a launch that passes no option,
+    # `python tools/prepare.py`, is no scope: the ones after it keep their place)
+    order = {inv: k for k, inv in enumerate(sorted({f.meta["invocation"] for ex in read.extracts for f in ex.facts
+                                                    if f.meta.get("invocation") is not None}))}
     for ex in read.extracts:
         for f in ex.facts:
             if id(f) in read.dropped:  # an option the program does not define sets nothing
                 continue
             f = read.rekeyed.get(id(f), f)
             inv = f.meta.get("invocation")
-            (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
+            (by_inv.setdefault(order[inv], []) if inv is not None else shared).append(f)
     return shared, by_inv
 
 
@@ -540,8 +559,11 @@ def _tables(read: _Read, ninv: int) -> list[FactTable]:
     """One table per invocation scope (at least one), each with the shared facts."""
     shared, by_inv = _scopes(read)
     frameworks: set[str] = set()
-    for ex in read.extracts:
-        frameworks |= ex.frameworks
+    for ex in read.extracts:  # whose defaults apply: what the run's inputs know, not what a spelling suggests
+        frameworks |= ex.frameworks - ex.guessed
+        cmd = ex.command_line
+        if cmd is not None and cmd.get("kind") == "hf" and not cmd.get("complete"):
+            frameworks.add("hf")  # a program whose HfArgumentParser takes transformers' TrainingArguments
     out = []
     for i in range(max(ninv, 1)):
         t = FactTable(frameworks=set(frameworks))
@@ -668,8 +690,8 @@ def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> 
                     f"{n.referrer}:{n.line}) and neither has it: the same file on both sides")
             if not hid:
                 return finding("referenced-config-missing-on-both-sides", check=check, key=key, gpu=side(g),
-                               npu=side(n), message=f"{what}; no setting of either side depends on what it "
-                                                    f"could set, so nothing was left uncompared")
+                               npu=side(n), message=f"{what}: what it sets was compared on neither side, and no "
+                                                    f"setting that one side states could come from it on the other")
             return finding("input-not-understood", check=check, key=key, gpu=side(g), npu=side(n),
                            message=f"{what}, but settings one side sets could come from it on the other: {said}")
         what = (f"referenced configs found on neither side: {g.written} on GPU ({g.referrer}:{g.line}), "

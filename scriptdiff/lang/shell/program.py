@@ -76,17 +76,27 @@ class ProgramReader:
                 self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
             i += 1
         names = {n.replace("-", "_") for n, _, _ in flags}
-        megatron = base.startswith(self.table.megatron_scripts) \
-            or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
+        named = base.startswith(self.table.megatron_scripts)  # pretrain_gpt.py: a Megatron program by its name
+        megatron = named or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
         hf = len(names & self.table.hf_hints) >= 1 and not base.startswith(self.table.megatron_scripts[:1])
+        # whose spellings the options are read in (`prefer`), and whose defaults apply: only a
+        # framework the program is known to be of (the launcher says, or a Megatron program's
+        # name); a program the options merely look like is compared as written, and a setting
+        # one side leaves out has no value on that side, never a framework default invented
+        # (the program's own defaults count when it is in view: its code is read)
+        if named:
+            self.rec.known.add("megatron")
         if framework in ("megatron", "hf"):  # the launcher says: swift sft is hf, megatron sft is megatron
             self.rec.frameworks.add(framework)
+            self.rec.known.add(framework)
             prefer = framework
         elif megatron and not (hf and not any("-" in n for n, _, _ in flags)):
             self.rec.frameworks.add("megatron")
+            self.rec.guessed.add("megatron")  # a guess unless the name says (rec.known)
             prefer = "megatron"
         elif hf:
             self.rec.frameworks.add("hf")
+            self.rec.guessed.add("hf")
             prefer = "hf"
         else:
             prefer = "megatron"
@@ -188,6 +198,9 @@ class ProgramReader:
         meta = {}
         if vw.unresolved:
             meta["unresolved"] = list(vw.unresolved)
+        if vw.unknown:  # set in a way not evaluated: not compared (lang/shell/__init__.py says so)
+            meta["unknown"] = list(vw.unknown)
+            meta["used_at"] = flag_word.line if flag_word is not None else line
         ctx = self.rec.ctx
         if key == "distributed_backend" and ctx is not None and ctx.side == "npu" \
                 and str(value).lower() == "nccl":
@@ -200,9 +213,14 @@ class ProgramReader:
         file is known to be written for (accelerate launch --config_file: an accelerate config)."""
         path = vw.text
         line = vw.line
-        self.rec.references.append((path, line, key))
-        exists = self._ref_exists(path)
-        meta = {"reference": True, "exists": exists, "written": path, "force": True}
+        exists = False
+        if vw.unknown:  # a path not known: nothing to look for; the fact says why (not compared)
+            meta = {"reference": True, "exists": False, "written": path, "force": True, "unknown": list(vw.unknown),
+                    "used_at": flag_word.line if flag_word is not None else line}
+        else:
+            self.rec.references.append((path, line, key))
+            exists = self._ref_exists(path)
+            meta = {"reference": True, "exists": exists, "written": path, "force": True}
         if dialect:
             meta["dialect"] = dialect
         self.rec.facts.append(Fact(key=f"config:{key}", value=os.path.basename(path), path=self.rec.src.name,
