@@ -69,13 +69,16 @@ class FixResult:
                 out[d.why or "other"] = out.get(d.why or "other", 0) + 1
         return dict(sorted(out.items()))
 
-    def unified(self) -> str:
-        """The unified diff of every changed file (what `fix --diff` prints)."""
+    def unified(self, name_shown=str) -> str:
+        """The unified diff of every changed file (what `fix --diff` prints). `name_shown`: how
+        a file name is written in its `---`/`+++` headers (the command passes report.values.safe:
+        a name holding a line break or an ESC must not start a line of its own)."""
         out = []
         for name in sorted(self.files):
             c = self.files[name]
             old, new = c.old.splitlines(keepends=True), c.new.splitlines(keepends=True)
-            for line in difflib.unified_diff(old, new, fromfile=name, tofile=name):
+            shown = name_shown(name)
+            for line in difflib.unified_diff(old, new, fromfile=shown, tofile=shown):
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from .. import budget
 from .checkrun import INPUT_KEYS, find_config
 from ..model import Options, UsageError
+from ..report.values import safe
 from ..run.pairing import candidates, pairing_rules
 from ..run.pipeline import diff_files
 from ..ruleset.registry import detect
@@ -273,7 +274,8 @@ def render(p: Plan, pyproject: bool, existing: str = "") -> str:
             paths = p.inputs[side].get(key)
             if paths:
                 line = f"{key} = [{', '.join(json.dumps(x) for x in paths)}]"
-                lines.append(f"{line}  # {made[key]}" if key in made else line)
+                # a comment ends at its line: a path with a line break in the command is escaped
+                lines.append(f"{line}  # {safe(made[key])}" if key in made else line)
     text = "\n".join(lines) + "\n"
     return ("\n" if pyproject and existing and not existing.endswith("\n") else "") + text
 
