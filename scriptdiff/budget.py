@@ -111,6 +111,7 @@ DUMP_TENSORS = 1_000  # saved tensors read per comparison (slots without statist
 DUMP_DICT_CHARS = 200  # characters of a dumped call's dict-valued argument kept (its repr)
 DUMP_LISTED = 200  # calls without a counterpart listed by name per rank and side (all are counted)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)
+STORAGE_TIMEOUT = 60.0  # seconds one object-store request may take, retries included (SCRIPTDIFF_STORAGE_TIMEOUT overrides)
 PACK_BYTES = 4 * 1024 * 1024  # bytes of the user's rule packs together (the shipped ones hold 500 KB)
 PACK_NODES = 100_000  # YAML nodes (keys, values, items; aliases expanded) of the user's packs together
 
