@@ -418,8 +418,8 @@ class Run:
             # made of them (a launch script's program and configs may still differ)
             if g.data == n.data and not two_programs(g, n) and not any(self.files[id(s)].read.items[0][1].references
                                                                        for s in (g, n) if id(s) in self.files):
-                for src in (g, n):
-                    if id(src) in self.files:
+                for src in (g, n):  # but never one its reader could not read: its runs are not known equal
+                    if id(src) in self.files and self.files[id(src)].account.status == "understood":
                         self.files[id(src)].account.status = "identical"
         if self.opts.keep_texts:  # the html page shows the files read and which were compared with which
             for side, top in (("gpu", inputs.gpu + [s for u in self.units for s in u.gpu]),
