@@ -112,6 +112,9 @@ DUMP_DICT_CHARS = 200  # characters of a dumped call's dict-valued argument kept
 DUMP_LISTED = 200  # calls without a counterpart listed by name per rank and side (all are counted)
 DUMP_LISTED_ODD = 3  # values that cannot be compared named per rank (all are counted)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)
+STORAGE_TIMEOUT = 60.0  # seconds one object-store request may take, retries included (SCRIPTDIFF_STORAGE_TIMEOUT overrides)
+PACK_BYTES = 4 * 1024 * 1024  # bytes of the user's rule packs together (the shipped ones hold 500 KB)
+PACK_NODES = 100_000  # YAML nodes (keys, values, items; aliases expanded) of the user's packs together
 
 # files, folders and git
 MAX_READ = 256 * 1024 * 1024  # bytes of one file read whole, every git blob too (a hard cap, whatever --max-bytes says)

@@ -94,7 +94,7 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
     # issue 27: section words, a config's name, a release's version, code keywords, env defaults
     ("aliases.yaml", "section_words: [enable, enabled, name, names, type]", "section_words: [enable, lr]",
      "section_words: [enable, lr]", "generic_names.section_words[1]: 'lr' is a spelling of a vocabulary key"),
-    ("vocabulary.yaml", 'pattern: "(?:^|[^a-z0-9])(?:zero|stage|z)[_-]?([0-3])(?![0-9])"', 'pattern: "zero[0-3]"',
+    ("vocabulary.yaml", 'pattern: "(?:^|[^a-z0-9])(?:zero|stage|z)[_-]?([0-3])(?:[^0-9]|$)"', 'pattern: "zero[0-3]"',
      'pattern: "zero[0-3]"', "vocabulary.zero_stage.from_name.pattern: needs exactly one group (the value)"),
     ("vocabulary.yaml", "from_name: {kind: deepspeed,", "from_name: {kind: nothing,", "from_name: {kind: nothing,",
      "vocabulary.zero_stage.from_name.kind: 'nothing' is not a known kind"),

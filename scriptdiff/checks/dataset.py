@@ -217,7 +217,9 @@ def hash_items(items: list, sample: SampleSpec | None, workers: int | None = Non
         try:
             return rel, *fingerprint_file(rel, full, fmt, sample, progress, size)
         except SourceError as e:  # replaced by a FIFO or a device since the listing; a store's refusal
-            fatal = isinstance(e, storage.AccessError)  # the store refused: the side is unread, not smaller
+            # the store refused: the side is unread, not smaller; a file that changed while it was
+            # read has no one version's fingerprint: the manifest is not that of a whole side
+            fatal = isinstance(e, (storage.AccessError, storage.ChangedError))
             return rel, None, [InputError(rel, str(e).split(": ", 1)[-1], fatal=fatal)]
         except OSError as e:
             return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]

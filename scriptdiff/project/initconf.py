@@ -30,6 +30,7 @@ import tomlkit
 from .. import budget
 from .checkrun import INPUT_KEYS, find_config, toml_reader
 from ..model import Options, UsageError
+from ..report.values import safe
 from ..run.pairing import candidates, pairing_rules
 from ..run.pipeline import diff_files
 from ..ruleset.registry import detect
@@ -38,7 +39,6 @@ from ..inputs.jsonload import JSONError, check_depth
 from ..inputs.sources import SourceError, read_path
 from ..inputs.walk import skipped
 from ..run.pairing import skip_dirs
-from ..report.values import safe
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".arrow", ".idx", ".csv", ".tsv")
 # what each machine writes when the project does not hold it: key -> (file, command, what its PATH is)
@@ -359,7 +359,8 @@ def render(p: Plan, pyproject: bool, existing: str = "") -> str:
             paths = p.inputs[side].get(key)
             if paths:
                 line = f"{key} = [{', '.join(json.dumps(x) for x in paths)}]"
-                lines.append(f"{line}  # {made[key]}" if key in made else line)
+                # a comment ends at its line: a path with a line break in the command is escaped
+                lines.append(f"{line}  # {safe(made[key])}" if key in made else line)
     text = "\n".join(lines) + "\n"
     return ("\n" if pyproject and existing and not existing.endswith("\n") else "") + text
 

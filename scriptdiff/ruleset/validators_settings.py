@@ -5,10 +5,10 @@ environment-variable table (rules/environment.yaml); their schemas and validator
 """
 from __future__ import annotations
 
-import re
 
 from packaging.version import InvalidVersion, Version
 
+from . import packregex
 from .packschema import NAMES, Any, Bool, Enum, ListOf, Name, Num, OneOf, Record, Str, Table
 from .rulepack import RuleSet, section, validator
 from .validators_common import CODE, FRAMEWORKS, TYPES, is_lower
@@ -87,9 +87,9 @@ def check_vocabulary(rs: RuleSet) -> None:
             if kinds and fn["kind"] not in kinds:
                 raise rs.error(("vocabulary", key, "from_name", "kind"), f"{fn['kind']!r} is not a known kind")
             try:
-                groups = re.compile(fn["pattern"]).groups
-            except re.error as e:
-                raise rs.error(("vocabulary", key, "from_name", "pattern"), f"not a regular expression: {e}") from None
+                groups = packregex.compile(fn["pattern"]).groups
+            except packregex.PatternError as e:
+                raise rs.error(("vocabulary", key, "from_name", "pattern"), str(e)) from None
             if groups != 1:
                 raise rs.error(("vocabulary", key, "from_name", "pattern"), "needs exactly one group (the value)")
 

@@ -10,7 +10,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
-from . import secret_shapes
+from . import packregex, secret_shapes
 from .ascend_version import parse_cann
 from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Shipped, Str, Table
 from .rulepack import RuleSet, section, validator
@@ -130,8 +130,8 @@ def check_secret_values(rs: RuleSet) -> None:
         names.add(p["name"])
         try:
             rx = secret_shapes.compile_pattern(p["regex"])
-        except re.error as e:
-            raise rs.error(at + ("regex",), f"not a regular expression: {e}") from None
+        except packregex.PatternError as e:
+            raise rs.error(at + ("regex",), str(e)) from None
         for j, example in enumerate(p["examples"]):
             if not secret_shapes.finds(rx, example):
                 raise rs.error(at + ("examples", j), f"the pattern {p['name']!r} does not find its example {example!r}")

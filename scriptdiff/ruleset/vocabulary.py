@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..model import ORIGIN_DEFAULT, RANK_DEFAULT, Fact
+from . import packregex
 from .rules import RuleSet, derived, load
 
 FRAMEWORK_COLUMNS = ("megatron", "hf", "deepspeed", "python", "aliases")
@@ -558,7 +559,7 @@ def settings_in_name(kind: str, name: str) -> list[tuple[str, Any]]:
         fn = e.get("from_name")
         if not fn or fn.get("kind") != kind:
             continue
-        m = re.search(fn["pattern"], base)
+        m = packregex.compile(fn["pattern"]).search(base)  # a pack's expression: RE2, linear
         if m:
             out.append((key, normalize(m.group(1), e.get("type"))))
     return out
