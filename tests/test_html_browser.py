@@ -218,6 +218,24 @@ def test_curves_page_draws_its_charts(chromium, curves_page, tmp_path):
     assert cv["smoothed"] == {"changed": True, "raw": 2} and cv["log_toggled"]
 
 
+def test_curves_error_panel_is_scaled_past_a_spike(chromium, tmp_path):
+    """Issue 41: a 3% drift from step 500 and one 60% spike at 650: the relative-error panel is
+    scaled to the drift (its top a few percent), and the spike is drawn at the top, marked and
+    counted, instead of a 65% scale that flattens the drift to nothing."""
+    from conftest import run_cli
+    from test_curves_verdicts import spike_and_drift
+
+    g, n = spike_and_drift(tmp_path)
+    page = tmp_path / "curves.html"
+    assert run_cli("curves", str(g), str(n), "--output", f"html={page}")[0] == 1
+    out, dom = selftest(chromium, tmp_path, page)
+    loss = out["curves"]["series"][0]
+    data = block(dom, "cv-data")["series"][0]
+    assert loss["title"].startswith("verdict: overflow, NaN or spikes (also long-term difference) | loss:")
+    assert 0.03 < data["rtop"] < 0.06 and loss["clipped"] == data["clipped"] >= 1
+    assert re.fullmatch(r"\d+ points? above [345]\.\d% \(clipped, \u25b2\)", loss["errnote"]), loss["errnote"]
+
+
 def test_curves_screenshot(chromium, curves_page, tmp_path):
     png = tmp_path / "curves.png"
     headless(chromium, tmp_path, f"--screenshot={png}", "--virtual-time-budget=3000", curves_page.as_uri(),
