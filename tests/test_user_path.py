@@ -174,7 +174,7 @@ def test_check_verdicts_follow_the_severity(cli, top):
 def test_quiet_prints_the_summary_only(tmp_path, cli, top):
     assert cli("diff", f"{EX}/gpu", f"{EX}/npu", "-q", "--no-cache") == (
         1, "3 error(s), 0 warning(s), 1 info; 12 expected substitution(s) masked\n"
-           "read 2 files: 2 understood or identical\n", "")
+           "read 6 files: 6 understood or identical\n", "")  # the launch scripts, their programs and configs
     code, out, err = cli("check", "--config", f"{EX}/scriptdiff.toml", "--quiet")
     assert (code, err) == (1, "")
     assert out.splitlines() == [
@@ -186,7 +186,7 @@ def test_quiet_prints_the_summary_only(tmp_path, cli, top):
         "dataset: pass (no differences)",
         "weights: pass (no differences)",
         "4 error(s), 0 warning(s), 10 info; 23 expected substitution(s) masked",
-        "read 8 files: 8 understood or identical"]
+        "read 10 files: 10 understood or identical"]
     g, n = warning_pair(tmp_path)
     out_json = tmp_path / "r.json"
     code, out, err = cli("diff", g, n, "-q", "-o", str(out_json))  # -o still writes the whole document
@@ -279,3 +279,88 @@ def test_at_80_columns_quoted_source_lines_wrap_under_their_gutter(top):
     # off a terminal, never broken
     plain = api.render(report, "text", color=False)
     assert "        100 | return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), eps=1e-8)" in plain.splitlines()
+
+
+# --- the account: every file read, named at its own line (issue 41) -------------------------------
+
+LAYOUT = {
+    "train.py": "import argparse\nimport torch\nimport yaml\n\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+                "    p.add_argument(\"--config\")\n    p.add_argument(\"--lr\", type=float, default=1e-4)\n"
+                "    args = p.parse_args()\n    cfg = yaml.safe_load(open(args.config))\n"
+                "    model = torch.nn.Linear(4, 4).cuda()\n"
+                "    torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=cfg[\"weight_decay\"])\n\n\nmain()\n",
+    "config.yaml": "weight_decay: 0.1\nwarmup_steps: 100\n",
+    "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --config config.yaml --lr 1e-4\n",
+}
+
+
+def three_files_a_side(tmp_path, npu_config: str = LAYOUT["config.yaml"]):
+    """A launch script, the program it starts and the config it names, on each side; the NPU
+    port's only edits are the device's (and `npu_config`)."""
+    from conftest import write_files
+
+    write_files(tmp_path, {f"gpu/{k}": v for k, v in LAYOUT.items()})
+    write_files(tmp_path, {"npu/train.py": LAYOUT["train.py"].replace(".cuda()", ".npu()")
+                           .replace("import torch\n", "import torch\nimport torch_npu\n"),
+                           "npu/config.yaml": npu_config,
+                           "npu/run.sh": LAYOUT["run.sh"].replace("#!/bin/bash\n", "#!/bin/bash\nsource "
+                                                                  "/usr/local/Ascend/ascend-toolkit/set_env.sh\n")})
+    return str(tmp_path / "gpu"), str(tmp_path / "npu")
+
+
+@pytest.mark.parametrize("config,code", [(LAYOUT["config.yaml"], 0), ("weight_decay: 0.01\nwarmup_steps: 100\n", 1)])
+def test_a_folder_diff_counts_every_file_it_read(tmp_path, cli, config, code):
+    """Three files a side, faithful or with a drift in the config: six files read either way
+    (the launch scripts, the programs they start and the configs they name), in the text, the
+    JSON (each file read through a launch script under its `through`) and the page."""
+    g, n = three_files_a_side(tmp_path, config)
+    got, out, _ = cli("diff", g, n, "-q", "--no-cache")
+    assert got == code and out.splitlines()[-1] == "read 6 files: 6 understood or identical"
+    doc = json.loads(cli("diff", g, n, "-f", "json", "--no-cache")[1])
+    shown = {(a["path"].rsplit("/", 2)[-2] + "/" + a["path"].rsplit("/", 1)[-1],
+              tuple(t["path"].rsplit("/", 1)[-1] for t in a.get("through", ()))) for a in doc["inputs"]}
+    assert shown == {("gpu/run.sh", ("config.yaml", "train.py")), ("npu/run.sh", ("config.yaml", "train.py"))}
+    page = tmp_path / "page.html"
+    cli("diff", g, n, "-o", f"html={page}", "--no-cache")
+    assert page.read_text().count("read 6 files: 6 understood or identical") == 1
+
+
+def test_the_bundled_example_reads_six_files(cli, top):
+    code, out, _ = cli("diff", f"{EX}/gpu", f"{EX}/npu", "-f", "json", "--no-cache")
+    doc = json.loads(out)
+    assert [(a["path"], [t["path"] for t in a.get("through", ())]) for a in doc["inputs"]] == [
+        (f"{EX}/gpu/pretrain.sh", [f"{EX}/gpu/ds_config.json", f"{EX}/gpu/train.py"]),
+        (f"{EX}/npu/pretrain.sh", [f"{EX}/npu/ds_config.json", f"{EX}/npu/train.py"])]
+
+
+def test_a_config_found_nowhere_is_said_at_its_own_file_and_line(tmp_path, cli):
+    """A config the run's config names (`deepspeed: ds.json` at config.yaml:3) found on GPU only:
+    the NPU config.yaml is not understood at its line 3, not its launch script."""
+    g, n = three_files_a_side(tmp_path, LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    (tmp_path / "gpu" / "config.yaml").write_text(LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    (tmp_path / "gpu" / "ds.json").write_text('{"gradient_clipping": 1.0}\n')
+    code, out, _ = cli("diff", g, n, "-q", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[-1] == (f"read 7 files: 6 understood or identical, 1 not: {n}/config.yaml (not understood: "
+                                    f"line 3: referenced config ds.json was not found (tried {n}/ds.json): its "
+                                    f"settings were not compared)")
+
+
+def test_a_config_neither_side_has_and_nothing_depends_on_is_no_blind_spot(tmp_path, cli):
+    """Both launch scripts name ds_zero2.json and neither has it, and no setting depends on it
+    (SD158, info): the pair passes, and the account does not say two files were not understood."""
+    from conftest import write_files
+
+    run = "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --deepspeed ds_zero2.json --lr 1e-4\n"
+    train = ("import argparse\np = argparse.ArgumentParser()\np.add_argument(\"--deepspeed\")\n"
+             "p.add_argument(\"--lr\", type=float)\nargs = p.parse_args()\n")
+    write_files(tmp_path, {f"{s}/{k}": v for s in ("gpu", "npu") for k, v in (("run.sh", run), ("train.py", train))})
+    code, out, _ = cli("diff", str(tmp_path / "gpu" / "run.sh"), str(tmp_path / "npu" / "run.sh"), "-f", "json",
+                       "--no-cache")
+    doc = json.loads(out)
+    assert (code, [f["rule"] for f in doc["findings"]]) == (0, ["SD158"])
+    assert [(a["status"], a["unread"]) for a in doc["inputs"]] == [("understood", [])] * 2
+    assert doc["inputs"][0]["notes"][-1].endswith("its settings were not compared; on neither side, and nothing "
+                                                  "depends on it (SD158)")
+    assert cli("diff", str(tmp_path / "gpu" / "run.sh"), str(tmp_path / "npu" / "run.sh"), "-q", "--no-cache")[1] \
+        .splitlines()[-1] == "read 4 files: 4 understood or identical"

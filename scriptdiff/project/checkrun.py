@@ -65,6 +65,7 @@ class SideConfig:
     base: str  # folder the paths are relative to
     git: str | None = None
     inputs: dict[str, list[str]] = field(default_factory=dict)
+    typed: list[str] = field(default_factory=list)  # paths given on the command line (--gpu/--npu KEY=PATH)
 
 
 @dataclass
@@ -169,7 +170,9 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
             if not eq or key not in INPUT_KEYS or not value:
                 raise CheckConfigError(f"--{name} expects KEY=PATH with KEY one of {', '.join(INPUT_KEYS)}; "
                                        f"got {spec!r}")
-            side.inputs[key].extend(v if is_url(v) else os.path.abspath(v) for v in value.split(","))
+            added = [v if is_url(v) else os.path.abspath(v) for v in value.split(",")]
+            side.inputs[key].extend(added)
+            side.typed.extend(added)
         sides.append(side)
     codes = {}
     for k in ("select", "ignore"):
@@ -306,8 +309,8 @@ class Waiting:
 def waiting_inputs(cfg: CheckConfig) -> list[Waiting]:
     """The configured inputs of the keys machines make (MACHINE) that name a JSON file not there
     yet, each with its command: the one `init` wrote beside it in the configuration, else the
-    command's pattern. A side read from a git revision, a URL or another kind of path is read
-    (and fails) as any input."""
+    command's pattern. A side read from a git revision, a URL, another kind of path or a path
+    typed on the command line is read (and fails) as any input."""
     out: list[Waiting] = []
     written = None
     for side in (cfg.gpu, cfg.npu):
@@ -316,7 +319,7 @@ def waiting_inputs(cfg: CheckConfig) -> list[Waiting]:
         for key, (_file, command, placeholder) in MACHINE.items():
             paths = side.inputs.get(key, [])
             for p in paths:
-                if is_url(p) or not p.endswith(".json") or os.path.lexists(p):
+                if is_url(p) or not p.endswith(".json") or os.path.lexists(p) or p in side.typed:
                     continue
                 if written is None:
                     written = _commands_written(cfg.path)
@@ -379,6 +382,8 @@ def run_checks(cfg: CheckConfig, opts=None, strict: bool = False) -> Report:
     pairs: list = []
     the_run = Unit()
     units = [the_run]
+    for w in waiting:  # not made yet: its side is unknown for the settings it could set, nothing more
+        the_run.failed.setdefault(w.side, []).append(InputError(w.path, "not made yet", checks=_scope_of(w.key)))
     identical: list = []
     found: list = []  # findings made before the run: unpaired scripts, unconfigured checks
     kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
@@ -755,7 +760,7 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
     bad = [f for f in found if Severity(f.severity).loud]
     info = len(found) - len(bad)
     wanted = " / ".join(keys)
-    failed = sorted({_display(a.path) for a in report.inputs if a.status == "failed" and a.kind in kinds()
+    failed = sorted({_display(a.path) for a in report.every_input() if a.status == "failed" and a.kind in kinds()
                      and check in kind(a.kind).checks}
                     | {e.path for s in ("gpu", "npu") for k in keys for e in sides[s].failed.get(k, [])})
     if failed and not bad:  # an input of this check could not be read: never a pass
