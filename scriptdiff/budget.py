@@ -156,6 +156,7 @@ SHELL_DEPTH = 8  # shell functions, eval strings and sourced fragments read insi
 LAUNCH_DEPTH = 4  # launchers that start launchers (`ray job submit -- torchrun ...`) followed
 KIND_SETS_DEPTH = 4  # kinds that name kinds whose settings they set (rules/kinds.yaml `sets`), followed
 PRECISE_DIFF_LINES = 2000  # lines of a side above which difflib's autojunk heuristic keeps a line diff from being quadratic
+PAIRED_BLOCK_CELLS = 10_000  # a changed block of the review page whose rows are paired by meaning: GPU lines x NPU lines
 
 # datasets and checkpoints
 FILE_HASH_CHUNK = 8 * 1024 * 1024  # bytes of a file (a dataset's, a checkpoint's) hashed at a time
