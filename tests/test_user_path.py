@@ -272,7 +272,7 @@ def test_at_80_columns_quoted_source_lines_wrap_under_their_gutter(top):
     assert lines[i + 1] == "            | eps=1e-8)"
     i = lines.index("        102 | return torch_npu.optim.NpuFusedAdamW(groups, lr=args.lr,")
     assert lines[i + 1] == "            | betas=(0.9, 0.999), eps=1e-8)"
-    assert "        attn_implementation (use_flash_attn) is on on GPU and off on NPU" in lines  # a finding's own hang
+    assert "        attn_implementation (use_flash_attn) is on for GPU and off for NPU" in lines  # a finding's own hang
     body = lines[lines.index("== hyperparameters ========================================"):
                  next(i for i, x in enumerate(lines) if x.startswith("3 error(s), 0 warning(s), 1 info;"))]
     assert all(x == "" or x.startswith((" ", "error ", "info ", "== ")) for x in body)  # nothing wraps to column 0
