@@ -216,3 +216,16 @@ def test_check_fresh_from_init_waits_for_what_the_machines_make(tmp_path, monkey
     toml.write_text(toml.read_text().replace('weights = ["weights-gpu.json"]', 'weights = []'))
     code, out, _ = cli("check", "--strict", "--allow-pending", "-q", "--ignore", "SD155")
     assert code == 1 and "weights: not checked (no GPU input (NPU has weights); weights-npu.json not made yet" in out
+
+
+def test_the_hook_header_names_each_sides_files(tmp_path, monkeypatch, cli):
+    """Issue 41: `check --files` (the staged hook) said "GPU counterparts vs NPU a.yaml b.py";
+    each side now names its own files: the staged one and its counterpart."""
+    faithful_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli("init")[0] == 0
+    train = tmp_path / "npu" / "train.py"
+    train.write_text(train.read_text().replace("SEED = 42", "SEED = 7"))
+    code, out, _ = cli("check", "--files", "npu/train.py", "gpu/pretrain.sh", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[0] == "scriptdiff: GPU gpu/train.py gpu/pretrain.sh  vs  NPU npu/train.py npu/pretrain.sh"

@@ -135,8 +135,9 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
     if path is None:
         path = find_config(start)
         if path is None and not (gpu_opts or npu_opts):
-            raise CheckConfigError("no configuration: add [tool.scriptdiff] to pyproject.toml, write a "
-                                   "scriptdiff.toml, or give --gpu KEY=PATH / --npu KEY=PATH (docs/check.md)")
+            raise CheckConfigError("no configuration: add [tool.scriptdiff] to pyproject.toml or write a "
+                                   "scriptdiff.toml (`scriptdiff init` finds the two setups and writes one), or give "
+                                   "--gpu KEY=PATH / --npu KEY=PATH (docs/check.md)")
     data, base = _table(path) if path is not None else ({}, os.getcwd())
     rules = _rules(data, path, base)
     if rules:  # before the selectors below, which may name the packs' own codes
@@ -691,8 +692,16 @@ def diff_counterparts(files: list[str], cfg: CheckConfig, opts=None) -> Report:
     opts = opts or Options()
     staged = counterparts(files, cfg)
     pairs = staged.pairs
-    checked = [f for f in files if f not in staged.outside]
-    report = Report(gpu="counterparts", npu=" ".join(checked) if len(checked) <= 3 else f"{len(checked)} files")
+    def named(paths: list[str]) -> str:
+        paths = list(dict.fromkeys(paths))
+        return " ".join(paths) if len(paths) <= 3 else f"{' '.join(paths[:2])} and {len(paths) - 2} more"
+
+    # each side's files as compared: a staged file and its counterpart on their own sides
+    sides = {"gpu": [g for g, _n in pairs] + [_display(f) for f, s, _r in staged.alone if s == "gpu"],
+             "npu": [n for _g, n in pairs] + [_display(f) for f, s, _r in staged.alone if s == "npu"]}
+    for side in sides:
+        sides[side] += [_display(f) for f in staged.once]
+    report = Report(gpu=named(sides["gpu"]) or "(none)", npu=named(sides["npu"]) or "(none)")
     inline_only = dataclasses.replace(opts, baseline=None)
     gl: dict = {}
     nl: dict = {}
