@@ -364,3 +364,13 @@ def test_a_config_neither_side_has_and_nothing_depends_on_is_no_blind_spot(tmp_p
                                                   "depends on it (SD158)")
     assert cli("diff", str(tmp_path / "gpu" / "run.sh"), str(tmp_path / "npu" / "run.sh"), "-q", "--no-cache")[1] \
         .splitlines()[-1] == "read 4 files: 4 understood or identical"
+
+
+def test_exit_zero_reports_and_exits_0_unless_the_run_could_not_go_on(tmp_path, cli, top):
+    """Issue 41: --exit-zero, as ruff's: the findings are reported, the exit status is 0; a run
+    that could not go on still exits 2."""
+    code, out, _ = cli("diff", f"{EX}/gpu", f"{EX}/npu", "-q", "--exit-zero", "--no-cache")
+    assert (code, out.splitlines()[0]) == (0, "3 error(s), 0 warning(s), 1 info; 12 expected substitution(s) masked")
+    assert cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "-q", "--exit-zero", "--no-cache")[0] == 0
+    assert cli("check", "--config", f"{EX}/scriptdiff.toml", "-q", "--strict", "--exit-zero", "--no-cache")[0] == 0
+    assert cli("diff", f"{EX}/gpu", str(tmp_path / "missing"), "-q", "--exit-zero")[0] == 2

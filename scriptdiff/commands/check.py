@@ -1,7 +1,7 @@
 """scriptdiff check: all six pre-checks from a [tool.scriptdiff] configuration."""
 from __future__ import annotations
 
-from .common import add_engine_arguments, add_output_arguments, emit, prepare
+from .common import add_engine_arguments, add_output_arguments, emit, exit_status, prepare
 
 DESCRIPTION = """Run the six pre-checks (hyperparameters, scripts, environment, libraries,
 dataset, weights) on a GPU setup and its NPU port, and print one report with a verdict per
@@ -60,5 +60,5 @@ def run(args) -> int:
     waiting = report.details.get("waiting", set())
     if code == 0 and args.strict and any(v[0] == "not checked" and c not in waiting
                                          for c, v in report.verdicts.items()):
-        return 1
+        return exit_status(1, args)
     return code

@@ -113,6 +113,14 @@ def add_output_arguments(p) -> None:
     p.add_argument("--show-masked", action="store_true", help="list the expected substitutions that were masked")
     p.add_argument("--full-values", action="store_true", help="show long values whole (default: their head and a count)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when findings (or inputs not compared) are reported, as ruff's --exit-zero; "
+                        "2 still when the run could not go on")
+
+
+def exit_status(code: int, args) -> int:
+    """The exit status a command returns: `code`, or 0 for 1 under --exit-zero (2 stays)."""
+    return 0 if code == 1 and getattr(args, "exit_zero", False) else code
 
 
 def add_side_arguments(p, gpu_help: str, npu_help: str) -> None:
@@ -433,7 +441,7 @@ def emit(report, args, full=None) -> int:
     out = render(report, args.format, **opts)
     sys.stdout.write(out)
     sys.stdout.flush()
-    return (full or report).exit_code()
+    return exit_status((full or report).exit_code(), args)
 
 
 # --------------------------------------------------------------------------- progress

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import (OutputError, add_engine_arguments, add_output_arguments, deprecated, errors_on_stderr, fail,
+from .common import (OutputError, add_engine_arguments, add_output_arguments, deprecated, errors_on_stderr, exit_status, fail,
                      options_from, output_targets, print_errors, render_options, split_sides, use_color, write_text)
 
 DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
@@ -58,4 +58,4 @@ def run(args) -> int:
         sys.stdout.write(api.render(report, "text", quiet=True, **shown))
     else:
         sys.stdout.write(api.render_table(report, args.format, **shown))
-    return report.exit_code()
+    return exit_status(report.exit_code(), args)
