@@ -374,3 +374,52 @@ def test_exit_zero_reports_and_exits_0_unless_the_run_could_not_go_on(tmp_path, 
     assert cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "-q", "--exit-zero", "--no-cache")[0] == 0
     assert cli("check", "--config", f"{EX}/scriptdiff.toml", "-q", "--strict", "--exit-zero", "--no-cache")[0] == 0
     assert cli("diff", f"{EX}/gpu", str(tmp_path / "missing"), "-q", "--exit-zero")[0] == 2
+
+
+def test_on_a_terminal_without_colour_lines_wrap_at_its_width(top):
+    """Issue 41: wrapping at the terminal's width happened only with colour on (`--color never`
+    on an 80-column terminal: lines of 100 and more); it follows the terminal, not the colour."""
+    from scriptdiff import api
+    from scriptdiff.model import Options
+
+    report = api.diff(f"{EX}/gpu", f"{EX}/npu", Options(use_cache=False))
+    lines = api.render(report, "text", color=False, terminal=True, width=80).splitlines()
+    assert "\x1b" not in "".join(lines) and max(len(x) for x in lines) <= 80
+    assert "            | betas=(0.9, 0.999), eps=1e-8)" in lines  # under the quoted line's gutter
+    assert max(len(x) for x in api.render(report, "text", color=False).splitlines()) > 80  # a pipe: never broken
+
+
+def test_curves_table_keeps_names_whole_and_wraps_evidence_under_its_indent(tmp_path, cli):
+    """Issue 41: the curves table cut names at 24 characters and was 96 columns wide whatever it
+    held, so an 80-column terminal broke its rows; its columns are as wide as their cells."""
+    from scriptdiff import api
+    from scriptdiff.model import Options
+    from test_curves_verdicts import spike_and_drift
+
+    g, n = spike_and_drift(tmp_path)
+    for side in (g, n):  # a metric whose name is longer than 24 characters
+        log = side / "train.log"
+        log.write_text(log.read_text().replace("| grad norm:", "| grad norm of the last layer:"))
+    report = api.curves(str(g), str(n), Options(use_cache=False))
+    table = report.overview[report.overview.index(next(x for x in report.overview if x.startswith("series "))):]
+    assert table[0].split() == ["series", "points", "first", "N", "run", "worst", "win", "max", "at", "beyond",
+                                "diverges"]
+    assert any(x.startswith("grad norm of the last layer ") for x in table)
+    rows = [x for x in table if not x.startswith(("not compared", "logged on", "  "))]
+    assert len({len(x) for x in rows}) == 1 and len(rows[0]) < 96  # aligned, as wide as the cells
+    lines = api.render(report, "text", color=False, terminal=True, width=80).splitlines()
+    i = lines.index(next(x for x in lines if x.startswith("  mean relative error of loss:")))
+    assert len(lines[i]) <= 80 and lines[i + 1].startswith("    ")  # the evidence's continuation hangs
+
+
+def test_hparams_cells_wrap_between_words_where_the_terminal_allows(cli, top):
+    code, out, _ = cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "--no-cache")
+    cells = [c.strip() for x in out.splitlines() if x.startswith("│") for c in x.strip("│").split("│")]
+    assert {"derived:", "world_size /", "(tp * pp * cp)"} <= set(cells)  # its inputs are rows of their own
+    from scriptdiff import api
+    from scriptdiff.model import Options
+
+    report = api.hparams(RUN["gpu"], RUN["npu"], Options(use_cache=False))
+    wide = api.render_table(report, "text", terminal=True, width=120)
+    words = {w for x in wide.splitlines() if x.startswith("│") for c in x.strip("│").split("│") for w in c.split()}
+    assert {"ds_config.json", "data/train.jsonl", "Qwen/Qwen2-1.5B", "pretrain.sh:10"} <= words

@@ -292,10 +292,11 @@ def use_color(args) -> bool:
     return sys.stdout.isatty() if color is None else color
 
 
-def render_options(args, color: bool) -> dict:
-    """The writers' options from the command line (report.render, api.render_table)."""
+def render_options(args, color: bool, terminal: bool = False) -> dict:
+    """The writers' options from the command line (report.render, api.render_table). `terminal`:
+    the output goes to a terminal, whose width text wraps at, with or without colour."""
     return {"show_masked": getattr(args, "show_masked", False), "full_values": getattr(args, "full_values", False),
-            "color": color}
+            "color": color, "terminal": terminal}
 
 
 class OutputError(ValueError):
@@ -430,7 +431,7 @@ def emit(report, args, full=None) -> int:
     if baseline is not None:  # how many findings the baseline suppressed, as ruff says it
         for r in {id(report): report, id(full or report): full or report}.values():
             r.details["baseline_suppressed"] = len(baseline.used)
-    opts = render_options(args, use_color(args))
+    opts = render_options(args, use_color(args), sys.stdout.isatty())
     if on_stderr:
         opts["list_errors"] = False
     if getattr(args, "quiet", False):  # the summary of the whole report, whatever view was shown

@@ -53,7 +53,7 @@ def run(args) -> int:
         failed = write_text(path, api.render_table(report, fmt, **render_options(args, False)))
         if failed is not None:
             return failed
-    shown = render_options(args, use_color(args)) | ({"list_errors": False} if on_stderr else {})
+    shown = render_options(args, use_color(args), sys.stdout.isatty()) | ({"list_errors": False} if on_stderr else {})
     if args.quiet:
         sys.stdout.write(api.render(report, "text", quiet=True, **shown))
     else:

@@ -243,17 +243,7 @@ def overview(res: Result) -> list[str]:
     lines.append(f"verdict: {res.said}")
     lines += [f"  {e}" for e in res.evidence]
     if res.series:
-        lines.append(f"{'series':<24} {'points':>7} {'first N':>8} {'run':>8} {'worst win':>9} {'max':>8} "
-                     f"{'at':>8} {'beyond':>8} {'diverges':>8}")
-        for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
-            if not st.compared:
-                lines.append(f"{name[:24]:<24} {st.points:>7}  no point finite on both sides")
-                continue
-            lines.append(f"{name[:24]:<24} {st.compared:>7} {_pct(st.mre_first):>8} {_pct(st.mre_all):>8} "
-                         f"{_pct(st.worst_window[2]):>9} {_pct(st.max_rel[1]):>8} {_num(st.max_rel[0]):>8} "
-                         f"{_num(st.first_beyond):>8} {_num(st.divergence):>8}")
-            if st.note:
-                lines.append(f"  {name}: {st.note}")
+        lines += _series_table(res)
     for side in ("gpu", "npu"):
         if res.one_sided.get(side):
             shown = ", ".join(res.one_sided[side][:8]) + (" ..." if len(res.one_sided[side]) > 8 else "")
@@ -261,6 +251,30 @@ def overview(res: Result) -> list[str]:
     if res.not_compared:
         lines.append(f"not compared (timing, bookkeeping): {', '.join(res.not_compared)}")
     return lines
+
+
+def _series_table(res: Result) -> list[str]:
+    """The series table: each column as wide as its widest cell, names whole (a table that
+    fits a terminal needs no wrapping, and no name or number is cut)."""
+    head = ("series", "points", "first N", "run", "worst win", "max", "at", "beyond", "diverges")
+    rows: list = []
+    for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
+        if not st.compared:
+            rows.append((name, str(st.points), "no point finite on both sides"))
+        else:
+            rows.append((name, str(st.compared), _pct(st.mre_first), _pct(st.mre_all), _pct(st.worst_window[2]),
+                         _pct(st.max_rel[1]), _num(st.max_rel[0]), _num(st.first_beyond), _num(st.divergence)))
+        if st.note:
+            rows.append(f"  {name}: {st.note}")
+    cells = [r for r in rows if isinstance(r, tuple)]
+    width = [max([len(h)] + [len(r[i]) for r in cells if i < len(r) and (len(r) == len(head) or i < 2)])
+             for i, h in enumerate(head)]
+
+    def line(r) -> str:
+        if len(r) < len(head):  # a series with no point finite on both sides: its name, its points, why
+            return f"{r[0].ljust(width[0])} {r[1].rjust(width[1])}  {r[2]}"
+        return " ".join([r[0].ljust(width[0])] + [c.rjust(w) for c, w in zip(r[1:], width[1:])]).rstrip()
+    return [line(head)] + [r if isinstance(r, str) else line(r) for r in rows]
 
 
 def _num(x) -> str:
