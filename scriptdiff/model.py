@@ -100,11 +100,13 @@ class Finding:
     settings: list["Finding"] = field(default_factory=list, repr=False, compare=False)
 
     def sort_key(self, check_order: tuple[str, ...] = ()) -> tuple:
-        """Report order: by check (in the order given: the check registry's), path, line, key."""
+        """Report order: by check (in the order given: the check registry's), path, line, key; a
+        finding that explains another of its check (`cause:KEY`, a dump's probable cause) after
+        the findings it explains, wherever its own lines are."""
         path = (self.gpu.path if self.gpu else None) or (self.npu.path if self.npu else None) or ""
         line = (self.gpu.line if self.gpu else None) or (self.npu.line if self.npu else None) or 0
         rank = check_order.index(self.check) if self.check in check_order else len(check_order)
-        return (rank, path, line, self.key, self.rule, self.message)
+        return (rank, self.key.startswith("cause:"), path, line, self.key, self.rule, self.message)
 
     def to_json(self) -> dict:
         d = {
