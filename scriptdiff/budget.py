@@ -121,6 +121,7 @@ NPU_SNIFF = 4 * 1024 * 1024  # bytes of a staged file looked at for the NPU's na
 MOUNT_TABLE = 4 << 20  # bytes of /proc/self/mountinfo read to know the pseudo-filesystems
 MOUNT_DEVICES = 256  # devices whose filesystem type a process remembers (a new one reads the table again)
 COMPARE_CHUNK = 1 << 20  # bytes read at a time when a folder walk hashes a file or compares two
+RECORD_DIFF_BYTES = 1 << 28  # bytes of each side read to name the first differing record of two data files
 SCAN_CHUNK = 1 << 20  # bytes read at a time when a file is searched for an inline suppression
 CONFIG_BYTES = 4 * 1024 * 1024  # a `check` configuration (pyproject.toml, scriptdiff.toml): a few lines, larger is not one
 TRACKER_BYTES = 4096  # Megatron's latest_checkpointed_iteration.txt (an iteration number)
