@@ -327,8 +327,10 @@ import classes_integrity  # noqa: E402  (false passes, stale replays, paths and 
 import classes_dumps  # noqa: E402  (hostile msprobe dumps: issue 33)
 
 import classes_secrets  # noqa: E402  (secrets in every writer, forged lines: issue 32)
+import classes_writes  # noqa: E402  (fix and init: writes where nothing may be written, issue 40)
 
-EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets) for c in m.CLASSES}
+EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets, classes_writes)
+         for c in m.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 
 

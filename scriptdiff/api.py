@@ -317,7 +317,7 @@ def fix(gpu: str | list[str], npu: str | None = None, options: Options | None = 
     report = diff(args, npu, run_opts, repo=repo)
     target = npu if npu is not None else args[0]
     root = target if os.path.isdir(target) else (os.path.dirname(target) or ".")
-    decisions = fixing.plan(report, root, opts.select, opts.ignore, force=force, dirty=fixing.uncommitted)
+    decisions = fixing.plan(report, root, opts.select, opts.ignore, force=force, vouch=fixing.unvouched)
     sources = {name: src for (side, name), src in report.sources.items() if side == "npu"}
     result = fixing.FixResult(gpu=report.gpu, npu=report.npu, decisions=decisions, errors=list(report.errors),
                               report=report, masked=(len(report.masked), len(report.masked)))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 DESCRIPTION = """Find the GPU setup and its NPU port in this project and write the configuration
 `scriptdiff check` then finds by itself: [tool.scriptdiff] in pyproject.toml when there is one,
@@ -39,6 +40,8 @@ def run(args) -> int:
     if args.dry_run:
         print(f"# {where} (not written: --dry-run)")
         print(plan.text)
+        if plan.refusal:  # what writing it would refuse, and why
+            print(f"scriptdiff: note: {plan.refusal}", file=sys.stderr)
     else:
         print(f"scriptdiff: wrote the configuration to {where}")
     print("the two sides (paired by the rules of rules/pairing.yaml):")

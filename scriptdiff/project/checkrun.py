@@ -95,17 +95,33 @@ def find_config(start: str = ".") -> str | None:
 
 
 def _has_tool_section(path: str) -> bool:
+    """The pyproject.toml configures scriptdiff: a `tool.scriptdiff` table however it is written
+    ([tool.scriptdiff.gpu], `[ tool . scriptdiff ]`, dotted keys, an inline table); a file that
+    is not valid TOML does when it has the header, and check then says why it cannot be read."""
     try:
-        return "[tool.scriptdiff" in read_text(path, limit=budget.CONFIG_BYTES)
+        text = read_text(path, limit=budget.CONFIG_BYTES)
     except SourceError:
         return False
+    tomllib = toml_reader()
+    try:
+        check_depth(text)
+        tool = tomllib.loads(text).get("tool")
+    except (tomllib.TOMLDecodeError, JSONError, RecursionError):
+        return "[tool.scriptdiff" in text
+    return isinstance(tool, dict) and "scriptdiff" in tool
 
 
-def _toml(path: str) -> dict:
+def toml_reader():
+    """The standard library's TOML reader (tomli on Python 3.10): what `check` reads with."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
+
+
+def _toml(path: str) -> dict:
+    tomllib = toml_reader()
     try:  # a regular file under a cap: a FIFO or /dev/zero named as the configuration is refused
         text = read_text(path, limit=budget.CONFIG_BYTES)
         check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first

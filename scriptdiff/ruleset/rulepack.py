@@ -125,6 +125,18 @@ class RuleSet:
             self._conformed.add(name)
 
 
+def plain_name(name) -> bool:
+    """`name` is one file name (an example's file, written in its own temporary folder): no
+    folder part, nothing that could name a place outside that folder."""
+    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+
+
+def inside_name(name) -> bool:
+    """`name` is a relative path that stays inside the folder it is joined to (the files of a
+    `dumps` example: dump/dump.json, scripts/train.py): plain names joined by `/`."""
+    return isinstance(name, str) and all(plain_name(part) for part in name.split("/"))
+
+
 def _fail(pack: str, line: int | None, msg: str):
     raise RuleError(f"{pack}:{line or 1}: {msg}")
 
@@ -239,10 +251,12 @@ def _parse_lines(text: str, pack: str, user: bool = False) -> tuple[list[Rule], 
                 if not isinstance(ex.get(side), str):
                     _fail(pack, eline, f"{code}: example needs '{side}' text")
             files = ex.get("files", {})
-            if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) and k
-                                                      and "/" not in k and "\\" not in k and k not in (".", "..")
-                                                      for k, v in files.items()):
+            if not isinstance(files, dict) or not all(plain_name(k) and isinstance(v, str) for k, v in files.items()):
                 _fail(pack, eline, f"{code}: an example's 'files' maps plain file names to their text")
+            for key in ("gpu_name", "npu_name"):  # written in the example's folder: never a path out of it
+                if key in ex and not plain_name(ex[key]):
+                    _fail(pack, lines.get(("rules", i, "examples", j, key), eline),
+                          f"{code}: an example's '{key}' is a plain file name, not a path (got {ex[key]!r})")
             examples.append(Example(lang=lang, gpu=ex["gpu"], npu=ex["npu"], fires=ex["fires"],
                                     note=str(ex.get("note", "")), line=eline,
                                     gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name"), files=dict(files)))
