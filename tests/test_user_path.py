@@ -346,24 +346,20 @@ def test_a_config_found_nowhere_is_said_at_its_own_file_and_line(tmp_path, cli):
                                     f"settings were not compared)")
 
 
-def test_a_config_neither_side_has_and_nothing_depends_on_is_no_blind_spot(tmp_path, cli):
-    """Both launch scripts name ds_zero2.json and neither has it, and no setting depends on it
-    (SD158, info): the pair passes, and the account does not say two files were not understood."""
-    from conftest import write_files
-
-    run = "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --deepspeed ds_zero2.json --lr 1e-4\n"
-    train = ("import argparse\np = argparse.ArgumentParser()\np.add_argument(\"--deepspeed\")\n"
-             "p.add_argument(\"--lr\", type=float)\nargs = p.parse_args()\n")
-    write_files(tmp_path, {f"{s}/{k}": v for s in ("gpu", "npu") for k, v in (("run.sh", run), ("train.py", train))})
-    code, out, _ = cli("diff", str(tmp_path / "gpu" / "run.sh"), str(tmp_path / "npu" / "run.sh"), "-f", "json",
-                       "--no-cache")
+def test_a_faithful_pair_names_the_file_and_line_of_a_config_neither_side_has(tmp_path, cli):
+    """Issue 41: a faithful pair exited 0 saying two files were not understood, at a line of
+    another file: both configs (read through the launch scripts) name ds.json, which neither
+    side has. Each config says it at its own line 3; the launch scripts are understood."""
+    g, n = three_files_a_side(tmp_path, LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    (tmp_path / "gpu" / "config.yaml").write_text(LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    code, out, _ = cli("diff", g, n, "-f", "json", "--no-cache")
     doc = json.loads(out)
-    assert (code, [f["rule"] for f in doc["findings"]]) == (0, ["SD158"])
-    assert [(a["status"], a["unread"]) for a in doc["inputs"]] == [("understood", [])] * 2
-    assert doc["inputs"][0]["notes"][-1].endswith("its settings were not compared; on neither side, and nothing "
-                                                  "depends on it (SD158)")
-    assert cli("diff", str(tmp_path / "gpu" / "run.sh"), str(tmp_path / "npu" / "run.sh"), "-q", "--no-cache")[1] \
-        .splitlines()[-1] == "read 4 files: 4 understood or identical"
+    assert (code, [f["rule"] for f in doc["findings"] if f["severity"] != "info"]) == (0, [])
+    named = sorted((a["path"], a["status"], a["unread"]) for top in doc["inputs"]
+                   for a in [top] + top.get("through", []) if a["status"] != "understood")
+    assert named == [(f"{side}/config.yaml", "not understood",
+                      [f"line 3: referenced config ds.json was not found (tried {side}/ds.json): its settings were not "
+                       f"compared"]) for side in (g, n)]
 
 
 def test_exit_zero_reports_and_exits_0_unless_the_run_could_not_go_on(tmp_path, cli, top):

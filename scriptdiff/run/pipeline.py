@@ -473,16 +473,14 @@ class Run:
             for m in acc.missing:
                 if m.withheld and 0 <= m.unread < len(acc.unread):
                     acc.unread[m.unread] += f"; {_hid(m.withheld)}"
-        missing = self._missing_pairs()
-        _nothing_hidden(accounts, [(g, n) for g, n, f in missing if f.rule == code("referenced-config-missing-on-both-sides")])
         out.inputs += tops + before
         out.findings.extend(f for f in (_not_understood(a) for a in accounts if a.status == "not understood") if f)
-        out.findings.extend(f for _g, _n, f in missing)
+        out.findings.extend(self._missing_pairs())
 
-    def _missing_pairs(self) -> list[tuple[MissingReference | None, MissingReference | None, Finding]]:
+    def _missing_pairs(self) -> list[Finding]:
         """One finding per pair of references found nowhere (references.py): the GPU side's and
         the NPU side's of one run, paired by the option that names them, in order."""
-        out: list = []
+        out: list[Finding] = []
         done: set[int] = set()
         for _unit, gread, nread in self.sides:
             by_side = []
@@ -492,7 +490,7 @@ class Run:
                 by_side.append(ms)
             gm, nm = by_side
             for g, n in _pair_missing(gm, nm):
-                out.append((g, n, _missing_finding(g, n)))
+                out.append(_missing_finding(g, n))
         return out
 
     # ---------------------------------------------------------------------------- finish
@@ -720,27 +718,6 @@ def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> 
                 f"its settings were not compared")
     return finding("input-not-understood", check=check, key=key, gpu=side(g), npu=side(n),
                    message=what + (f"; {said}" if said else ""))
-
-
-def _nothing_hidden(accounts: list[InputAccount], pairs: list) -> None:
-    """A config both sides name and neither has, on which nothing of either side depends
-    (SD158): not a blind spot of its referrers. Its line moves from their `unread` to their
-    notes, and a referrer left with nothing unread is understood."""
-    gone = {id(m) for pair in pairs for m in pair if m is not None}
-    for acc in accounts:
-        mine = [m for m in acc.missing if id(m) in gone]
-        if not mine:
-            continue
-        drop = {m.unread for m in mine}
-        acc.notes += [f"{acc.unread[i]}; on neither side, and nothing depends on it (SD158)"
-                      for i in sorted(drop) if 0 <= i < len(acc.unread)]
-        keep = [i for i in range(len(acc.unread)) if i not in drop]
-        acc.missing = [m for m in acc.missing if id(m) not in gone]
-        for m in acc.missing:
-            m.unread = keep.index(m.unread) if m.unread in keep else -1
-        acc.unread = [acc.unread[i] for i in keep]
-        if acc.status == "not understood" and not acc.unread:
-            acc.status = "understood"
 
 
 def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
