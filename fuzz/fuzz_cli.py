@@ -328,8 +328,10 @@ import classes_dumps  # noqa: E402  (hostile msprobe dumps: issue 33)
 
 import classes_secrets  # noqa: E402  (secrets in every writer, forged lines: issue 32)
 import classes_writes  # noqa: E402  (fix and init: writes where nothing may be written, issue 40)
+import classes_dump_fields  # noqa: E402  (dump fields not of their type: never agreement: issue 40)
 
-EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets, classes_writes)
+EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets, classes_writes,
+                        classes_dump_fields)
          for c in m.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 

@@ -110,6 +110,7 @@ DUMP_TENSOR_BYTES = 1024 * 1024 * 1024  # one saved tensor file (dump_tensor_dat
 DUMP_TENSORS = 1_000  # saved tensors read per comparison (slots without statistics, the first divergence)
 DUMP_DICT_CHARS = 200  # characters of a dumped call's dict-valued argument kept (its repr)
 DUMP_LISTED = 200  # calls without a counterpart listed by name per rank and side (all are counted)
+DUMP_LISTED_ODD = 3  # values that cannot be compared named per rank (all are counted)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)
 
 # files, folders and git
@@ -198,6 +199,7 @@ NUMBER_MEMO = 4096  # Python number literals kept evaluated
 DTYPE_MEMO = 256  # dump dtype names kept normalised
 SECRET_NAME_MEMO = 65536  # names kept with whether they look secret (emptied when full)
 SECRET_LINE_MEMO = 256  # lines kept with their secret spans (emptied when full)
+SECRET_DECODINGS = 3  # percent-encodings of a text undone to look for secrets in it (%253A: twice)
 CODE_PATH_MEMO = 65536  # paths kept with whether they are Python (emptied when full)
 WRITE_WAIT = 30.0  # seconds a folder diff's reader process may take to write its cache entries before it is stopped
 STOP_WAIT = 5  # seconds a killed reader process is given to end

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from .. import __version__
 from ..model import SCHEMA, InputError, Report
 from ..ruleset.registry import detect
+from ..ruleset.secrets import redact_text, shown_change
 from ..inputs import writeback
 from ..inputs.sources import Source
 from .base import WHYS, Edit, Refused  # noqa: F401 (the package's names)
@@ -40,6 +41,14 @@ class FileChange:
     src: Source
     old: str
     new: str
+    _shown: tuple[str, str, set[str]] | None = field(default=None, repr=False, compare=False)
+
+    def shown(self) -> tuple[str, str, set[str]]:
+        """The old and new text as `fix` may show them (every secret part withheld: secrets.
+        shown_change) and the secrets found in them."""
+        if self._shown is None:
+            self._shown = shown_change(self.src, self.old, self.new)
+        return self._shown
 
 
 @dataclass
@@ -70,11 +79,12 @@ class FixResult:
         return dict(sorted(out.items()))
 
     def unified(self) -> str:
-        """The unified diff of every changed file (what `fix --diff` prints)."""
+        """The unified diff of every changed file (what `fix --diff` prints), every secret part of
+        its lines withheld (a changed one by a marker that tells it changed)."""
         out = []
         for name in sorted(self.files):
-            c = self.files[name]
-            old, new = c.old.splitlines(keepends=True), c.new.splitlines(keepends=True)
+            shown_old, shown_new, _found = self.files[name].shown()
+            old, new = shown_old.splitlines(keepends=True), shown_new.splitlines(keepends=True)
             for line in difflib.unified_diff(old, new, fromfile=name, tofile=name):
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
@@ -111,11 +121,18 @@ class FixResult:
             "errors": [e.to_json() for e in self.errors],
         }
 
-    def _edit_json(self, e: Edit) -> dict:
+    def edit_shown(self, e: Edit) -> tuple[int, str, str]:
+        """An edit as it may be shown: its line, the words it replaces and the words it writes,
+        every secret part withheld."""
         c = self.files.get(e.path)
-        text = c.old if c is not None else ""
-        line = text.count("\n", 0, e.start) + 1
-        return {"path": e.path, "line": line, "old": text[e.start:e.end], "new": e.text}
+        if c is None:
+            return 0, "", redact_text(e.text)
+        found = c.shown()[2]
+        return c.old.count("\n", 0, e.start) + 1, redact_text(c.old[e.start:e.end], found), redact_text(e.text, found)
+
+    def _edit_json(self, e: Edit) -> dict:
+        line, old, new = self.edit_shown(e)
+        return {"path": e.path, "line": line, "old": old, "new": new}
 
 
 # ------------------------------------------------------------------------------ applying

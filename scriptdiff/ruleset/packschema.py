@@ -15,6 +15,8 @@ A schema is built from a few node types:
   Table(X)          a mapping of names (keys: `key=`, Name by default) to X; `once=True`: an
                     entry is defined by one pack only
   OneOf(X, Y), Any  either shape; anything; Null: YAML's null
+  Shipped(X, why)   X, given by the shipped packs only: a user's pack that gives it is refused
+                    with `why` (what would weaken a guarantee: an exemption from withholding)
 
 `check(value, schema, path, positions, complete)` reports the first node that does not fit
 as `pack.yaml:LINE: dotted.path[index].field: expected a list of names (got 'x')`, at the
@@ -114,9 +116,10 @@ class Positions:
 class Walk:
     """One checking pass: the positions to report at, and whether it is the complete check."""
 
-    def __init__(self, positions: Positions, complete: bool):
+    def __init__(self, positions: Positions, complete: bool, user: bool = False):
         self.positions = positions
         self.complete = complete
+        self.user = user  # the pack walked is a user's (--rules, [tool.scriptdiff] rules)
 
     def fail(self, path: tuple, message: str, at: tuple | None = None):
         raise self.positions.error(path, message, at)
@@ -241,6 +244,21 @@ class OneOf(Schema):
         w.fail(path, f"expected {self.expect}{got(v)}")
 
 
+class Shipped(Schema):
+    def __init__(self, inner: Schema, why: str):
+        self.inner = inner
+        self.why = why
+        self.expect = inner.expect
+
+    def walk(self, v, path, w) -> None:
+        if w.user:
+            w.fail(path, self.why)
+        self.inner.walk(v, path, w)
+
+    def merge(self, old, new, dst, src, m):
+        return self.inner.merge(old, new, dst, src, m)
+
+
 class ListOf(Schema):
     def __init__(self, item: Schema, nonempty: bool = False, expect: str | None = None):
         self.item = item
@@ -354,6 +372,8 @@ class Table(Schema):
         return out
 
 
-def check(value: _Any, schema: Schema, path: tuple, positions: Positions, complete: bool = True) -> None:
-    """Raise SchemaError at the first node of `value` (found at `path`) that `schema` refuses."""
-    schema.walk(value, path, Walk(positions, complete))
+def check(value: _Any, schema: Schema, path: tuple, positions: Positions, complete: bool = True,
+          user: bool = False) -> None:
+    """Raise SchemaError at the first node of `value` (found at `path`) that `schema` refuses
+    (`user`: `value` is a user's pack's part, where a `Shipped` node is refused)."""
+    schema.walk(value, path, Walk(positions, complete, user))

@@ -295,7 +295,7 @@ def load_packs(paths: list[Path], user: list[Path] = ()) -> RuleSet:
             if schema is None:
                 _fail(pack, lines.get((name,)), f"unknown section {name!r} (a pack holds rules and "
                                                f"{', '.join(sorted(SECTIONS))})")
-            check_node(value, schema, (name,), here, complete=False)
+            check_node(value, schema, (name,), here, complete=False, user=mine)
             if name in sections:
                 sections[name] = schema.merge(sections[name], value, (name,), (name,), Merge(merged, here))
             else:

@@ -445,9 +445,10 @@ class Run:
             # made of them (a launch script's program and configs may still differ)
             if g.data == n.data and not two_programs(g, n) and not any(self._reading(s).references
                                                                        for s in (g, n) if self._reading(s) is not None):
-                for src in (g, n):
-                    if self._account_of(src) is not None:
-                        self._account_of(src).status = "identical"
+                for src in (g, n):  # but never one its reader could not read: its runs are not known equal
+                    acc = self._account_of(src)
+                    if acc is not None and acc.status == "understood":
+                        acc.status = "identical"
         if self.opts.keep_texts:  # the html page shows the files read and which were compared with which
             for side, top in (("gpu", inputs.gpu + [s for u in self.units for s in u.gpu]),
                               ("npu", inputs.npu + [s for u in self.units for s in u.npu])):
