@@ -125,6 +125,7 @@ NPU_SNIFF = 4 * 1024 * 1024  # bytes of a staged file looked at for the NPU's na
 MOUNT_TABLE = 4 << 20  # bytes of /proc/self/mountinfo read to know the pseudo-filesystems
 MOUNT_DEVICES = 256  # devices whose filesystem type a process remembers (a new one reads the table again)
 COMPARE_CHUNK = 1 << 20  # bytes read at a time when a folder walk hashes a file or compares two
+RECORD_DIFF_BYTES = 1 << 28  # bytes of each side read to name the first differing record of two data files
 SCAN_CHUNK = 1 << 20  # bytes read at a time when a file is searched for an inline suppression
 CONFIG_BYTES = 4 * 1024 * 1024  # a `check` configuration (pyproject.toml, scriptdiff.toml): a few lines, larger is not one
 TRACKER_BYTES = 4096  # Megatron's latest_checkpointed_iteration.txt (an iteration number)
@@ -164,6 +165,7 @@ SHELL_LOOP_ITERATIONS = 64  # runs of a shell loop unrolled (`for x in a b c`); 
 SHELL_LOOP_RUNS = 256  # loop runs unrolled in one script, nested loops included; past it a loop is not unrolled
 KIND_SETS_DEPTH = 4  # kinds that name kinds whose settings they set (rules/kinds.yaml `sets`), followed
 PRECISE_DIFF_LINES = 2000  # lines of a side above which difflib's autojunk heuristic keeps a line diff from being quadratic
+PAIRED_BLOCK_CELLS = 10_000  # a changed block of the review page whose rows are paired by meaning: GPU lines x NPU lines
 
 # datasets and checkpoints
 FILE_HASH_CHUNK = 8 * 1024 * 1024  # bytes of a file (a dataset's, a checkpoint's) hashed at a time

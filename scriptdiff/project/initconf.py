@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import tomlkit
 
 from .. import budget
-from .checkrun import INPUT_KEYS, find_config, toml_reader
+from .checkrun import INPUT_KEYS, MACHINE, find_config, toml_reader
 from ..model import Options, UsageError
 from ..report.values import safe
 from ..run.pairing import candidates, pairing_rules
@@ -41,10 +41,6 @@ from ..inputs.walk import skipped
 from ..run.pairing import skip_dirs
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".arrow", ".idx", ".csv", ".tsv")
-# what each machine writes when the project does not hold it: key -> (file, command, what its PATH is)
-MACHINE = {"environment": ("env-{side}.json", "scriptdiff collect -o {file}", None),
-           "dataset": ("data-{side}.json", "scriptdiff data fingerprint {path} -o {file}", "DATA"),
-           "weights": ("weights-{side}.json", "scriptdiff weights fingerprint {path} -o {file}", "CHECKPOINT")}
 
 
 @dataclass

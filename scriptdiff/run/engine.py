@@ -363,14 +363,16 @@ def _run_pool(units: list[list], workers: int, progress=None, store: bool = Fals
 
 def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str],
                       account: InputAccount | None = None,
-                      programs: list | None = None) -> list[tuple[Source | None, Extract]]:
+                      programs: list | None = None, account_of=None) -> list[tuple[Source | None, Extract]]:
     """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), found by the side's
     resolver (scriptdiff/inputs/references.py: on disk beside the referring file, the working
     directory, the repository root; in a git revision; in a patch) and read. Where one was
     found elsewhere than beside its referrer, or not at all, the referrer's account says so;
     an unresolved reference leaves the input "not understood". `programs` collects the
     programs launched, in order: (as written, line, referring source, the source read, None when
-    not found, False when read as another input of the run, its identity or None)."""
+    not found, False when read as another input of the run, its identity or None).
+    `account_of(source, extract)` gives each file read here its own account, which then says
+    what its own references came to (at its own lines); without it `account` says it all."""
     out = []
     resolver = ctx.resolver or DiskResolver(ctx.root)  # where this side's references are (references.py)
     for ref, line, key in ex.references:
@@ -428,7 +430,8 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         if tags:
             rex = replace(rex, facts=[_tagged(f, tags) for f in rex.facts])
         out.append((rsrc, rex))
-        out.extend(follow_references(rex, rsrc, ctx, seen, account, programs))
+        mine = account_of(rsrc, rex) if account_of is not None else account
+        out.extend(follow_references(rex, rsrc, ctx, seen, mine, programs, account_of))
     return out
 
 
