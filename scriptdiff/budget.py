@@ -113,6 +113,9 @@ DUMP_DICT_CHARS = 200  # characters of a dumped call's dict-valued argument kept
 DUMP_LISTED = 200  # calls without a counterpart listed by name per rank and side (all are counted)
 DUMP_LISTED_ODD = 3  # values that cannot be compared named per rank (all are counted)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)
+STORAGE_TIMEOUT = 60.0  # seconds one object-store request may take, retries included (SCRIPTDIFF_STORAGE_TIMEOUT overrides)
+PACK_BYTES = 4 * 1024 * 1024  # bytes of the user's rule packs together (the shipped ones hold 500 KB)
+PACK_NODES = 100_000  # YAML nodes (keys, values, items; aliases expanded) of the user's packs together
 
 # files, folders and git
 MAX_READ = 256 * 1024 * 1024  # bytes of one file read whole, every git blob too (a hard cap, whatever --max-bytes says)
@@ -123,6 +126,7 @@ NPU_SNIFF = 4 * 1024 * 1024  # bytes of a staged file looked at for the NPU's na
 MOUNT_TABLE = 4 << 20  # bytes of /proc/self/mountinfo read to know the pseudo-filesystems
 MOUNT_DEVICES = 256  # devices whose filesystem type a process remembers (a new one reads the table again)
 COMPARE_CHUNK = 1 << 20  # bytes read at a time when a folder walk hashes a file or compares two
+RECORD_DIFF_BYTES = 1 << 28  # bytes of each side read to name the first differing record of two data files
 SCAN_CHUNK = 1 << 20  # bytes read at a time when a file is searched for an inline suppression
 CONFIG_BYTES = 4 * 1024 * 1024  # a `check` configuration (pyproject.toml, scriptdiff.toml): a few lines, larger is not one
 TRACKER_BYTES = 4096  # Megatron's latest_checkpointed_iteration.txt (an iteration number)
@@ -151,13 +155,18 @@ DICT_DEPTH = 8  # nesting of a module-level dict literal whose keys are read as 
 LITERAL_CHARS = 400  # characters of a Python literal kept as a setting's value (longer: "computed")
 POWER_EXPONENT = 128  # exponent up to which `a ** b` is evaluated in a Python value (with |a| < 1e6)
 DEVICE_TEST_DEPTH = 30  # nesting of an expression a device test is decided on
+CALL_DEPTH = 12  # functions of a Python file followed inside one another to evaluate a value (deeper: unknown)
+NAMES_BY_TEXT = 32  # module device names, dicts and helpers up to which a statement is searched for them by text (more: by its names)
 CONFIG_VALUE_DEPTH = 50  # nesting of a value of a Python config (mmengine dict trees)
 CONFIG_POWER_EXPONENT = 64  # exponent up to which `a ** b` is evaluated in a Python config
 CONFIG_OPAQUE_CHARS = 200  # characters of an unevaluated Python config expression kept as its text
 SHELL_DEPTH = 8  # shell functions, eval strings and sourced fragments read inside one another
 LAUNCH_DEPTH = 4  # launchers that start launchers (`ray job submit -- torchrun ...`) followed
+SHELL_LOOP_ITERATIONS = 64  # runs of a shell loop unrolled (`for x in a b c`); a longer one leaves what it sets unknown
+SHELL_LOOP_RUNS = 256  # loop runs unrolled in one script, nested loops included; past it a loop is not unrolled
 KIND_SETS_DEPTH = 4  # kinds that name kinds whose settings they set (rules/kinds.yaml `sets`), followed
 PRECISE_DIFF_LINES = 2000  # lines of a side above which difflib's autojunk heuristic keeps a line diff from being quadratic
+PAIRED_BLOCK_CELLS = 10_000  # a changed block of the review page whose rows are paired by meaning: GPU lines x NPU lines
 
 # datasets and checkpoints
 FILE_HASH_CHUNK = 8 * 1024 * 1024  # bytes of a file (a dataset's, a checkpoint's) hashed at a time

@@ -66,7 +66,7 @@ def run(args) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     elif args.diff:
-        sys.stdout.write(safe_diff(result.unified()))
+        sys.stdout.write(safe_diff(result.unified(safe)))
         print(f"scriptdiff: {summary(result, would=True)}", file=sys.stderr)
     else:
         sys.stdout.write(text(result))

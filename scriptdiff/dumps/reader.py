@@ -36,7 +36,7 @@ from typing import Any, Iterator
 
 from .. import budget
 from ..inputs.jsonload import JSONError, Stream, number
-from ..inputs.sources import SourceError, open_regular
+from ..inputs.sources import SourceError, check_regular, open_regular
 
 DIRECTIONS = ("forward", "backward", "parameters_grad")
 STATS = ("Max", "Min", "Mean", "Norm")
@@ -635,21 +635,25 @@ def tensor_ref(rank: Rank, data_name: str):
     display = f"{rank.folder}/dump_tensor_data/{data_name}"
     low = data_name.lower()
     try:
-        if os.path.getsize(path) > budget.DUMP_TENSOR_BYTES:
+        # a regular file only, before anything opens it: a FIFO (or a link to /proc/kmsg) named
+        # t.pt would block the first reader that opens it (zipfile.is_zipfile did)
+        if check_regular(path, display).st_size > budget.DUMP_TENSOR_BYTES:
             raise DumpError(f"{display}: larger than {budget.DUMP_TENSOR_BYTES:,} bytes; not read")
         if low.endswith(".npy"):
             return _npy_ref(path, display)
         if low.endswith(".safetensors"):
             refs, _meta = st.list_safetensors(path, display)
         elif low.endswith(checkpoints.TORCH_SUFFIXES):
-            if not zipfile.is_zipfile(path):  # torch.save writes a zip archive (since 1.6): a bare pickle is not one
+            with open_regular(path, display) as fh:
+                zipped = zipfile.is_zipfile(fh)
+            if not zipped:  # torch.save writes a zip archive (since 1.6): a bare pickle is not one
                 raise DumpError(f"{display}: not a PyTorch zip archive (a bare pickle?); never unpickled, not read")
             with warnings.catch_warnings():  # torch's own (pickle protocol) warnings are not the user's
                 warnings.simplefilter("ignore")
                 refs = checkpoints.torch_tensors(path, display)
         else:
             raise DumpError(f"{display}: not a .npy, .safetensors or PyTorch file; not read")
-    except st.WeightsError as e:
+    except (st.WeightsError, SourceError) as e:
         raise DumpError(str(e)) from None
     except OSError as e:
         raise DumpError(f"{display}: cannot read: {e.strerror or e}") from None

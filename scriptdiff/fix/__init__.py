@@ -78,14 +78,17 @@ class FixResult:
                 out[d.why or "other"] = out.get(d.why or "other", 0) + 1
         return dict(sorted(out.items()))
 
-    def unified(self) -> str:
+    def unified(self, name_shown=str) -> str:
         """The unified diff of every changed file (what `fix --diff` prints), every secret part of
-        its lines withheld (a changed one by a marker that tells it changed)."""
+        its lines withheld (a changed one by a marker that tells it changed). `name_shown`: how a
+        file name is written in its `---`/`+++` headers (the command passes report.values.safe:
+        a name holding a line break or an ESC must not start a line of its own)."""
         out = []
         for name in sorted(self.files):
             shown_old, shown_new, _found = self.files[name].shown()
             old, new = shown_old.splitlines(keepends=True), shown_new.splitlines(keepends=True)
-            for line in difflib.unified_diff(old, new, fromfile=name, tofile=name):
+            shown = name_shown(name)
+            for line in difflib.unified_diff(old, new, fromfile=shown, tofile=shown):
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 

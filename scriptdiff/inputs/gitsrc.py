@@ -25,7 +25,7 @@ import threading
 
 from .. import budget
 from .references import Resolution
-from .sources import Source, SourceError, special_reason, too_large, upward
+from .sources import Source, SourceError, seconds, special_reason, too_large, upward
 
 # REV:path where REV is a ref, a hash, HEAD~2, v1.0^{commit}...; not a Windows drive (C:\x)
 _REVPATH = re.compile(r"^(?P<rev>[^:\s][^:\s]*):(?P<path>.*)$")
@@ -47,11 +47,7 @@ def split_revpath(arg: str) -> tuple[str, str] | None:
 
 def timeout() -> float:
     """Seconds one git command may take: budget.GIT_TIMEOUT, or $SCRIPTDIFF_GIT_TIMEOUT."""
-    try:
-        t = float(os.environ.get("SCRIPTDIFF_GIT_TIMEOUT", ""))
-    except ValueError:
-        return budget.GIT_TIMEOUT
-    return t if t > 0 else budget.GIT_TIMEOUT
+    return seconds("SCRIPTDIFF_GIT_TIMEOUT", budget.GIT_TIMEOUT)
 
 
 def _env() -> dict:

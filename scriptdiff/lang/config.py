@@ -305,7 +305,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
     if hit:
         key = hit[0]
     else:  # the framework columns, else the generic rule: the path's last segments (vocabulary.path_key)
-        key, sectioned = path_key(dp, style, []) or (None, False)
+        key, sectioned = path_key(dp, style, [], value=value) or (None, False)
     if key is not None and not hit and style != "deepspeed" and not fits(key, value):
         key = None  # a generic name holding something else (`data: [1, 2, ...]`): compared as written
     if key is None and style != "deepspeed":

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import tomlkit
 
 from .. import budget
-from .checkrun import INPUT_KEYS, find_config, toml_reader
+from .checkrun import INPUT_KEYS, MACHINE, find_config, toml_reader
 from ..model import Options, UsageError
+from ..report.values import safe
 from ..run.pairing import candidates, pairing_rules
 from ..run.pipeline import diff_files
 from ..ruleset.registry import detect
@@ -38,13 +39,8 @@ from ..inputs.jsonload import JSONError, check_depth
 from ..inputs.sources import SourceError, read_path
 from ..inputs.walk import skipped
 from ..run.pairing import skip_dirs
-from ..report.values import safe
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".arrow", ".idx", ".csv", ".tsv")
-# what each machine writes when the project does not hold it: key -> (file, command, what its PATH is)
-MACHINE = {"environment": ("env-{side}.json", "scriptdiff collect -o {file}", None),
-           "dataset": ("data-{side}.json", "scriptdiff data fingerprint {path} -o {file}", "DATA"),
-           "weights": ("weights-{side}.json", "scriptdiff weights fingerprint {path} -o {file}", "CHECKPOINT")}
 
 
 @dataclass
@@ -359,7 +355,8 @@ def render(p: Plan, pyproject: bool, existing: str = "") -> str:
             paths = p.inputs[side].get(key)
             if paths:
                 line = f"{key} = [{', '.join(json.dumps(x) for x in paths)}]"
-                lines.append(f"{line}  # {made[key]}" if key in made else line)
+                # a comment ends at its line: a path with a line break in the command is escaped
+                lines.append(f"{line}  # {safe(made[key])}" if key in made else line)
     text = "\n".join(lines) + "\n"
     return ("\n" if pyproject and existing and not existing.endswith("\n") else "") + text
 

@@ -73,6 +73,20 @@ class Positions:
         self.table: dict[tuple, tuple[str, int, tuple]] = {}
         for path, line in (lines or {}).items():
             self.table[path] = (pack, line, path)
+        # prefix length -> prefix -> the (path, position) pairs under it: what `graft` takes
+        # from this table, found without reading the whole table once per key merged (a pack
+        # of 200,000 keys was quadratic); made on first use, dropped when the table changes
+        self._under: dict[int, dict[tuple, list]] = {}
+
+    def _below(self, src: tuple) -> list:
+        n = len(src)
+        index = self._under.get(n)
+        if index is None:
+            index = self._under[n] = {}
+            for path, pos in self.table.items():
+                if len(path) >= n:
+                    index.setdefault(path[:n], []).append((path, pos))
+        return index.get(src, [])
 
     def of(self, path: tuple) -> tuple[str, int, tuple]:
         """(pack, line, path in that pack) of the node at `path`, or of its nearest ancestor
@@ -102,9 +116,8 @@ class Positions:
         """Take `other`'s positions of the node at `src` (and below) as those of `dst`; with
         `offset`, `src` is a list whose items become items offset.. of the list at `dst`."""
         n = len(src)
-        for path, pos in other.table.items():
-            if path[:n] != src:
-                continue
+        self._under.clear()
+        for path, pos in other._below(src):
             rest = path[n:]
             if offset:
                 if not rest:

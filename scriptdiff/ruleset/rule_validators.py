@@ -27,10 +27,10 @@ from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, OneOf, Record, Rul
 from .rulepack import RuleSet, inside_name, section, validator
 from .validators_common import CODE, FRAMEWORKS, is_lower
 # every validator, by the name the packs' comments and the tests use (rule_validators.check_devices)
-from .validators_code import check_call_signatures, check_devices, check_fix_spellings, check_python  # noqa: F401
+from .validators_code import check_call_signatures, check_devices, check_fix_copies, check_fix_spellings, check_python  # noqa: F401
 from .validators_process import check_curve_metrics, check_dumps  # noqa: F401
-from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_value_ports,  # noqa: F401
-                                  check_vocabulary)
+from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_meanings,  # noqa: F401
+                                  check_value_ports, check_vocabulary)
 from .validators_setup import (check_ascend_versions, check_installers, check_launchers,  # noqa: F401
                                check_library_checks, check_platform, check_secret_values, check_secrets,
                                check_tokenizer_settings)

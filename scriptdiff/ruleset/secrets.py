@@ -737,7 +737,7 @@ def withhold_report(report) -> None:
         for f in row[1:3]:
             if isinstance(f, Fact):
                 withhold_fact(f, is_code(f.path))
-    for a in report.inputs:
+    for a in report.every_input():
         a.unread = [redact_text(u) for u in a.unread]
         a.notes = [redact_text(u) for u in a.notes]
     report.usage_errors = [redact_text(u) for u in report.usage_errors]
