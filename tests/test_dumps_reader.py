@@ -225,3 +225,15 @@ def test_members_whose_strings_unbalance_every_run_are_looked_at_once_per_stretc
             got.append((k, v))
     assert got == list(data.items())
     assert len(looks) <= len(text) // 1000 + 2
+
+
+@pytest.mark.parametrize("field", ["1" * 5000, "[" * 3000 + "]" * 3000])
+def test_what_json_refuses_in_a_field_nobody_reads_is_refused_by_both_readers(tmp_path, field):
+    """msgspec skips a field the reader does not read (requires_grad); json decodes it, and
+    refuses an integer of more digits than int() converts and a nesting past the interpreter's."""
+    well = [member(f"Functional.linear.{i}.forward", {"input_args": [T()], "output": [T()]}) for i in range(12)]
+    odd = '"Functional.a.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "x", "shape": [1], ' \
+          '"requires_grad": %s}]}' % field
+    got = same_both_ways(write(tmp_path / "d", ",\n".join(well[:5] + [odd] + well[5:])))
+    assert isinstance(got[0], str) and "dump.json" in got[0]
+    assert got[1] == 5  # the calls before it

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import warnings
 import zipfile
 from contextlib import contextmanager
@@ -475,10 +476,12 @@ def typed_runs():
     members = msgspec.json.Decoder(dict[str, member]).decode
 
     def run(text: str):
+        if _long_digits(text):
+            return None  # a number json refuses (int_max_str_digits) where msgspec skips a field unread
         try:
             recs = decode(text)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None  # (nested past the interpreter's depth: json says so at its place)
         _Count.members = 0
         members(text)  # (a tenth of the decoding's time: it makes nothing)
         if _Count.members != len(recs):
@@ -492,6 +495,27 @@ def typed_runs():
         return out
 
     return run
+
+
+def _long_digits(text: str) -> bool:
+    """Whether `text` may hold a run of more digits than int() converts (sys.int_max_str_digits),
+    which json refuses in any field and msgspec skips in a field it does not read. Such a run
+    covers 8 characters in a row of the text taken every (limit + 1) // 8 characters: those are
+    looked for first, then only the stretch around them is searched."""
+    limit = sys.get_int_max_str_digits()
+    if not limit or len(text) <= limit:
+        return False
+    step = (limit + 1) // 8
+    sample = text[::step].translate(_DIGIT_MARKS)
+    at = sample.find("11111111")
+    while at >= 0:
+        if "1" * (limit + 1) in text[max(0, (at - 1) * step):(at + 9) * step].translate(_DIGIT_MARKS):
+            return True
+        at = sample.find("11111111", at + 1)
+    return False
+
+
+_DIGIT_MARKS = {c: ("1" if chr(c).isascii() and chr(c).isdigit() else "0") for c in range(128)}
 
 
 def _types():
