@@ -51,9 +51,21 @@ def member(name: str, rec) -> str:
     return json.dumps(name) + ": " + (rec if isinstance(rec, str) else json.dumps(rec, indent=1))
 
 
-def same_both_ways(folder, expect_typed: bool | None = None):
+def surveyed(folder, typed: bool):
+    """What survey gets: every call decoded, none made (counted_runs)."""
+    (rank,) = locate(str(folder))
+    h = Header()
+    try:
+        return len(list(calls(rank, h, build=False, typed=typed))), h.calls
+    except DumpError as e:
+        return str(e), h.calls
+
+
+def same_both_ways(folder):
     typed, plain = read(folder, True), read(folder, False)
     assert typed == plain
+    assert surveyed(folder, True) == surveyed(folder, False) == (
+        (len(plain[0]) if isinstance(plain[0], list) else plain[0]), plain[1])
     return typed
 
 
@@ -150,6 +162,7 @@ def test_a_damaged_dump_fails_the_same_way_at_the_same_call(tmp_path, small_runs
     (folder / "dump.json").write_text(whole[:int(len(whole) * cut)])
     typed, plain = read(folder, True), read(folder, False)
     assert typed == plain
+    assert surveyed(folder, True) == surveyed(folder, False) == typed
     assert isinstance(typed[0], str) and typed[0].startswith(str(folder / "dump.json"))
 
 

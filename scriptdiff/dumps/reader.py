@@ -402,12 +402,12 @@ def calls(rank: Rank, header: Header, build: bool = True, typed: bool = True) ->
     """The calls of one rank's dump.json in order, streamed; raises DumpError (one line) for
     a file that cannot be read or is not a dump. Without `build`, each call is decoded (so
     a damaged file is found) and None yielded. Runs of calls are decoded by the compiled
-    reader where it can take them (`typed`, typed_runs: the same calls), the others one at a
-    time by json's."""
+    reader where it can take them (`typed`: typed_runs, the same calls; counted_runs without
+    `build`), the others one at a time by json's."""
     seen = False
     phase = 0
     i = 0
-    decode = typed_runs() if typed else None
+    decode = (typed_runs() if build else counted_runs()) if typed else None
     with _document(rank.dump, "dump.json") as doc:
         for key in doc.members():
             if key in HEADER:
@@ -493,6 +493,30 @@ def typed_runs():
                 return None  # what is not of its place is said by make_call over json's values
             out.append((name, call))
         return out
+
+    return run
+
+
+def counted_runs():
+    """`decode(text) -> [(None, None)] * calls | None` for jsonload.Stream.runs without `build`
+    (survey): a run of calls checked and counted by msgspec, nothing made (its records are
+    walked as json's decoder walks them: what json refuses, msgspec refuses or _long_digits
+    finds; a record that is not an object, NaN, a lone surrogate go to json as in typed_runs)."""
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - kept optional for a partial install: json reads every call
+        return None
+    members = msgspec.json.Decoder(dict[str, _types()[2]]).decode
+
+    def run(text: str):
+        if _long_digits(text):
+            return None
+        _Count.members = 0
+        try:
+            members(text)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None
+        return [(None, None)] * _Count.members
 
     return run
 
