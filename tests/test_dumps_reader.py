@@ -250,3 +250,31 @@ def test_what_json_refuses_in_a_field_nobody_reads_is_refused_by_both_readers(tm
     got = same_both_ways(write(tmp_path / "d", ",\n".join(well[:5] + [odd] + well[5:])))
     assert isinstance(got[0], str) and "dump.json" in got[0]
     assert got[1] == 5  # the calls before it
+
+
+def test_two_threads_reading_dumps_at_once_get_what_one_reading_alone_gets(tmp_path):
+    """The compiled reader counts a run's calls per thread: two readers never mix their counts
+    (the interpreter switches threads as often as it can, inside the decoding too)."""
+    import sys
+    import threading
+
+    folders = []
+    for k in range(2):
+        text = ",\n".join(member(f"Functional.linear.{i}.forward", {"input_args": [T()] * (k + 1), "output": [T()]})
+                          for i in range(3000))
+        folders.append(write(tmp_path / str(k), text))
+    alone = [(read(f, True), surveyed(f, True)) for f in folders]
+    got: dict = {}
+    threads = [threading.Thread(target=lambda k=k: got.__setitem__(k, [(read(folders[k], True), surveyed(folders[k], True))
+                                                                       for _ in range(3)]))
+               for k in range(2)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert got == {k: [alone[k]] * 3 for k in range(2)}

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import sys
+import threading
 import warnings
 import zipfile
 from contextlib import contextmanager
@@ -450,8 +451,8 @@ _Leaf = None  # the compiled reader's leaf type (typed_runs), once it is made
 _UNSET = None  # and its mark of an absent field (msgspec.UNSET)
 
 
-class _Count:
-    members = 0  # calls of the run at hand, counted one by one (a name given twice is two)
+_COUNT = threading.local()  # .members: calls of the run at hand, counted one by one (a name given
+# twice is two) by each thread that reads a dump
 
 
 def typed_runs():
@@ -482,9 +483,9 @@ def typed_runs():
             recs = decode(text)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None  # (nested past the interpreter's depth: json says so at its place)
-        _Count.members = 0
+        _COUNT.members = 0
         members(text)  # (a tenth of the decoding's time: it makes nothing)
-        if _Count.members != len(recs):
+        if _COUNT.members != len(recs):
             return None  # a name given twice
         out = []
         for name, rec in recs.items():
@@ -511,12 +512,12 @@ def counted_runs():
     def run(text: str):
         if _long_digits(text):
             return None
-        _Count.members = 0
+        _COUNT.members = 0
         try:
             members(text)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
-        return [(None, None)] * _Count.members
+        return [(None, None)] * _COUNT.members
 
     return run
 
@@ -568,7 +569,7 @@ def _make_types():
             raise ValueError("an object that is not a described value")  # its keys are walked: json's
 
     def counted(self):
-        _Count.members += 1
+        _COUNT.members += 1
 
     # a described value: a tensor (its statistics numbers) or a scalar; other fields are not
     # read (as _leaf reads none). Made by defstruct: this module's annotations are strings.
