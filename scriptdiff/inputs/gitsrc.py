@@ -62,10 +62,14 @@ _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 def _gitpython():
     """The GitPython package, imported on first use (it costs a tenth of a second and runs
-    `git version`)."""
-    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # no git: our one line, not its ImportError
-    import git  # lazy: keeps --help fast
-
+    `git version`); GitError when it or git cannot be had."""
+    try:
+        import git  # lazy: keeps --help fast
+    except ImportError as e:
+        if getattr(e, "name", None) == "git":
+            raise GitError("GitPython is not installed (a dependency of scriptdiff: reinstall it); git sources are "
+                           "not available") from None
+        raise GitError("git is not installed; git sources are not available") from None  # its `git version` failed
     return git
 
 
@@ -106,6 +110,8 @@ class Repo:
 
     def __init__(self, where: str):
         self.cwd = where
+        if not os.path.isdir(where):
+            raise GitError(f"{where}: cannot run git: No such file or directory")
         if not os.access(where, os.X_OK):  # GitPython would run git in the current folder instead
             raise GitError(f"{where}: cannot run git: Permission denied")
         self._git = None
@@ -120,10 +126,7 @@ class Repo:
     def run(self, args: list[str], what: str = "git", limit: int | None = None) -> bytes:
         """git ARGS's standard output; GitError naming `what` when it fails or takes too long.
         With `limit`, at most that many bytes are read and git is stopped there."""
-        try:
-            git = _gitpython()
-        except ImportError:
-            raise GitError("git is not installed; git sources are not available") from None
+        git = _gitpython()
         if self._git is None:
             self._git = git.Git(self.cwd)
         head = _Head(limit) if limit is not None else None
