@@ -10,6 +10,7 @@ from .. import budget
 from ..model import Severity
 from ..ruleset.registry import check_order
 from .values import clip, record_rows, safe, shown
+from ..ruleset.fidelity import said as masked_said
 
 
 
@@ -134,7 +135,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
             console.print(f"  {m.rule}  {escape(clip(g, budget.SHOWN_SOURCE, full_values))}  ->  "
-                          f"{escape(clip(n, budget.SHOWN_SOURCE, full_values))}")
+                          f"{escape(clip(n, budget.SHOWN_SOURCE, full_values))}  {escape('[' + (m.fidelity or 'exact') + ']')}")
     _summary(console, report, show_masked)
     return buf.getvalue()
 
@@ -149,7 +150,7 @@ def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
     errors = len(report.errors) - notes
     suppressed = report.details.get("baseline_suppressed", 0)
     summary = (("" if quiet else "\n")
-               + f"{Severity.tally(report.findings)}; {len(report.masked)} expected substitution(s) masked"
+               + f"{Severity.tally(report.findings)}; {masked_said(report.masked)}"
                + ("" if show_masked or quiet or not report.masked else " (--show-masked lists them)")
                + (f"; {errors} input error(s)" if errors else "")
                + (f"; {notes} note(s)" if notes else "")

@@ -44,6 +44,7 @@ from .pair import PairState, one_line
 from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
+from .transfer import account as transfer_account, may_import as may_import_t2n
 
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
 # cache keeps a pair's two files and what else fits in budget.PARSE_CACHE_BYTES of source
@@ -129,6 +130,11 @@ def extract(src, ctx, partner=None):
     lost = p.fact_error if p.fact_error and p.fact_error.startswith("hyperparameters not read") else None
     unread = list(p.too_large) + ([f"its settings were not read ({lost})"] if lost else [])
     masked, notes = device_account(p, ctx.side)
+    whole = p
+    if focus is not None and ctx.side == "npu" and may_import_t2n(src.data):  # its map covers the whole program,
+        whole = analyse(src, limit, side=ctx.side)  # not only the statements the pair's focus reads
+    mapped, ported = transfer_account(whole, ctx.side) if whole.error is None else ([], [])
+    masked += mapped  # transfer_to_npu's run-time port (transfer.py)
     cmd = None
     if focus is None:  # a program read whole: the command line its parser accepts
         try:
@@ -140,7 +146,7 @@ def extract(src, ctx, partner=None):
                    "line": None, "parse": None, "parse_line": None, "stops": True, "abbrev": True, "refusal": "",
                    "options": []}
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
-                   unread=unread, command_line=cmd)
+                   unread=unread, command_line=cmd, findings=ported)
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:
