@@ -189,3 +189,40 @@ def check_devices(rs: RuleSet) -> None:
     holders = (dev.get("shell") or {}).get("holders")
     if holders is not None and not holders.get("match"):
         raise rs.error(("devices", "shell", "holders"), "shell holders need a match list")
+
+# ------------------------------------------------------------------ rules/relevance.yaml
+
+_PATTERNS = ListOf(Name(), nonempty=True, expect="a non-empty list of call patterns")
+section("numerics_relevance", Record({
+    "sinks": Table(Record({"shown": Name(), "reason": Name(), "source": Name("a source (a URL documenting it)"),
+                           "calls": _PATTERNS, "attributes": NAMES},
+                          required=("shown", "reason", "source", "calls"),
+                          need={"shown": "shown (how a message names it)", "reason": "a reason",
+                                "source": "a source (a URL documenting it)", "calls": "calls (its call patterns)"}),
+                   nonempty=True),
+    "inert": Table(Record({"reason": Name(), "calls": _PATTERNS, "words": NAMES}, required=("reason", "calls"),
+                          need={"reason": "a reason", "calls": "calls (its call patterns)"})),
+    "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES,
+    "device_words": NAMES,
+}, required=("sinks", "inert")))
+
+
+@validator
+def check_numerics_relevance(rs: RuleSet) -> None:
+    """`numerics_relevance:` (rules/relevance.yaml), beyond its schema: each sink documented by a
+    URL, and no call pattern both a sink and inert (the flow would stop where training goes on)."""
+    rs.conform("numerics_relevance")
+    d = rs.section("numerics_relevance")
+    if d is None:
+        return
+    sink_calls = {}
+    for name, e in d["sinks"].items():
+        if not e["source"].startswith(("https://", "http://")):
+            raise rs.error(("numerics_relevance", "sinks", name, "source"), f"{e['source']!r} is not a URL")
+        for c in e["calls"]:
+            sink_calls.setdefault(c, name)
+    for name, e in (d.get("inert") or {}).items():
+        for i, c in enumerate(e["calls"]):
+            if c in sink_calls:
+                raise rs.error(("numerics_relevance", "inert", name, "calls", i),
+                               f"{c!r} is also a call of the sink {sink_calls[c]!r}")

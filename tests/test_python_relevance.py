@@ -1,0 +1,190 @@
+"""Issue 39: a code difference is loud only when it can reach what training computes.
+
+Each case is a made-up training module with a faithful port (the difference reaches only
+logging, timing, memory statistics or placement: one info saying so) and a drifted one (the
+same place now reaches the optimizer, the precision, the data: loud, `extra["reaches"]` names
+the sink, the side and the line), and a difference whose way cannot be followed stays as it was.
+"""
+from __future__ import annotations
+
+import json
+
+from test_python_diff import pair_of
+
+from scriptdiff.lang.python import relevance
+from scriptdiff.report import render
+
+
+def run(tmp_path, gpu: str, npu: str):
+    return pair_of(tmp_path, gpu, npu, "fit.py")[2]
+
+
+def code(r):
+    return [(f.rule, f.key, f.gpu and f.gpu.line, f.npu and f.npu.line, f.message, f.extra.get("reaches"))
+            for f in r.findings if f.check == "script" and f.rule != "SD104"]
+
+
+LOOP = '''import time
+
+import torch
+from orbitkit.util import print_main
+
+
+def fit_epoch(net, opt, batches, steps, total_steps):
+    t0 = time.time()
+    for batch in batches:
+        loss = net(batch).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    frac = steps / total_steps
+    print_main(f"done {frac:.0%} in {time.time() - t0:.1f}s")
+    return loss
+'''
+
+
+def test_a_statement_that_only_measures_memory_is_info(tmp_path):
+    npu = LOOP.replace("import torch\n", "import torch\nimport torch_npu\n").replace(
+        "    t0 = time.time()\n", "    t0 = time.time()\n    torch.npu.reset_peak_memory_stats()\n")
+    r = run(tmp_path, LOOP, npu)
+    assert code(r) == [("SD103", "code:fit.py:fit_epoch", None, 10,
+                        "statement on NPU only; reaches nothing training computes (memory statistics)",
+                        {"sink": None, "only": ["memory statistics"]})]
+
+
+def test_a_statement_that_casts_the_batch_reaches_the_precision(tmp_path):
+    npu = LOOP.replace("    for batch in batches:\n", "    for batch in batches:\n        batch = batch.half()\n")
+    r = run(tmp_path, LOOP, npu)
+    assert code(r) == [("SD101", "code:fit.py:fit_epoch", None, 10, "statement on NPU only",
+                        {"sink": "precision", "side": "npu", "line": 10, "through": []})]
+
+
+def test_a_fraction_computed_otherwise_and_only_printed_is_info(tmp_path):
+    """`print_main` is no call the file defines: its name says it prints (rules/relevance.yaml
+    `words`); the value goes nowhere else."""
+    npu = LOOP.replace("steps / total_steps", "steps / max(total_steps, 1)")
+    r = run(tmp_path, LOOP, npu)
+    assert code(r) == [("SD103", "code:fit.py:fit_epoch", 14, 14,
+                        "statement differs; reaches nothing training computes (logging)",
+                        {"sink": None, "only": ["logging"]})]
+
+
+def test_the_same_value_given_to_the_schedule_is_loud(tmp_path):
+    gpu = LOOP.replace('    print_main(f"done {frac:.0%} in {time.time() - t0:.1f}s")\n',
+                       '    opt.param_groups[0]["lr"] = 1e-4 * frac\n')
+    npu = gpu.replace("steps / total_steps", "steps / max(total_steps, 1)")
+    r = run(tmp_path, gpu, npu)
+    assert code(r) == [("SD102", "code:fit.py:fit_epoch", 14, 14, "statement differs",
+                        {"sink": "optimizer", "side": "gpu", "line": 15, "through": ["frac"]})]
+
+
+PLACE = '''import torch
+from orbitkit.hw import pick_accel
+
+
+def evaluate(net, batches, rank):
+    dev = torch.device("cuda", rank)
+    net = net.to(dev)
+    total = 0.0
+    for x, y in batches:
+        x = x.to(dev, non_blocking=True)
+        total += float((net(x).argmax(-1) == y.to(dev)).sum())
+    return total
+'''
+
+
+def test_a_device_chosen_by_a_helper_is_placement(tmp_path):
+    npu = PLACE.replace('torch.device("cuda", rank)', "pick_accel(rank)")
+    r = run(tmp_path, PLACE, npu)
+    assert code(r) == [("SD103", "code:fit.py:evaluate", 6, 6,
+                        "a different function is called (torch.device on GPU); reaches nothing training computes "
+                        "(placement)", {"sink": None, "only": ["placement"]})]
+
+
+def test_a_cast_where_the_port_places_is_loud(tmp_path):
+    npu = PLACE.replace("    net = net.to(dev)\n", "    net = net.to(torch.bfloat16)\n")
+    r = run(tmp_path, PLACE, npu)
+    assert code(r) == [("SD101", "code:fit.py:evaluate", 7, 7, "net.to: argument 1 differs",
+                        {"sink": "precision", "side": "npu", "line": 7, "through": []})]
+
+
+def test_a_move_to_the_host_is_not_placement(tmp_path):
+    """The CPU computes with other kernels than the accelerator: not the port, so not demoted
+    (the rank it no longer passes only says which accelerator: placement)."""
+    npu = PLACE.replace('torch.device("cuda", rank)', 'torch.device("cpu")')
+    r = run(tmp_path, PLACE, npu)
+    assert code(r) == [
+        ("SD102", "code:fit.py:evaluate", 6, 6, "torch.device: argument 1 differs", None),
+        ("SD103", "code:fit.py:evaluate", 6, 6,
+         "torch.device: argument 2 is given on GPU only; reaches nothing training computes (placement)",
+         {"sink": None, "only": ["placement"]})]
+
+
+def test_a_call_the_file_does_not_define_stays_as_it_was(tmp_path):
+    """`patch_kernels(net)` may change anything: its reach is unknown, the finding is as before."""
+    npu = PLACE.replace("from orbitkit.hw import pick_accel\n", "from orbitkit.hw import patch_kernels\n").replace(
+        "    net = net.to(dev)\n", "    net = net.to(dev)\n    patch_kernels(net)\n")
+    r = run(tmp_path, PLACE, npu)
+    assert code(r) == [("SD102", "code:fit.py:evaluate", None, 8, "statement on NPU only", None)]
+
+
+WORLD = '''import os
+
+import torch
+
+
+def world():
+    return int(os.environ["WORLD_SIZE"])
+
+
+def loader(ds, total_batch):
+    per_rank = total_batch // world()
+    return torch.utils.data.DataLoader(ds, batch_size=per_rank)
+
+
+def banner():
+    print(f"running on {world()} processes")
+'''
+
+
+def test_a_function_result_is_followed_to_its_callers(tmp_path):
+    """What `world()` returns reaches the data loader's batch size through its caller: loud."""
+    npu = WORLD.replace('int(os.environ["WORLD_SIZE"])', 'int(os.environ.get("NPROC", 1))')
+    r = run(tmp_path, WORLD, npu)
+    assert code(r) == [("SD102", "code:fit.py:world", 7, 7, "int: argument 1 differs",
+                        {"sink": "data", "side": "gpu", "line": 12, "through": ["per_rank"]})]
+
+
+def test_a_function_result_that_is_only_printed_is_info(tmp_path):
+    gpu = WORLD.replace("    per_rank = total_batch // world()\n", "    per_rank = total_batch\n")
+    npu = gpu.replace('int(os.environ["WORLD_SIZE"])', 'int(os.environ.get("NPROC", 1))')
+    r = run(tmp_path, gpu, npu)
+    assert code(r) == [("SD103", "code:fit.py:world", 7, 7,
+                        "int: argument 1 differs; reaches nothing training computes (logging)",
+                        {"sink": None, "only": ["logging"]})]
+
+
+def test_the_json_report_says_where_a_difference_goes(tmp_path):
+    npu = LOOP.replace("    for batch in batches:\n", "    for batch in batches:\n        batch = batch.half()\n")
+    d = json.loads(render(run(tmp_path, LOOP, npu), "json"))
+    assert [f["extra"] for f in d["findings"] if f["check"] == "script"] == [
+        {"reaches": {"sink": "precision", "side": "npu", "line": 10, "through": []}}]
+
+
+def test_a_library_log_function_is_no_logging_call():
+    """`*.log` is a logger's method; `torch.log` computes (rules/relevance.yaml compute_modules),
+    and a helper named `log_softmax` is not a printing helper."""
+    assert relevance.inert_of("logger.log", False) == "logging"
+    assert relevance.inert_of("torch.log", True) is None
+    assert relevance.inert_of("log_softmax", False) is None
+    assert relevance.inert_of("log_rank_zero", False) == "logging"
+    assert relevance.inert_of("torch.cuda.synchronize", True) == "timing"
+
+
+def test_a_search_that_goes_too_far_is_unknown(monkeypatch):
+    src = "def f(a):\n    b = a\n    c = b\n    d = c\n    print(d)\n"
+    flow = relevance.Flow(src)
+    assert relevance.statements(flow, flow.statements_at(2, "b = a")).verdict == relevance.INERT
+    monkeypatch.setattr("scriptdiff.budget.RELEVANCE_STEPS", 2)
+    assert relevance.statements(flow, flow.statements_at(2, "b = a")) == relevance.Reach(
+        relevance.UNKNOWN, ("too far to follow",))
