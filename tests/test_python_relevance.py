@@ -188,3 +188,113 @@ def test_a_search_that_goes_too_far_is_unknown(monkeypatch):
     monkeypatch.setattr("scriptdiff.budget.RELEVANCE_STEPS", 2)
     assert relevance.statements(flow, flow.statements_at(2, "b = a")) == relevance.Reach(
         relevance.UNKNOWN, ("too far to follow",))
+
+
+# ------------------------------------------------------------------ rewritten regions
+ACCEL = '''import torch
+from accelerate import Accelerator
+
+
+def fit(net, opt, batches, cfg):
+    hub = Accelerator(mixed_precision="fp16", gradient_accumulation_steps=4)
+    net, opt, batches = hub.prepare(net, opt, batches)
+    for i, batch in enumerate(batches):
+        with hub.accumulate(net):
+            loss = net(batch).mean()
+            hub.backward(loss)
+            hub.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+        if i % 10 == 0:
+            hub.print(f"step {i} loss {loss.item()}")
+'''
+
+HAND = '''import torch
+import torch_npu
+
+
+def fit(net, opt, batches, cfg):
+    net = net.npu()
+    scaler = torch.npu.amp.GradScaler()
+    every = 4
+    for i, batch in enumerate(batches):
+        batch = batch.npu()
+        with torch.npu.amp.autocast(dtype=torch.float16):
+            loss = net(batch).mean() / every
+        scaler.scale(loss).backward()
+        if (i + 1) % every == 0:
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+        if i % 10 == 0:
+            print(f"step {i} loss {loss.item()}")
+'''
+
+REGION = ("SD110", "code:fit.py:fit", 5, 5,
+          "function fit was rewritten (8 of 11 statements differ on GPU, 13 of 16 on NPU): one finding for the "
+          "region; the settings each side applies in it are compared under their keys (clip_grad, "
+          "gradient_accumulation_steps, initial_loss_scale, loss_scale_window, params_dtype)")
+
+
+def loud(r):
+    return [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in r.findings
+            if f.severity != "info"]
+
+
+def test_a_rewritten_loop_with_the_same_settings_is_one_line(tmp_path):
+    """accelerate's fp16, its accumulation and its clipping against autocast, a GradScaler, a step
+    every 4 and clip_grad_norm_: the same settings, so one info for the region and nothing loud."""
+    r = run(tmp_path, ACCEL, HAND)
+    assert loud(r) == []
+    assert [(f.rule, f.key, f.gpu.line, f.npu.line, f.message) for f in r.findings if f.rule == "SD110"] == [REGION]
+    assert [f.extra for f in r.findings if f.rule == "SD110"] == [
+        {"region": {"gpu": [5, 16], "npu": [5, 21], "statement_findings": 11,
+                    "settings": ["clip_grad", "gradient_accumulation_steps", "initial_loss_scale",
+                                 "loss_scale_window", "params_dtype"]}}]
+
+
+def test_a_rewritten_loop_that_accumulates_otherwise_is_the_setting(tmp_path):
+    r = run(tmp_path, ACCEL, HAND.replace("    every = 4\n", "    every = 8\n"))
+    assert loud(r) == [("SD203", "gradient_accumulation_steps", 4, 8, 6, 8)]
+
+
+def test_a_rewritten_loop_in_another_precision_is_the_setting(tmp_path):
+    r = run(tmp_path, ACCEL, HAND.replace("dtype=torch.float16", "dtype=torch.bfloat16"))
+    assert loud(r) == [("SD205", "params_dtype", "fp16", "bf16", 6, 11)]
+
+
+def test_a_rewritten_loop_that_clips_otherwise_is_the_setting(tmp_path):
+    r = run(tmp_path, ACCEL, HAND.replace("(net.parameters(), 1.0)", "(net.parameters(), 0.5)"))
+    assert loud(r) == [("SD208", "clip_grad", 1.0, 0.5, 12, 16)]
+
+
+def test_a_loss_scale_accelerate_does_not_apply_is_the_setting(tmp_path):
+    """accelerate's fp16 runs torch's GradScaler with its defaults: 65536 against 1024."""
+    r = run(tmp_path, ACCEL, HAND.replace("GradScaler()", "GradScaler(init_scale=1024)"))
+    assert loud(r) == [("SD209", "initial_loss_scale", 65536.0, 1024.0, None, 7)]
+
+
+def test_a_loop_edited_not_rewritten_keeps_its_statement_findings(tmp_path):
+    """Most of the loop is the same: no region, the one changed statement is its own finding
+    (where `scaler.update()` goes is not followed: `scaler` is no new container of the function)."""
+    gpu = HAND.replace("import torch_npu\n", "").replace(".npu()", ".cuda()").replace("torch.npu.amp", "torch.cuda.amp")
+    r = run(tmp_path, gpu, gpu.replace("            scaler.update()\n", ""))
+    assert [(f.rule, f.key, f.gpu and f.gpu.line, f.npu, f.message, f.extra) for f in r.findings] == [
+        ("SD102", "code:fit.py:fit", 17, None, "statement on GPU only", {})]
+
+
+def test_a_rewritten_function_that_trains_nothing_is_no_region(tmp_path):
+    """A rewritten data function: no training step on either side, its statements are compared
+    one by one."""
+    gpu = "def shard(items, n):\n    out = []\n    for i, x in enumerate(items):\n        if i % n == 0:\n" \
+          "            out.append(x)\n    return out\n"
+    npu = "def shard(items, n):\n    keep = items[::n]\n    total = len(keep)\n    assert total >= 0\n" \
+          "    return list(keep)\n"
+    r = run(tmp_path, gpu, npu)
+    assert not any(f.rule == "SD110" for f in r.findings)
+    assert [(f.rule, f.gpu and f.gpu.line, f.npu and f.npu.line, f.message) for f in r.findings] == [
+        ("SD102", 2, None, "statement on GPU only"), ("SD102", 3, None, "statement on GPU only"),
+        ("SD102", 6, 5, "statement differs"), ("SD101", None, 2, "statement on NPU only"),
+        ("SD102", None, 3, "statement on NPU only"), ("SD102", None, 4, "statement on NPU only")]

@@ -200,6 +200,11 @@ def test_a_moved_table_is_refused_at_its_line(tmp_path, pack, old, new, at, mess
      "numerics_relevance.inert.logging.calls[0]: '*.step' is also a call of the sink 'optimizer'"),
     ("      reason: what is differentiated, and how gradients are computed from it\n", "", "    loss:\n",
      "numerics_relevance.sinks.loss: needs a reason"),
+    # a rewritten region's step sink that is no sink, a setting that is no vocabulary key
+    ("  step_sinks: [loss, optimizer]", "  step_sinks: [loss, optimiser]", "step_sinks: [loss, optimiser]",
+     "rewritten_regions.step_sinks[1]: 'optimiser' is not a sink of numerics_relevance"),
+    ("    key: gradient_accumulation_steps\n", "    key: accumulation\n", "    key: accumulation",
+     "rewritten_regions.accumulation.key: key 'accumulation' is not in the vocabulary"),
 ])
 def test_malformed_relevance_names_the_pack_and_line(tmp_path, old, new, at, needle):
     with pytest.raises(RuleError) as e:

@@ -27,7 +27,7 @@ from .rulepack import RuleSet, section, validator
 from .validators_common import CODE, FRAMEWORKS, is_lower
 # every validator, by the name the packs' comments and the tests use (rule_validators.check_devices)
 from .validators_code import (check_call_signatures, check_devices, check_fix_spellings, check_numerics_relevance,  # noqa: F401
-                              check_python)
+                              check_python, check_rewritten_regions)
 from .validators_process import check_curve_metrics, check_dumps  # noqa: F401
 from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_value_ports,  # noqa: F401
                                   check_vocabulary)

@@ -226,3 +226,34 @@ def check_numerics_relevance(rs: RuleSet) -> None:
             if c in sink_calls:
                 raise rs.error(("numerics_relevance", "inert", name, "calls", i),
                                f"{c!r} is also a call of the sink {sink_calls[c]!r}")
+
+
+section("rewritten_regions", Record({
+    "share": Num(0, 1), "least": Int(1), "step_sinks": ListOf(Name(), nonempty=True),
+    "accumulation": Record({"key": Name(), "step": _PATTERNS, "reset": _PATTERNS, "source": Name()},
+                           required=("key", "step", "reset", "source")),
+    "implied": ListOf(Record({"call": _PATTERNS, "when": Table(Any()), "unless": NAMES, "sets": Table(Any()),
+                              "source": Name()}, required=("call", "sets", "source"),
+                             need="call, sets and source")),
+}, required=("share", "least", "step_sinks")))
+
+
+@validator
+def check_rewritten_regions(rs: RuleSet) -> None:
+    """`rewritten_regions:` (rules/relevance.yaml): the step sinks are sinks of
+    `numerics_relevance`, the keys it sets are vocabulary keys."""
+    rs.conform("rewritten_regions")
+    d = rs.section("rewritten_regions")
+    if d is None:
+        return
+    sinks = (rs.section("numerics_relevance") or {}).get("sinks") or {}
+    for i, s in enumerate(d["step_sinks"]):
+        if sinks and s not in sinks:
+            raise rs.error(("rewritten_regions", "step_sinks", i), f"{s!r} is not a sink of numerics_relevance")
+    voc = rs.section("vocabulary") or {}
+    keys = [(("rewritten_regions", "accumulation", "key"), (d.get("accumulation") or {}).get("key"))] + [
+        (("rewritten_regions", "implied", i, "sets", k), k) for i, e in enumerate(d.get("implied") or [])
+        for k in e["sets"]]
+    for path, k in keys:
+        if k is not None and voc and k not in voc:
+            raise rs.error(path, f"key {k!r} is not in the vocabulary")

@@ -21,7 +21,8 @@ rules/python.yaml.
 The parts: parse (parse, statements, normalization; node positions in spans),
 facts (hyperparameters), and for a pair, sharing one pair.PairState:
 align (statement alignment), nodediff (node diffs into sites),
-classify (severity and findings) and port (imports, masks, swap checks).
+classify (severity and findings; relevance: where a difference goes), regions (a rewritten
+loop, one finding) and port (imports, masks, swap checks).
 """
 from __future__ import annotations
 
