@@ -56,7 +56,8 @@ def test_a_statement_that_casts_the_batch_reaches_the_precision(tmp_path):
     npu = LOOP.replace("    for batch in batches:\n", "    for batch in batches:\n        batch = batch.half()\n")
     r = run(tmp_path, LOOP, npu)
     assert code(r) == [("SD101", "code:fit.py:fit_epoch", None, 10, "statement on NPU only",
-                        {"sink": "precision", "side": "npu", "line": 10, "through": []})]
+                        {"sink": "precision", "side": "npu", "line": 10, "through": [],
+                         "said": "the precision (NPU line 10)"})]
 
 
 def test_a_fraction_computed_otherwise_and_only_printed_is_info(tmp_path):
@@ -75,7 +76,8 @@ def test_the_same_value_given_to_the_schedule_is_loud(tmp_path):
     npu = gpu.replace("steps / total_steps", "steps / max(total_steps, 1)")
     r = run(tmp_path, gpu, npu)
     assert code(r) == [("SD102", "code:fit.py:fit_epoch", 14, 14, "statement differs",
-                        {"sink": "optimizer", "side": "gpu", "line": 15, "through": ["frac"]})]
+                        {"sink": "optimizer", "side": "gpu", "line": 15, "through": ["frac"],
+                         "said": "the optimizer and its schedule (GPU line 15, through frac)"})]
 
 
 PLACE = '''import torch
@@ -105,7 +107,8 @@ def test_a_cast_where_the_port_places_is_loud(tmp_path):
     npu = PLACE.replace("    net = net.to(dev)\n", "    net = net.to(torch.bfloat16)\n")
     r = run(tmp_path, PLACE, npu)
     assert code(r) == [("SD101", "code:fit.py:evaluate", 7, 7, "net.to: argument 1 differs",
-                        {"sink": "precision", "side": "npu", "line": 7, "through": []})]
+                        {"sink": "precision", "side": "npu", "line": 7, "through": [],
+                         "said": "the precision (NPU line 7)"})]
 
 
 def test_a_move_to_the_host_is_not_placement(tmp_path):
@@ -152,7 +155,8 @@ def test_a_function_result_is_followed_to_its_callers(tmp_path):
     npu = WORLD.replace('int(os.environ["WORLD_SIZE"])', 'int(os.environ.get("NPROC", 1))')
     r = run(tmp_path, WORLD, npu)
     assert code(r) == [("SD102", "code:fit.py:world", 7, 7, "int: argument 1 differs",
-                        {"sink": "data", "side": "gpu", "line": 12, "through": ["per_rank"]})]
+                        {"sink": "data", "side": "gpu", "line": 12, "through": ["per_rank"],
+                         "said": "data order and content (GPU line 12, through per_rank)"})]
 
 
 def test_a_function_result_that_is_only_printed_is_info(tmp_path):
@@ -164,11 +168,17 @@ def test_a_function_result_that_is_only_printed_is_info(tmp_path):
                         {"sink": None, "only": ["logging"]})]
 
 
-def test_the_json_report_says_where_a_difference_goes(tmp_path):
+def test_the_reports_say_where_a_difference_goes(tmp_path):
+    """JSON: `extra.reaches`; text: a line under the finding (its message is the difference's own)."""
     npu = LOOP.replace("    for batch in batches:\n", "    for batch in batches:\n        batch = batch.half()\n")
-    d = json.loads(render(run(tmp_path, LOOP, npu), "json"))
+    r = run(tmp_path, LOOP, npu)
+    d = json.loads(render(r, "json"))
     assert [f["extra"] for f in d["findings"] if f["check"] == "script"] == [
-        {"reaches": {"sink": "precision", "side": "npu", "line": 10, "through": []}}]
+        {"reaches": {"sink": "precision", "side": "npu", "line": 10, "through": [],
+                     "said": "the precision (NPU line 10)"}}]
+    text = render(r, "text").splitlines()
+    at = next(i for i, x in enumerate(text) if x.startswith("error   SD101 code:fit.py:fit_epoch  statement on NPU only"))
+    assert text[at + 1] == "    reaches the precision (NPU line 10)"
 
 
 def test_a_library_log_function_is_no_logging_call():

@@ -109,8 +109,8 @@ _KINDS = {Kind.DEVICE: relevance.DEVICE, Kind.DTYPE: relevance.DTYPE}
 def reach_extra(reach: relevance.Reach) -> dict:
     """What a finding's `extra` says of where its difference goes (JSON: `reaches`)."""
     if reach.verdict == relevance.SINK:
-        return {"reaches": {"sink": reach.what[0], "side": reach.side, "line": reach.line,
-                            "through": list(reach.through)}}
+        r = {"sink": reach.what[0], "side": reach.side, "line": reach.line, "through": list(reach.through)}
+        return {"reaches": {**r, "said": sink_text({"reaches": r})}}
     return {"reaches": {"sink": None, "only": list(reach.what)}}
 
 
@@ -124,8 +124,9 @@ def reach_text(extra: dict) -> str:
 
 
 def sink_text(extra: dict) -> str:
-    """The sink a loud difference reaches, as a line says it ("the optimizer and its schedule,
-    NPU line 12, through opt"), or empty."""
+    """The sink a loud difference reaches, as a line says it ("the optimizer and its schedule
+    (NPU line 12, through opt)"), or empty: `extra["reaches"]["said"]`, which the text report
+    shows under the finding (its message stays the difference's own)."""
     r = extra.get("reaches") if extra else None
     if not r or r.get("sink") is None:
         return ""
