@@ -308,3 +308,73 @@ def test_a_rewritten_function_that_trains_nothing_is_no_region(tmp_path):
         ("SD102", 2, None, "statement on GPU only"), ("SD102", 3, None, "statement on GPU only"),
         ("SD102", 6, 5, "statement differs"), ("SD101", None, 2, "statement on NPU only"),
         ("SD102", None, 3, "statement on NPU only"), ("SD102", None, 4, "statement on NPU only")]
+
+
+def test_a_hand_written_accumulation_in_an_elif_of_a_method_is_read(tmp_path):
+    """The `if i % N == 0:` around the step and the reset is found wherever it sits (an `elif`,
+    a method of a class), N read from the function it is in."""
+    hand = HAND.replace("def fit(net, opt, batches, cfg):\n", "class Runner:\n  def fit(self, net, opt, batches, cfg):\n")
+    hand = "\n".join(("  " + ln if ln.startswith("    ") else ln) for ln in hand.split("\n"))
+    hand = hand.replace("          if (i + 1) % every == 0:\n",
+                        "          if i < 0:\n              continue\n          elif (i + 1) % every == 0:\n")
+    accel = ACCEL.replace("def fit(net, opt, batches, cfg):\n", "class Runner:\n  def fit(self, net, opt, batches, cfg):\n")
+    accel = "\n".join(("  " + ln if ln.startswith("    ") else ln) for ln in accel.split("\n"))
+    (tmp_path / "same").mkdir()
+    (tmp_path / "other").mkdir()
+    assert loud(run(tmp_path / "same", accel, hand)) == []
+    assert loud(run(tmp_path / "other", accel, hand.replace("      every = 4\n", "      every = 8\n"))) == [
+        ("SD203", "gradient_accumulation_steps", 4, 8, 7, 9)]
+
+
+def test_an_if_every_n_steps_without_a_reset_is_no_accumulation(tmp_path):
+    """A step under `if i % N == 0:` with the reset outside it (each step's gradients thrown away)
+    is no accumulation: the NPU side sets none, against accelerate's 4."""
+    hand = HAND.replace("            opt.zero_grad()\n", "").replace(
+        "        scaler.scale(loss).backward()\n", "        scaler.scale(loss).backward()\n        opt.zero_grad()\n")
+    r = run(tmp_path, ACCEL, hand)
+    assert [(f.rule, f.key, f.gpu and (f.gpu.value, f.gpu.line), f.npu, f.severity) for f in r.findings
+            if f.severity != "info"] == [("SD203", "gradient_accumulation_steps", (4, 6), None, "error")]
+
+
+SCOPED = '''lr = 1.0
+
+
+def outer(lr):
+    def inner():
+        return lr * 2
+    def shadow(lr):
+        return lr
+    def module_one():
+        global lr
+        return lr
+    class Box:
+        lr = 3
+        y = lr
+        def get(self):
+            return lr
+    return inner() + lr
+'''
+
+
+def test_the_reads_of_a_name_follow_python_scopes():
+    """A function's name is read in it and in the functions inside it that do not bind it again
+    nor declare it global; a class's own names are seen in its body, not in its methods."""
+    flow = relevance.Flow(SCOPED)
+    outer = flow.defs["outer"][0]
+    box = next(n for n in flow.placed if type(n).__name__ == "ClassDef")
+    assert sorted(n.lineno for n in flow.reads(outer, "lr")) == [6, 16, 17]
+    assert sorted(n.lineno for n in flow.reads(flow.defs["shadow"][0], "lr")) == [8]
+    assert sorted(n.lineno for n in flow.reads(box, "lr")) == [14]
+    assert sorted(n.lineno for n in flow.reads(flow.tree, "lr")) == [11]
+    for scope in (outer, box, flow.tree):  # the same as asking each read which scope binds it
+        assert sorted(n.lineno for n in flow.reads(scope, "lr")) == sorted(
+            n.lineno for n in flow.loads["lr"] if flow.binder(n, "lr") is scope)
+
+
+def test_a_node_is_found_by_its_character_column_after_wide_characters():
+    """Columns are characters, CPython's offsets are bytes: a line with `é` before the node."""
+    flow = relevance.Flow('def f(x):\n    s = "é"; y = x.half()\n    return y\n')
+    assert [flow.segment(n) for n in flow.statements_at(2, 's = "é"; y = x.half()')] == ['s = "é"', "y = x.half()"]
+    node = flow.locate(2, 13, "y = x.half()")
+    assert node is not None and flow.segment(node) == "y = x.half()"
+    assert flow.locate(2, 14, "y = x.half()") is None

@@ -183,20 +183,26 @@ def applies(r, call: cst.Call, entry: dict) -> bool:
 def accumulation(r, acc: dict) -> None:
     """`if (i + 1) % N == 0:` around an optimizer step and its reset: gradient accumulation over N."""
     p = r.p
-    found: list = []
-
-    class V(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
-            n = modulus(node.test)
+    found: list = []  # (N, the function its if is in)
+    stack = [(s, None) for s in reversed(p.body)]
+    while stack:  # the statements' tree (parse.St), not libcst's: a visit of the module costs a parse
+        s, fn = stack.pop()
+        if s.kind != "compound":
+            continue
+        if type(s.node) is cst.FunctionDef:
+            fn = s.node
+        inner = []
+        for _label, node, body in s.clauses:
+            n = modulus(node.test) if type(node) is cst.If else None
             if n is not None:
                 names = [callee_name(r.nm, c) for c in calls_of(node.body)]
                 if any(match_name(x, acc["step"]) for x in names) and any(match_name(x, acc["reset"]) for x in names):
-                    found.append((node, n))
-
-    p.module.visit(V())
-    for node, n in found:
+                    found.append((n, fn))
+            inner += [(x, fn) for x in body]
+        stack.extend(reversed(inner))  # popped in the file's order
+    for n, fn in found:
         used: list = []
-        target = local_value(p, node, n)
+        target = local_value(fn, n)
         try:
             v = r.values.evaluate(target, used)
         except Exception:
@@ -227,29 +233,9 @@ def modulus(test):
     return None
 
 
-def local_value(p, where, node):
-    """The value a bare name is assigned once in the function around `where`, else the node."""
-    if type(node) is not cst.Name:
-        return node
-    fn = None
-
-    class Finder(cst.CSTVisitor):
-        def __init__(self):
-            self.stack: list = []
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
-            self.stack.append(n)
-
-        def leave_FunctionDef(self, n: cst.FunctionDef) -> None:
-            self.stack.pop()
-
-        def visit_If(self, n: cst.If) -> None:
-            nonlocal fn
-            if n is where and self.stack:
-                fn = self.stack[-1]
-
-    p.module.visit(Finder())
-    if fn is None:
+def local_value(fn, node):
+    """The value a bare name is assigned once in the function `fn`, else the node."""
+    if type(node) is not cst.Name or fn is None:
         return node
     values = []
 

@@ -136,19 +136,25 @@ class Flow:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         self.parent: dict[int, ast.AST] = {}
+        self.scope: dict[int, ast.AST] = {}  # id(Name read) -> the scope it is read in
+        self.scope_loads: dict[tuple, list] = {}  # (id(scope), name) -> the Names read in it
+        self.subscopes: dict[int, list] = {}  # id(scope) -> the scopes defined right in it
         self.loads: dict[str, list] = {}  # name -> Name nodes read
         self.attr_loads: dict[str, list] = {}  # attribute -> Attribute nodes read
         self.calls: dict[str, list] = {}  # last name of the callee -> Call nodes
         self.defs: dict[str, list] = {}  # function name -> FunctionDef nodes
-        self.starts: dict[tuple, list] = {}  # (line, character column) -> nodes starting there
+        self.placed: list = []  # statements and expressions, for the index by line (built when asked)
+        self._lines: dict[int, list] | None = None
         self.aliases: dict[str, str] = {}
         self._bound: dict[int, tuple] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parent[id(child)] = node
+        stack = [(self.tree, self.tree)]
+        while stack:  # one pass, depth first, each node with the scope it is in
+            node, scope = stack.pop()
             t = type(node)
             if t is ast.Name and type(node.ctx) is ast.Load:
                 self.loads.setdefault(node.id, []).append(node)
+                self.scope[id(node)] = scope
+                self.scope_loads.setdefault((id(scope), node.id), []).append(node)
             elif t is ast.Attribute and type(node.ctx) is ast.Load:
                 self.attr_loads.setdefault(node.attr, []).append(node)
             elif t is ast.Call:
@@ -160,8 +166,15 @@ class Flow:
                 self.defs.setdefault(node.name, []).append(node)
             elif t in (ast.Import, ast.ImportFrom):
                 self._imports(node)
-            if hasattr(node, "lineno") and hasattr(node, "col_offset"):
-                self.starts.setdefault((node.lineno, self._char_col(node.lineno, node.col_offset)), []).append(node)
+            if isinstance(node, (ast.stmt, ast.expr)):
+                self.placed.append(node)
+            inner = node if isinstance(node, _SCOPES) else scope
+            if inner is not scope:
+                self.subscopes.setdefault(id(scope), []).append(node)
+            children = list(ast.iter_child_nodes(node))
+            for child in children:
+                self.parent[id(child)] = node
+            stack.extend((child, inner) for child in reversed(children))  # popped in the file's order
 
     @property
     def ok(self) -> bool:
@@ -188,17 +201,32 @@ class Flow:
 
     # ---------------------------------------------------------------- finding nodes
     def segment(self, node) -> str:
-        try:
-            s = ast.get_source_segment("\n".join(self.lines), node)
-        except Exception:
-            s = None
-        return " ".join((s or "").split())
+        """A node's source text, its spaces collapsed (ast.get_source_segment without splitting
+        the whole file again)."""
+        l0, c0, l1, c1 = node.lineno, node.col_offset, getattr(node, "end_lineno", None), \
+            getattr(node, "end_col_offset", None)
+        if l1 is None or c1 is None or not (0 < l0 <= l1 <= len(self.lines)):
+            return ""
+        parts = [self.lines[i].encode("utf-8") for i in range(l0 - 1, l1)]
+        if len(parts) == 1:
+            raw = parts[0][c0:c1]
+        else:
+            raw = b"\n".join([parts[0][c0:]] + parts[1:-1] + [parts[-1][:c1]])
+        return " ".join(raw.decode("utf-8", "replace").split())
+
+    def at_line(self, line: int) -> list:
+        """The statements and expressions that start at `line`, with their character columns."""
+        if self._lines is None:
+            self._lines = {}
+            for n in self.placed:
+                self._lines.setdefault(n.lineno, []).append(n)
+        return [(self._char_col(line, n.col_offset), n) for n in self._lines.get(line, ())]
 
     def locate(self, line: int | None, col: int | None, text: str) -> ast.AST | None:
         """The node that starts at (line, character column) and reads as `text`."""
         if self.tree is None or line is None or col is None:
             return None
-        cands = [n for n in self.starts.get((line, col), ()) if isinstance(n, (ast.expr, ast.stmt))]
+        cands = [n for c, n in self.at_line(line) if c == col]
         want = " ".join(text.split())
         for n in cands:
             if self.segment(n) == want:
@@ -213,8 +241,7 @@ class Flow:
         """The statements that start at `line` (several: `a = 1; b = 2`) when the line reads as `text`."""
         if self.tree is None or not (0 < line <= len(self.lines)) or self.lines[line - 1].strip() != text.strip():
             return []
-        return sorted((n for (ln, _c), ns in self.starts.items() if ln == line for n in ns
-                       if isinstance(n, ast.stmt)), key=lambda n: n.col_offset)
+        return sorted((n for _c, n in self.at_line(line) if isinstance(n, ast.stmt)), key=lambda n: n.col_offset)
 
     # ---------------------------------------------------------------- names
     def scope_of(self, node) -> ast.AST:
@@ -254,20 +281,36 @@ class Flow:
 
     def binder(self, node, name: str) -> ast.AST:
         """The scope whose `name` a read or a store at `node` refers to."""
-        s = self.scope_of(node)
+        first = s = self.scope.get(id(node)) or self.scope_of(node)
         while s is not self.tree:
             names, glob = self.bound(s)
             if name in glob:
                 return self.tree
-            if name in names and type(s) is not ast.ClassDef:
-                return s
-            if type(s) is ast.ClassDef and self.scope_of(node) is s and name in names:
+            if name in names and (type(s) is not ast.ClassDef or s is first):  # a class body's names: in it only
                 return s
             s = self.scope_of(s)
         return self.tree
 
     def reads(self, scope, name: str) -> list:
-        return [n for n in self.loads.get(name, ()) if self.binder(n, name) is scope]
+        """Where `name` of `scope` is read: in it, and in the functions inside it that do not bind it."""
+        if scope is self.tree:
+            return [n for n in self.loads.get(name, ()) if self.binder(n, name) is scope]
+        if type(scope) is ast.ClassDef:  # a class's names are seen in its body only
+            return list(self.scope_loads.get((id(scope), name), ()))
+        out, todo = [], [(scope, True)]
+        while todo:
+            sc, own = todo.pop()
+            if own:
+                out += self.scope_loads.get((id(sc), name), ())
+            for sub in self.subscopes.get(id(sc), ()):
+                names, glob = self.bound(sub)
+                if name in glob:  # declared global (or nonlocal, read as binder() reads it): not this one
+                    continue
+                if name not in names:
+                    todo.append((sub, True))
+                elif type(sub) is ast.ClassDef:  # binds it for its body only: its methods read this one
+                    todo.append((sub, False))
+        return out
 
     def callee(self, call: ast.Call) -> str:
         """The callee's qualified name (imports resolved, NPU names in their GPU form), or its
