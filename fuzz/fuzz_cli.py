@@ -321,14 +321,20 @@ CLASSES = ("mutation", "native-crash", "special-file", "alias-bomb", "nesting-bo
 
 # classes whose generators live in modules beside this file: class -> module (make_case,
 # write_special for its own special-file markers, cleanup; and `run(case, go, folder)` when a
-# class makes its own runs and judges what they show: go(argv, sub=None) runs the CLI capped)
+# class makes its own runs and judges what they show: go(argv, sub=None, variables=None) runs the
+# CLI capped, in the case's folder or its subfolder sub, with these environment variables added)
 import classes_bounds  # noqa: E402  (bounded evaluation, hangs, unnamed internal errors: issue 32)
 import classes_integrity  # noqa: E402  (false passes, stale replays, paths and arguments: issue 32)
 import classes_dumps  # noqa: E402  (hostile msprobe dumps: issue 33)
 
 import classes_secrets  # noqa: E402  (secrets in every writer, forged lines: issue 32)
+import classes_writes  # noqa: E402  (fix and init: writes where nothing may be written, issue 40)
+import classes_dump_fields  # noqa: E402  (dump fields not of their type: never agreement: issue 40)
+import classes_hangs  # noqa: E402  (hostile rule packs, an object store that stalls or changes: issue 40)
 
-EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets) for c in m.CLASSES}
+EXTRA = {c: m for m in (classes_bounds, classes_integrity, classes_dumps, classes_secrets, classes_writes,
+                        classes_dump_fields, classes_hangs)
+         for c in m.CLASSES}
 CLASSES = CLASSES + tuple(EXTRA)
 
 
@@ -703,8 +709,8 @@ def run_case(case: Case, mem_mb: int, timeout: float) -> tuple[str | None, float
         argv = case.argv[:1] + fmt + case.argv[1:]
         turns = itertools.count(next(_RUNS["turns"]))  # this input's runs alternate between the servers
 
-        def go(a, sub=None):
-            return spawn(a, d / sub if sub else d, env, mem_mb, timeout, turn=next(turns))
+        def go(a, sub=None, variables=None):  # variables: the run's own (a store's endpoint)
+            return spawn(a, d / sub if sub else d, {**env, **(variables or {})}, mem_mb, timeout, turn=next(turns))
 
         own = getattr(EXTRA.get(case.cls), "run", None)  # a class that makes its runs and judges them itself
         if own is not None:

@@ -317,7 +317,7 @@ def fix(gpu: str | list[str], npu: str | None = None, options: Options | None = 
     report = diff(args, npu, run_opts, repo=repo)
     target = npu if npu is not None else args[0]
     root = target if os.path.isdir(target) else (os.path.dirname(target) or ".")
-    decisions = fixing.plan(report, root, opts.select, opts.ignore, force=force, dirty=fixing.uncommitted)
+    decisions = fixing.plan(report, root, opts.select, opts.ignore, force=force, vouch=fixing.unvouched)
     sources = {name: src for (side, name), src in report.sources.items() if side == "npu"}
     result = fixing.FixResult(gpu=report.gpu, npu=report.npu, decisions=decisions, errors=list(report.errors),
                               report=report, masked=(len(report.masked), len(report.masked)))
@@ -452,16 +452,18 @@ def _run_files(paths: list[str]) -> list[str]:
 # --- check -------------------------------------------------------------------------------------
 
 def check(config: str | CheckConfig | None = None, gpu: list[str] | None = None, npu: list[str] | None = None,
-          options: Options | None = None) -> Report:
+          options: Options | None = None, strict: bool = False) -> Report:
     """`scriptdiff check`: the six pre-checks from a configuration (a path, a CheckConfig, or
     found from the current folder), with KEY=PATH inputs added per side; verdicts in
-    `report.verdicts`. The configuration's baseline applies unless options carry one."""
+    `report.verdicts`. The configuration's baseline applies unless options carry one. An
+    environment snapshot or fingerprint the machines make that is not there yet leaves its
+    checks not checked (`report.details["waiting"]`), or, `strict`, is an input error."""
     from .project.checkrun import CheckConfig, run_checks  # lazy: keeps --help fast
     opts = options or Options()
     cfg = config if isinstance(config, CheckConfig) else _config(config, gpu, npu)
     if opts.baseline is None and cfg.baseline:
         opts.baseline = load_baseline(cfg.baseline)
-    return run_checks(cfg, opts)
+    return run_checks(cfg, opts, strict=strict)
 
 
 def check_files(files: list[str], config: str | None = None, gpu: list[str] | None = None,

@@ -100,11 +100,13 @@ class Finding:
     settings: list["Finding"] = field(default_factory=list, repr=False, compare=False)
 
     def sort_key(self, check_order: tuple[str, ...] = ()) -> tuple:
-        """Report order: by check (in the order given: the check registry's), path, line, key."""
+        """Report order: by check (in the order given: the check registry's), path, line, key; a
+        finding that explains another of its check (`cause:KEY`, a dump's probable cause) after
+        the findings it explains, wherever its own lines are."""
         path = (self.gpu.path if self.gpu else None) or (self.npu.path if self.npu else None) or ""
         line = (self.gpu.line if self.gpu else None) or (self.npu.line if self.npu else None) or 0
         rank = check_order.index(self.check) if self.check in check_order else len(check_order)
-        return (rank, path, line, self.key, self.rule, self.message)
+        return (rank, self.key.startswith("cause:"), path, line, self.key, self.rule, self.message)
 
     def to_json(self) -> dict:
         d = {
@@ -197,6 +199,9 @@ class InputAccount:
     opaque: bool = False
     # the configs it references that were found nowhere (each also one `unread` entry)
     missing: list["MissingReference"] = field(default_factory=list)
+    # the files read through it (a launch script's program and configs), each with its own
+    # account: its settings count is theirs too, what they could not read is said on them
+    through: list["InputAccount"] = field(default_factory=list)
     # what it leaves unknown beyond its own settings and the missing configs: "code" (the
     # program it starts is not in view while the other side's is: what code sets)
     unknown: set[str] = field(default_factory=set)
@@ -209,7 +214,13 @@ class InputAccount:
              "settings": self.settings, "mapped": self.mapped, "unread": list(self.unread)}
         if self.notes:
             d["notes"] = list(self.notes)
+        if self.through:
+            d["through"] = [a.to_json() for a in sorted(self.through, key=InputAccount.sort_key)]
         return d
+
+    def every(self) -> list["InputAccount"]:
+        """This account and those of the files read through it."""
+        return [self] + [x for a in self.through for x in a.every()]
 
 
 @dataclass
@@ -295,13 +306,24 @@ class Report:
         self.errors.sort(key=lambda e: (e.path, e.message))
         return self
 
+    def every_input(self) -> list["InputAccount"]:
+        """Every file read: the inputs, and the files read through them (their programs, their
+        configs), each once."""
+        out, seen = [], set()
+        for a in (x for top in self.inputs for x in top.every()):
+            if (a.side, a.path) not in seen:
+                seen.add((a.side, a.path))
+                out.append(a)
+        return out
+
     def account_line(self) -> str | None:
         """One line: what was read and how much of it was understood ("read 14 files: 12
         understood, 2 not: a.sh (launcher `swift` is not known ...), ...")."""
         if not self.inputs:
             return None
-        n = len(self.inputs)
-        bad = [a for a in self.inputs if a.status in ("not understood", "failed")]
+        every = self.every_input()
+        n = len(every)
+        bad = [a for a in every if a.status in ("not understood", "failed")]
         ok = n - len(bad)
         line = f"read {n} file{'s' if n != 1 else ''}: {ok} understood or identical"
         if bad:
@@ -379,6 +401,10 @@ class Extract:
     errors: list[InputError] = field(default_factory=list)
     masked: list[Masked] = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
+    # those of `frameworks` known only from how the options are spelled (`--learning_rate`: Hugging
+    # Face spellings), not from the program itself: their defaults apply only where another
+    # input of the run (the program's code, its launcher, a config's dialect) says the same
+    guessed: set[str] = field(default_factory=set)
     # framework dialects the reader detected, each "title at file:line" (the input's account notes)
     dialects: set[str] = field(default_factory=set)
     # configs this file refers to: (path as written, line, referring key); followed when they exist

@@ -55,3 +55,22 @@ def rows_by_file(report) -> list[tuple]:
     return sorted((f.rule, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None, base(f.gpu),
                    f.gpu.line if f.gpu else None, base(f.npu), f.npu.line if f.npu else None)
                   for f in report.findings)
+
+
+def script_pair(tmp_path, gpu: str, npu: str, name: str = "run.sh", extra: dict | None = None):
+    """`gpu/NAME` and `npu/NAME` (and the `extra` files) written under tmp_path and diffed."""
+    from scriptdiff.model import Options
+    from scriptdiff.run.pipeline import diff_files
+
+    write_files(tmp_path, {f"gpu/{name}": gpu, f"npu/{name}": npu, **(extra or {})})
+    return diff_files([str(tmp_path / "gpu" / name)], [str(tmp_path / "npu" / name)], Options(use_cache=False))
+
+
+def script_facts(text: str):
+    """One launch script read for the GPU: its Extract, and {key: (value, line)} of its facts."""
+    from scriptdiff.inputs.sources import Source
+    from scriptdiff.lang import shell
+    from scriptdiff.model import SideContext
+
+    ex = shell.extract(Source(name="run.sh", data=text.encode()), SideContext("gpu"))
+    return ex, {f.key: (f.value, f.line) for f in ex.facts}

@@ -118,6 +118,136 @@ def s3_server():
 
 
 @contextmanager
+def aws_variables(env: dict, also: tuple = ()):
+    """Within the block, this process's AWS_ variables (and those named in `also`) are `env`'s
+    only; restored when the block ends."""
+    def ours() -> list[str]:
+        return [k for k in os.environ if k.startswith("AWS_") or k in also]
+
+    saved = {k: os.environ[k] for k in ours()}
+    for k in saved:
+        del os.environ[k]
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k in ours():
+            del os.environ[k]
+        os.environ.update(saved)
+
+
+class S3Relay:
+    """A relay on 127.0.0.1 (a free port) in front of an S3 server, playing a store gone wrong
+    for the object-storage tests and the fuzzer's storage class:
+
+    - `stall = True`: every request is accepted, read, and never answered (an endpoint whose
+      connections hang) until the relay stops; `stall = "bucket/key"`: only the requests for
+      that object (its reads, once the listing has been answered);
+    - `replace(key, body, after=N)`: the N-th GET of the object `key` (bucket/key) first
+      replaces it with `body` through the server itself, as another writer would between two
+      ranged reads of one fingerprint.
+
+    Every other request goes to the server as it came (its signature too) and its answer back."""
+
+    def __init__(self, upstream: S3Server):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.upstream = upstream
+        self.stall: bool | str = False
+        self.gets: dict[str, int] = {}  # bucket/key -> GETs seen
+        self._replace: dict[str, tuple[bytes, int]] = {}
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+        relay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _forward(self):
+                import http.client
+
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                key = self.path.split("?", 1)[0].lstrip("/")
+                if relay.stall is True or (relay.stall and key == relay.stall):
+                    relay._released.wait()
+                    self.close_connection = True
+                    return
+                if self.command == "GET":
+                    relay._seen(key)
+                conn = http.client.HTTPConnection("127.0.0.1", relay.upstream.port, timeout=60)
+                try:
+                    conn.request(self.command, self.path, body=body, headers=dict(self.headers))
+                    resp = conn.getresponse()
+                    data = resp.read()
+                finally:
+                    conn.close()
+                self.send_response(resp.status, resp.reason)
+                for k, v in resp.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                # a HEAD answer has no body but says the object's length
+                self.send_header("Content-Length", resp.getheader("Content-Length", "0") if self.command == "HEAD"
+                                 else str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, name="s3-relay", daemon=True)
+
+    def replace(self, key: str, body: bytes, after: int = 1) -> None:
+        """Replace bucket/key with `body` when its `after`-th GET from now arrives (before
+        answering it)."""
+        with self._lock:
+            self._replace[key] = (body, self.gets.get(key, 0) + after)
+
+    def _seen(self, key: str) -> None:
+        with self._lock:
+            self.gets[key] = n = self.gets.get(key, 0) + 1
+            todo = self._replace.get(key)
+            if todo is None or n != todo[1]:
+                return
+            del self._replace[key]
+        bucket, _, name = key.partition("/")
+        self.upstream.client().put_object(Bucket=bucket, Key=name, Body=todo[0])
+
+    def env(self, key_id: str | None = None, secret: str | None = None) -> dict:
+        """The AWS variables that point a client at the relay."""
+        return {**self.upstream.env(key_id, secret), "AWS_ENDPOINT_URL": self.url}
+
+    def start(self) -> "S3Relay":
+        self.thread.start()
+        atexit.register(self.stop)
+        return self
+
+    def stop(self) -> None:
+        self._released.set()  # stalled requests end (unanswered) and the server can stop
+        if self.thread.is_alive():
+            self.server.shutdown()
+            self.thread.join(10)
+        self.server.server_close()
+
+
+@contextmanager
+def s3_relay(upstream: S3Server):
+    relay = S3Relay(upstream).start()
+    try:
+        yield relay
+    finally:
+        relay.stop()
+
+
+@contextmanager
 def ray_cluster(cpus: int = 2):
     """A local Ray cluster of `cpus` worker slots, no dashboard, on this machine (Ray binds to
     the machine's own address, never to another host); shut down when the block ends (the

@@ -264,3 +264,12 @@ def test_dataset_and_weights_of_the_example(tmp_path):
     assert [(f.check, f.severity, f.key) for f in report.findings if f.check == "dataset"] == [
         ("dataset", "error", "data:train.jsonl")]
     assert report.verdicts["dataset"] == ("differences", "1 error(s)")
+
+
+def test_no_config_says_scriptdiff_init(tmp_path, cli, monkeypatch):
+    """Issue 41: the way to a configuration is `scriptdiff init`; the message says so."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert cli("check") == (2, "", "scriptdiff: no configuration: add [tool.scriptdiff] to pyproject.toml or write a "
+                                   "scriptdiff.toml (`scriptdiff init` finds the two setups and writes one), or give "
+                                   "--gpu KEY=PATH / --npu KEY=PATH (docs/check.md)\n")

@@ -152,3 +152,22 @@ def test_the_plot_marks_events_and_keeps_the_legend_off_the_divergence_label(fix
         for t in ax.get_children():
             if isinstance(t, Text) and t.get_text().startswith(("first 50", "verdict:", "lr:", "grad_norm:")):
                 assert not legend.overlaps(t.get_window_extent(render)), t.get_text()
+
+
+def test_plot_error_panel_is_scaled_past_a_spike(tmp_path):
+    """Issue 41: a 3% drift from step 500 and a 60% spike at 650: the whole run's relative-error
+    panel of the loss tops out at a few percent (the drift shows), the spike is drawn at the top,
+    marked and counted."""
+    pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'scriptdiff[plot]'")
+    from test_curves_verdicts import spike_and_drift
+
+    from scriptdiff.curves.plot import figure
+
+    g, n = spike_and_drift(tmp_path)
+    res = compare_runs(read_side([str(g)], "gpu"), read_side([str(n)], "npu"))
+    fig, _rows = figure(res)
+    err = fig.axes[3]  # the loss: first steps, whole run, then their error panels
+    lo, hi = err.get_ylim()
+    assert lo == 0 and 3 < hi < 6
+    notes = [t.get_text() for t in err.texts]
+    assert len(notes) == 1 and notes[0].endswith("(clipped, ▲)") and " above " in notes[0]

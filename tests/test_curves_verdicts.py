@@ -152,3 +152,50 @@ def test_downstream_against_a_shift(tmp_path):
             (d / side / "train.log").write_text(gen.megatron(recs))
         res = compare_runs(read_side([str(d / "gpu")], "gpu"), read_side([str(d / "npu")], "npu"), Settings())
         assert res.verdict == want, case
+
+
+def spike_and_drift(tmp_path):
+    """Issue 41's pair: the NPU loss 3% higher from step 500, and one 60% spike at step 650."""
+    NPU["drift and a spike"] = lambda t: _shift(t, at=499) * (1.6 if t == 650 else 1.0)
+    try:
+        return write_pair(tmp_path, "drift and a spike")
+    finally:
+        del NPU["drift and a spike"]
+
+
+def test_a_spike_does_not_hide_a_drift(tmp_path):
+    """Issue 41: a 3% drift from step 500 and one spike at 650. Every kind that holds is a
+    finding (SD703 for the spike, SD702 for the drift), the verdict names both, and the
+    relative-error panels are scaled so that the drift shows: the spike is drawn clipped."""
+    g, n = spike_and_drift(tmp_path)
+    report = api.curves(str(g), str(n), Options(use_cache=False))
+    res = report.details["curves"]
+    assert (res.verdict, res.also) == (ANOMALY, [LONG])
+    assert [(f.rule, f.key, f.severity) for f in report.findings if f.key == "curve:loss"] == [
+        ("SD702", "curve:loss", "error"), ("SD703", "curve:loss", "error")]
+    long, spike = [f for f in report.findings if f.key == "curve:loss"]
+    assert long.message.startswith("long-term difference: loss matches early (first 10 points: ")
+    assert "first persistent divergence at step 5" in long.message
+    assert spike.message.startswith("overflow, NaN or spikes: the NPU run has more spikes than the GPU run (spikes 0 vs "
+                                    "1: NPU at step 650 (train.log:")
+    assert "verdict: overflow, NaN or spikes (also long-term difference)" in report.overview
+    # the error panel: its top is set by the drift (about 3%), not by the spike (60%); the spike is counted
+    from scriptdiff.curves.metrics import error_scale
+    from scriptdiff.report.curves import chart_data
+
+    top, clipped = error_scale(res.loss.rel, res.settings.rtol)
+    assert 0.03 < top < 0.06 and clipped >= 1 and res.loss.max_rel[1] > 0.5
+    [loss] = [s for s in chart_data(res)["series"] if s["primary"]]
+    assert (loss["rtop"], loss["clipped"]) == (top, clipped)
+    assert chart_data(res)["verdict"] == "overflow, NaN or spikes (also long-term difference)"
+
+
+def test_without_an_outlier_the_error_panel_shows_the_whole_range():
+    import numpy as np
+
+    from scriptdiff.curves.metrics import error_scale
+
+    rel = np.array([0.001, 0.002, 0.0015] * 100)
+    assert error_scale(rel, 0.01) == (0.02, 0)  # twice the tolerance
+    ramp = np.linspace(0.0, 0.05, 200)
+    assert error_scale(ramp, 0.01) == (pytest.approx(0.054), 0)  # nothing clipped: the largest, with headroom

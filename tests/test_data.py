@@ -389,3 +389,26 @@ def test_two_single_files_are_compared_whatever_their_names(tmp_path, cli):
     code, doc, _ = compare(cli, tmp_path / "gpu.jsonl", tmp_path / "other.jsonl")
     assert rules_keys(doc) == [("SD503", "data:gpu.jsonl")]
     assert doc["findings"][0]["npu"]["path"] == f"{tmp_path}/other.jsonl"
+
+
+def test_a_changed_record_is_named_by_its_line_and_both_records(tmp_path, cli):
+    """Issue 41: `data` on a JSONL file with one changed line gave sizes and hashes only; it
+    names the first differing record: its line and both records (clipped, secrets withheld)."""
+    rows = ['{"text": "the quick brown fox"}', '{"text": "jumps over the lazy dog", "hf_token": "hf_abcdefghijklmnopqrstuvwxyz0123"}',
+            '{"text": "scriptdiff example"}']
+    for side, changed in (("g", rows[1]), ("n", rows[1].replace("lazy", "busy").replace("hf_abc", "hf_xyz"))):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.jsonl").write_text("\n".join([rows[0], changed, rows[2]]) + "\n")
+    code, out, _ = cli("data", str(tmp_path / "g"), str(tmp_path / "n"), "-f", "json")
+    [f] = json.loads(out)["findings"]
+    assert code == 1 and (f["rule"], f["gpu"]["line"], f["npu"]["line"]) == ("SD503", 2, 2)
+    assert f["message"] == ('data file train.jsonl differs between GPU and NPU: content hash differs; the first '
+                            'differing record is line 2: GPU {"text": "jumps over the lazy dog", "hf_token": '
+                            '"<withheld>"} / NPU {"text": "jumps over the busy dog", "hf_token": "<withheld>"}')
+    assert "hf_abc" not in out and "hf_xyz" not in out
+    # fingerprints written on the machines: the files are not here, so no record is named
+    for side in ("g", "n"):
+        assert cli("data", "fingerprint", str(tmp_path / side), "-o", str(tmp_path / f"{side}.json"))[0] == 0
+    code, out, _ = cli("data", str(tmp_path / "g.json"), str(tmp_path / "n.json"), "-f", "json")
+    [f] = json.loads(out)["findings"]
+    assert f["message"] == "data file train.jsonl differs between GPU and NPU: content hash differs"

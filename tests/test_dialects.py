@@ -279,7 +279,7 @@ def test_a_difference_only_from_a_changed_default_is_info(tmp_path):
               "torchrun pretrain_gpt.py --lr 1e-4\n")
     assert rows(rep) == [("SD224", "info", "use_mcore_models", False, True, 1, None)]
     f = rep.findings[0]
-    assert f.message == ("model structure: no-use-mcore-models (use_mcore_models) is off on GPU and on on NPU; megatron's default is on since "
+    assert f.message == ("model structure: no-use-mcore-models (use_mcore_models) is off for GPU and on for NPU; megatron's default is on since "
                          "core_r0.8.0 and was off before, and the NPU side's megatron version is not known: the "
                          "difference comes only from the default, and the script setting it may be written for an "
                          "older release")

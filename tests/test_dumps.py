@@ -228,9 +228,10 @@ def test_html_page_shows_the_calls_side_by_side_with_the_divergence_marked(cli):
                        f"{FX}/softmax_fp16/scripts", "-f", "html")
     assert code == 1
     assert "<h2>API dumps: the first divergence</h2>" in out
-    assert ("<tr class=first><td><a href='#f1'>&#9654;</a><td>Torch.softmax.0.forward<td>Torch.softmax.0.forward"
+    # the divergence is finding 0: its probable cause (SD808) follows it (issue 41)
+    assert ("<tr class=first><td><a href='#f0'>&#9654;</a><td>Torch.softmax.0.forward<td>Torch.softmax.0.forward"
             "<td class=st>output.0 float32 -&gt; float16</tr>") in out
-    assert f"<a href='#f1'>{FX}/base/scripts/train.py:45</a>" in out  # linked to the script's line
+    assert f"<a href='#f0'>{FX}/base/scripts/train.py:45</a>" in out  # linked to the script's line
     assert "id=p0" in out  # the scripts' panel the link lands in
 
 
@@ -653,3 +654,12 @@ def test_a_data_name_that_is_a_path_is_refused(tmp_path):
         tensor_ref(rank, "../../etc/passwd")
     assert str(e.value) == f"{d}: data_name '../../etc/passwd' is not a file name; not read"
     assert os.path.exists("/etc/passwd")  # nothing was touched; the check is on the name
+
+
+def test_a_probable_cause_follows_the_divergence_it_explains(cli):
+    """Issue 41: SD808 (the cause, at the setting's line 15) was printed before the SD805 it
+    explains (at line 92): a cause now follows the findings of its check."""
+    code, out, _ = cli("dumps", f"{FX}/base/dump", f"{FX}/lr/dump", "--scripts", f"{FX}/base/scripts",
+                       f"{FX}/lr/scripts", "-f", "json")
+    assert [(f["rule"], f["gpu"]["line"]) for f in json.loads(out)["findings"] if f["check"] == "dumps"] == [
+        ("SD805", 92), ("SD808", 15)]

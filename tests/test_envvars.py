@@ -77,3 +77,17 @@ def test_same_value_rules():
                                            Fact("env:CUDA_VISIBLE_DEVICES", "0", "environment", meta={"name": "CUDA_VISIBLE_DEVICES"}),
                                            Fact("env:CUDA_VISIBLE_DEVICES", " 0", "environment",
                                                 meta={"name": "ASCEND_RT_VISIBLE_DEVICES", "mask": "SD010"}), load()), Masked)
+
+
+@pytest.mark.parametrize("npu,expected", [
+    ("export HCCL_DEBUG=INFO\n", []),
+    ("export HCCL_DEBUG=WARN\n", [("SD303", "info", "env:NCCL_DEBUG", "INFO", "WARN", 1, 1)]),
+])
+def test_the_nccl_and_hccl_debug_twins_are_one_setting(tmp_path, npu, expected):
+    """Issue 41: NCCL_DEBUG and HCCL_DEBUG were two one-sided findings (the *_DETERMINISTIC twins
+    are paired): they are paired as data (env_map.pairs), equal values masked, different ones a
+    tuning difference."""
+    rep = run(tmp_path, "export NCCL_DEBUG=INFO\n", npu)
+    assert got(rep) == expected
+    assert [(m.rule, m.gpu.line, m.npu.line) for m in rep.masked if m.rule == "SD010"] == ([("SD010", 1, 1)]
+                                                                                          if not expected else [])

@@ -348,6 +348,37 @@ def test_a_value_is_copied_as_written_only_from_a_gpu_file_the_same_editor_edits
         assert n.read_text(encoding="utf-8") == '{\n  "learning_rate": %s\n}\n' % written
 
 
+@pytest.mark.parametrize("name,gpu,npu,fixed", [
+    # HF-style switches, both written on both sides: the pair flips together
+    ("train.yaml", "lr: 1.0e-4\nbf16: true\nfp16: false\n", "lr: 1.0e-4\nbf16: false\nfp16: true\n",
+     "lr: 1.0e-4\nbf16: true\nfp16: false\n"),
+    # the NPU file lacks the GPU's switch: added beside its GPU neighbour, its own turned off
+    ("train.yaml", "lr: 1.0e-4\nbf16: true\nwarmup_steps: 10\n", "lr: 1.0e-4\nfp16: true\nwarmup_steps: 10\n",
+     "lr: 1.0e-4\nbf16: true\nfp16: false\nwarmup_steps: 10\n"),
+    # DeepSpeed's bf16.enabled / fp16.enabled
+    ("ds_config.json", '{\n  "train_batch_size": 8,\n  "bf16": {"enabled": true}\n}\n',
+     '{\n  "train_batch_size": 8,\n  "fp16": {"enabled": true},\n  "bf16": {"enabled": false}\n}\n',
+     '{\n  "train_batch_size": 8,\n  "fp16": {"enabled": false},\n  "bf16": {"enabled": true}\n}\n'),
+    # one key spelled the same way on both sides, a word fix_spellings does not give: the GPU's word
+    ("cfg.json", '{\n  "lr": 0.0001,\n  "precision": "bf16"\n}\n', '{\n  "lr": 0.0001,\n  "precision": "fp16"\n}\n',
+     '{\n  "lr": 0.0001,\n  "precision": "bf16"\n}\n'),
+    ("train.yaml", "precision: bf16-mixed\n", "precision: '16-mixed'\n", "precision: 'bf16-mixed'\n"),
+])
+def test_bf16_to_fp16_is_fixed_in_both_spellings(tmp_path, name, gpu, npu, fixed):
+    """Issue 41: the most common drift, bf16 -> fp16, as switches (`bf16: false` / `fp16: true`)
+    and as one key both sides spell alike (`"precision": "bf16"`): fixed, then diff is clean."""
+    text, result = _fixed_text(tmp_path, name, gpu, npu)
+    assert [(d.finding.rule, d.finding.key, d.fixed) for d in result.decisions] == [("SD205", "params_dtype", True)]
+    assert text == fixed
+
+
+def test_a_word_that_may_not_run_on_ascend_is_still_not_copied(tmp_path):
+    """fix_copies lists dtypes only: LLaMA-Factory's flash_attn word is refused, not copied."""
+    g, n = _pair(tmp_path, "sft.yaml", "flash_attn: fa2\n", "flash_attn: disabled\n")
+    [d] = api.fix(g, n, Options()).decisions
+    assert (d.fixed, d.why) == (False, "spelling")
+
+
 def test_toml_keys_are_set_added_and_removed(tmp_path):
     gpu = "[optimizer]\nname = \"AdamW\"\nlr = 8e-4\neps = 1e-8\n\n[training]\nsteps = 1000\nmax_norm = 1.0\n"
     npu = "# NPU\n[optimizer]\nname = 'AdamW'\nlr = 3e-4  # lower on NPU\n\n[training]\nsteps = 1000\nmax_norm = 1.0\n" \

@@ -67,3 +67,26 @@ def test_a_run_has_the_cases_folder_environment_and_memory_cap(tmp_path):
     case = fuzz_cli.Case("mutation", {"gpu/a.py": b"x = 1\n", "npu/a.py": b"x = 2\n"}, ["diff", "gpu/a.py", "npu/a.py"])
     assert fuzz_cli.run_case(case, 2048, TIMEOUT)[0] is None
     assert fuzz_cli.run_case(case, 64, TIMEOUT)[0] is not None  # 64 MB: less than the interpreter holds
+
+
+def test_the_write_classes_judges_can_fail():
+    """fix-writes and init-config (issue 40) see what the code before its fix did: a read-only
+    NPU file replaced (exit 0), a pyproject.toml made invalid by a second table, a file written
+    through a link out of the project."""
+    import classes_writes as w
+
+    fix = {"state": "readonly", "force": False, "name": "run.sh", "where": "npu/run.sh", "npu": "a\n", "fixed": "b\n"}
+    before = {"npu/run.sh": ("file", b"a\n", 0o444, 1)}
+    out = json.dumps({"schema": 1, "findings": [{"severity": "error", "fix": {"fixed": True}}]})
+    assert w._judge_fix(fix, {"code": 0, "out": out}, before, {"npu/run.sh": ("file", b"b\n", 0o444, 2)}) == \
+        "fix in state readonly gave exit 0, not 1 (refused)"
+    init = {"shape": "configured-dotted", "config": "pyproject.toml"}
+    old = b'tool.scriptdiff.gpu.scripts = ["gpu"]\n'
+    assert w._judge_init(init, {"code": 0, "err": ""}, {"proj/pyproject.toml": ("file", old, 0o644, 1)},
+                         {"proj/pyproject.toml": ("file", old + b'[tool.scriptdiff.gpu]\nscripts = ["gpu"]\n', 0o644, 2)}) \
+        == "init (configured-dotted) exit 0 and proj/pyproject.toml is not valid TOML"
+    init = {"shape": "toml-dangling", "config": "scriptdiff.toml"}
+    assert w._judge_init(init, {"code": 0, "err": ""}, {"proj/scriptdiff.toml": ("link", "../outside/new.toml")},
+                         {"proj/scriptdiff.toml": ("link", "../outside/new.toml"),
+                          "outside/new.toml": ("file", b"[gpu]\n", 0o644, 3)}) == \
+        "init (toml-dangling) wrote outside the project: ['outside/new.toml']"

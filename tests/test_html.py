@@ -519,3 +519,19 @@ def test_check_page_embeds_the_curves_view(tmp_path):
     cv = p.blocks["cv-data"]
     assert cv["verdict"] == "long-term difference" and cv["series"][0]["div"] == 1392
     assert "#### process data: training curves" in api.render(report, "markdown")
+
+
+def test_check_page_lists_errors_before_info(cli, fixtures, tmp_path):
+    """Issue 41: `check -f html` listed the environment's info findings above the libraries'
+    error (report order, by check); the page lists them most severe first, each severity in
+    report order, and the other writers keep the report's order."""
+    import re
+
+    page = tmp_path / "check.html"
+    code, text, _ = cli("check", "--config", str(fixtures / "example" / "scriptdiff.toml"), "-o", f"html={page}",
+                        "--no-cache")
+    sevs = re.findall(r'<li class="f sev-(\w+)', page.read_text())
+    assert sevs == sorted(sevs, key=["error", "warning", "info"].index) and sevs.count("error") == 4
+    rules = re.findall(r'<li class="f [^"]*" data-f=\d+><a [^>]*><b class=sv>\w+</b> <b>(SD\d+)</b>', page.read_text())
+    assert rules[:4] == ["SD201", "SD207", "SD206", "SD401"]
+    assert text.index("SD316") < text.index("SD401")  # the text report: by check, as before

@@ -128,6 +128,64 @@ def test_sticky_headers_change_map_and_origin_links(seen):
     assert out["origin"]["went"] == out["origin"]["go"] and out["origin"]["on_screen"]
 
 
+def test_one_count_of_each_look_everywhere(seen):
+    """Issue 41: the legend, each panel's header and the file list count alike: the masked
+    substitutions of each file (the page header's 12 in all), and the rows of each other look."""
+    out, dom = seen
+    heads = [dict(zip(("masked", "q", "c"), map(int, re.findall(r"(\d+) (?:masked|equal|changed)", p["head"]))))
+             for p in out["panels"]]
+    assert out["legend"]["lm"] == sum(h["masked"] for h in heads) == sum(out["file_masked"]) == 12
+    assert (out["legend"]["lq"], out["legend"]["lc"]) == (sum(h["q"] for h in heads), sum(h["c"] for h in heads))
+    assert "12 expected substitution(s) masked" in dom
+
+
+def _page(tmp_path, files: dict, *argv) -> tuple[dict, str]:
+    from conftest import run_cli, write_files
+
+    write_files(tmp_path, files)
+    page = tmp_path / "page.html"
+    run_cli("diff", *(str(tmp_path / a) for a in argv), "--output", f"html={page}", "--no-cache")
+    return page
+
+
+def test_rows_are_paired_by_meaning(chromium, tmp_path):
+    """Issue 41: `source set_env.sh` added above the masked CUDA_VISIBLE_DEVICES export used to
+    push every row of the block one line off (the export beside `source`); the mask pairs the
+    two exports, and `source` gets a row of its own."""
+    run = "torchrun --nproc_per_node 4 train.py --lr 1e-4\n"
+    page = _page(tmp_path, {
+        "gpu/run.sh": "#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\nexport NCCL_DEBUG=INFO\n" + run,
+        "npu/run.sh": "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+                      "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\nexport HCCL_DEBUG=INFO\n" + run}, "gpu/run.sh", "npu/run.sh")
+    out, _dom = selftest(chromium, tmp_path, page)
+    rows = [r[:4] for r in out["panels"][0]["rows"]]
+    assert rows[:5] == [["1", "#!/bin/bash", "1", "#!/bin/bash"],
+                        ["", "", "2", "source /usr/local/Ascend/ascend-toolkit/set_env.sh"],
+                        ["2", "export CUDA_VISIBLE_DEVICES=0,1,2,3", "3", "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3"],
+                        ["3", "export NCCL_DEBUG=INFO", "4", "export HCCL_DEBUG=INFO"],
+                        ["4", run.strip(), "5", run.strip()]]
+
+
+def test_a_finding_is_badged_only_on_a_line_that_differs(chromium, tmp_path):
+    """Issue 41: the GPU seed is `SEED = 42` in train.py, a line identical on both sides; the
+    NPU's comes from its launch script. The train.py row carries no badge: the finding is said
+    in that panel's header, and badged on the launch script's line that differs."""
+    train = ("import argparse\nimport torch\n\nSEED = 42\n\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+             "    p.add_argument(\"--seed\", type=int, default=SEED)\n    args = p.parse_args()\n"
+             "    torch.manual_seed(args.seed)\n    torch.nn.Linear(4, 4).cuda()\n\n\nmain()\n")
+    page = _page(tmp_path, {
+        "gpu/train.py": train, "npu/train.py": train.replace(".cuda()", ".npu()"),
+        "gpu/run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py\n",
+        "npu/run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --seed 1234\n"}, "gpu", "npu")
+    out, _dom = selftest(chromium, tmp_path, page)
+    launch, program = out["panels"]
+    assert [r[4][:7] for r in launch["rows"] if r[4]] == ["E SD207"] and launch["ff"] == []
+    assert program["ff"] == ["SD207"]
+    seed = [r for r in program["rows"] if r[1] == "SEED = 42"]
+    assert seed == [["4", "SEED = 42", "4", "SEED = 42", ""]] or seed == []  # shown as context, or folded: no badge
+    assert not [r for r in program["rows"] if "SD207" in r[4]]
+
+
 def test_screenshot(chromium, page, tmp_path):
     png = tmp_path / "review.png"
     headless(chromium, tmp_path, f"--screenshot={png}", page.as_uri())
@@ -216,6 +274,24 @@ def test_curves_page_draws_its_charts(chromium, curves_page, tmp_path):
     lo, hi = cv["dragged"]
     assert 1400 < lo < 1600 and 2150 < hi < 2350  # dragged from the middle to three quarters
     assert cv["smoothed"] == {"changed": True, "raw": 2} and cv["log_toggled"]
+
+
+def test_curves_error_panel_is_scaled_past_a_spike(chromium, tmp_path):
+    """Issue 41: a 3% drift from step 500 and one 60% spike at 650: the relative-error panel is
+    scaled to the drift (its top a few percent), and the spike is drawn at the top, marked and
+    counted, instead of a 65% scale that flattens the drift to nothing."""
+    from conftest import run_cli
+    from test_curves_verdicts import spike_and_drift
+
+    g, n = spike_and_drift(tmp_path)
+    page = tmp_path / "curves.html"
+    assert run_cli("curves", str(g), str(n), "--output", f"html={page}")[0] == 1
+    out, dom = selftest(chromium, tmp_path, page)
+    loss = out["curves"]["series"][0]
+    data = block(dom, "cv-data")["series"][0]
+    assert loss["title"].startswith("verdict: overflow, NaN or spikes (also long-term difference) | loss:")
+    assert 0.03 < data["rtop"] < 0.06 and loss["clipped"] == data["clipped"] >= 1
+    assert re.fullmatch(r"\d+ points? above [345]\.\d% \(clipped, \u25b2\)", loss["errnote"]), loss["errnote"]
 
 
 def test_curves_screenshot(chromium, curves_page, tmp_path):

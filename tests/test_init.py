@@ -78,8 +78,8 @@ def test_the_path_init_run_what_it_prints_check(tmp_path, monkeypatch, cli):
         "weights fingerprint Qwen/Qwen2-1.5B -o weights-gpu.json",
         "collect -o env-npu.json", "data fingerprint data/train.jsonl -o data-npu.json",
         "weights fingerprint Qwen/Qwen2-1.5B -o weights-npu.json", "check")]
-    # before the machines' files are there, check says what it could not read
-    code, out, _ = cli("check", "-q")
+    # before the machines' files are there, check --strict says what it could not read
+    code, out, _ = cli("check", "-q", "--strict")
     assert code == 1 and "dataset: not checked (no GPU input could be read (see errors))" in out
     # each machine keeps its data and checkpoint where the run says
     (project / "data").mkdir()
@@ -164,3 +164,68 @@ def test_init_with_named_folders_and_force(tmp_path, monkeypatch, cli):
     code, out, _ = cli("check", "--select", "SD207", "-f", "json", "--no-cache")
     assert [(f["rule"], f["gpu"]["value"], f["npu"]["value"]) for f in json.loads(out)["findings"]] == [
         ("SD207", 42, 1234)]
+
+
+def faithful_project(root: Path) -> None:
+    """The example's two trees with its three planted drifts undone: a faithful port."""
+    for side in ("gpu", "npu"):
+        shutil.copytree(EX / side, root / side)
+    train = root / "npu" / "train.py"
+    train.write_text(train.read_text().replace("SEED = 1234", "SEED = 42")
+                     .replace('attn_implementation="eager"', 'attn_implementation="flash_attention_2"')
+                     .replace("betas=(0.9, 0.999)", "betas=(0.9, 0.95)"))
+    launch = root / "npu" / "pretrain.sh"
+    launch.write_text(launch.read_text().replace("    --min-lr 1e-06 \\\n", "    --min-lr 1e-06 \\\n    --use-flash-attn \\\n"))
+
+
+def test_check_fresh_from_init_waits_for_what_the_machines_make(tmp_path, monkeypatch, cli):
+    """Issue 41: a project fresh from init has none of the files the GPU and NPU machines make
+    (environment snapshots, data and weights fingerprints). On a workstation they are not
+    checked, said once with the command that makes them, and check passes; --strict (CI) keeps
+    them errors; --strict --allow-pending (the pre-commit hook) still fails a check that is not
+    checked for another reason."""
+    faithful_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli("init")[0] == 0
+    code, out, err = cli("check", "-q")
+    assert (code, err) == (0, ""), out
+    assert out.splitlines()[:6] == [
+        "hyperparameters: pass (no differences)",
+        "script: pass (no differences)",
+        "environment: not checked (env-gpu.json, env-npu.json not made yet: run `scriptdiff collect -o env-gpu.json` "
+        "on the GPU machine, `scriptdiff collect -o env-npu.json` on the NPU machine)",
+        "libraries: not checked (env-gpu.json, env-npu.json not made yet (see environment))",
+        "dataset: not checked (data-gpu.json, data-npu.json not made yet: run `scriptdiff data fingerprint "
+        "data/train.jsonl -o data-gpu.json` on the GPU machine, `scriptdiff data fingerprint data/train.jsonl -o "
+        "data-npu.json` on the NPU machine)",
+        "weights: not checked (weights-gpu.json, weights-npu.json not made yet: run `scriptdiff weights fingerprint "
+        "Qwen/Qwen2-1.5B -o weights-gpu.json` on the GPU machine, `scriptdiff weights fingerprint Qwen/Qwen2-1.5B -o "
+        "weights-npu.json` on the NPU machine)"]
+    assert cli("check", "--strict", "--allow-pending", "-q")[0] == 0
+    code, out, err = cli("check", "--strict", "-q")
+    assert code == 1
+    assert "dataset: not checked (no GPU input could be read (see errors))" in out
+    assert sorted(err.splitlines()) == sorted(f"scriptdiff: {p}: no such file or directory" for p in (
+        "env-gpu.json", "env-npu.json", f"{tmp_path}/data-gpu.json", f"{tmp_path}/data-npu.json",
+        f"{tmp_path}/weights-gpu.json", f"{tmp_path}/weights-npu.json"))
+    # JSON: no input errors, the verdicts say why
+    doc = json.loads(cli("check", "-f", "json", "--no-cache")[1])
+    assert doc["errors"] == [] and doc["verdicts"]["weights"]["verdict"] == "not checked"
+    # a check a side leaves without inputs still fails the hook
+    toml = tmp_path / "scriptdiff.toml"
+    toml.write_text(toml.read_text().replace('weights = ["weights-gpu.json"]', 'weights = []'))
+    code, out, _ = cli("check", "--strict", "--allow-pending", "-q", "--ignore", "SD155")
+    assert code == 1 and "weights: not checked (no GPU input (NPU has weights); weights-npu.json not made yet" in out
+
+
+def test_the_hook_header_names_each_sides_files(tmp_path, monkeypatch, cli):
+    """Issue 41: `check --files` (the staged hook) said "GPU counterparts vs NPU a.yaml b.py";
+    each side now names its own files: the staged one and its counterpart."""
+    faithful_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli("init")[0] == 0
+    train = tmp_path / "npu" / "train.py"
+    train.write_text(train.read_text().replace("SEED = 42", "SEED = 7"))
+    code, out, _ = cli("check", "--files", "npu/train.py", "gpu/pretrain.sh", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[0] == "scriptdiff: GPU gpu/train.py gpu/pretrain.sh  vs  NPU npu/train.py npu/pretrain.sh"

@@ -72,7 +72,7 @@ def test_config_class_keywords_land_on_their_keys(tmp_path):
         ("SD210", "torch_compile", True, False, 7, 7),
     ]
     f = {x.key: x for x in r.findings}
-    assert f["torch_compile"].message == "fused kernels: compile_cfg (torch_compile) is on on GPU and off on NPU"
+    assert f["torch_compile"].message == "fused kernels: compile_cfg (torch_compile) is on for GPU and off for NPU"
     assert f["tensor_model_parallel_size"].message == (
         "tp_size (tensor_model_parallel_size) = 4 is set on NPU only; GPU has no value and no known default")
     # no second, code finding for the same arguments; the backend named on the NPU is the port

@@ -28,7 +28,7 @@ from scriptdiff.inputs import storage  # noqa: E402
 from scriptdiff.checks import dataset  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servers import S3Server, ray_cluster, s3_server  # noqa: E402
+from servers import S3Server, aws_variables, ray_cluster, s3_server  # noqa: E402
 
 BUCKET = "train-data"
 DATA = f"s3://{BUCKET}/pretrain"
@@ -124,7 +124,6 @@ def world(tmp_path_factory):
     make_dataset(w.data, big=True)
     make_dataset(w.small, big=False)
     make_checkpoint(w.ckpt)
-    saved = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k == "RAY_ADDRESS"}
     with s3_server() as server:
         w.server = server
         server.client().create_bucket(Bucket=BUCKET)
@@ -132,17 +131,12 @@ def world(tmp_path_factory):
         server.upload(BUCKET, w.small, "edit")
         server.upload(BUCKET, w.ckpt, "ckpt/llama")
         w.key_id, w.secret = server.lock()
-        for k in saved:
-            del os.environ[k]
-        os.environ.update(server.env(w.key_id, w.secret))
-        storage.reset()
-        try:
-            yield w
-        finally:
-            for k in [k for k in os.environ if k.startswith("AWS_")]:
-                del os.environ[k]
-            os.environ.update(saved)
+        with aws_variables(server.env(w.key_id, w.secret), also=("RAY_ADDRESS",)):
             storage.reset()
+            try:
+                yield w
+            finally:
+                storage.reset()
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,7 @@ def test_use_flash_attention_2_lands_on_the_flash_attention_rule(tmp_path, name)
     r = run(tmp_path, name, gpu, npu)
     assert [summary(f) for f in r.findings] == [("SD201", "use_flash_attn", True, False, line, line)]
     assert [f.message for f in r.findings] == [
-        "attention kernel: use_flash_attention_2 / attn_implementation (use_flash_attn) is on on GPU and off on NPU"]
+        "attention kernel: use_flash_attention_2 / attn_implementation (use_flash_attn) is on for GPU and off for NPU"]
 
 
 # ------------------------------------------------------------ the user's own spelling
@@ -57,7 +57,7 @@ def test_finding_names_the_written_spelling_next_to_the_key(tmp_path, name, gpu,
     line = gpu.count("\n")
     assert [summary(f) for f in r.findings] == [("SD211", "recompute_granularity", True, False, line, line)]
     assert [f.message for f in r.findings] == [
-        "recomputation and memory: gradient_checkpointing (recompute_granularity) is on on GPU and off on NPU"]
+        "recomputation and memory: gradient_checkpointing (recompute_granularity) is on for GPU and off for NPU"]
 
 
 def test_canonical_spelling_is_named_once(tmp_path):

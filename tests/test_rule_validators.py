@@ -85,6 +85,11 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
      "categories.attention.rule: SD301 is not a finding of the hyperparameters check"),
     ("vocabulary.yaml", "  other:       {rule: SD220, title: other setting}\n", "", "categories:\n  attention",
      "categories: categories need 'other', the category of a key outside the vocabulary"),
+    # issue 41: a key whose GPU word fix copies is a vocabulary key whose words encode its value
+    ("fix.yaml", "fix_copies:\n  params_dtype:", "fix_copies:\n  lr:", "  lr: {why",
+     "fix_copies.lr: 'lr' has no value_ports: its values are copied already"),
+    ("fix.yaml", "fix_copies:\n  params_dtype:", "fix_copies:\n  no_such_key:", "no_such_key",
+     "fix_copies.no_such_key: 'no_such_key' is not a vocabulary key"),
     # secrets: an unknown list, a lower-case word, a suffix of two words
     ("secrets.yaml", "  not_secret:", "  allow:", "  allow:", "secrets: unknown field(s) allow"),
     ("secrets.yaml", "words: [SECRET,", "words: [secret,", "words: [secret,",
@@ -94,7 +99,7 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
     # issue 27: section words, a config's name, a release's version, code keywords, env defaults
     ("aliases.yaml", "section_words: [enable, enabled, name, names, type]", "section_words: [enable, lr]",
      "section_words: [enable, lr]", "generic_names.section_words[1]: 'lr' is a spelling of a vocabulary key"),
-    ("vocabulary.yaml", 'pattern: "(?:^|[^a-z0-9])(?:zero|stage|z)[_-]?([0-3])(?![0-9])"', 'pattern: "zero[0-3]"',
+    ("vocabulary.yaml", 'pattern: "(?:^|[^a-z0-9])(?:zero|stage|z)[_-]?([0-3])(?:[^0-9]|$)"', 'pattern: "zero[0-3]"',
      'pattern: "zero[0-3]"', "vocabulary.zero_stage.from_name.pattern: needs exactly one group (the value)"),
     ("vocabulary.yaml", "from_name: {kind: deepspeed,", "from_name: {kind: nothing,", "from_name: {kind: nothing,",
      "vocabulary.zero_stage.from_name.kind: 'nothing' is not a known kind"),

@@ -157,15 +157,27 @@ def test_a_device_name_is_written_once_and_every_device_table_follows_it(tmp_pat
     assert outcome() == ([("SD220", "train.accelerator", "cuda", "davinci")], [])
 
 
-def test_a_pack_names_a_keyword_that_holds_no_credential_in_code(tmp_path):
+def test_a_pack_adds_a_secret_name_and_may_exempt_none(tmp_path):
+    """Issue 40: a pack a repository names could make CI print its secrets, so a user's pack
+    may add secret-looking names (the view follows it) and exempt none (refused at its line)."""
+    from scriptdiff.ruleset.rulepack import RuleError
     from scriptdiff.ruleset.secrets import secret_spans
 
     code = 'lookup(cache_key="abc123def")\n'
     assert secret_spans(code, code=True) == [(18, 27)] and secret_spans('key="abc123def"\n', code=True) == []
-    api.use_rules([pack(tmp_path / "team", "secrets:\n  not_secret_in_code: [CACHE_KEY]\n")])
-    assert secret_spans(code, code=True) == [] and secret_spans(code) == [(18, 27)]  # in code only
+    with pytest.raises(RuleError) as e:
+        api.use_rules([pack(tmp_path / "team", "secrets:\n  not_secret_in_code: [CACHE_KEY]\n")])
+    assert str(e.value).endswith("orbit.yaml:2: secrets.not_secret_in_code: a user's pack may add secret-looking "
+                                 "names and shapes, never exempt one from withholding (the exemptions are "
+                                 "rules/secrets.yaml's)")
     api.use_rules([])
     assert secret_spans(code, code=True) == [(18, 27)]
+    cfg = 'lookup(orbit_handle="abc123def")\n'
+    assert secret_spans(cfg, code=True) == []
+    api.use_rules([pack(tmp_path / "team2", "secrets:\n  words: [HANDLE]\n  suffixes: [HANDLE]\n")])
+    assert secret_spans(cfg, code=True) == [(21, 30)]
+    api.use_rules([])
+    assert secret_spans(cfg, code=True) == []
 
 
 def test_a_pack_adds_keys_hparams_lists_first_and_settings_naming_tokenizer_files(tmp_path):

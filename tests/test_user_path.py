@@ -174,7 +174,7 @@ def test_check_verdicts_follow_the_severity(cli, top):
 def test_quiet_prints_the_summary_only(tmp_path, cli, top):
     assert cli("diff", f"{EX}/gpu", f"{EX}/npu", "-q", "--no-cache") == (
         1, "3 error(s), 0 warning(s), 1 info; 12 expected substitution(s) masked\n"
-           "read 2 files: 2 understood or identical\n", "")
+           "read 6 files: 6 understood or identical\n", "")  # the launch scripts, their programs and configs
     code, out, err = cli("check", "--config", f"{EX}/scriptdiff.toml", "--quiet")
     assert (code, err) == (1, "")
     assert out.splitlines() == [
@@ -186,7 +186,7 @@ def test_quiet_prints_the_summary_only(tmp_path, cli, top):
         "dataset: pass (no differences)",
         "weights: pass (no differences)",
         "4 error(s), 0 warning(s), 10 info; 23 expected substitution(s) masked",
-        "read 8 files: 8 understood or identical"]
+        "read 10 files: 10 understood or identical"]
     g, n = warning_pair(tmp_path)
     out_json = tmp_path / "r.json"
     code, out, err = cli("diff", g, n, "-q", "-o", str(out_json))  # -o still writes the whole document
@@ -272,10 +272,150 @@ def test_at_80_columns_quoted_source_lines_wrap_under_their_gutter(top):
     assert lines[i + 1] == "            | eps=1e-8)"
     i = lines.index("        102 | return torch_npu.optim.NpuFusedAdamW(groups, lr=args.lr,")
     assert lines[i + 1] == "            | betas=(0.9, 0.999), eps=1e-8)"
-    assert "        attn_implementation (use_flash_attn) is on on GPU and off on NPU" in lines  # a finding's own hang
+    assert "        attn_implementation (use_flash_attn) is on for GPU and off for NPU" in lines  # a finding's own hang
     body = lines[lines.index("== hyperparameters ========================================"):
                  next(i for i, x in enumerate(lines) if x.startswith("3 error(s), 0 warning(s), 1 info;"))]
     assert all(x == "" or x.startswith((" ", "error ", "info ", "== ")) for x in body)  # nothing wraps to column 0
     # off a terminal, never broken
     plain = api.render(report, "text", color=False)
     assert "        100 | return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), eps=1e-8)" in plain.splitlines()
+
+
+# --- the account: every file read, named at its own line (issue 41) -------------------------------
+
+LAYOUT = {
+    "train.py": "import argparse\nimport torch\nimport yaml\n\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+                "    p.add_argument(\"--config\")\n    p.add_argument(\"--lr\", type=float, default=1e-4)\n"
+                "    args = p.parse_args()\n    cfg = yaml.safe_load(open(args.config))\n"
+                "    model = torch.nn.Linear(4, 4).cuda()\n"
+                "    torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=cfg[\"weight_decay\"])\n\n\nmain()\n",
+    "config.yaml": "weight_decay: 0.1\nwarmup_steps: 100\n",
+    "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --config config.yaml --lr 1e-4\n",
+}
+
+
+def three_files_a_side(tmp_path, npu_config: str = LAYOUT["config.yaml"]):
+    """A launch script, the program it starts and the config it names, on each side; the NPU
+    port's only edits are the device's (and `npu_config`)."""
+    from conftest import write_files
+
+    write_files(tmp_path, {f"gpu/{k}": v for k, v in LAYOUT.items()})
+    write_files(tmp_path, {"npu/train.py": LAYOUT["train.py"].replace(".cuda()", ".npu()")
+                           .replace("import torch\n", "import torch\nimport torch_npu\n"),
+                           "npu/config.yaml": npu_config,
+                           "npu/run.sh": LAYOUT["run.sh"].replace("#!/bin/bash\n", "#!/bin/bash\nsource "
+                                                                  "/usr/local/Ascend/ascend-toolkit/set_env.sh\n")})
+    return str(tmp_path / "gpu"), str(tmp_path / "npu")
+
+
+@pytest.mark.parametrize("config,code", [(LAYOUT["config.yaml"], 0), ("weight_decay: 0.01\nwarmup_steps: 100\n", 1)])
+def test_a_folder_diff_counts_every_file_it_read(tmp_path, cli, config, code):
+    """Three files a side, faithful or with a drift in the config: six files read either way
+    (the launch scripts, the programs they start and the configs they name), in the text, the
+    JSON (each file read through a launch script under its `through`) and the page."""
+    g, n = three_files_a_side(tmp_path, config)
+    got, out, _ = cli("diff", g, n, "-q", "--no-cache")
+    assert got == code and out.splitlines()[-1] == "read 6 files: 6 understood or identical"
+    doc = json.loads(cli("diff", g, n, "-f", "json", "--no-cache")[1])
+    shown = {(a["path"].rsplit("/", 2)[-2] + "/" + a["path"].rsplit("/", 1)[-1],
+              tuple(t["path"].rsplit("/", 1)[-1] for t in a.get("through", ()))) for a in doc["inputs"]}
+    assert shown == {("gpu/run.sh", ("config.yaml", "train.py")), ("npu/run.sh", ("config.yaml", "train.py"))}
+    page = tmp_path / "page.html"
+    cli("diff", g, n, "-o", f"html={page}", "--no-cache")
+    assert page.read_text().count("read 6 files: 6 understood or identical") == 1
+
+
+def test_the_bundled_example_reads_six_files(cli, top):
+    code, out, _ = cli("diff", f"{EX}/gpu", f"{EX}/npu", "-f", "json", "--no-cache")
+    doc = json.loads(out)
+    assert [(a["path"], [t["path"] for t in a.get("through", ())]) for a in doc["inputs"]] == [
+        (f"{EX}/gpu/pretrain.sh", [f"{EX}/gpu/ds_config.json", f"{EX}/gpu/train.py"]),
+        (f"{EX}/npu/pretrain.sh", [f"{EX}/npu/ds_config.json", f"{EX}/npu/train.py"])]
+
+
+def test_a_config_found_nowhere_is_said_at_its_own_file_and_line(tmp_path, cli):
+    """A config the run's config names (`deepspeed: ds.json` at config.yaml:3) found on GPU only:
+    the NPU config.yaml is not understood at its line 3, not its launch script."""
+    g, n = three_files_a_side(tmp_path, LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    (tmp_path / "gpu" / "config.yaml").write_text(LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    (tmp_path / "gpu" / "ds.json").write_text('{"gradient_clipping": 1.0}\n')
+    code, out, _ = cli("diff", g, n, "-q", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[-1] == (f"read 7 files: 6 understood or identical, 1 not: {n}/config.yaml (not understood: "
+                                    f"line 3: referenced config ds.json was not found (tried {n}/ds.json): its "
+                                    f"settings were not compared)")
+
+
+def test_a_faithful_pair_names_the_file_and_line_of_a_config_neither_side_has(tmp_path, cli):
+    """Issue 41: a faithful pair exited 0 saying two files were not understood, at a line of
+    another file: both configs (read through the launch scripts) name ds.json, which neither
+    side has. Each config says it at its own line 3; the launch scripts are understood."""
+    g, n = three_files_a_side(tmp_path, LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    (tmp_path / "gpu" / "config.yaml").write_text(LAYOUT["config.yaml"] + "deepspeed: ds.json\n")
+    code, out, _ = cli("diff", g, n, "-f", "json", "--no-cache")
+    doc = json.loads(out)
+    assert (code, [f["rule"] for f in doc["findings"] if f["severity"] != "info"]) == (0, [])
+    named = sorted((a["path"], a["status"], a["unread"]) for top in doc["inputs"]
+                   for a in [top] + top.get("through", []) if a["status"] != "understood")
+    assert named == [(f"{side}/config.yaml", "not understood",
+                      [f"line 3: referenced config ds.json was not found (tried {side}/ds.json): its settings were not "
+                       f"compared"]) for side in (g, n)]
+
+
+def test_exit_zero_reports_and_exits_0_unless_the_run_could_not_go_on(tmp_path, cli, top):
+    """Issue 41: --exit-zero, as ruff's: the findings are reported, the exit status is 0; a run
+    that could not go on still exits 2."""
+    code, out, _ = cli("diff", f"{EX}/gpu", f"{EX}/npu", "-q", "--exit-zero", "--no-cache")
+    assert (code, out.splitlines()[0]) == (0, "3 error(s), 0 warning(s), 1 info; 12 expected substitution(s) masked")
+    assert cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "-q", "--exit-zero", "--no-cache")[0] == 0
+    assert cli("check", "--config", f"{EX}/scriptdiff.toml", "-q", "--strict", "--exit-zero", "--no-cache")[0] == 0
+    assert cli("diff", f"{EX}/gpu", str(tmp_path / "missing"), "-q", "--exit-zero")[0] == 2
+
+
+def test_on_a_terminal_without_colour_lines_wrap_at_its_width(top):
+    """Issue 41: wrapping at the terminal's width happened only with colour on (`--color never`
+    on an 80-column terminal: lines of 100 and more); it follows the terminal, not the colour."""
+    from scriptdiff import api
+    from scriptdiff.model import Options
+
+    report = api.diff(f"{EX}/gpu", f"{EX}/npu", Options(use_cache=False))
+    lines = api.render(report, "text", color=False, terminal=True, width=80).splitlines()
+    assert "\x1b" not in "".join(lines) and max(len(x) for x in lines) <= 80
+    assert "            | betas=(0.9, 0.999), eps=1e-8)" in lines  # under the quoted line's gutter
+    assert max(len(x) for x in api.render(report, "text", color=False).splitlines()) > 80  # a pipe: never broken
+
+
+def test_curves_table_keeps_names_whole_and_wraps_evidence_under_its_indent(tmp_path, cli):
+    """Issue 41: the curves table cut names at 24 characters and was 96 columns wide whatever it
+    held, so an 80-column terminal broke its rows; its columns are as wide as their cells."""
+    from scriptdiff import api
+    from scriptdiff.model import Options
+    from test_curves_verdicts import spike_and_drift
+
+    g, n = spike_and_drift(tmp_path)
+    for side in (g, n):  # a metric whose name is longer than 24 characters
+        log = side / "train.log"
+        log.write_text(log.read_text().replace("| grad norm:", "| grad norm of the last layer:"))
+    report = api.curves(str(g), str(n), Options(use_cache=False))
+    table = report.overview[report.overview.index(next(x for x in report.overview if x.startswith("series "))):]
+    assert table[0].split() == ["series", "points", "first", "N", "run", "worst", "win", "max", "at", "beyond",
+                                "diverges"]
+    assert any(x.startswith("grad norm of the last layer ") for x in table)
+    rows = [x for x in table if not x.startswith(("not compared", "logged on", "  "))]
+    assert len({len(x) for x in rows}) == 1 and len(rows[0]) < 96  # aligned, as wide as the cells
+    lines = api.render(report, "text", color=False, terminal=True, width=80).splitlines()
+    i = lines.index(next(x for x in lines if x.startswith("  mean relative error of loss:")))
+    assert len(lines[i]) <= 80 and lines[i + 1].startswith("    ")  # the evidence's continuation hangs
+
+
+def test_hparams_cells_wrap_between_words_where_the_terminal_allows(cli, top):
+    code, out, _ = cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "--no-cache")
+    cells = [c.strip() for x in out.splitlines() if x.startswith("│") for c in x.strip("│").split("│")]
+    assert {"derived:", "world_size /", "(tp * pp * cp)"} <= set(cells)  # its inputs are rows of their own
+    from scriptdiff import api
+    from scriptdiff.model import Options
+
+    report = api.hparams(RUN["gpu"], RUN["npu"], Options(use_cache=False))
+    wide = api.render_table(report, "text", terminal=True, width=120)
+    words = {w for x in wide.splitlines() if x.startswith("│") for c in x.strip("│").split("│") for w in c.split()}
+    assert {"ds_config.json", "data/train.jsonl", "Qwen/Qwen2-1.5B", "pretrain.sh:10"} <= words

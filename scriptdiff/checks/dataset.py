@@ -19,6 +19,7 @@ folder, that leads outside the root is refused with the path it names.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import struct
@@ -32,7 +33,7 @@ from ..run.finding import finding
 from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
 from ..ruleset.rules import RuleSet, load
-from ..inputs.sources import SourceError
+from ..inputs.sources import SourceError, open_regular
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
 from .hashing import ALGORITHM, FULL, Hashing, SampleSpec, default_workers, hash_file
@@ -217,7 +218,9 @@ def hash_items(items: list, sample: SampleSpec | None, workers: int | None = Non
         try:
             return rel, *fingerprint_file(rel, full, fmt, sample, progress, size)
         except SourceError as e:  # replaced by a FIFO or a device since the listing; a store's refusal
-            fatal = isinstance(e, storage.AccessError)  # the store refused: the side is unread, not smaller
+            # the store refused: the side is unread, not smaller; a file that changed while it was
+            # read has no one version's fingerprint: the manifest is not that of a whole side
+            fatal = isinstance(e, (storage.AccessError, storage.ChangedError))
             return rel, None, [InputError(rel, str(e).split(": ", 1)[-1], fatal=fatal)]
         except OSError as e:
             return rel, None, [InputError(rel, f"cannot read: {e.strerror or e}")]
@@ -511,7 +514,42 @@ def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
     msg = f"{what} {name} differs between GPU and NPU: " + "; ".join(diffs)
     if not same_mode:
         msg += " (content not compared: one side sampled, the other not)"
+    first = _first_record(g, n) if "lines" in gv and "lines" in nv and same_mode else None
+    if first is not None:  # measured here, records one a line: the first that differs, on both sides
+        line, grec, nrec = first
+        msg += f"; the first differing record is line {line}: GPU {grec} / NPU {nrec}"
+        g, n = dataclasses.replace(g, line=line), dataclasses.replace(n, line=line)
     return finding("tokenizer-file-differs" if tok else "data-file-differs", key=key, gpu=g, npu=n, message=msg)
+
+
+def _first_record(g: Fact, n: Fact) -> tuple[int, str, str] | None:
+    """(line, GPU record, NPU record) of the first line at which two data files measured here
+    differ (each record clipped; the finding factory withholds secrets in them), or None: a
+    side read from a fingerprint (the files are on the machines), in object storage, one file
+    the other's beginning (the line counts say it), or no difference within
+    budget.RECORD_DIFF_BYTES."""
+    if any((f.via or "").startswith("manifest ") or not f.path or storage.is_url(f.path) for f in (g, n)):
+        return None
+    try:
+        with open_regular(g.path) as a, open_regular(n.path) as b:
+            line, read = 1, 0
+            while read <= budget.RECORD_DIFF_BYTES:
+                x, y = a.readline(budget.LOG_LINE), b.readline(budget.LOG_LINE)  # a long line comes in pieces
+                if x != y:  # one side ended: the other's extra lines, which its line count says
+                    return (line, _record(x), _record(y)) if x and y else None
+                if not x:
+                    return None
+                line += x.endswith(b"\n")
+                read += len(x)
+    except (SourceError, OSError):
+        return None
+    return None
+
+
+def _record(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").rstrip("\r\n")
+    cut = budget.MESSAGE_VALUE_CHARS
+    return text if len(text) <= cut else text[:cut] + "…"
 
 
 def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):

@@ -11,7 +11,7 @@ the bytes a serial run writes. How the bytes are hashed travels in one `Hashing`
 from __future__ import annotations
 
 from ..inputs.sources import SourceError, read_path
-from ..inputs.storage import check_urls, store_for
+from ..inputs.storage import begin, check_urls, store_for
 from ..model import Extract, InputError, Options, Report, SideContext, UsageError
 from ..run.engine import extract
 from ..run.pipeline import Inputs, run
@@ -35,11 +35,13 @@ def executor(name: str = "serial", address: str | None = None, parts: int | None
 
 
 def _urls(*paths) -> None:
-    """A URL that carries credentials is refused before any report names it."""
+    """A URL that carries credentials is refused before any report names it; the store is
+    then seen as it is now (storage.begin: no size, version or silence of an earlier run)."""
     try:
         check_urls([p for p in paths if isinstance(p, str)])
     except SourceError as e:
         raise UsageError(str(e)) from None
+    begin()
 
 
 def _shard(shard, fanout) -> tuple[int, int] | None:

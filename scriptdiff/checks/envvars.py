@@ -115,6 +115,11 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
                 else f"{label}={show(present.value)} is set on {where} only")
         return finding("precision-variable", key=key, gpu=g, npu=n,
                        message=f"precision-affecting variable: {what}")
+    if both and role == "paired" and _listed(gname, env.get("gpu_tuning")) and _listed(nname, env.get("npu_tuning")):
+        # twins that tune each side's collective library (NCCL_DEBUG / HCCL_DEBUG): not numerics
+        return finding("gpu-tuning-variable", key=key, gpu=g, npu=n,
+                       message=f"tuning variables: {gname} (GPU) / {nname} (NPU) is {show(g.value)} on GPU and "
+                               f"{show(n.value)} on NPU (performance, not numerics)")
     if not both and role == "paired":  # a paired variable that is tuning on its own side
         for lst, rule, side in (("gpu_tuning", "gpu-tuning-variable", "GPU"),
                                 ("npu_tuning", "npu-tuning-variable", "NPU")):

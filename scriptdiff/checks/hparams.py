@@ -27,10 +27,12 @@ from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked, Severity
 from ..ruleset.devices import family_of
+from ..ruleset.envmap import gpu_spelled
 from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
-from ..ruleset.vocabulary import (category_key, category_named, default_fact, entry, is_cosmetic, norm_name, normalize,
-                          same_place_elsewhere, settings_in_name, vocab, written_name)
+from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
+                                  names_npu, norm_name, normalize, same_place_elsewhere, settings_in_name,
+                                  value_has_shape, vocab, weights_words, words, written_name)
 
 
 # ---------------------------------------------------------------- derivations
@@ -155,7 +157,7 @@ def _resolve_commented(table: FactTable) -> None:
 
 def _unresolved_note(f: Fact | None, side: str) -> str:
     if f is not None and f.meta.get("unresolved"):
-        names = ", ".join("$" + n for n in f.meta["unresolved"])
+        names = ", ".join(n if n.startswith("$") else "$" + n for n in f.meta["unresolved"])  # $(cmd) as written
         return f"{side} value depends on {names}, which the script does not set (unresolved)"
     return ""
 
@@ -180,6 +182,8 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
         f.message = f.message.replace(f" {cat_key} ", f" {key} ", 1)
     elif key not in vocab() and is_cosmetic(key):
         f = _recategorised(f, "cosmetic", rs)
+    elif key not in vocab() and f.rule == category_named("other", rs).rule and _other_weights(key, g, n):
+        f = _recategorised(f, "data", rs)
     f = _release_default(f, key, g, n)
     f = _moved(f, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
@@ -198,6 +202,18 @@ def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
         return f
     return reclassified(f, "path-moved-elsewhere",
                         f"{f.message}: the same {same[0]} in another place (a path moved between machines)")
+
+
+def _other_weights(key: str, g: Fact | None, n: Fact | None) -> bool:
+    """A key outside the vocabulary whose words say it names weights (rules/aliases.yaml
+    `path_places.weights_words`: adapter_init, text_encoder_setup.ckpt_file) and
+    whose two values are paths to different things (not the same one moved elsewhere): the
+    initial weights of a part of the model differ, a data finding (SD212), never cosmetic."""
+    if g is None or n is None or not (set(words(key)) & weights_words()):
+        return False
+    if not all(value_has_shape(f.value, "path") for f in (g, n)):
+        return False
+    return same_place_elsewhere(g.value, n.value) is None
 
 
 def _live(f: Fact | None) -> Fact | None:
@@ -252,22 +268,43 @@ def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None, npu=n.side())
 
 
+def _device_named_mask(g: Fact | None, n: Fact | None) -> Masked | None:
+    """grouped_triton -> grouped_npu, or a value naming the NPU on the NPU side alone (the GPU side
+    keeping its default): the NPU's implementation of the same choice (SD025). One word values
+    only (a path naming `npu` is a place, not an implementation)."""
+    if n is None or not value_has_shape(n.value, "switch") or isinstance(n.value, bool):
+        return None
+    if g is None or g.origin == ORIGIN_DEFAULT:
+        if not names_npu(n.value):
+            return None
+    elif not value_has_shape(g.value, "switch") or isinstance(g.value, bool) or \
+            device_named(g.value) is None or device_named(g.value) != device_named(n.value):
+        return None
+    return Masked(rule=code("device-named-value-port"), gpu=g.side() if g is not None else None, npu=n.side())
+
+
 def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     dev = _device_mask(key, g, n)
     if dev is not None:
         return dev
+    if g is not None and n is not None and g.meta.get("unresolved") and n.meta.get("unresolved") \
+            and isinstance(g.value, str) and isinstance(n.value, str) and g.value != n.value \
+            and gpu_spelled(n.value) == g.value:
+        # kept as written, the same but for the renamed variable it reads ($ASCEND_RT_VISIBLE_DEVICES)
+        return Masked(rule=code("env-var-renamed"), gpu=g.side(), npu=n.side())
     if key == "distributed_backend" and n is not None and _backend(n.value) == "hccl" and (
             g is None or g.origin == ORIGIN_DEFAULT or _backend(g.value) == "nccl"):
         # nccl -> hccl, or hccl named on the NPU side only (xtuner dist_backend="npu:hccl")
         return Masked(rule=code("distributed-backend-port"), gpu=g.side() if g is not None else None, npu=n.side())
-    if g is None or n is None:
-        return None
-    gv, nv = str(g.value).lower(), str(n.value).lower()
-    if key == "distributed_backend" and gv == "nccl" and nv in ("nccl", "hccl"):
-        return Masked(rule=code("distributed-backend-port"), gpu=g.side(), npu=n.side())
-    if key == "transformer_impl" and gv == "transformer_engine" and nv == "local":
-        return Masked(rule=code("transformer-impl-port"), gpu=g.side(), npu=n.side())
-    return None
+    if g is not None and n is not None:
+        gv, nv = str(g.value).lower(), str(n.value).lower()
+        if key == "distributed_backend" and gv == "nccl" and nv in ("nccl", "hccl"):
+            return Masked(rule=code("distributed-backend-port"), gpu=g.side(), npu=n.side())
+        if key == "transformer_impl" and gv == "transformer_engine" and nv == "local":
+            return Masked(rule=code("transformer-impl-port"), gpu=g.side(), npu=n.side())
+    if is_cosmetic(key) or entry(key).get("category") == "cosmetic":
+        return None  # gpu-run / npu-run: a run name, said as such
+    return _device_named_mask(g, n)
 
 
 def _backend(v: Any) -> str:

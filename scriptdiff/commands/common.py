@@ -113,6 +113,14 @@ def add_output_arguments(p) -> None:
     p.add_argument("--show-masked", action="store_true", help="list the expected substitutions that were masked")
     p.add_argument("--full-values", action="store_true", help="show long values whole (default: their head and a count)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when findings (or inputs not compared) are reported, as ruff's --exit-zero; "
+                        "2 still when the run could not go on")
+
+
+def exit_status(code: int, args) -> int:
+    """The exit status a command returns: `code`, or 0 for 1 under --exit-zero (2 stays)."""
+    return 0 if code == 1 and getattr(args, "exit_zero", False) else code
 
 
 def add_side_arguments(p, gpu_help: str, npu_help: str) -> None:
@@ -284,10 +292,11 @@ def use_color(args) -> bool:
     return sys.stdout.isatty() if color is None else color
 
 
-def render_options(args, color: bool) -> dict:
-    """The writers' options from the command line (report.render, api.render_table)."""
+def render_options(args, color: bool, terminal: bool = False) -> dict:
+    """The writers' options from the command line (report.render, api.render_table). `terminal`:
+    the output goes to a terminal, whose width text wraps at, with or without colour."""
     return {"show_masked": getattr(args, "show_masked", False), "full_values": getattr(args, "full_values", False),
-            "color": color}
+            "color": color, "terminal": terminal}
 
 
 class OutputError(ValueError):
@@ -422,7 +431,7 @@ def emit(report, args, full=None) -> int:
     if baseline is not None:  # how many findings the baseline suppressed, as ruff says it
         for r in {id(report): report, id(full or report): full or report}.values():
             r.details["baseline_suppressed"] = len(baseline.used)
-    opts = render_options(args, use_color(args))
+    opts = render_options(args, use_color(args), sys.stdout.isatty())
     if on_stderr:
         opts["list_errors"] = False
     if getattr(args, "quiet", False):  # the summary of the whole report, whatever view was shown
@@ -433,7 +442,7 @@ def emit(report, args, full=None) -> int:
     out = render(report, args.format, **opts)
     sys.stdout.write(out)
     sys.stdout.flush()
-    return (full or report).exit_code()
+    return exit_status((full or report).exit_code(), args)
 
 
 # --------------------------------------------------------------------------- progress

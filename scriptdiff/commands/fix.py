@@ -66,7 +66,7 @@ def run(args) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     elif args.diff:
-        sys.stdout.write(safe_diff(result.unified()))
+        sys.stdout.write(safe_diff(result.unified(safe)))
         print(f"scriptdiff: {summary(result, would=True)}", file=sys.stderr)
     else:
         sys.stdout.write(text(result))
@@ -85,10 +85,8 @@ def text(result) -> str:
         if d.fixed:
             out.append(f"fixed      {f.rule} {safe(f.key)}  ({d.action})")
             for e in d.edits:
-                c = result.files.get(e.path)
-                old = c.old[e.start:e.end] if c is not None else ""
-                line = c.old.count("\n", 0, e.start) + 1 if c is not None else 0
-                out.append(f"    {safe(e.path)}:{line}  {_shown(old)} -> {_shown(e.text)}")
+                line, old, new = result.edit_shown(e)
+                out.append(f"    {safe(e.path)}:{line}  {_shown(old)} -> {_shown(new)}")
         elif d.chosen:
             out.append(f"not fixed  {f.rule} {safe(f.key)}  {safe(d.reason or '')}")
     out.append(summary(result))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import (OutputError, add_engine_arguments, add_output_arguments, deprecated, errors_on_stderr, fail,
+from .common import (OutputError, add_engine_arguments, add_output_arguments, deprecated, errors_on_stderr, exit_status, fail,
                      options_from, output_targets, print_errors, render_options, split_sides, use_color, write_text)
 
 DESCRIPTION = """The effective hyperparameter table of both sides, side by side.
@@ -53,9 +53,9 @@ def run(args) -> int:
         failed = write_text(path, api.render_table(report, fmt, **render_options(args, False)))
         if failed is not None:
             return failed
-    shown = render_options(args, use_color(args)) | ({"list_errors": False} if on_stderr else {})
+    shown = render_options(args, use_color(args), sys.stdout.isatty()) | ({"list_errors": False} if on_stderr else {})
     if args.quiet:
         sys.stdout.write(api.render(report, "text", quiet=True, **shown))
     else:
         sys.stdout.write(api.render_table(report, args.format, **shown))
-    return report.exit_code()
+    return exit_status(report.exit_code(), args)

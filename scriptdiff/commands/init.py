@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 DESCRIPTION = """Find the GPU setup and its NPU port in this project and write the configuration
 `scriptdiff check` then finds by itself: [tool.scriptdiff] in pyproject.toml when there is one,
@@ -33,26 +34,31 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from .. import api  # lazy: keeps --help fast
+    from ..report.values import safe  # lazy: keeps --help fast
 
+    # every folder, file and note printed is the project's own text: made safe (a folder
+    # named with a line break or an ESC never starts a line of its own nor drives the terminal)
     plan = api.init(args.root, args.gpu, args.npu, force=args.force, write=not args.dry_run)
-    where = os.path.relpath(plan.target)
+    where = safe(os.path.relpath(plan.target))
     if args.dry_run:
         print(f"# {where} (not written: --dry-run)")
-        print(plan.text)
+        print("\n".join(safe(line) for line in plan.text.split("\n")))
+        if plan.refusal:  # what writing it would refuse, and why
+            print(f"scriptdiff: note: {safe(plan.refusal)}", file=sys.stderr)
     else:
         print(f"scriptdiff: wrote the configuration to {where}")
     print("the two sides (paired by the rules of rules/pairing.yaml):")
     width = max(len(k) for k, _g, _n in plan.found)
     for key, g, n in plan.found:
-        print(f"  {key:<{width}}  {g}  <->  {n}")
+        print(f"  {key:<{width}}  {safe(g)}  <->  {safe(n)}")
     for note in plan.notes:
-        print(f"  note: {note}")
-    here = "this folder" if os.path.abspath(plan.root) == os.getcwd() else os.path.relpath(plan.root)
+        print(f"  note: {safe(note)}")
+    here = "this folder" if os.path.abspath(plan.root) == os.getcwd() else safe(os.path.relpath(plan.root))
     for side in ("gpu", "npu"):
         if plan.commands[side]:
             print(f"\non the {side.upper()} machine, from {here}:")
             for _key, command in plan.commands[side]:
-                print(f"  {command}")
+                print(f"  {safe(command)}")
     check = "scriptdiff check" if here == "this folder" else f"scriptdiff check --config {where}"
     print(f"\nthen, with those files in {here}:\n  {check}")
     return 0

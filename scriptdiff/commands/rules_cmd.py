@@ -42,6 +42,10 @@ def rule_dirs(args) -> list[str]:
 def render(catalogue, fmt: str) -> str:
     import json
 
+    from ..report.values import safe  # lazy: keeps --help fast
+
+    # a user's pack is input like any other: its names, summaries and path are made safe
+
     if fmt == "json":
         return json.dumps([{"code": r.code, "name": r.name, "check": r.check, "kind": r.kind,
                             "severity": r.severity, "summary": r.summary, "pack": r.pack,
@@ -49,16 +53,17 @@ def render(catalogue, fmt: str) -> str:
     if fmt == "markdown":
         out = ["| Code | Check | Severity | Name | Summary | Pack |", "|---|---|---|---|---|---|"]
         for r in catalogue:
-            summary = " ".join(r.summary.split()).replace("|", "\\|")
-            out.append(f"| {r.code} | {r.check} | {r.severity} | `{r.name}` | {summary} | {_origin(r)} |")
+            summary = safe(" ".join(r.summary.split())).replace("|", "\\|")
+            out.append(f"| {r.code} | {safe(r.check)} | {r.severity} | `{safe(r.name)}` | {summary} | "
+                       f"{safe(_origin(r)).replace('|', chr(92) + '|')} |")
         return "\n".join(out) + "\n"
     if fmt == "sarif":
         from .. import api  # lazy: keeps --help fast
         from ..model import Report  # lazy: keeps --help fast
 
         return api.render(Report(gpu="", npu=""), "sarif")
-    return "".join(f"{r.code}  {r.check:<15} {r.severity:<8} {r.name}: {r.summary}  [{_origin(r)}]\n"
-                   for r in catalogue)
+    return "".join(f"{r.code}  {safe(r.check):<15} {r.severity:<8} {safe(r.name)}: {safe(r.summary)}  "
+                   f"[{safe(_origin(r))}]\n" for r in catalogue)
 
 
 def _origin(r) -> str:
@@ -99,7 +104,7 @@ def run_tests(args) -> int:
     for res in results:
         ex = res.example
         said = "fires" if ex.fires else "does not fire"
-        where = f"{res.rule.pack}:{ex.line}" if ex.line else res.rule.pack
+        where = safe(f"{res.rule.pack}:{ex.line}" if ex.line else res.rule.pack)
         head = f"{'PASS' if res.passed else 'FAIL'}  {res.rule.code} example {res.index} ({ex.lang}, {said})  {where}"
         if res.passed:
             print(head)

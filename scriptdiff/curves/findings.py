@@ -1,7 +1,8 @@
 """A curves comparison as Findings of check `process` (rules/curves.yaml), and as text lines.
 
-One finding carries the verdict (its kind's rule, the evidence in `extra`); a learning-rate
-schedule that differs and any other logged series beyond the tolerance get a finding each.
+One finding carries each kind of mismatch that holds (the verdict and those `also` holding,
+each under its kind's rule, the evidence in `extra`); a learning-rate schedule that differs and
+any other logged series beyond the tolerance get a finding each.
 An `equal` verdict gives no finding: the overview says it, with its evidence.
 """
 from __future__ import annotations
@@ -152,6 +153,9 @@ def findings(res: Result) -> list[Finding]:
     loss = res.loss
     extra = {"verdict": res.verdict, "evidence": list(res.evidence),
              "axis": res.axis.name if res.axis else None}
+    if res.also:
+        extra["also"] = list(res.also)
+    holds = [res.verdict, *res.also]
     if res.verdict == NOT_COMPARED:
         g = ", ".join(sorted(k for k, t in res.gpu.tracks.items() if t.points)[:8]) or "nothing"
         n = ", ".join(sorted(k for k, t in res.npu.tracks.items() if t.points)[:8]) or "nothing"
@@ -159,7 +163,7 @@ def findings(res: Result) -> list[Finding]:
                          f"no loss series both sides logged: the curves were not compared "
                          f"(GPU logs {g}; NPU logs {n})", extra))
         return out
-    if res.verdict == FIRST:
+    if FIRST in holds:
         x, g, n = loss.first_values
         k = min(s.first, loss.compared)
         steps, count = _beyond(loss, s.rtol, k)
@@ -168,7 +172,7 @@ def findings(res: Result) -> list[Finding]:
                          f"{_pct(loss.mre_first)} over the first {k} points (tolerance {_pct(s.rtol)}); at {unit} "
                          f"{_r(x)} GPU {g:.6g}, NPU {n:.6g}; beyond the tolerance at {count} of "
                          f"the first {k} points: {cited(res, 'npu', steps, count, unit)}", extra, x))
-    elif res.verdict == ANOMALY:
+    if ANOMALY in holds:
         gc, nc = res.counts["gpu"].anomalies(), res.counts["npu"].anomalies()
         worse = [k for k in nc if nc[k] > gc[k]]
         gv = ", ".join(f"{k} {gc[k]}" for k in gc)
@@ -184,7 +188,7 @@ def findings(res: Result) -> list[Finding]:
         out.append(_make(res, RULE_OF[ANOMALY], loss.name, gv, nv,
                          f"overflow, NaN or spikes: the NPU run has more {', '.join(worse)} than the GPU run "
                          f"({'; '.join(parts)})", extra, x))
-    elif res.verdict == LONG:
+    if LONG in holds:
         x = loss.divergence if loss.divergence is not None else loss.worst_window[0]
         g, n = _at(loss, x)
         a, b, m = loss.worst_window
@@ -198,7 +202,7 @@ def findings(res: Result) -> list[Finding]:
                          f"{_pct(loss.mre_all)} over the run, {_pct(m)} over {unit}s {_r(a)}-{_r(b)}, largest "
                          f"{_pct(loss.max_rel[1])} at {unit} {_r(loss.max_rel[0])}; beyond the tolerance at "
                          f"{count} of {loss.compared} points: {cited(res, 'npu', steps, count, unit)}", extra, x))
-    elif res.verdict == DOWNSTREAM:
+    if DOWNSTREAM in holds:
         for d in res.downstream():
             if not (d.compared and d.beyond(s.rtol)):
                 continue
@@ -236,20 +240,10 @@ def overview(res: Result) -> list[str]:
             lines.append(f"{side} skipped {f}")
     if res.axis:
         lines.append(res.axis.reason)
-    lines.append(f"verdict: {res.verdict}")
+    lines.append(f"verdict: {res.said}")
     lines += [f"  {e}" for e in res.evidence]
     if res.series:
-        lines.append(f"{'series':<24} {'points':>7} {'first N':>8} {'run':>8} {'worst win':>9} {'max':>8} "
-                     f"{'at':>8} {'beyond':>8} {'diverges':>8}")
-        for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
-            if not st.compared:
-                lines.append(f"{name[:24]:<24} {st.points:>7}  no point finite on both sides")
-                continue
-            lines.append(f"{name[:24]:<24} {st.compared:>7} {_pct(st.mre_first):>8} {_pct(st.mre_all):>8} "
-                         f"{_pct(st.worst_window[2]):>9} {_pct(st.max_rel[1]):>8} {_num(st.max_rel[0]):>8} "
-                         f"{_num(st.first_beyond):>8} {_num(st.divergence):>8}")
-            if st.note:
-                lines.append(f"  {name}: {st.note}")
+        lines += _series_table(res)
     for side in ("gpu", "npu"):
         if res.one_sided.get(side):
             shown = ", ".join(res.one_sided[side][:8]) + (" ..." if len(res.one_sided[side]) > 8 else "")
@@ -257,6 +251,30 @@ def overview(res: Result) -> list[str]:
     if res.not_compared:
         lines.append(f"not compared (timing, bookkeeping): {', '.join(res.not_compared)}")
     return lines
+
+
+def _series_table(res: Result) -> list[str]:
+    """The series table: each column as wide as its widest cell, names whole (a table that
+    fits a terminal needs no wrapping, and no name or number is cut)."""
+    head = ("series", "points", "first N", "run", "worst win", "max", "at", "beyond", "diverges")
+    rows: list = []
+    for name, st in sorted(res.series.items(), key=lambda kv: (kv[0] != res.primary, kv[0])):
+        if not st.compared:
+            rows.append((name, str(st.points), "no point finite on both sides"))
+        else:
+            rows.append((name, str(st.compared), _pct(st.mre_first), _pct(st.mre_all), _pct(st.worst_window[2]),
+                         _pct(st.max_rel[1]), _num(st.max_rel[0]), _num(st.first_beyond), _num(st.divergence)))
+        if st.note:
+            rows.append(f"  {name}: {st.note}")
+    cells = [r for r in rows if isinstance(r, tuple)]
+    width = [max([len(h)] + [len(r[i]) for r in cells if i < len(r) and (len(r) == len(head) or i < 2)])
+             for i, h in enumerate(head)]
+
+    def line(r) -> str:
+        if len(r) < len(head):  # a series with no point finite on both sides: its name, its points, why
+            return f"{r[0].ljust(width[0])} {r[1].rjust(width[1])}  {r[2]}"
+        return " ".join([r[0].ljust(width[0])] + [c.rjust(w) for c, w in zip(r[1:], width[1:])]).rstrip()
+    return [line(head)] + [r if isinstance(r, str) else line(r) for r in rows]
 
 
 def _num(x) -> str:

@@ -135,6 +135,29 @@ def compare_series(name: str, x, g, n, s: Settings, note: str = "") -> SeriesSta
     return st
 
 
+# the relative-error panels (the page, --plot) are scaled to this quantile of the errors (with
+# HEADROOM), so that a spike does not flatten a drift: what lies above is drawn clipped, marked
+ERROR_QUANTILE = 0.99
+HEADROOM = 1.25
+
+
+def error_scale(rel, rtol: float) -> tuple[float, int]:
+    """The top of a relative-error panel and how many points lie above it: the whole range when
+    a robust one (ERROR_QUANTILE of the finite errors) would clip nothing, else that one;
+    never below twice the tolerance."""
+    import numpy as np
+
+    r = np.asarray(rel, dtype=float)
+    r = r[np.isfinite(r)]
+    if not len(r):
+        return 2 * rtol, 0
+    top = max(2 * rtol, float(np.quantile(r, ERROR_QUANTILE)) * HEADROOM)
+    above = int((r > top).sum())
+    if not above:
+        return max(2 * rtol, float(r.max()) * 1.08), 0
+    return top, above
+
+
 def _rolling_median(rel, w: int):
     """m[i] = median of rel[i:i+w]: a lone spike does not move it."""
     import numpy as np

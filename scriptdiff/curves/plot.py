@@ -6,14 +6,16 @@ The figure is PANEL_W x PANEL_H inches per series at DPI (1000 x 400 pixels per 
 PNG), at most MAX_SERIES series: the loss first, then downstream metrics beyond the
 tolerance, the learning rate, the grad norm, then any other series beyond the tolerance.
 Each series has two panels side by side: its first steps (the points the first-step verdict
-judges, shaded, and the warm-up after them), and the whole run. Nothing is clipped: a series
+judges, shaded, and the warm-up after them), and the whole run. No curve is clipped: a series
 that spans a factor of 3 or more is drawn on a log axis, so the warm-up and the end of the
-run are both readable. NaN/inf, skipped, overflow and spike steps are marked above the curves
+run are both readable; the relative error is scaled past a spike (metrics.error_scale), what
+lies above drawn at the top, marked and counted. NaN/inf, skipped, overflow and spike steps are marked above the curves
 (GPU below NPU), the tolerance is dashed in the relative error, and the legend sits above the
 panel, clear of the divergence label.
 """
 from __future__ import annotations
 
+from .metrics import error_scale
 from .series import is_downstream
 from .verdict import Result
 
@@ -168,7 +170,18 @@ def figure(res: Result):
                 else:
                     a.yaxis.set_minor_formatter(NullFormatter())
             a.axvspan(st.x[0], st.x[min(s.first, len(st.x)) - 1], color="#f2c14e", alpha=0.25, lw=0)
-            e.plot(x, rel[sl], lw=0.8, color="#555555")
+            # scaled to a robust top (a spike does not flatten a drift): what lies above is drawn at the
+            # top, marked ▲ and counted
+            rtop, _n = error_scale(rel[sl] / 100, s.rtol)
+            over = np.isfinite(rel[sl]) & (rel[sl] > 100 * rtop)
+            e.plot(x, np.minimum(rel[sl], 100 * rtop), lw=0.8, color="#555555")
+            e.set_ylim(0, 100 * rtop)
+            if over.any():
+                e.plot(x[over], [100 * rtop] * int(over.sum()), ls="", marker="^", ms=4, color=NPU_COLOR, clip_on=False)
+                if e is er:
+                    e.annotate(f"{int(over.sum())} above {100 * rtop:.2g}% (clipped, ▲)", (1.0, 1.0),
+                               xycoords="axes fraction", xytext=(-3, -3), textcoords="offset points", fontsize=6,
+                               ha="right", va="top", color=NPU_COLOR)
             e.axhline(100 * s.rtol, color="#ff7f0e", lw=0.8, ls="--")
             # a strip above the panel, one row per kind of event (GPU hollow, NPU filled)
             rows = [kind for kind in EVENTS if marks["gpu"].get(kind) or marks["npu"].get(kind)]
@@ -195,7 +208,7 @@ def figure(res: Result):
         ax0.set_title(f"first {k} points (first {s.first} judged, shaded)", fontsize=8, loc="left", pad=pad)
         title = f"{name}: mean relative error {100 * st.mre_all:.2f}% (first {s.first}: {100 * st.mre_first:.2f}%)"
         if name == res.primary:
-            title = f"verdict: {res.verdict} | " + title
+            title = f"verdict: {res.said} | " + title
         ax.set_title(title, fontsize=9, loc="left", fontweight="bold" if name == res.primary else "normal", pad=pad)
         if st.divergence is not None:  # the label where the curves are not: above them or below
             ax.annotate(f"diverges at {unit} {st.divergence:g}", (st.divergence, _clear(ax, st)),

@@ -1,7 +1,8 @@
 """Two runs compared: every shared series measured, and one verdict with its evidence.
 
 The verdict sorts a mismatch into the four kinds of Ascend's accuracy guidance, checked in
-this order (the first that holds is the answer, the others still show in the evidence):
+this order (the first that holds is the verdict; every other that holds is in `also`, and
+each gets its finding: a spike does not hide a drift):
 
   first-step difference   mean relative error of the loss over the first N points > rtol
   overflow, NaN or spikes  the NPU run has more non-finite losses, NaN or skipped iterations,
@@ -45,9 +46,15 @@ class Result:
     series: dict[str, SeriesStats] = field(default_factory=dict)
     counts: dict[str, SideCounts] = field(default_factory=dict)  # gpu / npu
     verdict: str = NOT_COMPARED
+    also: list[str] = field(default_factory=list)  # the other kinds that hold, in the same order
     evidence: list[str] = field(default_factory=list)
     one_sided: dict[str, list[str]] = field(default_factory=dict)  # metrics logged by one side only
     not_compared: list[str] = field(default_factory=list)  # shared, but timing/bookkeeping
+
+    @property
+    def said(self) -> str:
+        """The verdict as the views write it: "overflow, NaN or spikes (also long-term difference)"."""
+        return self.verdict + (f" (also {', '.join(self.also)})" if self.also else "")
 
     @property
     def loss(self) -> SeriesStats | None:
@@ -59,6 +66,7 @@ class Result:
     def to_json(self) -> dict:
         return {
             "verdict": self.verdict,
+            "also": list(self.also),
             "evidence": list(self.evidence),
             "primary": self.primary,
             "axis": self.axis.to_json() if self.axis else None,
@@ -145,20 +153,23 @@ def _judge(res: Result) -> None:
     worse = {k: (gc[k], nc[k]) for k in nc if nc[k] > gc[k]}
     ev.append("anomalies GPU/NPU: " + ", ".join(f"{k} {gc[k]}/{nc[k]}" for k in gc))
     down = [d for d in res.downstream() if d.compared and d.beyond(s.rtol)]
-    if loss.mre_first > s.rtol:
-        res.verdict = FIRST
-    elif worse:
-        res.verdict = ANOMALY
-        at = res.counts["npu"].spike_at
-        if "spikes" in worse and at:
-            ev.append(f"NPU spikes at {unit}s {', '.join(_step(x) for x in at)}")
-    elif loss.divergence is not None or loss.mre_all > s.rtol:
-        res.verdict = LONG
-    elif down:
-        res.verdict = DOWNSTREAM
+    at = res.counts["npu"].spike_at
+    if "spikes" in worse and at:
+        ev.append(f"NPU spikes at {unit}s {', '.join(_step(x) for x in at)}")
+    first = loss.mre_first > s.rtol
+    # beside spikes, only a persistent divergence (judged on windows' medians) says a drift: the
+    # spikes alone lift the whole run's mean error
+    long = loss.divergence is not None or (loss.mre_all > s.rtol and not worse)
+    # a long-term difference matches early, a downstream one has equal losses: neither holds beside
+    # a first-step difference (or, downstream, a long-term one); spikes hold beside any
+    holds = [k for k, yes in ((FIRST, first), (ANOMALY, bool(worse)), (LONG, long and not first),
+                              (DOWNSTREAM, bool(down) and not (first or long))) if yes]
+    if DOWNSTREAM in holds:
         for d in down:
             ev.append(f"{d.name}: mean relative error {_pct(d.mre_all)} over {d.compared} points, "
                       f"largest {_pct(d.max_rel[1])} at {unit} {_step(d.max_rel[0])}")
+    if holds:
+        res.verdict, res.also = holds[0], holds[1:]
     else:
         res.verdict = EQUAL
         unread = [(side, e) for side, run in (("GPU", res.gpu), ("NPU", res.npu)) for e in run.errors if e.fatal]

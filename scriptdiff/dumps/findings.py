@@ -115,6 +115,15 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
             out.append(_not_comparable(rr.label, "calls", rr.g.dump, rr.n.dump,
                                        f"no call of rank {rr.label or '.'} has a counterpart on the other side: "
                                        f"the dumps are not of one training step"))
+        elif not rr.matched:
+            out.append(_not_comparable(rr.label, "calls", rr.g.dump, rr.n.dump,
+                                       f"neither dump of rank {rr.label or '.'} holds a call: nothing was compared"))
+        n_odd, n_calls, named = rr.incomparable
+        if n_odd:
+            more = f"; ... ({n_odd - len(named)} more)" if n_odd > len(named) else ""
+            out.append(_not_comparable(rr.label, "values", rr.g.dump, rr.n.dump,
+                                       f"{n_odd:,} value(s) of {n_calls:,} call(s) cannot be compared and were not: "
+                                       f"{'; '.join(named)}{more}"))
         if rr.dropped[0]:
             out.append(_not_comparable(rr.label, "arguments", rr.g.dump, rr.n.dump,
                                        f"{rr.dropped[0]:,} tensor(s) and argument(s) of {rr.dropped[1]:,} call(s) "
@@ -176,8 +185,8 @@ def overview(res: Result) -> list[str]:
                f"inputs within {s.input_rtol:g} (Ascend's accuracy guidance; --rtol, --output-rtol, --input-rtol)")
     d = res.first
     if d is None:
-        out.append("no divergence: every matched call agrees within the thresholds" if res.compared
-                   else "nothing was compared")
+        out.append("no divergence: every matched call agrees within the thresholds"
+                   if any(r.matched for r in res.ranks) else "nothing was compared")
         return out
     ev = res.evidence
     top = d.diffs[0]

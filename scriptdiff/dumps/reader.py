@@ -25,6 +25,7 @@ nothing is unpickled), safetensors by its header, .pt through torch.load(weights
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import warnings
@@ -35,7 +36,7 @@ from typing import Any, Iterator
 
 from .. import budget
 from ..inputs.jsonload import JSONError, Stream, number
-from ..inputs.sources import SourceError, open_regular
+from ..inputs.sources import SourceError, check_regular, open_regular
 
 DIRECTIONS = ("forward", "backward", "parameters_grad")
 STATS = ("Max", "Min", "Mean", "Norm")
@@ -130,12 +131,14 @@ def locate(spec: str) -> list[Rank]:
 # ------------------------------------------------------------------------------- calls
 
 class Tensor:
-    """One tensor as the dump describes it."""
+    """One tensor as the dump describes it; `bad`: its fields that are there but not of their
+    type, as (field, what: `is {"a": 1}, not a number`), which are not compared (stats.py says so)."""
 
-    __slots__ = ("dtype", "shape", "stats", "md5", "data_name")
+    __slots__ = ("dtype", "shape", "stats", "md5", "data_name", "bad")
 
-    def __init__(self, dtype, shape, stats, md5, data_name):
+    def __init__(self, dtype, shape, stats, md5, data_name, bad=()):
         self.dtype, self.shape, self.stats, self.md5, self.data_name = dtype, shape, stats, md5, data_name
+        self.bad = bad
 
     def nonfinite(self) -> bool:
         return any(v is not None and not math.isfinite(v) for v in self.stats)
@@ -184,6 +187,7 @@ class Call:
     phase: int  # 0 forward pass, 1 backward pass, 2 after it (the optimizer)
     slots: dict = field(default_factory=dict)  # "input.0", "output.0", "parameters_grad.weight.0" -> Tensor | Scalar | None
     dropped: int = 0  # slots past the budget
+    malformed: list = field(default_factory=list)  # what of its record is not of its type (not compared)
     form: str | None = None  # a port form the stack gave it (an optimizer's calls)
 
     @property
@@ -212,16 +216,42 @@ def _num(v) -> float | None:
     return v if type(v) is float else number(v)
 
 
+def said(v) -> str:
+    """A field's value as a message quotes it: its JSON, cut short."""
+    try:
+        text = json.dumps(v, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = type(v).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _leaf(d: dict):
     t = d.get("type")
     if isinstance(t, str) and ("Tensor" in t or "ndarray" in t or "Parameter" in t) or ("dtype" in d and "shape" in d):
         get = d.get
-        shape = get("shape")
-        shape = tuple(x for x in shape if type(x) is int) if type(shape) is list else None
-        md5, name, dtype = get("md5"), get("data_name"), get("dtype")
-        return Tensor(dtype if type(dtype) is str else None, shape,
-                      (_num(get("Max")), _num(get("Min")), _num(get("Mean")), _num(get("Norm"))),
-                      md5 if type(md5) is str else None, name if type(name) is str else None)
+        shape, md5, name, dtype = get("shape"), get("md5"), get("data_name"), get("dtype")
+        raw = (get("Max"), get("Min"), get("Mean"), get("Norm"))
+        stats = (_num(raw[0]), _num(raw[1]), _num(raw[2]), _num(raw[3]))
+        bad: list = []  # a field there but not of its type: not compared, and said (never agreement)
+        sizes = None
+        if type(shape) is list:
+            for x in shape:  # a loop, not all(): this runs for every tensor of a dump
+                if type(x) is not int or x < 0:
+                    break
+            else:
+                sizes = tuple(shape)
+        if sizes is None and shape is not None:
+            bad.append(("shape", f"is {said(shape)}, not a list of sizes"))
+        shape = sizes
+        if dtype is not None and type(dtype) is not str:
+            bad.append(("dtype", f"is {said(dtype)}, not a name"))
+            dtype = None
+        if md5 is not None and type(md5) is not str:
+            bad.append(("md5", f"is {said(md5)}, not a digest"))
+            md5 = None
+        if None in stats:
+            bad += [(k, f"is {said(r)}, not a number") for k, r, v in zip(STATS, raw, stats) if v is None and r is not None]
+        return Tensor(dtype, shape, stats, md5, name if type(name) is str else None, tuple(bad))
     value = d.get("value")
     if isinstance(value, list):
         value = tuple(value)
@@ -249,7 +279,11 @@ def _flatten(value, prefix: str, out: dict, call: Call) -> None:
             if len(out) >= budget.DUMP_SLOTS:
                 call.dropped += 1
                 continue
-            out[name] = _leaf(v) if _is_leaf(v) else (None if v is None else Scalar(type(v).__name__, v))
+            if _is_leaf(v) or v is None:
+                out[name] = None if v is None else _leaf(v)
+            else:  # msprobe describes every value ({"type": "int", "value": 3}): a bare one is not its
+                out[name] = Scalar(type(v).__name__, v)
+                call.malformed.append(f"{name} is {said(v)}, not a described value")
         elif depth < budget.DUMP_DEPTH:
             items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
             stack.extend((x, f"{name}.{k}", depth + 1) for k, x in reversed(items))
@@ -265,13 +299,18 @@ def make_call(name: str, rec, index: int, phase: int, parsed: tuple | None = Non
     api, op, module, direction = parsed or parse_name(name)
     call = Call(name=name, api=api, op=op, module=module, direction=direction, index=index, phase=phase)
     if not isinstance(rec, dict):
+        call.malformed.append(f"its record is {said(rec)}, not an object")
         return call
     if direction == "parameters_grad":
         _flatten(rec, "parameters_grad", call.slots, call)
         return call
     for key, prefix in SECTIONS:
         if key in rec:
-            _flatten(rec[key], prefix, call.slots, call)
+            v = rec[key]
+            if v is None or isinstance(v, (list, dict)):
+                _flatten(v, prefix, call.slots, call)
+            else:  # a section is a list or an object of tensors and values
+                call.malformed.append(f"{key} is {said(v)}, not a list")
     return call
 
 
@@ -447,21 +486,25 @@ def tensor_ref(rank: Rank, data_name: str):
     display = f"{rank.folder}/dump_tensor_data/{data_name}"
     low = data_name.lower()
     try:
-        if os.path.getsize(path) > budget.DUMP_TENSOR_BYTES:
+        # a regular file only, before anything opens it: a FIFO (or a link to /proc/kmsg) named
+        # t.pt would block the first reader that opens it (zipfile.is_zipfile did)
+        if check_regular(path, display).st_size > budget.DUMP_TENSOR_BYTES:
             raise DumpError(f"{display}: larger than {budget.DUMP_TENSOR_BYTES:,} bytes; not read")
         if low.endswith(".npy"):
             return _npy_ref(path, display)
         if low.endswith(".safetensors"):
             refs, _meta = st.list_safetensors(path, display)
         elif low.endswith(checkpoints.TORCH_SUFFIXES):
-            if not zipfile.is_zipfile(path):  # torch.save writes a zip archive (since 1.6): a bare pickle is not one
+            with open_regular(path, display) as fh:
+                zipped = zipfile.is_zipfile(fh)
+            if not zipped:  # torch.save writes a zip archive (since 1.6): a bare pickle is not one
                 raise DumpError(f"{display}: not a PyTorch zip archive (a bare pickle?); never unpickled, not read")
             with warnings.catch_warnings():  # torch's own (pickle protocol) warnings are not the user's
                 warnings.simplefilter("ignore")
                 refs = checkpoints.torch_tensors(path, display)
         else:
             raise DumpError(f"{display}: not a .npy, .safetensors or PyTorch file; not read")
-    except st.WeightsError as e:
+    except (st.WeightsError, SourceError) as e:
         raise DumpError(str(e)) from None
     except OSError as e:
         raise DumpError(f"{display}: cannot read: {e.strerror or e}") from None
@@ -497,7 +540,13 @@ def _npy_ref(path: str, display: str):
     if dtype.hasobject or code is None or (fortran and len(shape) > 1):
         raise DumpError(f"{display}: a .npy of {dtype} {'(Fortran order) ' if fortran else ''}is not read "
                         f"(only C-ordered numbers; an object array would need unpickling)")
-    count = int(np.prod(shape)) if shape else 1
+    count = 1
+    for x in shape:
+        count *= int(x)
+    held = os.path.getsize(path) - start
+    if count * dtype.itemsize > held:
+        raise DumpError(f"{display}: its header says {count:,} values of {dtype} ({count * dtype.itemsize:,} bytes) "
+                        f"and the file holds {held:,} bytes after it (truncated?); not read")
     return st.TensorRef(name=os.path.basename(path), dtype=code, shape=tuple(int(x) for x in shape), display=display,
                         nbytes=count * dtype.itemsize, path=path, start=start)
 

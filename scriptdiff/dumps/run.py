@@ -27,7 +27,7 @@ from . import ports
 from .align import Aligner, Pair
 from .reader import (DumpError, Header, Rank, Tensor, calls, diff_stats, header_info, locate, parents, scan_stacks,
                      survey, tensor_ref)
-from .stats import Diff, Settings, compare_calls, compare_group
+from .stats import Diff, Settings, bad_fields, compare_calls, compare_group
 
 PHASES = ("forward pass", "backward pass", "after the backward pass")
 ROWS_BEFORE, ROWS_AFTER = 6, 12
@@ -150,6 +150,9 @@ class RankResult:
     substituted: list = field(default_factory=list)  # (port, gform, nform, gpu names, npu names)
     substitutions: int = 0
     dropped: list = field(default_factory=lambda: [0, 0, None])  # slots past the budgets, calls, the first such
+    # values that cannot be compared (a field not of its type, NaN on both sides): how many, in
+    # how many calls, and the first few, each "call: what"
+    incomparable: list = field(default_factory=lambda: [0, 0, []])
     first: Divergence | None = None
     chain: list = field(default_factory=list)  # [Divergence] after the first, on this rank
     rows: list = field(default_factory=list)  # [Row] around the first divergence (or the start)
@@ -235,13 +238,20 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
                           c.op, [], 0.0)
     res.matched += 1
     head = pair.g[0]
-    for c in pair.g + pair.n:
-        if c.dropped:  # arguments past budget.DUMP_SLOTS / DUMP_DEPTH: counted, said, not compared
-            res.dropped[0] += c.dropped
-            res.dropped[1] += 1
-            res.dropped[2] = res.dropped[2] or c.name
+    odd: list[str] = []  # what of this pair cannot be compared
+    for side, group in (("GPU", pair.g), ("NPU", pair.n)):
+        for c in group:
+            if c.dropped:  # arguments past budget.DUMP_SLOTS / DUMP_DEPTH: counted, said, not compared
+                res.dropped[0] += c.dropped
+                res.dropped[1] += 1
+                res.dropped[2] = res.dropped[2] or c.name
+            if c.malformed:
+                odd += [f"{c.name} on {side}: {why}" for why in c.malformed]
     if pair.port:
         diffs, err = compare_group(pair.g, pair.n, pair.port[3], pair.port, st)
+        for side, group in (("GPU", pair.g), ("NPU", pair.n)):  # a group is compared by its output: every field said
+            odd += [f"{c.name}: {d.detail}" for c in group for slot, v in c.slots.items()
+                    if isinstance(v, Tensor) and v.bad for d in bad_fields(slot, side, v)]
         if pair.port[3] and not diffs:
             res.substitutions += 1
             if len(res.substituted) < budget.DUMP_LISTED:
@@ -249,6 +259,13 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
     else:
         res.tensors += sum(1 for v in head.slots.values() if isinstance(v, Tensor))
         diffs, err = compare_calls(head, pair.n[0], st)
+    if diffs:
+        odd += [f"{head.name}: {d.detail}" for d in diffs if d.kind == "incomparable"]
+    if odd:
+        res.incomparable[0] += len(odd)
+        res.incomparable[1] += 1
+        res.incomparable[2] += odd[:max(0, budget.DUMP_LISTED_ODD - len(res.incomparable[2]))]
+        diffs = [d for d in diffs if d.kind != "incomparable"]
     if not diffs:
         return None
     res.diverging += 1

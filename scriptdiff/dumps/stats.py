@@ -28,8 +28,10 @@ from .. import budget
 from . import ports
 from .reader import STATS, Scalar, Tensor, _dtype, _g
 
-# the order in which kinds name a call's divergence: the most telling first
-KINDS = ("dtype", "nan", "shape", "kernel", "arguments", "values")
+# the order in which kinds name a call's divergence: the most telling first; "incomparable"
+# is no divergence: a value that cannot be compared (a field not of its type, NaN on both
+# sides), said per rank (SD810), never taken for agreement
+KINDS = ("dtype", "nan", "shape", "kernel", "arguments", "values", "incomparable")
 
 
 @dataclass
@@ -99,12 +101,18 @@ def _shown(v) -> str:
     return v.shown()
 
 
-def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings) -> tuple[list[Diff], float]:
-    """The differences of one tensor, and its largest relative error (of any statistic)."""
+def bad_fields(slot: str, side: str, t: Tensor) -> list[Diff]:
+    """The fields of a tensor that are not of their type (reader.Tensor.bad): not comparable."""
+    return [Diff("incomparable", slot, "", "", f"{slot}'s {k} on {side} {why}") for k, why in t.bad]
+
+
+def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings, fields: bool = True) -> tuple[list[Diff], float]:
+    """The differences of one tensor, and its largest relative error (of any statistic); with
+    `fields`, its fields that are not of their type too (a port's group says its own)."""
     if g.stats == n.stats and g.dtype == n.dtype and g.shape == n.shape and g.md5 == n.md5 \
-            and all(v is None or math.isfinite(v) for v in g.stats):
+            and not (g.bad or n.bad) and all(v is None or math.isfinite(v) for v in g.stats):
         return [], 0.0  # the same statistics (runs that agree bit for bit)
-    out: list[Diff] = []
+    out: list[Diff] = bad_fields(slot, "GPU", g) + bad_fields(slot, "NPU", n) if fields and (g.bad or n.bad) else []
     if g.dtype is not None and n.dtype is not None and _norm_dtype(g.dtype) != _norm_dtype(n.dtype):
         out.append(Diff("dtype", slot, _dtype(g.dtype), _dtype(n.dtype),
                         f"{slot} is {_dtype(g.dtype)} on GPU and {_dtype(n.dtype)} on NPU (a dtype change)"))
@@ -116,6 +124,8 @@ def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings) -> tuple[list
         bad, side = (n, "NPU") if nb else (g, "GPU")
         out.append(Diff("nan", slot, _nonfinite(g) or "finite", _nonfinite(n) or "finite",
                         f"{slot} has NaN/inf on {side} only ({_nonfinite(bad)})"))
+    elif gb:  # both have one: statistic by statistic
+        out += _nonfinite_pair(slot, g, n)
     if g.md5 and n.md5 and g.md5 != n.md5:
         out.append(Diff("values", slot, g.md5, n.md5, f"{slot}'s md5 is {g.md5} on GPU and {n.md5} on NPU"))
     errs = _stat_errs(g, n, st.atol)
@@ -127,6 +137,21 @@ def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings) -> tuple[list
                         f"{slot}'s {k} is {_g(g.stats[i])} on GPU and {_g(n.stats[i])} on NPU "
                         f"(relative error {worst[1]:.3g} > {st.rtol:g})", err=worst[1]))
     return out, (worst[1] if worst else 0.0)
+
+
+def _nonfinite_pair(slot: str, g: Tensor, n: Tensor) -> list[Diff]:
+    """Two tensors that both have a statistic that is not finite: a statistic finite on one side
+    only, or inf against -inf, differs; NaN on both sides cannot be compared (a NaN is equal to
+    nothing, so it is no agreement); the same infinity on both sides agrees (a mask's -inf)."""
+    out: list[Diff] = []
+    for k, a, b in zip(STATS, g.stats, n.stats):
+        if a is None or b is None or (math.isfinite(a) and math.isfinite(b)):
+            continue
+        if math.isnan(a) and math.isnan(b):
+            out.append(Diff("incomparable", slot, "nan", "nan", f"{slot}'s {k} is NaN on GPU and on NPU"))
+        elif a != b:
+            out.append(Diff("nan", slot, _g(a), _g(b), f"{slot}'s {k} is {_g(a)} on GPU and {_g(b)} on NPU"))
+    return out
 
 
 def _max_err(g: Tensor, n: Tensor, atol: float) -> float:
@@ -223,9 +248,16 @@ def compare_group(g: list, n: list, expected: bool, port: tuple, st: Settings) -
     whole = gf is not None and nf is not None and not (gf.frames or nf.frames)  # an optimizer's calls: no one output
     if whole and g and n and g[0].direction == "forward":
         a, b = group_output(g), group_output(n)
-        if a is not None and b is not None and _numel(a) == _numel(b):  # the same values in another layout
-            diffs, worst = compare_tensors("output.0", a, b, st)
+        na, nb = (_numel(a), _numel(b)) if a is not None and b is not None else (None, None)
+        if a is not None and b is not None and (na == nb or na is None or nb is None):
+            diffs, worst = compare_tensors("output.0", a, b, st, fields=False)  # the same values in another layout
             diffs = [d for d in diffs if d.kind != "shape"]
+        elif a is not None and b is not None:
+            diffs.append(Diff("shape", "output.0", str(list(a.shape)), str(list(b.shape)),
+                              f"output.0 holds {na} values on GPU ({list(a.shape)}) and {nb} on NPU ({list(b.shape)})"))
+        elif a is not None or b is not None:  # one form's output is no tensor: never taken for agreement
+            diffs.append(Diff("incomparable", "output.0", "", "",
+                              f"output.0's {'NPU' if b is None else 'GPU'} form has no output tensor"))
     if not expected:
         p = ports.ports().get(port[0])
         diffs.append(Diff("kernel", None, gf.title if gf else port[1], nf.title if nf else port[2],

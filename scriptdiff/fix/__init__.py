@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 from .. import __version__
 from ..model import SCHEMA, InputError, Report
 from ..ruleset.registry import detect
-from ..inputs.sources import Source, SourceError, read_bytes
+from ..ruleset.secrets import redact_text, shown_change
+from ..inputs import writeback
+from ..inputs.sources import Source
 from .base import WHYS, Edit, Refused  # noqa: F401 (the package's names)
 from .plan import Decision, encoded, plan  # noqa: F401
 
@@ -40,6 +41,14 @@ class FileChange:
     src: Source
     old: str
     new: str
+    _shown: tuple[str, str, set[str]] | None = field(default=None, repr=False, compare=False)
+
+    def shown(self) -> tuple[str, str, set[str]]:
+        """The old and new text as `fix` may show them (every secret part withheld: secrets.
+        shown_change) and the secrets found in them."""
+        if self._shown is None:
+            self._shown = shown_change(self.src, self.old, self.new)
+        return self._shown
 
 
 @dataclass
@@ -69,13 +78,17 @@ class FixResult:
                 out[d.why or "other"] = out.get(d.why or "other", 0) + 1
         return dict(sorted(out.items()))
 
-    def unified(self) -> str:
-        """The unified diff of every changed file (what `fix --diff` prints)."""
+    def unified(self, name_shown=str) -> str:
+        """The unified diff of every changed file (what `fix --diff` prints), every secret part of
+        its lines withheld (a changed one by a marker that tells it changed). `name_shown`: how a
+        file name is written in its `---`/`+++` headers (the command passes report.values.safe:
+        a name holding a line break or an ESC must not start a line of its own)."""
         out = []
         for name in sorted(self.files):
-            c = self.files[name]
-            old, new = c.old.splitlines(keepends=True), c.new.splitlines(keepends=True)
-            for line in difflib.unified_diff(old, new, fromfile=name, tofile=name):
+            shown_old, shown_new, _found = self.files[name].shown()
+            old, new = shown_old.splitlines(keepends=True), shown_new.splitlines(keepends=True)
+            shown = name_shown(name)
+            for line in difflib.unified_diff(old, new, fromfile=shown, tofile=shown):
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 
@@ -111,11 +124,18 @@ class FixResult:
             "errors": [e.to_json() for e in self.errors],
         }
 
-    def _edit_json(self, e: Edit) -> dict:
+    def edit_shown(self, e: Edit) -> tuple[int, str, str]:
+        """An edit as it may be shown: its line, the words it replaces and the words it writes,
+        every secret part withheld."""
         c = self.files.get(e.path)
-        text = c.old if c is not None else ""
-        line = text.count("\n", 0, e.start) + 1
-        return {"path": e.path, "line": line, "old": text[e.start:e.end], "new": e.text}
+        if c is None:
+            return 0, "", redact_text(e.text)
+        found = c.shown()[2]
+        return c.old.count("\n", 0, e.start) + 1, redact_text(c.old[e.start:e.end], found), redact_text(e.text, found)
+
+    def _edit_json(self, e: Edit) -> dict:
+        line, old, new = self.edit_shown(e)
+        return {"path": e.path, "line": line, "old": old, "new": new}
 
 
 # ------------------------------------------------------------------------------ applying
@@ -161,54 +181,39 @@ def apply(decisions: list[Decision], sources: dict) -> dict[str, FileChange]:
 
 # ------------------------------------------------------------------------------ git
 
-def uncommitted(path: str) -> bool:
-    """The file has changes git has not committed (modified, staged or untracked) in the work
-    tree it is in; False outside a git work tree or without git."""
+def unvouched(path: str) -> str | None:
+    """Why git cannot vouch for the file at `path` (the real path written, a link's target):
+    None when it is committed as it is, or when no git repository holds it; else what stops
+    the fix (uncommitted or untracked changes, ignored by git, a mark that keeps git status
+    from looking at it, or git failing to answer), and what to do about it."""
     from ..inputs import gitsrc  # lazy: keeps --help fast (only fix asks git about the work tree)
 
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        repo = gitsrc.open_repo(folder)
-        if repo.working_tree_dir is None:
-            return False
-        out = repo.run(["status", "--porcelain", "--", os.path.abspath(path)], what=path)
-    except gitsrc.GitError:
-        return False
-    return bool(out.strip())
+    state, detail = gitsrc.work_tree_state(path)
+    if state in ("committed", "none"):
+        return None
+    if state in ("changed", "untracked"):
+        return "has uncommitted changes (git status): commit or stash them first"
+    if state == "ignored":
+        return "is ignored by git (.gitignore): what it holds now is in no commit; commit it first"
+    if state in ("skip-worktree", "assume-unchanged"):
+        return (f"is marked {state} in git, so git status does not look at it: clear the mark (git update-index "
+                f"--no-{state}) and commit it first")
+    return (f"is in a repository git does not read ({detail}): git cannot tell whether it has uncommitted "
+            f"changes; let git read it first")
 
 
 # ------------------------------------------------------------------------------ writing
 
 def write(files: dict[str, FileChange]) -> list[str]:
-    """Write each changed file (in its encoding, its mode kept, replaced whole); a file that
-    changed on disk since it was read is left alone. Returns the names not written, each with
-    its reason."""
+    """Write each changed file (in its encoding, its mode kept, replaced whole and flushed to
+    the disk: inputs/writeback.py); a file that changed on disk since it was read, or that a
+    replacement would betray (a link, hard links, read-only), is left alone. Returns the names
+    not written, each with its reason."""
     failed = []
     for name, c in sorted(files.items()):
         path = os.path.realpath(c.src.origin)  # a link keeps pointing at the file it names
         try:
-            now = read_bytes(path, name)
-        except SourceError as e:
-            failed.append(f"{name}: {str(e).split(': ', 1)[-1]}; not written")
-            continue
-        if now != c.src.data:
-            failed.append(f"{name}: changed on disk since it was read; not written (run fix again)")
-            continue
-        data = encoded(c.src, c.new)
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-            fd, tmp = tempfile.mkstemp(prefix=".scriptdiff-fix-", dir=os.path.dirname(os.path.abspath(path)))
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.chmod(tmp, mode)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-        except OSError as e:
-            failed.append(f"{name}: cannot write: {e.strerror or e}")
+            writeback.replace(path, c.src.data, encoded(c.src, c.new), name)
+        except writeback.WriteRefused as e:
+            failed.append(f"{name}: {e}; not written" + (" (run fix again)" if "changed on disk" in str(e) else ""))
     return failed

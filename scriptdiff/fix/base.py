@@ -125,6 +125,12 @@ def ported(key: str) -> bool:
     return key in value_ports()
 
 
+def copied(key: str) -> bool:
+    """A key every value of which runs on the NPU (rules/fix.yaml `fix_copies`): the GPU's word is
+    copied where the NPU writes the setting under the GPU's name."""
+    return key in (load().section("fix_copies") or {})
+
+
 def needs_spelling(key: str, raw: Any) -> bool:
     """Whether writing `key` where the NPU side wrote `raw` needs a spelling from the table: a
     key with value ports written as a word (attn_implementation="eager"), not as a boolean."""

@@ -13,8 +13,14 @@ those characters only:
 - a key the GPU side has and the NPU file not: written after the key the GPU file has before
   it in the same mapping (else before the one after it), with that neighbour's indentation.
 
-Refused with the reason: a value that is an interpolation (`${a.b}`), set by a switch
-(`bf16.enabled: true` says params_dtype) or computed (`initial_scale_power`), a value inside a
+A value set by a switch (`fp16: true`, DeepSpeed's `fp16.enabled: true` say params_dtype =
+fp16) is set the way the GPU file sets it when that file, of a format of the same editor, says
+the key by a switch too: the NPU's switch gets the GPU file's value of it (off where the GPU
+file has none) and the GPU's switch is turned on in the NPU file (added beside its neighbours
+where the NPU file lacks it), so the pair flips together.
+
+Refused with the reason: a value that is an interpolation (`${a.b}`), a switch the GPU side
+does not answer with a switch, a computed value (`initial_scale_power`), a value inside a
 flow collection or an inline array where an entry would be added or removed, a block scalar,
 a section the NPU file lacks.
 """
@@ -27,7 +33,9 @@ from ..run.compare import equal
 from ..model import ORIGIN_EXPLICIT, Fact
 from ..ruleset.registry import detect, kind
 from ..ruleset.vocabulary import convert, entry, normalize, value_ports
-from .base import Edit, Refused, Request, needs_spelling, number_text, ported, refuse_unspelled, spelling
+from .base import Edit, Refused, Request, copied, needs_spelling, number_text, ported, refuse_unspelled, spelling
+
+_MISSING = object()
 
 
 def cpath(f: Fact | None) -> tuple:
@@ -46,6 +54,14 @@ def at(data: Any, path: tuple) -> Any:
         else:
             raise Refused(f"{_dotted(path)} is not in the file any more (it changed?); run fix again", "file")
     return data
+
+
+def _lookup(data: Any, path: tuple) -> Any:
+    """The value at `path`, or _MISSING where the file does not write it."""
+    try:
+        return at(data, path)
+    except Refused:
+        return _MISSING
 
 
 def _dotted(path: tuple) -> str:
@@ -99,6 +115,8 @@ class Format:
         path = cpath(f)
         text = req.src.text
         raw = at(self.data(text), path)
+        if isinstance(raw, bool) and not isinstance(f.value, bool) and self.gpu_raw(req) is True:
+            return self.switches(req, path)
         check_plain(f, raw)
         info = self.spans(text).get(path)
         span = self.value_span(info) if info else None
@@ -108,15 +126,51 @@ class Format:
         a, b = span
         return [Edit(req.src.name, a, b, self.new_text(req, raw, text[a:b]))]
 
+    def switches(self, req: Request, path: tuple) -> list[Edit]:
+        """The NPU says the key by the switch at `path` (`fp16: true`), the GPU file of a format
+        of this editor by another (`bf16: true`): each of the two is set in the NPU file as the
+        GPU file sets it (a switch the GPU file does not write is off), a switch the NPU file
+        lacks is added where the GPU file has it."""
+        g = req.gpu
+        if req.gpu_src is None or detect(req.gpu_src).fixer != kind(self.kind).fixer:
+            raise Refused(f"{_dotted(path)} = true says {req.key} = {req.fact.value!r} through a switch, and the GPU "
+                          f"side says it in another format; set it by hand", "computed")
+        gpath = cpath(g)
+        gdata, data, text = self.data_of(req.gpu_src), self.data(req.src.text), req.src.text
+        spans = self.spans(text)
+        edits: list[Edit] = []
+        for p in (path, gpath):
+            want = _lookup(gdata, p)
+            want = False if want is _MISSING else want
+            have = _lookup(data, p)
+            if not isinstance(want, bool) or (have is not _MISSING and not isinstance(have, bool)):
+                raise Refused(f"{_dotted(p)} is not a switch (true or false) on both sides; set {req.key} by hand",
+                              "computed")
+            if have is _MISSING:
+                if want:
+                    edits += self.add(Request(key=req.key, value=True, src=req.src, kind=req.kind, gpu=g,
+                                              gpu_src=req.gpu_src, npu_facts=req.npu_facts, gpu_facts=req.gpu_facts))
+                continue
+            info = spans.get(p)
+            span = self.value_span(info) if info else None
+            if span is None:
+                raise Refused(f"{_dotted(p)} is not written as one value in this file; set {req.key} by hand")
+            if have is not want:
+                edits.append(Edit(req.src.name, span[0], span[1], self.scalar(want, text[span[0]:span[1]])))
+        return edits
+
     def new_text(self, req: Request, raw: Any, old: str | None) -> str:
         """The new value's text: the NPU spelling (rules/fix.yaml), else the GPU file's own text
         of it (same format, same name, same quotes), else the value written in this format."""
         e = spelling(req.key, req.written, req.value, self.kind)
         if e is not None and not e.get("flag") and not e.get("code"):
             return self.scalar(e["npu"], old)
-        if old is not None and needs_spelling(req.key, raw):
-            raise refuse_unspelled(req.key, req.written, req.value)
         graw = self.gpu_raw(req)
+        if old is not None and needs_spelling(req.key, raw):
+            token = self.gpu_token(req)  # the NPU writes it as the GPU file does: the GPU's word, if it runs there
+            if token is None or not copied(req.key) or isinstance(graw, (dict, list)) or graw is None:
+                raise refuse_unspelled(req.key, req.written, req.value)
+            return token if self.quote(old) == self.quote(token) else self.scalar(graw, old)
         worded = graw is not None and needs_spelling(req.key, graw)
         token = self.gpu_token(req)
         if token is not None and not worded and (old is None or self.quote(old) == self.quote(token)):

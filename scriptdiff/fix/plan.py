@@ -16,8 +16,9 @@ The edit itself is the NPU file kind's editor's (rules/kinds.yaml `fixer`). Refu
 reason: findings about datasets, weights, environments, libraries, curves and initial
 checkpoints (what to do is said), code differences, derived values, inputs not understood,
 references to other config files, secret-looking values, a file outside the NPU side or not
-on disk, a file with merge-conflict markers or (without --force) uncommitted changes, and
-whatever its editor refuses (computed, environment, ambiguous, no spelling, no place).
+on disk, a file with merge-conflict markers, a file a replacement would betray (hard links,
+read-only), a file git cannot vouch for (without --force: uncommitted, untracked or ignored,
+marked skip-worktree, or a repository git cannot read), and whatever its editor refuses (computed, environment, ambiguous, no spelling, no place).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from ..ruleset.envmap import npu_name
 from ..model import ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Fact, Finding, Report, Severity
 from ..ruleset.registry import detect
 from ..ruleset.rules import code
+from ..inputs import writeback
 from ..inputs.sources import Source
 from .base import Edit, Refused, Request, conflict_line
 
@@ -61,7 +63,7 @@ class Context:
     npu_root: str
     force: bool = False
     files: dict[str, "Refused | None"] = field(default_factory=dict)  # NPU file -> why it cannot be edited
-    dirty: Any = None  # callable(path) -> bool: uncommitted changes in a git work tree
+    vouch: Any = None  # callable(real path) -> why git cannot vouch for the file, or None (fix.unvouched)
 
 
 def chosen(f: Finding, select: list[str] | None, ignore: list[str] | None) -> bool:
@@ -74,9 +76,9 @@ def chosen(f: Finding, select: list[str] | None, ignore: list[str] | None) -> bo
 
 
 def plan(report: Report, npu_root: str, select: list[str] | None = None, ignore: list[str] | None = None,
-         force: bool = False, dirty=None) -> list[Decision]:
+         force: bool = False, vouch=None) -> list[Decision]:
     """A decision for every finding of the report (made with Options.keep_facts)."""
-    ctx = Context(report, npu_root, force, dirty=dirty)
+    ctx = Context(report, npu_root, force, vouch=vouch)
     out = []
     for f in report.findings:
         d = Decision(f, chosen=chosen(f, select, ignore))
@@ -276,9 +278,13 @@ def _file_ok(ctx: Context, src: Source) -> None:
     line = conflict_line(src.text)
     if line is not None:
         raise Refused(f"{src.name} has merge-conflict markers (line {line}): resolve the conflict first", "file")
-    if not ctx.force and ctx.dirty is not None and ctx.dirty(src.origin):
-        raise Refused(f"{src.name} has uncommitted changes (git status): commit or stash them first, or give "
-                      f"--force", "file")
+    who = f"{src.name} (a link to {real})" if os.path.islink(src.origin) else src.name
+    why = writeback.refusal(real)  # the file written is the link's target, replaced whole
+    if why is not None:
+        raise Refused(f"{who} {why}; edit it by hand", "file")
+    why = ctx.vouch(real) if not ctx.force and ctx.vouch is not None else None
+    if why is not None:  # git is asked about the file written, not about a link to it
+        raise Refused(f"{who} {why}, or give --force", "file")
 
 
 def encoded(src: Source, text: str) -> bytes:

@@ -251,17 +251,64 @@ def add(req: Request) -> list[Edit]:
     like = next((a for a in args if a.keyword is not None and isinstance(a.equal, cst.AssignEqual)), None)
     new = f"{kw}{_code(like.equal) if like is not None else '='}{value_code}"
     text = req.src.text
-    seps = [text[t.span(a.value)[1]:t.span(b)[0]] for a, b in zip(args, args[1:])]
+    seps = [_uncommented(text[t.span(a.value)[1]:t.span(b)[0]]) for a, b in zip(args, args[1:])]
     sep = next((x for x in seps if x.strip() == ","), seps[0] if seps else ", ")
     rank = (order.index(kw) if kw in order else len(order),)
     if not args:  # f(): between the parentheses
         pos = text.index("(", t.span(call.func)[1]) + 1
         return [Edit(req.src.name, pos, pos, new, rank)]
+    if at > 0 and _commented(args[at - 1]):  # its comment stays with it: the new keyword goes below
+        return _add_below(t, req, args, at, new, rank)
     if at < len(args):
         pos = t.span(args[at])[0]
         return [Edit(req.src.name, pos, pos, new + sep, rank)]
     pos = t.span(args[-1].value)[1]
     return [Edit(req.src.name, pos, pos, sep + new, rank)]
+
+
+def _commented(arg: cst.Arg) -> bool:
+    """A comment follows the argument, before the next one (or the closing parenthesis)."""
+    comma = arg.comma if isinstance(arg.comma, cst.Comma) else None
+    for ws in (comma.whitespace_before, comma.whitespace_after) if comma else (arg.whitespace_after_arg,):
+        if isinstance(ws, cst.ParenthesizedWhitespace) and (
+                ws.first_line.comment is not None or any(e.comment is not None for e in ws.empty_lines)):
+            return True
+    return False
+
+
+def _uncommented(sep: str) -> str:
+    """The text between two arguments (whitespace, the comma, comments: nothing else stands
+    there) without its comments: the comma, and the next argument's line and indentation."""
+    if "#" not in sep:
+        return sep
+    lines = sep.split("\n")
+    return lines[0].split("#", 1)[0].rstrip() + ("\r\n" if lines[0].endswith("\r") else "\n") + lines[-1]
+
+
+def _add_below(t: _Tree, req: Request, args, at: int, new: str, rank: tuple) -> list[Edit]:
+    """The keyword `new` added after args[at - 1], which a comment follows (`lr=1e-4,  # lr`):
+    on a line of its own below that argument's line, so the comment stays with the keyword it
+    was written for, indented as the next argument (else as that argument)."""
+    x = args[at - 1]
+    end = t.span(x.value)[1]
+    comma = x.comma if isinstance(x.comma, cst.Comma) else None
+    tail = t.module.code_for_node(comma) if comma else t.module.code_for_node(x.whitespace_after_arg)
+    # between the value and what follows there is only whitespace, the comma and comments (libcst's
+    # nodes): the argument's line ends at the first line break, and a comma before the '#' is its own
+    first = tail[:tail.find("\n") + 1]
+    if not first or (comma is not None and "," not in first.split("#", 1)[0]):
+        raise Refused(f"comments around the call's arguments leave no line of its own for {new}; add it by hand",
+                      "no place")
+    newline = "\r\n" if first.endswith("\r\n") else "\n"
+    below = args[at] if at < len(args) else x
+    home = t.text.rfind("\n", 0, t.span(below)[0]) + 1
+    indent = t.text[home:t.span(below)[0]]
+    if indent.strip():  # it shares its line with the call's start: that line's indentation and four spaces
+        indent = indent[:len(indent) - len(indent.lstrip())] + "    "
+    pos = end + len(first)
+    if comma is None:  # it was the last argument, without a trailing comma: it gets one, the new one none
+        return [Edit(req.src.name, end, end, ",", rank), Edit(req.src.name, pos, pos, indent + new + newline, rank)]
+    return [Edit(req.src.name, pos, pos, indent + new + "," + newline, rank)]
 
 
 def _npu_call(req: Request):

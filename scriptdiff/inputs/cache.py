@@ -223,7 +223,9 @@ def load_error(x: list) -> InputError:
 
 def dump_extract(ex) -> dict:
     return {"facts": [dump_fact(f) for f in ex.facts], "errors": [dump_error(e) for e in ex.errors],
-            "masked": [dump_masked(m) for m in ex.masked], "frameworks": sorted(ex.frameworks),
+            "masked": [dump_masked(m) for m in ex.masked],
+            # a framework only guessed from spellings (Extract.guessed) is written with a trailing `?`
+            "frameworks": sorted(f + "?" if f in ex.guessed else f for f in ex.frameworks),
             "references": [list(r) for r in ex.references], "findings": [dump_finding(f) for f in ex.findings],
             "unread": list(ex.unread), "understood": bool(ex.understood), "dialects": sorted(ex.dialects),
             "notes": list(ex.notes), "sourced": [list(x) for x in ex.sourced],
@@ -237,7 +239,8 @@ def load_extract(d: dict, checked: bool = True):
     if checked:
         validate(d, SHAPES["extract"], "extract")
     return Extract(facts=[load_fact(x) for x in d["facts"]], errors=[load_error(x) for x in d["errors"]],
-                   masked=[load_masked(x) for x in d["masked"]], frameworks=set(d["frameworks"]),
+                   masked=[load_masked(x) for x in d["masked"]], frameworks={f.rstrip("?") for f in d["frameworks"]},
+                   guessed={f[:-1] for f in d["frameworks"] if f.endswith("?")},
                    references=[tuple(r) for r in d["references"]], findings=[load_finding(x) for x in d["findings"]],
                    unread=[str(x) for x in d["unread"]], understood=bool(d["understood"]),
                    dialects={str(x) for x in d["dialects"]}, notes=[str(x) for x in d["notes"]],

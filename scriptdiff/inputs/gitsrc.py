@@ -25,7 +25,7 @@ import threading
 
 from .. import budget
 from .references import Resolution
-from .sources import Source, SourceError, special_reason, too_large
+from .sources import Source, SourceError, seconds, special_reason, too_large, upward
 
 # REV:path where REV is a ref, a hash, HEAD~2, v1.0^{commit}...; not a Windows drive (C:\x)
 _REVPATH = re.compile(r"^(?P<rev>[^:\s][^:\s]*):(?P<path>.*)$")
@@ -47,11 +47,7 @@ def split_revpath(arg: str) -> tuple[str, str] | None:
 
 def timeout() -> float:
     """Seconds one git command may take: budget.GIT_TIMEOUT, or $SCRIPTDIFF_GIT_TIMEOUT."""
-    try:
-        t = float(os.environ.get("SCRIPTDIFF_GIT_TIMEOUT", ""))
-    except ValueError:
-        return budget.GIT_TIMEOUT
-    return t if t > 0 else budget.GIT_TIMEOUT
+    return seconds("SCRIPTDIFF_GIT_TIMEOUT", budget.GIT_TIMEOUT)
 
 
 def _env() -> dict:
@@ -134,6 +130,46 @@ def open_repo(where: str = ".") -> Repo:
         if "not a git repository" in str(e):
             raise GitError(f"{os.path.abspath(where)}: not inside a git repository") from None
         raise
+
+
+# what git says of a file of a work tree (`work_tree_state`)
+WORK_TREE_STATES = ("committed", "none", "changed", "untracked", "ignored", "skip-worktree", "assume-unchanged",
+                    "unknown")
+
+
+def work_tree_state(path: str) -> tuple[str, str]:
+    """What git says of the file at `path` (its real path: a link's target is the caller's to
+    resolve), as (state, detail), one of WORK_TREE_STATES: "committed" (tracked and as
+    committed), "none" (no git repository holds it), "changed" (modified or staged),
+    "untracked", "ignored", "skip-worktree" and "assume-unchanged" (git status is told not to
+    look at it), or "unknown": git could not answer (a repository it refuses to read, a damaged
+    index, git not installed where a .git is), the detail its reason. git runs in the file's
+    own folder, with the file as a literal pathspec and core.fsmonitor off (the repository's
+    configuration runs no program while git looks)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    look = ["-c", "core.fsmonitor=false", "--literal-pathspecs"]
+    try:
+        repo = Repo(folder)
+        status = repo.run(look + ["status", "--porcelain=v1", "-z", "--ignored=matching", "--untracked-files=all",
+                                  "--", name], what=path)
+        listed = repo.run(look + ["ls-files", "-v", "-z", "--", name], what=path)
+    except GitError as e:
+        reason = _git_reason(e)
+        nothing = "not a git repository" in reason or "git is not installed" in reason
+        if nothing and not any(os.path.lexists(os.path.join(d, ".git")) for d in upward(folder)):
+            return "none", ""
+        return "unknown", reason
+    if status:
+        code = status[:2]
+        return ("ignored" if code == b"!!" else "untracked" if code == b"??" else "changed"), code.decode("ascii", "replace")
+    tag = listed[:1].decode("ascii", "replace")
+    if tag == "H":
+        return "committed", ""
+    if tag == "S":
+        return "skip-worktree", ""
+    if tag.islower():
+        return "assume-unchanged", ""
+    return "unknown", "git lists it neither as committed nor as changed"
 
 
 _REF_DIRS = ("", "refs", "refs/tags", "refs/heads", "refs/remotes")

@@ -27,6 +27,7 @@ import re
 from typing import Any, Iterator
 
 from .. import budget
+from .sources import exception_reason
 
 
 class JSONError(ValueError):
@@ -114,7 +115,8 @@ def loads(data: str | bytes, name: str | None = None, *, strict_constants: bool 
     except RecursionError:  # cannot happen after check_depth; kept as the last guard
         raise JSONError(too_deep(), None, name) from None
     except ValueError as e:  # NaN refused, an integer beyond int_max_str_digits
-        raise JSONError(str(e).splitlines()[0] if str(e) else "invalid JSON", None, name) from None
+        text = str(e).splitlines()[0] if str(e) else "invalid JSON"
+        raise JSONError(exception_reason(e) if "integer string conversion" in text else text, None, name) from None
 
 
 _NUM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")  # one JSON number token
@@ -442,6 +444,8 @@ class Stream:
                 raise JSONError(f"{e.msg.removesuffix(' at')} at character {at:,}") from None
             except RecursionError:
                 raise JSONError(f"{too_deep()} {self.where()}") from None
+            except ValueError as e:  # an integer beyond int_max_str_digits
+                raise JSONError(f"{exception_reason(e)} ({self.where()})") from None
             if not self._eof and type(v) in (int, float) and not self._buf[end:].strip(_NUMBER_TAIL) \
                     and self._more():  # a number cut by the chunk's end (1.|5e-3): decode it whole
                 continue
@@ -550,7 +554,7 @@ class Stream:
         body = "[" + buf[pos:cut + 1] + "]"
         try:
             batch, end = self._dec.raw_decode(body)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # value() says why, at its place
             return None
         if not batch:
             return None

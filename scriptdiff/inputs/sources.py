@@ -282,6 +282,16 @@ def open_regular(path: str | os.PathLike, display: str | None = None, buffering:
         raise
 
 
+def seconds(variable: str, default: float) -> float:
+    """A deadline in seconds: $variable when it is a positive number, else `default` (a bound
+    of budget.py: GIT_TIMEOUT, STORAGE_TIMEOUT)."""
+    try:
+        t = float(os.environ.get(variable, ""))
+    except ValueError:
+        return default
+    return t if t > 0 else default
+
+
 def upward(start: str, limit: int = 64):
     """The folders from `start` (made absolute) up to the file system's root, nearest first."""
     d = os.path.abspath(start)

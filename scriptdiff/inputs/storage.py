@@ -32,6 +32,7 @@ the access key); ...`), never a traceback.
 """
 from __future__ import annotations
 
+import io
 import os
 import threading
 from collections import deque
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import budget
-from .sources import (SourceError, check_regular, open_regular, pseudo_reason, read_bytes, special_reason)
+from .sources import (SourceError, check_regular, open_regular, pseudo_reason, read_bytes, seconds, special_reason)
 
 SCHEMES = ("s3://",)
 CLOUD_HINT = "reading object storage (s3://) needs the cloud extra: pip install 'scriptdiff[cloud]'"
@@ -52,6 +53,11 @@ CREDENTIALS_HELP = ("check the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCES
 
 class StorageError(SourceError):
     """A path that cannot be read from its store: one line, naming the path and the reason."""
+
+
+class ChangedError(StorageError):
+    """A file or object that changed while it was read: no fingerprint of it is one version's,
+    so it fails the run (a manifest without it must not pass for a whole one)."""
 
 
 class AccessError(StorageError):
@@ -94,14 +100,16 @@ class Store:
     def read(self, path: str, offset: int, length: int) -> bytes:
         raise NotImplementedError
 
-    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int = budget.STORAGE_CHUNK) -> Iterator[bytes]:
-        """The bytes of each (offset, length), in order, in pieces of at most `chunk` bytes."""
+    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int | None = None) -> Iterator[bytes]:
+        """The bytes of each (offset, length), in order, in pieces of at most `chunk` bytes
+        (budget.STORAGE_CHUNK by default)."""
+        chunk = chunk or budget.STORAGE_CHUNK
         for off, length in spans:
             for a in range(off, off + length, chunk):
                 n = min(chunk, off + length - a)
                 data = self.read(path, a, n)
                 if len(data) != n:
-                    raise StorageError(f"{path}: changed while being read (short read at byte {a + len(data)})")
+                    raise ChangedError(f"{path}: changed while being read (short read at byte {a + len(data)})")
                 yield data
 
     def files_in(self, folder: str) -> list[str]:
@@ -275,26 +283,65 @@ class ObjectStore(Store):
             import s3fs
         except ImportError:
             raise StorageError(CLOUD_HINT) from None
-        # no instance cache and no listing cache: a fingerprint sees the store as it is now
-        self.fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
+        # no instance cache and no listing cache: a fingerprint sees the store as it is now;
+        # botocore's own timeouts end a connection that hangs (each call's deadline: _run)
+        t = timeout()
+        self.fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False,
+                                    config_kwargs={"connect_timeout": t, "read_timeout": t})
         self._pool = ThreadPoolExecutor(max_workers=max(4, budget.STORAGE_AHEAD * 4), thread_name_prefix="scriptdiff-range")
         self._sizes: dict[str, int] = {}
+        self._etags: dict[str, str] = {}  # the version of each object read (listed, or its first read's)
+        self._silent: str | None = None  # why the store is no longer asked: it did not answer in time
         self._lock = threading.Lock()
 
     # --- calls, with every failure turned into one line
-    def _call(self, url: str, method: str, **kwargs):
+    def _run(self, url: str, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` (a coroutine of the store's session) run to its end within the
+        deadline (timeout(): every retry included), as git's commands are. A store that let
+        one call pass its deadline is not asked again in this run: each later call fails at
+        once with the same reason (a stalled endpoint costs one deadline, not one per object)."""
         from fsspec.asyn import sync
+        from fsspec.exceptions import FSTimeoutError
 
+        if self._silent:
+            raise AccessError(f"{url}: {self._silent}")
+        t = timeout()
         try:
-            return sync(self.fs.loop, self.fs._call_s3, method, **kwargs)
+            return sync(self.fs.loop, fn, *args, timeout=t, **kwargs)
+        except (FSTimeoutError, TimeoutError):
+            with self._lock:
+                self._silent = self._silent or (f"the object store ({endpoint() or 'default endpoint'}) did not answer "
+                                                f"within {t:g} s; not read (SCRIPTDIFF_STORAGE_TIMEOUT=SECONDS to wait "
+                                                f"longer)")
+            raise AccessError(scrub(f"{url}: {self._silent}", self)) from None
+        except StorageError:
+            raise
         except Exception as e:  # botocore, aiohttp and s3fs raise many types: all become one line
             raise self.error(url, e) from None
+
+    def _call(self, url: str, method: str, **kwargs):
+        return self._run(url, self.fs._call_s3, method, **kwargs)
 
     def error(self, url: str, e: BaseException) -> StorageError:
         text = scrub(describe(url, e), self)
         refused = any(w in text for w in (": access to bucket ", ": no credentials for bucket ",
                                           ": cannot reach the object store"))
-        return (AccessError if refused else StorageError)(text)
+        return (AccessError if refused else ChangedError if text.endswith(CHANGED) else StorageError)(text)
+
+    def forget(self) -> None:
+        """What this store remembers of earlier runs: sizes, versions, its silence (begin())."""
+        with self._lock:
+            self._sizes.clear()
+            self._etags.clear()
+            self._silent = None
+
+    def _pin(self, path: str, etag) -> None:
+        """Remember the version (ETag) of `path` a listing or a HEAD request gave: every read of
+        it asks for that version (If-Match), so an object replaced while it is fingerprinted is
+        refused, never hashed half old, half new."""
+        if isinstance(etag, str) and etag:
+            with self._lock:
+                self._etags[path] = etag
 
     def _object(self, url: str) -> dict | None:
         bucket, key = split_url(url)
@@ -331,6 +378,7 @@ class ObjectStore(Store):
             if head is not None:
                 with self._lock:
                     self._sizes[path] = int(head.get("ContentLength", 0))
+                self._pin(path, head.get("ETag"))
                 return "file"
         return None
 
@@ -344,28 +392,41 @@ class ObjectStore(Store):
         n = int(head.get("ContentLength", 0))
         with self._lock:
             self._sizes[path] = n
+        self._pin(path, head.get("ETag"))
         return n
 
     def read(self, path: str, offset: int, length: int) -> bytes:
+        """Bytes offset.. of the version of `path` first seen (its listed ETag, or the one its
+        first read returned): a read of another version is refused (StorageError), so the
+        pieces of one fingerprint all come from one version of the object."""
         if length <= 0:
             return b""
         bucket, key = split_url(path)
+        with self._lock:
+            pinned = self._etags.get(path)
+        etag, data = self._run(path, self._get, bucket, key, f"bytes={offset}-{offset + length - 1}", pinned)
+        if isinstance(etag, str) and etag:
+            with self._lock:
+                pinned = self._etags.setdefault(path, etag)
+            if etag != pinned:  # a store that ignores If-Match: the version it sent says it
+                raise ChangedError(f"{path}: {CHANGED}")
+        return data
+
+    async def _get(self, bucket: str, key: str, rng: str, etag: str | None):
+        """One ranged GET of the version `etag` (when known), read whole: (its ETag, its bytes)."""
+        kw = {"Bucket": bucket, "Key": key, "Range": rng}
+        if etag:
+            kw["IfMatch"] = etag
+        resp = await self.fs._call_s3("get_object", **kw)
+        body = resp["Body"]
         try:
-            resp = self._call(path, "get_object", Bucket=bucket, Key=key, Range=f"bytes={offset}-{offset + length - 1}")
-            from fsspec.asyn import sync
+            return resp.get("ETag"), await body.read()
+        finally:
+            body.close()
 
-            body = resp["Body"]
-            try:
-                return sync(self.fs.loop, body.read)
-            finally:
-                body.close()
-        except StorageError:
-            raise
-        except Exception as e:
-            raise self.error(path, e) from None
-
-    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int = budget.STORAGE_CHUNK) -> Iterator[bytes]:
+    def spans(self, path: str, spans: list[tuple[int, int]], chunk: int | None = None) -> Iterator[bytes]:
         """Ranged reads in order, budget.STORAGE_AHEAD of them in flight: at most that + 1 chunks in memory."""
+        chunk = chunk or budget.STORAGE_CHUNK
         pieces = [(a, min(chunk, off + length - a)) for off, length in spans for a in range(off, off + length, chunk)]
         pending: deque = deque()
         it = iter(pieces)
@@ -381,7 +442,7 @@ class ObjectStore(Store):
                 if nxt is not None:
                     pending.append((nxt[0], nxt[1], self._pool.submit(self.read, path, *nxt)))
                 if len(data) != n:
-                    raise StorageError(f"{path}: changed while being read (short read at byte {a + len(data)})")
+                    raise ChangedError(f"{path}: changed while being read (short read at byte {a + len(data)})")
                 yield data
         finally:
             for _, _, fut in pending:
@@ -394,10 +455,11 @@ class ObjectStore(Store):
         for page in self.pages(folder, prefix):
             for o in page:
                 rest = o["Key"][len(prefix):]
-                if rest and "/" not in rest:
+                if rest and "/" not in rest and rest not in (".", ".."):
                     names.append(rest)
                     with self._lock:
                         self._sizes[self.join(folder, rest)] = int(o.get("Size", 0))
+                    self._pin(self.join(folder, rest), o.get("ETag"))
         return sorted(names)
 
     def join(self, folder: str, name: str) -> str:
@@ -420,10 +482,11 @@ class ObjectStore(Store):
         return b"".join(self.spans(path, [(0, size)])) if size else b""
 
     def open(self, path: str):
-        try:
-            return self.fs.open(path, "rb", block_size=budget.STORAGE_BLOCK, cache_type="bytes")
-        except Exception as e:
-            raise self.error(path, e) from None
+        """A seekable file of the object, read by range through `read` (its deadline, its
+        version pinned), budget.STORAGE_BLOCK bytes at a time."""
+        import io
+
+        return io.BufferedReader(_Ranged(self, path, self.size(path)), buffer_size=budget.STORAGE_BLOCK)
 
     def walk(self, root: str, prefix: str, out: Walked, error, skip: set[str], seen: set[str]) -> None:
         _, key = split_url(root)
@@ -436,7 +499,13 @@ class ObjectStore(Store):
                 url = self.join(root, k[len(base):])
                 if url in skip:
                     continue
-                rel = prefix + k[len(base):]
+                below = k[len(base):]
+                if not plain_key(below):  # corpus/../../x.jsonl is no file below the prefix
+                    out.errors.append(error(url, f"the key's path below the prefix ({below}) is not a plain relative "
+                                                 f"path (an empty, . or .. part, or a leading /); not read"))
+                    continue
+                self._pin(url, o.get("ETag"))
+                rel = prefix + below
                 if rel in seen:
                     continue
                 seen.add(rel)
@@ -446,10 +515,56 @@ class ObjectStore(Store):
                     self._sizes[url] = out.sizes[rel]
 
 
+class _Ranged(io.RawIOBase):
+    """An object as a raw seekable file: each read is a ranged read of the store's (`read`)."""
+
+    def __init__(self, store: ObjectStore, path: str, size: int):
+        self.store, self.path, self.size, self.pos = store, path, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = max(0, offset if whence == 0 else self.pos + offset if whence == 1 else self.size + offset)
+        return self.pos
+
+    def readinto(self, b) -> int:
+        n = min(len(b), budget.STORAGE_CHUNK, self.size - self.pos)
+        if n <= 0:
+            return 0
+        data = self.store.read(self.path, self.pos, n)
+        b[:len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+
+CHANGED = "changed while being read (the store now holds another version of it than the one listed); not read"
+
+
+def plain_key(rel: str) -> bool:
+    """A key's path below its prefix is a plain relative path: no empty, `.` or `..` part and
+    no leading `/` (S3 keys are any text: `corpus/../../x.jsonl` would become a manifest's
+    `../../x.jsonl`)."""
+    return bool(rel) and all(part not in ("", ".", "..") for part in rel.split("/"))
+
+
+def timeout() -> float:
+    """Seconds one object-store call may take: budget.STORAGE_TIMEOUT, or $SCRIPTDIFF_STORAGE_TIMEOUT."""
+    return seconds("SCRIPTDIFF_STORAGE_TIMEOUT", budget.STORAGE_TIMEOUT)
+
+
 def describe(url: str, e: BaseException) -> str:
     """A store's failure as one line naming the path (and the bucket) and the reason."""
     bucket = url[5:].split("/", 1)[0] if is_url(url) else ""
     code, text = _code(e)
+    if code in ("PreconditionFailed", "412"):  # If-Match: the version read first is gone
+        return f"{url}: {CHANGED}"
     if code in ("SignatureDoesNotMatch", "InvalidAccessKeyId", "AccessDenied", "InvalidToken", "ExpiredToken",
                 "403", "AllAccessDisabled"):
         why = {"SignatureDoesNotMatch": "the secret key does not match the access key",
@@ -547,6 +662,16 @@ def store_for(path: str) -> Store:
             except StorageError as e:
                 raise StorageError(f"{path}: {e}") from None
         return _REMOTE
+
+
+def begin() -> None:
+    """A new run (of a data or weights command): the store in use, if any, is seen as it is
+    now. The sizes and versions it remembers are forgotten, and a store that did not answer
+    in an earlier run of this process is asked again."""
+    with _REMOTE_LOCK:
+        remote = _REMOTE
+    if remote is not None:
+        remote.forget()
 
 
 def reset() -> None:

@@ -72,12 +72,14 @@ def user_salt() -> str:
     """The user's rule packs in use (set_user_packs), by name and bytes; "" for none."""
     if not _USER_PACKS:
         return ""
+    from .sources import SourceError, read_bytes  # lazy: keeps --help fast (and a replay: only user packs need it)
+
     h = hashlib.blake2b(digest_size=16)
     for p in _USER_PACKS:
         h.update(b"\x00user\x00" + str(p).encode("utf-8", "surrogatepass") + b"\x00")
-        try:
-            h.update(p.read_bytes())
-        except OSError:  # the load that follows says why, naming the file
+        try:  # a regular file of a pack's size only: a link to /proc/kmsg or a FIFO would block
+            h.update(read_bytes(p, str(p), budget.PACK_BYTES))
+        except SourceError:  # the load that follows says why, naming the file
             h.update(b"\x00unreadable")
     return h.hexdigest()
 

@@ -34,7 +34,7 @@ from ..inputs.jsonload import JSONError, load_json  # noqa: F401 (JSONError: thi
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..inputs.references import resolve
 from ..ruleset.registry import dialects_for, referenced_kind
-from ..ruleset.secrets import is_secret_name, is_secret_value, redact_text, secret_words, withheld
+from ..ruleset.secrets import is_secret_name, is_secret_value, is_structured, redact_text, secret_words, withheld
 from ..ruleset.vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize, path_key
 from ..inputs.yamlload import YAMLError, load
 
@@ -273,8 +273,8 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         return Fact(key=key, value=val, path=src.name, line=line, source=source, rank=RANK_CONFIG,
                     via=via, meta={**(meta or {}), "written_key": dp})  # the report shows the user's spelling
 
-    if any(is_secret_name(k) for k in path if isinstance(k, str)):
-        return []  # a credential (hub_token, wandb.api_key): never written out
+    if any(is_secret_name(k) for k in path if isinstance(k, str)) and not is_structured(value):
+        return []  # a credential (hub_token, wandb.api_key): never written out; a tensor path is a setting
     if source and secret_words(source):
         source = redact_text(source)
     if is_secret_value(value):  # a token under an innocent name: compared by fingerprint, never shown
@@ -305,7 +305,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
     if hit:
         key = hit[0]
     else:  # the framework columns, else the generic rule: the path's last segments (vocabulary.path_key)
-        key, sectioned = path_key(dp, style, []) or (None, False)
+        key, sectioned = path_key(dp, style, [], value=value) or (None, False)
     if key is not None and not hit and style != "deepspeed" and not fits(key, value):
         key = None  # a generic name holding something else (`data: [1, 2, ...]`): compared as written
     if key is None and style != "deepspeed":

@@ -21,9 +21,10 @@ def _lines(src) -> list[str]:
     return [ln.rstrip() for ln in src.text.splitlines()]
 
 
-def opcodes(g: list[str], n: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """difflib's opcodes for two line lists, with the common head and tail cut first (a port
-    changes a few places in a long file: the matcher sees only the middle)."""
+def opcodes(g: list, n: list, whole: bool = False) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes for two lists (of lines, or of any hashable keys), with the common head
+    and tail cut first (a port changes a few places in a long file: the matcher sees only the
+    middle); `whole`: with the head and tail as "equal" opcodes, so the opcodes cover both lists."""
     head = 0
     while head < len(g) and head < len(n) and g[head] == n[head]:
         head += 1
@@ -35,7 +36,12 @@ def opcodes(g: list[str], n: list[str]) -> list[tuple[str, int, int, int, int]]:
     # difflib treats lines that recur in more than 1% of the file as junk (its autojunk
     # heuristic): a little less precise on long repetitive files, but no longer quadratic in them
     sm = difflib.SequenceMatcher(a=gm, b=nm, autojunk=max(len(gm), len(nm)) > budget.PRECISE_DIFF_LINES)
-    return [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in sm.get_opcodes()]
+    ops = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in sm.get_opcodes()
+           if not (whole and i1 == i2 and j1 == j2)]
+    if whole:
+        ops = ([("equal", 0, head, 0, head)] if head else []) + ops + (
+            [("equal", len(g) - tail, len(g), len(n) - tail, len(n))] if tail else [])
+    return ops
 
 
 def diff_pair(gsrc, nsrc, opts=None, reason: str | None = None):

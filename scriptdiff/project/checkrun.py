@@ -47,6 +47,12 @@ TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts"}
 # launch script that also sits in a scripts folder is read as part of the run.
 RUN_KEYS = ("launch", "configs", "logs", "environment", "packages")
 SOURCE_KEYS = RUN_KEYS + ("scripts",)
+# what each machine writes when the project does not hold it (`init` names the file and prints
+# the command; `check` says a file not made yet once, with its command): key -> (file, command,
+# what its PATH is)
+MACHINE = {"environment": ("env-{side}.json", "scriptdiff collect -o {file}", None),
+           "dataset": ("data-{side}.json", "scriptdiff data fingerprint {path} -o {file}", "DATA"),
+           "weights": ("weights-{side}.json", "scriptdiff weights fingerprint {path} -o {file}", "CHECKPOINT")}
 
 
 class CheckConfigError(Exception):
@@ -59,6 +65,7 @@ class SideConfig:
     base: str  # folder the paths are relative to
     git: str | None = None
     inputs: dict[str, list[str]] = field(default_factory=dict)
+    typed: list[str] = field(default_factory=list)  # paths given on the command line (--gpu/--npu KEY=PATH)
 
 
 @dataclass
@@ -88,17 +95,33 @@ def find_config(start: str = ".") -> str | None:
 
 
 def _has_tool_section(path: str) -> bool:
+    """The pyproject.toml configures scriptdiff: a `tool.scriptdiff` table however it is written
+    ([tool.scriptdiff.gpu], `[ tool . scriptdiff ]`, dotted keys, an inline table); a file that
+    is not valid TOML does when it has the header, and check then says why it cannot be read."""
     try:
-        return "[tool.scriptdiff" in read_text(path, limit=budget.CONFIG_BYTES)
+        text = read_text(path, limit=budget.CONFIG_BYTES)
     except SourceError:
         return False
+    tomllib = toml_reader()
+    try:
+        check_depth(text)
+        tool = tomllib.loads(text).get("tool")
+    except (tomllib.TOMLDecodeError, JSONError, RecursionError):
+        return "[tool.scriptdiff" in text
+    return isinstance(tool, dict) and "scriptdiff" in tool
 
 
-def _toml(path: str) -> dict:
+def toml_reader():
+    """The standard library's TOML reader (tomli on Python 3.10): what `check` reads with."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
+
+
+def _toml(path: str) -> dict:
+    tomllib = toml_reader()
     try:  # a regular file under a cap: a FIFO or /dev/zero named as the configuration is refused
         text = read_text(path, limit=budget.CONFIG_BYTES)
         check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first
@@ -128,8 +151,9 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
     if path is None:
         path = find_config(start)
         if path is None and not (gpu_opts or npu_opts):
-            raise CheckConfigError("no configuration: add [tool.scriptdiff] to pyproject.toml, write a "
-                                   "scriptdiff.toml, or give --gpu KEY=PATH / --npu KEY=PATH (docs/check.md)")
+            raise CheckConfigError("no configuration: add [tool.scriptdiff] to pyproject.toml or write a "
+                                   "scriptdiff.toml (`scriptdiff init` finds the two setups and writes one), or give "
+                                   "--gpu KEY=PATH / --npu KEY=PATH (docs/check.md)")
     data, base = _table(path) if path is not None else ({}, os.getcwd())
     rules = _rules(data, path, base)
     if rules:  # before the selectors below, which may name the packs' own codes
@@ -163,7 +187,9 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
             if not eq or key not in INPUT_KEYS or not value:
                 raise CheckConfigError(f"--{name} expects KEY=PATH with KEY one of {', '.join(INPUT_KEYS)}; "
                                        f"got {spec!r}")
-            side.inputs[key].extend(v if is_url(v) else os.path.abspath(v) for v in value.split(","))
+            added = [v if is_url(v) else os.path.abspath(v) for v in value.split(",")]
+            side.inputs[key].extend(added)
+            side.typed.extend(added)
         sides.append(side)
     codes = {}
     for k in ("select", "ignore"):
@@ -285,9 +311,83 @@ class _Side:
         return out
 
 
-def run_checks(cfg: CheckConfig, opts=None) -> Report:
-    """Read every configured input, compare both sides once, and give each check a verdict."""
+@dataclass
+class Waiting:
+    """An input a machine makes (an environment snapshot, a data or weights fingerprint) that is
+    not there yet: on a workstation the check it feeds is not checked, with the command that
+    makes it, rather than failed on a file no workstation has."""
+
+    side: str  # gpu | npu
+    key: str  # environment | dataset | weights
+    path: str  # as shown (relative to the current folder)
+    command: str  # what makes it, run from the configuration's folder on that side's machine
+
+
+def waiting_inputs(cfg: CheckConfig) -> list[Waiting]:
+    """The configured inputs of the keys machines make (MACHINE) that name a JSON file not there
+    yet, each with its command: the one `init` wrote beside it in the configuration, else the
+    command's pattern. A side read from a git revision, a URL, another kind of path or a path
+    typed on the command line is read (and fails) as any input."""
+    out: list[Waiting] = []
+    written = None
+    for side in (cfg.gpu, cfg.npu):
+        if side.git:
+            continue
+        for key, (_file, command, placeholder) in MACHINE.items():
+            paths = side.inputs.get(key, [])
+            for p in paths:
+                if is_url(p) or not p.endswith(".json") or os.path.lexists(p) or p in side.typed:
+                    continue
+                if written is None:
+                    written = _commands_written(cfg.path)
+                made = written.get((side.name, key)) if len(paths) == 1 else None
+                rel = os.path.relpath(p, side.base).replace(os.sep, "/")
+                out.append(Waiting(side.name, key, _display(p),
+                                   made or command.format(file=rel, path=placeholder or "")))
+    return out
+
+
+def _commands_written(path: str | None) -> dict[tuple[str, str], str]:
+    """(side, key) -> the command written beside that key in the configuration file, as `init`
+    writes it (`environment = ["env-gpu.json"]  # scriptdiff collect -o env-gpu.json`)."""
+    if path is None:
+        return {}
+    try:
+        import tomlkit
+
+        doc = tomlkit.parse(read_text(path, limit=budget.CONFIG_BYTES))
+    except (ImportError, SourceError, ValueError):
+        return {}
+    data = doc.get("tool", {}).get("scriptdiff", {}) if os.path.basename(path) == "pyproject.toml" or "tool" in doc \
+        else doc
+    out = {}
+    for side in ("gpu", "npu"):
+        table = data.get(side) if hasattr(data, "get") else None
+        for key in MACHINE:
+            try:
+                comment = table.item(key).trivia.comment.lstrip("#").strip()
+            except (AttributeError, KeyError):
+                continue
+            if comment.startswith("scriptdiff "):
+                out[(side, key)] = comment
+    return out
+
+
+def _without(cfg: CheckConfig, waiting: list[Waiting]) -> CheckConfig:
+    """The configuration less the inputs not made yet (what is read)."""
+    gone = {(w.side, w.key, w.path) for w in waiting}
+    sides = [dataclasses.replace(s, inputs={k: [p for p in v if (s.name, k, _display(p)) not in gone]
+                                            for k, v in s.inputs.items()}) for s in (cfg.gpu, cfg.npu)]
+    return dataclasses.replace(cfg, gpu=sides[0], npu=sides[1])
+
+
+def run_checks(cfg: CheckConfig, opts=None, strict: bool = False) -> Report:
+    """Read every configured input, compare both sides once, and give each check a verdict.
+    An input a machine makes that is not there yet (`waiting_inputs`) leaves its checks not
+    checked, said once with its command; `strict` (CI) reads it, and fails on it, as any input."""
     opts = opts or Options()
+    waiting = [] if strict else waiting_inputs(cfg)
+    given, cfg = cfg, _without(cfg, waiting)
     if cfg.select and not opts.select:
         opts.select = cfg.select
     if cfg.ignore and not opts.ignore:
@@ -299,6 +399,8 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     pairs: list = []
     the_run = Unit()
     units = [the_run]
+    for w in waiting:  # not made yet: its side is unknown for the settings it could set, nothing more
+        the_run.failed.setdefault(w.side, []).append(InputError(w.path, "not made yet", checks=_scope_of(w.key)))
     identical: list = []
     found: list = []  # findings made before the run: unpaired scripts, unconfigured checks
     kinds: dict[str, set[str]] = {"gpu": set(), "npu": set()}
@@ -374,8 +476,8 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
                         sides[side].read_ok[key] = sides[side].read_ok.get(key, 0) + 1
     # SD155 for each check the configuration gives no input: a finding like any other, so that
     # suppressions, the baseline and --select/--ignore apply to it
-    found += [_not_configured(c, cfg) for c in check_names() if not checks()[c].optional
-              and not any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)]
+    found += [_not_configured(c, given) for c in check_names() if not checks()[c].optional
+              and not any(given.gpu.inputs[k] or given.npu.inputs[k] for k in checks()[c].inputs)]
     where = (_scope(cfg.gpu), _scope(cfg.npu))
     report.absorb(run(Inputs(gsrcs, nsrcs, pairs, units=units, measured=(extracts["gpu"], extracts["npu"]),
                              findings=found, roots=(where[0].root, where[1].root),
@@ -398,8 +500,10 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
             for m in check.needs:
                 if not _module_present(m) and not any(x.split(" ")[0] == f"scriptdiff.{m}" for x in missing[check.name]):
                     missing[check.name].append(f"scriptdiff.{m}")
-    report.verdicts = {c: _verdict(c, cfg, sides, report, missing[c]) for c in check_names()  # optional: if configured
-                       if not checks()[c].optional or any(cfg.gpu.inputs[k] or cfg.npu.inputs[k] for k in checks()[c].inputs)}
+    report.verdicts = {c: _verdict(c, given, sides, report, missing[c]) for c in check_names()  # optional: if configured
+                       if not checks()[c].optional or any(given.gpu.inputs[k] or given.npu.inputs[k]
+                                                          for k in checks()[c].inputs)}
+    _not_made_yet(report, waiting, given)
     for c, note in verdict_notes(report.findings).items():  # the NPU stack against the Ascend tables
         report.verdicts[c] = (report.verdicts[c][0], f"{report.verdicts[c][1]}; {note}")
     # a configured path read under two keys (logs: the run's facts, then its curves) that could not
@@ -408,6 +512,34 @@ def run_checks(cfg: CheckConfig, opts=None) -> Report:
     report.errors = [e for e in report.errors if not ((e.path, e.message, e.fatal, e.level) in seen
                                                       or seen.add((e.path, e.message, e.fatal, e.level)))]
     return report.sorted()
+
+
+def _not_made_yet(report: Report, waiting: list[Waiting], given: CheckConfig) -> None:
+    """The verdict of each check fed by an input not made yet: not checked (when nothing it
+    read differs), its files and the commands that make them, the commands said once (under
+    the first check they feed). `report.details["waiting"]`: the checks left so by them alone."""
+    said: dict[str, str] = {}
+    report.details["waiting"] = set()
+    for c in report.verdicts:
+        mine = [w for w in waiting if w.key in checks()[c].inputs]
+        if not mine:
+            continue
+        files = listed([w.path for w in mine])
+        first = [w for w in mine if w.path not in said]
+        if first:
+            note = f"{files} not made yet: run " + ", ".join(f"`{w.command}` on the {w.side.upper()} machine"
+                                                          for w in first)
+            for w in first:
+                said[w.path] = c
+        else:
+            note = f"{files} not made yet (see {said[mine[0].path]})"
+        verdict, reason = report.verdicts[c]
+        bare = any(not any(getattr(given, s).inputs[k] for k in checks()[c].inputs) for s in ("gpu", "npu"))
+        if verdict == "differences" or bare:  # a side configures none of its inputs: that is its verdict
+            report.verdicts[c] = (verdict, f"{reason}; {note}")
+        else:
+            report.verdicts[c] = ("not checked", note)
+            report.details["waiting"].add(c)
 
 
 def _known(found: list[Finding], key: str, sides: dict) -> list[Finding]:
@@ -576,8 +708,16 @@ def diff_counterparts(files: list[str], cfg: CheckConfig, opts=None) -> Report:
     opts = opts or Options()
     staged = counterparts(files, cfg)
     pairs = staged.pairs
-    checked = [f for f in files if f not in staged.outside]
-    report = Report(gpu="counterparts", npu=" ".join(checked) if len(checked) <= 3 else f"{len(checked)} files")
+    def named(paths: list[str]) -> str:
+        paths = list(dict.fromkeys(paths))
+        return " ".join(paths) if len(paths) <= 3 else f"{' '.join(paths[:2])} and {len(paths) - 2} more"
+
+    # each side's files as compared: a staged file and its counterpart on their own sides
+    sides = {"gpu": [g for g, _n in pairs] + [_display(f) for f, s, _r in staged.alone if s == "gpu"],
+             "npu": [n for _g, n in pairs] + [_display(f) for f, s, _r in staged.alone if s == "npu"]}
+    for side in sides:
+        sides[side] += [_display(f) for f in staged.once]
+    report = Report(gpu=named(sides["gpu"]) or "(none)", npu=named(sides["npu"]) or "(none)")
     inline_only = dataclasses.replace(opts, baseline=None)
     gl: dict = {}
     nl: dict = {}
@@ -645,7 +785,7 @@ def _verdict(check: str, cfg: CheckConfig, sides: dict, report: Report, missing:
     bad = [f for f in found if Severity(f.severity).loud]
     info = len(found) - len(bad)
     wanted = " / ".join(keys)
-    failed = sorted({_display(a.path) for a in report.inputs if a.status == "failed" and a.kind in kinds()
+    failed = sorted({_display(a.path) for a in report.every_input() if a.status == "failed" and a.kind in kinds()
                      and check in kind(a.kind).checks}
                     | {e.path for s in ("gpu", "npu") for k in keys for e in sides[s].failed.get(k, [])})
     if failed and not bad:  # an input of this check could not be read: never a pass

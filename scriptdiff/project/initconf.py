@@ -25,21 +25,22 @@ import json
 import os
 from dataclasses import dataclass, field
 
+import tomlkit
+
 from .. import budget
-from .checkrun import INPUT_KEYS, find_config
+from .checkrun import INPUT_KEYS, MACHINE, find_config, toml_reader
 from ..model import Options, UsageError
+from ..report.values import safe
 from ..run.pairing import candidates, pairing_rules
 from ..run.pipeline import diff_files
 from ..ruleset.registry import detect
+from ..inputs import writeback
+from ..inputs.jsonload import JSONError, check_depth
 from ..inputs.sources import SourceError, read_path
 from ..inputs.walk import skipped
 from ..run.pairing import skip_dirs
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".arrow", ".idx", ".csv", ".tsv")
-# what each machine writes when the project does not hold it: key -> (file, command, what its PATH is)
-MACHINE = {"environment": ("env-{side}.json", "scriptdiff collect -o {file}", None),
-           "dataset": ("data-{side}.json", "scriptdiff data fingerprint {path} -o {file}", "DATA"),
-           "weights": ("weights-{side}.json", "scriptdiff weights fingerprint {path} -o {file}", "CHECKPOINT")}
 
 
 @dataclass
@@ -56,6 +57,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     target: str = ""  # the configuration file written (pyproject.toml or scriptdiff.toml)
     text: str = ""  # what is written to it (appended to pyproject.toml)
+    before: bytes | None = None  # the target's bytes as read (None: a new file)
+    data: bytes = b""  # the target's whole new content
+    refusal: str = ""  # why the target cannot take the configuration (`write` refuses; --dry-run shows it)
 
     def add(self, key: str, gpu: str, npu: str) -> None:
         for side, path in (("gpu", gpu), ("npu", npu)):
@@ -73,7 +77,7 @@ def plan(root: str = ".", gpu: str | None = None, npu: str | None = None, force:
     if not os.path.isdir(root):
         raise UsageError(f"init: {root} is not a folder")
     p = Plan(root=root)
-    p.target, existing = _target(root, force)
+    p.target = _target(root, force)
     if gpu or npu:
         if not (gpu and npu):
             raise UsageError("init: give both --gpu DIR and --npu DIR, or neither (then the pairing rules find them)")
@@ -89,31 +93,109 @@ def plan(root: str = ".", gpu: str | None = None, npu: str | None = None, force:
                          f"(gpu/ and npu/ folders, train.py and train_npu.py, pretrain.sh and pretrain_npu.sh: "
                          f"rules/pairing.yaml); name them: scriptdiff init --gpu DIR --npu DIR")
     _machines(p)
-    p.text = render(p, pyproject=os.path.basename(p.target) == "pyproject.toml", existing=existing)
+    try:
+        p.before = _before(p.target)
+        existing = _pyproject_text(p.target, p.before) if _is_pyproject(p.target) else ""
+    except UsageError as e:
+        p.refusal, existing = str(e), ""
+    if _is_pyproject(p.target):
+        newline = "\r\n" if "\r\n" in existing.split("\n", 1)[0] + "\n" else "\n"  # the file's own line breaks
+        p.text = render(p, pyproject=True, existing=existing.replace("\r\n", "\n"))
+        whole = existing + p.text.replace("\n", newline)
+        if not p.refusal:
+            try:
+                _appendable(p.target, existing, whole)
+            except UsageError as e:
+                p.refusal = str(e)
+        p.data = whole.encode("utf-8")
+    else:
+        p.text = render(p, pyproject=False)
+        p.data = p.text.encode("utf-8")
     return p
 
 
 def write(p: Plan) -> None:
-    """Write the configuration: appended to pyproject.toml, or scriptdiff.toml (re)written."""
-    mode = "a" if os.path.basename(p.target) == "pyproject.toml" else "w"
-    with open(p.target, mode, encoding="utf-8") as fh:
-        fh.write(p.text)
+    """Write the configuration: pyproject.toml with [tool.scriptdiff] added at its end, or
+    scriptdiff.toml (re)written; replaced whole and flushed to the disk (inputs/writeback.py),
+    only if the file is still as it was read. UsageError with the reason otherwise."""
+    if p.refusal:
+        raise UsageError(p.refusal)
+    try:
+        writeback.replace(p.target, p.before, p.data, _shown(p.target))
+    except writeback.WriteRefused as e:
+        raise UsageError(f"init: {_shown(p.target)} {e}; not written") from None
 
 
-def _target(root: str, force: bool) -> tuple[str, str]:
-    """Where the configuration goes, and what that file holds already (pyproject.toml)."""
+def _is_pyproject(path: str) -> bool:
+    return os.path.basename(path) == "pyproject.toml"
+
+
+def _target(root: str, force: bool) -> str:
+    """Where the configuration goes: scriptdiff.toml, or pyproject.toml when it is there and
+    scriptdiff.toml is not. UsageError when the project is configured already (in any form:
+    checkrun.find_config reads the TOML)."""
     toml, pyproject = os.path.join(root, "scriptdiff.toml"), os.path.join(root, "pyproject.toml")
     found = find_config(root)
     if found is not None and not (force and os.path.basename(found) == "scriptdiff.toml"):
         again = " (--force replaces it)" if os.path.basename(found) == "scriptdiff.toml" else \
             ": edit its [tool.scriptdiff] tables, or remove them to run init again"
         raise UsageError(f"init: {_shown(found)} already configures scriptdiff check{again}")
-    if os.path.isfile(pyproject) and not os.path.exists(toml):
-        try:
-            return pyproject, read_path(pyproject).text
-        except SourceError as e:
-            raise UsageError(f"init: {e}") from None
-    return toml, ""
+    return toml if os.path.lexists(toml) or not os.path.lexists(pyproject) else pyproject
+
+
+def _before(target: str) -> bytes | None:
+    """The target's bytes as read (None: a new file). Only a file of the project is written: a
+    link in its place (dangling or not) is refused."""
+    if os.path.islink(target):
+        raise UsageError(f"init: {_shown(target)} is a link (to {safe(os.readlink(target))}): init writes only a file "
+                         f"of the project, never through a link; remove the link, or write the configuration there "
+                         f"by hand (init --dry-run prints it)")
+    if not os.path.lexists(target):
+        return None
+    try:
+        return read_path(target).data
+    except SourceError as e:
+        raise UsageError(f"init: {e}") from None
+
+
+def _pyproject_text(path: str, data: bytes) -> str:
+    """pyproject.toml's text: UTF-8, as TOML is, else refused."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"init: {_shown(path)} is not UTF-8 (byte {e.start}), which a TOML file is: save it as "
+                         f"UTF-8 first") from None
+
+
+def _appendable(path: str, old: str, new: str) -> None:
+    """The configuration appended to pyproject.toml (`old`, giving `new`) must read back as
+    written: `old` valid TOML (tomlkit: how its `tool` table is written, layout kept), `new` too
+    for `check`'s reader, holding old's tables unchanged and our [tool.scriptdiff] tables. Else
+    UsageError: the file is not written (an inline `tool = {...}` table cannot take them)."""
+    shown = _shown(path)
+    by_hand = "add the [tool.scriptdiff] tables by hand (init --dry-run prints them), or write scriptdiff.toml"
+    try:
+        check_depth(old)
+        doc = tomlkit.parse(old)
+    except (tomlkit.exceptions.ParseError, JSONError, RecursionError) as e:
+        raise UsageError(f"init: {shown}: not valid TOML ({safe(str(e).splitlines()[0])}): fix it first") from None
+    tool = doc.get("tool")
+    if isinstance(tool, tomlkit.items.InlineTable):
+        raise UsageError(f"init: {shown}: its tool table is written inline (tool = {{...}}), which cannot take "
+                         f"[tool.scriptdiff] tables; {by_hand}")
+    tomllib = toml_reader()
+    before = doc.unwrap()
+    try:
+        after = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"init: {shown}: the [tool.scriptdiff] tables added at its end would not be valid TOML "
+                         f"({safe(str(e).splitlines()[0])}); {by_hand}") from None
+    config = after.get("tool", {}).pop("scriptdiff", None)
+    if not after.get("tool") and "tool" not in before:
+        after.pop("tool", None)
+    if after != before or not isinstance(config, dict) or set(config) != {"gpu", "npu"}:
+        raise UsageError(f"init: {shown}: the [tool.scriptdiff] tables added at its end would not read back as "
+                         f"written; {by_hand}")
 
 
 def _search(p: Plan, root: str, rel: str, depth: int) -> None:
@@ -273,7 +355,8 @@ def render(p: Plan, pyproject: bool, existing: str = "") -> str:
             paths = p.inputs[side].get(key)
             if paths:
                 line = f"{key} = [{', '.join(json.dumps(x) for x in paths)}]"
-                lines.append(f"{line}  # {made[key]}" if key in made else line)
+                # a comment ends at its line: a path with a line break in the command is escaped
+                lines.append(f"{line}  # {safe(made[key])}" if key in made else line)
     text = "\n".join(lines) + "\n"
     return ("\n" if pyproject and existing and not existing.endswith("\n") else "") + text
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from ..run.pipeline import diff_files
 from ..model import Options
 from ..ruleset.registry import kinds
 from ..run.review import review
-from ..ruleset.rulepack import Example, Rule
+from ..ruleset.rulepack import Example, Rule, inside_name
 from ..ruleset.rules import load
 from ..run.folders import diff_trees
 
@@ -59,15 +60,15 @@ def wrong_severities(report) -> list[tuple[str, str]]:
 def report_for(folder: Path, ex: Example, code: str):
     """The Report of example `ex` of rule `code`, run the way the rule needs, in `folder`."""
     names = {name: k.example for name, k in kinds().items()}
-    g = folder / "gpu" / (ex.gpu_name or names[ex.lang])
-    n = folder / "npu" / (ex.npu_name or names[ex.lang])
+    g = inside(folder, "gpu/" + (ex.gpu_name or names[ex.lang]))
+    n = inside(folder, "npu/" + (ex.npu_name or names[ex.lang]))
     g.parent.mkdir(parents=True)
     n.parent.mkdir(parents=True)
     g.write_text(ex.gpu, encoding="utf-8", newline="")
     n.write_text(ex.npu, encoding="utf-8", newline="")
     for name, text in ex.files.items():  # beside both sides' files (the program a launch script starts)
-        for side in (g.parent, n.parent):
-            (side / name).write_text(text, encoding="utf-8", newline="")
+        for side in ("gpu", "npu"):
+            inside(folder, f"{side}/{name}").write_text(text, encoding="utf-8", newline="")
     mode = (load().section("example_modes", {}) or {}).get(code, "files")
     opts = Options(use_cache=False)
     if mode == "check":  # the rule is about `scriptdiff check`: the GPU text is its configuration
@@ -77,9 +78,9 @@ def report_for(folder: Path, ex: Example, code: str):
     elif mode == "curves":  # the rule is about training curves: `scriptdiff curves` on the two logs
         report = curves_run.compare(str(g), str(n), opts)
     elif mode == "dumps":  # the rule is about msprobe dumps: each text is a folder, file by file
-        for base, text in ((g.parent, ex.gpu), (n.parent, ex.npu)):
+        for side, text in (("gpu", ex.gpu), ("npu", ex.npu)):
             for rel, content in json.loads(text).items():
-                p = base / rel
+                p = inside(folder, f"{side}/{rel}")
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
         scripts = (str(g.parent / "scripts"), str(n.parent / "scripts")) if (g.parent / "scripts").is_dir() else None
@@ -93,6 +94,23 @@ def report_for(folder: Path, ex: Example, code: str):
     else:
         report = diff_files([str(g)], [str(n)], opts)
     return report
+
+
+class Outside(Exception):
+    """An example names a file out of its folder: refused, nothing of it written."""
+
+
+def inside(folder: Path, rel: str) -> Path:
+    """`folder/rel`, a file the example writes; Outside when `rel` is not a path inside `folder`
+    (`..`, an absolute path, a backslash) or, links followed, would land out of it. The pack's
+    validators refuse such names on load (rulepack.plain_name, inside_name): this is the second
+    lock, on the write itself."""
+    path = folder / rel
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    if not inside_name(rel) or not real.startswith(top.rstrip(os.sep) + os.sep):
+        raise Outside(f"the example names {rel.split('/', 1)[-1]!r}, a path out of its folder: refused, "
+                      f"nothing written")
+    return path
 
 
 def run_examples(rules: list[Rule]) -> list[ExampleResult]:
@@ -110,6 +128,8 @@ def run_examples(rules: list[Rule]) -> list[ExampleResult]:
                     if wrong:
                         res.error = "a finding does not carry its rule's severity: " + \
                             ", ".join(f"{rule} as {sev}" for rule, sev in wrong)
+                except Outside as e:
+                    res.error = str(e)
                 except Exception as e:  # noqa: BLE001  reported as this example's failure
                     res.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")
                 out.append(res)

@@ -19,7 +19,7 @@ from .values import html_text as e
 from .values import safe
 from ..ruleset.secrets import redact_text
 from .values import md_code as _code
-from ..curves.metrics import _r
+from ..curves.metrics import _r, error_scale
 from ..curves.plot import chosen, events, first_span, log_axis
 from ..curves.series import is_downstream
 from ..curves.verdict import Result
@@ -76,9 +76,10 @@ def chart_data(res: Result) -> dict:
             rel[ok] = st.rel
         idx = thinned(st.x, st.g, st.n, rel)
         ev = events(res, name, st)
+        rtop, clipped = error_scale(rel, s.rtol)
         series.append({
             "name": safe(redact_text(name)), "x": [_num(v) for v in st.x[idx]], "g": [_num(v) for v in st.g[idx]],
-            "n": [_num(v) for v in st.n[idx]], "r": [_num(v) for v in rel[idx]],
+            "n": [_num(v) for v in st.n[idx]], "r": [_num(v) for v in rel[idx]], "rtop": rtop, "clipped": clipped,
             "points": int(len(st.x)), "shown": int(len(idx)), "log": log_axis(st.g, st.n),
             "div": _r(st.divergence), "first": _r(st.x[min(s.first, len(st.x)) - 1]),
             "warm": _r(st.x[first_span(res, st) - 1]), "mre": st.mre_all, "mre_first": st.mre_first,
@@ -86,7 +87,7 @@ def chart_data(res: Result) -> dict:
             "note": safe(redact_text(st.note)),
             "events": {side: {k: [_r(v) for v in xs] for k, xs in kinds.items()} for side, kinds in ev.items()},
         })
-    return {"verdict": res.verdict, "evidence": [safe(redact_text(e)) for e in res.evidence], "unit": unit,
+    return {"verdict": res.said, "evidence": [safe(redact_text(e)) for e in res.evidence], "unit": unit,
             "axis": safe(res.axis.reason) if res.axis else "", "rtol": s.rtol, "first": s.first, "series": series,
             "counts": {side: c.anomalies() for side, c in res.counts.items()},
             "one_sided": {k: [safe(redact_text(x)) for x in v] for k, v in res.one_sided.items()},
@@ -102,7 +103,7 @@ def markdown_section(res: Result | None, plot: str | None = None) -> str:
 
 
 def _markdown_section(res: Result, plot: str | None) -> str:
-    out = ["#### process data: training curves", "", f"**Verdict: {res.verdict}** ({_cell(res.axis.reason) if res.axis else ''})",
+    out = ["#### process data: training curves", "", f"**Verdict: {res.said}** ({_cell(res.axis.reason) if res.axis else ''})",
            ""]
     out += [f"- {_cell(e)}" for e in res.evidence]
     out += ["", "| Series | Points | First N | Whole run | Worst window | Max (at) | First beyond | Diverges |",
@@ -141,7 +142,7 @@ def html_section(res) -> str:
     """The curves view's frame: the verdict and its evidence (static), the charts (drawn by
     the page's script from the cv-data block)."""
     ev = "".join(f"<li>{e(x)}</li>" for x in res.evidence)
-    return (f"<h2>Training curves</h2><section id=curves><p class=verdict>verdict: <b>{e(res.verdict)}</b> "
+    return (f"<h2>Training curves</h2><section id=curves><p class=verdict>verdict: <b>{e(res.said)}</b> "
             f"<small>{e(res.axis.reason if res.axis else '')}</small></p><ul class=evidence>{ev}</ul>"
             f"<nav id=cvctl><label>smoothing <input type=range id=cvsmooth min=0 max=0.99 step=0.01 value=0> "
             f"<output id=cvsv>0</output></label> <label><input type=checkbox id=cvlog> log axis</label> "
@@ -168,7 +169,7 @@ svg .ct{font-size:12px;fill:#1b1f24}svg .ct.prim{font-weight:600}svg .cn{fill:#5
 svg .firstn{fill:#f2c14e;opacity:.22}svg .line{fill:none;stroke-width:1.3}svg .raw{fill:none;stroke-width:1;opacity:.22}
 svg .err{fill:none;stroke:#57606a;stroke-width:1}svg .tol{stroke:#ff7f0e;stroke-dasharray:5 3}
 svg .div{stroke:#d62728;stroke-dasharray:5 3}svg .dl{fill:#d62728;font-size:11px}
-svg .over{fill:transparent;cursor:crosshair}svg .cursor line{stroke:#8c959f}svg .tip{font-size:11px;fill:#1b1f24}
+svg .over{fill:transparent;cursor:crosshair}svg .errclip{fill:#d62728}svg .errnote{fill:#d62728;font-size:10px}svg .cursor line{stroke:#8c959f}svg .tip{font-size:11px;fill:#1b1f24}
 svg .tipbox{fill:#fff;stroke:#d0d7de;opacity:.95}svg .sel{fill:#0969da;opacity:.12}
 """
 
@@ -217,7 +218,10 @@ function draw(ch){var s=ch.s,wrap=ch.wrap,W=Math.max(560,box.clientWidth||900),P
  var g=ema(s.g,w).slice(a,b),n=ema(s.n,w).slice(a,b),rg=s.g.slice(a,b),rn=s.n.slice(a,b),r=s.r.slice(a,b);
  var log=logEl.checked&&s.log,yr=range(w?[g,n,rg,rn]:[g,n],log),ly=log?Math.log10:function(v){return v;};
  var sx=function(x){return L+(x-lo)/(hi-lo)*PW;},sy=function(v){return top+PH-(ly(v)-ly(yr[0]))/(ly(yr[1])-ly(yr[0]))*PH;};
- var rmax=0;r.forEach(function(v){if(v!==null&&v>rmax)rmax=v;});rmax=Math.max(rmax*1.08,C.rtol*2);
+ // the error panel's scale: the robust top (s.rtop, curves.metrics.error_scale) unless the points in view stay below it;
+ // a spike above it is drawn at the top and marked, so that it does not flatten a drift
+ var rmax=0;r.forEach(function(v){if(v!==null&&v>rmax)rmax=v;});rmax=Math.max(Math.min(rmax*1.08,s.rtop),C.rtol*2);
+ var over=[],rc=r.map(function(v,i){if(v!==null&&v>rmax){over.push(xs[i]);return rmax;}return v;});
  var ey=function(v){return top+PH+GAP+EH-v/rmax*EH;};
  wrap.textContent='';var svg=el('svg',{width:W,height:H,viewBox:'0 0 '+W+' '+H,'class':'chart','data-series':s.name},wrap);
  var defs=el('defs',{},svg),cp=el('clipPath',{id:'cp'+ch.i},defs);el('rect',{x:L,y:top-2,width:PW,height:PH+GAP+EH+4},cp);
@@ -239,7 +243,10 @@ function draw(ch){var s=ch.s,wrap=ch.wrap,W=Math.max(560,box.clientWidth||900),P
  if(w){el('path',{d:path(xs,rg,sx,sy),'class':'raw',stroke:GPU},clip);el('path',{d:path(xs,rn,sx,sy),'class':'raw',stroke:NPU},clip);}
  el('path',{d:path(xs,g,sx,sy),'class':'line gpu',stroke:GPU},clip);el('path',{d:path(xs,n,sx,sy),'class':'line npu',stroke:NPU},clip);
  el('line',{x1:L,x2:L+PW,y1:ey(C.rtol),y2:ey(C.rtol),'class':'tol'},svg);
- el('path',{d:path(xs,r,sx,ey),'class':'err'},clip);
+ el('path',{d:path(xs,rc,sx,ey),'class':'err'},clip);
+ over.forEach(function(x){var X=sx(x),Y=top+PH+GAP;el('path',{d:'M'+(X-3.5)+' '+(Y+5)+'L'+(X+3.5)+' '+(Y+5)+'L'+X+' '+(Y-1)+'Z','class':'errclip'},svg);});
+ if(over.length)txt(svg,L+PW-4,top+PH+GAP+11,over.length+' point'+(over.length>1?'s':'')+' above '+(100*rmax).toFixed(1)+'% (clipped, ▲)',
+  {'class':'errnote','text-anchor':'end'});
  if(s.div!==null&&s.div>=lo&&s.div<=hi){var dx=sx(s.div);el('line',{x1:dx,x2:dx,y1:top,y2:top+PH+GAP+EH,'class':'div'},svg);
   var di=Math.min(lower(xs,s.div),xs.length-1),dv=g[di]!==null?g[di]:n[di],low=dv===null||sy(dv)>top+PH/2;
   txt(svg,dx+4,low?top+14:top+PH-6,'diverges at '+C.unit+' '+fmt(s.div),{'class':'dl'});}  // where the curves are not
@@ -281,7 +288,8 @@ window.SD=window.SD||{};
 window.SD.curvesTest=function(){charts.forEach(function(c){c.seen=true;draw(c);});var out={charts:charts.length,svgs:box.querySelectorAll('svg').length,
   series:charts.map(function(c){var s=c.svg;return {name:c.s.name,gpu:(s.querySelector('path.gpu').getAttribute('d')||'').length>0,
    npu:(s.querySelector('path.npu').getAttribute('d')||'').length>0,err:(s.querySelector('path.err').getAttribute('d')||'').length>0,
-   div:!!s.querySelector('line.div'),events:[].map.call(s.querySelectorAll('.ev'),function(e){return e.getAttribute('class');}).length,
+   div:!!s.querySelector('line.div'),clipped:s.querySelectorAll('.errclip').length,
+   errnote:(s.querySelector('text.errnote')||{}).textContent||null,events:[].map.call(s.querySelectorAll('.ev'),function(e){return e.getAttribute('class');}).length,
    title:s.querySelector('text.ct').textContent};})};
  var c=charts[0],s=c.svg,ov=s.querySelector('rect.over'),b=ov.getBoundingClientRect();window.scrollTo(0,0);c.wrap.scrollIntoView();
  b=ov.getBoundingClientRect();ov.dispatchEvent(new MouseEvent('mousemove',{clientX:b.left+b.width/2,clientY:b.top+20,bubbles:true}));

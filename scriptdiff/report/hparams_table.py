@@ -55,7 +55,10 @@ def row_json(key, g, n, full: bool = False) -> dict:
 
 
 def _short(text: str) -> str:
-    """An origin as the narrow text column shows it: "train.sh:25 via $LR", without "at "."""
+    """An origin as the narrow text column shows it: "train.sh:25 via $LR", without "at "; a
+    derived value by its formula alone (its inputs are rows of the table themselves)."""
+    if text.startswith("derived: ") and " with " in text:
+        return text.split(" with ", 1)[0]
     return text[3:] if text.startswith("at ") else text
 
 
@@ -106,14 +109,6 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     import shutil
 
     buf = io.StringIO()
-    # a terminal's width, else 100 columns: the origin columns wrap, the values and keys keep their width
-    width = opts.get("width") or (shutil.get_terminal_size((PIPE_WIDTH, 24)).columns if color else PIPE_WIDTH)
-    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
-                      highlight=False, soft_wrap=False)
-    console.print(Text(f"scriptdiff hparams: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
-    for e in (report.errors if opts.get("list_errors", True) else ()):  # else printed on stderr
-        label, style = ("note", "cyan") if e.level == "note" else ("error", "red")
-        console.print(Text(f"{label}: {safe(e.path)}: {safe(e.message)}", style=style))
     flagged = {f.key: f for f in report.findings}
     table = Table(show_lines=False, pad_edge=False)
     rows = []
@@ -132,7 +127,25 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
     # up to a cap, so a narrow terminal or a pipe (100 columns) does not fold keys
     cols = ("", "key", "GPU", "GPU origin", "NPU", "NPU origin")
     longest = [max([len(c)] + [len(r[i]) for r, _ in rows]) for i, c in enumerate(cols)]
-    fixed = [min(n, cap) for n, cap in zip(longest, (8, 30, 20, 0, 20, 0))]
+    # a cell wraps between words, not inside one: no column narrower than its longest word where
+    # the terminal is wide enough for that
+    word = [max([len(c)] + [len(w) for r, _ in rows for w in r[i].split()]) for i, c in enumerate(cols)]
+    # a terminal's width (coloured or not), else 100 columns
+    terminal = opts.get("width") or color or opts.get("terminal")
+    width = opts.get("width") or (shutil.get_terminal_size((PIPE_WIDTH, 24)).columns if terminal else PIPE_WIDTH)
+    caps = (8, 30, 20, 0, 20, 0)
+    for drop in ((), (3, 5), tuple(range(len(cols)))):  # too narrow for every word whole: the origins
+        kept = [0 if i in drop else w for i, w in enumerate(word)]  # fold first, then every cell
+        if sum(kept) + 3 * len(cols) + 1 + 2 * 14 * (3 in drop) <= width or len(drop) == len(cols):
+            word = kept
+            break
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
+                      highlight=False, soft_wrap=False)
+    console.print(Text(f"scriptdiff hparams: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
+    for e in (report.errors if opts.get("list_errors", True) else ()):  # else printed on stderr
+        label, style = ("note", "cyan") if e.level == "note" else ("error", "red")
+        console.print(Text(f"{label}: {safe(e.path)}: {safe(e.message)}", style=style))
+    fixed = [max(min(n, cap), w) for n, cap, w in zip(longest, caps, word)]
     # 7 borders, 1 space either side of every cell but the outer two. The origin columns take
     # the rest; when they would get less than a quarter of the width each, the values fold first
     # (down to 10), then the origins (down to 14), then the key (down to 8)
@@ -142,17 +155,17 @@ def render(report, fmt: str = "text", color: bool = False, show_masked: bool = F
         if over <= 0:
             break
         if i == "origin":
-            cut = min((over + 1) // 2, keep - 14)
+            cut = min((over + 1) // 2, keep - max(14, word[3], word[5]))
             keep -= cut
             over -= 2 * cut
         else:
-            cut = min(over, max(0, fixed[i] - (8 if i == 1 else 10)))
+            cut = min(over, max(0, fixed[i] - max(word[i], 8 if i == 1 else 10)))
             fixed[i] -= cut
             over -= cut
     room = max(12, (width - sum(fixed) - 7 - 10) // 2)
     for i, col in enumerate(cols):
         if col.endswith("origin"):
-            table.add_column(col, overflow="fold", width=min(longest[i], room))
+            table.add_column(col, overflow="fold", width=max(word[i], min(longest[i], room)))
         else:
             table.add_column(col, overflow="fold", min_width=fixed[i], max_width=max(fixed[i], 1))
     for cells, style in rows:

@@ -37,6 +37,7 @@ sections of process data).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import json
 
@@ -281,9 +282,81 @@ def _cstop(i: int, run: list, spans, shown: int) -> list:
     return [i, run[0], run[2], round(a / max(shown, 1), 4), round(b / max(shown, 1), 4)]
 
 
-def _pair_data(f: PageFile, marks: dict, used: set):
+def _paired(ops, a: list[str], b: list[str], anchors: set[tuple[int, int]]) -> list[tuple]:
+    """difflib's opcodes with each replaced block's rows paired by meaning: a GPU line and the
+    NPU line a mask, a finding or an equal-after-normalising entry pairs it with (`anchors`,
+    1-based line pairs) on one row, else lines alike enough (SequenceMatcher ratio >= 0.5), in
+    order; a line with no partner gets a row of its own (a delete or an insert). Without it
+    difflib lays a block out index by index, so `source set_env.sh` added above a masked
+    `export` pushes every row of the block one line off."""
+    out = []
+    for op in ops:
+        tag, i1, i2, j1, j2 = op
+        if tag != "replace" or (i2 - i1) * (j2 - j1) > budget.PAIRED_BLOCK_CELLS or (i2 - i1 == 1 == j2 - j1):
+            out.append(op)
+            continue
+        n, m = i2 - i1, j2 - j1
+
+        def score(x: int, y: int) -> float:
+            if (i1 + x + 1, j1 + y + 1) in anchors:
+                return 3.0
+            r = difflib.SequenceMatcher(None, a[i1 + x].strip(), b[j1 + y].strip()).ratio()
+            return r if r >= 0.5 else 0.0
+        best = [[0.0] * (m + 1) for _ in range(n + 1)]  # best[x][y]: of a[x:], b[y:]
+        for x in range(n - 1, -1, -1):
+            for y in range(m - 1, -1, -1):
+                s = score(x, y)
+                best[x][y] = max(best[x + 1][y], best[x][y + 1], best[x + 1][y + 1] + s if s else 0.0)
+        x = y = 0
+        match = []
+        while x < n and y < m:
+            s = score(x, y)
+            if s and best[x][y] == best[x + 1][y + 1] + s:
+                match.append((x, y))
+                x, y = x + 1, y + 1
+            elif best[x + 1][y] >= best[x][y + 1]:
+                x += 1
+            else:
+                y += 1
+        if all(x == y for x, y in match):  # index by index already: difflib's block as it is
+            out.append(op)
+            continue
+        px = py = 0
+        for x, y in match + [(n, m)]:
+            gap = min(x - px, y - py)  # lines left unpaired on both sides between two pairs: side by side
+            if gap:
+                out.append(("replace", i1 + px, i1 + px + gap, j1 + py, j1 + py + gap))
+            if x - px > gap:
+                out.append(("delete", i1 + px + gap, i1 + x, j1 + py + gap, j1 + py + gap))
+            if y - py > gap:
+                out.append(("insert", i1 + x, i1 + x, j1 + py + gap, j1 + y))
+            if x < n:
+                out.append(("replace", i1 + x, i1 + x + 1, j1 + y, j1 + y + 1))
+            px, py = x + 1, y + 1
+    return out
+
+
+def _identical_marks(data: dict, ops) -> None:
+    """A finding is badged on a row only where the two sides differ: on a line identical on
+    both sides (`bf16=True` in both programs, the NPU value from a config) with nothing marked
+    on the other side, its mark moves to the panel's header (a finding about the file)."""
+    for tag, i1, i2, j1, j2 in ops:
+        if tag != "equal":
+            continue
+        for k in range(i2 - i1):
+            for col, other, here, there in (("a", "b", i1 + k + 1, j1 + k + 1), ("b", "a", j1 + k + 1, i1 + k + 1)):
+                ks = data["f" + col].get(str(here))
+                if not ks or str(there) in data["f" + other] or str(there) in data["m" + other] \
+                        or str(here) in data["m" + col]:
+                    continue
+                del data["f" + col][str(here)]
+                data["ff"] += [x for x in ks if x not in data["ff"]]
+
+
+def _pair_data(f: PageFile, marks: dict, used: set, anchors: set | None = None):
     a, b = _lines(f.ta), _lines(f.tb)
     ops = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > budget.PRECISE_DIFF_LINES).get_opcodes()
+    ops = _paired(ops, a, b, anchors or set())
     lexer = _lexer(f.g or f.n, a or b)
     # the NPU side's lines only where they differ (equal runs are the GPU side's), each changed
     # block lexed on its own: half the lexing, at the price of a block that starts inside a
@@ -297,6 +370,9 @@ def _pair_data(f: PageFile, marks: dict, used: set):
 
 def render(report, full_values: bool = False, **_options) -> str:
     report.sorted()
+    # the findings most severe first (errors above info, whatever their check), each severity in
+    # report order; a copy: the other writers of the same run keep the report's order
+    report = dataclasses.replace(report, findings=sorted(report.findings, key=lambda f: Severity(f.severity).rank))
     rules = load_rules().rules
     files = page_files(report)
     where = {}
@@ -347,6 +423,14 @@ def render(report, full_values: bool = False, **_options) -> str:
             files[i].masked += 1
     qtexts: list[str] = []
     qpairs = _equal_pairs(report, where)
+    anchors: dict[int, set[tuple[int, int]]] = {}  # panel -> (GPU line, NPU line) a mask, finding or entry pairs
+    for x in list(report.masked) + list(report.findings):
+        g, n = x.gpu, x.npu
+        i = where.get(("gpu", g.path)) if g is not None and g.path and g.line else None
+        if i is not None and n is not None and n.line and where.get(("npu", n.path)) == i:
+            anchors.setdefault(i, set()).add((g.line, n.line))
+    for i, pairs in qpairs.items():
+        anchors.setdefault(i, set()).update((g.line, n.line) for _k, g, n in pairs)
     for f in files:
         load_texts(f, report.texts)
     used: set[str] = set()
@@ -358,8 +442,11 @@ def render(report, full_values: bool = False, **_options) -> str:
     for i, f in enumerate(files):
         if not has_panel(f):
             continue
-        data, la, lb, ops = _pair_data(f, marks[i], used)
+        data, la, lb, ops = _pair_data(f, marks[i], used, anchors.get(i))
+        _identical_marks(data, ops)
         for pi, col, line, value, k in spots:
+            if pi != i or k not in data["f" + col].get(str(line), ()):
+                continue  # another panel's, or a finding's line identical on both sides (_identical_marks)
             text = (la if col == "a" else lb)[line - 1] if pi == i and line <= len(la if col == "a" else lb) else None
             found = _locate(value, text) if text is not None else []
             if found:  # the words of the line that write the finding's value
@@ -375,11 +462,14 @@ def render(report, full_values: bool = False, **_options) -> str:
         sf += fst
         sc += cst
         data["r"] = marked
-        for _r, xa, xb in marked:
-            for x in (xa, xb):
-                if x:
-                    looks[x] += 1
-        f.looks = {x: sum(1 for _r, xa, xb in marked for y in (xa, xb) if y == x) for x in ("M", "Q", "C")}
+        # one count everywhere (the legend, each panel's header, the file list): the masked
+        # substitutions of the file (the page's header counts them all), and of the other looks
+        # the rows, each under its strongest look (two cells of one look are one row)
+        strongest = [min((x for x in (xa, xb) if x), key=LOOK_RANK.get) for _r, xa, xb in marked if xa or xb]
+        for x in strongest:
+            looks[x] += x != "M"
+        looks["M"] += f.masked
+        f.looks = {x: strongest.count(x) for x in ("Q", "C")}
         shown_rows[i] = nshown + len(files[i].findings)
         blocks.append(f'<script type="application/json" id="d{i}">{_script_json(data)}</script>')
     checks = sorted({f.check for f in report.findings} | set(report.verdicts), key=check_order)

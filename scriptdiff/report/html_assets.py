@@ -217,6 +217,15 @@ function onScreen(el){if(!el)return false;var r=el.getBoundingClientRect();retur
 function selftest(){var out={findings:document.querySelectorAll('#findings li').length,nav:[],every:[],looks:{},marks:{}};
  document.querySelectorAll('section.pair').forEach(function(s){render(s.dataset.i);});
  ['lf','lm','lq','lc'].forEach(function(c){out.looks[c]=document.querySelectorAll('td.c.'+c).length;});
+ // what each panel says and shows: its header's counts, its rows (GPU line, NPU line, the badges between them), the
+ // findings said of the whole file; the legend's and the file list's counts
+ out.panels=[].map.call(document.querySelectorAll('section.pair'),function(s){return {head:s.querySelector('h3 small').textContent,
+  ff:[].map.call(s.querySelectorAll('.ff .ann'),function(a){return F[+a.dataset.f][2];}),
+  rows:[].slice.call(s.querySelectorAll('tr[data-r]'),0,200).map(function(r){var c=r.querySelectorAll('td');
+   return [c[0].textContent,c[1].textContent,c[3].textContent,c[4].textContent,c[2].textContent];})};});
+ out.legend={};[].forEach.call(document.querySelectorAll('#legend .key'),function(k){out.legend[k.classList[1]]=+k.querySelector('small').textContent;});
+ out.file_masked=[].map.call(document.querySelectorAll('#files tr'),function(r){var c=r.querySelectorAll('td');return c.length?+c[3].textContent:null;})
+  .filter(function(x){return x!==null;});
  ['hf','hm','hq','hc'].forEach(function(c){out.marks[c]=[].slice.call(document.querySelectorAll('mark.'+c),0,40).map(
   function(x){return x.textContent;});});
  var q=document.querySelector('td.c.lq');out.q_title=q?q.title:null;

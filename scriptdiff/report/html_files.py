@@ -34,7 +34,7 @@ def page_files(report) -> list[PageFile]:
         if (g, n) not in out:
             out[(g, n)] = PageFile(g, n)
             used |= {("gpu", g), ("npu", n)}
-    kinds = {(a.side, a.path): a.kind for a in report.inputs}
+    kinds = {(a.side, a.path): a.kind for a in report.every_input()}
     if not report.pairs:  # a Report made without keep_texts: the files the masks pair
         for m in report.masked:
             if m.gpu and m.npu and m.gpu.path and m.npu.path and ("gpu", m.gpu.path) not in used \
@@ -43,7 +43,7 @@ def page_files(report) -> list[PageFile]:
                 used |= {("gpu", m.gpu.path), ("npu", m.npu.path)}
     # files read but compared as part of a run (configs, snapshots): paired by name, else by kind
     left: dict[str, list[str]] = {"gpu": [], "npu": []}
-    for side, p in list(texts) + [(a.side, a.path) for a in report.inputs if a.status != "identical"]:
+    for side, p in list(texts) + [(a.side, a.path) for a in report.every_input() if a.status != "identical"]:
         if (side, p) not in used and p not in left[side]:
             left[side].append(p)
     for key in (lambda p: p.replace("\\", "/").rsplit("/", 1)[-1], lambda p: kinds.get(("gpu", p)) or
@@ -61,8 +61,8 @@ def page_files(report) -> list[PageFile]:
     for side in ("gpu", "npu"):
         for p in left[side]:
             out[(p, None) if side == "gpu" else (None, p)] = PageFile(p, None) if side == "gpu" else PageFile(None, p)
-    same_g = [a.path for a in report.inputs if a.status == "identical" and a.side == "gpu"]
-    same_n = [a.path for a in report.inputs if a.status == "identical" and a.side == "npu"]
+    same_g = [a.path for a in report.every_input() if a.status == "identical" and a.side == "gpu"]
+    same_n = [a.path for a in report.every_input() if a.status == "identical" and a.side == "npu"]
     paired = {p for k in out for p in k if p}
     for g, n in zip(same_g, same_n):  # accounted in pairs, GPU then NPU (tree.collect)
         if g not in paired and n not in paired:

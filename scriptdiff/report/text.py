@@ -55,7 +55,8 @@ def _say(console, line, hang: int = 4, lead: str | None = None) -> None:
 
 
 def render(report, show_masked: bool = False, color: bool | None = None, width: int | None = None,
-           full_values: bool = False, list_errors: bool = True, quiet: bool = False, **_options) -> str:
+           full_values: bool = False, list_errors: bool = True, quiet: bool = False, terminal: bool = False,
+           **_options) -> str:
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -63,10 +64,12 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
     buf = io.StringIO()
     import shutil
 
-    # on a terminal, fit its width; in a file or pipe, never break lines (grep-friendly)
-    width = width or (shutil.get_terminal_size((110, 24)).columns if color else 10_000)
+    # on a terminal (coloured or not: NO_COLOR, --color never), fit its width; in a file or pipe,
+    # never break lines (grep-friendly)
+    wrap = bool(color or terminal)
+    width = width or (shutil.get_terminal_size((110, 24)).columns if wrap else 10_000)
     console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width,
-                      highlight=False, soft_wrap=not color)
+                      highlight=False, soft_wrap=not wrap)
     report.sorted()
     if quiet:  # --quiet: the summary only (each check's verdict, the counts, what was read)
         for check in sorted(report.verdicts, key=check_order):
@@ -75,8 +78,9 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
         _summary(console, report, show_masked, quiet=True)
         return buf.getvalue()
     console.print(Text(f"scriptdiff: GPU {safe(report.gpu)}  vs  NPU {safe(report.npu)}", style="bold"))
-    for line in report.overview:
-        console.print(Text(safe(line)))
+    for line in report.overview:  # a continuation hangs under the line's own indentation
+        text = safe(line)
+        _say(console, Text(text), hang=len(text) - len(text.lstrip()) + 2)
     for e in (report.errors if list_errors else ()):  # else the command printed them on stderr
         label, style = ("note", "cyan") if e.level == "note" else ("error", "red")
         console.print(Text(f"{label}: {safe(e.path)}: {clip(e.message, 2 * budget.SHOWN_CHARS, full_values)}", style=style))

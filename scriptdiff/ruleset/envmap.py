@@ -33,6 +33,31 @@ def canonical(name: str) -> tuple[str, str]:
     return f"env:{name}", "plain"
 
 
+def gpu_spelled(text: str) -> str:
+    """`text` with every variable it reads (`$NAME`, `${NAME}`) that has a GPU counterpart
+    spelled as that counterpart: `$(echo $ASCEND_RT_VISIBLE_DEVICES | wc -l)` reads as
+    `$(echo $CUDA_VISIBLE_DEVICES | wc -l)` (a value kept as written that differs from the GPU
+    side's only by the renamed variable it reads is the same value)."""
+    reverse = _table()[2]
+    if "$" not in text or not reverse:
+        return text
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text[i] != "$":
+            out.append(text[i])
+            i += 1
+            continue
+        brace = text.startswith("${", i)
+        j = i + 1 + brace
+        k = j
+        while k < n and (text[k].isalnum() or text[k] == "_"):
+            k += 1
+        name = text[j:k]
+        out.append(text[i:j] + reverse.get(name, name))
+        i = k
+    return "".join(out)
+
+
 def npu_name(gpu_name: str) -> str | None:
     return _table()[1].get(gpu_name)
 

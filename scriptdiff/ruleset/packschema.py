@@ -15,6 +15,8 @@ A schema is built from a few node types:
   Table(X)          a mapping of names (keys: `key=`, Name by default) to X; `once=True`: an
                     entry is defined by one pack only
   OneOf(X, Y), Any  either shape; anything; Null: YAML's null
+  Shipped(X, why)   X, given by the shipped packs only: a user's pack that gives it is refused
+                    with `why` (what would weaken a guarantee: an exemption from withholding)
 
 `check(value, schema, path, positions, complete)` reports the first node that does not fit
 as `pack.yaml:LINE: dotted.path[index].field: expected a list of names (got 'x')`, at the
@@ -71,6 +73,20 @@ class Positions:
         self.table: dict[tuple, tuple[str, int, tuple]] = {}
         for path, line in (lines or {}).items():
             self.table[path] = (pack, line, path)
+        # prefix length -> prefix -> the (path, position) pairs under it: what `graft` takes
+        # from this table, found without reading the whole table once per key merged (a pack
+        # of 200,000 keys was quadratic); made on first use, dropped when the table changes
+        self._under: dict[int, dict[tuple, list]] = {}
+
+    def _below(self, src: tuple) -> list:
+        n = len(src)
+        index = self._under.get(n)
+        if index is None:
+            index = self._under[n] = {}
+            for path, pos in self.table.items():
+                if len(path) >= n:
+                    index.setdefault(path[:n], []).append((path, pos))
+        return index.get(src, [])
 
     def of(self, path: tuple) -> tuple[str, int, tuple]:
         """(pack, line, path in that pack) of the node at `path`, or of its nearest ancestor
@@ -100,9 +116,8 @@ class Positions:
         """Take `other`'s positions of the node at `src` (and below) as those of `dst`; with
         `offset`, `src` is a list whose items become items offset.. of the list at `dst`."""
         n = len(src)
-        for path, pos in other.table.items():
-            if path[:n] != src:
-                continue
+        self._under.clear()
+        for path, pos in other._below(src):
             rest = path[n:]
             if offset:
                 if not rest:
@@ -114,9 +129,10 @@ class Positions:
 class Walk:
     """One checking pass: the positions to report at, and whether it is the complete check."""
 
-    def __init__(self, positions: Positions, complete: bool):
+    def __init__(self, positions: Positions, complete: bool, user: bool = False):
         self.positions = positions
         self.complete = complete
+        self.user = user  # the pack walked is a user's (--rules, [tool.scriptdiff] rules)
 
     def fail(self, path: tuple, message: str, at: tuple | None = None):
         raise self.positions.error(path, message, at)
@@ -241,6 +257,21 @@ class OneOf(Schema):
         w.fail(path, f"expected {self.expect}{got(v)}")
 
 
+class Shipped(Schema):
+    def __init__(self, inner: Schema, why: str):
+        self.inner = inner
+        self.why = why
+        self.expect = inner.expect
+
+    def walk(self, v, path, w) -> None:
+        if w.user:
+            w.fail(path, self.why)
+        self.inner.walk(v, path, w)
+
+    def merge(self, old, new, dst, src, m):
+        return self.inner.merge(old, new, dst, src, m)
+
+
 class ListOf(Schema):
     def __init__(self, item: Schema, nonempty: bool = False, expect: str | None = None):
         self.item = item
@@ -354,6 +385,8 @@ class Table(Schema):
         return out
 
 
-def check(value: _Any, schema: Schema, path: tuple, positions: Positions, complete: bool = True) -> None:
-    """Raise SchemaError at the first node of `value` (found at `path`) that `schema` refuses."""
-    schema.walk(value, path, Walk(positions, complete))
+def check(value: _Any, schema: Schema, path: tuple, positions: Positions, complete: bool = True,
+          user: bool = False) -> None:
+    """Raise SchemaError at the first node of `value` (found at `path`) that `schema` refuses
+    (`user`: `value` is a user's pack's part, where a `Shipped` node is refused)."""
+    schema.walk(value, path, Walk(positions, complete, user))

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 # the families, registered in this order (the vocabulary's first: the others' validators look keys up in it)
 from . import validators_settings, validators_code, validators_setup, validators_process  # noqa: I001
-from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, OneOf, Record, Spec, Str, Table
-from .rulepack import RuleSet, section, validator
+from ..inputs.jsonload import loads
+from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, OneOf, Record, RuleError, Spec, Str, Table
+from .rulepack import RuleSet, inside_name, section, validator
 from .validators_common import CODE, FRAMEWORKS, is_lower
 # every validator, by the name the packs' comments and the tests use (rule_validators.check_devices)
-from .validators_code import (check_call_signatures, check_devices, check_fix_spellings, check_numerics_relevance,  # noqa: F401
-                              check_python, check_rewritten_regions)
+from .validators_code import (check_call_signatures, check_devices, check_fix_copies, check_fix_spellings,  # noqa: F401
+                              check_numerics_relevance, check_python, check_rewritten_regions)
 from .validators_process import check_curve_metrics, check_dumps  # noqa: F401
-from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_value_ports,  # noqa: F401
-                                  check_vocabulary)
+from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_meanings,  # noqa: F401
+                                  check_value_ports, check_vocabulary)
 from .validators_setup import (check_ascend_versions, check_installers, check_launchers,  # noqa: F401
                                check_library_checks, check_platform, check_secret_values, check_secrets,
                                check_tokenizer_settings)
@@ -191,9 +192,29 @@ section("example_modes", Table(Enum(*EXAMPLE_MODES), key=CODE))
 @validator
 def check_example_modes(rs: RuleSet) -> None:
     rs.conform("example_modes")
-    for code in rs.section("example_modes") or {}:
+    for code, mode in (rs.section("example_modes") or {}).items():
         if code not in rs.rules:
             raise rs.error(("example_modes", code), f"unknown rule code {code}")
+        if mode == "dumps":  # each text names the files it writes in the example's folder: never out of it
+            for ex in rs.rules[code].examples:
+                for side in ("gpu", "npu"):
+                    bad = _outside_names(getattr(ex, side))
+                    if bad is not None:
+                        rule = rs.rules[code]
+                        raise RuleError(f"{rule.pack}:{ex.line or rule.line or 1}: {code}: a dumps example's "
+                                        f"{side} text names {bad!r}, which is not a path inside the example's "
+                                        f"folder (a relative one, without '..'); nothing of it is written")
+
+
+def _outside_names(text: str) -> str | None:
+    """The first name of a `dumps` example's text (a JSON object of file name -> content) that
+    is not a path inside the example's folder; None when all are (or the text is not such an
+    object: the run says so)."""
+    try:
+        data = loads(text)
+    except ValueError:
+        return None
+    return next((k for k in data if not inside_name(k)), None) if isinstance(data, dict) else None
 
 
 # the families of sections, in the order they are registered (this module's own come last)

@@ -20,8 +20,10 @@ from typing import Any, Callable
 from ..model import SEVERITIES
 from .packschema import Merge, Positions, RuleError, Schema, Table
 from .packschema import check as check_node
+from .. import budget
+from ..inputs.sources import SourceError, read_bytes
 from ..inputs.store import rules_dir  # noqa: F401  (where the packs are: shared with the cache's salt)
-from ..inputs.yamlload import YAMLError, load
+from ..inputs.yamlload import Nodes, YAMLError, load
 
 # A shipped rule's code is SD and three digits (its hundreds say its check: DEVELOPERS.md);
 # a rule of a user's pack (--rules DIR) is SDX and three digits, so that no code a later
@@ -125,6 +127,18 @@ class RuleSet:
             self._conformed.add(name)
 
 
+def plain_name(name) -> bool:
+    """`name` is one file name (an example's file, written in its own temporary folder): no
+    folder part, nothing that could name a place outside that folder."""
+    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+
+
+def inside_name(name) -> bool:
+    """`name` is a relative path that stays inside the folder it is joined to (the files of a
+    `dumps` example: dump/dump.json, scripts/train.py): plain names joined by `/`."""
+    return isinstance(name, str) and all(plain_name(part) for part in name.split("/"))
+
+
 def _fail(pack: str, line: int | None, msg: str):
     raise RuleError(f"{pack}:{line or 1}: {msg}")
 
@@ -185,10 +199,12 @@ def _code(code: str, user: bool) -> str | None:
     return f"rule code {code!r} is not of the form SD{'X' if user else ''}123"
 
 
-def _parse_lines(text: str, pack: str, user: bool = False) -> tuple[list[Rule], dict[str, Any], dict]:
-    """The rules, the data sections and the line table (yamlload) of one pack."""
+def _parse_lines(text: str, pack: str, user: bool = False, nodes: Nodes | None = None
+                 ) -> tuple[list[Rule], dict[str, Any], dict]:
+    """The rules, the data sections and the line table (yamlload) of one pack; `nodes`: what
+    the packs may still hold (yamlload.Nodes), else the pack is refused before it is built."""
     try:
-        data, lines = load(text)
+        data, lines = load(text, nodes)
     except YAMLError as e:
         _fail(pack, e.line, f"not valid YAML: {e}")
     if data is None:
@@ -239,10 +255,12 @@ def _parse_lines(text: str, pack: str, user: bool = False) -> tuple[list[Rule], 
                 if not isinstance(ex.get(side), str):
                     _fail(pack, eline, f"{code}: example needs '{side}' text")
             files = ex.get("files", {})
-            if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) and k
-                                                      and "/" not in k and "\\" not in k and k not in (".", "..")
-                                                      for k, v in files.items()):
+            if not isinstance(files, dict) or not all(plain_name(k) and isinstance(v, str) for k, v in files.items()):
                 _fail(pack, eline, f"{code}: an example's 'files' maps plain file names to their text")
+            for key in ("gpu_name", "npu_name"):  # written in the example's folder: never a path out of it
+                if key in ex and not plain_name(ex[key]):
+                    _fail(pack, lines.get(("rules", i, "examples", j, key), eline),
+                          f"{code}: an example's '{key}' is a plain file name, not a path (got {ex[key]!r})")
             examples.append(Example(lang=lang, gpu=ex["gpu"], npu=ex["npu"], fires=ex["fires"],
                                     note=str(ex.get("note", "")), line=eline,
                                     gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name"), files=dict(files)))
@@ -265,12 +283,13 @@ def load_packs(paths: list[Path], user: list[Path] = ()) -> RuleSet:
     origin: dict[str, str] = {}
     merged = Positions()
     packs = [(f"rules/{p.name}", p, False) for p in sorted(paths)] + [(str(p), p, True) for p in user]
+    left = budget.PACK_BYTES  # what the user's packs may still hold together: bytes, nodes
+    nodes = Nodes(budget.PACK_NODES, "the packs of --rules")
     for pack, path, mine in packs:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise RuleError(f"{pack}:1: cannot read rule pack: {getattr(e, 'strerror', None) or e}") from None
-        pack_rules, pack_sections, lines = _parse_lines(text, pack, user=mine)
+        text = read_pack(path, pack, left if mine else budget.MAX_READ)
+        pack_rules, pack_sections, lines = _parse_lines(text, pack, user=mine, nodes=nodes if mine else None)
+        if mine:
+            left -= len(text.encode("utf-8", "surrogatepass"))
         for r in pack_rules:
             if r.code in rules:
                 _fail(pack, r.line, f"duplicate rule code {r.code} (also in {rules[r.code].pack})")
@@ -281,7 +300,7 @@ def load_packs(paths: list[Path], user: list[Path] = ()) -> RuleSet:
             if schema is None:
                 _fail(pack, lines.get((name,)), f"unknown section {name!r} (a pack holds rules and "
                                                f"{', '.join(sorted(SECTIONS))})")
-            check_node(value, schema, (name,), here, complete=False)
+            check_node(value, schema, (name,), here, complete=False, user=mine)
             if name in sections:
                 sections[name] = schema.merge(sections[name], value, (name,), (name,), Merge(merged, here))
             else:
@@ -300,6 +319,25 @@ def load_packs(paths: list[Path], user: list[Path] = ()) -> RuleSet:
     for validate in VALIDATORS:
         validate(rs)
     return rs
+
+
+def read_pack(path: Path, pack: str, limit: int) -> str:
+    """A pack's text: a regular file only (a FIFO, a device, a kernel pseudo-file such as a
+    link to /proc/kmsg are refused before they are opened: reading one would block), of at
+    most `limit` bytes (the user's packs together: budget.PACK_BYTES), UTF-8. RuleError, one
+    line at the pack's first line, otherwise."""
+    try:
+        data = read_bytes(path, pack, limit)
+    except SourceError as e:
+        why = str(e).removeprefix(f"{pack}: ")
+        if why.startswith("larger than"):
+            why = (f"larger than the {limit:,} bytes the packs of --rules may still hold together "
+                   f"(at most {budget.PACK_BYTES:,} in all); not read")
+        raise RuleError(f"{pack}:1: cannot read rule pack: {why}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RuleError(f"{pack}:1: cannot read rule pack: not UTF-8 ({e.reason} at byte {e.start})") from None
 
 
 # The schema of every data section (scriptdiff.ruleset.rule_validators declares them with `section`):

@@ -3,14 +3,18 @@
 `secret_values.token_prefixes` (a prefix, a least length, a character class) and
 `secret_values.patterns` (a regular expression, optionally with a group named `secret`) are
 data; this module turns them into compiled expressions and says which part of a text each
-one finds. It sits below the rules layer (it imports nothing of the package) because both
-sides need it: rule_validators checks every example when the packs load, and
-scriptdiff.ruleset.secrets scans with the same expressions.
+one finds. It sits below the rules layer (it imports only packregex) because both sides
+need it: rule_validators checks every example when the packs load, and
+scriptdiff.ruleset.secrets scans with the same expressions. A `patterns` entry is run by
+RE2 (packregex: linear in the text); the token expression is built here from the escaped
+prefixes and stays on `re`.
 """
 from __future__ import annotations
 
 import re
 from typing import Iterator
+
+from . import packregex
 
 # a token's characters after its prefix: letters and digits, or also _ and -
 CHARS = {"alnum": "A-Za-z0-9", "word": "A-Za-z0-9_-"}
@@ -41,22 +45,23 @@ def tokens_regex(entries: list[dict]) -> re.Pattern | None:
     return re.compile(START + "(?:" + "|".join(parts) + ")") if parts else None
 
 
-def compile_pattern(regex: str) -> re.Pattern:
-    """A `patterns` entry's expression (re.error when it is not one)."""
-    return re.compile(regex)
+def compile_pattern(regex: str):
+    """A `patterns` entry's expression, run by RE2 (packregex.PatternError when it is not
+    one, or needs what RE2 has not)."""
+    return packregex.compile(regex)
 
 
-def spans(rx: re.Pattern, text: str) -> Iterator[tuple[int, int]]:
+def spans(rx, text: str) -> Iterator[tuple[int, int]]:
     """The (start, end) of every part of `text` that `rx` withholds: its group `secret` when it
     has one, else the whole match."""
-    named = "secret" in rx.groupindex
+    named = rx.groupindex.get("secret")
     for m in rx.finditer(text):
-        if named and m.group("secret") is not None:
-            yield m.span("secret")
+        if named is not None and m.group(named) is not None:
+            yield m.span(named)
         elif m.end() > m.start():
             yield m.span()
 
 
-def finds(rx: re.Pattern, text: str) -> bool:
+def finds(rx, text: str) -> bool:
     """`rx` withholds some part of `text`."""
     return next(spans(rx, text), None) is not None

@@ -29,7 +29,8 @@ Where it is applied, each through this module:
   overview lines, verdict reasons, the hparams table, the inputs' notes), run by
   report.render (every writer's entry) and by the CLI before it prints error lines;
 - a whole file the html page shows (`shown_text`, `redact_lines`): each secret part replaced by
-  its fingerprinted marker, line by line;
+  its fingerprinted marker, line by line; so are the texts `fix` shows (`shown_change`: its
+  diff and each edit's old and new words);
 - a snapshot (`withhold_tree`, run by `collect`): every secret-looking string field withheld.
 """
 from __future__ import annotations
@@ -172,29 +173,38 @@ _SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
 
 def _url_spans(text: str, r: _Rules) -> list[tuple[int, int]]:
     """In every URL of `text`: its user information, and the values of its query and
-    fragment parameters whose names are secret-looking (or listed in `query_names`)."""
+    fragment parameters whose names are secret-looking (or listed in `query_names`). A URL
+    inside another (`file:///cache/https://user:pass@host`, `?next=https://u:p@h/x?sig=...`)
+    is one too. In time linear in the text: each host is scanned once (it ends before the
+    next `://`), and the query of the outermost URL only (split at `?` as well as `&`)."""
     out: list[tuple[int, int]] = []
     n = len(text)
     i = text.find("://")
+    end = -1  # where the outermost URL around this `://` ends
     while i != -1:
         s = i
         while s > 0 and text[s - 1] in _SCHEME_CHARS:
             s -= 1
-        e = i + 3
-        while e < n and text[e] not in _URL_END:
-            e += 1
+        nested = i < end
+        if not nested:
+            end = i + 3
+            while end < n and text[end] not in _URL_END:
+                end += 1
+        e = end
         if s < i and text[s].isalpha():
-            a = i + 3
-            host_end = min([p for p in (text.find(c, a, e) for c in "/?#") if p != -1], default=e)
+            a = host_end = i + 3
+            while host_end < e and text[host_end] not in "/?#":
+                host_end += 1
             at = text.rfind("@", a, host_end)
             if at > a:  # https://TOKEN@host, https://user:pass@host
                 out.append((a, at))
-            q, h = text.find("?", a, e), text.find("#", a, e)
-            if q != -1 and (h == -1 or q < h):
-                out += _params(text, q + 1, h if h != -1 else e, r)
-            if h != -1:
-                out += _params(text, h + 1, e, r)  # #access_token=... (an OAuth implicit grant)
-        i = text.find("://", max(e, i + 3))
+            if not nested:
+                q, h = text.find("?", a, e), text.find("#", a, e)
+                if q != -1 and (h == -1 or q < h):
+                    out += _params(text, q + 1, h if h != -1 else e, r)
+                if h != -1:
+                    out += _params(text, h + 1, e, r)  # #access_token=... (an OAuth implicit grant)
+        i = text.find("://", i + 3)
     return out
 
 
@@ -210,7 +220,7 @@ def _params(text: str, a: int, b: int, r: _Rules) -> list[tuple[int, int]]:
     return out
 
 
-_PARAM_SPLIT = re.compile("[^&;]+")  # a query's parameters (a URL's syntax, not code)
+_PARAM_SPLIT = re.compile("[^&;?]+")  # a query's parameters, and a nested URL's (a URL's syntax, not code)
 
 
 _VALUE_END = frozenset(" \t\r\n\"'`,;&|(){}[]<>")  # an unquoted value after `=` or a flag
@@ -307,9 +317,24 @@ def _value_after(text: str, i: int, j: int, code: bool) -> tuple[int, int] | Non
                 return None  # Authorization: Bearer x (the scheme's credential is found on its own)
         a, b = k, e
     v = text[a:b]
-    if not v.strip() or v.startswith(SHORT_MARKER[:-1]) or (sep == " " and v.startswith("-")) or _reference(v):
+    if not v.strip() or v.startswith(SHORT_MARKER[:-1]) or (sep == " " and v.startswith("-")) or _reference(v) \
+            or is_structured(v):
         return None
     return a, b
+
+
+_IDENT = re.compile("[a-z_][a-z0-9_]*|[0-9]+")  # one part of a dotted path (a name's syntax, not code)
+
+
+def is_structured(value) -> bool:
+    """A value that names a place in a program, never a credential, whatever the name it is
+    written under: a dotted path of lower-case identifiers (a module or tensor path:
+    `model.language_model.embed_tokens.weight`, `blocks.0.attn.key`), two named parts at
+    least. A token's own shape is still found in it (`is_secret_value`)."""
+    if not isinstance(value, str) or "." not in value:
+        return False
+    parts = value.split(".")
+    return all(_IDENT.fullmatch(p) for p in parts) and sum(not p.isdigit() for p in parts) >= 2
 
 
 def _reference(v: str) -> bool:
@@ -336,7 +361,7 @@ def secret_spans(text: str, code: bool = False) -> list[tuple[int, int]]:
     return list(got)
 
 
-def _spans_of(text: str, code: bool, r: _Rules) -> tuple[tuple[int, int], ...]:
+def _spans_of(text: str, code: bool, r: _Rules, depth: int = 0) -> tuple[tuple[int, int], ...]:
     found: list[tuple[int, int]] = []
     if r.tokens is not None:
         found += [m.span() for m in r.tokens.finditer(text)]
@@ -349,7 +374,34 @@ def _spans_of(text: str, code: bool, r: _Rules) -> tuple[tuple[int, int], ...]:
     found += _named_spans(text, code)
     found += [m.span() for m in r.entropy_rx.finditer(text)
               if _high_entropy(m.group(), r) and not _path_shaped(m.group())]
+    if "%" in text and depth < budget.SECRET_DECODINGS:  # https%3A%2F%2Fuser%3Apass%40host: the same rules, decoded
+        plain, at = _percent_decoded(text)
+        if plain is not None:
+            found += [(at[a], at[b]) for a, b in _spans_of(plain, code, r, depth + 1)]
     return tuple(_merged(found))
+
+
+_PERCENT = re.compile("%([0-7][0-9A-Fa-f])")  # an escaped ASCII character (a URL's syntax, not code)
+
+
+def _percent_decoded(text: str) -> tuple[str | None, list[int]]:
+    """`text` with its percent-escapes of ASCII characters decoded (`%3A` -> `:`), and where
+    each character of the decoded text starts in `text` (one more entry: its end); None when
+    `text` has no such escape."""
+    pieces: list[str] = []
+    at: list[int] = []
+    last = 0
+    for m in _PERCENT.finditer(text):
+        pieces.append(text[last:m.start()])
+        at.extend(range(last, m.start()))
+        pieces.append(chr(int(m.group(1), 16)))
+        at.append(m.start())
+        last = m.end()
+    if not pieces:
+        return None, at
+    pieces.append(text[last:])
+    at.extend(range(last, len(text) + 1))
+    return "".join(pieces), at
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -389,10 +441,11 @@ def _path_shaped(v: str) -> bool:
 
 
 def is_secret(name: str | None, value) -> bool:
-    """A name or a string value that looks like a credential; True, False, numbers and None never do."""
+    """A name or a string value that looks like a credential; True, False, numbers, None and
+    a structured value under a secret-looking name (`--embedding_key model.embed.weight`) never do."""
     if isinstance(value, (bool, int, float)) or value is None:
         return False
-    return bool(name and is_secret_name(name)) or is_secret_value(value)
+    return bool(name and is_secret_name(name) and not is_structured(value)) or is_secret_value(value)
 
 
 def fingerprint(value) -> str:
@@ -476,6 +529,19 @@ def shown_text(src: Source) -> str:
     """A file's text as a report may show it whole (the html page): `redact_lines`, with
     Python's reading of NAME=value for the kinds written in Python."""
     return redact_lines(src.text, code=detect(src).comments == "python")
+
+
+def shown_change(src: Source, old: str, new: str) -> tuple[str, str, set[str]]:
+    """A file's text before and after an edit (what `fix` shows: its diff, each edit's old and
+    new words), each line as `redact_lines` shows it; a secret found in either text is
+    withheld in both, so an unchanged token shows as an unchanged line. Also returns the
+    secrets found, for the edits' pieces (`redact_text(piece, found)`)."""
+    code = detect(src).comments == "python"
+    found = {t[a:b] for t in (old, new) for a, b in secret_spans(t, code)}
+
+    def shown(t: str) -> str:
+        return _replace(t, _merged(secret_spans(t, code) + _known_spans(t, found)), withheld) if t else t
+    return shown(old), shown(new), found
 
 
 # ------------------------------------------------------------------ applied: values, findings, reports
@@ -570,7 +636,28 @@ def withhold_fact(f: Fact, code: bool = False, found: set[str] | frozenset = fro
         if any(isinstance(x, str) for x in f.meta.values()):  # how the name was written (messages show it)
             f.meta = {k: _replace(x, _known_spans(x, known, whole=True), withheld) if isinstance(x, str) else x
                       for k, x in f.meta.items()}
+    if f.meta and any(isinstance(x, (dict, list)) for x in f.meta.values()):
+        meta = {k: _provenance(x, known, code) if isinstance(x, (dict, list)) else x for k, x in f.meta.items()}
+        if any(meta[k] is not x for k, x in f.meta.items()):
+            f.meta = meta
     return f
+
+
+def _provenance(x, known: set[str], code: bool):
+    """A fact's provenance (its `meta` below the top: the words of a launch option as written,
+    a literal's code, the variables it came through) as it is kept (in the cache) and shown:
+    each secret part, and each of `known`, by its fingerprinted marker. Unchanged parts are
+    returned as they are (a provenance several facts share stays shared)."""
+    if isinstance(x, str):
+        spans = secret_spans(x, code) + (_known_spans(x, known) if known else [])
+        return _replace(x, _merged(spans), withheld) if spans else x
+    if isinstance(x, dict):
+        new = {k: _provenance(y, known, code) for k, y in x.items()}
+        return x if all(new[k] is x[k] for k in x) else new
+    if isinstance(x, list):
+        new_l = [_provenance(y, known, code) for y in x]
+        return x if all(a is b for a, b in zip(new_l, x)) else new_l
+    return x
 
 
 def _line_secrets(src: Source, code: bool):
@@ -650,7 +737,7 @@ def withhold_report(report) -> None:
         for f in row[1:3]:
             if isinstance(f, Fact):
                 withhold_fact(f, is_code(f.path))
-    for a in report.inputs:
+    for a in report.every_input():
         a.unread = [redact_text(u) for u in a.unread]
         a.notes = [redact_text(u) for u in a.notes]
     report.usage_errors = [redact_text(u) for u in report.usage_errors]

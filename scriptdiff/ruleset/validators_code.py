@@ -112,6 +112,8 @@ section("fix_spellings", Table(ListOf(Record(
      "why": Str()},
     required=("written", "value", "npu", "why"), need="written, value, npu and why")), once=False))
 
+section("fix_copies", Table(Record({"why": Str()}, required=("why",), need="why"), once=False))
+
 
 @validator
 def check_fix_spellings(rs: RuleSet) -> None:
@@ -130,6 +132,18 @@ def check_fix_spellings(rs: RuleSet) -> None:
                     raise rs.error(("fix_spellings", key, i, "kinds", j), f"{kind!r} is not a known kind")
             if e.get("flag") and not (str(e["npu"]).startswith("--") and e.get("kinds") == ["shell"]):
                 raise rs.error(("fix_spellings", key, i, "npu"), "a flag spelling is a --flag, for kinds [shell]")
+
+
+@validator
+def check_fix_copies(rs: RuleSet) -> None:
+    """Each key whose GPU word fix copies is a vocabulary key whose words encode its value."""
+    voc = rs.section("vocabulary") or {}
+    ports = rs.section("value_ports") or {}
+    for key in rs.section("fix_copies") or {}:
+        if voc and key not in voc:
+            raise rs.error(("fix_copies", key), f"{key!r} is not a vocabulary key")
+        if voc and key not in ports:
+            raise rs.error(("fix_copies", key), f"{key!r} has no value_ports: its values are copied already")
 
 # ------------------------------------------------------------------ rules/devices.yaml
 
@@ -151,6 +165,11 @@ section("devices", Record({
         "cuda_on_npu": Record({"patched_by": ListOf(Name(), nonempty=True)}),
         "cuda_switches": Table(Record({"determinism": Any(), "tf32": Any(), "npu_way": Str(), "source": Str(),
                                        "note": Str()}, required=("note",), need="a note")),
+        "plumbing": Record({
+            "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
+            **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
+            "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
+        }),
     }),
     "shell": Record({part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},
                                    "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS)

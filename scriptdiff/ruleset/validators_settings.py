@@ -5,10 +5,10 @@ environment-variable table (rules/environment.yaml); their schemas and validator
 """
 from __future__ import annotations
 
-import re
 
 from packaging.version import InvalidVersion, Version
 
+from . import packregex
 from .packschema import NAMES, Any, Bool, Enum, ListOf, Name, Num, OneOf, Record, Str, Table
 from .rulepack import RuleSet, section, validator
 from .validators_common import CODE, FRAMEWORKS, TYPES, is_lower
@@ -87,9 +87,9 @@ def check_vocabulary(rs: RuleSet) -> None:
             if kinds and fn["kind"] not in kinds:
                 raise rs.error(("vocabulary", key, "from_name", "kind"), f"{fn['kind']!r} is not a known kind")
             try:
-                groups = re.compile(fn["pattern"]).groups
-            except re.error as e:
-                raise rs.error(("vocabulary", key, "from_name", "pattern"), f"not a regular expression: {e}") from None
+                groups = packregex.compile(fn["pattern"]).groups
+            except packregex.PatternError as e:
+                raise rs.error(("vocabulary", key, "from_name", "pattern"), str(e)) from None
             if groups != 1:
                 raise rs.error(("vocabulary", key, "from_name", "pattern"), "needs exactly one group (the value)")
 
@@ -147,12 +147,55 @@ section("neutral_sections", ListOf(Name("a lower-case section name without dots"
 section("cosmetic_names", Record({"names": ListOf(LOWER), "sections": ListOf(LOWER)}))
 section("cosmetic_words", Record({part: ListOf(Name("a lower-case word", test=lambda x: is_lower(x) and "_" not in x))
                                   for part in ("places", "outputs", "inputs")}))
-section("path_places", Record({"generic": ListOf(LOWER)}))
+section("path_places", Record({"generic": ListOf(LOWER), "model_sizes": ListOf(LOWER), "weights_words": ListOf(LOWER)}))
+SUFFIX = Name("a lower-case suffix starting with _", test=lambda x: is_lower(x) and x.startswith("_"))
 section("generic_names", Record({
     "section_words": ListOf(Name("a lower-case word", test=lambda x: is_lower(x) and "." not in x)),
-    "suffixes": ListOf(Name("a lower-case suffix starting with _", test=lambda x: is_lower(x) and x.startswith("_")))}))
+    "suffixes": ListOf(SUFFIX), "section_suffixes": ListOf(SUFFIX)}))
+WORD = Name("a lower-case word (letters and digits)", test=lambda x: x.isalnum() and x == x.lower())
+WORDS = ListOf(WORD)
+section("run_wide_keys", ListOf(Name("a vocabulary key")))
+section("key_meanings", ListOf(Record(
+    {"key": Name("a vocabulary key"), "need": ListOf(ListOf(WORD, nonempty=True), nonempty=True), "allow": WORDS,
+     "value": Enum("path", "file", "name", "count", "number", "switch")},
+    required=("key", "need", "value"), need="{key: K, need: [[words]], value: SHAPE}")))
+section("interval_words", Record({part: WORDS for part in ("actions", "periods", "counted", "counts")}))
+section("components", WORDS)
+section("device_value_words", Record({side: ListOf(WORD, nonempty=True) for side in ("gpu", "npu")},
+                                     required=("gpu", "npu"), need="non-empty word lists gpu and npu"))
 section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("names", "gpu", "npu")},
                               required=("names", "gpu", "npu"), need="non-empty lower-case lists names, gpu and npu"))
+
+
+@validator
+def check_meanings(rs: RuleSet) -> None:
+    """run_wide_keys and key_meanings name vocabulary keys; a meaning's word is in one list
+    only; device_value_words needs its mask rule (device-named-value-port) and names no word
+    on both sides."""
+    rs.conform("run_wide_keys", "key_meanings", "interval_words", "components", "device_value_words")
+    voc = rs.section("vocabulary") or {}
+    for i, key in enumerate(rs.section("run_wide_keys") or ()):
+        if voc and key not in voc:
+            raise rs.error(("run_wide_keys", i), f"{key!r} is not a vocabulary key")
+    for i, m in enumerate(rs.section("key_meanings") or ()):
+        if voc and m["key"] not in voc:
+            raise rs.error(("key_meanings", i, "key"), f"{m['key']!r} is not a vocabulary key")
+        seen: set[str] = set()
+        for g, group in enumerate(m["need"]):
+            for w in group:
+                if w in seen:
+                    raise rs.error(("key_meanings", i, "need", g), f"{w!r} is in two groups of need")
+                seen.add(w)
+        for a, w in enumerate(m.get("allow") or ()):
+            if w in seen:
+                raise rs.error(("key_meanings", i, "allow", a), f"{w!r} is in need already")
+    dv = rs.section("device_value_words")
+    if dv is not None:
+        if not any(r.name == "device-named-value-port" and r.kind == "mask" for r in rs.rules.values()):
+            raise rs.error(("device_value_words",), "device_value_words needs the mask rule device-named-value-port")
+        for i, w in enumerate(dv["npu"]):
+            if w in dv["gpu"]:
+                raise rs.error(("device_value_words", "npu", i), f"{w!r} names both devices")
 
 
 @validator

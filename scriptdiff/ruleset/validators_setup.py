@@ -10,9 +10,9 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
-from . import secret_shapes
+from . import packregex, secret_shapes
 from .ascend_version import parse_cann
-from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Str, Table
+from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Shipped, Str, Table
 from .rulepack import RuleSet, section, validator
 from .validators_common import CODE, FRAMEWORKS
 
@@ -79,8 +79,13 @@ UPPER_WORDS = Name("upper-case words joined by _",
                    test=lambda e: all(w.isalnum() and w.isascii() and w == w.upper() for w in e.split("_")))
 ONE_WORD = Name("one word in upper case (no _)", test=lambda e: e.isalnum() and e.isascii() and e == e.upper())
 UPPER_WORD = Name("an upper-case word", test=lambda e: e.replace("_", "").isalnum() and e == e.upper())
+# a user's pack may add secret-looking names and shapes, never exempt one: a pack a repository
+# names (check reads [tool.scriptdiff] rules) would otherwise make CI print that repository's secrets
+EXEMPT = ("a user's pack may add secret-looking names and shapes, never exempt one from withholding "
+          "(the exemptions are rules/secrets.yaml's)")
 section("secrets", Record({"words": ListOf(UPPER_WORDS, nonempty=True), "suffixes": ListOf(ONE_WORD, nonempty=True),
-                           "not_secret": ListOf(UPPER_WORDS), "not_secret_in_code": ListOf(UPPER_WORDS)},
+                           "not_secret": Shipped(ListOf(UPPER_WORDS), EXEMPT),
+                           "not_secret_in_code": Shipped(ListOf(UPPER_WORDS), EXEMPT)},
                           required=("words", "suffixes"), need="non-empty 'words' and 'suffixes' lists"))
 section("secret_values", Record({
     "query_names": ListOf(UPPER_WORD), "schemes": ListOf(UPPER_WORD),
@@ -125,8 +130,8 @@ def check_secret_values(rs: RuleSet) -> None:
         names.add(p["name"])
         try:
             rx = secret_shapes.compile_pattern(p["regex"])
-        except re.error as e:
-            raise rs.error(at + ("regex",), f"not a regular expression: {e}") from None
+        except packregex.PatternError as e:
+            raise rs.error(at + ("regex",), str(e)) from None
         for j, example in enumerate(p["examples"]):
             if not secret_shapes.finds(rx, example):
                 raise rs.error(at + ("examples", j), f"the pattern {p['name']!r} does not find its example {example!r}")
@@ -147,9 +152,12 @@ section("launchers", Record({
         required=("name", "program"), need={"name": "a name", "program": f"a program ({', '.join(PROGRAMS)})"}),
         nonempty=True, expect="a list of launchers, one mapping each"),
     "hints": Record({"megatron": NAMES, "hf": NAMES, "megatron_scripts": NAMES}),
-    "commands": Record({"print": NAMES, "evaluate": NAMES, "shells": NAMES, "source": NAMES,
-                        "wrappers": Table(Record({"valued": NAMES, "positional": Int(0)}),
-                                          expect="a mapping of command words to {valued, positional}")}),
+    "commands": Record({"print": NAMES, "inspect": NAMES, "evaluate": NAMES, "shells": NAMES, "source": NAMES,
+                        "wrappers": Table(Record({"valued": NAMES, "positional": Int(0), "subcommands": NAMES,
+                                                  "pairs": NAMES, "processes": NAMES, "module": NAMES,
+                                                  "environment": NAMES}),
+                                          expect="a mapping of command words to {valued, positional, subcommands, "
+                                                 "pairs, processes, module, environment}")}),
     "shared": Record({"facts": Table(Name(), expect="a mapping of launcher options to keys"), "settings": NAMES,
                       "references": NAMES})},
     required=("entries",), need="entries, one per launcher"))
@@ -213,7 +221,9 @@ def check_launchers(rs: RuleSet) -> None:
             raise rs.error(at + ("config",), f"{name}: {e['config']!r} is not a known dialect")
         for kind in ("commands", "modules"):
             for j, word in enumerate(e.get(kind) or []):
-                if kind == "commands" and word in _command_words(d):
+                # a runner of the same word (mpirun) is read first; the entry keeps a bare `mpirun -m M`
+                runner = e.get("module_only") and word in ((d.get("commands") or {}).get("wrappers") or {})
+                if kind == "commands" and word in _command_words(d) and not runner:
                     raise rs.error(at + (kind, j), f"{word} is also one of launchers.commands")
                 tag = f"{kind[:-1]} {word}"
                 if tag in claimed:
@@ -224,7 +234,8 @@ def check_launchers(rs: RuleSet) -> None:
 def _command_words(d: dict) -> set[str]:
     """The words `launchers.commands` claims (print, evaluate, source, wrappers)."""
     c = d.get("commands") or {}
-    return {w for part in ("print", "evaluate", "source") for w in c.get(part) or []} | set(c.get("wrappers") or {})
+    return {w for part in ("print", "inspect", "evaluate", "source") for w in c.get(part) or []} \
+        | set(c.get("wrappers") or {})
 
 # ------------------------------------------------------------------ rules/ascend_versions.yaml
 

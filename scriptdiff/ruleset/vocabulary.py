@@ -16,18 +16,24 @@ and the `dialects` sections), none of it a check:
   its last segments, and whether it is a setting of a section that is not neutral),
   `canonical_path`, `lookup` (a name in a given column order), `category_key` (a dotted path
   outside the vocabulary takes the key its last segment names);
+- meanings (issue 39): `meaning_key` (a name no spelling maps, by its words and its value's
+  shape: rules/aliases.yaml `key_meanings`), `may_mean` (the cheap test of the words alone),
+  `run_wide_keys` (params_dtype, load: never a section's setting), `names_component`,
+  `device_named`/`names_npu` (values that differ only by the device they name);
 - dialects, given the dialect entries that apply (the registry says which: registry.dialects_for):
   `dialect_path`, `dialect_title`, `detect_dialects`;
 - how a message names a key: `written_name` ("gradient_checkpointing (recompute_granularity)");
 - categories: `category(key)` and `category_named(name)`: the rule and title of a difference.
   A category names a rule; the rule's severity is the finding's (rules/*.yaml `rules:`).
-  `is_cosmetic(key)`: a name outside the vocabulary that cannot change numerics (its words);
-  `same_place_elsewhere(a, b)`: two paths that name the same model or dataset in another place.
+  `is_cosmetic(key)`: a name outside the vocabulary that cannot change numerics (its words,
+  `is_interval`); `same_place_elsewhere(a, b)`: two paths that name the same model or dataset
+  in another place (never two models: a part naming a model by its size decides).
 
 A path is looked up in this order: a framework dialect's paths, the framework columns, the
 alias of its normalised name (top level), and for a nested path the spelling of its last
 segments (`nested_key`): under neutral sections only it is the key's own setting, under any
-other section a setting of that section (`sectioned`), compared slot by slot (compare.py).
+other section a setting of that section (`sectioned`), compared slot by slot (compare.py); and
+last, given the setting's value, the meaning of its name (`meaning_key`).
 """
 from __future__ import annotations
 
@@ -37,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..model import ORIGIN_DEFAULT, RANK_DEFAULT, Fact
+from . import packregex
 from .rules import RuleSet, derived, load
 
 FRAMEWORK_COLUMNS = ("megatron", "hf", "deepspeed", "python", "aliases")
@@ -272,6 +279,9 @@ def canonical_flag(name: str, prefer: str = "megatron") -> str | None:
     return idx["aliases"].get(n)
 
 
+NO_VALUE = object()  # no value given: a name is looked up by its spellings only, never by its meaning
+
+
 def canonical_path(path: str, style: str, dialects: Iterable[dict] = ()) -> str | None:
     """The canonical key of a config file's full dotted path when it is the key's own setting
     (a dialect's path, a top-level spelling, or a spelling under neutral sections only); None
@@ -281,12 +291,14 @@ def canonical_path(path: str, style: str, dialects: Iterable[dict] = ()) -> str 
     return hit[0] if hit is not None and not hit[1] else None
 
 
-def path_key(path: str, style: str, dialects: Iterable[dict] = ()) -> tuple[str, bool] | None:
+def path_key(path: str, style: str, dialects: Iterable[dict] = (), value: Any = NO_VALUE) -> tuple[str, bool] | None:
     """(canonical key, sectioned) of a config file's full dotted path: a dialect's path, the
     framework columns (a DeepSpeed config: its column only), else the generic rule of
-    `nested_key`. `sectioned`: the path sits under a section that is not neutral
-    (critic.optim.lr): a setting of that section, compared with the same section's on the
-    other side and never taken for the key's own setting."""
+    `nested_key` (a section that is an element of a list counts by its name:
+    workers[0].engine.tensor_parallel_size), and, given the path's `value`, the
+    meaning of its name (`meaning_key`). `sectioned`: the path sits under a section that is
+    not neutral (critic.optim.lr): a setting of that section, compared with the same
+    section's on the other side and never taken for the key's own setting."""
     hit = dialect_path(path, dialects)
     if hit is not None:
         return hit[0], False
@@ -298,17 +310,19 @@ def path_key(path: str, style: str, dialects: Iterable[dict] = ()) -> tuple[str,
         for fw in ("hf", "megatron"):
             if path in idx[fw]:
                 return idx[fw][path], False
-        key = name_key(path, prefer="hf")
+        key = name_key(path, prefer="hf") or meaning_key(path, value)
         return (key, False) if key is not None else None
-    if "[" in path:
-        return None
-    return nested_key(path.split("."))
+    segments = path.split(".")
+    if "[" in segments[-1]:
+        return None  # an element of a list (betas[1]): no name of its own
+    return nested_key([s.split("[", 1)[0] for s in segments], value=value)
 
 
 @derived
-def _generic_names(rs: RuleSet) -> tuple[frozenset[str], tuple[str, ...]]:
+def _generic_names(rs: RuleSet) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
     g = rs.section("generic_names", {}) or {}
-    return frozenset(g.get("section_words") or ()), tuple(g.get("suffixes") or ())
+    return (frozenset(g.get("section_words") or ()), tuple(g.get("suffixes") or ()),
+            tuple(g.get("section_suffixes") or ()))
 
 
 def name_key(name: str, prefer: str = "hf") -> str | None:
@@ -327,11 +341,15 @@ def name_key(name: str, prefer: str = "hf") -> str | None:
     return None
 
 
-def nested_key(segments: Iterable[str], prefer: str = "hf") -> tuple[str, bool] | None:
+def nested_key(segments: Iterable[str], prefer: str = "hf", value: Any = NO_VALUE) -> tuple[str, bool] | None:
     """(canonical key, sectioned) that a nested name (a config path, `_C.SOLVER.BASE_LR`'s
     segments after the root) names by its last segments: the last one, else, when it only
     qualifies its section (`generic_names.section_words`: compile.enable, DATASETS.NAMES),
-    the section's name. `sectioned`: a section above it is not neutral (rules/aliases.yaml)."""
+    the section's name; given the setting's `value`, a last segment no spelling maps is
+    looked up by its meaning (`meaning_key`). `sectioned`: a section above it is not neutral
+    (rules/aliases.yaml; `model_settings` is the section model). A key the whole run has one of
+    (`run_wide_keys`: params_dtype, load) is never a section's setting: under a section that
+    is not neutral such a name keeps its path (vae_settings.dtype is the VAE's)."""
     names = [norm_name(s) for s in segments]
     if not names or not all(names):
         return None
@@ -339,17 +357,189 @@ def nested_key(segments: Iterable[str], prefer: str = "hf") -> tuple[str, bool] 
     candidates = [len(names) - 1]
     if names[-1] in words and len(names) >= 2:
         candidates.append(len(names) - 2)
-    neutral = neutral_sections()
     for i in candidates:
         key = name_key(names[i], prefer)
+        if key is None and i == len(names) - 1:
+            key = meaning_key(names[i], value)
         if key is not None:
-            return key, any(s not in neutral for s in names[:i])
+            sectioned = not all(is_neutral(s) for s in names[:i])
+            if sectioned and key in run_wide_keys():
+                return None
+            return key, sectioned
     return None
 
 
 @derived
 def neutral_sections(rs: RuleSet) -> frozenset[str]:
     return frozenset(rs.section("neutral_sections", []) or [])
+
+
+def is_neutral(section: str) -> bool:
+    """A section whose keys mean what they mean at the top level (rules/aliases.yaml
+    `neutral_sections`), also when named with one of `generic_names.section_suffixes`
+    (model_settings, optimizer_args)."""
+    name = norm_name(section)
+    neutral = neutral_sections()
+    if name in neutral:
+        return True
+    return any(name.endswith(x) and name[: -len(x)] in neutral for x in _generic_names()[2])
+
+
+def section_name(callee: str, keyword: str) -> str:
+    """A keyword of a config-like call read as a setting of the section the call names: the
+    callee's words without a last one of `generic_names.section_suffixes` (LossOptions(mode=)
+    is loss_mode, TrainArgs(epochs=) train_epochs); the keyword alone for another call."""
+    ws = words(callee)
+    tails = {x.strip("_") for x in _generic_names()[2]}
+    if len(ws) < 2 or ws[-1] not in tails:
+        return keyword
+    return "_".join(ws[:-1] + [norm_name(keyword)])
+
+
+@derived
+def run_wide_keys(rs: RuleSet) -> frozenset[str]:
+    """rules/aliases.yaml `run_wide_keys`: keys the whole run has one of (params_dtype, load)."""
+    return frozenset(rs.section("run_wide_keys", []) or [])
+
+
+# ---------------------------------------------------------------- keys by meaning (issue 39)
+
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")
+
+
+def words(name: str) -> list[str]:
+    """A name's words: split at case changes (VaeConfig), `_`, `-`, `.` and any other
+    non-alphanumeric character, lower case (`batch_size_per_device`: batch, size, per, device)."""
+    return [w for w in _WORD_SPLIT_RE.split(_CAMEL_RE.sub("_", str(name)).lower()) if w]
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """One entry of rules/aliases.yaml `key_meanings`: a name whose words hold one word of each
+    group of `need` and no word outside `need` and `allow` means `key`, given a value of shape
+    `value`."""
+
+    key: str
+    need: tuple[frozenset[str], ...]
+    allow: frozenset[str]
+    value: str
+
+    def fits_words(self, ws: Iterable[str]) -> bool:
+        ws = set(ws)
+        known = self.allow.union(*self.need)
+        return bool(ws) and ws <= known and all(ws & group for group in self.need)
+
+
+@derived
+def meanings(rs: RuleSet) -> tuple[Meaning, ...]:
+    return tuple(Meaning(key=e["key"], need=tuple(frozenset(g) for g in e["need"]),
+                         allow=frozenset(e.get("allow") or ()), value=e["value"])
+                 for e in rs.section("key_meanings", []) or [])
+
+
+def may_mean(name: str) -> bool:
+    """Whether a name's words fit an entry of `key_meanings` (its value still to be shaped):
+    the cheap test a reader makes before it evaluates a value only a meaning would read."""
+    ws = words(name)
+    return any(m.fits_words(ws) for m in meanings())
+
+
+def meaning_key(name: str, value: Any = NO_VALUE) -> str | None:
+    """The key a name that no spelling maps means, by its words and its value's shape
+    (rules/aliases.yaml `key_meanings`: `pretrained_weights_dir: /w/kestrel-7b` is load,
+    `batch_per_device: 8` micro_batch_size, `trainer.epoch: 3` num_train_epochs); None
+    when no entry fits both, or no value is given. Never a key the name's words do not say:
+    a word outside an entry's lists (eval_batch_size_per_device) leaves the name its own."""
+    if value is NO_VALUE or value is None:
+        return None
+    ws = words(name)
+    for m in meanings():
+        if m.fits_words(ws) and value_has_shape(value, m.value):
+            return m.key
+    return None
+
+
+def value_has_shape(value: Any, shape: str) -> bool:
+    """Whether a setting's value (as read: a number, a bool, a string) has a `key_meanings`
+    shape: path, file, name (one word or a path: a dataset's name), count, number or switch."""
+    if shape in ("count", "number"):
+        n = value if isinstance(value, (int, float)) else to_number(value) if isinstance(value, str) else None
+        if isinstance(n, bool) or not isinstance(n, (int, float)):
+            return False
+        return shape == "number" or (isinstance(n, int) and n > 0)
+    if shape == "switch":
+        if isinstance(value, bool):
+            return True
+        return isinstance(value, str) and bool(value.strip()) and _path_parts(value) is None and \
+            not any(c.isspace() for c in value.strip()) and not isinstance(to_number(value), (int, float))
+    if shape == "name":
+        return isinstance(value, str) and bool(value.strip()) and not any(c.isspace() for c in value.strip()) \
+            and not isinstance(to_number(value), (int, float)) and to_bool(value) not in (True, False)
+    if shape in ("path", "file"):
+        if not isinstance(value, str) or isinstance(to_number(value), (int, float)) or \
+                to_bool(value) in (True, False):
+            return False
+        parts = _path_parts(value)
+        if parts is None:
+            return False
+        return shape == "path" or _has_suffix(parts[-1])
+    return False
+
+
+def _has_suffix(part: str) -> bool:
+    """A file name's part with a suffix of letters (model.safetensors, ckpt.pt; not v1.5)."""
+    stem, dot, suffix = part.rpartition(".")
+    return bool(stem and dot and suffix and suffix[0].isalpha() and suffix.isalnum())
+
+
+@derived
+def _components(rs: RuleSet) -> frozenset[str]:
+    return frozenset(rs.section("components", []) or [])
+
+
+def names_component(name: str) -> bool:
+    """A section or a call named by a model component other than the model trained
+    (rules/aliases.yaml `components`: VaeSettings, text_encoder_setup)."""
+    return bool(set(words(name)) & _components())
+
+
+@derived
+def _interval_words(rs: RuleSet) -> tuple[frozenset[str], ...]:
+    iw = rs.section("interval_words", {}) or {}
+    return tuple(frozenset(iw.get(part) or ()) for part in ("actions", "periods", "counted", "counts"))
+
+
+def is_interval(name: str) -> bool:
+    """A name saying how often something besides training is done (rules/aliases.yaml
+    `interval_words`: val_epochs, test_every, print_every_n_iters, visualize_every)."""
+    actions, periods, counted, counts = _interval_words()
+    ws = set(words(name))
+    return bool((ws & actions and ws & periods) or (ws & counted and ws & counts))
+
+
+@derived
+def _device_value_words(rs: RuleSet) -> tuple[frozenset[str], frozenset[str]]:
+    dv = rs.section("device_value_words", {}) or {}
+    return frozenset(dv.get("gpu") or ()), frozenset(dv.get("npu") or ())
+
+
+def device_named(value: Any) -> tuple[str, ...] | None:
+    """A value's words with each word naming a device read as "the device" (rules/aliases.yaml
+    `device_value_words`): `grouped_triton` and `grouped_npu` are both (grouped, <device>); None for a
+    value that is not a string or names no device."""
+    if not isinstance(value, str):
+        return None
+    gpu, npu = _device_value_words()
+    ws = words(value)
+    if not any(w in gpu or w in npu for w in ws):
+        return None
+    return tuple("<device>" if (w in gpu or w in npu) else w for w in ws)
+
+
+def names_npu(value: Any) -> bool:
+    """A value with a word naming the NPU (npu, flash_npu)."""
+    return isinstance(value, str) and bool(set(words(value)) & _device_value_words()[1])
 
 
 def category_key(key: str) -> str | None:
@@ -369,7 +559,7 @@ def settings_in_name(kind: str, name: str) -> list[tuple[str, Any]]:
         fn = e.get("from_name")
         if not fn or fn.get("kind") != kind:
             continue
-        m = re.search(fn["pattern"], base)
+        m = packregex.compile(fn["pattern"]).search(base)  # a pack's expression: RE2, linear
         if m:
             out.append((key, normalize(m.group(1), e.get("type"))))
     return out
@@ -475,9 +665,13 @@ def is_cosmetic(key: str, dialects: bool = True) -> bool:
         return True
     if any(fnmatch.fnmatchcase(s, p) for s in segs[:-1] for p in sections):
         return True
+    if is_interval(segs[-1]):  # val_epochs, test_every: how often, not what
+        return True
+    if any(names_component(s) for s in segs[:-1]):
+        return False  # text_encoder_setup.ckpt_file: a component's files are read, not written
     places, outputs, inputs = _cosmetic_words()
-    words = set(segs[-1].split("_"))
-    return bool(words & places and words & outputs and not words & inputs)
+    ws = set(segs[-1].split("_"))
+    return bool(ws & places and ws & outputs and not ws & inputs)
 
 
 @derived
@@ -519,4 +713,22 @@ def same_place_elsewhere(a: Any, b: Any) -> tuple[str, str, str] | None:
 
     if not tail or not any(names_something(t) for t in tail):
         return None
+    deepest = next(t for t in reversed(tail) if names_something(t))
+    if not any(c.isdigit() for c in deepest):  # proj.bin names no model by itself: the part above does
+        above = {p[len(p) - n - 1] if len(p) > n else "" for p in (pa, pb)}
+        if len(above) > 1 and any(_sized(x) for x in above):
+            return None  # kestrel-13b/proj.bin against kestrel-7b/proj.bin: another model
     return "/".join(tail), "/".join(pa[:len(pa) - n]) or ".", "/".join(pb[:len(pb) - n]) or "."
+
+
+@derived
+def weights_words(rs: RuleSet) -> frozenset[str]:
+    """rules/aliases.yaml `path_places.weights_words`: words of a name that says it names weights."""
+    return frozenset((rs.section("path_places", {}) or {}).get("weights_words") or ())
+
+
+def _sized(part: str) -> bool:
+    """A path part naming a model by its size (rules/aliases.yaml `path_places.model_sizes`:
+    Kestrel-3-8B, Kestrel-1.3B, opt-350m)."""
+    sizes = tuple((load().section("path_places", {}) or {}).get("model_sizes") or ())
+    return any(fnmatch.fnmatchcase(w, p) for w in re.split(r"[-_.]", part.lower()) for p in sizes)

@@ -301,7 +301,8 @@ def classify_hparam(key: str, g: Fact | None, n: Fact | None, rs: RuleSet, name:
         msg = f"{name} = {show(present.value)} is set on {side} only; {other} has no value and no known default{note}"
     else:
         notes = "; ".join(dict.fromkeys(x for x in (g.note, n.note) if x))
-        msg = f"{title}: {name} is {show(g.value)} on GPU and {show(n.value)} on NPU"
+        on = "for" if isinstance(g.value, bool) and isinstance(n.value, bool) else "on"  # not "is on on GPU"
+        msg = f"{title}: {name} is {show(g.value)} {on} GPU and {show(n.value)} {on} NPU"
         if notes:
             msg += f" ({notes})"
     derived = bool((g and g.derived) or (n and n.derived))

@@ -363,22 +363,26 @@ def _run_pool(units: list[list], workers: int, progress=None, store: bool = Fals
 
 def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str],
                       account: InputAccount | None = None,
-                      programs: list | None = None) -> list[tuple[Source | None, Extract]]:
+                      programs: list | None = None, account_of=None) -> list[tuple[Source | None, Extract]]:
     """Configs referenced by a file (--deepspeed ds.json, --config x.yaml), found by the side's
     resolver (scriptdiff/inputs/references.py: on disk beside the referring file, the working
     directory, the repository root; in a git revision; in a patch) and read. Where one was
     found elsewhere than beside its referrer, or not at all, the referrer's account says so;
     an unresolved reference leaves the input "not understood". `programs` collects the
     programs launched, in order: (as written, line, referring source, the source read, None when
-    not found, False when read as another input of the run, its identity or None)."""
+    not found, False when read as another input of the run, its identity or None).
+    `account_of(source, extract)` gives each file read here its own account, which then says
+    what its own references came to (at its own lines); without it `account` says it all."""
     out = []
     resolver = ctx.resolver or DiskResolver(ctx.root)  # where this side's references are (references.py)
     for ref, line, key in ex.references:
+        # the account is the input's; a reference written in a config it references is named by that file
+        at = f"line {line}" if account is None or src.name == account.path else f"{src.name} line {line}"
         res = resolver.resolve(ref, src, ctx.root)
         if res.why:  # this side cannot look anywhere (said once, by whoever chose its resolver)
             _found(ex, ref, line, False)
             if account is not None:
-                account.notes.append(f"line {line}: {ref} not read: {res.why}")
+                account.notes.append(f"{at}: {ref} not read: {res.why}")
             continue
         _found(ex, ref, line, res.path is not None)
         if not res.tried and res.path is None:  # nothing to look beside (a fragment, a blob)
@@ -388,16 +392,16 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
                 if programs is not None:
                     programs.append((ref, line, src, None, None))
                 if account is not None:
-                    account.notes.append(f"line {line}: program {ref} is not in view; its code defaults were not read")
+                    account.notes.append(f"{at}: program {ref} is not in view; its code defaults were not read")
                 continue
             if account is not None:
                 tried = ", ".join(res.tried[:4]) + (" ..." if len(res.tried) > 4 else "")
-                account.unread.append(f"line {line}: referenced config {ref} was not found (tried {tried}): "
+                account.unread.append(f"{at}: referenced config {ref} was not found (tried {tried}): "
                                       f"its settings were not compared")
                 account.missing.append(_missing(ex, src, ref, line, key, res.tried, len(account.unread) - 1))
             continue
         if account is not None and res.how != "beside the referring file":
-            account.notes.append(f"line {line}: referenced config {ref} found {res.how} ({res.path})")
+            account.notes.append(f"{at}: referenced config {ref} found {res.how} ({res.path})")
         rp = resolver.identity(res)
         if rp in seen:
             if programs is not None and key == REF_PROGRAM:  # started twice: the same program
@@ -426,7 +430,8 @@ def follow_references(ex: Extract, src: Source, ctx: SideContext, seen: set[str]
         if tags:
             rex = replace(rex, facts=[_tagged(f, tags) for f in rex.facts])
         out.append((rsrc, rex))
-        out.extend(follow_references(rex, rsrc, ctx, seen, account, programs))
+        mine = account_of(rsrc, rex) if account_of is not None else account
+        out.extend(follow_references(rex, rsrc, ctx, seen, mine, programs, account_of))
     return out
 
 

@@ -143,6 +143,8 @@ class _File:
 
     read: _Read
     account: InputAccount
+    # the files read through it (its program, its configs), each with its own account
+    followed: list[tuple[Source, InputAccount]] = field(default_factory=list)
 
 
 def run(inputs: Inputs, opts: Options | None = None) -> Outcome:
@@ -171,6 +173,8 @@ class Run:
             unit.npu_extra += inputs.measured[1]
         self.out = Outcome(findings=list(inputs.findings), compared=inputs.compared)
         self.files: dict[int, _File] = {}  # id(source) -> how it was read (each source read once)
+        # id(source read through another: a program, a config) -> its account and its reading
+        self.followed: dict[int, tuple[InputAccount, Extract]] = {}
         self.sides: list[tuple[Unit, _Read, _Read]] = []  # the units compared, both sides read
         self.scoped: list[tuple[Unit, list[FactTable], list[FactTable], dict]] = []
         self.uncompared: dict[int, tuple[InputError, set[str]]] = {}  # id(fatal error) -> keys it hid
@@ -243,12 +247,23 @@ class Run:
                 ex = extract(src, ctx) if other is None else extract(src, ctx, other)
                 acc = _account(src, ex, ctx.side)
                 sub = _Read(items=[(src, ex)])
-                sub.items += follow_references(ex, src, ctx, seen, acc, sub.programs)
-                for _rs, rex in sub.items[1:]:
+                followed: list[tuple[Source, Extract, InputAccount]] = []
+
+                def account_of(rsrc: Source, rex: Extract, side=ctx.side, followed=followed) -> InputAccount:
+                    a = _account(rsrc, rex, side)
+                    followed.append((rsrc, rex, a))
+                    return a
+
+                sub.items += follow_references(ex, src, ctx, seen, acc, sub.programs, account_of)
+                for _rs, rex in sub.items[1:]:  # the run's settings read through it count as its own too
                     acc.settings += len(rex.facts)
                     acc.mapped += _mapped(rex.facts)
                 _settle(acc, ex)
-                self.files[id(src)] = _File(sub, acc)
+                for rsrc, rex, a in followed:  # a file read through another: its own account
+                    _settle(a, rex, followed=True)
+                self.files[id(src)] = _File(sub, acc, [(rsrc, a) for rsrc, _x, a in followed])
+                for rsrc, rex, a in followed:
+                    self.followed.setdefault(id(rsrc), (a, rex))
                 if not any(e.fatal for e in ex.errors):
                     ctx.analysed += 1
                 for _rs, rex in sub.items:
@@ -278,7 +293,7 @@ class Run:
                     npu=Side(value=nref, path=nsrc.name, line=nline, source=_line_of(nsrc, nline)),
                     message=f"the GPU run starts {gref} and the NPU run {nref}" + _programs_compared(gprog, nprog)))
             for prog, other, (ref, line, referrer, _p, _i), r in ((gprog, nprog, g, gread), (nprog, gprog, n, nread)):
-                acc = self.files[id(referrer)].account if id(referrer) in self.files else None
+                acc = self._account_of(referrer)
                 if prog is None and other is not None and acc is not None and "code" not in acc.unknown:
                     # one side's program is read, the other's is not in view: what the missing
                     # one's code sets is unknown, not absent
@@ -303,14 +318,26 @@ class Run:
                 continue
             judged = []
             for side, r in (("gpu", gread), ("npu", nread)):
-                accounts = {id(s): self.files[id(s)].account for s, _ex in r.items if s is not None and id(s) in self.files}
+                accounts = {id(s): self._account_of(s) for s, _ex in r.items if s is not None
+                            and self._account_of(s) is not None}
                 j = launchargs.judge(side, r.items, r.programs, accounts)
                 r.dropped, r.rekeyed = j.dropped, j.rekeyed
                 judged.append(j)
             self.out.findings.extend(launchargs.findings(*judged))
 
     def _accounts(self, r: _Read) -> list[InputAccount]:
-        return [self.files[id(x)].account for x, _ex in r.items if x is not None and id(x) in self.files]
+        return [a for a in (self._account_of(x) for x, _ex in r.items if x is not None) if a is not None]
+
+    def _account_of(self, src: Source) -> InputAccount | None:
+        """The account of a source read (given, or read through another), None if it was not."""
+        if id(src) in self.files:
+            return self.files[id(src)].account
+        return self.followed[id(src)][0] if id(src) in self.followed else None
+
+    def _reading(self, src: Source) -> Extract | None:
+        if id(src) in self.files:
+            return self.files[id(src)].read.items[0][1]
+        return self.followed[id(src)][1] if id(src) in self.followed else None
 
     # ----------------------------------------------------------------------------- scope
 
@@ -416,11 +443,12 @@ class Run:
         for g, n in shown:
             # same bytes on both sides, and nothing read from elsewhere: equal, whatever the reader
             # made of them (a launch script's program and configs may still differ)
-            if g.data == n.data and not two_programs(g, n) and not any(self.files[id(s)].read.items[0][1].references
-                                                                       for s in (g, n) if id(s) in self.files):
-                for src in (g, n):
-                    if id(src) in self.files:
-                        self.files[id(src)].account.status = "identical"
+            if g.data == n.data and not two_programs(g, n) and not any(self._reading(s).references
+                                                                       for s in (g, n) if self._reading(s) is not None):
+                for src in (g, n):  # but never one its reader could not read: its runs are not known equal
+                    acc = self._account_of(src)
+                    if acc is not None and acc.status == "understood":
+                        acc.status = "identical"
         if self.opts.keep_texts:  # the html page shows the files read and which were compared with which
             for side, top in (("gpu", inputs.gpu + [s for u in self.units for s in u.gpu]),
                               ("npu", inputs.npu + [s for u in self.units for s in u.npu])):
@@ -431,12 +459,22 @@ class Run:
         if self.opts.keep_facts:  # `scriptdiff fix`: the sources its facts were read from
             for f in self.files.values():
                 out.sources.update(((f.account.side, s.name), s) for s, _ex in f.read.items if s is not None)
-        accounts = [f.account for f in self.files.values()]
+        # every file read has its account, once: those given, each with those read through it (a
+        # launch script's program and configs), then those accounted before the run (identical, refused)
+        tops = [f.account for f in self.files.values()]
+        seen = {(a.side, a.path) for a in tops}
+        for f in self.files.values():
+            for _rsrc, a in f.followed:
+                if (a.side, a.path) not in seen:
+                    seen.add((a.side, a.path))
+                    f.account.through.append(a)
+        accounts = [x for a in tops for x in a.every()]
+        before = [a for a in inputs.accounts if (a.side, a.path) not in seen]
         for acc in accounts:  # each config found nowhere says which of the other side's settings it hid
             for m in acc.missing:
                 if m.withheld and 0 <= m.unread < len(acc.unread):
                     acc.unread[m.unread] += f"; {_hid(m.withheld)}"
-        out.inputs += accounts + list(inputs.accounts)
+        out.inputs += tops + before
         out.findings.extend(f for f in (_not_understood(a) for a in accounts if a.status == "not understood") if f)
         out.findings.extend(self._missing_pairs())
 
@@ -445,15 +483,30 @@ class Run:
         the NPU side's of one run, paired by the option that names them, in order."""
         out: list[Finding] = []
         done: set[int] = set()
+        both = code("referenced-config-missing-on-both-sides")
         for _unit, gread, nread in self.sides:
             by_side = []
+            owner: dict[int, InputAccount] = {}
             for r in (gread, nread):
-                ms = [m for a in self._accounts(r) for m in a.missing if id(m) not in done]
+                ms = []
+                for a in self._accounts(r):
+                    for m in a.missing:
+                        if id(m) not in done:
+                            ms.append(m)
+                            owner[id(m)] = a
                 done.update(id(m) for m in ms)
                 by_side.append(ms)
             gm, nm = by_side
             for g, n in _pair_missing(gm, nm):
-                out.append(_missing_finding(g, n))
+                f = _missing_finding(g, n)
+                out.append(f)
+                if f.rule == both:  # the account tells the finding's story: unread on both sides alike
+                    for m in (g, n):
+                        acc = owner[id(m)]
+                        if 0 <= m.unread < len(acc.unread):
+                            acc.unread[m.unread] += (f"; the {'NPU' if m is g else 'GPU'} side names the same file and "
+                                                     f"misses it too, and no setting one side states could come from "
+                                                     f"it on the other ({both})")
         return out
 
     # ---------------------------------------------------------------------------- finish
@@ -512,13 +565,17 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
     each invocation. A launch script that starts two programs gives two scopes."""
     shared: list[Fact] = []
     by_inv: dict[int, list[Fact]] = {}
+    # the invocations that set something, numbered in order (a launch that passes no option,
+    # `python tools/prepare.py`, is no scope: the ones after it keep their place)
+    order = {inv: k for k, inv in enumerate(sorted({f.meta["invocation"] for ex in read.extracts for f in ex.facts
+                                                    if f.meta.get("invocation") is not None}))}
     for ex in read.extracts:
         for f in ex.facts:
             if id(f) in read.dropped:  # an option the program does not define sets nothing
                 continue
             f = read.rekeyed.get(id(f), f)
             inv = f.meta.get("invocation")
-            (by_inv.setdefault(inv, []) if inv is not None else shared).append(f)
+            (by_inv.setdefault(order[inv], []) if inv is not None else shared).append(f)
     return shared, by_inv
 
 
@@ -540,8 +597,11 @@ def _tables(read: _Read, ninv: int) -> list[FactTable]:
     """One table per invocation scope (at least one), each with the shared facts."""
     shared, by_inv = _scopes(read)
     frameworks: set[str] = set()
-    for ex in read.extracts:
-        frameworks |= ex.frameworks
+    for ex in read.extracts:  # whose defaults apply: what the run's inputs know, not what a spelling suggests
+        frameworks |= ex.frameworks - ex.guessed
+        cmd = ex.command_line
+        if cmd is not None and cmd.get("kind") == "hf" and not cmd.get("complete"):
+            frameworks.add("hf")  # a program whose HfArgumentParser takes transformers' TrainingArguments
     out = []
     for i in range(max(ninv, 1)):
         t = FactTable(frameworks=set(frameworks))
@@ -576,14 +636,15 @@ def _account(src: Source, ex: Extract, side: str) -> InputAccount:
                         notes=[f"dialect: {d}" for d in sorted(ex.dialects)] + list(ex.notes))
 
 
-def _settle(acc: InputAccount, ex: Extract) -> None:
-    """The input's status, once its reader and its references have spoken."""
+def _settle(acc: InputAccount, ex: Extract, followed: bool = False) -> None:
+    """The input's status, once its reader and its references have spoken. A file read through
+    another (a launch script's config, all `"auto"`) may set nothing of its own."""
     if any(e.fatal for e in ex.errors):
         acc.status = "failed"
         return
     kind = registry_kind(acc.kind) if acc.kind != "binary" else None
-    if not acc.unread and acc.settings == 0 and not ex.understood and kind is not None and kind.relevant \
-            and not kind.structural:
+    if not followed and not acc.unread and acc.settings == 0 and not ex.understood and kind is not None \
+            and kind.relevant and not kind.structural:
         acc.unread.append("no settings could be read from it")
     # what the reader itself could not read makes the input's settings unknown; a referenced
     # config found nowhere is said (unread) but leaves the script's own settings comparable
@@ -668,8 +729,8 @@ def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> 
                     f"{n.referrer}:{n.line}) and neither has it: the same file on both sides")
             if not hid:
                 return finding("referenced-config-missing-on-both-sides", check=check, key=key, gpu=side(g),
-                               npu=side(n), message=f"{what}; no setting of either side depends on what it "
-                                                    f"could set, so nothing was left uncompared")
+                               npu=side(n), message=f"{what}: what it sets was compared on neither side, and no "
+                                                    f"setting that one side states could come from it on the other")
             return finding("input-not-understood", check=check, key=key, gpu=side(g), npu=side(n),
                            message=f"{what}, but settings one side sets could come from it on the other: {said}")
         what = (f"referenced configs found on neither side: {g.written} on GPU ({g.referrer}:{g.line}), "

@@ -22,6 +22,7 @@ from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
 from .port import PortChecks
 from .regions import Regions
 from .values import ValueChecks
+from ..text import opcodes
 
 
 class Aligner:
@@ -41,8 +42,7 @@ class Aligner:
         self.port.imports([s for s in G if s.kind == "import"], [s for s in N if s.kind == "import"], scope)
         Gs = [s for s in G if s.kind != "import"]
         Ns = [s for s in N if s.kind != "import"]
-        sm = difflib.SequenceMatcher(None, [s.text for s in Gs], [s.text for s in Ns], autojunk=False)
-        ops = sm.get_opcodes()
+        ops = opcodes([s.text for s in Gs], [s.text for s in Ns], whole=True)
         # a statement written identically on both sides but not aligned has moved
         same = [(i1 + d, j1 + d) for tag, i1, i2, j1, j2 in ops if tag == "equal" for d in range(i2 - i1)]
         left: dict[str, list[int]] = {}
@@ -93,8 +93,10 @@ class Aligner:
             Ns = [s for s in Ns if not any(s is t for t in tuned)]
         gk = [self.key(s, self.s.gn) for s in Gs]
         nk = [self.key(s, self.s.nn) for s in Ns]
-        sm = difflib.SequenceMatcher(None, gk, nk, autojunk=False)
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        # device plumbing with no counterpart (`device = platform.device_type` before a `with
+        # torch.device(device):`) is the port wherever it stands: not paired with what it precedes
+        Gs, gk, Ns, nk = self.nodes.plumb.unpaired(Gs, gk, Ns, nk, self.anchor)
+        for tag, i1, i2, j1, j2 in opcodes(gk, nk, whole=True):
             if tag == "equal":
                 for gs, ns in zip(Gs[i1:i2], Ns[j1:j2]):
                     self.pair(gs, ns, scope)
@@ -162,7 +164,7 @@ class Aligner:
     def one_sided(self, s: St, side: str, scope: str) -> None:
         if self.cls.fact_only(s, self.s.g if side == "gpu" else self.s.n):
             return
-        if self.devices.one_sided(s, side, scope):
+        if self.devices.one_sided(s, side, scope) or self.nodes.plumb.statement(s, side):
             return
         if type(s.node) is cst.If and s.node.orelse is None and self.mps_branch(s.node.test, s.clauses[0][2], side):
             return

@@ -13,6 +13,7 @@ import libcst as cst
 
 from .evaluate import MODULE, UNDECIDED, DeviceEval, Env, FuncRef
 from .evaluate.device import params
+from .evaluate.program import blocks, names_bound
 from .parse import Parsed, dotted, import_items, kids
 from .parse import _block_body as _stmts
 
@@ -48,12 +49,16 @@ class Decider(DeviceEval):
         return self
 
     def body(self, node, env: Env) -> None:
-        local = Env(env)
+        local = Env(env, cls=type(node) is cst.ClassDef)
         if type(node) is cst.FunctionDef:
             for prm in params(node):
                 local.vars[prm] = (UNDECIDED, None)
                 self.local_binds.add(prm)
         self.block(_stmts(node.body), local)
+        if local.cls and env is self.module:  # class Env: DEVICE = ...: Env.DEVICE
+            for name, (v, idiom) in list(local.vars.items()):
+                if idiom and "." not in name:
+                    env.vars[f"{node.name.value}.{name}"] = (v, idiom)
 
     def block(self, stmts, env: Env) -> None:
         for s in stmts:
@@ -82,13 +87,13 @@ class Decider(DeviceEval):
             self.deferred.append((node, env))
         else:  # for, while, with, match, try*: their blocks in order, not decided
             if t is cst.For:
-                for n in _bound_names(node.target):
+                for n in names_bound(node.target):
                     self.bind(env, n, UNDECIDED, None)
             for f in ("iter", "test", "items", "subject"):
                 v = getattr(node, f, None)
                 if v is not None:
                     self.exprs(v, env)
-            self.undecided_blocks(_blocks(node), env)
+            self.undecided_blocks(blocks(node), env)
 
     def undecided_blocks(self, blocks, env: Env) -> None:
         """Blocks that may or may not run: walked in order, what they bind known only if it agrees."""
@@ -111,16 +116,24 @@ class Decider(DeviceEval):
                     (self.hits[0] if self.hits else None)
                 for n in names:
                     self.bind(env, n, v, idiom)
+            elif len(small.targets) == 1 and (dotted(small.targets[0].target) or "").count(".") == 1 \
+                    and dotted(small.targets[0].target).startswith("self.") and env.parent is not None \
+                    and env.parent.cls:  # self.is_npu = ... in a method: a flag of the class's methods
+                self.hits = []
+                v = self.ev(small.value, env)
+                if self.hits and v is not UNDECIDED:
+                    self.bind(env.parent, dotted(small.targets[0].target), v,
+                              self.hits[0] if self.hits[0].startswith("flag") else f"flag ({self.hits[0]})")
             else:
                 for x in small.targets:
-                    for n in _bound_names(x.target):
+                    for n in names_bound(x.target):
                         self.bind(env, n, UNDECIDED, None)
         elif t is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:
             self.hits = []
             v = self.ev(small.value, env)
             self.bind(env, small.target.value, v, self.hits[0] if self.hits else None)
         elif t is cst.AugAssign:
-            for n in _bound_names(small.target):
+            for n in names_bound(small.target):
                 self.bind(env, n, UNDECIDED, None)
 
     def bind(self, env: Env, name: str, value, idiom) -> None:
@@ -215,7 +228,7 @@ class Decider(DeviceEval):
     def try_stmt(self, node: cst.Try, env: Env) -> None:
         fam, idiom, at = self.try_import(node)
         if fam is None:
-            self.undecided_blocks(_blocks(node), env)
+            self.undecided_blocks(blocks(node), env)
             return
         body = _stmts(node.body)
         if fam == self.family:
@@ -233,7 +246,7 @@ class Decider(DeviceEval):
         else:
             h = next((i for i, hd in enumerate(node.handlers) if _catches_import_error(hd)), None)
             if h is None:
-                self.undecided_blocks(_blocks(node), env)
+                self.undecided_blocks(blocks(node), env)
                 return
             self.tries[id(node)] = ("handler", h)
             self.idioms[id(node)] = [idiom]
@@ -274,31 +287,6 @@ def _origin(idioms: list) -> str:
     """The idiom a flag assigned in a decided branch came from."""
     first = idioms[0] if idioms else "device test"
     return first[6:-1] if first.startswith("flag (") else first
-
-
-def _blocks(node) -> list:
-    out = []
-    for f in ("body", "orelse", "finalbody"):
-        v = getattr(node, f, None)
-        if v is None:
-            continue
-        if isinstance(v, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            out.append(_stmts(v))
-        elif hasattr(v, "body"):
-            out.append(_stmts(v.body) if isinstance(v.body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else [])
-    for h in getattr(node, "handlers", ()) or ():
-        out.append(_stmts(h.body))
-    for c in getattr(node, "cases", ()) or ():
-        out.append(_stmts(c.body))
-    return out
-
-
-def _bound_names(target) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    return []
 
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}

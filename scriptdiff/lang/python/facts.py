@@ -19,9 +19,10 @@ import libcst as cst
 from ... import budget
 from ...model import ORIGIN_DEFAULT, RANK_CODE, RANK_DEFAULT, Fact
 from ...ruleset.secrets import is_secret, redact_text, withheld
-from ...ruleset.vocabulary import (convert, fits, key_type, lookup, name_key, nested_key, norm_name, normalize,
-                           spelling_index, value_ports)
-from .evaluate import NotLiteral, QName, Values, add_argument, fields, is_dataclass, module_consts
+from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, meaning_key, name_key, names_component,
+                                   nested_key, norm_name, normalize, run_wide_keys, section_name, spelling_index,
+                                   value_ports)
+from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from .regions import read_settings
 from ...ruleset.devices import family_of
@@ -75,7 +76,7 @@ class Reader:
         self.nm = Norm(p)
         self.argdests: dict[str, str] = {}
         self.const_keys: dict[str, str] = {}  # module constant -> the key it is a setting of
-        self.values = Values(p)  # the evaluator's value face, metered once for this reader
+        self.values = Values(p, account=True)  # the evaluator's value face, metered once for this reader
 
     def argref(self, node) -> str | None:
         """`args.lr` where lr is an argparse dest read as a fact: its key."""
@@ -94,8 +95,10 @@ class Reader:
         if used:
             name, cnode = used[-1]
             written_at = node.value if type(node) is cst.Arg else node
-            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp):
-                line = p.line_of(cnode, line)  # lr=LR: where LR is set; lr=LR * 2 stays where it is computed
+            if type(written_at) in (cst.Name, cst.Attribute, cst.Subscript, cst.IfExp) or (
+                    type(written_at) is cst.Call and any(n.endswith("()") for n, _c in used)):
+                # lr=LR: where LR is set, lr=lr(): where it returns it; lr=LR * 2 stays where it is computed
+                line = p.line_of(cnode, line)
             via = name
             for _n, c in used:
                 p.owned[id(c)] = key
@@ -158,6 +161,8 @@ class Reader:
         if dest is None:
             return
         key = lookup(dest)
+        if key is None and "default" in kws:
+            key = self.meant(dest, kws["default"].value)  # --batch-per-device (default 8): micro_batch_size
         if key is None:
             return
         if "default" in kws:
@@ -241,7 +246,7 @@ class Reader:
         for _small, name, value, _kws in fields(node):
             if value is None:
                 continue
-            key = lookup(name, ("hf", "python", "megatron", "aliases"))
+            key = lookup(name, ("hf", "python", "megatron", "aliases")) or self.meant(name, value)
             if key is None:
                 continue
             used: list = []
@@ -282,9 +287,9 @@ class Reader:
                     self.dict_settings(value, parts)
                     continue
                 if len(parts) == 1:
-                    hit = (self.code_key(parts[0]), False)
+                    hit = (self.code_key(parts[0], value), False)
                 else:
-                    hit = nested_key(parts[1:]) or (None, False)
+                    hit = self.nested(parts[1:], value) or (None, False)
                     if hit[0] is not None and code_names().get(norm_name(parts[-1]), hit[0]) is None:
                         hit = (None, False)
                 if hit[0] is None:
@@ -297,6 +302,15 @@ class Reader:
         """The string keys of a module-level dict literal, nested dicts walked (up to budget.DICT_DEPTH levels)."""
         if depth > budget.DICT_DEPTH:
             return
+        spec = self.p.spec
+        keys = [el.key.evaluated_value for el in node.elements
+                if type(el) is cst.DictElement and type(el.key) is cst.SimpleString]
+        if spec is not None and keys and len(keys) == len(node.elements) and all(family_of(k) for k in keys):
+            # {"cuda": {...}, "npu": {...}}: a table by device, whose entry for this device is what runs
+            hit = family_entry(node, spec.family)
+            if hit is not None and type(hit[1]) is cst.Dict:
+                self.dict_settings(hit[1], path, depth + 1)
+            return
         for el in node.elements:
             if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
                 continue
@@ -306,19 +320,52 @@ class Reader:
             if type(el.value) is cst.Dict:
                 self.dict_settings(el.value, path + [k], depth + 1)
                 continue
-            hit = nested_key(path[1:] + [k]) if len(path) > 1 else (self.code_key(k), False)
+            hit = self.nested(path[1:] + [k], el.value) if len(path) > 1 else (self.code_key(k, el.value), False)
             if hit is None or hit[0] is None or code_names().get(norm_name(k), hit[0]) is None:
                 continue
             self.setting(hit[0], el.value, ".".join(path[1:] + [k]), f"{'.'.join(path)}[{k!r}]", "module level",
                          sectioned=hit[1])
 
-    def code_key(self, name: str) -> str | None:
-        """The key a keyword or a module-level name spells in code (generic_keywords.names first)."""
+    def code_key(self, name: str, value=None) -> str | None:
+        """The key a keyword or a module-level name spells in code (generic_keywords.names first),
+        else, given its value's node, the key it means (vocabulary.meaning_key)."""
         names = code_names()
         n = norm_name(name)
         if n in names:
             return names[n]
-        return name_key(name)
+        key = name_key(name)
+        if key is None and value is not None:
+            key = self.meant(name, value)
+        return key
+
+    def nested(self, segments: list[str], value) -> tuple[str, bool] | None:
+        """vocabulary.nested_key of a nested name in code (`_C.TRAIN.EPOCH`, a dict's keys), its
+        last segment's meaning read with the value's node evaluated when no spelling names it."""
+        hit = nested_key(segments)
+        if hit is None and segments and may_mean(segments[-1]):
+            v = self.meaning_value(value)
+            if v is not None:
+                hit = nested_key(segments, value=v)
+        return hit
+
+    def meant(self, name: str, node) -> str | None:
+        """The key a name no spelling maps means by its words and its value's shape
+        (vocabulary.meaning_key: `batch_per_device=8` is micro_batch_size); the value is
+        evaluated only for a name whose words may mean a key."""
+        if not may_mean(name):
+            return None
+        v = self.meaning_value(node)
+        return meaning_key(name, v) if v is not None else None
+
+    def meaning_value(self, node):
+        """The value of a node as a meaning reads it (a string, a number, a bool), None when unknown."""
+        try:
+            v = self.values.evaluate(node, [])
+        except (NotLiteral, Exception):
+            return None
+        if isinstance(v, QName):
+            return str(v)
+        return v if isinstance(v, (str, int, float, bool)) else None
 
     def keywords(self, call: cst.Call) -> None:
         """Every keyword of a call (whatever the callee) whose name spells a setting, not already
@@ -343,9 +390,15 @@ class Reader:
             key = self.code_key(kw)
             if key is None and python_spelled(qn):
                 key = spelling_index()["python"].get(kw)
-            if key is None:
-                continue
-            self.setting(key, a.value, f"{last}.{kw}", kw, qn, arg=a, call=call)
+            written = kw
+            if key is None:  # TrainSetup(epoch=3): num_train_epochs; LossOptions(mode="chunk"): loss_mode
+                key = self.meant(kw, a.value)
+                if key is None:
+                    key = self.meant(section_name(last, kw), a.value)
+                    written = f"{last}.{kw}"
+            if key is None or (key in run_wide_keys() and names_component(last)):
+                continue  # VaeConfig(dtype=...): the VAE's dtype, not the training precision
+            self.setting(key, a.value, f"{last}.{kw}", written, qn, arg=a, call=call)
 
     def setting(self, key: str, value, slot: str, written: str, callee: str, sectioned: bool = False,
                 arg=None, call=None) -> bool:

@@ -14,7 +14,8 @@ from ...model import Severity, Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
 from .pair import PairState, one_line
-from .evaluate import Kind, env_read, kind_of, value
+from .plumbing import PlumbingChecks
+from .evaluate import Kind, Values, env_read, kind_of, value
 from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
 
 MAX_SITES = 6
@@ -36,6 +37,7 @@ class NodeDiff:
 
     def __init__(self, state: PairState):
         self.s = state
+        self.plumb = PlumbingChecks(state)
 
     def diff_values(self, vg, vn, ctx, pg, pn) -> list:
         s = self.s
@@ -62,6 +64,8 @@ class NodeDiff:
             return []
         if id(g) in s.g.owned or id(n) in s.n.owned:
             return []
+        if self.plumb.same(g, n):  # one abstract device, however each side names it (plumbing.py)
+            return []
         tg = type(g)
         if tg is not type(n):
             if tg is cst.Call and type(n) is cst.Subscript and kg == kn:
@@ -71,6 +75,9 @@ class NodeDiff:
             if kg[0] != "Call" or kn[0] != "Call":
                 return [] if kg == kn else [(g, n, ("call", self.callee_name(g, s.gn)))]
             if kg[1] != kn[1]:
+                plumbed = self.plumb.call(g, n, self.diff_args)  # torch.cuda.set_device against its stand-in
+                if plumbed is not None:
+                    return plumbed
                 refactor = self.device_refactor(g, n)
                 if refactor is not None:
                     return refactor
@@ -105,6 +112,8 @@ class NodeDiff:
                   cst.FormattedStringText, cst.FormattedString):
             return [(g, n, ctx)]
         if tg is cst.Param:
+            if self.plumb.default(g, n):  # def f(device="cuda") against def f(device=None)
+                return []
             ctx = (ctx[0] if ctx else "parameter", g.name.value)
         sites = []
         for f in fields_of(tg):
@@ -115,6 +124,9 @@ class NodeDiff:
 
     def diff_args(self, g: cst.Call, n: cst.Call, callee: str) -> list:
         s = self.s
+        if self.plumb.placing(callee):  # torch.cuda.set_device(rank % n) against (rank): where, not what
+            self.plumb.mask(g, n)
+            return []
         sig = rules().signatures.get(callee)
         if sig is not None:
             bound = self.bound_diff(g, n, callee, sig)
@@ -138,11 +150,14 @@ class NodeDiff:
 
         def one(ga, na, label):
             if ga is not None and na is not None:
-                if self.device_setting(label, ga.value, na.value):
+                if self.device_setting(label, ga.value, na.value) or self.plumb.placements(label, ga.value, na.value):
                     return []
                 return self.diff_nodes(ga.value, na.value, (callee, label))
-            present, owned = (ga, s.g.owned) if ga is not None else (na, s.n.owned)
-            if id(present.value) in owned:
+            present, p = (ga, s.g) if ga is not None else (na, s.n)
+            if id(present.value) in p.owned or self.plumb.placement(label, present.value, p, callee):
+                return []
+            if present.keyword is not None and self.env_default(  # world_size=int(os.environ["WORLD_SIZE"])
+                    callee, label, {k: a.value for k, a in (gkw if ga is not None else nkw).items()}, p, present.value):
                 return []
             return [(ga.value if ga else ("MISSING", g), na.value if na else ("MISSING", n), (callee, label))]
 
@@ -194,7 +209,7 @@ class NodeDiff:
                     diffs.append((name, ga, na))
                 continue
             present, p = (ga, s.g) if ga is not None else (na, s.n)
-            if id(present) in p.owned:
+            if id(present) in p.owned or self.plumb.placement(name, present, p, callee):
                 continue
             if name in defaults and self.is_default(p, present, defaults[name]):
                 continue
@@ -252,9 +267,13 @@ class NodeDiff:
 
     @staticmethod
     def _assigned(p, node):
-        """A bare name's value where the file assigns it once (`rank = int(os.environ["RANK"])`)."""
+        """A bare name's value where the function it stands in (the value model's locals), or else
+        the file, assigns it once (`rank = int(os.environ["RANK"])`)."""
         if type(node) is not cst.Name or p.module is None:
             return node
+        bound = Values(p).binding(node)
+        if bound is not None:
+            return bound
         found = []
 
         class V(cst.CSTVisitor):
@@ -357,6 +376,9 @@ class NodeDiff:
         """A `.to()` argument that names a device (not a dtype, not a device a tensor of either
         run may be on: rules/devices.yaml `tensor_devices`, the CPU)."""
         p = self.s.n
+        r = self.plumb.role(p, node)
+        if r is not None and r.what == "device":  # `.to(platform.device_type)`, `.to(f"npu:{rank}")`
+            return True
         try:
             v = value(p, node)
         except Exception:

@@ -80,6 +80,7 @@ class Parsed:
     too_large: list[str] = field(default_factory=list)  # values over an evaluation budget, a line each
     size: int = 0  # bytes of source (the parse cache's measure)
     spec: object | None = None  # what specialising it to one device gave (specialise.Specialised)
+    program: object | None = None  # its functions, classes and local names (evaluate/program.py), built once
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default

@@ -15,6 +15,7 @@ from collections import Counter
 
 import libcst as cst
 
+from ... import budget
 from ...ruleset.devices import family_of
 from .decider import Decider
 from .evaluate import MISSING, UNDECIDED, DictRef, FuncRef
@@ -30,6 +31,7 @@ class Rewriter:
         self.p, self.own, self._other, self.spec = p, own, other, spec
         self._reads: Counter | None = None
         self._names: list | None = None  # the module names worth a look (module_name)
+        self._name_set: set | None = None
 
     def aside(self, sts: list[St], why: str, test_line: int | None = None, rule: str = "device-branch") -> None:
         """Statements this side does not run: their lines listed, their calls read for no facts."""
@@ -94,7 +96,9 @@ class Rewriter:
                         self.aside(body, "raises on this device (an option it refuses)", test_line)
                         continue
                     refusals = [i for i, c in enumerate(st.clauses) if i != live and _is_refusal(c[2])]
-                    theirs = self.other.ifs.get(k) if refusals else None
+                    # a file that never tests for the NPU (a GPU script of a pair) has no NPU branch to
+                    # refuse with: read for the NPU, its raise is no option the NPU refuses
+                    theirs = self.other.ifs.get(k) if refusals and self.own.saw_npu else None
                     if theirs is not None and theirs in refusals:
                         self.aside(body, "refused by the other device (its branch raises)", test_line)
                         continue
@@ -216,12 +220,13 @@ class Rewriter:
         if self._names is None:
             self._names = [n for n in self.own.module.vars if self.module_name(n)]
         text = st.hraw if st.kind == "compound" else st.raw
-        if not (("if" in text and "else" in text) or any(n in text for n in self._names)):
-            return False
         stack = [node]
         if st.kind == "compound":  # the header only: its blocks are their own statements
             stack = [getattr(node, f) for f in ("test", "iter", "items", "decorators", "params", "returns", "bases")
                      if getattr(node, f, None) is not None]
+        if not (("if" in text and "else" in text) or (" and " in text or " or " in text) and self.own.saw_test
+                or self.mentions(text, stack)):
+            return False
         found = False
         while stack:
             x = stack.pop()
@@ -231,6 +236,15 @@ class Rewriter:
             if not isinstance(x, cst.CSTNode):
                 continue
             t = type(x)
+            if t is cst.AssignTarget and type(x.target) is cst.Name:
+                continue  # `D1 = D0`: the name bound is no device read (only its value is)
+            if t is cst.BooleanOperation:
+                rest = self.reduced(x)
+                if rest is not None:  # `args.sync and device.type == "cuda"` on the GPU: `args.sync`
+                    self.spec.live[id(x)] = rest
+                    found = True
+                    stack.append(rest)
+                    continue
             if t is cst.IfExp and id(x) in self.own.exps:
                 live = self.own.exps[id(x)]
                 self.spec.live[id(x)] = x.body if live else x.orelse
@@ -258,6 +272,39 @@ class Rewriter:
                     continue
             stack.extend(kids(x))
         return found
+
+    def mentions(self, text: str, roots: list) -> bool:
+        """The statement names one of the module's device names, dicts or functions: a look at
+        its text when they are few, else at its names (linear however many the module binds)."""
+        if len(self._names) <= budget.NAMES_BY_TEXT:
+            return any(n in text for n in self._names)
+        if self._name_set is None:
+            self._name_set = set(self._names)
+        stack = list(roots)
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (list, tuple)):
+                stack.extend(x)
+            elif type(x) is cst.Name:
+                if x.value in self._name_set:
+                    return True
+            elif isinstance(x, cst.CSTNode):
+                stack.extend(kids(x))
+        return False
+
+    def reduced(self, x: cst.BooleanOperation):
+        """The operand a boolean operation comes down to when its other operand is a device test
+        this device answers with the neutral value (true in `and`, false in `or`), else None."""
+        d = self.own
+        neutral = type(x.operator) is cst.And
+        for test, other in ((x.left, x.right), (x.right, x.left)):
+            d.hits = []
+            v = d.ev(test, d.module)
+            if d.hits and v is not UNDECIDED and v is not MISSING and bool(v) is neutral:
+                d.hits = []
+                if d.ev(other, d.module) is UNDECIDED or not d.hits:  # the other is no decided test
+                    return other
+        return None
 
     def module_name(self, name: str) -> bool:
         """A name bound at module level to a device value, a dict or a function, and by no

@@ -19,9 +19,13 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Severity, Side
-from ...ruleset.vocabulary import lookup
+from ...ruleset.rules import code
+from ...ruleset.vocabulary import category, lookup
 from .classify import Classifier, severity_rule
-from .evaluate import QName, env_read, value
+from .evaluate import Kind, NotLiteral, QName, Values, env_read, value
+from .evaluate.kinds import named
+from .evaluate.plumbing import Role, of_value
+from .facts import typed
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted
 
@@ -36,9 +40,30 @@ def _evaluate(p: Parsed, node):
         v = value(p, node, used)
     except Exception:  # NotLiteral, and whatever a hostile value raises
         return None
-    if isinstance(v, QName):  # a name the imports resolve: not a value to compare
+    if isinstance(v, QName) and v.kind is not Kind.DTYPE:  # a name the imports resolve: not a value to compare
         return None
     return v, [name for name, _node in used]
+
+
+def _dtype_key(p: Parsed, target: str) -> str | None:
+    """The setting a dtype held in `target` is: the key its name spells (`dtype`, `compute_dtype`),
+    else the precision its uses set (`model.to(dt)`, `autocast(dtype=dt)`: params_dtype;
+    `from_pretrained(torch_dtype=dt)`: load_dtype); None when neither says."""
+    key = lookup(target)
+    if key is not None and category(key).rule == category("params_dtype").rule:
+        return key
+    found = None
+    for c in p.state.calls if p.state is not None else ():
+        for a in c.args:
+            if type(a.value) is not cst.Name or a.value.value != target:
+                continue
+            kw = a.keyword.value if a.keyword is not None else None
+            last = (dotted(c.func) or "").rsplit(".", 1)[-1]
+            if kw == "torch_dtype" and last == "from_pretrained":
+                return "load_dtype"
+            if (last == "to" and kw in (None, "dtype")) or (last == "autocast" and kw == "dtype"):
+                found = "params_dtype"
+    return found
 
 
 def _same(a, b) -> bool:
@@ -88,6 +113,12 @@ class ValueChecks:
         gside = Side(value=gv[0], path=s.g.name, line=gs.line, source=s.g.text_at(gs.line))
         nside = Side(value=nv[0], path=s.n.name, line=ns.line, source=s.n.text_at(ns.line))
         target = one_line(s.g.code(ga[0]), 60)
+        index = named(dotted(ga[0])) == "device"  # device = 0 against device = "npu:0": an index is a device
+        roles = [of_value(v[0]) if isinstance(v[0], str) else Role("device", True)
+                 if index and type(v[0]) is int else None for v in (gv, nv)]
+        if roles[0] is not None and roles[0] == roles[1] and gv[0] != nv[0]:  # "cuda" against "npu:0": one device
+            s.add_masked(code("device-plumbing"), gside, nside)
+            return True
         if _same(gv[0], nv[0]):
             gc, nc = _configurable(gv[1]), _configurable(nv[1])
             if gc != nc:
@@ -98,6 +129,13 @@ class ValueChecks:
         where = "; ".join(f"{w}: through {', '.join(v[1])}" for w, v in (("GPU", gv), ("NPU", nv)) if v[1])
         msg = f"{target} is {gv[0]!r} on GPU and {nv[0]!r} on NPU" + (f" ({where})" if where else "")
         name = dotted(ga[0])
+        if isinstance(gv[0], QName) or isinstance(nv[0], QName):  # dtype = torch.float16 if npu else ...
+            key = _dtype_key(s.g, name) if name and "." not in name else None
+            if key is None:
+                return False  # compared as code
+            gside.value, nside.value = typed(key, gv[0]), typed(key, nv[0])
+            s.add_hparam(key, gside, nside, f"{msg}: the precision it sets")
+            return True
         key = lookup(name.rsplit(".", 1)[-1]) if name else None
         if key is not None:  # n_layer = 12 against n_layer = args.n_layer: the hyperparameter num_layers
             s.add_hparam(key, gside, nside, msg)
@@ -121,7 +159,23 @@ class ValueChecks:
         return other.names
 
     def plumbing(self, st: St, p: Parsed, side: str, scope: str) -> bool:
-        """A statement on one side only that only declares configuration: an info finding."""
+        """A statement on one side only that only declares configuration: an info finding. A
+        function of the file that takes no argument and returns a value known statically
+        (`def get_backend(): return "gloo"`) is one too: its calls are compared by their value."""
+        if type(st.node) is cst.FunctionDef and scope == "<module>" and st.node.name.value not in self.names(side) \
+                and not any(prm.default is None for prm in st.node.params.params):
+            try:
+                v = Values(p).call_function(st.node, cst.Call(func=cst.Name(st.node.name.value)), [], 0)
+            except NotLiteral:
+                return False
+            if isinstance(v, (QName, bytes)) or v is not None and not isinstance(v, (str, int, float, bool, list)):
+                return False
+            sd = Side(value=f"{st.node.name.value}()", path=p.name, line=st.line, source=p.text_at(st.line))
+            self.s.add_finding(severity_rule(Severity.INFO), st.node.name.value, sd if side == "gpu" else None,
+                               sd if side == "npu" else None,
+                               f"function on {'GPU' if side == 'gpu' else 'NPU'} only: {st.node.name.value}() returns "
+                               f"{v!r} (its calls are compared by value)")
+            return True
         if st.kind != "simple":
             return False
         what = None

@@ -5,9 +5,16 @@ What is read:
   `"$VAR"`, `${VAR:-default}` / `${VAR-d}` / `${VAR:=d}`, arrays `ARGS=(...)` / `ARGS+=(...)`
   with `"${ARGS[@]}"`, multi-line strings holding flags, `$((...))` on known values. A
   variable the script does not set is *unresolved*: kept as its text (`$DATA`) and said so,
-  never guessed. Command substitutions `$(...)` are unresolved too.
+  never guessed. Command substitutions `$(...)` are unresolved too (one word each), but for
+  the path commands on known paths (`$(dirname "$0")`: the script's folder).
+- the builtins that set variables (builtins.py): `printf -v`, `read <<<`, `set --`/`shift`
+  and a function's arguments, `let`, `(( ))`, and `for` loops (unrolled). What cannot be
+  evaluated (read from input, a `while` loop) is *unknown*: a setting made from it is left
+  out (`_known`) and the account says so, never equal.
 - launcher commands: torchrun, `python -m torch.distributed.run|launch`, deepspeed,
-  `accelerate launch`, msrun, plain `python x.py`, and Hydra-style `python -m pkg key=value`.
+  `accelerate launch`, msrun, plain `python x.py`, and Hydra-style `python -m pkg key=value`,
+  whatever runs them: a wrapper or runner (`nohup`, `uv run`, `srun`, `mpirun -np 8`), a
+  Python wrapper's command after `--`, an unknown runner's command (said).
   The launcher's own options give world_size (nproc_per_node x nnodes, --num_gpus x
   --num_nodes, --num_processes, --worker_num) and master_port/master_addr (info); the
   training script's options become hyperparameter facts: `--k v`, `--k=v`, `--flag`,
@@ -33,6 +40,7 @@ import os
 
 from ...model import Extract, InputError, Masked, Side
 from ...ruleset.rules import code
+from ...ruleset.vocabulary import category, is_cosmetic, vocab
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator
 from .evaluator import parser as _parser
@@ -69,18 +77,20 @@ def extract(src, ctx) -> Extract:
     for name, count, line in rec.unknown:
         ex.unread.append(f"{rec.at(line)}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
+    ex.unread.extend(rec.unread)
     ex.unread.extend(rec.too_large)
     if rec.too_large_more:
         ex.unread.append(f"{rec.too_large_more} more value(s) too large to evaluate; not compared")
     ex.understood = rec.launches > 0 or rec.installs > 0
     rec.facts.extend(commented_facts(rec, rec.commented))
     rec.finish()  # secrets out of the source excerpts; fragment lines named by their file
-    ex.facts = rec.facts
+    ex.facts = _known(rec, ex)
     ex.errors.extend(rec.errors)
     # a reference written in a sourced fragment keeps its line there, as its fact does
     ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references]
     ex.launches = rec.launched
     ex.frameworks = rec.frameworks
+    ex.guessed = rec.guessed - rec.known
     ex.masked.extend(rec.masked)
     ex.dialects = {f"{title} at {os.path.basename(rec.place(line)[0])}:{rec.place(line)[1]}"
                    for title, line in rec.dialects.items()}
@@ -88,6 +98,47 @@ def extract(src, ctx) -> Extract:
     ex.notes.extend(rec.notes)
     _device_account(ex, rec)
     return ex
+
+
+def _known(rec: Record, ex: Extract) -> list:
+    """The facts whose values are known; a setting made from a value that is not (a variable
+    read from input, set in a loop whose runs are not known: words.Seg.unknown) is left out,
+    never compared, never equal, and the account says it once per cause, with what it left
+    uncompared (the input is then not understood)."""
+    out, left = [], {}
+    for f in rec.facts:
+        why = f.meta.pop("unknown", None)
+        if not why:
+            out.append(f)
+            continue
+        for w in why:
+            left.setdefault(w, []).append(f)
+    for why, facts in left.items():
+        names = list(dict.fromkeys(_setting(f, rec) for f in facts))
+        said = (f"{why}: its value is not known, so {', '.join(names)} "
+                f"{'was' if len(names) == 1 else 'were'} not compared")
+        # a value that reaches only output paths, logging and the like cannot change what the run
+        # computes: said in the account's notes, not as an input not understood
+        (ex.notes if all(_harmless(f) for f in facts) else ex.unread).append(said)
+    return out
+
+
+def _harmless(f) -> bool:
+    """A setting that cannot change numerics: of the vocabulary's cosmetic category, or a key
+    outside the vocabulary whose name says so (vocabulary.is_cosmetic: paths, output, logging)."""
+    if f.check != "hyperparameters" or f.meta.get("reference"):
+        return False
+    return category(f.key).name == "cosmetic" or (f.key not in vocab() and is_cosmetic(f.key))
+
+
+def _setting(f, rec: Record) -> str:
+    """How the account names a setting left uncompared: its option or variable, and its line."""
+    name = f"--{f.meta['flag']}" if f.meta.get("flag") else (
+        f.meta.get("name") if f.check == "environment" else f.meta.get("written_key") or f.key)
+    used = f.meta.pop("used_at", None)  # the line of the option (the fact's is its value's)
+    path, line = rec.place(used) if used else (f.path, f.line)
+    where = f"line {line}" if path == rec.src.name else f"{os.path.basename(path)} line {line}"
+    return f"{name} ({where})"
 
 
 def _device_account(ex: Extract, rec: Record) -> None:

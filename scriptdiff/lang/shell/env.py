@@ -33,6 +33,9 @@ def env_fact(rec: Record, name: str, line: int, segs: list[Seg]) -> None:
         meta["mask"] = code("env-var-renamed")
     if unresolved:
         meta["unresolved"] = list(unresolved)
+    unknown = tuple(dict.fromkeys(u for s in segs for u in s.unknown))
+    if unknown:  # set in a way not evaluated: not compared (lang/shell/__init__.py says so)
+        meta["unknown"] = list(unknown)
     via = None
     vias = [x for s in segs for x in s.via]
     if vias:

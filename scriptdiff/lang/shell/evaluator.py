@@ -29,6 +29,7 @@ from ...inputs import flags
 from ...model import InputError
 from ...inputs.references import DiskResolver, source_identity
 from ...inputs.sources import SourceError
+from .builtins import array_fields, assigned, printf, read_fields, read_names, set_by
 from .comments import commented_flags
 from . import install
 from .env import env_fact, sourced_fact
@@ -36,7 +37,7 @@ from .launch import LaunchReader
 from .launchers import table
 from .record import Record
 from .specialise import Devices, branches, case_body
-from .words import Expander, Origin, Seg, Var, Word, split_words, tail_word
+from .words import NAME_RE, Expander, Origin, Seg, Var, Word, split_words, tail_word
 
 
 @lru_cache(maxsize=1)
@@ -64,9 +65,11 @@ class Evaluator:
         self.launcher = LaunchReader(rec, self.table)
         self.installer = install.InstallReader(rec)
         self.functions: dict[str, tuple] = {}  # name -> (body node, the text it is in: Expander.state)
+        self.loop_runs = 0  # loop bodies run so far (budget.SHELL_LOOP_RUNS for the whole script)
         self.depth = 0
         # the script and the fragments being read, innermost last: one that sources any of them is not read again
         self.sourcing: list[str] = [source_identity(rec.src)] if getattr(rec.src, "origin", None) else []
+        self.x.script = os.path.basename(rec.src.name.replace("\\", "/"))  # $0: `$(dirname "$0")` is its folder
         # device tests decided for this side's device (specialise.py)
         rec.devices = self.devices = Devices(self.x, getattr(rec.ctx, "side", "gpu"))
         self.devices.at = rec.at
@@ -128,10 +131,20 @@ class Evaluator:
             self.block(c for c in node.children if c.type in STATEMENTS and not c.has_error)
         elif t == "redirected_statement":
             body = node.child_by_field_name("body")
-            if body is not None:
+            if body is not None and body.type == "command":  # read X <<EOF ...: its input
+                self.command(body, redirects=[c for c in node.children if c is not body])
+            elif body is not None:
                 self.statement(body)
         elif t in ("if_statement", "case_statement", "list") and self.device_branch(node):
             return
+        elif t == "compound_statement" and node.children and node.children[0].type == "((":
+            self.x.arith_value(node)  # (( A = B * 2 )): arithmetic that sets its variables
+        elif t == "for_statement":
+            self.for_loop(node)
+        elif t == "c_style_for_statement":
+            self.c_for_loop(node)
+        elif t == "while_statement":
+            self.opaque_loop(node, f"a `{self.x.t(node.children[0])}` loop whose runs are not evaluated")
         else:  # pipeline, list, subshell, if/for/while/case, compound statements: in order
             self.block(c for c in node.children if c.is_named)
 
@@ -289,12 +302,16 @@ class Evaluator:
             return False
         return self.table.looks_like(os.path.basename(self.x.t(nm).strip("'\"")))
 
-    def command(self, node, extra=()) -> None:
+    def command(self, node, extra=(), redirects=()) -> None:
         x = self.x
         words, prefix = self.cmd_words(node, extra)
         if not words:
             for p in prefix:
                 self.assign(p)
+            return
+        if words[0].text == "read":  # read X <<< WORD: its input is known; from elsewhere it is not
+            self.read(words, x.line_of(node), [c for c in node.children if c.type.endswith("redirect")]
+                      + list(redirects), prefix)
             return
         env = []  # VAR=x prefixes: (name, value segments, line)
         for p in prefix:
@@ -304,20 +321,26 @@ class Evaluator:
                 env.append((x.t(pname), x.concat_segs(pval, quoted=True) if pval is not None else [], x.line_of(p)))
         self.run_words(words, x.line_of(node), env)
 
-    def run_words(self, words: list[Word], line: int, env: list) -> None:
+    def run_words(self, words: list[Word], line: int, env: list, ranks: tuple | None = None) -> None:
         """A command, from its words on: a function call, a fragment sourced, a command string
-        read again, a wrapper's command, a launcher, or something else (an unknown launcher is
-        said when it passes training-like options)."""
+        read again, a wrapper's or runner's command, a launcher, a Python wrapper's command
+        after `--`, an unknown runner's command, or something else (an unknown launcher is said
+        when it passes training-like options). `ranks`: (runner, option, its value) where a
+        runner starts one process per rank (`mpirun -np 8 python x.py`: the world size)."""
         t = self.table
         name = os.path.basename(words[0].text)
         if words[0].text in self.functions and self.depth < budget.SHELL_DEPTH:
             body, state = self.functions[words[0].text]
             self.depth += 1
+            saved, self.x.positional = self.x.positional, list(words[1:])  # $1 ... are its arguments
             try:
                 with self.x.reading(*state):
                     self.statement(body)
             finally:
                 self.depth -= 1
+                self.x.positional = saved
+            return
+        if self.builtin(words, line):
             return
         if name in t.sourcing and len(words) > 1:
             self.source(words[1], line)
@@ -330,22 +353,46 @@ class Evaluator:
         if name in t.shells and len(words) > 2 and words[1].text == "-c":  # bash -c "$cmd"
             self.evaluate(words[2:3], line)
             return
-        if name in t.wrappers:  # nohup / env A=1 / numactl ... torchrun: the command after it
-            rest, more = self.unwrap(name, words[1:])
+        if name.endswith(".py") and not flags.dashed(name):  # ./train.py: python runs it (its #!)
+            words = [Word([Seg("python", words[0].line)])] + list(words)
+            name = "python"
+        unwrapped = self.unwrap(name, words[1:]) if name in t.wrappers else None
+        if unwrapped is not None:  # nohup / env A=1 / uv run / srun -N 2 / mpirun -np 8 ...: the command after it
+            rest, more, count = unwrapped
             if rest and self.depth < budget.SHELL_DEPTH:
-                self.depth += 1
-                try:
-                    self.run_words(rest, line, env + more)
-                finally:
-                    self.depth -= 1
+                self.inner(rest, line, env + more, (name, *count) if count else ranks)
+            elif not rest and name in t.wrappers and t.wrappers[name].subcommands:
+                self.rec.unknown_command(words, line, wraps=True)  # `pixi run TASK`: what it runs is not in view
             return
         entry = t.find(name)
+        if entry is not None and entry.program == "interpreter":  # python wrapper.py --x y -- python train.py ...
+            wrapped = self.wrapped_command(words)
+            if wrapped is not None:
+                script, at = wrapped
+                script = words[script].text
+                own = sum(1 for w in words[wrapped[0] + 1:at - 1] if flags.dashed(w.text))
+                self.rec.notes.append(f"{self.rec.at(line)}: {os.path.basename(script)} runs the command after `--` "
+                                      f"({words[at].text}), read as the launch; its own {own} option(s) are the "
+                                      f"wrapper's, not compared as the run's")
+                self.inner(words[at:], line, env, ranks)
+                return
         hit = install.match(words, interpreter=entry is not None and entry.program == "interpreter")
         if hit is not None:  # pip install -r requirements_gpu.txt, conda create ... python=3.10
             self.installer.read(hit[0], hit[1], line)
             return
         if entry is None:
             texts = [w.text for w in words]
+            at = self.runner_command(words)
+            if at is not None:  # myrunner --queue x python train.py ...: its command is the launch
+                launches = self.rec.launches
+                self.inner(words[at:], line, env, ranks)
+                if self.rec.launches > launches:  # what it does with its own words is not known: said
+                    own = " ".join(texts[:at]) if at <= 3 else f"{texts[0]} ..."
+                    n = sum(1 for w in texts[1:at] if flags.dashed(w))
+                    self.rec.unread.append(f"{self.rec.at(line)}: `{own}` is not a known runner: the command after it "
+                                           f"({words[at].text} ...) was read as the launch; its own {n} option(s) "
+                                           f"were not compared")
+                    return
             wraps = any(tx == flags.END and i + 1 < len(texts) and t.looks_like(os.path.basename(texts[i + 1]))
                         for i, tx in enumerate(texts))  # ray job submit ... -- python3 -m ...
             self.rec.unknown_command(words, line, wraps)
@@ -359,26 +406,344 @@ class Evaluator:
             if pname not in consumed:
                 env_fact(self.rec, pname, pline, segs)
             envw[pname] = Word(segs or [Seg("", pline)])
-        self.launcher.launch(words, line, envw)
+        self.launcher.launch(words, line, envw, ranks)
 
-    def unwrap(self, name: str, words: list[Word]) -> tuple[list[Word], list]:
-        """The command a wrapper runs (its own options and positional words skipped) and the
-        environment it gives it (`env A=1 B=2 cmd`: A and B)."""
-        valued, positional = self.table.wrappers[name]
+    def inner(self, words: list[Word], line: int, env: list, ranks: tuple | None) -> None:
+        """The command a wrapper, a runner or a Python wrapper runs, read as a command of its own."""
+        if self.depth >= budget.SHELL_DEPTH:
+            return
+        self.depth += 1
+        try:
+            self.run_words(words, line, env, ranks)
+        finally:
+            self.depth -= 1
+
+    def starts(self, word: str) -> bool:
+        """A word that starts a command a runner may run: a launcher's, a wrapper's or a runner's
+        command word, or a Python script (python runs it)."""
+        t = self.table
+        base = os.path.basename(word)
+        return t.find(base) is not None or base in t.wrappers or (word.endswith(".py") and not flags.dashed(word))
+
+    def wrapped_command(self, words: list[Word]) -> tuple[int, int] | None:
+        """(where the wrapper's script or module is, where the command it runs starts) for a
+        Python wrapper: `python wrap.py [its options] -- CMD` or `python -m pkg.wrap ... -- CMD`,
+        CMD a launcher, runner or script (`starts`); None when the words after `--` are the
+        program's own."""
+        texts = [w.text for w in words]
+        i = flags.first_operand(texts, 1, stop=("-m",))
+        if i + 1 < len(texts) and texts[i] == "-m" and self.table.runner(texts[i + 1]) is None:
+            i += 1  # python -m pkg.submit ... -- CMD (python -m torch.distributed.run is a launcher)
+        elif i >= len(texts) or not texts[i].endswith(".py"):
+            return None
+        if flags.END in texts[i + 1:]:
+            sep = texts.index(flags.END, i + 1)
+            if sep + 1 < len(texts) and self.starts(texts[sep + 1]):
+                return i, sep + 1
+        return None
+
+    def runner_command(self, words: list[Word]) -> int | None:
+        """Where an unknown runner's command starts: the first word that is a launcher's, a
+        wrapper's or a runner's command word; None when no word is, when the command only
+        names programs (`pkill -f python`: rules/shell.yaml `inspect`), or when it hands its
+        command over after `--` (`kubectl exec POD -- CMD`, `docker exec`: run somewhere else,
+        with what that place gives it), which stays not understood as a whole."""
+        t = self.table
+        texts = [w.text for w in words]
+        if flags.END in texts[1:] or os.path.basename(texts[0]) in t.inspectors | t.printers:
+            return None
+        return next((i for i in range(1, len(texts)) if not flags.dashed(texts[i])
+                     and (t.find(os.path.basename(texts[i])) is not None or os.path.basename(texts[i]) in t.wrappers)),
+                    None)
+
+    # ----------------------------------------------------------- builtins that set variables
+    def put(self, name: str, segs: list[Seg], line: int) -> None:
+        """Scalar `name` set to `segs` (an exported variable's environment fact follows it)."""
+        old = self.vars.get(name)
+        self.vars[name] = Var("scalar", segs=segs, line=line, exported=bool(old and old.exported))
+        if old is not None and old.exported:
+            env_fact(self.rec, name, line, segs)
+
+    def unknown(self, name: str, why: str, line: int, array: bool = False) -> None:
+        """`name` set in a way that is not evaluated: its value is unknown (words.Seg.unknown),
+        and `why` (with the place) is what the account says of a setting made from it."""
+        seg = Seg(f"${name}", line, (), (name,), unknown=(f"{self.rec.at(line)}: {why}",))
+        old = self.vars.get(name)
+        if array:
+            self.vars[name] = Var("array", words=[Word([seg])], line=line, exported=bool(old and old.exported))
+        else:
+            self.put(name, [seg], line)
+
+    def builtin(self, words: list[Word], line: int) -> bool:
+        """`set`, `shift`, `printf -v`, `let`, `read`, `mapfile`, `getopts`: what they set (True),
+        or False for any other command."""
+        name = words[0].text
+        x = self.x
+        texts = [w.text for w in words]
+        if name == "set":  # set -- a b: the positional parameters; set -euo pipefail: options only
+            rest = texts[1:]
+            i = 0
+            while i < len(rest) and rest[i].startswith(("-", "+")) and rest[i] != "--":
+                i += 2 if rest[i] in ("-o", "+o") else 1
+            if i < len(rest) and rest[i] == "--":
+                x.positional = list(words[1 + i + 1:])
+            elif i < len(rest):
+                x.positional = list(words[1 + i:])
+            return True
+        if name == "shift":
+            n = int(texts[1]) if len(texts) > 1 and texts[1].isdigit() else 1
+            if x.positional is not None:
+                x.positional = x.positional[n:]
+            return True
+        if name == "printf" and len(texts) > 2 and texts[1] == "-v":
+            self.printf_v(words, line)
+            return True
+        if name == "let":
+            for w in words[1:]:
+                self.arith_text(w.text, line)
+            return True
+        if name == "read":
+            self.read(words, line, [], [])
+            return True
+        if name in ("mapfile", "readarray", "getopts"):
+            for target in assigned_names_of(name, texts[1:]):
+                self.unknown(target, f"${target} is set by `{name}` from input that is not read", line,
+                             array=name != "getopts")
+            return True
+        return False
+
+    def printf_v(self, words: list[Word], line: int) -> None:
+        """`printf -v NAME FORMAT ARGS...`: NAME set to the formatted text where every word is
+        known (a lone `%s` passes its argument on as it is, variables and all); else unknown."""
+        target = words[2].text
+        rest = words[3:]
+        if rest and rest[0].text == "--":
+            rest = rest[1:]
+        if not rest or not NAME_RE.match(target):
+            return
+        fmt, args = rest[0], rest[1:]
+        if fmt.text == "%s" and len(args) == 1:
+            self.put(target, list(args[0].segs), line)
+            return
+        if any(w.unresolved or w.unknown for w in rest):
+            self.unknown(target, f"${target} is formatted by `printf -v` from a value that is not known", line)
+            return
+        out = printf(fmt.text, [w.text for w in args])
+        if out is None:
+            self.unknown(target, f"${target} is formatted by `printf -v {fmt.text}`, which is not evaluated", line)
+            return
+        via = tuple(dict.fromkeys(v for w in args for v in w.via))
+        self.put(target, [Seg(out, line, via)], line)
+
+    def read(self, words: list[Word], line: int, redirects: list, prefix: list) -> None:
+        """`read [-r] [-a ARR] NAME...`: from a here-string (`<<< WORD`) or a here-document with no
+        expansions, the fields of its first line (IFS from a `IFS=x` prefix); from anything else
+        (standard input, a file, a pipe) the names are unknown."""
+        x = self.x
+        names, array, opts = read_names([w.text for w in words[1:]])
+        names = names or ([] if array else ["REPLY"])
+        segs = None
+        for r in redirects:
+            if r.type == "herestring_redirect":
+                kids = [c for c in r.children if c.is_named]
+                segs = x.concat_segs(kids[-1], quoted=True) if kids else None
+            elif r.type == "heredoc_redirect":
+                body = next((c for c in r.children if c.type == "heredoc_body"), None)
+                if body is not None and not any(c.is_named for c in body.children):
+                    segs = [Seg(x.t(body), x.line_of(body))]
+        ifs = " \t\n"
+        for p in prefix:
+            pname, pval = p.child_by_field_name("name"), p.child_by_field_name("value")
+            if pname is not None and x.t(pname) == "IFS":
+                ifs = "".join(sg.text for sg in x.concat_segs(pval, quoted=True)) if pval is not None else ""
+        known = segs is not None and not opts - {"-r", "-s", "-e"} \
+            and not any(sg.unresolved or sg.unknown for sg in segs)
+        targets = names + ([array] if array else [])
+        if not known:
+            if segs is not None and len(names) == 1 and not array and not opts - {"-r", "-s", "-e"}:
+                self.put(names[0], segs, line)  # read X <<< "$1": the word as it is (unresolved)
+                return
+            for n in targets:
+                if NAME_RE.match(n):
+                    self.unknown(n, f"${n} is set by `read` from input that is not read", line, array=n == array)
+            return
+        text = "".join(sg.text for sg in segs)
+        via = tuple(dict.fromkeys(v for sg in segs for v in sg.via))
+        if array:
+            self.vars[array] = Var("array", words=[Word([Seg(f, line, via)])
+                                                   for f in array_fields(text, ifs, "-r" in opts)], line=line)
+            return
+        for n, value in zip(names, read_fields(text, len(names), ifs, "-r" in opts)):
+            if NAME_RE.match(n):
+                self.put(n, [Seg(value, line, via)], line)
+
+    def arith_text(self, text: str, line: int) -> None:
+        """`let EXPR`: the expression parsed as `(( EXPR ))` and evaluated (its assignments set)."""
+        data = f"(( {text} ))".encode("utf-8")
+        try:
+            tree = parser().parse(data)
+        except Exception:  # tree-sitter unavailable: said once by the reader already
+            return
+        node = tree.root_node.children[0] if tree.root_node.children else None
+        if node is None or tree.root_node.has_error:
+            for n in assigned_names_of("let", [text]):
+                self.unknown(n, f"${n} is set by `let {text}`, which is not evaluated", line)
+            return
+        with self.x.reading(data, self.x.base, Origin([0], [(0, len(data), line, ())])):
+            self.x.arith_value(node)
+
+    # ----------------------------------------------------------- loops
+    def for_loop(self, node) -> None:
+        """`for X in WORDS; do ...; done`: the body once for each word, X set to it, when the
+        words are known and few enough (budget.SHELL_LOOP_ITERATIONS) and the body has no
+        `break`/`continue`; otherwise a loop whose runs are not known (`opaque_loop`)."""
+        x = self.x
+        var = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        if var is None or body is None:
+            return
+        values = node.children_by_field_name("value")
+        name = x.t(var)
+        words = [w for v in values for w in x.words(v)] if values else (
+            list(x.positional) if x.positional is not None else None)
+        known = words is not None and not any(_expands(v, x.t) for v in values) \
+            and not any(w.unresolved or w.unknown for w in words)
+        plain = known and len(words) <= min(budget.SHELL_LOOP_ITERATIONS, budget.SHELL_LOOP_RUNS - self.loop_runs) \
+            and not _jumps(body, x.t)
+        if not plain:
+            self.opaque_loop(node, "a `for` loop over words that are not known" if not known
+                             else f"a `for` loop not unrolled (break or continue in it, or more than "
+                                  f"{budget.SHELL_LOOP_ITERATIONS} runs)")
+            return
+        line = x.line_of(var)
+        self.loop_runs += len(words)
+        for w in words:
+            self.put(name, list(w.segs), line)
+            self.block(c for c in body.children if c.is_named)
+
+    def c_for_loop(self, node) -> None:
+        """`for ((i = 0; i < N; i++))`: unrolled when its arithmetic is known, the body leaves its
+        variables alone and it ends within budget.SHELL_LOOP_ITERATIONS runs; else `opaque_loop`."""
+        x = self.x
+        init = node.child_by_field_name("initializer")
+        cond = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        steps = [n for n in (init, cond, update) if n is not None]
+        names = set().union(*(assigned(n, x.t) for n in steps)) if steps else set()
+        saved = {n: self.vars.get(n) for n in names}
+        runs = 0
+        ok = cond is not None and not (assigned(body, x.t) & names) and not _jumps(body, x.t)
+        if ok:  # count the runs on the arithmetic alone, then put the variables back
+            if init is not None:
+                x.arith_value(init)
+            while True:
+                v = x.arith_value(cond)[0]
+                if v is None or runs > min(budget.SHELL_LOOP_ITERATIONS, budget.SHELL_LOOP_RUNS - self.loop_runs):
+                    ok = False
+                    break
+                if not v:
+                    break
+                runs += 1
+                if update is not None:
+                    x.arith_value(update)
+        for n, v in saved.items():
+            if v is None:
+                self.vars.pop(n, None)
+            else:
+                self.vars[n] = v
+        if not ok:
+            self.opaque_loop(node, f"a `for ((...))` loop not unrolled (its arithmetic not known, break or "
+                                   f"continue in it, or more than {budget.SHELL_LOOP_ITERATIONS} runs)")
+            return
+        if init is not None:
+            x.arith_value(init)
+        self.loop_runs += runs
+        for _ in range(runs):
+            self.block(c for c in body.children if c.is_named)
+            if update is not None:
+                x.arith_value(update)
+        x.arith_value(cond)  # the last test (it may set variables too)
+
+    def opaque_loop(self, node, why: str) -> None:
+        """A loop whose runs are not known (`while`, `until`, `for` over words not known): what
+        it sets is unknown after it, and inside it until the body sets it; its body is read once
+        (a launch in it is read with those values). `why` says what kind of loop it is."""
+        x = self.x
+        line = x.line_of(node)
+        names = assigned(node, x.t)
+        before = dict(self.vars)
+        for n in sorted(names):
+            self.unknown(n, f"${n} is set in {why}", line, array=bool(before.get(n) and before[n].kind == "array"))
+        body = node.child_by_field_name("body")
+        self.block(list(node.children_by_field_name("condition")) + (
+            [c for c in body.children if c.is_named] if body is not None else []))
+        changed = {n for n, v in self.vars.items() if before.get(n) is not v} | names
+        for n in sorted(changed):
+            v = self.vars.get(n)
+            if v is None or n.startswith("_"):
+                continue
+            self.unknown(n, f"${n} is set in {why}", line, array=v.kind == "array")
+
+    def unwrap(self, name: str, words: list[Word]) -> tuple[list[Word], list, tuple] | None:
+        """The command a wrapper or runner runs (its own options and positional words skipped),
+        the environment it gives it (`env A=1 B=2 cmd`, `mpirun -x A=1`), and (option, value) of
+        the number of processes it starts, or () (rules/shell.yaml `launchers.commands.wrappers`).
+        None when it is not run as a runner (`uv pip install`: no `run`)."""
+        w = self.table.wrappers[name]
+        k = 0
+        if w.subcommands:
+            if not words or words[0].text not in w.subcommands:
+                return None
+            k = 1
         env = []
-        i = len(words)
-        for item in flags.scan([w.text for w in words], 0, lambda f, _next: f.name in valued):
-            if item.flag is not None:
+        opts: dict[str, Word] = {}
+        while k < len(words):
+            tx = words[k].text
+            if tx == flags.END:
+                k += 1
+                break
+            f = flags.split(tx)
+            if f is None:
+                if name == "env" and "=" in tx and tx.split("=", 1)[0].isidentifier():
+                    env.append(self._env_word(words[k]))
+                    k += 1
+                    continue
+                break
+            if f.name not in w.valued and f.name not in w.pairs:
+                f = f.joined(w.valued)  # -N2, -n8: the letter and its value (-np is an option of its own)
+            if f.value is None and (f.name in w.pairs or f.option in w.pairs):
+                k += 3
                 continue
-            tx = words[item.at].text
-            if not item.end and name == "env" and "=" in tx and tx.split("=", 1)[0].isidentifier():
-                env.append((tx.split("=", 1)[0], tail_word(words[item.at], len(tx.split("=", 1)[0]) + 1).segs,
-                            words[item.at].line))
-                continue
-            i = item.at + 1 if item.end else item.at
-            break
-        i += positional
-        return words[i:], env
+            if f.value is not None:
+                opts[f.name] = tail_word(words[k], f.value_at)
+                k += 1
+            elif f.name in w.valued and k + 1 < len(words):
+                opts[f.name] = words[k + 1]
+                k += 2
+            else:
+                k += 1
+            if f.name in w.module:  # uv run -m pkg.train --lr ...: the module's own options follow
+                break
+        k += w.positional
+        rest = words[k:]
+        for o in w.environment:  # mpirun -x NAME=value
+            v = opts.get(o)
+            if v is not None and "=" in v.text and v.text.split("=", 1)[0].isidentifier():
+                env.append(self._env_word(v))
+        module = next((opts[o] for o in w.module if o in opts), None)
+        if module is not None:  # uv run -m pkg.train ...: python -m pkg.train ...
+            rest = [Word([Seg("python", module.line)]), Word([Seg("-m", module.line)]), module] + rest
+        count = next(((o, opts[o]) for o in w.processes if o in opts), None)
+        return rest, env, count or ()
+
+    @staticmethod
+    def _env_word(w: Word) -> tuple:
+        """(name, value segments, line) of a `NAME=value` word."""
+        name = w.text.split("=", 1)[0]
+        return name, tail_word(w, len(name) + 1).segs, w.line
 
     def evaluate(self, words: list[Word], line: int) -> None:
         """`eval WORDS` / `bash -c STRING`: the words joined by blanks (split as bash splits an
@@ -478,3 +843,36 @@ class Evaluator:
             return None
         rec.notes.append(f"{where}: sourced {path} read in place ({res.how}: {res.path})")
         return src
+
+
+def _expands(node, text) -> bool:
+    """A word bash expands into other words the evaluator does not make: a brace expansion
+    (`{1..8}`, `a{b,c}`) or a file name pattern (`*.yaml`) written unquoted."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("string", "raw_string", "ansi_c_string"):
+            continue
+        if n.type == "brace_expression" or (n.type == "word" and (any(c in text(n) for c in "*?[")
+                                                                   or text(n) in ("{", "}"))):
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _jumps(body, text) -> bool:
+    """A loop body that leaves a run early (`break`, `continue`) somewhere in it."""
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n.type == "command":
+            nm = n.child_by_field_name("name")
+            if nm is not None and text(nm) in ("break", "continue", "return", "exit"):
+                return True
+        stack.extend(n.children)
+    return False
+
+
+def assigned_names_of(cmd: str, words: list[str]) -> list[str]:
+    """The variables command `cmd` with operands `words` sets (builtins.set_by)."""
+    return [n for n in set_by(cmd, words) if NAME_RE.match(n)]

@@ -28,7 +28,8 @@ class LaunchReader:
         self.table = table
         self.program = ProgramReader(rec, table)
 
-    def launch(self, words: list[Word], line: int, env: dict[str, Word] | None = None) -> None:
+    def launch(self, words: list[Word], line: int, env: dict[str, Word] | None = None,
+               ranks: tuple | None = None) -> None:
         """A command whose first word is a launcher's (see LauncherTable.find); `line` is the command's;
         `env` the environment it runs with (its `VAR=x` prefixes and the script's exported variables).
 
@@ -36,14 +37,15 @@ class LaunchReader:
         and program options) carry meta["invocation"] = its index in the script, so that a
         script starting two programs is compared invocation against invocation."""
         first = len(self.rec.facts)
-        self._launch(words, line, env or {})
+        self._launch(words, line, env or {}, ranks=ranks)
         index = self.rec.invocations
         if len(self.rec.facts) > first or self.rec.launches > index:
             for f in self.rec.facts[first:]:
                 f.meta["invocation"] = index
             self.rec.invocations += 1
 
-    def _launch(self, words: list[Word], line: int, env: dict[str, Word], depth: int = 0) -> None:
+    def _launch(self, words: list[Word], line: int, env: dict[str, Word], depth: int = 0,
+                ranks: tuple | None = None) -> None:
         texts = [w.text for w in words]
         entry = self.table.find(os.path.basename(texts[0]))
         if entry is None:
@@ -56,6 +58,7 @@ class LaunchReader:
             i = 2
         if entry.framework:
             self.rec.frameworks.add(entry.framework)
+            self.rec.known.add(entry.framework)
         if entry.program == "wrapper":  # ray job submit [its options] -- python3 -m pkg key=value ...
             sep = texts.index(flags.END, i) if flags.END in texts[i:] else -1
             inner = words[sep + 1:] if sep != -1 else []
@@ -77,6 +80,7 @@ class LaunchReader:
                 mod = texts[i + 1]
                 runner = self.table.runner(mod)
                 if runner is None:
+                    self.ranks(ranks, line)
                     self.start(mod, words[i + 2:], module=True, at=words[i + 1].line)
                     return
                 entry = runner  # python -m torch.distributed.run: torchrun, options and all
@@ -85,6 +89,7 @@ class LaunchReader:
                 return
             else:
                 if i < len(texts):
+                    self.ranks(ranks, line)
                     self.start(texts[i], words[i + 1:], at=words[i].line)
                 return
         i, opts = self.options(entry, words, i)
@@ -93,6 +98,14 @@ class LaunchReader:
         if i < len(texts):  # torchrun -m pkg.train, accelerate launch --module pkg.train: a module
             self.start(texts[i], words[i + 1:], entry.framework, module="m" in opts or "module" in opts,
                        at=words[i].line)
+
+    def ranks(self, ranks: tuple | None, line: int) -> None:
+        """The world size a runner gives a plain `python x.py` it starts once per rank
+        (`mpirun -np 8`, `srun -n 16`): (runner, option, its value)."""
+        if ranks:
+            runner, option, value = ranks
+            self.launcher_facts(Launcher(name=runner, program="interpreter", world_size=(option,)),
+                                {option: value}, line)
 
     @staticmethod
     def env_options(entry: Launcher, env: dict[str, Word]) -> dict[str, Word]:
@@ -172,6 +185,9 @@ class LaunchReader:
             unresolved = [u for w in parts for u in w.unresolved]
             value = total if total is not None else " * ".join(w.text for w in parts)
             meta = {"unresolved": unresolved} if unresolved else {}
+            unknown = list(dict.fromkeys(u for w in parts for u in w.unknown))
+            if unknown:  # set in a way not evaluated: not compared (lang/shell/__init__.py says so)
+                meta["unknown"], meta["used_at"] = unknown, line
             if len(parts) == 1 and parts[0] is first:  # one option gives it: where it is written (scriptdiff fix)
                 meta["shell"] = {"word": None, "flag": None, "flag_text": entry.world_size[0], "values": 1,
                                  "value": list(first.span) if first.span else None, "value_text": first.text,

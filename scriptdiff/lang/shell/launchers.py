@@ -48,6 +48,22 @@ class Launcher:
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """A command that runs the command after its own options (rules/shell.yaml
+    `launchers.commands.wrappers`): `nohup`, `env A=1`, and the runners `uv run`, `srun`,
+    `mpirun -np 8`. Its options never set a setting of the run; `processes` give the world
+    size of a plain `python x.py` it runs."""
+
+    valued: frozenset = frozenset()  # options taking one value
+    positional: int = 0  # words before the command (timeout 10h CMD)
+    subcommands: frozenset = frozenset()  # the word after it that makes it a runner (uv run)
+    pairs: frozenset = frozenset()  # options taking two values (mpirun --mca btl ^openib)
+    processes: tuple = ()  # options giving the number of processes (ranks) it starts
+    module: frozenset = frozenset()  # options naming a module run with python (uv run -m pkg)
+    environment: frozenset = frozenset()  # options whose NAME=value is the command's environment
+
+
+@dataclass(frozen=True)
 class LauncherTable:
     """All launchers, indexed by command word and by module, and the shared option tables."""
 
@@ -64,10 +80,11 @@ class LauncherTable:
     npu_only_flags: frozenset = frozenset()  # program flags an NPU script adds as the port itself (masked)
     # commands that are no launchers but decide how one is read (rules/shell.yaml `commands`)
     printers: frozenset = frozenset()  # echo, printf: print their words, run nothing
+    inspectors: frozenset = frozenset()  # pkill, which, grep: name programs, never run one
     evaluators: frozenset = frozenset()  # eval: their words are shell read again
     shells: frozenset = frozenset()  # bash -c STRING: STRING is shell read again
     sourcing: frozenset = frozenset()  # source, .: a fragment read in place
-    wrappers: dict = field(default_factory=dict)  # nohup, env, ...: word -> (valued options, positional words)
+    wrappers: dict = field(default_factory=dict)  # nohup, env, uv, srun, ...: word -> Wrapper
 
     def find(self, name: str) -> Launcher | None:
         """The launcher whose command word is `name` (a basename), or None."""
@@ -120,7 +137,14 @@ def build(d: dict) -> LauncherTable:
         shared_settings=tuple((d.get("shared") or {}).get("settings") or ()),
         shared_references=tuple((d.get("shared") or {}).get("references") or ()),
         npu_only_flags=frozenset(d.get("npu_only_flags") or ()),
-        printers=frozenset(cmds.get("print") or ()), evaluators=frozenset(cmds.get("evaluate") or ()),
+        printers=frozenset(cmds.get("print") or ()), inspectors=frozenset(cmds.get("inspect") or ()),
+        evaluators=frozenset(cmds.get("evaluate") or ()),
         shells=frozenset(cmds.get("shells") or ()), sourcing=frozenset(cmds.get("source") or ()),
-        wrappers={w: (frozenset((e or {}).get("valued") or ()), int((e or {}).get("positional") or 0))
-                  for w, e in (cmds.get("wrappers") or {}).items()})
+        wrappers={w: _wrapper(e or {}) for w, e in (cmds.get("wrappers") or {}).items()})
+
+
+def _wrapper(e: dict) -> Wrapper:
+    return Wrapper(valued=frozenset(e.get("valued") or ()), positional=int(e.get("positional") or 0),
+                   subcommands=frozenset(e.get("subcommands") or ()), pairs=frozenset(e.get("pairs") or ()),
+                   processes=tuple(e.get("processes") or ()), module=frozenset(e.get("module") or ()),
+                   environment=frozenset(e.get("environment") or ()))

@@ -17,7 +17,7 @@ from ...inputs.references import resolve
 from ...ruleset.registry import dialects_for, reference_suffixes, referenced_kind
 from ...ruleset.rules import code
 from ...ruleset.secrets import is_secret, withheld
-from ...ruleset.vocabulary import canonical_flag, convert, dialect_path, path_key, to_number
+from ...ruleset.vocabulary import canonical_flag, convert, dialect_path, meaning_key, path_key, to_number
 from .launchers import LauncherTable
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -76,17 +76,27 @@ class ProgramReader:
                 self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`
             i += 1
         names = {n.replace("-", "_") for n, _, _ in flags}
-        megatron = base.startswith(self.table.megatron_scripts) \
-            or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
+        named = base.startswith(self.table.megatron_scripts)  # pretrain_gpt.py: a Megatron program by its name
+        megatron = named or len(names & self.table.megatron_hints) >= 2 or any("-" in n for n, _, _ in flags)
         hf = len(names & self.table.hf_hints) >= 1 and not base.startswith(self.table.megatron_scripts[:1])
+        # whose spellings the options are read in (`prefer`), and whose defaults apply: only a
+        # framework the program is known to be of (the launcher says, or a Megatron program's
+        # name); a program the options merely look like is compared as written, and a setting
+        # one side leaves out has no value on that side, never a framework default invented
+        # (the program's own defaults count when it is in view: its code is read)
+        if named:
+            self.rec.known.add("megatron")
         if framework in ("megatron", "hf"):  # the launcher says: swift sft is hf, megatron sft is megatron
             self.rec.frameworks.add(framework)
+            self.rec.known.add(framework)
             prefer = framework
         elif megatron and not (hf and not any("-" in n for n, _, _ in flags)):
             self.rec.frameworks.add("megatron")
+            self.rec.guessed.add("megatron")  # a guess unless the name says (rec.known)
             prefer = "megatron"
         elif hf:
             self.rec.frameworks.add("hf")
+            self.rec.guessed.add("hf")
             prefer = "hf"
         else:
             prefer = "megatron"
@@ -134,7 +144,7 @@ class ProgramReader:
             if on:
                 self.add_hparam("params_dtype", dest, vw, f"--{name}", flag_word=w)
             return
-        key = canonical_flag(dest, prefer)
+        key = canonical_flag(dest, prefer) or meaning_key(dest, raw)  # --batch-per-device 8: micro_batch_size
         off = options.negative(dest)  # --no-x: x off
         if key is None and off is not None:
             pos = canonical_flag(off, prefer)
@@ -152,7 +162,7 @@ class ProgramReader:
         if hit is not None:
             key = hit[0]
         else:  # the path's last segments (vocabulary.path_key); a section's setting is compared as such
-            key, sectioned = path_key(path, "hydra") or (path, False)
+            key, sectioned = path_key(path, "hydra", value=_hydra_value(val)) or (path, False)
         dialect = hit[1] if hit is not None else None
         vw = tail_word(w, len(w.text) - len(val))
         if dialect:
@@ -188,6 +198,9 @@ class ProgramReader:
         meta = {}
         if vw.unresolved:
             meta["unresolved"] = list(vw.unresolved)
+        if vw.unknown:  # set in a way not evaluated: not compared (lang/shell/__init__.py says so)
+            meta["unknown"] = list(vw.unknown)
+            meta["used_at"] = flag_word.line if flag_word is not None else line
         ctx = self.rec.ctx
         if key == "distributed_backend" and ctx is not None and ctx.side == "npu" \
                 and str(value).lower() == "nccl":
@@ -200,9 +213,14 @@ class ProgramReader:
         file is known to be written for (accelerate launch --config_file: an accelerate config)."""
         path = vw.text
         line = vw.line
-        self.rec.references.append((path, line, key))
-        exists = self._ref_exists(path)
-        meta = {"reference": True, "exists": exists, "written": path, "force": True}
+        exists = False
+        if vw.unknown:  # a path not known: nothing to look for; the fact says why (not compared)
+            meta = {"reference": True, "exists": False, "written": path, "force": True, "unknown": list(vw.unknown),
+                    "used_at": flag_word.line if flag_word is not None else line}
+        else:
+            self.rec.references.append((path, line, key))
+            exists = self._ref_exists(path)
+            meta = {"reference": True, "exists": exists, "written": path, "force": True}
         if dialect:
             meta["dialect"] = dialect
         self.rec.facts.append(Fact(key=f"config:{key}", value=os.path.basename(path), path=self.rec.src.name,

@@ -37,6 +37,8 @@ class Record:
         self.errors: list[InputError] = []
         self.references: list[tuple[str, int | None, str]] = []
         self.frameworks: set[str] = set()
+        self.guessed: set[str] = set()  # frameworks only the options' spellings suggest (Extract.guessed)
+        self.known: set[str] = set()  # frameworks a launcher or a program's name says
         self.launches = 0
         self.installs = 0  # commands that install packages (install.py): a setup script's package list
         # commands that pass training-like options to a program scriptdiff does not know:
@@ -52,6 +54,7 @@ class Record:
         # side's resolver found ("" when nothing), a digest of its bytes)
         self.sourced: list[tuple[str, int | None, str, str]] = []
         self.notes: list[str] = []  # for the input's account (a fragment not found, ...)
+        self.unread: list[str] = []  # what was not understood (an unknown runner), for the account
         self.commented: dict[str, int] = {}  # flags only in comments, in every file read (comments.py)
         self._starts: dict[int, list[int]] = {}  # file index -> offset of each line in its text
         self._cursor: dict[int, int] = {}  # line -> where the last excerpt of that line was found

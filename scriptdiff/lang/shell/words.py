@@ -11,10 +11,11 @@ instead of building four million segments.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from bisect import bisect_right
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...budget import Meter, check_number
 
@@ -35,6 +36,16 @@ class Seg:
     # (start, end) byte offsets in the script where this text is written as it is (a literal
     # word, the inside of quotes without escapes); None when it is not (escapes, $((...)))
     span: tuple | None = None
+    # why the value is not known: a variable set in a way the evaluator does not follow (read
+    # from a file, set in a loop of unknown length), each reason one line of the input's account;
+    # such a value is never compared, never equal to another (evaluator.py `unknown`)
+    unknown: tuple = ()
+    # a path relative to the directory of the script itself (`$(dirname "$0")`, `$SCRIPT_DIR`)
+    anchored: bool = False
+
+    def moved(self, **changes) -> "Seg":
+        """This segment copied with `changes` (every other field kept)."""
+        return replace(self, **changes)
 
 
 @dataclass
@@ -80,6 +91,11 @@ class Word:
         """The variables the word needed and could not resolve, in order, once each."""
         return self._each("unresolved")
 
+    @property
+    def unknown(self) -> tuple:
+        """Why the word's value is not known (Seg.unknown), once each: empty when it is."""
+        return self._each("unknown")
+
     def _each(self, attr: str) -> tuple:
         return tuple(dict.fromkeys(v for s in self.segs for v in getattr(s, attr)))
 
@@ -103,7 +119,7 @@ def tail_word(w: Word, start: int) -> Word:
         end = pos + len(sg.text)
         if end > start:
             cut = max(0, start - pos)
-            out.append(Seg(sg.text[cut:], sg.line, sg.via, sg.unresolved, sg.quoted, _sub(sg, cut, len(sg.text))))
+            out.append(sg.moved(text=sg.text[cut:], span=_sub(sg, cut, len(sg.text))))
         pos = end
     return Word(out or [Seg("", w.line)])
 
@@ -119,8 +135,7 @@ def _sub(sg: Seg, a: int, b: int) -> tuple | None:
 
 def _moved(segs: list[Seg], via: tuple = (), quoted: bool | None = None) -> list[Seg]:
     """Segments copied on through a variable (`via` added), keeping where each was written."""
-    return [Seg(s.text, s.line, s.via + via, s.unresolved, s.quoted if quoted is None else quoted, s.span)
-            for s in segs]
+    return [s.moved(via=s.via + via, quoted=s.quoted if quoted is None else quoted) for s in segs]
 
 
 _ESCAPED = frozenset('\n"$`')
@@ -173,12 +188,18 @@ def split_words(segs: list[Seg]) -> list[Word]:
     """Bash word splitting (IFS = blank, tab, newline) of an unquoted expansion's segments.
 
     Lines that start with # inside the value are comments; a lone backslash is a leftover
-    line continuation and is dropped."""
+    line continuation and is dropped. An expansion kept as written because it could not be
+    evaluated (`$(dirname $DIR)`, `${X/a/b}`) is one piece: what it expands to is not known,
+    so it is never split at the blanks of its own text."""
     words: list[Word] = []
     cur: list[Seg] = []
     line_start = True
     skip_line = False
     for s in segs:
+        if whole(s) and not skip_line:
+            cur.append(s)
+            line_start = False
+            continue
         buf = ""
         at = 0  # where buf starts in s.text
         for i, ch in enumerate(s.text):
@@ -190,7 +211,7 @@ def split_words(segs: list[Seg]) -> list[Word]:
                 continue
             if ch in " \t\n":
                 if buf:
-                    cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted, _sub(s, at, at + len(buf))))
+                    cur.append(s.moved(text=buf, span=_sub(s, at, at + len(buf))))
                     buf = ""
                 if cur:
                     w = Word(cur)
@@ -208,7 +229,7 @@ def split_words(segs: list[Seg]) -> list[Word]:
                 at = i
             buf += ch
         if buf:
-            cur.append(Seg(buf, s.line, s.via, s.unresolved, s.quoted, _sub(s, at, at + len(buf))))
+            cur.append(s.moved(text=buf, span=_sub(s, at, at + len(buf))))
     if cur:
         w = Word(cur)
         if w.text != "\\":
@@ -216,10 +237,61 @@ def split_words(segs: list[Seg]) -> list[Word]:
     return words
 
 
+def whole(s: Seg) -> bool:
+    """An expansion kept as its text (command substitution, an operator not evaluated): one piece."""
+    return bool(s.unresolved) and s.text.startswith(("$(", "${", "`", "<(", ">("))
+
+
 def _tdiv(a: int, n: int) -> int:
     """Integer division truncating toward zero, as expr and $((...)) divide."""
     q = abs(a) // abs(n)
     return q if (a >= 0) == (n > 0) else -q
+
+
+_ASSIGN = frozenset(("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="))
+
+
+def _binary(op: str, a: int, b: int):
+    """Bash's integer operator `op` on a and b; None where bash stops (division by zero) or the
+    result would be too large to be a setting."""
+    try:
+        if op in ("/", "%"):
+            if b == 0:
+                return None
+            q = _tdiv(a, b)
+            return q if op == "/" else a - b * q
+        if op == "**":
+            return a ** b if 0 <= b < 64 else None
+        if op in ("<<", ">>"):
+            return (a << b if op == "<<" else a >> b) if 0 <= b < 64 else None
+        f = {"+": a + b, "-": a - b, "*": a * b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
+             "!=": a != b, "&": a & b, "|": a | b, "^": a ^ b}.get(op)
+        return None if f is None else int(f)
+    except OverflowError:
+        return None
+
+
+def _dirname(path: str) -> str:
+    """`dirname PATH` as coreutils computes it."""
+    p = path.rstrip("/") or "/"
+    if "/" not in p:
+        return "."
+    head = p.rsplit("/", 1)[0].rstrip("/")
+    return head or "/"
+
+
+def _parent(path: str) -> str:
+    """The folder of a path anchored at the script's folder (`.` is that folder: its parent is `..`)."""
+    return posixpath.normpath(posixpath.join(posixpath.normpath(path), ".."))
+
+
+def _basename(path: str, suffix: str = "") -> str:
+    """`basename PATH [SUFFIX]` as coreutils computes it."""
+    p = path.rstrip("/") or "/"
+    base = p.rsplit("/", 1)[-1] or "/"
+    if suffix and base != suffix and base.endswith(suffix):
+        base = base[: -len(suffix)]
+    return base
 
 
 def _multiline(segs: list[Seg]) -> bool:
@@ -271,7 +343,12 @@ class Expander:
         self.meter = Meter()  # what expansions copy out of variables (budget.py)
         self._arith_unresolved: set = set()
         self._arith_via: set = set()
+        self._arith_unknown: set = set()
         self.base = 0  # added to every line: a sourced fragment's lines follow the script's
+        # the positional parameters ($1 ..., $#, $@): a function's arguments, or what `set --`
+        # gave; None while they are the script's own arguments (unresolved, as written)
+        self.positional: list[Word] | None = None
+        self.script = ""  # the script's file name: `$(dirname "$0")` is the folder it is in
         self.origin: Origin | None = None  # a text read again: where each of its bytes came from
 
     @contextmanager
@@ -306,7 +383,37 @@ class Expander:
 
     # ----------------------------------------------------------- expansion
     def lookup(self, name: str) -> Var | None:
-        return self.vars.get(name)
+        """Variable `name` as set so far; the positional parameters (`$1`, `$#`, `$@`) where they
+        are known: a function's arguments, what `set --` gave (the script's own are not)."""
+        v = self.vars.get(name)
+        if v is not None or self.positional is None or not (name.isdigit() or name in ("#", "@", "*")):
+            return v
+        args = self.positional
+        if name == "#":
+            return Var("scalar", segs=[Seg(str(len(args)), 0)])
+        if name in ("@", "*"):
+            return Var("array", words=list(args))
+        i = int(name)
+        if i == 0:
+            return None  # $0: the script as it was started (see `script_path`)
+        return Var("scalar", segs=list(args[i - 1].segs)) if i <= len(args) else Var("scalar")
+
+    def every(self, name: str, line: int, quoted: bool) -> list[list[Seg]] | None:
+        """`$@` / `$*` where the positional parameters are known: one word each (`"$*"`: one
+        word, joined by blanks); None when they are the script's own (unresolved)."""
+        v = self.lookup(name) if name in ("@", "*") else None
+        if v is None or v.kind != "array":
+            return None
+        self.meter.value(sum(len(sg.text) for w in v.words for sg in w.segs), len(v.words))
+        words = [_moved(w.segs, (name,), True if quoted else None) for w in v.words]
+        if name == "*" and quoted:
+            joined: list[Seg] = []
+            for w in words:
+                if joined:
+                    joined.append(Seg(" ", line, (), (), True))
+                joined.extend(w)
+            return [joined]
+        return words
 
     def charge(self, segs: list[Seg]) -> None:
         """Meter a copy of `segs` (budget.py); raises TooLarge."""
@@ -321,7 +428,7 @@ class Expander:
         else:
             segs = var.segs
         self.charge(segs)
-        return [Seg(s.text, s.line, s.via + (name,), s.unresolved, s.quoted or quoted, s.span) for s in segs]
+        return [s.moved(via=s.via + (name,), quoted=s.quoted or quoted) for s in segs]
 
     def expansion(self, node, quoted: bool) -> list[list[Seg]] | list[Seg]:
         """${...}: returns a list of Seg (scalar) or a list of words (array [@])."""
@@ -361,7 +468,8 @@ class Expander:
             op = self.t(rest[0]) if rest else ""
             v = self.lookup(name)
             if not rest:
-                return self.var_segs(name, line, quoted)
+                every = self.every(name, line, quoted)  # ${@}: every argument
+                return every if every is not None else self.var_segs(name, line, quoted)
             if op in (":-", "-", ":=", "="):
                 empty = v is None or (v.kind == "scalar" and not "".join(s.text for s in v.segs))
                 use_default = v is None if op in ("-", "=") else empty
@@ -417,34 +525,56 @@ class Expander:
                 continue
             if c.type == "string_content":
                 literal(self.t(c), self.line_of(c), c.start_byte)
-            elif c.type == "expansion":
-                r = self.expansion(c, quoted=True)
-                if r and isinstance(r[0], list):  # "${ARR[@]}": several words
+            elif c.type in ("expansion", "simple_expansion"):
+                r = self.expansion(c, quoted=True) if c.type == "expansion" else self.simple(c, quoted=True)
+                if r and isinstance(r[0], list):  # "${ARR[@]}", "$@": several words
                     for j, wsegs in enumerate(r):
                         if j:
                             parts.append([])
                         parts[-1].extend(wsegs)
+                elif not r and len(kids) == 3 and parts == [[]] and self._every_node(c):
+                    return []  # "$@" with no arguments: no word at all
                 else:
                     parts[-1].extend(r)
-            elif c.type == "simple_expansion":
-                parts[-1].extend(self.simple(c, quoted=True))
             else:
                 for w in self.words(c, quoted=True, split=False):
                     parts[-1].extend(w.segs)
         return parts
 
-    def simple(self, node, quoted: bool) -> list[Seg]:
+    def _every_node(self, node) -> bool:
+        """`$@` / `${@}` (or `*`) while the positional parameters are known."""
+        text = self.t(node).strip("${}")
+        return text in ("@", "*") and self.positional is not None
+
+    def simple(self, node, quoted: bool) -> list[Seg] | list[list[Seg]]:
+        """$NAME, and $1, $#, $@ where the positional parameters are known (`$@`: one list of
+        segments per argument); $$, $?, $!, the script's own arguments: kept as written."""
         name = self.t(node)[1:]
         if not NAME_RE.match(name):  # $1, $@, $*, $#, $$ ...
+            every = self.every(name, self.line_of(node), quoted)
+            if every is not None:
+                return every
+            if (name.isdigit() or name == "#") and self.lookup(name) is not None:
+                return self.var_segs(name, self.line_of(node), quoted)
             return [Seg(self.t(node), self.line_of(node), (), (name,), quoted)]
         return self.var_segs(name, self.line_of(node), quoted)
 
     def arith(self, node):
-        """$((...)) on known values; None when a value is unknown or not a number."""
+        """Bash arithmetic (`$((...))`, `(( ))`, `let`, a C-style `for`) on known integers: its
+        value, or None when an operand is not a known integer (its names go to the unresolved
+        or unknown sets of this evaluation). Assignments (`=`, `+=`, ..., `++`, `--`) set their
+        variable as bash does: to the value, or, when it cannot be computed, to a value that
+        stays unresolved or unknown as its operands are."""
         t = node.type
-        if t in ("arithmetic_expansion", "parenthesized_expression", "expansion_arithmetic"):
-            kids = [c for c in node.children if c.type not in ("$((", "))", "((", "(", ")", "$[", "]")]
-            return self.arith(kids[0]) if len(kids) == 1 else None
+        if t in ("arithmetic_expansion", "parenthesized_expression", "expansion_arithmetic", "compound_statement"):
+            kids = [c for c in node.children
+                    if c.type not in ("$((", "))", "((", "(", ")", "$[", "]", ",", ";", "comment")]
+            if not kids:
+                return None
+            v = None
+            for k in kids:  # `a = 1, b = a + 1`: each in turn, the last is the value
+                v = self.arith(k)
+            return v
         if t == "number":
             try:
                 return int(self.t(node), 0)
@@ -453,35 +583,177 @@ class Expander:
         if t in ("variable_name", "simple_expansion", "expansion", "word"):
             if t == "word" and self.t(node).lstrip("-").isdigit():
                 return int(self.t(node))
-            name = self.t(node).lstrip("$").strip("{}")
-            v = self.lookup(name)
-            if v is None or v.kind != "scalar":
-                self._arith_unresolved.add(name)
-                return None
-            val = "".join(s.text for s in v.segs).strip()
-            self._arith_via.add(name)
-            try:
-                return int(val, 0)
-            except ValueError:
-                if any(s.unresolved for s in v.segs):
-                    self._arith_unresolved.update(u for s in v.segs for u in s.unresolved)
-                return None
+            return self._arith_var(self.t(node).lstrip("$").strip("{}"))
         if t == "binary_expression":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             op = node.child_by_field_name("operator")
             opt = self.t(op) if op is not None else self.t(node.children[1])
+            if opt in _ASSIGN:
+                return self._arith_assign(left, opt, right, node)
+            if opt in ("&&", "||"):  # short-circuit, as bash does
+                a = self.arith(left)
+                if a is None:
+                    return None
+                if (opt == "&&" and not a) or (opt == "||" and a):
+                    return int(bool(a))
+                b = self.arith(right)
+                return None if b is None else int(bool(b))
             a, b = self.arith(left), self.arith(right)
             if a is None or b is None:
                 return None
-            try:
-                return {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b else None, "%": a % b if b else None,
-                        "**": a ** b if 0 <= b < 64 else None}.get(opt)
-            except (ZeroDivisionError, OverflowError):
-                return None
+            return _binary(opt, a, b)
         if t == "unary_expression" and node.child_count == 2:
+            op = self.t(node.children[0])
+            if op in ("++", "--"):  # ++i: the new value
+                return self._arith_step(node.children[1], op, node, prefix=True)
             v = self.arith(node.children[1])
-            return -v if v is not None and self.t(node.children[0]) == "-" else v
+            if v is None:
+                return None
+            return {"-": -v, "+": v, "!": int(not v), "~": ~v}.get(op)
+        if t == "postfix_expression" and node.child_count == 2:  # i++: the old value
+            return self._arith_step(node.children[0], self.t(node.children[1]), node, prefix=False)
+        if t == "variable_assignment":  # for ((i = 0; ...)): the initializer
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is None or value is None:
+                return None
+            v = self.arith(value)
+            self._arith_set(self.t(name), v, node)
+            return v
+        if t == "ternary_expression":
+            kids = [c for c in node.children if c.is_named]
+            if len(kids) == 3:
+                c = self.arith(kids[0])
+                return None if c is None else self.arith(kids[1] if c else kids[2])
         return None
+
+    def _arith_var(self, name: str):
+        v = self.lookup(name)
+        if v is None or v.kind != "scalar":
+            self._arith_unresolved.add(name)
+            return None
+        self._arith_via.add(name)
+        self._arith_unknown.update(u for s in v.segs for u in s.unknown)
+        val = "".join(s.text for s in v.segs).strip()
+        try:
+            return int(val, 0) if not any(s.unknown for s in v.segs) else None
+        except ValueError:
+            if any(s.unresolved for s in v.segs):
+                self._arith_unresolved.update(u for s in v.segs for u in s.unresolved)
+            return None
+
+    def _arith_set(self, name: str, value, node) -> None:
+        """Variable `name` set by arithmetic: to `value`, or (None) to what its operands leave it."""
+        line = self.line_of(node)
+        old = self.vars.get(name)
+        exported = bool(old and old.exported)
+        if value is not None:
+            check_number(value)
+            seg = Seg(str(value), line, tuple(sorted(self._arith_via)))
+        elif self._arith_unknown:
+            seg = Seg(f"${name}", line, (), (name,), unknown=tuple(sorted(self._arith_unknown)))
+        else:
+            seg = Seg(f"$(({self.t(node)}))", line, tuple(sorted(self._arith_via)),
+                      tuple(sorted(self._arith_unresolved)) or ("$((...))",))
+        self.vars[name] = Var("scalar", segs=[seg], line=line, exported=exported)
+
+    def _arith_assign(self, left, opt: str, right, node):
+        name = self.t(left).lstrip("$").strip("{}")
+        if not NAME_RE.match(name):
+            return None
+        b = self.arith(right)
+        if opt == "=":
+            value = b
+        else:
+            a = self._arith_var(name)
+            value = None if a is None or b is None else _binary(opt[:-1], a, b)
+        self._arith_set(name, value, node)
+        return value
+
+    def _arith_step(self, target, op: str, node, prefix: bool):
+        name = self.t(target).lstrip("$").strip("{}")
+        if not NAME_RE.match(name):
+            return None
+        a = self._arith_var(name)
+        new = None if a is None else a + (1 if op == "++" else -1)
+        self._arith_set(name, new, node)
+        return new if prefix else a
+
+    def arith_value(self, node) -> tuple:
+        """(value or None, the variables read, those unresolved, why unknown) of one arithmetic
+        evaluation (the sets are this evaluation's own)."""
+        self._arith_unresolved, self._arith_via, self._arith_unknown = set(), set(), set()
+        v = self.arith(node)
+        check_number(v)  # no setting is that large; str() of it may not even work
+        return v, tuple(sorted(self._arith_via)), tuple(self._arith_unresolved), tuple(sorted(self._arith_unknown))
+
+    def path_command(self, node, quoted: bool) -> Seg | None:
+        """`$(dirname P)`, `$(basename P [SUFFIX])`, `$(realpath P)`, `$(readlink -f P)`,
+        `$(cd P && pwd)` (or `cd P; pwd`) on a known P: the path, computed as the command would.
+        `"$0"` and `${BASH_SOURCE[0]}` are the script itself, a path anchored at its own folder
+        (`Seg.anchored`): `$(dirname "$0")` is that folder, `.`, and its parent `..`, so that a
+        config named from it is found beside the script. None for anything else (a path that
+        depends on the working directory, an unknown word): the command is never run."""
+        cmds = [c for c in node.children if c.is_named and c.type != "comment"]
+        if len(cmds) == 1 and cmds[0].type == "list":  # cd P && pwd
+            kids = [c for c in cmds[0].children if c.is_named]
+            ops = [c.type for c in cmds[0].children if not c.is_named]
+            cmds = kids if ops == ["&&"] else []
+        if not cmds or any(c.type != "command" for c in cmds):
+            return None
+        argv = [self._path_argv(c) for c in cmds]
+        if any(a is None for a in argv):
+            return None
+        if len(argv) == 2 and argv[0][0] == "cd" and len(argv[0]) == 2 and argv[1] in (["pwd"], ["pwd", "-P"]):
+            argv = [["realpath", argv[0][1]]]
+        if len(argv) != 1:
+            return None
+        name, args = argv[0][0], argv[0][1:]
+        if name == "readlink" and args[:1] in (["-f"], ["-e"], ["-m"]):
+            name, args = "realpath", args[1:]
+        args = [a for a in args if not (name == "realpath" and a in ("-s", "-e", "-m", "-q"))]
+        if not args or (name != "basename" and len(args) != 1) or len(args) > 2:
+            return None
+        w = args[0]
+        if not isinstance(w, Word) or w.unresolved or w.unknown or not w.text:
+            return None
+        anchored = bool(w.segs and w.segs[0].anchored)
+        path = w.text
+        if name == "dirname":
+            out = _parent(path) if anchored else _dirname(path)
+        elif name == "realpath":
+            if not (anchored or path.startswith("/")):
+                return None  # relative to the working directory: not known
+            out = posixpath.normpath(path)
+        elif name == "basename" and not anchored:  # the script's own name differs between sides: as written
+            suffix = args[1].text if len(args) == 2 and isinstance(args[1], Word) else ""
+            out = _basename(path, suffix)
+        else:
+            return None
+        return Seg(out, self.line_of(node), w.via, (), quoted, anchored=anchored)
+
+    def _path_argv(self, cmd) -> list | None:
+        """A command of `path_command` as [name, word, ...]; `"$0"` (or `${BASH_SOURCE[0]}` in the
+        script itself) as the script's anchored path; None for any other shape."""
+        name = cmd.child_by_field_name("name")
+        if name is None or any(c.type in ("variable_assignment", "file_redirect", "herestring_redirect")
+                               for c in cmd.children):
+            return None
+        out: list = [self.t(name)]
+        for c in cmd.children:
+            if not c.is_named or c.type == "command_name":
+                continue
+            raw = self.t(c).strip('"')
+            if raw in ("$0", "${0}") or (raw in ("$BASH_SOURCE", "${BASH_SOURCE}", "${BASH_SOURCE[0]}")
+                                         and not self.base and "BASH_SOURCE" not in self.vars):
+                if not self.script:
+                    return None
+                out.append(Word([Seg(self.script, self.line_of(c), (), (), True, anchored=True)]))
+                continue
+            ws = self.words(c)
+            if len(ws) != 1:
+                return None
+            out.append(ws[0].text if ws[0].text.startswith("-") else ws[0])  # an option as its text
+        return out
 
     def expr(self, node, quoted: bool) -> Seg | None:
         """`$(expr A op B ...)` with integer operands (literal or known variables) and + - * / %:
@@ -533,8 +805,7 @@ class Expander:
         r = self.origin.run(node.start_byte)
         via = r[3] if r is not None else ()
         for w in out:  # offsets in a text read again name no bytes of the script: no span
-            w.segs = [Seg(sg.text, sg.line, via if via and not sg.via else sg.via, sg.unresolved, sg.quoted)
-                      for sg in w.segs]
+            w.segs = [sg.moved(via=via if via and not sg.via else sg.via, span=None) for sg in w.segs]
         return out
 
     def _origin_segs(self, node, quoted: bool) -> list[Seg]:
@@ -584,16 +855,14 @@ class Expander:
                 return split_words(r)
             return [Word(r)]
         if t == "arithmetic_expansion":
-            self._arith_unresolved = set()
-            self._arith_via = set()
-            v = self.arith(node)
-            check_number(v)  # no setting is that large; str() of it may not even work
+            v, via, unresolved, unknown = self.arith_value(node)
             if v is None:
-                return [Word([Seg(self.t(node), line, tuple(self._arith_via), tuple(self._arith_unresolved) or ("$((...))",),
-                                  quoted)])]
-            return [Word([Seg(str(v), line, tuple(sorted(self._arith_via)), (), quoted)])]
+                return [Word([Seg(self.t(node), line, via, unresolved or ("$((...))",), quoted, unknown=unknown)])]
+            return [Word([Seg(str(v), line, via, (), quoted)])]
         if t == "command_substitution":
             seg = self.expr(node, quoted)
+            if seg is None:  # $(dirname "$0"), $(cd "$(dirname "$0")/.." && pwd): a path
+                seg = self.path_command(node, quoted)
             if seg is not None:  # $(expr 16 / $N): integer arithmetic, evaluated like $((...))
                 return [Word([seg])]
         if t in ("command_substitution", "process_substitution"):

@@ -30,7 +30,7 @@ from ..parse import Parsed, dotted, qualified_name, rules
 from .declared import add_argument, constant, fields, is_dataclass, module_consts, option_default
 from .device import DeviceEval, device_test, family_entry, prepared, switch, truth, tuning
 from .kinds import (MISSING, MODULE, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, Kind, NotLiteral, QName, Value,
-                    kind_of, number)
+                    kind_of, number, plumbing_table)
 from .static import Values, clip, device_key, device_value, env_read, environment, literal
 
 __all__ = ["MISSING", "MODULE", "SPEC", "UNDECIDED", "DevStr", "DeviceEval", "DictRef", "Env", "FuncRef", "Kind",
@@ -62,7 +62,7 @@ def read(p: Parsed, node) -> Value:
 def _kind(p: Parsed, node, v, via: tuple) -> Kind:
     if isinstance(v, str) and is_secret(dotted(node) or (via[-1] if via else None), v):
         return Kind.SECRET
-    if isinstance(v, str) and v in _backends():
+    if isinstance(v, str) and v.lower() in plumbing_table().backends:
         return Kind.BACKEND
     if isinstance(v, str) and family_of(v) is not None:  # "npu:0", the run's device (DEVICE, get_device())
         return Kind.DEVICE
@@ -70,12 +70,6 @@ def _kind(p: Parsed, node, v, via: tuple) -> Kind:
     if read_from is not None:
         return read_from
     return kind_of(v)
-
-
-def _backends() -> set:
-    """The distributed backends' names: both sides of the strings the backend port masks."""
-    rule = code("nccl-to-hccl")
-    return {s for npu, (gpu, r) in rules().whole.items() if r == rule for s in (npu, gpu)}
 
 
 def _read_from(p: Parsed, node) -> Kind | None:

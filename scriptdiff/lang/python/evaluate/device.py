@@ -25,7 +25,7 @@ from ....ruleset.devices import family_of, table
 from ....ruleset.rules import RuleSet, derived
 from ..parse import Parsed, dotted, kids, match_name, qualified_name
 from ..parse import _block_body as _stmts
-from .kinds import CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, number
+from .kinds import CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, flag_family, named, number
 
 @dataclass
 class Prepared:
@@ -116,6 +116,7 @@ class DeviceEval:
         self.p, self.family, self.aware, self.patched = p, family, aware, patched
         self.t = prepared()
         self.saw_npu = False  # an NPU test was met (the file tests for the NPU itself)
+        self.saw_test = False  # any device test or device name was met
         self.cuda_on_npu = False  # a CUDA test was decided on the NPU side
         self.hits: list = []
         self.region = 0  # > 0 inside code whose running is not decided (the walk's)
@@ -145,6 +146,7 @@ class DeviceEval:
     def answer(self, family: str, idiom: str):
         """A test for `family` on this device."""
         self.hits.append(idiom)
+        self.saw_test = True
         if family == "npu":
             self.saw_npu = True
         if family == "cuda" and self.family == "npu":
@@ -154,7 +156,15 @@ class DeviceEval:
 
     def run_device(self, idiom: str) -> DevStr:
         self.hits.append(idiom)
+        self.saw_test = True
         return DevStr.of("npu" if self.family == "npu" else "cuda", False)
+
+    def run_backend(self) -> str:
+        """The run's process-group backend, held by an imported object's attribute whose words say so
+        (`platform.communication_backend`), in a test (a parameter called backend is no device test)."""
+        self.hits.append("backend comparison")
+        self.saw_test = True
+        return "hccl" if self.family == "npu" else "nccl"
 
     def qualified(self, node) -> str | None:
         return qualified_name(self.p, node)
@@ -167,22 +177,25 @@ class DeviceEval:
             v = node.value
             if v in CONSTANTS:
                 return CONSTANTS[v]
-            got = env.get(v)
-            if got is not MISSING and got[0] is not UNDECIDED:
-                if got[1]:
-                    self.hits.append(got[1])
-                    if self.testing:
-                        self.test_reads[v] += 1
-                    if "npu" in got[1].lower():
-                        self.saw_npu = True
-                return got[0]
-            if v in self.t.holders:
+            got = self.lookup(v, env)
+            if got is not MISSING:
+                return got
+            if v in self.t.holders or named(v) == "device":
                 return self.run_device(self.t.holder_idiom)
+            if v in self.p.aliases and flag_family(v) is not None:  # from utils import TORCH_NPU_AVAILABLE
+                return self.answer(flag_family(v), "imported device flag")
             return UNDECIDED
         if t is cst.Attribute:
             d = dotted(node)
-            if d is not None and d in self.t.holders:
+            if d is not None and (d in self.t.holders or d.count(".") == 1 and d.startswith("self.")
+                                  and named(d) == "device"):  # self._device, self.target_device
                 return self.run_device(self.t.holder_idiom)
+            got = self.lookup(d, env) if d is not None else MISSING  # self.is_npu, Env.DEVICE: bound by the walk
+            if got is not MISSING:
+                return got
+            q = self.qualified(node) if self.testing and named(node.attr.value) == "backend" else None
+            if q is not None and not q.startswith("torch."):  # `platform.communication_backend == "nccl"`:
+                return self.run_backend()  # an imported platform object's backend, in a test
             if node.attr.value == "type":
                 v = self.ev(node.value, env, depth + 1)
                 if isinstance(v, str):
@@ -201,12 +214,8 @@ class DeviceEval:
             except (ValueError, SyntaxError):
                 return UNDECIDED
         if t is cst.FormattedString:
-            head = node.parts[0] if node.parts else None
-            if type(head) is cst.FormattedStringText and ":" in head.value:
-                base = head.value.split(":", 1)[0]
-                if family_of(base) is not None:
-                    return DevStr.of(base, False)
-            return UNDECIDED
+            v = fstring_device(node)
+            return UNDECIDED if v is None else v
         if t is cst.Call:
             return self.call(node, env, depth)
         if t is cst.Comparison:
@@ -237,6 +246,19 @@ class DeviceEval:
             entry = self.entry(node, env, depth)
             return self.ev(entry, env, depth + 1) if entry is not None else UNDECIDED
         return UNDECIDED
+
+    def lookup(self, name: str, env: Env):
+        """A name's value as the walk bound it (its idiom counted in hits), MISSING when not decided."""
+        got = env.get(name)
+        if got is MISSING or got[0] is UNDECIDED:
+            return MISSING
+        if got[1]:
+            self.hits.append(got[1])
+            if self.testing:
+                self.test_reads[name] += 1
+            if "npu" in got[1].lower():
+                self.saw_npu = True
+        return got[0]
 
     def entry(self, node: cst.Subscript, env: Env, depth: int = 0):
         """The value node of `D[key]` for a dict literal D and a key that is this device's name."""
@@ -285,6 +307,9 @@ class DeviceEval:
             if qn == "str" and len(args) == 1 and "str" not in self.p.aliases:
                 v = self.ev(args[0].value, env, depth + 1)
                 return v if isinstance(v, str) else UNDECIDED
+            if not args and self.qualified(f) is not None and flag_family(qn) is not None \
+                    and not qn.startswith("torch."):  # platform.is_npu(): an imported object's device test
+                return self.answer(flag_family(qn), "imported device flag")
             got = env.get(qn) if "." not in qn else MISSING
             if got is not MISSING and type(got[0]) is FuncRef:
                 v = self.function(got[0].node)
@@ -305,7 +330,7 @@ class DeviceEval:
                         return UNDECIDED
                     return v.startswith(s) if meth == "startswith" else v.endswith(s)
                 return UNDECIDED
-            if meth in ("lower", "upper", "strip") and not args:
+            if meth in ("lower", "upper", "strip", "__str__") and not args:
                 v = self.ev(f.value, env, depth + 1)
                 if isinstance(v, str):
                     return DevStr.of(getattr(str(v), meth)(), getattr(v, "exact", True))
@@ -318,6 +343,9 @@ class DeviceEval:
         if k in self.fvalues:
             return self.fvalues[k]
         if k in self.calling or any(p.default is None for p in node.params.params):
+            return UNDECIDED  # a function that calls itself, or needs its caller's arguments: unknown
+        if len(self.calling) >= budget.CALL_DEPTH:  # helpers calling helpers past the bound: unknown,
+            self.hits.append(f"helpers called more than {budget.CALL_DEPTH} deep")  # and said
             return UNDECIDED
         self.calling.add(k)
         hits, region = self.hits, self.region
@@ -417,6 +445,16 @@ class DeviceEval:
                 same = left is right
                 return same if op is cst.Is else not same
         return UNDECIDED
+
+
+def fstring_device(node: cst.FormattedString) -> DevStr | None:
+    """f"npu:{rank}", f"cuda:{i}": a device of that type, its index not known; else None."""
+    head = node.parts[0] if node.parts else None
+    if type(head) is cst.FormattedStringText and ":" in head.value:
+        base = head.value.split(":", 1)[0]
+        if family_of(base) is not None:
+            return DevStr.of(base, False)
+    return None
 
 
 def _devicelike(node) -> bool:

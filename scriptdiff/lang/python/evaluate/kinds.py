@@ -16,11 +16,15 @@ not known without running the program.
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from typing import NamedTuple
 
 from .... import budget
+from ....ruleset.devices import table
+from ....ruleset.rules import RuleSet, derived
 from ..parse import rules
 
 
@@ -61,6 +65,11 @@ MODULE = _Sentinel("MODULE")  # a module imported by a try-import that succeeds 
 
 class NotLiteral(Exception):
     """The value is not known without running the program."""
+
+
+class Unknown(NotLiteral):
+    """A value that cannot be followed (a helper that calls itself, helpers nested past the
+    bound): unknown, and said once in the input's account (static.Values.evaluate)."""
 
 
 CONSTANTS = {"True": True, "False": False, "None": None}  # the names that are values
@@ -127,11 +136,12 @@ class DictRef:
 class Env:
     """Names bound in one scope (module, function), each (value, the idiom it came from)."""
 
-    __slots__ = ("vars", "parent")
+    __slots__ = ("vars", "parent", "cls")
 
-    def __init__(self, parent: "Env | None" = None):
+    def __init__(self, parent: "Env | None" = None, cls: bool = False):
         self.vars: dict[str, tuple] = {}
         self.parent = parent
+        self.cls = cls  # a class body: its methods' `self.X = ...` flags are bound here as "self.X"
 
     def get(self, name: str):
         e = self
@@ -160,3 +170,74 @@ def kind_of(v) -> Kind:
     if isinstance(v, str):
         return Kind.TEXT
     return Kind.UNKNOWN
+
+
+# ------------------------------------------------------------------ kinds by name
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # fooBar, MMData: a word each
+
+
+@dataclass
+class Plumbing:
+    """rules/devices.yaml `devices.python.plumbing`, with the backends' names (the strings the
+    backend port masks): what the value model knows of device plumbing (evaluate/plumbing.py)."""
+
+    prefixes: frozenset
+    names: dict  # role -> [tuple of words]
+    flag_words: frozenset
+    device_calls: frozenset
+    namespaces: tuple
+    calls: frozenset
+    counts: frozenset
+    parameters: frozenset
+    autocast: dict
+    backends: frozenset
+
+
+@derived
+def plumbing_table(rs: RuleSet) -> Plumbing:
+    py = (table(rs).get("python") or {}).get("plumbing") or {}
+    rule = next((c for c, r in rs.rules.items() if r.name == "nccl-to-hccl"), None)
+    return Plumbing(
+        prefixes=frozenset(py.get("prefixes") or ()),
+        names={k: [tuple(w) for w in v] for k, v in (py.get("names") or {}).items()},
+        flag_words=frozenset(py.get("flag_words") or ()),
+        device_calls=frozenset(py.get("device_calls") or ()),
+        namespaces=tuple(py.get("namespaces") or ()),
+        calls=frozenset(py.get("calls") or ()),
+        counts=frozenset(py.get("counts") or ()),
+        parameters=frozenset(py.get("parameters") or ()),
+        autocast=dict(py.get("autocast") or {}),
+        backends=frozenset(s.lower() for npu, (gpu, r) in rules(rs).whole.items() if r == rule for s in (npu, gpu)))
+
+
+def words(name: str) -> tuple:
+    """An identifier's words: `_targetDevice` -> ("target", "device"), `num_gpus` -> ("num", "gpus")."""
+    return tuple(w.lower() for part in name.split("_") for w in _CAMEL.split(part) if w)
+
+
+def named(name: str | None) -> str | None:
+    """What a name whose value is not known holds, by its words: "device" (`get_current_device`,
+    `self._target_device`, `platform.device_type`), "backend" (`dist_backend`), "rank"
+    (`local_rank`, `args.gpu`): any number of the plumbing's `prefixes`, then one of its `names`;
+    None for any other name."""
+    if not name:
+        return None
+    ws = words(name.rsplit(".", 1)[-1])
+    t = plumbing_table()
+    for role, endings in t.names.items():
+        for end in endings:
+            n = len(end)
+            if len(ws) >= n and ws[-n:] == end and all(w in t.prefixes for w in ws[:-n]):
+                return role
+    return None
+
+
+def flag_family(name: str) -> str | None:
+    """The device family a flag's words test (`TORCH_NPU_AVAILABLE`, `HAS_NPU`, `is_cuda`,
+    `IS_MLU_AVAILABLE`: npu, npu, cuda, other): one family's name among its words and one of the
+    plumbing's `flag_words`; else None."""
+    ws = words(name.rsplit(".", 1)[-1])
+    if not plumbing_table().flag_words & set(ws):
+        return None
+    fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
+    return fams.pop() if len(fams) == 1 else None  # "other" (IS_MLU_AVAILABLE): false on both sides

@@ -20,10 +20,12 @@ import libcst as cst
 from .... import budget
 from ....budget import Meter, TooLarge, check_number, note
 from ....ruleset.devices import family_of
-from ..parse import Parsed, canon_qn, qualified_name
+from ..parse import Parsed, canon_qn, kids, qualified_name
+from ..parse import _block_body as _stmts
 from .declared import option_default
-from .device import family_entry
-from .kinds import CONSTANTS, MISSING, UNDECIDED, NotLiteral, QName, number
+from .device import family_entry, fstring_device, truth
+from .kinds import CONSTANTS, MISSING, UNDECIDED, DevStr, NotLiteral, QName, Unknown, number
+from .program import UNBOUND, if_clauses, names_bound, program
 
 _DEVICE_EXPRS = (cst.Call, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Name, cst.Attribute,
                  cst.Subscript)
@@ -58,11 +60,14 @@ def device_key(p: Parsed, node) -> str | None:
 class Values:
     """One reading's evaluation of a file's values (module doc), with its meter."""
 
-    def __init__(self, p: Parsed):
+    def __init__(self, p: Parsed, account: bool = False):
         self.p = p
         self.meter = Meter()  # the evaluation work of this reading (budget.py)
         self.steps = 0  # of the value being evaluated
         self.too_large: set = set()  # nodes whose value exceeded the budget once: not tried again
+        self.account = account  # a value that cannot be followed is said in the input's account
+        self.frames: list[dict] = []  # the names of the functions being called (innermost last)
+        self.calling: list[int] = []  # ids of the functions being called
 
     def qualified(self, node) -> str | None:
         return qualified_name(self.p, node)
@@ -81,6 +86,13 @@ class Values:
             what = note(f"`{clip(self.p, node)}`", e, self.p.line_of(node))
             if what not in self.p.too_large:
                 self.p.too_large.append(what)
+            raise NotLiteral from None
+        except Unknown as e:  # a value that cannot be followed (a helper that calls itself): unknown
+            if self.account:
+                line = self.p.line_of(node)
+                what = f"`{clip(self.p, node)}`{f' at line {line}' if line else ''}: {e}; its value is unknown"
+                if what not in self.p.too_large:
+                    self.p.too_large.append(what)
             raise NotLiteral from None
 
     def _evaluate(self, node, used: list, depth: int):
@@ -104,6 +116,16 @@ class Values:
         if t is cst.Name:
             if node.value in CONSTANTS:
                 return CONSTANTS[node.value]
+            bound = self.bound(node)
+            if bound is not None:
+                name, v = bound
+                if v is UNBOUND:
+                    raise NotLiteral
+                if type(v) is _Known:
+                    used.extend(v.used)
+                    return v.value
+                used.append((name, v))
+                return self.evaluate(v, used, depth + 1)
             c = self.p.consts.get(node.value)
             if c is not None:
                 used.append((node.value, c))
@@ -116,6 +138,12 @@ class Values:
             q = self.qualified(node)
             if q is not None:
                 return QName(canon_qn(q, None))
+            attr = self.class_attribute(node)  # Env.DEVICE of `class Env: DEVICE = ...`
+            if attr is not None:
+                if attr is UNBOUND:
+                    raise NotLiteral
+                used.append((f"{node.value.value}.{node.attr.value}", attr))
+                return self.evaluate(attr, used, depth + 1)
             d = option_default(self.p, node)  # args.lr_actor: the option's default
             if d is not None:
                 used.append(d)
@@ -128,10 +156,10 @@ class Values:
             if live is node:
                 raise NotLiteral
             return self.evaluate(live, used, depth + 1)
-        if t is cst.Subscript:  # CONFIG["lr"] of a module-level dict literal
-            c = self.p.consts.get(node.value.value) if type(node.value) is cst.Name else None
+        if t is cst.Subscript:  # CONFIG["lr"], {"cuda": 1e-4, "npu": 2e-4}[DEVICE], CFG[DEV]["lr"]
+            c = self.container(node.value, depth)
             if type(c) is cst.Dict and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
-                by_device = self.device_entry(c, node, used)
+                by_device = self.device_entry(c, node, used, depth)
                 if by_device is not None:
                     return self.evaluate(by_device, used, depth + 1)
                 k = self.evaluate(node.slice[0].slice.value, [], depth + 1)
@@ -142,9 +170,27 @@ class Values:
                         except NotLiteral:
                             raise NotLiteral from None
                         if ek == k and type(ek) is type(k):
-                            used.append((f"{node.value.value}[{k!r}]", el.value))
+                            used.append((f"{_label(self.p, node.value)}[{k!r}]", el.value))
                             return self.evaluate(el.value, used, depth + 1)
             raise NotLiteral
+        if t is cst.FormattedString:  # f"npu:{rank}": a device of the run, its index not known
+            v = fstring_device(node)
+            if v is None:
+                raise NotLiteral
+            return v
+        if t is cst.Comparison:  # `n > 0`, `mode == "fast"` on known values
+            left = self.evaluate(node.left, [], depth + 1)
+            for c in node.comparisons:
+                right = self.evaluate(c.comparator, [], depth + 1)
+                if not compare(type(c.operator), left, right):
+                    return False
+                left = right
+            return True
+        if t is cst.BooleanOperation:  # `args.backend or "nccl"`: decided when the left operand is known
+            a = self.evaluate(node.left, used, depth + 1)
+            if bool(a) is (type(node.operator) is cst.Or):
+                return a
+            return self.evaluate(node.right, used, depth + 1)
         if t is cst.UnaryOperation:
             v = self.evaluate(node.expression, used, depth + 1)
             op = type(node.operator)
@@ -167,17 +213,108 @@ class Values:
             return [self.evaluate(e.value, used, depth + 1) for e in node.elements]
         raise NotLiteral
 
-    def device_entry(self, c: cst.Dict, node: cst.Subscript, used: list):
+    def device_entry(self, c: cst.Dict, node: cst.Subscript, used: list, depth: int = 0):
         """DTYPES[device] with DTYPES = {"npu": torch.float16, "cuda": torch.bfloat16} and the key
-        this side's device (the device face): the entry of its family, else None."""
+        this side's device (the device face, or a value of the run's device: a local chosen by a
+        device test, `Env.DEVICE`): the entry of its family, else None."""
         sp = self.p.spec
-        if sp is None or device_key(self.p, node.slice[0].slice.value) is None:
+        if sp is None:
             return None
+        key = node.slice[0].slice.value
+        if device_key(self.p, key) is None:
+            try:
+                k = self.evaluate(key, [], depth + 1) if type(key) not in (cst.SimpleString, cst.ConcatenatedString) \
+                    else None
+            except NotLiteral:
+                k = None
+            if not (isinstance(k, DevStr) or isinstance(k, str) and self.chosen(key)) or family_of(k) is None:
+                return None
         hit = family_entry(c, sp.family)
         if hit is None:
             return None
-        used.append((f"{node.value.value}[{hit[0]!r}]", hit[1]))
+        used.append((f"{_label(self.p, node.value)}[{hit[0]!r}]", hit[1]))
         return hit[1]
+
+    def chosen(self, node) -> bool:
+        """A name whose value specialisation chose by the device (`dev = "npu" if npu else "cuda"`)."""
+        seen = 0
+        while type(node) is cst.Name and seen < budget.CALL_DEPTH:
+            seen += 1
+            bound = self.bound(node)
+            v = bound[1] if bound is not None else self.p.consts.get(node.value)
+            if v is None or v is UNBOUND or type(v) is _Known:
+                return False
+            if type(v) is cst.IfExp:
+                return self.p.live_of(v) is not v
+            node = v
+        return False
+
+    # ------------------------------------------------------------------ names the file binds
+    def bound(self, node: cst.Name):
+        """(name, value node or _Known or UNBOUND) of a name bound in the function being called or,
+        read in place, a local of the function it stands in; None when it is no local."""
+        name = node.value
+        if self.frames:
+            frame = self.frames[-1]
+            return (name, frame[name]) if name in frame else None
+        fn = program(self.p).scope_of(node)
+        if fn is None:
+            return None
+        v = program(self.p).local(fn, name)
+        return None if v is None else (name, v)
+
+    def binding(self, node):
+        """The value node a name (a local, a module constant) or a class attribute is bound to by
+        one assignment, else None."""
+        if type(node) is cst.Name:
+            bound = self.bound(node)
+            v = bound[1] if bound is not None else self.p.consts.get(node.value)
+        elif type(node) is cst.Attribute:
+            v = self.class_attribute(node)
+        else:
+            return None
+        return v if isinstance(v, cst.CSTNode) else None
+
+    def class_attribute(self, node: cst.Attribute):
+        """The value node of `Cls.ATTR` for a module-level class of the file (UNBOUND: assigned
+        twice), else None."""
+        if type(node.value) is not cst.Name:
+            return None
+        name = node.value.value
+        if name in self.p.consts or name in self.p.aliases or (self.frames and name in self.frames[-1]):
+            return None
+        attrs = program(self.p).classes.get(name)
+        return None if attrs is None else attrs.get(node.attr.value)
+
+    def container(self, node, depth: int):
+        """The dict literal an expression holds: written in place, a name bound to one (module
+        constant, local, class attribute), or an entry of one (CFG[DEV]); else None."""
+        for _ in range(budget.DICT_DEPTH):
+            t = type(node)
+            if t is cst.Dict:
+                return node
+            if t is cst.Name:
+                bound = self.bound(node)
+                node = bound[1] if bound is not None else self.p.consts.get(node.value)
+                if node is None or node is UNBOUND or type(node) is _Known:
+                    return None
+                continue
+            if t is cst.Attribute:
+                node = self.class_attribute(node)
+                if node is None or node is UNBOUND:
+                    return None
+                continue
+            if t is cst.Subscript:
+                c = self.container(node.value, depth + 1)
+                if c is None or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+                    return None
+                entry = self.device_entry(c, node, [], depth) or self.dict_entry(c, node)
+                if entry is None:
+                    return None
+                node = entry
+                continue
+            return None
+        return None
 
     def dict_entry(self, c: cst.Dict, node: cst.Subscript):
         """The value node of CONFIG["lr"] (or this device's entry of a device-keyed dict), or None:
@@ -249,10 +386,14 @@ class Values:
         return {"computed": f"`{clip(p, node)}` is computed" + (f" (through {', '.join(via)})" if via else "")}
 
     def call_value(self, node: cst.Call, used: list, depth: int):
-        """int(3e6), float(os.environ.get("LR", "1e-4")), max(a, b): what the call returns."""
+        """int(3e6), float(os.environ.get("LR", "1e-4")), max(a, b), a function of the file
+        (`lr()`): what the call returns."""
+        f = node.func
+        fn = self.function_of(f)
+        if fn is not None:
+            return self.call_function(fn, node, used, depth)
         if any(a.star or a.keyword is not None for a in node.args):
             raise NotLiteral
-        f = node.func
         q = self.qualified(f)
         if q in ("os.environ.get", "os.getenv") and len(node.args) == 2:
             name = self.evaluate(node.args[0].value, [], depth + 1)
@@ -271,6 +412,255 @@ class Values:
             return fn(*vals)
         except (TypeError, ValueError, OverflowError):
             raise NotLiteral from None
+
+
+    # ------------------------------------------------------------------ functions of the file
+    def function_of(self, f):
+        """The module-level function of the file a call's callee names, else None."""
+        if type(f) is not cst.Name:
+            return None
+        name = f.value
+        if name in self.p.consts or name in self.p.aliases or self.bound(f) is not None:
+            return None
+        return program(self.p).funcs.get(name)
+
+    def call_function(self, fn: cst.FunctionDef, call: cst.Call, used: list, depth: int):
+        """What a call of a function of the file returns on this device: its parameters bound to
+        the arguments (or their defaults), its statements run as far as they are known (the branch
+        specialisation decided, an `if` on a known value), helpers followed up to budget.CALL_DEPTH
+        deep; a function that calls itself is unknown (Unknown, said by `evaluate`)."""
+        name = fn.name.value
+        if id(fn) in self.calling:
+            raise Unknown(f"{name}() calls itself")
+        if len(self.calling) >= budget.CALL_DEPTH:
+            raise Unknown(f"helpers called more than {budget.CALL_DEPTH} deep")
+        memo = program(self.p).returns
+        if not call.args and id(fn) in memo:
+            v, names = memo[id(fn)]
+            if v is UNBOUND:
+                raise NotLiteral
+            used.extend(names)
+            return v
+        frame = self.arguments(fn, call, depth)
+        mine: list = []
+        self.calling.append(id(fn))
+        self.frames.append(frame)
+        try:
+            v = self.run(_body(fn), frame, mine, depth)
+        except Unknown:
+            raise
+        except NotLiteral:
+            if not call.args:
+                memo[id(fn)] = (UNBOUND, [])
+            raise
+        finally:
+            self.frames.pop()
+            self.calling.pop()
+        if v is _FELL_OFF:
+            v = None
+        if not call.args:
+            memo[id(fn)] = (v, mine)
+        used.extend(mine)
+        return v
+
+    def arguments(self, fn: cst.FunctionDef, call: cst.Call, depth: int) -> dict:
+        """Each parameter's value for this call: _Known, or UNBOUND when not known."""
+        ps = fn.params
+        params = list(ps.posonly_params) + list(ps.params)
+        frame: dict = {}
+        for prm in params + list(ps.kwonly_params) + [x for x in (ps.star_arg, ps.star_kwarg)
+                                                       if isinstance(x, cst.Param)]:
+            frame[prm.name.value] = UNBOUND
+        given: dict = {}
+        pos = 0
+        for a in call.args:
+            if a.star:
+                return frame  # *args: what binds where is not known
+            if a.keyword is None:
+                if pos >= len(params):
+                    return frame
+                given[params[pos].name.value] = a.value
+                pos += 1
+            else:
+                given[a.keyword.value] = a.value
+        for prm in params + list(ps.kwonly_params):
+            node, known = given.get(prm.name.value), None
+            outer, self.frames = self.frames, (self.frames if node is not None else [])  # a default: module scope
+            try:
+                if node is not None or prm.default is not None:
+                    names: list = []
+                    known = _Known(self.evaluate(node if node is not None else prm.default, names, depth + 1), names)
+            except NotLiteral:
+                known = None
+            finally:
+                self.frames = outer
+            if known is not None:
+                frame[prm.name.value] = known
+        return frame
+
+    def run(self, stmts, frame: dict, used: list, depth: int):
+        """The value the first `return` reached returns; _FELL_OFF when none is reached."""
+        decided = getattr(getattr(self.p.spec, "decider", None), "ifs", None) or {}
+        for s in stmts:
+            t = type(s)
+            if t in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
+                for small in s.body:
+                    ts = type(small)
+                    if ts is cst.Return:
+                        if small.value is None:
+                            return None
+                        used.append((f"{_function_name(self)}()", small.value))
+                        return self.evaluate(small.value, used, depth + 1)
+                    if ts is cst.Raise:
+                        raise NotLiteral
+                    if ts is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+                        names: list = []
+                        try:
+                            frame[small.targets[0].target.value] = _Known(
+                                self.evaluate(small.value, names, depth + 1), names)
+                        except Unknown:
+                            raise
+                        except NotLiteral:
+                            frame[small.targets[0].target.value] = UNBOUND
+                    else:
+                        for n in _bound(small):
+                            frame[n] = UNBOUND
+                continue
+            if t is cst.If:
+                clauses = if_clauses(s)
+                live = decided.get(id(s))
+                if live is None:
+                    live = self.branch(s, depth)
+                if live is None:  # not known which branch runs
+                    if _returns(s):
+                        raise NotLiteral
+                    for n in _bound(s):
+                        frame[n] = UNBOUND
+                    continue
+                if 0 <= live < len(clauses):
+                    v = self.run(clauses[live], frame, used, depth)
+                    if v is not _FELL_OFF:
+                        return v
+                continue
+            if t in (cst.FunctionDef, cst.ClassDef):
+                frame[s.name.value] = UNBOUND
+                continue
+            if t is cst.With:
+                v = self.run(_stmts(s.body), frame, used, depth)
+                if v is not _FELL_OFF:
+                    return v
+                continue
+            if _returns(s):  # a loop or a try that may return: not known
+                raise NotLiteral
+            for n in _bound(s):
+                frame[n] = UNBOUND
+        return _FELL_OFF
+
+    def branch(self, node: cst.If, depth: int) -> int | None:
+        """The index of the clause an `if` chain takes, its tests known values; else None."""
+        i, o = 0, node
+        while o is not None:
+            if type(o) is not cst.If:
+                return i
+            try:
+                v = truth(self.evaluate(o.test, [], depth + 1))
+            except Unknown:
+                raise
+            except NotLiteral:
+                return None
+            if v is None:
+                return None
+            if v:
+                return i
+            i += 1
+            o = o.orelse
+        return -1
+
+
+class _Known:
+    """A name's value, known: bound by a call's frame (`run`)."""
+
+    __slots__ = ("value", "used")
+
+    def __init__(self, value, used: list):
+        self.value, self.used = value, used
+
+
+_FELL_OFF = object()  # a function's statements ran to their end without a return
+
+
+def _function_name(v: Values) -> str:
+    fn = next((f for f in program(v.p).funcs.values() if f is not None and id(f) == v.calling[-1]), None)
+    return fn.name.value if fn is not None else "?"
+
+
+def _body(fn: cst.FunctionDef) -> list:
+    return _stmts(fn.body)
+
+
+def _bound(node) -> list[str]:
+    """The names a statement binds (not inside nested functions)."""
+    out: list = []
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is cst.AssignTarget:
+            out.extend(names_bound(x.target))
+            continue
+        if t in (cst.AugAssign, cst.AnnAssign):
+            out.extend(names_bound(x.target))
+        elif t is cst.For:
+            out.extend(names_bound(x.target))
+        elif t is cst.WithItem and x.asname is not None:
+            out.extend(names_bound(x.asname.name))
+        elif t in (cst.FunctionDef, cst.ClassDef):
+            out.append(x.name.value)
+            continue
+        elif t is cst.Lambda:
+            continue
+        stack.extend(kids(x))
+    return out
+
+
+def _returns(node) -> bool:
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if type(x) in (cst.Return, cst.Raise):
+            return True
+        if type(x) in (cst.FunctionDef, cst.ClassDef, cst.Lambda) and x is not node:
+            continue
+        stack.extend(kids(x))
+    return False
+
+
+def _label(p: Parsed, node) -> str:
+    """How a container is named in a value's origins: `CONFIG`, `Env.CFG`, `{...}`."""
+    return node.value if type(node) is cst.Name else clip(p, node) if type(node) is not cst.Dict else "{...}"
+
+
+_COMPARE = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.LessThan: lambda a, b: a < b,
+            cst.LessThanEqual: lambda a, b: a <= b, cst.GreaterThan: lambda a, b: a > b,
+            cst.GreaterThanEqual: lambda a, b: a >= b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+            cst.Is: lambda a, b: a is b, cst.IsNot: lambda a, b: a is not b}
+
+
+def compare(op, a, b) -> bool:
+    """a op b on plain values (numbers, strings, None, lists), or NotLiteral."""
+    plain = (int, float, str, type(None), list)
+    if not isinstance(a, plain) or not isinstance(b, plain) or isinstance(a, (DevStr, QName)) \
+            or isinstance(b, (DevStr, QName)):
+        raise NotLiteral
+    if op in (cst.Is, cst.IsNot) and not (a is None or b is None):
+        raise NotLiteral
+    fn = _COMPARE.get(op)
+    if fn is None:
+        raise NotLiteral
+    try:
+        return bool(fn(a, b))
+    except TypeError:
+        raise NotLiteral from None
 
 
 def arith(op, a, b):

@@ -1,0 +1,266 @@
+"""Device plumbing is the port (issue 39, docs/devices.md): two statements equal once every value
+of the device kind is one abstract device are masked (SD022), whatever the helpers are called;
+whatever is not device plumbing is still found.
+
+Each shape has a faithful NPU port (silent: no warning or error, the plumbing listed as masked)
+and a drifted one (its one finding, exact: rule, key, both values, both lines). The scripts and
+their helpers are made up (`accel_env`, `get_comm_backend`, `wrap_replica`, ...)."""
+from __future__ import annotations
+
+import pytest
+from test_device_branches import edit, line_of, loud, pair
+
+GPU = '''\
+"""Train a small classifier on one node with DDP (a made-up script)."""
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accel", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--lr", type=float, default=3e-4)
+    return parser.parse_args()
+
+
+def setup(local_rank):
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group(backend="nccl")
+    n_gpus = torch.cuda.device_count()
+    return n_gpus
+
+
+def train(model, loader, local_rank, n_gpus, args):
+    model = DDP(model.cuda(), device_ids=[local_rank])
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    for batch in loader:
+        batch = batch.to("cuda")
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+            loss = model(batch).mean() / n_gpus
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    torch.cuda.empty_cache()
+
+
+def main():
+    args = get_args()
+    local_rank = int(os.environ["LOCAL_RANK"])
+    n_gpus = setup(local_rank)
+    train(build_model(), build_loader(), local_rank, n_gpus, args)
+'''
+
+
+def plumbing(report) -> list:
+    """(GPU line, NPU line) of each SD022 mask."""
+    return sorted(((m.gpu.line if m.gpu else None, m.npu.line if m.npu else None)
+                   for m in report.masked if m.rule == "SD022"), key=str)
+
+
+# Each shape: the faithful NPU edits, the drift planted on top of them, and the drifted finding
+# as (rule, key, GPU value, NPU value, GPU needle, NPU needle): the needles give the lines.
+SHAPES = {
+    "a device string against an object's device attribute": (
+        [("import torch.distributed as dist\n", "import torch.distributed as dist\nfrom accel_env import platform\n"),
+         ('batch = batch.to("cuda")', "batch = batch.to(platform.device_type)")],
+        ("batch.to(platform.device_type)", 'batch.to("cpu")'),
+        ("SD101", "code:train.py:train", "cuda", "cpu", 'batch.to("cuda")', 'batch.to("cpu")')),
+    "a device string against f\"npu:{rank}\"": (
+        [('batch = batch.to("cuda")', 'batch = batch.to(f"npu:{local_rank}")')],
+        ('batch.to(f"npu:{local_rank}")', 'batch.to(f"cpu:{local_rank}")'),
+        ("SD101", "code:train.py:train", "cuda", 'f"cpu:{local_rank}"', 'batch.to("cuda")', "batch.to(f")),
+    "the backend against a helper of the file returning it": (
+        [("def setup(local_rank):", 'def get_comm_backend():\n    return "hccl"\n\n\ndef setup(local_rank):'),
+         ('dist.init_process_group(backend="nccl")', "dist.init_process_group(backend=get_comm_backend())")],
+        ('return "hccl"', 'return "gloo"'),
+        ("SD102", "code:train.py:setup", "nccl", "get_comm_backend()", 'backend="nccl"', "backend=get_comm_backend()")),
+    "a device count renamed with the device": (
+        [("n_gpus", "n_npus")] * 0 + [("    n_gpus = torch.cuda.device_count()\n    return n_gpus\n",
+                                       "    n_npus = torch.npu.device_count()\n    return n_npus\n"),
+                                      ("def train(model, loader, local_rank, n_gpus, args):",
+                                       "def train(model, loader, local_rank, n_npus, args):"),
+                                      ("loss = model(batch).mean() / n_gpus", "loss = model(batch).mean() / n_npus"),
+                                      ("    n_gpus = setup(local_rank)\n    train(build_model(), build_loader(), local_rank, n_gpus, args)",
+                                       "    n_npus = setup(local_rank)\n    train(build_model(), build_loader(), local_rank, n_npus, args)")],
+        ("loss = model(batch).mean() / n_npus", "loss = model(batch).mean() / (2 * n_npus)"),
+        ("SD101", "code:train.py:train", "n_gpus", "2 * n_npus)", "/ n_gpus", "/ (2 * n_npus)")),
+    "DDP with device_ids against DDP without": (
+        [("model = DDP(model.cuda(), device_ids=[local_rank])", "model = DDP(model.npu())")],
+        ("model = DDP(model.npu())", "model = DDP(model.npu(), find_unused_parameters=True)"),
+        ("SD102", "code:train.py:train", None, True, "model = DDP(", "model = DDP(")),
+    "set_device moved after the process group": (
+        [("    torch.cuda.set_device(local_rank)\n    dist.init_process_group(backend=\"nccl\")\n",
+          "    dist.init_process_group(backend=\"hccl\")\n    torch.npu.set_device(local_rank)\n")],
+        ("    return n_gpus\n", "    return n_gpus * 2\n"),
+        ("SD102", "code:train.py:setup", "n_gpus", "n_gpus * 2", "return n_gpus", "return n_gpus * 2")),
+    "an assert on the device count": (
+        [("    n_gpus = torch.cuda.device_count()\n", "    n_gpus = torch.cuda.device_count()\n"
+                                                    "    assert torch.npu.device_count() >= 1, \"no NPU visible\"\n")],
+        ("    assert torch.npu.device_count() >= 1, \"no NPU visible\"\n", "    assert n_gpus % 2 == 0, \"even only\"\n"),
+        ("SD102", "code:train.py:setup", None, 'assert n_gpus % 2 == 0, "even only"', None, "assert n_gpus")),
+    "a device added to a parser's choices": (
+        [('choices=["cuda", "cpu"]', 'choices=["cuda", "npu", "cpu"]')],
+        ('choices=["cuda", "npu", "cpu"]', 'choices=["cuda", "npu", "cpu", "mps"]'),
+        ("SD102", "code:train.py:get_args", ["cuda", "cpu"], ["cuda", "npu", "cpu", "mps"], "choices=", "choices=")),
+    "autocast in the cuda namespace against torch.autocast(device_type=...)": (
+        [("with torch.cuda.amp.autocast(dtype=torch.bfloat16):",
+          'with torch.autocast(device_type="npu", dtype=torch.bfloat16):')],
+        ('with torch.autocast(device_type="npu", dtype=torch.bfloat16):',
+         'with torch.autocast(device_type="npu", dtype=torch.bfloat16, enabled=False):'),
+        ("SD102", "code:train.py:train", None, False, "with torch.", "with torch.")),
+    "a device call through another object": (
+        [("import torch.distributed as dist\n", "import torch.distributed as dist\nfrom accel_env import platform\n"),
+         ("torch.cuda.set_device(local_rank)", "platform.set_device(local_rank)"),
+         ("torch.cuda.empty_cache()", "platform.empty_cache()")],
+        ("platform.set_device(local_rank)", "platform.manual_seed(local_rank)"),
+        ("SD101", "code:train.py:setup", "torch.cuda.set_device(local_rank)", "platform.manual_seed(local_rank)",
+         "torch.cuda.set_device", "platform.manual_seed")),
+    "a factory that takes the device for the wrapper it stands for": (
+        [("from torch.nn.parallel import DistributedDataParallel as DDP\n",
+          "from torch.nn.parallel import DistributedDataParallel as DDP\nfrom accel_env import build_ddp, get_run_device\n"),
+         ("model = DDP(model.cuda(), device_ids=[local_rank])",
+          "model = build_ddp(model, device=get_run_device(), device_ids=[local_rank])")],
+        ("device_ids=[local_rank])\n", "device_ids=[local_rank], broadcast_buffers=False)\n"),
+        ("SD101", "code:train.py:train", "DDP(model.cuda(), device_ids=[local_rank])",
+         "build_ddp(model, device=get_run_device(), device_ids=[local_rank], broadcast_buffers=False)",
+         "model = DDP(", "model = build_ddp(")),
+    ".cuda() against .to(f\"npu:{rank}\")": (
+        [("model = DDP(model.cuda(), device_ids=[local_rank])",
+          'model = DDP(model.to(f"npu:{local_rank}"), device_ids=[local_rank])')],
+        ('model.to(f"npu:{local_rank}")', "model.to(torch.float16)"),
+        ("SD101", "code:train.py:train", "model.cuda()", "model.to(torch.float16)", "model = DDP(", "model = DDP(")),
+    "a helper only the NPU side defines, returning a try-import flag": (
+        [("from torch.nn.parallel import DistributedDataParallel as DDP\n",
+          "from torch.nn.parallel import DistributedDataParallel as DDP\n\ntry:\n    import torch_npu\n"
+          "    _ACCEL_OK = True\nexcept ImportError:\n    _ACCEL_OK = False\n\n\ndef accel_is_npu():\n"
+          "    return _ACCEL_OK\n"),
+         ("    torch.cuda.set_device(local_rank)\n", "    if accel_is_npu():\n        torch.npu.set_device(local_rank)\n"
+                                                  "    else:\n        torch.cuda.set_device(local_rank)\n")],
+        ("        torch.npu.set_device(local_rank)\n", "        torch.npu.manual_seed(local_rank)\n"),
+        ("SD101", "code:train.py:setup", "torch.cuda.set_device(local_rank)", "torch.npu.manual_seed(local_rank)",
+         "torch.cuda.set_device", "torch.npu.manual_seed")),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_device_plumbing_is_the_port_and_a_drift_beside_it_is_found(tmp_path, shape):
+    edits, drift, (rule, key, gv, nv, gneedle, nneedle) = SHAPES[shape]
+    faithful = edit(GPU, *edits)
+    r = pair(tmp_path / "faithful", GPU, faithful)
+    assert loud(r) == []
+    assert plumbing(r) or any(m.rule in ("SD001", "SD002", "SD004", "SD005", "SD016") for m in r.masked)
+    drifted = edit(faithful, drift)
+    got = loud(pair(tmp_path / "drifted", GPU, drifted))
+    want = (rule, key, gv, nv, line_of(GPU, gneedle) if gneedle else None, line_of(drifted, nneedle))
+    assert got == [want]
+
+
+UTILS = '''\
+"""Placement helpers of a made-up trainer."""
+import torch
+import torch.distributed as dist
+
+BACKENDS = {"cuda": "nccl", "cpu": "gloo"}
+
+
+class Prefetcher:
+    def __init__(self, loader, device):
+        self.loader = loader
+        self.is_cuda = torch.cuda.is_available() and device.type == "cuda"
+
+    def __iter__(self):
+        for batch in self.loader:
+            if self.is_cuda:
+                torch.cuda.current_stream().synchronize()
+            yield batch
+
+
+def place(module, state, device="cuda"):
+    assert torch.cuda.is_available(), "CUDA is not available"
+    module = module.cuda()
+    buf = torch.zeros(8, device=torch.cuda.current_device())
+    if state.buf.device.type == "cuda":
+        state.scale = 2.0
+    return module, buf
+
+
+def step(model, batch, scale):
+    return model(batch) * scale
+'''
+
+UTILS_NPU = '''\
+"""Placement helpers of a made-up trainer."""
+import torch
+import torch.distributed as dist
+from accel_env import get_current_device
+
+BACKENDS = {"cuda": "nccl", "cpu": "gloo", "npu": "hccl"}
+
+
+class Prefetcher:
+    def __init__(self, loader, device):
+        self.loader = loader
+        self.is_cuda = torch.cuda.is_available() and device.type == "cuda"
+        self.is_npu = torch.npu.is_available() and device.type == "npu"
+
+    def __iter__(self):
+        for batch in self.loader:
+            if self.is_cuda:
+                torch.cuda.current_stream().synchronize()
+            elif self.is_npu:
+                torch.npu.current_stream().synchronize()
+            yield batch
+
+
+def place(module, state, device=None):
+    if device is None:
+        device = get_current_device()
+    assert torch.npu.is_available(), "Ascend NPU is not available"
+    module = getattr(module, "npu")()
+    buf = torch.zeros(8, device=get_current_device())
+    if state.buf.device.type in ["cuda", "npu"]:
+        state.scale = 2.0
+    return module, buf
+
+
+def step(model, batch, scale, device=None):
+    return model(batch) * scale
+'''
+
+
+def test_placement_helpers_spelt_for_the_npu_are_the_port(tmp_path):
+    """A device-keyed table gaining its NPU entry, a device flag kept on self and decided in the
+    class's other methods, a placement parameter whose default became None (the function then
+    finds the device), an assert on the device with its own message, getattr(m, "npu")(), a
+    helper returning the current device, a device type tested against a list of devices, a
+    placement parameter added: all masked, nothing loud."""
+    r = pair(tmp_path, UTILS, UTILS_NPU, "utils.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    for gneedle, nneedle in (('BACKENDS = {', 'BACKENDS = {'), ("assert torch.cuda", "assert torch.npu"),
+                             ("module.cuda()", 'getattr(module, "npu")()'), ("device=torch.cuda", "device=get_current"),
+                             ('state.buf.device.type == "cuda"', "state.buf.device.type in")):
+        assert (line_of(UTILS, gneedle), line_of(UTILS_NPU, nneedle)) in lines, (gneedle, lines)
+    assert (None, line_of(UTILS_NPU, "self.is_npu =")) in lines
+
+
+@pytest.mark.parametrize("old,new,want", [
+    ('"npu": "hccl"}', '"npu": "gloo"}', ("SD102", "code:utils.py:<module>", '{"cuda": "nccl", "cpu": "gloo"}',
+                                         '{"cuda": "nccl", "cpu": "gloo", "npu": "gloo"}', "BACKENDS", "BACKENDS")),
+    ('getattr(module, "npu")()', 'getattr(module, "cpu")()', ("SD102", "code:utils.py:place", "module.cuda()",
+                                                            'getattr(module, "cpu")()', "module = ", "module = ")),
+    ('state.buf.device.type in ["cuda", "npu"]', 'state.buf.device.type in ["cuda", "cpu"]',
+     [("SD102", "code:utils.py:place", "==", "in", "if state.buf", "if state.buf"),
+      ("SD102", "code:utils.py:place", "cuda", ["cuda", "cpu"], "if state.buf", "if state.buf")]),
+    ("def step(model, batch, scale, device=None):", "def step(model, batch, scale, eps=None):",
+     ("SD101", "code:utils.py:step", "model, batch, scale", "model, batch, scale, eps=None", "def step", "def step")),
+])
+def test_what_is_not_placement_beside_it_is_still_found(tmp_path, old, new, want):
+    npu = edit(UTILS_NPU, (old, new))
+    got = loud(pair(tmp_path, UTILS, npu, "utils.py"))
+    assert got == [(rule, key, gv, nv, line_of(UTILS, gneedle), line_of(npu, nneedle))
+                   for rule, key, gv, nv, gneedle, nneedle in (want if isinstance(want, list) else [want])]
