@@ -123,6 +123,18 @@ def test_a_move_to_the_host_is_not_placement(tmp_path):
          {"sink": None, "only": ["placement"]})]
 
 
+def test_a_move_to_the_host_written_as_an_f_string_is_not_placement(tmp_path):
+    """`f"cpu:{rank}"` is the host as `"cpu"` is; `f"npu:{rank}"` a device of the run (placement)."""
+    gpu = PLACE.replace('    net = net.to(dev)\n', '    net = net.to(f"cuda:{rank}")\n')
+    (tmp_path / "host").mkdir()
+    (tmp_path / "accel").mkdir()
+    r = run(tmp_path / "host", gpu, gpu.replace('f"cuda:{rank}"', 'f"cpu:{rank}"'))
+    assert code(r) == [("SD101", "code:fit.py:evaluate", 7, 7, "net.to: argument 1 differs", None)]
+    r = run(tmp_path / "accel", gpu, gpu.replace('f"cuda:{rank}"', 'f"npu:{rank}"').replace(
+        "import torch\n", "import torch\nimport torch_npu\n"))
+    assert code(r) == []
+
+
 def test_a_call_the_file_does_not_define_stays_as_it_was(tmp_path):
     """`patch_kernels(net)` may change anything: its reach is unknown, the finding is as before."""
     npu = PLACE.replace("from orbitkit.hw import pick_accel\n", "from orbitkit.hw import patch_kernels\n").replace(

@@ -1005,16 +1005,17 @@ class Search:
         """What a value is, when its shape says: a device string or `torch.device(...)`, a dtype name,
         `x.device`, `x.dtype`, a name that names a device."""
         t = type(node)
+        host = (table().get("python") or {}).get("tensor_devices") or ()
         if t is ast.Constant and isinstance(node.value, str):
-            if node.value.split(":", 1)[0] in ((table().get("python") or {}).get("tensor_devices") or ()):
+            if node.value.split(":", 1)[0] in host:
                 return HOST
             return DEVICE if family_of(node.value) is not None else None
-        if t is ast.JoinedStr:
+        if t is ast.JoinedStr:  # f"npu:{rank}" a device, f"cpu:{i}" the host, as their literals are
             head = node.values[0] if node.values else None
-            if type(head) is ast.Constant and isinstance(head.value, str) \
-                    and family_of(head.value.split(":", 1)[0]) is not None:
-                return DEVICE
-            return None
+            if type(head) is not ast.Constant or not isinstance(head.value, str):
+                return None
+            dev = head.value.split(":", 1)[0]
+            return HOST if dev in host else DEVICE if family_of(dev) is not None else None
         if t is ast.Call:  # torch.device(...), get_current_device(): a call that says it gives a device
             name = self.f.callee(node)
             return DEVICE if name == "torch.device" or self.device_name(name.rsplit(".", 1)[-1]) else None
