@@ -105,6 +105,9 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             line.append(safe(f.key), style="bold magenta")
             line.append(f"  {clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}")
             _say(console, line, hang=8)
+            said = (f.extra.get("reaches") or {}).get("said") if f.extra else None
+            if said:  # where a code difference goes (lang/python/relevance.py)
+                _say(console, Text(f"    reaches {clip(said, 2 * budget.SHOWN_CHARS, full_values)}", style="dim"), hang=8)
             rows = record_rows(f.check, [s.value if s is not None else None for s in (f.gpu, f.npu)])
             if rows is not None:  # a data file or a tensor: a short table of its fields
                 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

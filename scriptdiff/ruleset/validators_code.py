@@ -343,3 +343,70 @@ def check_profiles(rs: RuleSet) -> None:
             missing = [s for s in stacks if s not in item["add"] and "any" not in item["add"]]
             if missing:
                 raise rs.error(at + ("add",), f"no line to add for {', '.join(missing)} (give it, or one for any)")
+# ------------------------------------------------------------------ rules/relevance.yaml
+
+_PATTERNS = ListOf(Name(), nonempty=True, expect="a non-empty list of call patterns")
+section("numerics_relevance", Record({
+    "sinks": Table(Record({"shown": Name(), "reason": Name(), "source": Name("a source (a URL documenting it)"),
+                           "calls": _PATTERNS, "attributes": NAMES},
+                          required=("shown", "reason", "source", "calls"),
+                          need={"shown": "shown (how a message names it)", "reason": "a reason",
+                                "source": "a source (a URL documenting it)", "calls": "calls (its call patterns)"}),
+                   nonempty=True),
+    "inert": Table(Record({"reason": Name(), "calls": _PATTERNS, "words": NAMES}, required=("reason", "calls"),
+                          need={"reason": "a reason", "calls": "calls (its call patterns)"})),
+    "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES,
+    "device_words": NAMES,
+}, required=("sinks", "inert")))
+
+
+@validator
+def check_numerics_relevance(rs: RuleSet) -> None:
+    """`numerics_relevance:` (rules/relevance.yaml), beyond its schema: each sink documented by a
+    URL, and no call pattern both a sink and inert (the flow would stop where training goes on)."""
+    rs.conform("numerics_relevance")
+    d = rs.section("numerics_relevance")
+    if d is None:
+        return
+    sink_calls = {}
+    for name, e in d["sinks"].items():
+        if not e["source"].startswith(("https://", "http://")):
+            raise rs.error(("numerics_relevance", "sinks", name, "source"), f"{e['source']!r} is not a URL")
+        for c in e["calls"]:
+            sink_calls.setdefault(c, name)
+    for name, e in (d.get("inert") or {}).items():
+        for i, c in enumerate(e["calls"]):
+            if c in sink_calls:
+                raise rs.error(("numerics_relevance", "inert", name, "calls", i),
+                               f"{c!r} is also a call of the sink {sink_calls[c]!r}")
+
+
+section("rewritten_regions", Record({
+    "share": Num(0, 1), "least": Int(1), "step_sinks": ListOf(Name(), nonempty=True),
+    "accumulation": Record({"key": Name(), "step": _PATTERNS, "reset": _PATTERNS, "source": Name()},
+                           required=("key", "step", "reset", "source")),
+    "implied": ListOf(Record({"call": _PATTERNS, "when": Table(Any()), "unless": NAMES, "sets": Table(Any()),
+                              "source": Name()}, required=("call", "sets", "source"),
+                             need="call, sets and source")),
+}, required=("share", "least", "step_sinks")))
+
+
+@validator
+def check_rewritten_regions(rs: RuleSet) -> None:
+    """`rewritten_regions:` (rules/relevance.yaml): the step sinks are sinks of
+    `numerics_relevance`, the keys it sets are vocabulary keys."""
+    rs.conform("rewritten_regions")
+    d = rs.section("rewritten_regions")
+    if d is None:
+        return
+    sinks = (rs.section("numerics_relevance") or {}).get("sinks") or {}
+    for i, s in enumerate(d["step_sinks"]):
+        if sinks and s not in sinks:
+            raise rs.error(("rewritten_regions", "step_sinks", i), f"{s!r} is not a sink of numerics_relevance")
+    voc = rs.section("vocabulary") or {}
+    keys = [(("rewritten_regions", "accumulation", "key"), (d.get("accumulation") or {}).get("key"))] + [
+        (("rewritten_regions", "implied", i, "sets", k), k) for i, e in enumerate(d.get("implied") or [])
+        for k in e["sets"]]
+    for path, k in keys:
+        if k is not None and voc and k not in voc:
+            raise rs.error(path, f"key {k!r} is not in the vocabulary")

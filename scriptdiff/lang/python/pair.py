@@ -67,8 +67,10 @@ class PairState:
         self._masked_seen.add(k)
         self.masked.append(Masked(rule=rule, gpu=gside, npu=nside, target=target))
 
-    def add_finding(self, rule: str, scope: str, gside: Side | None, nside: Side | None, message: str) -> None:
-        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=gside, npu=nside, message=message))
+    def add_finding(self, rule: str, scope: str, gside: Side | None, nside: Side | None, message: str,
+                    extra: dict | None = None) -> None:
+        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=gside, npu=nside, message=message,
+                                     extra=extra or None))
 
     def add_hparam(self, key: str, gside: Side | None, nside: Side | None, message: str) -> None:
         """A code change that is a hyperparameter: reported under its vocabulary key and the
