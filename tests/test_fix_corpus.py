@@ -59,6 +59,11 @@ def _fix_all(out: Path) -> dict:
         gpu, npu = str(files["gpu"]), None if pair.get("mode") == "one-file" else str(files["npu"])
         try:
             result = api.fix(gpu, npu, Options(use_cache=False))
+            if any(d.why == "ambiguous" for d in result.decisions):
+                # two edits of one place: fix made one and said "fix one, then run fix again";
+                # the user's second run makes the other, and a third must change nothing
+                api.fix(gpu, npu, Options(use_cache=False))
+                row["runs"] = 2
             again = api.fix(gpu, npu, Options(use_cache=False), write=False)
         except Exception:
             row["crash"] = traceback.format_exc(limit=3)
