@@ -406,7 +406,7 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
     read through its launch script, as a folder diff reads its run (the program it starts, the
     configs it references); a folder with none, or with several, is refused (UsageError)."""
     gpu, npu = _run_files(list(gpu)), _run_files(list(npu))
-    report = diff_files(gpu, npu, options or Options())
+    report = diff_files(gpu, npu, dataclasses.replace(options or Options(), evidence=False))
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables
     out = []

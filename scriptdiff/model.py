@@ -457,6 +457,9 @@ class Options:
     keep_texts: bool = False  # keep the files' text in the Report (Report.texts, .pairs) for the html page
     progress: object | None = None  # start(total)/advance(n)/close(): files parsed, for a progress display
     keep_facts: bool = False  # keep every source read and each scope's fact tables in the Report (fix)
+    # each side's scripts checked against what its run reports in its logs (the checks' `audit`
+    # hooks: SD228); `hparams`, the table of effective values, leaves it to diff and check
+    evidence: bool = True
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from .. import budget
-from ..model import Severity
+from ..model import Severity, Side
 from ..ruleset.registry import check_order
 from .values import clip, record_rows, safe, shown
 
@@ -31,6 +31,16 @@ def _loc(side) -> str:
     elif side.via:
         where += f" (via {side.via})"
     return where
+
+
+def _sides(f) -> list[tuple[str, object]]:
+    """The labelled sides a finding shows: GPU and NPU, or, for one side's claim against its own
+    run (checks/evidence.py), that side's claim and then what its run reported."""
+    ev = f.extra.get("evidence")
+    if not ev:
+        return [("GPU", f.gpu), ("NPU", f.npu)]
+    run = Side(value=ev["value"], path=ev["path"], line=ev["line"], source=ev["source"])
+    return [(ev["side"].upper(), f.gpu if ev["side"] == "gpu" else f.npu), (f"{ev['side'].upper()} run", run)]
 
 
 def _say(console, line, hang: int = 4, lead: str | None = None) -> None:
@@ -109,7 +119,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
                 cells = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
                 console.print(Text(f"         {cells[0]}".rstrip(), style="dim"))
-            for i, (label, side) in enumerate((("GPU", f.gpu), ("NPU", f.npu))):
+            for i, (label, side) in enumerate(_sides(f)):
                 if rows is not None:
                     where = f"  at {escape(safe(_loc(side)))}" if side is not None else ""
                     console.print(f"    {label}: {escape(cells[i + 1])}{where}")

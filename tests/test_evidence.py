@@ -1,0 +1,210 @@
+"""Claims against evidence (issue 44): each side's scripts against what its own run reports
+(rules/evidence.yaml `run_logs`, checks/evidence.py), with the setting in and out of effect."""
+from __future__ import annotations
+
+from scriptdiff import api
+from scriptdiff.inputs.sources import Source
+from scriptdiff.lang import runlog
+from scriptdiff.model import Options, SideContext
+
+MEGATRON = ("x\n------------------------ arguments ------------------------\n"
+            "  lr .............................................. 0.0003\n"
+            "  params_dtype .................................... torch.bfloat16\n"
+            "  use_flash_attn .................................. {flash}\n"
+            "-------------------- end of arguments ---------------------\n")
+HF = ("[INFO|trainer.py:100] >> Training/evaluation parameters TrainingArguments(\n_n_gpu=1,\nbf16={bf16},\n"
+      "fp16={fp16},\nlearning_rate=2e-05,\nlr_scheduler_type=SchedulerType.COSINE,\noutput_dir=/tmp/out,\n"
+      "per_device_train_batch_size=4,\nseed=42,\n)\n")
+DEEPSPEED = ("[2024-01-01 10:00:00,000] [INFO] [config.py:988:print] DeepSpeedEngine configuration:\n"
+             "[2024-01-01 10:00:00,000] [INFO] [config.py:992:print]   bfloat16_enabled ............. True\n"
+             "[2024-01-01 10:00:00,000] [INFO] [config.py:992:print]   gradient_clipping ............ 1.0\n"
+             "[2024-01-01 10:00:00,000] [INFO] [config.py:992:print]   zero_optimization_stage ...... {stage}\n"
+             "[2024-01-01 10:00:00,000] [INFO] [config.py:992:print]   json = {{\n"
+             "    \"zero_optimization\": {{\"stage\": {stage}}}\n}}\n")
+
+
+def _side(tmp_path, side: str, files: dict[str, str]) -> list[str]:
+    d = tmp_path / side
+    d.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (d / name).write_text(text)
+    return [str(d / name) for name in files]
+
+
+def _run(tmp_path, gpu: dict[str, str], npu: dict[str, str]):
+    g, n = _side(tmp_path, "gpu", gpu), _side(tmp_path, "npu", npu)
+    return api.diff(g, n, Options(use_cache=False)), tmp_path
+
+
+def _sd228(report, tmp_path):
+    return [(f.key, f.message.replace(f"{tmp_path}/", ""), "gpu" if f.gpu else "npu",
+             (f.gpu or f.npu).line, f.extra["evidence"]["line"]) for f in report.findings if f.rule == "SD228"]
+
+
+def _note(report, tmp_path, name):
+    return next(a.notes for a in report.every_input() if a.path == str(tmp_path / name))
+
+
+MEG_SH = "torchrun pretrain_gpt.py \\\n  --lr 0.0003 \\\n  --bf16 \\\n  --use-flash-attn\n"
+
+
+def test_megatron_arguments_block_out_of_effect_on_one_side(tmp_path):
+    report, _ = _run(tmp_path, {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=False)},
+                     {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)})
+    assert _sd228(report, tmp_path) == [
+        ("use_flash_attn", "use_flash_attn on in gpu/run.sh:4; the run's arguments block says off at gpu/train.log:5: "
+                           "the setting was not in effect on GPU", "gpu", 4, 5)]
+    assert _note(report, tmp_path, "gpu/train.log") == [
+        "evidence for 3 of 3 setting(s) the GPU scripts set; in effect: lr, params_dtype; not in effect: use_flash_attn"]
+    assert _note(report, tmp_path, "npu/train.log") == [
+        "evidence for 3 of 3 setting(s) the NPU scripts set; in effect: lr, params_dtype, use_flash_attn"]
+
+
+def test_megatron_arguments_block_in_effect_on_both_sides(tmp_path):
+    report, _ = _run(tmp_path, {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)},
+                     {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)})
+    assert report.findings == []
+
+
+def test_a_finding_on_the_npu_side_whatever_the_gpu_does(tmp_path):
+    """The GPU has no log at all: the NPU run's own word still contradicts its script."""
+    report, _ = _run(tmp_path, {"run.sh": MEG_SH.replace("  --use-flash-attn\n", "  --use-flash-attn\n")},
+                     {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=False).replace("0.0003", "0.0001")})
+    assert sorted(_sd228(report, tmp_path)) == [
+        ("lr", "lr 0.0003 in npu/run.sh:2; the run's arguments block says 0.0001 at npu/train.log:3: "
+               "the setting was not in effect on NPU", "npu", 2, 3),
+        ("use_flash_attn", "use_flash_attn on in npu/run.sh:4; the run's arguments block says off at "
+                           "npu/train.log:5: the setting was not in effect on NPU", "npu", 4, 5)]
+
+
+HF_SH = "python train.py --learning_rate 2e-5 --bf16 --per_device_train_batch_size 4 --seed 42\n"
+
+
+def test_hf_training_arguments_out_of_effect(tmp_path):
+    """bf16 on the command line, the Trainer ran fp16."""
+    report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=False, fp16=True)},
+                     {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)})
+    assert _sd228(report, tmp_path) == [
+        ("params_dtype", "params_dtype bf16 in gpu/run.sh:1; the run's printed TrainingArguments says fp16 at "
+                         "gpu/train.log:4: the setting was not in effect on GPU", "gpu", 1, 4)]
+    assert _note(report, tmp_path, "npu/train.log") == [
+        "evidence for 4 of 4 setting(s) the NPU scripts set; in effect: lr, micro_batch_size, params_dtype, seed"]
+
+
+def test_hf_training_arguments_in_effect(tmp_path):
+    report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)},
+                     {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)})
+    assert [f.rule for f in report.findings] == []
+
+
+DS_JSON = '{"zero_optimization": {"stage": 2}, "gradient_clipping": 1.0, "bf16": {"enabled": true}}\n'
+
+
+def test_deepspeed_configuration_out_of_effect(tmp_path):
+    """The DeepSpeed config says ZeRO 2; the engine printed stage 3 (another file won)."""
+    report, _ = _run(tmp_path, {"ds_config.json": DS_JSON, "train.log": DEEPSPEED.format(stage=3)},
+                     {"ds_config.json": DS_JSON, "train.log": DEEPSPEED.format(stage=2)})
+    assert _sd228(report, tmp_path) == [
+        ("zero_stage", "zero_stage 2 in gpu/ds_config.json:1; DeepSpeed's printed configuration says 3 at "
+                       "gpu/train.log:4: the setting was not in effect on GPU", "gpu", 1, 4)]
+    assert _note(report, tmp_path, "npu/train.log") == [
+        "evidence for 3 of 3 setting(s) the NPU scripts set; in effect: clip_grad, params_dtype, zero_stage"]
+
+
+def test_deepspeed_configuration_in_effect(tmp_path):
+    report, _ = _run(tmp_path, {"ds_config.json": DS_JSON, "train.log": DEEPSPEED.format(stage=2)},
+                     {"ds_config.json": DS_JSON, "train.log": DEEPSPEED.format(stage=2)})
+    assert report.findings == []
+
+
+def test_settings_without_evidence_are_listed():
+    """A setting the scripts set that no block reports is said on the log's account, not guessed."""
+    from scriptdiff.checks.evidence import audit
+    from scriptdiff.model import Fact
+    from scriptdiff.run.compare import FactTable
+
+    t = FactTable()
+    t.extend([Fact(key="seed", value=1, path="run.sh", line=1), Fact(key="lr", value=0.1, path="run.sh", line=2),
+              Fact(key="lr", value=0.1, path="t.log", line=9, rank=30, meta={"evidence": "the run's arguments block"}),
+              Fact(key="log_interval", value=1, path="run.sh", line=3)])
+    assert audit(t, "npu") == ([], [("t.log", "evidence for 1 of 2 setting(s) the NPU scripts set; in effect: lr; "
+                                              "no evidence: seed")])
+
+
+def test_the_blocks_read_as_typed_facts():
+    text = HF.format(bf16=True, fp16=False) + DEEPSPEED.format(stage=3) + \
+        "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622\n"
+    ex = runlog.extract(Source(name="x.log", data=text.encode()), SideContext("gpu"))
+    got = [(f.key, f.value, f.line) for f in ex.facts]
+    assert got == [("params_dtype", "bf16", 3), ("lr", 2e-05, 5), ("lr_decay_style", "cosine", 6),
+                   ("save", "/tmp/out", 7), ("micro_batch_size", 4, 8), ("seed", 42, 9),
+                   ("params_dtype", "bf16", 12), ("clip_grad", 1.0, 13), ("zero_stage", 3, 14),
+                   ("model:trainable_params", 4194304, 18), ("model:all_params", 6742609920, 18)]
+    assert ex.frameworks == {"hf", "deepspeed"} and ex.errors == []
+
+
+# ---------------------------------------------------------------- model structure identity
+
+def _sharded(folder, layers: int, width: int = 4):
+    """A sharded safetensors checkpoint (index and two shards) of `layers` layers."""
+    import json
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    folder.mkdir()
+    t = {"model.embed_tokens.weight": np.zeros((8, width), np.float32)}
+    for i in range(layers):
+        t[f"model.layers.{i}.mlp.up_proj.weight"] = np.full((width, width), i, np.float32)
+    names = sorted(t)
+    parts = {"model-00001-of-00002.safetensors": names[:1], "model-00002-of-00002.safetensors": names[1:]}
+    wmap = {}
+    for fname, keys in parts.items():
+        save_file({k: t[k] for k in keys}, str(folder / fname))
+        wmap.update({k: fname for k in keys})
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": wmap}))
+    return folder
+
+
+def test_structure_from_a_sharded_index(tmp_path):
+    g, n = _sharded(tmp_path / "gpu", 2), _sharded(tmp_path / "npu", 4)
+    report = api.weights(str(g), str(n))
+    got = [(f.rule, f.key, f.message) for f in report.findings if f.rule == "SD606"]
+    assert got == [("SD606", "model:layers", "the NPU model has 2 more layers than the GPU model (2 on GPU, 4 on NPU)")]
+    assert sorted(f.key for f in report.findings if f.rule == "SD602") == [
+        "weights:model.layers.2.mlp.up_proj.weight", "weights:model.layers.3.mlp.up_proj.weight"]
+
+
+def test_the_same_structure_is_no_structure_finding(tmp_path):
+    g, n = _sharded(tmp_path / "gpu", 3), _sharded(tmp_path / "npu", 3)
+    assert [f.rule for f in api.weights(str(g), str(n)).findings] == []
+
+
+def test_layer_count_from_tensor_names():
+    from scriptdiff.checks.structure import human, layers
+
+    assert layers(["transformer.h.0.attn.c_attn.weight", "transformer.h.11.mlp.c_fc.weight", "transformer.wte.weight",
+                   "transformer.h.11.ln_1.weight"]) == 2
+    assert layers(["embed.weight", "norm.weight"]) == 0
+    assert (human(12_582_912), human(25_165_824), human(6_742_609_920), human(999)) == ("12.6M", "25.2M", "6.74B", "999")
+
+
+PEFT = "trainable params: {t} || all params: {a} || trainable%: 0.19\n"
+
+
+def test_structure_from_peft_counts(tmp_path):
+    report, _ = _run(tmp_path, {"train.log": PEFT.format(t="12,582,912", a="6,750,000,000")},
+                     {"train.log": PEFT.format(t="25,165,824", a="6,750,000,000")})
+    assert [(f.rule, f.check, f.key, f.message, f.gpu.line, f.npu.line) for f in report.findings] == [
+        ("SD606", "hyperparameters", "model:trainable_params",
+         "the GPU run trains 12.6M parameters, the NPU run 25.2M (12,582,912 vs 25,165,824)", 1, 1)]
+
+
+def test_peft_counts_equal_or_on_one_side_only(tmp_path):
+    report, _ = _run(tmp_path, {"train.log": PEFT.format(t="12,582,912", a="6,750,000,000")},
+                     {"train.log": PEFT.format(t="12,582,912", a="6,750,000,000")})
+    assert report.findings == []
+    report, _ = _run(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path,
+                     {"train.log": PEFT.format(t="12,582,912", a="6,750,000,000")},
+                     {"run.sh": "torchrun pretrain_gpt.py --lr 0.1\n"})
+    assert [f.key for f in report.findings if f.key.startswith("model:")] == []
