@@ -38,7 +38,7 @@ def _run(tmp_path, gpu: dict[str, str], npu: dict[str, str]):
 
 def _sd228(report, tmp_path):
     return [(f.key, f.message.replace(f"{tmp_path}/", ""), "gpu" if f.gpu else "npu",
-             (f.gpu or f.npu).line, f.extra["evidence"]["line"]) for f in report.findings if f.rule == "SD228"]
+             (f.gpu or f.npu).line, f.extra["run_says"]["line"]) for f in report.findings if f.rule == "SD228"]
 
 
 def _note(report, tmp_path, name):

@@ -65,7 +65,7 @@ def audit(table: FactTable, side: str) -> tuple[list[Finding], list[tuple[str, s
             "setting-not-in-effect", key=key, **{side: claim.side(), ("npu" if side == "gpu" else "gpu"): None},
             message=f"{key} {show(claim.value)} in {where}; {ev.meta['evidence']} says "
                     f"{show(ev.value)} at {ev.path}:{ev.line}: the setting was not in effect on {side.upper()}",
-            extra={"evidence": {"side": side, "value": ev.value, "path": ev.path, "line": ev.line,
+            extra={"run_says": {"side": side, "value": ev.value, "path": ev.path, "line": ev.line,
                                 "source": ev.source, "block": ev.meta["evidence"]}}))
     notes = []
     for path in logs:

@@ -36,7 +36,7 @@ def _loc(side) -> str:
 def _sides(f) -> list[tuple[str, object]]:
     """The labelled sides a finding shows: GPU and NPU, or, for one side's claim against its own
     run (checks/evidence.py), that side's claim and then what its run reported."""
-    ev = f.extra.get("evidence")
+    ev = f.extra.get("run_says")
     if not ev:
         return [("GPU", f.gpu), ("NPU", f.npu)]
     run = Side(value=ev["value"], path=ev["path"], line=ev["line"], source=ev["source"])
