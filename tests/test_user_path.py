@@ -359,7 +359,8 @@ def test_a_faithful_pair_names_the_file_and_line_of_a_config_neither_side_has(tm
                    for a in [top] + top.get("through", []) if a["status"] != "understood")
     assert named == [(f"{side}/config.yaml", "not understood",
                       [f"line 3: referenced config ds.json was not found (tried {side}/ds.json): its settings were not "
-                       f"compared"]) for side in (g, n)]
+                       f"compared; the {other} side names the same file and misses it too, and no setting one side "
+                       f"states could come from it on the other (SD158)"]) for side, other in ((g, "NPU"), (n, "GPU"))]
 
 
 def test_exit_zero_reports_and_exits_0_unless_the_run_could_not_go_on(tmp_path, cli, top):
