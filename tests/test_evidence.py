@@ -208,3 +208,61 @@ def test_peft_counts_equal_or_on_one_side_only(tmp_path):
                      {"train.log": PEFT.format(t="12,582,912", a="6,750,000,000")},
                      {"run.sh": "torchrun pretrain_gpt.py --lr 0.1\n"})
     assert [f.key for f in report.findings if f.key.startswith("model:")] == []
+
+
+# ---------------------------------------------------------------- a noise floor (curves --floor)
+
+def _curve(path, factor, steps: int = 100):
+    """A Megatron log of a falling loss, each point multiplied by factor(step)."""
+    path.write_text("".join(f" iteration {s:8d}/     100 | lm loss: {(10 - 5 * s / steps) * factor(s):.8E} | "
+                            f"grad norm: 1.000 |\n" for s in range(1, steps + 1)))
+    return str(path)
+
+
+def _floor_runs(tmp_path, gap: float):
+    gpu = _curve(tmp_path / "gpu.log", lambda s: 1.0)
+    gpu2 = _curve(tmp_path / "gpu2.log", lambda s: 1.018 if s % 2 else 0.982)  # the GPU-to-GPU spread: 1.8%
+    npu = _curve(tmp_path / "npu.log", lambda s: 1 + gap)
+    return gpu, gpu2, npu
+
+
+def test_a_gap_within_the_spread_of_two_gpu_runs_is_no_finding(tmp_path):
+    gpu, gpu2, npu = _floor_runs(tmp_path, 0.015)
+    assert [f.rule for f in api.curves(gpu, npu).findings] == ["SD701"]  # 1.5% against the default 1%
+    report = api.curves(gpu, npu, floor=gpu2)
+    assert report.findings == []
+    res = report.details["curves"]
+    assert res.verdict == "equal"
+    assert "loss: 1.50% between GPU and NPU, within the GPU-to-GPU spread (1.80%)" in res.evidence
+    assert report.overview[2] == ("floor: the GPU-to-GPU spread of two runs sets each metric's tolerance (at least "
+                                  "1.00%): loss 1.80%, grad_norm 0.00%")
+    assert report.json_extra["curves"]["settings"]["floor"] == {"side": "gpu", "spread": {
+        "grad_norm": 0.0, "loss": res.settings.floor["loss"]}}
+    assert round(res.settings.floor["loss"], 6) == 0.018
+
+
+def test_a_gap_beyond_the_spread_is_a_finding_with_its_margin(tmp_path):
+    gpu, gpu2, npu = _floor_runs(tmp_path, 0.05)
+    report = api.curves(gpu, npu, floor=gpu2)
+    assert [f.rule for f in report.findings] == ["SD701"]
+    msg = report.findings[0].message
+    assert msg.startswith("first-step difference: loss differs from the first steps: mean relative error 5.00% over "
+                          "the first 10 points (tolerance 1.80%; loss: 5.00% between GPU and NPU, beyond the "
+                          "GPU-to-GPU spread (1.80%) by 3.20 points (2.8x)); at step 1"), msg
+
+
+def test_the_page_and_the_plot_draw_the_band(tmp_path):
+    from scriptdiff.report.curves import chart_data
+
+    gpu, gpu2, npu = _floor_runs(tmp_path, 0.015)
+    res = api.curves(gpu, npu, floor=gpu2).details["curves"]
+    data = {s["name"]: s for s in chart_data(res)["series"]}
+    assert round(data["loss"]["floor"], 6) == 0.018 and data["grad_norm"]["floor"] == 0.0
+    assert "floor" not in chart_data(api.curves(gpu, npu).details["curves"])["series"][0]
+
+
+def test_a_floor_run_with_no_curves_is_an_error(tmp_path):
+    gpu, _gpu2, npu = _floor_runs(tmp_path, 0.05)
+    (tmp_path / "empty.log").write_text("nothing here\n")
+    report = api.curves(gpu, npu, floor=str(tmp_path / "empty.log"))
+    assert report.findings == [] and any(e.fatal for e in report.errors)
