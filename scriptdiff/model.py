@@ -205,6 +205,9 @@ class InputAccount:
     # what it leaves unknown beyond its own settings and the missing configs: "code" (the
     # program it starts is not in view while the other side's is: what code sets)
     unknown: set[str] = field(default_factory=set)
+    # a log's word against its side's scripts (checks/evidence.py): which of the settings the
+    # scripts set it confirmed, contradicted, or did not report
+    evidence: list[str] = field(default_factory=list)
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)
@@ -214,6 +217,8 @@ class InputAccount:
              "settings": self.settings, "mapped": self.mapped, "unread": list(self.unread)}
         if self.notes:
             d["notes"] = list(self.notes)
+        if self.evidence:
+            d["evidence"] = list(self.evidence)
         if self.through:
             d["through"] = [a.to_json() for a in sorted(self.through, key=InputAccount.sort_key)]
         return d
@@ -331,6 +336,10 @@ class Report:
                               for a in sorted(bad, key=InputAccount.sort_key)[:3])
             line += f", {len(bad)} not: {shown}" + (" ..." if len(bad) > 3 else "")
         return line
+
+    def evidence_lines(self) -> list[str]:
+        """Each log's account of the settings its side's scripts set (SD228's evidence)."""
+        return [f"{a.path}: {e}" for a in sorted(self.every_input(), key=InputAccount.sort_key) for e in a.evidence]
 
     def exit_code(self) -> int:
         """0: every input was read, understood and compared, and nothing of severity warning or

@@ -42,7 +42,7 @@ def _sd228(report, tmp_path):
 
 
 def _note(report, tmp_path, name):
-    return next(a.notes for a in report.every_input() if a.path == str(tmp_path / name))
+    return next(a.evidence for a in report.every_input() if a.path == str(tmp_path / name))
 
 
 MEG_SH = "torchrun pretrain_gpt.py \\\n  --lr 0.0003 \\\n  --bf16 \\\n  --use-flash-attn\n"
@@ -266,3 +266,29 @@ def test_a_floor_run_with_no_curves_is_an_error(tmp_path):
     (tmp_path / "empty.log").write_text("nothing here\n")
     report = api.curves(gpu, npu, floor=str(tmp_path / "empty.log"))
     assert report.findings == [] and any(e.fatal for e in report.errors)
+
+
+def test_a_long_name_printed_without_dots_is_read():
+    text = DEEPSPEED.format(stage=2).replace(
+        "   gradient_clipping ............ 1.0", "   train_micro_batch_size_per_gpu  2")
+    ex = runlog.extract(Source(name="x.log", data=text.encode()), SideContext("gpu"))
+    assert [(f.key, f.value, f.line) for f in ex.facts] == [("params_dtype", "bf16", 2), ("micro_batch_size", 2, 3),
+                                                            ("zero_stage", 2, 4)]
+
+
+def test_the_bundled_example_shows_one_claim_not_in_effect():
+    from pathlib import Path
+
+    from scriptdiff.project.checkrun import load_config, run_checks
+
+    report = run_checks(load_config(str(Path(__file__).parents[1] / "fixtures/example-logs/scriptdiff.toml")),
+                        Options(use_cache=False))
+    got = [(f.key, f.npu.path.rsplit("example/", 1)[-1], f.npu.line, f.extra["run_says"]["line"],
+            f.message.split(";")[1].split(" at ")[0]) for f in report.findings if f.rule == "SD228"]
+    assert got == [("params_dtype", "npu/pretrain.sh", 12, 3, " DeepSpeed's printed configuration says fp16")]
+    lines = [x.split("fixtures/", 1)[-1] for x in report.evidence_lines()]
+    assert [x.split("; no evidence")[0] for x in lines] == [
+        "example-logs/train-gpu.log: evidence for 5 of 21 setting(s) the GPU scripts set; in effect: clip_grad, "
+        "gradient_accumulation_steps, micro_batch_size, params_dtype, zero_stage",
+        "example-logs/train-npu.log: evidence for 5 of 21 setting(s) the NPU scripts set; in effect: clip_grad, "
+        "gradient_accumulation_steps, micro_batch_size, zero_stage; not in effect: params_dtype"]

@@ -40,7 +40,7 @@ def _item(fmt: dict, ln: str) -> tuple[str, str] | None:
     if fmt["item"] == "dots":
         k = ln.find(" ..")
         if k < 0:
-            return None
+            return _bare(ln) if fmt.get("bare") else None
         head = ln[:k].split()
         value = ln[k:].lstrip(" .")
         return (head[-1], value) if head and value else None
@@ -48,6 +48,18 @@ def _item(fmt: dict, ln: str) -> tuple[str, str] | None:
     if not eq or not name or " " in name.strip():
         return None
     return name.strip(), value.strip().removesuffix(",")
+
+
+def _bare(ln: str) -> tuple[str, str] | None:
+    """`  name  value`: a name as long as the dots' column, printed with no dots (DeepSpeed's
+    `train_micro_batch_size_per_gpu  2`): the first name followed by two spaces and a value."""
+    k = ln.find("  ")
+    while k >= 0:
+        head = ln[:k].split()
+        if head and ln[k - 1] != " " and head[-1].isidentifier() and ln[k:].strip():
+            return head[-1], ln[k:].strip()
+        k = ln.find("  ", k + 1)
+    return None
 
 
 def block(lines: list[str], fmt: dict):

@@ -169,3 +169,5 @@ def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
     account = report.account_line()
     if account:
         console.print(Text(safe(account), style="dim"))
+    for line in report.evidence_lines():  # what each run's log said of its scripts' settings
+        console.print(Text(safe(line), style="dim"))

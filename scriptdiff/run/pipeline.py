@@ -411,8 +411,8 @@ class Run:
             found, notes = audit(table, side)
             self.out.findings.extend(found)
             for path, note in notes:
-                if path in accs and note not in accs[path].notes:
-                    accs[path].notes.append(note)
+                if path in accs and note not in accs[path].evidence:
+                    accs[path].evidence.append(note)
 
     def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = ()) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
