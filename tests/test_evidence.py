@@ -91,6 +91,15 @@ def test_hf_training_arguments_out_of_effect(tmp_path):
         "evidence for 4 of 4 setting(s) the NPU scripts set; in effect: lr, micro_batch_size, params_dtype, seed"]
 
 
+def test_hf_training_arguments_with_every_precision_switch_off_is_fp32(tmp_path):
+    """bf16 asked for, the Trainer printed bf16=False and fp16=False: the run was fp32."""
+    report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=False, fp16=False)},
+                     {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)})
+    assert _sd228(report, tmp_path) == [
+        ("params_dtype", "params_dtype bf16 in gpu/run.sh:1; the run's printed TrainingArguments says fp32 at "
+                         "gpu/train.log:3: the setting was not in effect on GPU", "gpu", 1, 3)]
+
+
 def test_hf_training_arguments_in_effect(tmp_path):
     report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)},
                      {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)})

@@ -126,10 +126,20 @@ def extract(src, ctx):
         found = True
         if fmt.get("framework"):
             ex.frameworks.add(fmt["framework"])
+        def fact(key, value, line, name):
+            return Fact(key=key, value=value, path=src.name, line=line, source=lines[line - 1].strip(), rank=RANK_LOG,
+                        meta={"evidence": fmt["title"], "written": name})
+
+        made: list[Fact] = []
+        off: dict[str, tuple[int, str]] = {}  # a key whose switches were printed: the first one's line and name
         for line, name, tok in items:
-            for key, value in settings(fmt, name, _value(fmt, tok)):
-                ex.facts.append(Fact(key=key, value=value, path=src.name, line=line, source=lines[line - 1].strip(),
-                                     rank=RANK_LOG, meta={"evidence": fmt["title"], "written": name}))
+            made += [fact(key, value, line, name) for key, value in settings(fmt, name, _value(fmt, tok))]
+            for key in fmt.get("switches", {}).get(name, {}):
+                off.setdefault(key, (line, name))
+        for key, value in (fmt.get("switches_off") or {}).items():  # every switch printed off: the default
+            if key in off and not any(f.key == key for f in made):
+                made.append(fact(key, value, *off[key]))
+        ex.facts += made
     if not found:
         ex.errors.append(InputError(src.name, "no Megatron 'arguments' block (nor another block of settings a run "
                                               "prints: rules/evidence.yaml) found in the log; nothing compared"))

@@ -90,6 +90,7 @@ section("run_logs", Table(Record({
     "title": Name(), "framework": Enum("megatron", "hf", "deepspeed"),
     "start": Name(), "end": Name(), "end_line": Name(), "item": Enum(*LOG_ITEMS), "separator": Name(),
     "names": Table(Name("a key")), "switches": Table(Table(OneOf(Str(), Bool(), Num()), nonempty=True)),
+    "switches_off": Table(OneOf(Str(), Bool(), Num())),
     "skip": NAMES, "enums": NAMES, "numbers": Bool(), "known_only": Bool(), "bare": Bool()},
     required=("title", "start", "item"), need="a title, a start and an item")))
 
