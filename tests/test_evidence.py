@@ -2,6 +2,8 @@
 (rules/evidence.yaml `run_logs`, checks/evidence.py), with the setting in and out of effect."""
 from __future__ import annotations
 
+import pytest
+
 from scriptdiff import api
 from scriptdiff.inputs.sources import Source
 from scriptdiff.lang import runlog
@@ -80,24 +82,16 @@ def test_a_finding_on_the_npu_side_whatever_the_gpu_does(tmp_path):
 HF_SH = "python train.py --learning_rate 2e-5 --bf16 --per_device_train_batch_size 4 --seed 42\n"
 
 
-def test_hf_training_arguments_out_of_effect(tmp_path):
-    """bf16 on the command line, the Trainer ran fp16."""
-    report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=False, fp16=True)},
+@pytest.mark.parametrize("fp16, ran, line", [(True, "fp16", 4), (False, "fp32", 3)])
+def test_hf_training_arguments_out_of_effect(tmp_path, fp16, ran, line):
+    """bf16 on the command line, the Trainer ran fp16 (or, every precision switch printed off, fp32)."""
+    report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=False, fp16=fp16)},
                      {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)})
     assert _sd228(report, tmp_path) == [
-        ("params_dtype", "params_dtype bf16 in gpu/run.sh:1; the run's printed TrainingArguments says fp16 at "
-                         "gpu/train.log:4: the setting was not in effect on GPU", "gpu", 1, 4)]
+        ("params_dtype", f"params_dtype bf16 in gpu/run.sh:1; the run's printed TrainingArguments says {ran} at "
+                         f"gpu/train.log:{line}: the setting was not in effect on GPU", "gpu", 1, line)]
     assert _note(report, tmp_path, "npu/train.log") == [
         "evidence for 4 of 4 setting(s) the NPU scripts set; in effect: lr, micro_batch_size, params_dtype, seed"]
-
-
-def test_hf_training_arguments_with_every_precision_switch_off_is_fp32(tmp_path):
-    """bf16 asked for, the Trainer printed bf16=False and fp16=False: the run was fp32."""
-    report, _ = _run(tmp_path, {"run.sh": HF_SH, "train.log": HF.format(bf16=False, fp16=False)},
-                     {"run.sh": HF_SH, "train.log": HF.format(bf16=True, fp16=False)})
-    assert _sd228(report, tmp_path) == [
-        ("params_dtype", "params_dtype bf16 in gpu/run.sh:1; the run's printed TrainingArguments says fp32 at "
-                         "gpu/train.log:3: the setting was not in effect on GPU", "gpu", 1, 3)]
 
 
 def test_hf_training_arguments_in_effect(tmp_path):
