@@ -68,7 +68,7 @@ def audit(table: FactTable, side: str) -> tuple[list[Finding], list[tuple[str, s
             extra={"run_says": {"side": side, "value": ev.value, "path": ev.path, "line": ev.line,
                                 "source": ev.source, "block": ev.meta["evidence"]}}))
     notes = []
-    for path in logs:
+    for path in logs if said or unproven else ():  # the scripts set nothing a run could report: nothing to say
         got = said.get(path, {})
         ok, bad = got.get("confirmed", []), got.get("contradicted", [])
         parts = [f"evidence for {len(ok) + len(bad)} of {len(ok) + len(bad) + len(unproven)} setting(s) the "
