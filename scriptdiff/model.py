@@ -5,7 +5,7 @@ sources -> parse -> normalize -> facts (Fact, Extract) -> compare (PairResult) -
 
 Plain dataclasses, no behaviour beyond ordering and serialisation, so that every reader
 (lang/, checks/), the engine, every writer (report/) and the library API share one model
-and import nothing above it. The JSON shape is the contract in README ("JSON output");
+and import nothing above it. The JSON shape is the contract in docs/json.md;
 fields may be added, none renamed.
 """
 from __future__ import annotations

@@ -283,12 +283,12 @@ def test_the_lazy_note_is_a_comment_not_a_string():
 
 def test_the_readme_library_example_runs(capsys, monkeypatch):
     root = PKG.parent
-    text = (root / "README.md").read_text(encoding="utf-8")
-    block = text.split("## As a library", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    text = (root / "docs" / "library.md").read_text(encoding="utf-8")  # moved from the README (issue 41)
+    block = text.split("# As a library", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(root)
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "docs/library.md", "exec"), {})
     # what the README says it prints: the sample block after the code (tests/test_doc_samples.py runs it too)
-    said = text.split("## As a library", 1)[1].split("<!-- sample: python -->\n```\n", 1)[1].split("```", 1)[0]
+    said = text.split("# As a library", 1)[1].split("<!-- sample: python -->\n```\n", 1)[1].split("```", 1)[0]
     printed = said.splitlines()
     assert printed == ["SD201 use_flash_attn True -> False", "SD207 seed 42 -> 1234",
                        "SD206 adam_beta2 0.95 -> 0.999", "exit status: 1"]
@@ -404,3 +404,78 @@ def test_tables_derived_from_the_rules_are_views_not_singletons():
     assert [c.split(":")[0] for c in clears] == ["scriptdiff.inputs.store"]
     assert not any("sys.modules" in p.read_text(encoding="utf-8") and "cache_clear" in p.read_text(encoding="utf-8")
                    for p in modules().values())
+
+
+GIT_MODULE = "scriptdiff.inputs.gitsrc"
+
+
+# what starts a process from a command string (subprocess's, os's)
+STARTERS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput", "system", "popen",
+            "execv", "execvp", "execl", "execlp", "spawnv", "spawnvp", "spawnl", "spawnlp", "posix_spawn",
+            "posix_spawnp", "create_subprocess_exec", "create_subprocess_shell"}
+
+
+def runs_git(tree: ast.AST) -> list[int]:
+    """Lines of the calls that start a program named git: any call given an argument vector
+    (a list or tuple) that starts with "git", and a process starter given a command string
+    that does."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        first = node.args[0]
+        callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
+            first = first.elts[0]
+        elif callee not in STARTERS:
+            continue
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) \
+                and (first.value == "git" or first.value.startswith("git ")):
+            lines.append(node.lineno)
+    return lines
+
+
+def third_party_imports(tree: ast.AST) -> list[tuple[str, int]]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name.split(".")[0], node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.append((node.module.split(".")[0], node.lineno))
+    return out
+
+
+def test_git_is_read_only_through_gitpython_in_the_git_module():
+    """GitPython is the one way git is read (issue 41): only inputs/gitsrc.py imports it, no
+    other module starts git (by subprocess, os, or a runner of its own), and the git module
+    itself starts no process but through GitPython's `Git.execute`."""
+    imports_gitpython, starts_git = [], []
+    for name, p in modules().items():
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        imported = third_party_imports(tree)
+        if name == GIT_MODULE:
+            assert [m for m, _ in imported if m in ("subprocess", "multiprocessing", "pty")] == []
+            assert ("git", ) in {(m,) for m, _ in imported}
+            continue
+        imports_gitpython += [f"{name}:{line}" for m, line in imported if m == "git"]
+        starts_git += [f"{name}:{line}" for line in runs_git(tree)]
+    assert imports_gitpython == [] and starts_git == []
+
+
+def test_a_git_process_would_be_found():
+    tree = ast.parse("import subprocess, os\nsubprocess.run(['git', 'status'])\nos.system('git log')\n"
+                     "subprocess.Popen(('git', '-C', d, 'show'))\nrun(['npu-smi', 'info'])\nraw.get('git')\n"
+                     "raise E('git is not installed')\n")
+    assert runs_git(tree) == [2, 3, 4]
+
+
+def test_help_does_not_import_gitpython():
+    import subprocess
+    import sys
+
+    code = ("import contextlib, io, sys\nfrom scriptdiff.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
+            "print(sorted(m for m in ('git', 'libcst', 'rich') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

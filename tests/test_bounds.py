@@ -236,6 +236,9 @@ def test_a_git_blob_over_the_cap_is_refused_from_its_size(tmp_path, cli, monkeyp
     repo = tmp_path / "r"
     shapes._repo(repo, {"main": {"big.yaml": b"lr: 1\n" + b"# x\n" * 100, "small.yaml": b"lr: 1\n"},
                         "npu": {"big.yaml": b"lr: 2\n", "small.yaml": b"lr: 1\n"}})
+    from scriptdiff.ruleset.rules import load
+
+    load()  # the shipped packs are read before the cap is lowered (run alone, the test read them under it)
     monkeypatch.setattr(budget, "MAX_READ", 100)
     ran = []
     real_run = gitsrc.Repo.run
@@ -363,6 +366,31 @@ def test_a_git_command_that_blocks_is_stopped_at_the_deadline(tmp_path, cli, mon
     assert code == 2
     assert err.strip().splitlines() == [f"scriptdiff: {repo}: git did not answer within 1 s (a FIFO or a hung file "
                                         f"system in the repository?); not read"]
+
+
+def test_an_object_whose_header_blocks_is_stopped_at_the_deadline(tmp_path, monkeypatch):
+    """A blob's size comes from the object database's `info` (GitPython's long-lived
+    `cat-file --batch-check`), under the same deadline as every git command: a staged blob
+    whose loose object is a FIFO is one line, not a wait."""
+    import subprocess
+
+    from scriptdiff.inputs import gitsrc
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "a.py").write_text("lr = 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "a.py"], cwd=repo, check=True)
+    sha = subprocess.run(["git", "rev-parse", ":a.py"], cwd=repo, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    loose = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    loose.chmod(0o644)
+    loose.unlink()
+    os.mkfifo(loose)
+    monkeypatch.setenv("SCRIPTDIFF_GIT_TIMEOUT", "1")
+    with pytest.raises(gitsrc.GitError) as e:
+        gitsrc.IndexResolver(str(repo), "").blob("a.py")
+    assert str(e.value) == "a.py: git did not answer within 1 s (a FIFO or a hung file system in the repository?); not read"
 
 
 # --------------------------------------------------------------- unnamed internal errors

@@ -1,6 +1,7 @@
-"""The README's command section is generated from the real parsers, so the two cannot drift.
+"""The command section (docs/commands.md, once the README's) is generated from the real parsers,
+so the two cannot drift.
 
-The block between the two markers in README.md is what `readme_block()` builds from
+The block between the two markers in docs/commands.md is what `readme_block()` builds from
 `scriptdiff.cli.build_parser()`: one synopsis line per command (its positionals and its
 --help line) and, for every option shared by several commands, which commands take it and
 which refuse it with a reason. After changing a command's arguments, regenerate it:
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+README = ROOT / "docs" / "commands.md"  # the command section moved here from README.md (issue 41)
 BEGIN = "<!-- command section: generated from the parsers by tests/test_cli_readme.py --write -->"
 END = "<!-- end of the generated command section -->"
 
@@ -91,7 +92,7 @@ def current_block(text: str) -> str | None:
 def test_readme_command_section_is_the_parsers():
     text = README.read_text(encoding="utf-8")
     block = current_block(text)
-    assert block is not None, f"README.md lacks the generated command section ({BEGIN})"
+    assert block is not None, f"docs/commands.md lacks the generated command section ({BEGIN})"
     assert block == readme_block(), "README's command section drifted from the parsers: run " \
                                     "`.venv/bin/python tests/test_cli_readme.py --write`"
 
@@ -119,6 +120,6 @@ if __name__ == "__main__":
     text = README.read_text(encoding="utf-8")
     old = current_block(text)
     if old is None:
-        sys.exit(f"README.md has no {BEGIN} ... {END} section to replace")
+        sys.exit(f"docs/commands.md has no {BEGIN} ... {END} section to replace")
     README.write_text(text.replace(old, readme_block()), encoding="utf-8")
-    print("README.md: command section regenerated")
+    print("docs/commands.md: command section regenerated")

@@ -261,10 +261,33 @@ def test_the_readme_samples_are_there():
     quick = next(s for s in readme if s.cmd == "scriptdiff diff fixtures/example/gpu fixtures/example/npu")
     assert not any(x.strip() == "..." or x.endswith("…") for x in quick.block)
     assert any(x.startswith("error   SD207 seed ") for x in quick.block)
+    # the README's other samples moved with their sections to docs/ (issue 41)
+    readme += [s for p, s in CASES if p.name in README_MOVED_TO]
     cmds = {s.cmd.split()[1] if s.cmd.startswith("scriptdiff ") else s.cmd for s in readme}
     assert {"diff", "check", "env", "curves", "python"} <= cmds
     terminal = [s for p, s in CASES if p.name == "terminal.md"]
     assert terminal and all("terminal" in s.how for s in terminal)
+
+
+# the pages the README's sections moved to (issue 41): its samples with them
+README_MOVED_TO = ("commands.md", "checks.md", "setups.md", "fix.md", "json.md", "review-page.md", "security.md",
+                   "library.md", "rules.md", "speed.md", "install.md")
+
+
+def test_the_readme_is_short_and_points_to_every_page():
+    """The README is what a newcomer needs, at most 200 lines (issue 41); everything else is in
+    docs/, and every page of docs/ is linked from it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    pages = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert set(README_MOVED_TO) <= set(pages)
+    assert [p for p in pages if f"](docs/{p})" not in text and f"](docs/{p}#" not in text] == []
+    for line in ("python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/scriptdiff diff fixtures/example/gpu "
+                 "fixtures/example/npu", "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
+                 ".venv/bin/python -m pytest"):
+        assert f"```sh\n{line}\n```" in text
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest\n" in ci
 
 
 @pytest.mark.parametrize("path,sample", CASES, ids=[f"{p.name}:{s.line}" for p, s in CASES])

@@ -50,13 +50,18 @@ def repo(tmp_path):
     env = dict(os.environ)
     env.update(PYTHONPATH=str(ROOT), PRE_COMMIT_HOME=str(tmp_path / "pc-home"), GIT_CONFIG_NOSYSTEM="1",
                HOME=str(tmp_path), PRE_COMMIT_COLOR="never")
+    return make_repo(r, env), env
+
+
+def make_repo(r: Path, env: dict) -> Path:
+    """A git repository at `r` holding gpu/train.ini and npu/train.ini, the same."""
     run(["git", "init", "-q", "-b", "main"], r, env)
     run(["git", "config", "user.email", "t@example.com"], r, env)
     run(["git", "config", "user.name", "t"], r, env)
     for side in ("gpu", "npu"):
         (r / side).mkdir()
         (r / side / "train.ini").write_text("lr = 1e-4\nbatch = 8\n")
-    return r, env
+    return r
 
 
 def commit(r, env, message):

@@ -34,6 +34,7 @@ def checkout(tmp_path):
         shutil.copytree(ROOT / part, dest / part, ignore=shutil.ignore_patterns("__pycache__", "corpus", "*.pyc"))
     shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
     shutil.copy(ROOT / "README.md", dest / "README.md")
+    shutil.copytree(ROOT / "docs", dest / "docs", ignore=shutil.ignore_patterns("*.png"))  # docs/library.md's example runs
     return dest
 
 

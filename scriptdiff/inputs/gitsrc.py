@@ -1,26 +1,31 @@
-"""Sources read from a git repository: `REV:path` and `--git REV1 REV2 [paths]`.
+"""Sources read from a git repository: `REV:path` and `--git REV1 REV2 [paths]`; the work tree
+questions of `fix`; the revisions of git's external diff and of the hook. The one module that
+reads git, through GitPython (imported when a command first opens a repository, never at start:
+`scriptdiff --help` does not pay for it).
 
-Everything is read from the object database by the git command (`rev-parse` resolves a
-revision to a commit, `ls-tree` lists a tree with each blob's size, `cat-file` gives a
-blob's bytes); the work tree, the index and HEAD are never touched, so a GPU branch and an
-NPU branch can be compared without a checkout. Names shown in reports are `REV:path`.
-Errors (not a repository, unknown revision, missing path, a corrupt object) are one line:
-GitError.
+Everything is read from the object database: `rev-parse` resolves a revision to a commit,
+`ls-tree` lists a tree with each blob's size, the object database's `info` gives a blob's
+type and size before any of its bytes, `cat-file` gives a blob's bytes; every command runs as
+`git.Git.execute` with a deadline (`kill_after_timeout`). The work tree, the index and HEAD
+are never touched, so a GPU branch and an NPU branch can be compared without a checkout.
+Names shown in reports are `REV:path`. Errors (not a repository, unknown revision, missing
+path, a corrupt object) are one line: GitError.
 
 Bounds: every git command runs under a deadline (budget.GIT_TIMEOUT seconds,
 SCRIPTDIFF_GIT_TIMEOUT to change it) and is killed past it, so a repository whose ref is a
 FIFO, or whose object store hangs, is one line, never a wait; the ref files a revision name
 could be read from (`.git/refs/heads/x`, `packed-refs`, `HEAD`, ...) are checked first and a
-FIFO or device among them is refused without asking git. A blob's size comes from the tree
-listing (`ls-tree -l`) and a blob above the 256 MiB cap of files on disk is refused with the
-same line (sources.too_large) before any of it is read.
+FIFO or device among them is refused without asking git, and so are the files GitPython
+itself reads when it opens the repository (HEAD, config, commondir, gitdir). A blob's size
+comes from the tree listing (`ls-tree -l`) or the object database's `info`, and a blob above
+the 256 MiB cap of files on disk is refused with the same line (sources.too_large) before any
+of it is read.
 """
 from __future__ import annotations
 
 import os
 import posixpath
 import re
-import subprocess
 import threading
 
 from .. import budget
@@ -50,10 +55,38 @@ def timeout() -> float:
     return seconds("SCRIPTDIFF_GIT_TIMEOUT", budget.GIT_TIMEOUT)
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"})
-    return env
+# what every git command gets besides the locale GitPython sets (LC_ALL=C, LANGUAGE=C): no prompt
+# for credentials, no optional locks taken in a repository only read
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+def _gitpython():
+    """The GitPython package, imported on first use (it costs a tenth of a second and runs
+    `git version`); GitError when it or git cannot be had."""
+    try:
+        import git  # lazy: keeps --help fast
+    except ImportError as e:
+        if getattr(e, "name", None) == "git":
+            raise GitError("GitPython is not installed (a dependency of scriptdiff: reinstall it); git sources are "
+                           "not available") from None
+        raise GitError("git is not installed; git sources are not available") from None  # its `git version` failed
+    return git
+
+
+class _Head:
+    """The output stream of a command read only up to `limit` bytes: _Enough stops it there."""
+
+    class Enough(Exception):
+        pass
+
+    def __init__(self, limit: int):
+        self.limit, self.data = limit, bytearray()
+
+    def write(self, chunk: bytes) -> int:
+        self.data += chunk[:self.limit - len(self.data)]
+        if len(self.data) >= self.limit:
+            raise _Head.Enough
+        return len(chunk)
 
 
 def _last_line(err: bytes) -> str:
@@ -71,11 +104,18 @@ def _git_reason(e: GitError) -> str:
 
 
 class Repo:
-    """A git repository, read through the git command: `working_tree_dir` (None when bare) and
-    `git_dir`; `run(args)` is one git command under the deadline."""
+    """A git repository, read through GitPython: `working_tree_dir` (None when bare) and
+    `git_dir`; `run(args)` is one git command under the deadline, `info(sha)` an object's
+    type and size from the object database."""
 
     def __init__(self, where: str):
         self.cwd = where
+        if not os.path.isdir(where):
+            raise GitError(f"{where}: cannot run git: No such file or directory")
+        if not os.access(where, os.X_OK):  # GitPython would run git in the current folder instead
+            raise GitError(f"{where}: cannot run git: Permission denied")
+        self._git = None
+        self._db = None
         out = self.run(["rev-parse", "--absolute-git-dir", "--is-bare-repository"], what=where).decode().split("\n")
         self.git_dir = out[0]
         self.working_tree_dir = None
@@ -86,39 +126,79 @@ class Repo:
     def run(self, args: list[str], what: str = "git", limit: int | None = None) -> bytes:
         """git ARGS's standard output; GitError naming `what` when it fails or takes too long.
         With `limit`, at most that many bytes are read and git is stopped there."""
+        git = _gitpython()
+        if self._git is None:
+            self._git = git.Git(self.cwd)
+        head = _Head(limit) if limit is not None else None
         try:
-            proc = subprocess.Popen(["git", "-c", "core.quotePath=false", *args], cwd=self.cwd, env=_env(),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except FileNotFoundError:
+            status, out, err = self._git.execute(
+                ["git", "-c", "core.quotePath=false", *args], kill_after_timeout=timeout(), env=_ENV,
+                with_extended_output=True, with_exceptions=False, stdout_as_string=False,
+                strip_newline_in_stdout=False, output_stream=head)
+        except _Head.Enough:
+            return bytes(head.data)
+        except git.exc.GitCommandNotFound:
             raise GitError("git is not installed; git sources are not available") from None
         except OSError as e:
             raise GitError(f"{what}: cannot run git: {e.strerror or e}") from None
+        if head is not None:
+            out = bytes(head.data)
+        if isinstance(err, str):
+            err = err.encode()
+        if status != 0 and err.startswith(b"Timeout: the command"):
+            raise GitError(f"{what}: git did not answer within {timeout():g} s (a FIFO or a hung file system "
+                           f"in the repository?); not read")
+        if status != 0:
+            raise GitError(f"{what}: {_last_line(err)}")
+        return out
+
+    def _database(self):
+        """GitPython's repository, opened once the files it reads itself are known to be files."""
+        if self._db is None:
+            for rel in ("HEAD", "config", "commondir", "gitdir"):
+                try:
+                    st = os.stat(os.path.join(self.git_dir, rel))
+                except (OSError, ValueError):
+                    continue
+                reason = special_reason(st.st_mode)
+                if reason:
+                    raise GitError(f"{self.cwd}: the repository's {rel} {reason.split(' (', 1)[0]}; not read")
+            git = _gitpython()
+            try:
+                self._db = git.Repo(self.git_dir, expand_vars=False)
+            except (git.exc.GitError, OSError, ValueError) as e:
+                raise GitError(f"{self.cwd}: cannot be read by git ({e})") from None
+            self._db.git.update_environment(**_ENV)
+        return self._db
+
+    def info(self, sha: str, what: str) -> tuple[str, int]:
+        """(type, size) of object `sha` from the object database, under the deadline; no byte
+        of its content is read."""
+        db = self._database()
         expired = threading.Event()
 
-        def kill():
+        def kill():  # the object database asks one long-lived `git cat-file --batch-check`
             expired.set()
-            proc.kill()
+            running = getattr(db.git, "cat_file_header", None)
+            if running is not None and getattr(running, "proc", None) is not None:
+                running.proc.kill()
 
         watchdog = threading.Timer(timeout(), kill)
         watchdog.daemon = True
         watchdog.start()
         try:
-            if limit is None:
-                out, err = proc.communicate()
-            else:
-                out = proc.stdout.read(limit)
-                proc.kill()
-                err = b""
-                proc.communicate()
-                return out
+            found = db.odb.info(bytes.fromhex(sha))
+        except Exception as e:  # GitPython's ValueError for a missing object, a dead process's errors
+            if expired.is_set():
+                db.git.clear_cache()
+                raise GitError(f"{what}: git did not answer within {timeout():g} s (a FIFO or a hung file system "
+                               f"in the repository?); not read") from None
+            raise GitError(f"{what}: cannot read object {sha} ({str(e).splitlines()[0] if str(e) else 'git failed'})") \
+                from None
         finally:
             watchdog.cancel()
-        if expired.is_set():
-            raise GitError(f"{what}: git did not answer within {timeout():g} s (a FIFO or a hung file system "
-                           f"in the repository?); not read")
-        if proc.returncode != 0:
-            raise GitError(f"{what}: {_last_line(err)}")
-        return out
+        kind = found.type.decode() if isinstance(found.type, bytes) else str(found.type)
+        return kind, int(found.size)
 
 
 def open_repo(where: str = ".") -> Repo:
@@ -282,8 +362,8 @@ def read_source(repo: Repo, rev: str, path: str) -> Source:
     if kind != "blob":
         raise GitError(f"{rev}:{path}: is a folder" if kind == "tree" else f"{rev}:{path}: is a {kind}, not a file")
     try:
-        size = int(repo.run(["cat-file", "-s", spec], what=display).decode().strip())
         sha = repo.run(["rev-parse", "--verify", "--quiet", spec], what=display).decode().strip()
+        size = repo.info(sha, display)[1]
         return Source(name=display, data=Blob(repo, sha, size, path.strip("/")).read(display))
     except (SourceError, ValueError) as e:
         raise GitError(str(e).splitlines()[0] if str(e) else f"{display}: cannot read from git") from None
@@ -316,7 +396,7 @@ def listing(repo: Repo, rev: str, paths: list[str] | None, skip_dirs: list[str] 
         kind, spec = _object(repo, rev, base)
         if kind == "blob":
             sha = repo.run(["rev-parse", "--verify", "--quiet", spec], what=f"{rev}:{base}").decode().strip()
-            size = int(repo.run(["cat-file", "-s", spec], what=f"{rev}:{base}").decode().strip() or 0)
+            size = repo.info(sha, f"{rev}:{base}")[1]
             out[base] = BlobEntry(Blob(repo, sha, size, base), base, f"{rev}:{base}")
             continue
         if kind != "tree":
@@ -485,5 +565,4 @@ class IndexResolver(RevisionResolver):
         sha = self._index().get(path)
         if sha is None:
             return None
-        size = self._repo.run(["cat-file", "-s", sha], what=f"{self.prefix}{path}").decode().strip()
-        return Blob(self._repo, sha, int(size) if size.isdigit() else 0, path)
+        return Blob(self._repo, sha, self._repo.info(sha, f"{self.prefix}{path}")[1], path)
