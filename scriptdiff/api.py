@@ -35,7 +35,7 @@ from .model import Fact, Finding, InputError, Options, Report, Severity, UsageEr
 from .run.pipeline import Inputs, diff_files, pair_sources, run
 from .ruleset.registry import detect
 from .report import render as _render
-from .ruleset.rules import Rule, check_selectors, use_packs, user_packs
+from .ruleset.rules import Rule, check_profile, check_selectors, use_packs, user_packs  # noqa: F401
 from .ruleset.rules import load as load_rules
 from .inputs.sources import SourceError, overlaid, read_path
 from .run.suppress import SuppressError, baseline_document

@@ -131,6 +131,11 @@ class Masked:
     rule: str
     gpu: Side | None
     npu: Side | None
+    # what the edit maps to when its rule covers several (an NPU qualified name, a dump port's
+    # form, a transfer_to_npu mapping: rules/fidelity.yaml fidelity_targets), else ""
+    target: str = ""
+    # what the edit keeps (exact, equivalent, changes: docs/fidelity.md), set by the run
+    fidelity: str = ""
 
     def sort_key(self) -> tuple:
         g = self.gpu or Side()
@@ -141,7 +146,8 @@ class Masked:
         def loc(s: Side | None):
             return None if s is None else {"path": s.path, "line": s.line, "source": s.source}
 
-        return {"rule": self.rule, "gpu": loc(self.gpu), "npu": loc(self.npu)}
+        return {"rule": self.rule, "gpu": loc(self.gpu), "npu": loc(self.npu), "fidelity": self.fidelity or None,
+                "target": self.target or None}
 
 
 @dataclass
@@ -338,7 +344,7 @@ class Report:
         return line
 
     def evidence_lines(self) -> list[str]:
-        """Each log's account of the settings its side's scripts set (SD228's evidence)."""
+        """Each log's account of the settings its side's scripts set (SD229's evidence)."""
         return [f"{a.path}: {e}" for a in sorted(self.every_input(), key=InputAccount.sort_key) for e in a.evidence]
 
     def exit_code(self) -> int:
@@ -466,8 +472,9 @@ class Options:
     keep_texts: bool = False  # keep the files' text in the Report (Report.texts, .pairs) for the html page
     progress: object | None = None  # start(total)/advance(n)/close(): files parsed, for a progress display
     keep_facts: bool = False  # keep every source read and each scope's fact tables in the Report (fix)
+    profile: str | None = None  # --profile NAME: each side checked against that profile (rules/alignment.yaml `profiles`)
     # each side's scripts checked against what its run reports in its logs (the checks' `audit`
-    # hooks: SD228); `hparams`, the table of effective values, leaves it to diff and check
+    # hooks: SD229); `hparams`, the table of effective values, leaves it to diff and check
     evidence: bool = True
 
 

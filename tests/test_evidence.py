@@ -40,7 +40,7 @@ def _run(tmp_path, gpu: dict[str, str], npu: dict[str, str]):
 
 def _sd228(report, tmp_path):
     return [(f.key, f.message.replace(f"{tmp_path}/", ""), "gpu" if f.gpu else "npu",
-             (f.gpu or f.npu).line, f.extra["run_says"]["line"]) for f in report.findings if f.rule == "SD228"]
+             (f.gpu or f.npu).line, f.extra["run_says"]["line"]) for f in report.findings if f.rule == "SD229"]
 
 
 def _note(report, tmp_path, name):
@@ -287,7 +287,7 @@ def test_the_bundled_example_shows_one_claim_not_in_effect():
     report = run_checks(load_config(str(Path(__file__).parents[1] / "fixtures/example-logs/scriptdiff.toml")),
                         Options(use_cache=False))
     got = [(f.key, f.npu.path.rsplit("example/", 1)[-1], f.npu.line, f.extra["run_says"]["line"],
-            f.message.split(";")[1].split(" at ")[0]) for f in report.findings if f.rule == "SD228"]
+            f.message.split(";")[1].split(" at ")[0]) for f in report.findings if f.rule == "SD229"]
     assert got == [("params_dtype", "npu/pretrain.sh", 12, 3, " DeepSpeed's printed configuration says fp16")]
     lines = [x.split("fixtures/", 1)[-1] for x in report.evidence_lines()]
     assert [x.split("; no evidence")[0] for x in lines] == [

@@ -176,7 +176,7 @@ def test_fix_diff_on_the_example_prints_the_diff_and_writes_nothing(cli, monkeyp
     before = (FIX / "example/npu/train.py").read_bytes()
     code, out, err = cli("fix", "--diff", "fixtures/example/gpu", "fixtures/example/npu")
     assert (code, out) == (1, EXAMPLE_DIFF)
-    assert err == ("scriptdiff: would fix 3 of 3 chosen finding(s); 1 not chosen; 2 file(s) would change: "
+    assert err == ("scriptdiff: would fix 3 of 3 chosen finding(s); 3 not chosen; 2 file(s) would change: "
                    "fixtures/example/npu/pretrain.sh, fixtures/example/npu/train.py; 12 expected substitution(s) masked, as before\n")
     assert (FIX / "example/npu/train.py").read_bytes() == before
 
@@ -202,7 +202,7 @@ def test_fix_writes_and_says_what_it_changed(tmp_path, cli):
                    f"    {name}:21  1234 -> 42\n"
                    f"fixed      SD206 adam_beta2  (set)\n"
                    f"    {name}:102  0.999 -> 0.95\n"
-                   f"fixed 3 of 3 chosen finding(s); 1 not chosen; 2 file(s) changed: {npu}/pretrain.sh, {name}; "
+                   f"fixed 3 of 3 chosen finding(s); 3 not chosen; 2 file(s) changed: {npu}/pretrain.sh, {name}; "
                    f"12 expected substitution(s) masked, as before\n")
     code, out, _err = cli("fix", "--diff", gpu, npu)  # a second fix changes nothing
     assert (code, out) == (0, "")
@@ -217,12 +217,14 @@ def test_fix_json_lists_every_finding_fixed_or_why_not(cli, monkeypatch):
     assert code == 1 and doc["command"] == "fix" and doc["written"] is False
     assert [(f["rule"], f["key"], f["fix"]["fixed"], f["fix"]["why"]) for f in doc["findings"]] == [
         ("SD201", "use_flash_attn", True, None), ("SD207", "seed", True, None), ("SD206", "adam_beta2", True, None),
+        ("SD023", "port:torch_npu.optim.NpuFusedAdamW", False, "not chosen"),  # issue 43: info, never chosen
+        ("SD027", "port:transfer_to_npu", False, "not chosen"),
         ("SD302", "env:source set_env.sh", False, "not chosen")]
     assert doc["findings"][0]["fix"]["edits"] == [  # the program's keyword and the flag its launch passes
         {"path": "fixtures/example/npu/train.py", "line": 86, "old": '"eager"', "new": '"flash_attention_2"'},
         {"path": "fixtures/example/npu/pretrain.sh", "line": 11, "old": "", "new": " \\\n    --use-flash-attn"}]
     assert doc["findings"][3]["fix"]["reason"] == "not chosen: info cannot change numerics (--select its code to fix it)"
-    assert doc["summary"] == {"fixed": 3, "not_fixed": 1, "by_reason": {"not chosen": 1},
+    assert doc["summary"] == {"fixed": 3, "not_fixed": 3, "by_reason": {"not chosen": 3},
                               "masked": {"before": 12, "after": 12}}
 
 

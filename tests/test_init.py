@@ -48,7 +48,7 @@ def test_init_then_check_on_the_example_without_its_configuration(tmp_path, monk
     monkeypatch.chdir(ROOT)
     code, bundled, _ = cli("check", "--config", "fixtures/example/scriptdiff.toml", "-f", "json", "--no-cache")
     a, b = json.loads(mine), json.loads(bundled)
-    assert rows(a) == rows(b, "fixtures/example/") and len(rows(a)) == 14
+    assert rows(a) == rows(b, "fixtures/example/") and len(rows(a)) == 16  # issue 43: SD023, SD027 too
     assert a["verdicts"] == b["verdicts"]
     assert ("SD207", "seed", "42", "1234", ("gpu/train.py", 19), ("npu/train.py", 21)) in rows(a)
 
@@ -191,7 +191,7 @@ def test_check_fresh_from_init_waits_for_what_the_machines_make(tmp_path, monkey
     assert (code, err) == (0, ""), out
     assert out.splitlines()[:6] == [
         "hyperparameters: pass (no differences)",
-        "script: pass (no differences)",
+        "script: pass (no differences (2 info))",
         "environment: not checked (env-gpu.json, env-npu.json not made yet: run `scriptdiff collect -o env-gpu.json` "
         "on the GPU machine, `scriptdiff collect -o env-npu.json` on the NPU machine)",
         "libraries: not checked (env-gpu.json, env-npu.json not made yet (see environment))",

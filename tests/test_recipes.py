@@ -7,6 +7,7 @@ that shows the new piece at work. A recipe that needs a file it does not name fa
 - Add a rule: its entry in a rules/*.yaml catalogue (and, for a hyperparameter rule, the
   vocabulary category that names it and the key of that category), with its examples.
 - Add a device test: `rules/devices.yaml` and a test.
+- Add a numerics sink or an inert call: `rules/relevance.yaml` and a test.
 - Add your own rules: a pack in a folder of the team's, nothing of the checkout.
 """
 from __future__ import annotations
@@ -218,6 +219,40 @@ def test_the_add_a_device_test_recipe_needs_only_rules_devices(checkout, tmp_pat
     assert found == [("SD202", "lr", 0.0001, 0.0002, 6, 4)]
     same = write(tmp_path / "same", "train.py", script.replace("lr = 2e-4", "lr = 1e-4"))
     assert run(checkout, "diff", str(same)).returncode == 0
+
+
+# ------------------------------------------------------------------ Add a numerics sink or an inert call
+
+def test_the_add_an_inert_call_recipe_needs_only_rules_relevance(checkout, tmp_path):
+    """A tracker the packs do not name: a difference that only goes to it stays as it was (a call
+    nothing in the file defines may change anything); named inert, it is info."""
+    gpu = ("from orbitkit.report import note\n\n\n"
+           "def fit(net, opt, batches, steps):\n"
+           "    for batch in batches:\n"
+           "        loss = net(batch).mean()\n"
+           "        loss.backward()\n"
+           "        opt.step()\n"
+           "        opt.zero_grad()\n"
+           "    frac = steps / 100.0\n"
+           "    note(frac)\n"
+           "    return loss\n")
+    g, n = _pair(tmp_path, "fit.py", gpu, gpu.replace("steps / 100.0", "steps / 200.0"))
+    import json
+
+    def found():
+        r = run(checkout, "diff", "-f", "json", g, n)
+        return r.returncode, [(f["rule"], f["severity"], f["message"], f.get("extra", {}).get("reaches"))
+                              for f in json.loads(r.stdout)["findings"]]
+
+    assert found() == (1, [("SD102", "warning", "statement differs", None)])
+    rel = checkout / "rules/relevance.yaml"
+    text = rel.read_text(encoding="utf-8")
+    anchor = '"*.log_hyperparams", "wandb.*",'
+    assert anchor in text
+    rel.write_text(text.replace(anchor, anchor + ' "orbitkit.report.*",', 1), encoding="utf-8")
+    checks_pass(checkout)
+    assert found() == (0, [("SD103", "info", "statement differs; reaches nothing training computes (logging)",
+                            {"sink": None, "only": ["logging"]})])
 
 
 # ------------------------------------------------------------------ Add your own rules

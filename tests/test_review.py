@@ -11,6 +11,9 @@ import pytest
 from scriptdiff.run.review import review
 from scriptdiff.model import Options
 
+# what each masked port edit keeps (issue 43: SD023, SD027) is tests/test_fidelity.py's; not these tests
+PORT_NOTES = ["SD023", "SD027"]
+
 OLD = "batch=8\nlr=1e-4\nsteps=10\n" + "".join(f"pad{i}\n" for i in range(10)) + "warmup=100\nseed=1\n"
 NEW = "batch=8\nlr=2e-4\nsteps=10\n" + "".join(f"pad{i}\n" for i in range(10)) + "warmup=100   \nseed=1\n"
 
@@ -25,7 +28,7 @@ def rows(report):
 
 
 def test_fragments_semantic_hunk_only():
-    report = review(patch().encode(), "p.diff", Options(use_cache=False), root=None)
+    report = review(patch().encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None)
     # two hunks: the lr change is semantic; trailing blanks after warmup=100 are not. The
     # finding is the one `diff` makes (SD108), placed in its hunk; the summary names the hunk
     assert rows(report) == [("SD108", "warning", "code:notes.txt:lines", "lr=1e-4", "lr=2e-4", 2, 2,
@@ -36,7 +39,7 @@ def test_fragments_semantic_hunk_only():
     assert [e.message for e in report.errors] == [
         "file not found under the review root; hunks compared as fragments"]
     assert report.exit_code() == 1
-    hunks = review(patch().encode(), "p.diff", Options(use_cache=False), root=None, by_hunk=True)
+    hunks = review(patch().encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None, by_hunk=True)
     assert rows(hunks) == [("SD153", "warning", "hunk:conf/notes.txt", "lr=1e-4", "lr=2e-4", 2, 2,
                             "@@ -1,5 +1,5 @@")]
     assert "SD108" in hunks.findings[0].message
@@ -45,7 +48,7 @@ def test_fragments_semantic_hunk_only():
 def test_full_file_from_root(tmp_path):
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "notes.txt").write_text(NEW)
-    report = review(patch().encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
+    report = review(patch().encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(tmp_path))
     assert rows(report) == [("SD108", "warning", "code:notes.txt:lines", "lr=1e-4", "lr=2e-4", 2, 2,
                              "@@ -1,5 +1,5 @@")]
     assert [(f.gpu.path, f.npu.path) for f in report.findings] == [("conf/notes.txt", "conf/notes.txt")]
@@ -55,7 +58,7 @@ def test_full_file_from_root(tmp_path):
 def test_root_file_that_does_not_match_falls_back_to_fragments(tmp_path):
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "notes.txt").write_text("something else\n")
-    report = review(patch().encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
+    report = review(patch().encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(tmp_path))
     assert [f.npu.line for f in report.findings] == [2]
     assert len(report.errors) == 1
 
@@ -70,17 +73,17 @@ def test_faithful_patch_reports_nothing(cli, tmp_path):
 def test_line_numbers_are_target_lines_after_insertions():
     old = "".join(f"l{i}\n" for i in range(30))
     new = old.replace("l2\n", "l2\nadded\nadded2\n").replace("l25\n", "l25 changed\n")
-    report = review(patch(old, new, "x.txt").encode(), "p.diff", Options(use_cache=False), root=None, by_hunk=True)
+    report = review(patch(old, new, "x.txt").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None, by_hunk=True)
     assert [(f.gpu.line, f.npu.line, f.npu.value) for f in report.findings] == [
         (3, 4, "added\nadded2"), (26, 28, "l25 changed")]
-    report = review(patch(old, new, "x.txt").encode(), "p.diff", Options(use_cache=False), root=None)
+    report = review(patch(old, new, "x.txt").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None)
     assert [(f.rule, f.gpu and f.gpu.line, f.npu.line, f.npu.value) for f in report.findings] == [
         ("SD108", None, 4, "added\nadded2"), ("SD108", 26, 28, "l25 changed")]
 
 
 def test_inline_suppression_in_patch():
     new = NEW.replace("lr=2e-4", "lr=2e-4  # scriptdiff: ignore[SD108]")
-    report = review(patch(OLD, new).encode(), "p.diff", Options(use_cache=False), root=None)
+    report = review(patch(OLD, new).encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None)
     assert report.findings == []
 
 
@@ -107,14 +110,14 @@ def test_python_port_patch_masks_substitutions():
     old = "import torch\n\n\ndef main():\n    x = torch.ones(2).cuda()\n    torch.cuda.synchronize()\n    lr = 1e-4\n    return x, lr\n"
     new = ("import torch\nimport torch_npu\n\n\ndef main():\n    x = torch.ones(2).npu()\n"
            "    torch.npu.synchronize()\n    lr = 2e-4\n    return x, lr\n")
-    report = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False), root=None, by_hunk=True)
+    report = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None, by_hunk=True)
     # one hunk holds the masked port (import torch_npu, .npu(), torch.npu) and the lr change:
     # it is reported at the semantic line, not at the first changed line
     assert [(f.rule, f.npu.line, f.npu.source, f.gpu.line) for f in report.findings] == [
         ("SD156", 8, "    lr = 2e-4", 7)]
     assert report.masked
     # the fragment is laid out so that it parses: the lr change is read as the setting it is
-    report = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False), root=None)
+    report = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None)
     assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in report.findings] == [
         ("SD202", "lr", 0.0001, 0.0002, 7, 8)]
     assert {m.rule for m in report.masked} >= {"SD001"}
@@ -124,7 +127,7 @@ def test_review_with_baseline_over_several_files(tmp_path):
     from scriptdiff.run.suppress import baseline_document, load_baseline
 
     two = patch() + patch(name="other/notes.txt").replace("lr=2e-4", "lr=3e-4")
-    first = review(two.encode(), "p.diff", Options(use_cache=False), root=None)
+    first = review(two.encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=None)
     assert [(f.npu.path, f.npu.value) for f in first.findings] == [
         ("conf/notes.txt", "lr=2e-4"), ("other/notes.txt", "lr=3e-4")]
     base = tmp_path / "b.json"
@@ -146,15 +149,15 @@ def test_hunk_changing_only_a_hyperparameter_argument_is_reported(tmp_path):
     drifted = new.replace("momentum=args.momentum,", "momentum=0.8,")
     assert drifted != new
     (tmp_path / "train.py").write_text(drifted)
-    report = review(patch(old, drifted, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
+    report = review(patch(old, drifted, "train.py").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(tmp_path))
     assert [(f.rule, f.severity, f.key, f.npu.value, f.npu.line) for f in report.findings] == [
         ("SD206", "error", "sgd_momentum", 0.8, 88)]
-    hunks = review(patch(old, drifted, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path),
+    hunks = review(patch(old, drifted, "train.py").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(tmp_path),
                    by_hunk=True)
     assert [(f.rule, f.severity, f.npu.line) for f in hunks.findings] == [("SD156", "error", 88)]
     assert "SD206" in hunks.findings[0].message and "sgd_momentum" in hunks.findings[0].message
     (tmp_path / "train.py").write_text(new)
-    faithful = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False), root=str(tmp_path))
+    faithful = review(patch(old, new, "train.py").encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(tmp_path))
     assert faithful.findings == [] and faithful.masked
 
 
@@ -184,9 +187,9 @@ def test_a_diff_ru_patch_made_in_a_subfolder_is_read_whole_from_the_repository_r
     p, ex = _setup_patch(tmp_path)
     root = ex.parent.parent
     monkeypatch.chdir(root)
-    report = review(p.read_bytes(), "port.diff", Options(use_cache=False), root=".")
+    report = review(p.read_bytes(), "port.diff", Options(use_cache=False, ignore=PORT_NOTES), root=".")
     assert report.errors == []  # found below the root: fixtures/example/{gpu,npu}/..., nothing as fragments
-    folder = api.diff("fixtures/example/gpu", "fixtures/example/npu", Options(use_cache=False))
+    folder = api.diff("fixtures/example/gpu", "fixtures/example/npu", Options(use_cache=False, ignore=PORT_NOTES))
     assert _found(report) == _found(folder) == [
         ("SD201", "use_flash_attn", "fixtures/example/gpu/pretrain.sh", 11, "fixtures/example/npu/train.py", 86),
         ("SD206", "adam_beta2", "fixtures/example/gpu/train.py", 100, "fixtures/example/npu/train.py", 102),
@@ -202,14 +205,14 @@ def test_a_diff_ru_patch_made_in_a_subfolder_is_read_whole_from_the_repository_r
     # --select and --ignore mean what they mean for diff: the underlying rule is kept
     code, out, _ = cli("review", str(p), "--select", "SD2", "-f", "json", "--no-cache")
     assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["SD201", "SD207", "SD206"]
-    code, out, _ = cli("review", str(p), "--ignore", "SD2", "-f", "json", "--no-cache")
+    code, out, _ = cli("review", str(p), "--ignore", "SD2,SD023,SD027", "-f", "json", "--no-cache")
     assert code == 0 and [f["rule"] for f in json.loads(out)["findings"]] == ["SD302"]
     # by hunk: one finding per hunk, and a hunk rule selects hunks
     code, out, _ = cli("review", str(p), "--by-hunk", "--select", "SD156", "-f", "json", "--no-cache")
     assert code == 1 and [(f["rule"], f["key"]) for f in json.loads(out)["findings"]] == [
         ("SD156", "hunk:fixtures/example/npu/pretrain.sh"), ("SD156", "hunk:fixtures/example/npu/train.py"),
         ("SD156", "hunk:fixtures/example/npu/train.py"), ("SD156", "hunk:fixtures/example/npu/train.py")]
-    code, out, _ = cli("review", str(p), "--by-hunk", "--ignore", "SD201", "-f", "json", "--no-cache")
+    code, out, _ = cli("review", str(p), "--by-hunk", "--ignore", "SD201,SD023,SD027", "-f", "json", "--no-cache")
     assert [(f["rule"], f["key"], f["extra"]["hunk"]) for f in json.loads(out)["findings"]] == [
         ("SD157", "hunk:fixtures/example/npu/pretrain.sh", "@@ -1,13 +1,13 @@"),
         ("SD156", "hunk:fixtures/example/npu/train.py", "@@ -11,12 +11,14 @@"),
@@ -243,7 +246,7 @@ def test_a_git_patch_is_read_whole_applied_or_not(tmp_path, state):
         git("tag", side)
     patch_text = git("diff", "gpu", "npu")
     git("checkout", "-q", state)
-    report = review(patch_text.encode(), "p.diff", Options(use_cache=False), root=str(repo))
+    report = review(patch_text.encode(), "p.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(repo))
     assert report.errors == []
     assert _found(report) == [("SD201", "use_flash_attn", "pretrain.sh", 11, "train.py", 86),
                               ("SD206", "adam_beta2", "train.py", 100, "train.py", 102),
@@ -259,7 +262,7 @@ def test_python_fragments_are_laid_out_to_parse(tmp_path):
     p, _ex = _setup_patch(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
-    report = review(p.read_bytes(), "port.diff", Options(use_cache=False), root=str(empty))
+    report = review(p.read_bytes(), "port.diff", Options(use_cache=False, ignore=PORT_NOTES), root=str(empty))
     assert [e.message for e in report.errors] == ["file not found under the review root; hunks compared as fragments"] * 3
     assert not any("not valid Python" in f.message for f in report.findings)
     assert _found(report) == [

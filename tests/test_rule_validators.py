@@ -195,3 +195,23 @@ def test_a_moved_table_is_refused_at_its_line(tmp_path, pack, old, new, at, mess
     with pytest.raises(RuleError) as e:
         load_with(tmp_path, pack, old, new)
     assert str(e.value) == f"rules/{pack}:{line_of(pack, old, new, at)}: {message}"
+
+
+@pytest.mark.parametrize("old,new,at,needle", [
+    # issue 39: a sink documented by no URL, a call both a sink and inert, a sink without its reason
+    ("      source: https://pytorch.org/docs/stable/optim.html\n", "      source: the optimizer docs\n",
+     "source: the optimizer docs", "numerics_relevance.sinks.optimizer.source: 'the optimizer docs' is not a URL"),
+    ('      calls: [print, "pprint.*",', '      calls: ["*.step", "pprint.*",', 'calls: ["*.step", "pprint.*",',
+     "numerics_relevance.inert.logging.calls[0]: '*.step' is also a call of the sink 'optimizer'"),
+    ("      reason: what is differentiated, and how gradients are computed from it\n", "", "    loss:\n",
+     "numerics_relevance.sinks.loss: needs a reason"),
+    # a rewritten region's step sink that is no sink, a setting that is no vocabulary key
+    ("  step_sinks: [loss, optimizer]", "  step_sinks: [loss, optimiser]", "step_sinks: [loss, optimiser]",
+     "rewritten_regions.step_sinks[1]: 'optimiser' is not a sink of numerics_relevance"),
+    ("    key: gradient_accumulation_steps\n", "    key: accumulation\n", "    key: accumulation",
+     "rewritten_regions.accumulation.key: key 'accumulation' is not in the vocabulary"),
+])
+def test_malformed_relevance_names_the_pack_and_line(tmp_path, old, new, at, needle):
+    with pytest.raises(RuleError) as e:
+        load_with(tmp_path, "relevance.yaml", old, new)
+    assert str(e.value).startswith(f"rules/relevance.yaml:{line_of('relevance.yaml', old, new, at)}: {needle}")

@@ -36,7 +36,10 @@ FLASH = ("SD201", "use_flash_attn", "True", "False", "pretrain.sh", 11, "train.p
 
 
 def opts() -> Options:
-    return Options(use_cache=False)
+    return Options(use_cache=False, ignore=list(PORT_NOTES))
+
+
+PORT_NOTES = ("SD023", "SD027")
 
 
 def rows(doc: dict) -> set[tuple]:
@@ -45,6 +48,8 @@ def rows(doc: dict) -> set[tuple]:
     (gpu/, a/, gpu:, REV:gpu/)."""
     out = set()
     for f in doc["findings"]:
+        if f["rule"] in PORT_NOTES:  # what each masked port edit keeps: tests/test_fidelity.py's (issue 43)
+            continue
         g, n = f["gpu"], f["npu"]
         out.add((f["rule"], f["key"], repr(g["value"]) if g else "None", repr(n["value"]) if n else "None",
                  _base(g), g["line"] if g else None, _base(n), n["line"] if n else None))
@@ -291,13 +296,13 @@ def test_a_launch_script_without_a_counterpart_is_said(tmp_path):
     g, n = launch_pairs(tmp_path)
     (n / "pretrain_13b.sh").unlink()
     report = api.check(None, [f"launch={g / 'pretrain_7b.sh'}", f"launch={g / 'pretrain_13b.sh'}"],
-                       [f"launch={n / 'pretrain_7b.sh'}"], options=Options(use_cache=False, ignore=["SD155"]))
+                       [f"launch={n / 'pretrain_7b.sh'}"], options=Options(use_cache=False, ignore=["SD155", *PORT_NOTES]))
     assert of(report) == {("SD150", "file:pretrain_13b.sh", "'pretrain_13b.sh'", "None", "pretrain_13b.sh", None,
                            None, None)}
     # one launch script a side pair whatever their names, as before
     (n / "pretrain_7b.sh").rename(n / "start.sh")
     report = api.check(None, [f"launch={g / 'pretrain_13b.sh'}"], [f"launch={n / 'start.sh'}"],
-                       options=Options(use_cache=False, ignore=["SD155"]))
+                       options=Options(use_cache=False, ignore=["SD155", *PORT_NOTES]))
     assert of(report) == {("SD202", "lr", "0.0002", "0.0003", "pretrain_13b.sh", 1, "start.sh", 1),
                           ("SD203", "micro_batch_size", "2", "4", "pretrain_13b.sh", 1, "start.sh", 1),
                           ("SD204", "num_layers", "40", "32", "pretrain_13b.sh", 1, "start.sh", 1)}

@@ -28,6 +28,11 @@ EXAMPLE_ROWS = [
     ("SD201", "use_flash_attn", True, False, f"{EX}/gpu/pretrain.sh", 11, f"{EX}/npu/train.py", 86),
     ("SD207", "seed", 42, 1234, f"{EX}/gpu/train.py", 19, f"{EX}/npu/train.py", 21),
     ("SD206", "adam_beta2", 0.95, 0.999, f"{EX}/gpu/train.py", 100, f"{EX}/npu/train.py", 102),
+    # issue 43: the fused optimizer is an equivalent port edit, transfer_to_npu's side effects said once
+    ("SD023", "port:torch_npu.optim.NpuFusedAdamW", "return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), "
+     "eps=1e-8)", "return torch_npu.optim.NpuFusedAdamW(groups, lr=args.lr, betas=(0.9, 0.999), eps=1e-8)",
+     f"{EX}/gpu/train.py", 100, f"{EX}/npu/train.py", 102),
+    ("SD027", "port:transfer_to_npu", None, "transfer_to_npu", None, None, f"{EX}/npu/train.py", 16),
     ("SD302", "env:source set_env.sh", None, "/usr/local/Ascend/ascend-toolkit/set_env.sh", None, None,
      f"{EX}/npu/pretrain.sh", 3),
 ]
@@ -53,7 +58,7 @@ def test_diff_takes_several_files_a_side_as_one_run(cli, top):
     assert code == 1, err
     assert rows(json.loads(out)) == EXAMPLE_ROWS
     code, out, err = cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "-f", "json", "--no-cache")
-    assert [r for r in rows(json.loads(out)) if r[0] != "SD302"] == EXAMPLE_ROWS[:3]
+    assert [r for r in rows(json.loads(out)) if r[0] != "SD302"] == EXAMPLE_ROWS[:5]
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -83,7 +88,7 @@ def test_the_old_spellings_still_work_with_a_note(cli, top):
     assert code == 1
     assert err == ("scriptdiff: note: `hparams GPU... --npu NPU...` is deprecated (it still works): write "
                    "`hparams GPU... vs NPU...`\n")
-    assert [r for r in rows(json.loads(out)) if r[0] != "SD302"] == EXAMPLE_ROWS[:3]
+    assert [r for r in rows(json.loads(out)) if r[0] != "SD302"] == EXAMPLE_ROWS[:5]
     env = [f"{EX}/env-gpu.json", f"{EX}/requirements-gpu.txt", f"{EX}/env-npu.json", f"{EX}/requirements-npu.txt"]
     code, old, err = cli("env", f"{env[0]},{env[1]}", f"{env[2]},{env[3]}", "-f", "json")
     assert code == 1 and err == ("scriptdiff: note: files separated by commas is deprecated (it still works): "
@@ -173,19 +178,19 @@ def test_check_verdicts_follow_the_severity(cli, top):
 
 def test_quiet_prints_the_summary_only(tmp_path, cli, top):
     assert cli("diff", f"{EX}/gpu", f"{EX}/npu", "-q", "--no-cache") == (
-        1, "3 error(s), 0 warning(s), 1 info; 12 expected substitution(s) masked\n"
+        1, "3 error(s), 0 warning(s), 3 info; 12 expected substitution(s) masked: 11 exact, 1 equivalent\n"
            "read 6 files: 6 understood or identical\n", "")  # the launch scripts, their programs and configs
     code, out, err = cli("check", "--config", f"{EX}/scriptdiff.toml", "--quiet")
     assert (code, err) == (1, "")
     assert out.splitlines() == [
         "hyperparameters: differences (3 error(s))",
-        "script: pass (no differences)",
+        "script: pass (no differences (2 info))",
         "environment: pass (no differences (10 info); NPU stack: SD321 CANN 8.0.RC3 (newest 9.1.0); SD321 torch_npu "
         "2.1.0.post8 (newest 2.1.0.post17))",
         "libraries: differences (1 error(s))",
         "dataset: pass (no differences)",
         "weights: pass (no differences)",
-        "4 error(s), 0 warning(s), 10 info; 23 expected substitution(s) masked",
+        "4 error(s), 0 warning(s), 12 info; 23 expected substitution(s) masked: 22 exact, 1 equivalent",
         "read 10 files: 10 understood or identical"]
     g, n = warning_pair(tmp_path)
     out_json = tmp_path / "r.json"
@@ -199,7 +204,7 @@ def test_quiet_prints_the_summary_only(tmp_path, cli, top):
         2, "", "scriptdiff: --quiet prints the text summary; --format json writes the whole document: give one of "
                "them (-o FORMAT=FILE writes a document beside the summary)\n")
     code, out, _ = cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "-q", "--no-cache")
-    assert code == 1 and out.startswith("3 error(s), 0 warning(s), 1 info;")
+    assert code == 1 and out.startswith("3 error(s), 0 warning(s), 3 info;")
 
 
 def test_markdown_folds_info_rows_into_details(cli, top):
@@ -274,7 +279,7 @@ def test_at_80_columns_quoted_source_lines_wrap_under_their_gutter(top):
     assert lines[i + 1] == "            | betas=(0.9, 0.999), eps=1e-8)"
     assert "        attn_implementation (use_flash_attn) is on for GPU and off for NPU" in lines  # a finding's own hang
     body = lines[lines.index("== hyperparameters ========================================"):
-                 next(i for i, x in enumerate(lines) if x.startswith("3 error(s), 0 warning(s), 1 info;"))]
+                 next(i for i, x in enumerate(lines) if x.startswith("3 error(s), 0 warning(s), 3 info;"))]
     assert all(x == "" or x.startswith((" ", "error ", "info ", "== ")) for x in body)  # nothing wraps to column 0
     # off a terminal, never broken
     plain = api.render(report, "text", color=False)
@@ -367,7 +372,8 @@ def test_exit_zero_reports_and_exits_0_unless_the_run_could_not_go_on(tmp_path, 
     """Issue 41: --exit-zero, as ruff's: the findings are reported, the exit status is 0; a run
     that could not go on still exits 2."""
     code, out, _ = cli("diff", f"{EX}/gpu", f"{EX}/npu", "-q", "--exit-zero", "--no-cache")
-    assert (code, out.splitlines()[0]) == (0, "3 error(s), 0 warning(s), 1 info; 12 expected substitution(s) masked")
+    assert (code, out.splitlines()[0]) == (0, "3 error(s), 0 warning(s), 3 info; 12 expected substitution(s) masked: "
+                                              "11 exact, 1 equivalent")
     assert cli("hparams", *RUN["gpu"], "vs", *RUN["npu"], "-q", "--exit-zero", "--no-cache")[0] == 0
     assert cli("check", "--config", f"{EX}/scriptdiff.toml", "-q", "--strict", "--exit-zero", "--no-cache")[0] == 0
     assert cli("diff", f"{EX}/gpu", str(tmp_path / "missing"), "-q", "--exit-zero")[0] == 2

@@ -3,7 +3,7 @@ run itself reports in that side's logs (lang/runlog.py reads the blocks of rules
 `run_logs`; each fact it makes carries `meta["evidence"]`, the block's title).
 
 audit(table, side) -> (findings, notes)
-    one SD228 finding for each setting the side's scripts write (a launch flag, a config
+    one SD229 finding for each setting the side's scripts write (a launch flag, a config
     value, a script's keyword: an explicit fact at a line, not from a log) whose value the
     run reports otherwise, with both places; and, for each log that reported settings, one
     note for its input account: which of the settings the scripts set it confirmed, which it

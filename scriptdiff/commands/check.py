@@ -30,6 +30,10 @@ def add_arguments(p) -> None:
                         "in scripts given once that runs on both devices against itself; a file in no configured "
                         "input is left alone): the pre-commit hook")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
+    p.add_argument("--profile", metavar="NAME",
+                   help="also check each side against a profile: alignment (set up for a GPU/NPU accuracy "
+                        "comparison: seeds, deterministic algorithms and variables, dropout off; docs/fidelity.md), "
+                        "or one a pack of --rules adds under `profiles`")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a check is not checked (a gate that cannot pass on missing inputs, for CI): an "
                         "environment snapshot or fingerprint the machines make that is not there yet is an error")

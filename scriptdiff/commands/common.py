@@ -270,7 +270,9 @@ def options_from(args):
                              f"give one of them (-o FORMAT=FILE writes a document beside the summary)")
     opts = Options(select=select, ignore=ignore, min_severity=getattr(args, "severity", None),
                    use_cache=not getattr(args, "no_cache", False), jobs=getattr(args, "jobs", None),
-                   max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes, keep_texts=wants_html(args))
+                   max_bytes=getattr(args, "max_bytes", None) or Options.max_bytes, keep_texts=wants_html(args),
+                   profile=getattr(args, "profile", None))
+    api.check_profile(opts.profile)
     opts.progress = ProgressBar(progress_wanted(getattr(args, "progress", False)), "parsed", unit="files")
     args._options = opts  # emit() reads what the run did with them (the baseline's count)
     return opts

@@ -51,6 +51,9 @@ def add_arguments(p) -> None:
     p.add_argument("--select", metavar="CODES",
                    help="fix only these rule codes or prefixes, comma-separated (default: every warning and error)")
     p.add_argument("--ignore", metavar="CODES", help="do not fix these rule codes or prefixes, comma-separated")
+    p.add_argument("--profile", metavar="NAME",
+                   help="also check against a profile (alignment: docs/fidelity.md) and add what the NPU launch "
+                        "script misses (an export line)")
     add_engine_arguments(p)
 
 

@@ -140,7 +140,7 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
                                  gpu=Side(value=gf.title if gf else gform, path=rr.g.dump, line=None,
                                           source=_span(gnames)),
                                  npu=Side(value=nf.title if nf else nform, path=rr.n.dump, line=None,
-                                          source=_span(nnames))))
+                                          source=_span(nnames)), target=f"{port}/{nform}"))
     for side, labels, rs in (("GPU", res.only[0], res.gpu), ("NPU", res.only[1], res.npu)):
         for label in labels:
             r = next(x for x in rs.ranks if x.label == label)

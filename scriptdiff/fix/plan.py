@@ -140,6 +140,8 @@ def advice(f: Finding) -> str | None:
 
 
 def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
+    if f.rule == code("alignment-setup-missing"):
+        return "add", _aligned(f, ctx)
     adv = advice(f)
     if adv is not None:
         raise Refused(adv, "check")
@@ -193,6 +195,30 @@ def decide(f: Finding, ctx: Context) -> tuple[str, list[Edit]]:
                       f"no value at all (a call it does not make, or a file it could not read); set it by hand",
                       "no place")
     raise Refused("neither side writes it in a file (a default on both sides, or a log)", "no place")
+
+
+def _aligned(f: Finding, ctx: Context) -> list[Edit]:
+    """The alignment profile's missing item (run/alignment.py): its `export` line written into the
+    NPU launch script, after the last variable the script exports (else after its #! line)."""
+    add = f.extra.get("add") or {}
+    line, path = add.get("line", ""), add.get("path")
+    if add.get("side") != "npu":
+        raise Refused(f"the GPU side's setup: fix edits the NPU side only; add `{line}` to "
+                      f"{path or 'the GPU run'} by hand", "outside")
+    if add.get("how") != "export" or not path:
+        raise Refused(f"add `{line}` to {path or 'the NPU run'} by hand: fix writes a missing export line only",
+                      "no place")
+    src = _source(ctx, "npu", path)
+    _check_file(ctx, src)
+    text = src.text
+    after = max((x.line for _gt, nt in ctx.report.unit_tables for fs in nt.facts.values() for x in fs
+                 if x.path == path and x.key.startswith("env:") and x.origin == ORIGIN_EXPLICIT and x.line), default=0)
+    if not after and text.startswith("#!"):
+        after = 1
+    lines = text.splitlines(keepends=True)
+    at = sum(len(x) for x in lines[:after])
+    lead = "\n" if after and lines and not lines[after - 1].endswith("\n") else ""
+    return [Edit(path=src.name, start=at, end=at, text=f"{lead}{line}\n", order=(after, line))]
 
 
 def _written(x: Fact | None) -> bool:

@@ -132,7 +132,7 @@ RECORDS: dict[str, tuple[tuple[str, Any], ...]] = {
              ("meta", DICT)),
     "finding": (("rule", STR), ("check", STR), ("severity", STR), ("key", STR), ("gpu", "side?"),
                 ("npu", "side?"), ("message", STR), ("derived", BOOL), ("extra", DICT)),
-    "masked": (("rule", STR), ("gpu", "side?"), ("npu", "side?")),
+    "masked": (("rule", STR), ("gpu", "side?"), ("npu", "side?"), ("target", STR)),
     "error": (("path", OPT_STR), ("message", STR), ("fatal", BOOL)),
     "command_line": (("kind", STR), ("complete", BOOL), ("why", OPT_STR), ("line", OPT_INT), ("parse", OPT_STR),
                      ("parse_line", OPT_INT), ("stops", BOOL), ("abbrev", BOOL), ("refusal", STR),
@@ -206,11 +206,11 @@ def load_finding(x: list) -> Finding:
 
 
 def dump_masked(m: Masked) -> list:
-    return [m.rule, _side(m.gpu), _side(m.npu)]
+    return [m.rule, _side(m.gpu), _side(m.npu), m.target]
 
 
 def load_masked(x: list) -> Masked:
-    return Masked(rule=x[0], gpu=_unside(x[1]), npu=_unside(x[2]))
+    return Masked(rule=x[0], gpu=_unside(x[1]), npu=_unside(x[2]), target=x[3])
 
 
 def dump_error(e: InputError) -> list:

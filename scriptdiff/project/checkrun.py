@@ -31,7 +31,7 @@ from ..model import Extract, Finding, InputError, Options, Report, Severity, Sid
 from ..ruleset.registry import check_names, checks, detect, kind, kinds
 from ..inputs.sources import SourceError, is_repo_top, read_text, special_reason, upward
 from ..inputs.storage import check_urls, is_url
-from ..ruleset.rules import code, unknown_selector, use_packs
+from ..ruleset.rules import check_profile, code, unknown_selector, use_packs
 from ..run.suppress import apply_baseline
 from ..inputs.walk import Entry, walk
 from ..run.pairing import candidates, pairing_rules, skip_dirs
@@ -41,7 +41,7 @@ from ..run.folders import collect, unpaired_finding
 # is each check's `inputs` in the check registry (rules/kinds.yaml)
 INPUT_KEYS = ("scripts", "launch", "configs", "logs", "environment", "packages", "dataset", "weights", "dumps")
 SIDE_KEYS = set(INPUT_KEYS) | {"root", "git"}
-TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts"}
+TOP_KEYS = {"gpu", "npu", "select", "ignore", "baseline", "rules", "scripts", "profile"}
 # inputs that are files of a kind, read as sources (the others are measured in place). The
 # run's own inputs come first: they merge into one scope per side (one training run), and a
 # launch script that also sits in a scripts folder is read as part of the run.
@@ -77,6 +77,7 @@ class CheckConfig:
     ignore: list[str] | None = None
     baseline: str | None = None
     rules: list[str] = field(default_factory=list)  # the user's rule pack folders (relative to the file)
+    profile: str | None = None  # `profile = "alignment"`: each side checked against it (as --profile)
     # scripts that run on both devices, given once (top-level `scripts`, or the same path
     # under both sides): each file's GPU run is compared with its NPU run (onefile.py)
     once: list[str] = field(default_factory=list)
@@ -211,7 +212,11 @@ def load_config(path: str | None = None, gpu_opts: list[str] | None = None, npu_
     if not (sides[0].git or sides[1].git):  # the same folder or file on both sides: given once
         both = {os.path.realpath(p) for p in sides[1].inputs["scripts"]}
         once += [p for p in sides[0].inputs["scripts"] if os.path.realpath(p) in both and p not in once]
-    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, rules=rules, once=once, **codes)
+    profile = data.get("profile")
+    if profile is not None and (not isinstance(profile, str) or not profile):
+        raise CheckConfigError(f"{label}: profile must be a profile's name (alignment)")
+    return CheckConfig(path=path, gpu=sides[0], npu=sides[1], baseline=baseline, rules=rules, once=once,
+                       profile=profile, **codes)
 
 
 def _table(path: str) -> tuple[dict, str]:
@@ -392,6 +397,9 @@ def run_checks(cfg: CheckConfig, opts=None, strict: bool = False) -> Report:
         opts.select = cfg.select
     if cfg.ignore and not opts.ignore:
         opts.ignore = cfg.ignore
+    if cfg.profile and not opts.profile:
+        opts.profile = cfg.profile
+    check_profile(opts.profile)
     report = Report(gpu=_label(cfg.gpu), npu=_label(cfg.npu))
     sides = {"gpu": _Side(cfg.gpu, report), "npu": _Side(cfg.npu, report)}
     gsrcs: list = []

@@ -12,6 +12,7 @@ from .. import budget
 from ..model import Severity
 from .sarif import repo_relative, repo_root
 from .values import clip, record_line, safe, shown
+from ..ruleset.fidelity import said as masked_said
 
 
 def _data(s: str) -> str:
@@ -48,5 +49,5 @@ def render(report, root: str | None = None, full_values: bool = False, **_option
     for e in report.errors:
         out.append(f"::{e.severity.github} title=scriptdiff input::{_data(f'{safe(e.path)}: {safe(e.message)}')}")
     out.append(f"scriptdiff: {Severity.tally(report.findings)}; "
-               f"{len(report.masked)} expected substitution(s) masked")
+               f"{masked_said(report.masked)}")
     return "\n".join(out) + "\n"

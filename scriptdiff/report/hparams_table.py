@@ -9,6 +9,7 @@ from ..ruleset.secrets import withhold_report
 from . import render as render_report
 from .markdown import _cell, _code
 from .values import json_report, json_side, json_text, safe, shown
+from ..ruleset.fidelity import said as masked_said
 
 PIPE_WIDTH = 100  # the table's width when stdout is not a terminal
 
@@ -68,7 +69,7 @@ def _mark(f) -> str:
 
 def _summary(report) -> str:
     return (f"{len(report.table)} keys; {Severity.tally(report.findings)}; "
-            f"{len(report.masked)} expected substitution(s) masked")
+            f"{masked_said(report.masked)}")
 
 
 def render_markdown(report, full_values: bool = False, list_errors: bool = True) -> str:

@@ -54,6 +54,7 @@ from .html_assets import CSS, JS
 from .html_files import PageFile, has_panel, load_texts, page_files
 from .values import clip, safe, shown
 from .values import html_text as e
+from ..ruleset.fidelity import said as masked_said
 
 
 def _script_json(doc) -> str:
@@ -409,7 +410,8 @@ def render(report, full_values: bool = False, **_options) -> str:
     masked_at: set[tuple[str, str, int]] = set()  # (side, path, line) of every masked line
     for m in report.masked:
         r = rules.get(m.rule)
-        title = f"masked by {m.rule}" + (f" {r.name}: {r.summary}" if r else "")
+        title = (f"masked by {m.rule}" + (f" {r.name}: {r.summary}" if r else "")
+                 + f" [fidelity: {m.fidelity or 'exact'}]")
         if title not in mindex:
             mindex[title] = len(mtitles)
             mtitles.append(title)
@@ -484,7 +486,7 @@ def render(report, full_values: bool = False, **_options) -> str:
              f"<p class=sides><b>GPU</b> {e(report.gpu)} <b>vs NPU</b> {e(report.npu)}</p><p class=sum>"
              + " ".join(f'<span class="{s.html_class}">{n} {s}</span>'
                         for s, n in Severity.counts(report.findings).items())
-             + (f" · {len(report.masked)} expected substitution(s) masked · {len(files)} file(s)" if files else "")
+             + (f" · {e(masked_said(report.masked))} · {len(files)} file(s)" if files else "")
              + "</p>"
              + sections.controls(checks, looks if panels else None) + "</header>"
              + ("<div id=map title='where the changes are: click to go there'><div class=vp></div></div>" if panels

@@ -16,6 +16,7 @@ from ..ruleset.registry import check_order
 from .values import clip, record_line, safe, shown
 from .values import md_cell as _cell
 from .values import md_code as _code
+from ..ruleset.fidelity import said as masked_said
 
 VERDICT_ICON = {"pass": "✅", "differences": "❌", "not checked": "⚪"}
 
@@ -39,7 +40,7 @@ def render(report, show_masked: bool = False, full_values: bool = False, out_pat
     report.sorted()
     out = [f"### scriptdiff: {Severity.tally(report.findings)}",
            "", f"GPU {_code(report.gpu)} vs NPU {_code(report.npu)}; "
-               f"{len(report.masked)} expected substitution(s) masked"
+               f"{masked_said(report.masked)}"
                + (f"; {report.details['baseline_suppressed']} suppressed by the baseline"
                   if report.details.get("baseline_suppressed") else "") + ".", ""]
     if report.verdicts:

@@ -10,6 +10,7 @@ from .. import budget
 from ..model import Severity, Side
 from ..ruleset.registry import check_order
 from .values import clip, record_rows, safe, shown
+from ..ruleset.fidelity import said as masked_said
 
 
 
@@ -114,6 +115,9 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             line.append(safe(f.key), style="bold magenta")
             line.append(f"  {clip(f.message, 2 * budget.SHOWN_CHARS, full_values)}")
             _say(console, line, hang=8)
+            said = (f.extra.get("reaches") or {}).get("said") if f.extra else None
+            if said:  # where a code difference goes (lang/python/relevance.py)
+                _say(console, Text(f"    reaches {clip(said, 2 * budget.SHOWN_CHARS, full_values)}", style="dim"), hang=8)
             rows = record_rows(f.check, [s.value if s is not None else None for s in (f.gpu, f.npu)])
             if rows is not None:  # a data file or a tensor: a short table of its fields
                 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -144,7 +148,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
             g = f"{m.gpu.path}:{m.gpu.line} {m.gpu.source}" if m.gpu else "(absent)"
             n = f"{m.npu.path}:{m.npu.line} {m.npu.source}" if m.npu else "(absent)"
             console.print(f"  {m.rule}  {escape(clip(g, budget.SHOWN_SOURCE, full_values))}  ->  "
-                          f"{escape(clip(n, budget.SHOWN_SOURCE, full_values))}")
+                          f"{escape(clip(n, budget.SHOWN_SOURCE, full_values))}  {escape('[' + (m.fidelity or 'exact') + ']')}")
     _summary(console, report, show_masked)
     return buf.getvalue()
 
@@ -159,7 +163,7 @@ def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
     errors = len(report.errors) - notes
     suppressed = report.details.get("baseline_suppressed", 0)
     summary = (("" if quiet else "\n")
-               + f"{Severity.tally(report.findings)}; {len(report.masked)} expected substitution(s) masked"
+               + f"{Severity.tally(report.findings)}; {masked_said(report.masked)}"
                + ("" if show_masked or quiet or not report.masked else " (--show-masked lists them)")
                + (f"; {errors} input error(s)" if errors else "")
                + (f"; {notes} note(s)" if notes else "")

@@ -62,6 +62,9 @@ class Rule:
     pack: str = ""
     line: int | None = None
     user: bool = False  # from a user's pack (--rules DIR), not shipped with scriptdiff
+    # a mask's fidelity (docs/fidelity.md): what the masked port edit keeps, from the rule's
+    # fields of RULE_FIELDS (fidelity, source, reason, consequence, lowers_precision)
+    fidelity: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -219,7 +222,7 @@ def _parse_lines(text: str, pack: str, user: bool = False, nodes: Nodes | None =
         line = lines.get(("rules", i))
         if not isinstance(entry, dict):
             _fail(pack, line, "each rule must be a mapping")
-        unknown = set(entry) - {"code", "name", "check", "kind", "severity", "summary", "doc", "examples"}
+        unknown = set(entry) - {"code", "name", "check", "kind", "severity", "summary", "doc", "examples"} - set(RULE_FIELDS)
         if unknown:
             _fail(pack, line, f"unknown rule field(s): {', '.join(sorted(unknown))}")
         code = _str(entry, "code", pack, line)
@@ -266,10 +269,15 @@ def _parse_lines(text: str, pack: str, user: bool = False, nodes: Nodes | None =
                                     gpu_name=ex.get("gpu_name"), npu_name=ex.get("npu_name"), files=dict(files)))
         if not any(e.fires for e in examples) or all(e.fires for e in examples):
             _fail(pack, line, f"{code}: needs at least one example that fires and one that does not")
+        extra = {}
+        for name, schema in RULE_FIELDS.items():  # the rule's own data fields, each in its schema
+            if name in entry:
+                check_node(entry[name], schema, ("rules", i, name), Positions(pack, lines), complete=True, user=user)
+                extra[name] = entry[name]
         rules.append(Rule(code=code, name=_str(entry, "name", pack, line), check=check, kind=kind,
                           severity=severity, summary=_str(entry, "summary", pack, line),
                           doc=_str(entry, "doc", pack, line), examples=examples, pack=pack, line=line,
-                          user=user))
+                          user=user, fidelity=extra))
     sections = {k: v for k, v in data.items() if k != "rules"}
     return rules, sections, lines
 
@@ -348,6 +356,18 @@ SECTIONS: dict[str, Schema] = {}
 def section(name: str, schema: Schema) -> Schema:
     """Declare the schema of data section `name`."""
     SECTIONS[name] = schema
+    return schema
+
+
+# The data fields a rule entry may hold besides its catalogue fields (code, name, check, kind,
+# severity, summary, doc, examples), each with its schema: a mask's fidelity (scriptdiff.ruleset.
+# rule_validators declares them with `rule_field`; its validators say which rule needs which).
+RULE_FIELDS: dict[str, Schema] = {}
+
+
+def rule_field(name: str, schema: Schema) -> Schema:
+    """Declare data field `name` of a rule entry."""
+    RULE_FIELDS[name] = schema
     return schema
 
 

@@ -85,6 +85,17 @@ def use_packs(dirs: list[str], add: bool = False) -> None:
     store.set_user_packs(files)  # their salt is read again: the same packs edited are another selection
 
 
+def check_profile(name: str | None) -> None:
+    """UsageError unless `name` (`--profile NAME`, `profile = "NAME"`) is a profile of the packs in
+    use (the `profiles` section: rules/alignment.yaml ships `alignment`; a team's pack adds its own)."""
+    if name is None:
+        return
+    known = load().section("profiles") or {}
+    if name not in known:
+        raise UsageError(f"--profile {name}: no such profile (known: {', '.join(sorted(known)) or 'none'}; "
+                         f"a pack of --rules may add one under `profiles`)")
+
+
 def user_packs() -> tuple[Path, ...]:
     """The user's pack files loaded after the shipped ones (use_packs), in order."""
     return store.user_packs()

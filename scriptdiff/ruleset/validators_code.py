@@ -1,12 +1,14 @@
 """The code's sections of the rule packs: the Python port masks and fact calls
 (rules/python.yaml), call signatures (rules/signatures.yaml), the NPU spellings `fix` writes
-(rules/fix.yaml) and the device tests (rules/devices.yaml); their schemas and validators
+(rules/fix.yaml), the device tests (rules/devices.yaml) and what each masked port edit keeps
+(every mask rule's fidelity fields, rules/fidelity.yaml: docs/fidelity.md) and the profiles
+(rules/alignment.yaml); their schemas and validators
 (scriptdiff/ruleset/rule_validators.py says how sections are declared).
 """
 from __future__ import annotations
 
-from .packschema import NAMES, Any, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, Str, Table
-from .rulepack import RuleSet, section, validator
+from .packschema import NAMES, Any, Bool, Enum, Int, ListOf, Name, Null, Num, OneOf, Record, RuleError, Str, Table
+from .rulepack import RuleSet, rule_field, section, validator
 from .validators_common import CODE, FRAMEWORKS, SEVERITY
 
 
@@ -208,3 +210,203 @@ def check_devices(rs: RuleSet) -> None:
     holders = (dev.get("shell") or {}).get("holders")
     if holders is not None and not holders.get("match"):
         raise rs.error(("devices", "shell", "holders"), "shell holders need a match list")
+
+
+# ------------------------------------------------------------------ fidelity (rules/fidelity.yaml)
+
+CLASSES = ("exact", "equivalent", "changes")
+TEXT = Name("a sentence")
+
+# a mask rule's fields: its class, where the fact comes from, and why (equivalent) or what
+# changes (changes); lowers_precision: the change computes in a lower precision (a warning)
+rule_field("fidelity", Enum(*CLASSES))
+rule_field("source", TEXT)
+rule_field("reason", TEXT)
+rule_field("consequence", TEXT)
+rule_field("lowers_precision", Bool())
+
+FIDELITY = {"fidelity": Enum(*CLASSES), "source": TEXT, "reason": TEXT, "consequence": TEXT,
+            "lowers_precision": Bool()}
+
+# what a masked edit maps to (an NPU qualified name, a dump port's form, a transfer_to_npu
+# mapping), when it keeps less or more than its rule says: its own class
+section("fidelity_targets", Table(Record(
+    {"rule": CODE, "kernel": Name(), **FIDELITY}, required=("rule", "fidelity", "source"))))
+
+
+def _fidelity_problem(d: dict, mask: bool) -> tuple[str, str] | None:
+    """(field, why) of fidelity fields that do not hold together, else None."""
+    if not mask:
+        named = [k for k in FIDELITY if k in d]
+        return (named[0], "only a mask (kind: mask) has a fidelity") if named else None
+    cls = d.get("fidelity")
+    if cls is None:
+        return None
+    if "source" not in d:
+        return "fidelity", "a fidelity needs its source (the vendor document or code it comes from)"
+    if cls == "equivalent" and "reason" not in d:
+        return "fidelity", "an equivalent edit needs its reason (why the numerics agree, and within what)"
+    if cls == "changes" and "consequence" not in d:
+        return "fidelity", "a changing edit needs its consequence (what changes, and by how much)"
+    if cls != "changes" and d.get("lowers_precision"):
+        return "lowers_precision", "only a changing edit can lower precision"
+    if cls == "exact" and "consequence" in d:
+        return "consequence", "an exact edit has no consequence"
+    return None
+
+
+@validator
+def check_fidelity(rs: RuleSet) -> None:
+    """Every shipped mask says what it keeps (fidelity and source), and the fields hold
+    together; a user's mask may say it too (without: exact)."""
+    for r in rs.rules.values():
+        if r.kind == "mask" and not r.user and "fidelity" not in r.fidelity:
+            raise RuleError(f"{r.pack}:{r.line or 1}: {r.code}: a shipped mask needs a fidelity "
+                            f"(exact, equivalent or changes) and its source")
+        bad = _fidelity_problem(r.fidelity, r.kind == "mask")
+        if bad:
+            raise RuleError(f"{r.pack}:{r.line or 1}: {r.code}: {bad[0]}: {bad[1]}")
+    rs.conform("fidelity_targets")
+    for name, t in (rs.section("fidelity_targets") or {}).items():
+        rule = rs.rules.get(t["rule"])
+        if rule is None or rule.kind != "mask":
+            raise rs.error(("fidelity_targets", name, "rule"), f"{t['rule']} is not a mask rule")
+        bad = _fidelity_problem(t, True)
+        if bad:
+            raise rs.error(("fidelity_targets", name, bad[0]), bad[1])
+
+
+# transfer_to_npu (torch_npu/contrib/transfer_to_npu.py): what it maps at run time, each
+# mapping a fidelity target; its side effects, said once per file that imports it
+section("transfer_to_npu", Record({
+    "imports": NAMES,  # the modules whose import runs it
+    "rule": CODE,  # the mask of each mapping
+    "notice": CODE,  # the finding that lists the side effects
+    "source": TEXT,
+    "side_effects": ListOf(TEXT, nonempty=True),
+    # GPU qualified name (or prefix ending in '.') -> the fidelity target it maps to
+    "calls": Table(Name()),
+}, required=("imports", "rule", "notice", "source", "side_effects", "calls")))
+
+
+@validator
+def check_transfer_to_npu(rs: RuleSet) -> None:
+    rs.conform("transfer_to_npu")
+    t = rs.section("transfer_to_npu")
+    if not t:
+        return
+    for field in ("rule", "notice"):
+        if t[field] not in rs.rules:
+            raise rs.error(("transfer_to_npu", field), f"unknown rule code {t[field]}")
+    targets = rs.section("fidelity_targets") or {}
+    for gpu, target in t["calls"].items():
+        if target not in targets:
+            raise rs.error(("transfer_to_npu", "calls", gpu), f"{target!r} is not a fidelity target "
+                                                              f"(rules/fidelity.yaml fidelity_targets)")
+        if targets[target]["rule"] != t["rule"]:
+            raise rs.error(("transfer_to_npu", "calls", gpu), f"the target {target!r} is not of rule {t['rule']}")
+
+
+
+# ------------------------------------------------------- profiles (rules/alignment.yaml)
+
+_STACKS = ("any", "megatron", "hf", "deepspeed", "pytorch")
+# npu_line: the line on the NPU side when its stack spells it another way (MindSpeed's --npu-deterministic)
+_ADD = Record({"how": Enum("export", "flag", "python"), "line": Name(), "npu_line": Name()}, required=("how", "line"))
+section("profiles", Table(Record({
+    "title": Name(),
+    "items": Table(Record({
+        "title": Name(), "sides": ListOf(Enum("gpu", "npu"), nonempty=True),
+        "stacks": ListOf(Enum(*_STACKS), nonempty=True),
+        "keys": ListOf(Name(), nonempty=True), "want": OneOf(Enum("zero"), Bool()),
+        "env": Name(), "values": ListOf(Str(), nonempty=True),
+        "add": Table(_ADD, key=Enum(*_STACKS)), "source": TEXT,
+    }, required=("title", "sides", "stacks", "add", "source")), nonempty=True),
+}, required=("title", "items"))))
+
+
+@validator
+def check_profiles(rs: RuleSet) -> None:
+    """An item is satisfied by its keys or by its variable (with the values that set it), and
+    says the line to add for every stack it applies to."""
+    rs.conform("profiles")
+    for pname, prof in (rs.section("profiles") or {}).items():
+        for name, item in prof["items"].items():
+            at = ("profiles", pname, "items", name)
+            if ("keys" in item) == ("env" in item):
+                raise rs.error(at, "an item is satisfied either by keys or by env, one of them")
+            if ("env" in item) != ("values" in item):
+                raise rs.error(at, "env and values go together (the variable, and the values that set it)")
+            if "want" in item and "keys" not in item:
+                raise rs.error(at + ("want",), "want is said of keys")
+            stacks = [s for s in item["stacks"] if s != "any"] or ["megatron", "hf", "deepspeed", "pytorch"]
+            missing = [s for s in stacks if s not in item["add"] and "any" not in item["add"]]
+            if missing:
+                raise rs.error(at + ("add",), f"no line to add for {', '.join(missing)} (give it, or one for any)")
+# ------------------------------------------------------------------ rules/relevance.yaml
+
+_PATTERNS = ListOf(Name(), nonempty=True, expect="a non-empty list of call patterns")
+section("numerics_relevance", Record({
+    "sinks": Table(Record({"shown": Name(), "reason": Name(), "source": Name("a source (a URL documenting it)"),
+                           "calls": _PATTERNS, "attributes": NAMES},
+                          required=("shown", "reason", "source", "calls"),
+                          need={"shown": "shown (how a message names it)", "reason": "a reason",
+                                "source": "a source (a URL documenting it)", "calls": "calls (its call patterns)"}),
+                   nonempty=True),
+    "inert": Table(Record({"reason": Name(), "calls": _PATTERNS, "words": NAMES}, required=("reason", "calls"),
+                          need={"reason": "a reason", "calls": "calls (its call patterns)"})),
+    "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES,
+    "device_words": NAMES,
+}, required=("sinks", "inert")))
+
+
+@validator
+def check_numerics_relevance(rs: RuleSet) -> None:
+    """`numerics_relevance:` (rules/relevance.yaml), beyond its schema: each sink documented by a
+    URL, and no call pattern both a sink and inert (the flow would stop where training goes on)."""
+    rs.conform("numerics_relevance")
+    d = rs.section("numerics_relevance")
+    if d is None:
+        return
+    sink_calls = {}
+    for name, e in d["sinks"].items():
+        if not e["source"].startswith(("https://", "http://")):
+            raise rs.error(("numerics_relevance", "sinks", name, "source"), f"{e['source']!r} is not a URL")
+        for c in e["calls"]:
+            sink_calls.setdefault(c, name)
+    for name, e in (d.get("inert") or {}).items():
+        for i, c in enumerate(e["calls"]):
+            if c in sink_calls:
+                raise rs.error(("numerics_relevance", "inert", name, "calls", i),
+                               f"{c!r} is also a call of the sink {sink_calls[c]!r}")
+
+
+section("rewritten_regions", Record({
+    "share": Num(0, 1), "least": Int(1), "step_sinks": ListOf(Name(), nonempty=True),
+    "accumulation": Record({"key": Name(), "step": _PATTERNS, "reset": _PATTERNS, "source": Name()},
+                           required=("key", "step", "reset", "source")),
+    "implied": ListOf(Record({"call": _PATTERNS, "when": Table(Any()), "unless": NAMES, "sets": Table(Any()),
+                              "source": Name()}, required=("call", "sets", "source"),
+                             need="call, sets and source")),
+}, required=("share", "least", "step_sinks")))
+
+
+@validator
+def check_rewritten_regions(rs: RuleSet) -> None:
+    """`rewritten_regions:` (rules/relevance.yaml): the step sinks are sinks of
+    `numerics_relevance`, the keys it sets are vocabulary keys."""
+    rs.conform("rewritten_regions")
+    d = rs.section("rewritten_regions")
+    if d is None:
+        return
+    sinks = (rs.section("numerics_relevance") or {}).get("sinks") or {}
+    for i, s in enumerate(d["step_sinks"]):
+        if sinks and s not in sinks:
+            raise rs.error(("rewritten_regions", "step_sinks", i), f"{s!r} is not a sink of numerics_relevance")
+    voc = rs.section("vocabulary") or {}
+    keys = [(("rewritten_regions", "accumulation", "key"), (d.get("accumulation") or {}).get("key"))] + [
+        (("rewritten_regions", "implied", i, "sets", k), k) for i, e in enumerate(d.get("implied") or [])
+        for k in e["sets"]]
+    for path, k in keys:
+        if k is not None and voc and k not in voc:
+            raise rs.error(path, f"key {k!r} is not in the vocabulary")

@@ -142,6 +142,8 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                 g = default_fact(key, gpu.frameworks, rs, gpu.versions)
             if n is None:
                 n = default_fact(key, npu.frameworks, rs, npu.versions)
+            if (g is None) != (n is None) and (g or n).meta.get("implied"):
+                continue  # applied by another setting (accelerate's fp16: its scaler), which is compared itself
         fn = (classifiers or {}).get(check, classify_hparam)
         if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
             code = g.meta.get("mask") or n.meta.get("mask")

@@ -17,17 +17,20 @@ checks). `run(inputs, opts)` takes them through the stages of `Run.STAGES` and r
               input that failed or was not understood is unknown where it is silent
   structural  changed pairs of structural kinds compared statement by statement
   account     identical inputs marked, texts kept for the page, inputs not understood reported
-  finish      duplicates dropped, inline suppressions and the baseline, --select/--ignore
+  finish      each masked edit's fidelity (what it keeps; one that is not exact said: run/fidelity.py),
+              duplicates dropped, inline suppressions and the baseline, --select/--ignore
 """
 from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
 
+from . import alignment
 from .compare import FactTable, compare_tables, equal
 from ..ruleset.devices import may_branch
 from . import launchargs
 from .finding import finding
+from .fidelity import annotate as fidelity_notes
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from ..model import (ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Extract, Fact, Finding, InputAccount, InputError, Masked,
                     MissingReference, Options, Report, Side, SideContext)
@@ -180,6 +183,7 @@ class Run:
         self.uncompared: dict[int, tuple[InputError, set[str]]] = {}  # id(fatal error) -> keys it hid
         self.programs: list[tuple[Source, Source]] = []  # the programs two runs start, compared as code
         self._paired_programs: set[tuple[str, str]] = set()  # (side, name) of programs paired by their runs
+        self._aligned = False  # the alignment profile checked (run/alignment.py), on the first run unit
 
     def __call__(self) -> Outcome:
         for stage in self.STAGES:
@@ -399,6 +403,11 @@ class Run:
                                                      (ntable, gtable)):
                         if side in unknown and table.get(key) is None and other.get(key) is not None:
                             self._hidden(r, key, other.get(key), unit.failed.get(side, []))
+                if unit.run and not self._aligned and self.opts.profile:  # --profile: each side against it
+                    self._aligned = True
+                    g, n = reads[id(unit)]
+                    out.findings.extend(alignment.check(self.opts.profile, gtable, ntable, [s for s, _ex in g.items],
+                                                        [s for s, _ex in n.items]))
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
@@ -527,6 +536,7 @@ class Run:
 
     def finish(self) -> None:
         out = self.out
+        out.findings.extend(fidelity_notes(out.masked))  # a masked edit that is not exact is said
         out.findings = _dedupe(out.findings)
         for relate in relaters({f.check for f in out.findings}):  # a check that explains its findings by the others
             out.findings = relate(out.findings, out.inputs)

@@ -20,6 +20,7 @@ from .nodediff import NodeDiff
 from .pair import PairState, StKey, one_line
 from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
 from .port import PortChecks
+from .regions import Regions
 from .values import ValueChecks
 from ..text import opcodes
 
@@ -34,6 +35,7 @@ class Aligner:
         self.port = port
         self.values = ValueChecks(state, classifier)
         self.devices = DeviceChecks(state)
+        self.regions = Regions(state, self)
 
     # ------------------------------------------------------------------ blocks
     def block(self, G: list[St], N: list[St], scope: str) -> None:
@@ -208,6 +210,8 @@ class Aligner:
                             if f not in BLOCK_FIELDS:
                                 sites += self.nodes.diff_values(getattr(gnode, f), getattr(nnode, f), None, gnode, nnode)
                         self.cls.report_sites(sites, gs, ns, scope)
+                if label == "body" and self.regions.rewritten(gs, ns, gbody, nbody, inner):
+                    continue  # a function or loop rewritten: one finding for it (regions.py)
                 self.block(gbody, nbody, inner)
             elif not (label == "elif" and self.mps_branch(getattr(gnode, "test", None), gbody, "gpu")):
                 for s in gbody:

@@ -10,11 +10,15 @@ whose severity (in its pack) is the one found.
 """
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ...model import Severity, Side
 from ...run.finding import rule_of
 from ...ruleset.vocabulary import is_cosmetic
+from . import relevance
+from .evaluate import Kind, read
 from .pair import PairState, one_line
 from .parse import Parsed, St, dotted, match_name, rules
 
@@ -99,11 +103,138 @@ def _split_name(name: str) -> list[str]:
     return [t for t in name.lower().replace(".", "_").split("_") if t]
 
 
+_KINDS = {Kind.DEVICE: relevance.DEVICE, Kind.DTYPE: relevance.DTYPE}
+
+
+def reach_extra(reach: relevance.Reach) -> dict:
+    """What a finding's `extra` says of where its difference goes (JSON: `reaches`)."""
+    if reach.verdict == relevance.SINK:
+        r = {"sink": reach.what[0], "side": reach.side, "line": reach.line, "through": list(reach.through)}
+        return {"reaches": {**r, "said": sink_text({"reaches": r})}}
+    return {"reaches": {"sink": None, "only": list(reach.what)}}
+
+
+def reach_text(extra: dict) -> str:
+    """How a message says that a difference reaches nothing training computes (empty otherwise:
+    the sink a loud difference reaches is in its `extra`, its message is the difference's own)."""
+    r = extra.get("reaches") if extra else None
+    if not r or r.get("sink") is not None:
+        return ""
+    return f"; reaches nothing training computes ({', '.join(r.get('only') or ())})"
+
+
+def sink_text(extra: dict) -> str:
+    """The sink a loud difference reaches, as a line says it ("the optimizer and its schedule
+    (NPU line 12, through opt)"), or empty: `extra["reaches"]["said"]`, which the text report
+    shows under the finding (its message stays the difference's own)."""
+    r = extra.get("reaches") if extra else None
+    if not r or r.get("sink") is None:
+        return ""
+    where = [f"{(r.get('side') or '').upper()} line {r['line']}".strip()] if r.get("line") else []
+    if r.get("through"):
+        where.append("through " + ", ".join(r["through"]))
+    return relevance.shown(r["sink"]) + (f" ({', '.join(where)})" if where else "")
+
+
 class Classifier:
     """Turns the sites of a pair, and statements on one side only, into findings."""
 
     def __init__(self, state: PairState):
         self.s = state
+        self._flows: dict = {}
+
+    # ------------------------------------------------- where a difference goes (relevance.py)
+    def flow(self, p: Parsed) -> relevance.Flow:
+        """The whole file's tree for following values (read once per side, whatever was focused)."""
+        f = self._flows.get(id(p))
+        if f is None:
+            f = self._flows[id(p)] = relevance.Flow("\n".join(p.lines) + "\n")
+        return f
+
+    def ast_statements(self, p: Parsed, st: St) -> list:
+        f = self.flow(p)
+        found = f.statements_at(st.line, p.text_at(st.line))
+        if not found:
+            return []
+        first = found[0]
+        return [n for n in found if f.parent.get(id(n)) is f.parent.get(id(first))]
+
+    def ast_node(self, p: Parsed, node):
+        line, col = p.line_of(node), p.state.column(node) if p.state else None
+        return self.flow(p).locate(line, col, p.code(node))
+
+    @staticmethod
+    def kind(p: Parsed, node) -> str | None:
+        try:
+            return _KINDS.get(read(p, node).kind)
+        except Exception:
+            return None
+
+    def statement_reach(self, p: Parsed, st: St, side: str) -> relevance.Reach:
+        stmts = self.ast_statements(p, st)
+        kinds = {}
+        if st.kind == "simple":
+            for small in st.node.body:
+                if type(small) is cst.Assign and len(small.targets) == 1:
+                    k = self.kind(p, small.value)
+                    name = dotted(small.targets[0].target)
+                    if k is not None and name:
+                        kinds[name] = k
+        return relevance.statements(self.flow(p), stmts, kinds)._replace(side=side)
+
+    def site_reach(self, p: Parsed, node, st: St, ctx, side: str) -> relevance.Reach:
+        """Where one side of a site goes: the statement (a statement that differs), the call (a
+        different callee), the parameter (a signature), the argument or the part that differs."""
+        f = self.flow(p)
+        if ctx is None or (isinstance(ctx[0], str) and ctx[0] in ("NOTE", "HPARAM")):
+            return self.statement_reach(p, st, side)
+        if isinstance(node, tuple) and node and node[0] == "MISSING":
+            call = self.ast_node(p, node[1])
+            label = ctx[1] or ""
+            kw = None if label.startswith("argument") or label.startswith("*") else label
+            return relevance.argument(f, call, kw)._replace(side=side)
+        if ctx[0] == "call":
+            return relevance.call(f, self.ast_node(p, node))._replace(side=side)
+        if isinstance(ctx[0], str) and ctx[0].startswith("def ") and ctx[1]:
+            fn = next((n for n in self.ast_statements(p, st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                      None)
+            return relevance.parameter(f, fn, ctx[1])._replace(side=side)
+        if isinstance(node, cst.CSTNode) and not isinstance(node, (cst.BaseSmallStatement, cst.BaseStatement,
+                                                                   cst.Param, cst.Arg)):
+            at = self.ast_node(p, node)
+            if at is not None:
+                return relevance.value(f, at, self.kind(p, node))._replace(side=side)
+        # a part CPython's tree has no node for (an operator, a comparison's right side): its statement
+        return self.statement_reach(p, st, side)
+
+    def graded(self, sev: Severity, reach) -> tuple[Severity, dict]:
+        """A loud code difference is loud when it reaches what training computes (saying which
+        sink), info when every path ends in logging, placement and the like (saying which), and as
+        it was when where it goes cannot be followed."""
+        if sev not in (Severity.ERROR, Severity.WARNING) or reach is None:
+            return sev, {}
+        if reach.verdict == relevance.SINK:
+            return sev, reach_extra(reach)
+        if reach.verdict == relevance.INERT:
+            return Severity.INFO, reach_extra(reach)
+        return sev, {}
+
+    def grade_sites(self, sev: Severity, g, n, gs: St, ns: St, ctx) -> tuple[Severity, dict]:
+        if sev not in (Severity.ERROR, Severity.WARNING):
+            return sev, {}
+        if type(g) is cst.Integer and type(n) is cst.Integer:  # .cuda(0) -> .npu(1): which device, not how it is named
+            return sev, {}
+        s = self.s
+        reach = relevance.combine(self.site_reach(s.g, g, gs, ctx, "gpu"), self.site_reach(s.n, n, ns, ctx, "npu"))
+        return self.graded(sev, reach)
+
+    def grade_statements(self, sev: Severity, gs: St | None, ns: St | None) -> tuple[Severity, dict]:
+        if sev not in (Severity.ERROR, Severity.WARNING):
+            return sev, {}
+        s = self.s
+        got = ([self.statement_reach(s.g, gs, "gpu")] if gs is not None else []) + \
+              ([self.statement_reach(s.n, ns, "npu")] if ns is not None else [])
+        return self.graded(sev, relevance.combine(*got))
 
     def report_sites(self, sites: list, gs: St, ns: St, scope: str) -> None:
         s = self.s
@@ -122,7 +253,7 @@ class Classifier:
                 continue
             gside = s.side(s.g, g, gs.line)
             nside = s.side(s.n, n, ns.line)
-            sev = self.classify(ctx, [gs, ns], scope)
+            sev, extra = self.grade_sites(self.classify(ctx, [gs, ns], scope), g, n, gs, ns, ctx)
             if ctx is None:
                 msg = "statement differs"
             elif ctx[0] == "call":
@@ -139,7 +270,7 @@ class Classifier:
                     msg = f"{ctx[0]}: {label} is given on GPU only"
                 else:
                     msg = f"{ctx[0]}: {label} differs"
-            s.add_finding(severity_rule(sev), scope, gside, nside, msg)
+            s.add_finding(severity_rule(sev), scope, gside, nside, msg, extra)
 
     def report_args(self, g, n, ctx: tuple, gs: St, ns: St, scope: str) -> None:
         """One call whose arguments, bound to its signature, differ in several places (its site's
@@ -147,12 +278,18 @@ class Classifier:
         s = self.s
         _args, callee, diffs = ctx
         sev = Severity.worst(self.classify((callee, name), [gs, ns], scope) for name, _g, _n in diffs)
+        extra: dict = {}
+        if sev in (Severity.ERROR, Severity.WARNING):
+            gc, nc = self.ast_node(s.g, g), self.ast_node(s.n, n)
+            sev, extra = self.graded(sev, relevance.combine(*(
+                relevance.argument(self.flow(p), c, name)._replace(side=side)
+                for name, _g, _n in diffs for p, c, side in ((s.g, gc, "gpu"), (s.n, nc, "npu")))))
         gl, nl = s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)
         gside = Side(value=", ".join(x for _n, x, _y in diffs), path=s.g.name, line=gl, source=s.g.text_at(gl))
         nside = Side(value=", ".join(y for _n, _x, y in diffs), path=s.n.name, line=nl, source=s.n.text_at(nl))
         names = ", ".join(name for name, _g, _n in diffs)
         s.add_finding(severity_rule(sev), scope, gside, nside,
-                      f"{callee}: arguments {names} differ (bound to its signature, defaults included)")
+                      f"{callee}: arguments {names} differ (bound to its signature, defaults included)", extra)
 
     def report_one_sided(self, st: St, side: str, scope: str) -> None:
         """A statement on one side only (its key is the whole statement's, blocks included)."""
@@ -182,7 +319,9 @@ class Classifier:
             sev = Severity.INFO
             msg = (f"{msg}: buffer {buf!r}, which the {'NPU' if side == 'gpu' else 'GPU'} side never reads; "
                    f"it follows from the change of its uses{at}")
-        s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg)
+        sev, extra = self.grade_statements(sev, st if side == "gpu" else None, st if side == "npu" else None)
+        s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg,
+                      extra)
 
     @staticmethod
     def fact_only(s: St, p: Parsed) -> bool:

@@ -24,6 +24,7 @@ from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, me
                                    value_ports)
 from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
+from .regions import read_settings
 from ...ruleset.devices import family_of
 from ...ruleset.rules import RuleSet, derived
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
@@ -490,4 +491,8 @@ def read_facts(p: Parsed, side: str) -> None:
                 r.keywords(c)
             except Exception:
                 continue
+    try:  # what a loop applies without a call that names it (regions.py)
+        read_settings(r)
+    except Exception:
+        pass
 

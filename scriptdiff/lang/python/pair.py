@@ -30,7 +30,7 @@ class StKey:
     """What normalizing one statement gave: its key, and the masks, swaps and optimizer calls met."""
 
     key: object
-    hits: list = field(default_factory=list)  # (mask rule, node)
+    hits: list = field(default_factory=list)  # (mask rule, node) or (mask rule, node, target)
     swaps: list = field(default_factory=list)  # (family, call node)
     opts: list = field(default_factory=list)  # (family, qualified name, call node)
 
@@ -60,15 +60,17 @@ class PairState:
         else:
             k.key = key
 
-    def add_masked(self, rule: str, gside: Side | None, nside: Side | None) -> None:
+    def add_masked(self, rule: str, gside: Side | None, nside: Side | None, target: str = "") -> None:
         k = (rule, gside.line if gside else None, nside.line if nside else None)
         if k in self._masked_seen:
             return
         self._masked_seen.add(k)
-        self.masked.append(Masked(rule=rule, gpu=gside, npu=nside))
+        self.masked.append(Masked(rule=rule, gpu=gside, npu=nside, target=target))
 
-    def add_finding(self, rule: str, scope: str, gside: Side | None, nside: Side | None, message: str) -> None:
-        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=gside, npu=nside, message=message))
+    def add_finding(self, rule: str, scope: str, gside: Side | None, nside: Side | None, message: str,
+                    extra: dict | None = None) -> None:
+        self.findings.append(finding(rule, key=f"code:{self.base}:{scope}", gpu=gside, npu=nside, message=message,
+                                     extra=extra or None))
 
     def add_hparam(self, key: str, gside: Side | None, nside: Side | None, message: str) -> None:
         """A code change that is a hyperparameter: reported under its vocabulary key and the

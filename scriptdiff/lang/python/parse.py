@@ -456,7 +456,7 @@ class Norm:
     def __init__(self, p: Parsed):
         self.p = p
         self.memo: dict[int, object] = {}
-        self.hits: list = []  # (rule, node)
+        self.hits: list = []  # (rule, node) or (rule, node, target: what the edit maps to)
         self.swaps: list = []  # (family, call node)
         self.opt_calls: list = []  # (family, qualified name, call node)
 
@@ -542,7 +542,7 @@ class Norm:
             fam = r.opt_family.get(raw_qn)
             if fam is not None:
                 if fam[1] == "npu":
-                    self.hits.append((code("fused-optimizer-swap"), node))
+                    self.hits.append((code("fused-optimizer-swap"), node, raw_qn))  # its target: the NPU class
                 self.opt_calls.append((fam[0], raw_qn, node))
                 return ("Call", ("OPT", fam[0]), self.value(node.args))
         if type(f) is cst.Attribute and f.attr.value in r.methods and self.qualified(f) is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
+from ...ruleset.fidelity import IMPORT_TARGET
 from ...ruleset.rules import code
 from .classify import Classifier
 from .evaluate import device_test, value
@@ -79,18 +80,18 @@ class PortChecks:
         if not hits:
             return
         same_shape = gs.raw.count("\n") == ns.raw.count("\n")
-        for rule, node in hits:
+        for rule, node, *target in hits:
             nline = s.n.line_of(node, ns.line) if node is not None else ns.line
             gline = gs.line + (nline - ns.line) if same_shape else gs.line
             s.add_masked(rule, Side(path=s.g.name, line=gline, source=s.g.text_at(gline)),
-                         Side(path=s.n.name, line=nline, source=s.n.text_at(nline)))
+                         Side(path=s.n.name, line=nline, source=s.n.text_at(nline)), *target)
 
-    def mask_pair(self, rule: str, gc, nc, gs: St, ns: St) -> None:
+    def mask_pair(self, rule: str, gc, nc, gs: St, ns: St, target: str = "") -> None:
         s = self.s
         gl = s.g.line_of(gc, gs.line)
         nl = s.n.line_of(nc, ns.line)
         s.add_masked(rule, Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
-                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)), target)
 
     # ------------------------------------------------------------------------- imports
     def imports(self, gi: list[St], ni: list[St], scope: str) -> None:
@@ -112,7 +113,7 @@ class PortChecks:
         for c, (qn, st, hits) in nmap.items():  # imported on both sides: the masks it met
             if c in gm:
                 _gqn, gs, _ = gm[c]
-                for rule, _node in hits:
+                for rule, _node, *_target in hits:
                     s.add_masked(rule, Side(path=s.g.name, line=gs.line, source=s.g.text_at(gs.line)),
                                  Side(path=s.n.name, line=st.line, source=s.n.text_at(st.line)))
         for side, mine, other, p in (("npu", nmap, gm, s.n), ("gpu", gm, nmap, s.g)):  # on one side only
@@ -122,8 +123,8 @@ class PortChecks:
                 here = Side(value=qn, path=p.name, line=st.line, source=p.text_at(st.line))
                 gside, nside = (here, None) if side == "gpu" else (None, here)
                 rule = expected_import(qn, side) or (code("device-branch") if device_test(qn) else None)
-                if rule:
-                    s.add_masked(rule, gside, nside)
+                if rule:  # an import computes nothing: exact, whatever the rule of the edit it serves
+                    s.add_masked(rule, gside, nside, IMPORT_TARGET + qn)
                 else:
                     s.add_finding(code("import-differs"), scope, gside, nside,
                                   f"{qn} is imported on {side.upper()} only")
@@ -158,7 +159,7 @@ class PortChecks:
                 if fam == "flash_attention":
                     r = rules()
                     if gq in r.fa_gpu and nq in r.fa_npu:
-                        self.mask_pair(code("flash-attention-swap"), gc, nc, gs, ns)
+                        self.mask_pair(code("flash-attention-swap"), gc, nc, gs, ns, nq)
                         self.check_fa(gc, nc, gq, nq, gs, ns, scope)
                     else:
                         self.cls.report_sites(self.nodes.diff_args(gc, nc, gq) if gq == nq else [(gc, nc, ("call", gq))],
@@ -167,7 +168,7 @@ class PortChecks:
                     if gq == nq or (gq.rsplit(".", 1)[-1] == nq.rsplit(".", 1)[-1]):
                         self.cls.report_sites(self.nodes.diff_args(gc, nc, gq), gs, ns, scope)
                     else:
-                        self.mask_pair(rules().clip_rule, gc, nc, gs, ns)
+                        self.mask_pair(rules().clip_rule, gc, nc, gs, ns, nq)
                         gnt = self.arg(gc, "norm_type", 2)
                         nnt = self.arg(nc, "norm_type", 1)
                         gv = s.gn(gnt.value) if gnt is not None else ("NUM", 2)

@@ -21,7 +21,8 @@ rules/python.yaml.
 The parts: parse (parse, statements, normalization; node positions in spans),
 facts (hyperparameters), and for a pair, sharing one pair.PairState:
 align (statement alignment), nodediff (node diffs into sites),
-classify (severity and findings) and port (imports, masks, swap checks).
+classify (severity and findings; relevance: where a difference goes), regions (a rewritten
+loop, one finding) and port (imports, masks, swap checks).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from ...model import Extract, InputError, Masked, PairResult, Severity, Side
 from ...ruleset.rules import code
 from .. import text
 from .align import Aligner
-from .classify import Classifier
+from .classify import Classifier, reach_text
 from .cmdline import command_line
 from . import focus as python_focus
 from .facts import read_facts
@@ -44,6 +45,7 @@ from .pair import PairState, one_line
 from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
+from .transfer import account as transfer_account, may_import as may_import_t2n
 
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
 # cache keeps a pair's two files and what else fits in budget.PARSE_CACHE_BYTES of source
@@ -129,6 +131,11 @@ def extract(src, ctx, partner=None):
     lost = p.fact_error if p.fact_error and p.fact_error.startswith("hyperparameters not read") else None
     unread = list(p.too_large) + ([f"its settings were not read ({lost})"] if lost else [])
     masked, notes = device_account(p, ctx.side)
+    whole = p
+    if focus is not None and ctx.side == "npu" and may_import_t2n(src.data):  # its map covers the whole program,
+        whole = analyse(src, limit, side=ctx.side)  # not only the statements the pair's focus reads
+    mapped, ported = transfer_account(whole, ctx.side) if whole.error is None else ([], [])
+    masked += mapped  # transfer_to_npu's run-time port (transfer.py)
     cmd = None
     if focus is None:  # a program read whole: the command line its parser accepts
         try:
@@ -140,7 +147,7 @@ def extract(src, ctx, partner=None):
                    "line": None, "parse": None, "parse_line": None, "stops": True, "abbrev": True, "refusal": "",
                    "options": []}
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
-                   unread=unread, command_line=cmd)
+                   unread=unread, command_line=cmd, findings=ported)
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:
@@ -215,13 +222,20 @@ def group_sites(findings: list) -> list:
     out = []
     for g in order:
         first = g[0]
+        said = reach_text(first.extra)  # where the difference goes (classify.reach_text)
         if len(g) > 1:  # the decision is as severe as its most severe place
             worst = min(g, key=lambda x: Severity(x.severity).rank)
-            first = reclassified(first, worst.rule)
+            said = reach_text(worst.extra)
+            reaches = {"reaches": worst.extra["reaches"]} if "reaches" in worst.extra else {}
+            first = replace(reclassified(first, worst.rule),
+                            extra={k: v for k, v in {**first.extra, **reaches}.items()
+                                   if k != "reaches" or reaches})
             where = ", ".join(f"{x.gpu.line if x.gpu else '-'}/{x.npu.line if x.npu else '-'}" for x in g[1:])
-            first = replace(first, message=f"{first.message}; the same at {len(g) - 1} more place(s), "
+            first = replace(first, message=f"{first.message}{said}; the same at {len(g) - 1} more place(s), "
                                            f"GPU/NPU lines {where}",
                             extra={**first.extra, "also": [[x.gpu.line if x.gpu else None,
                                                             x.npu.line if x.npu else None] for x in g[1:]]})
+        elif said:
+            first = replace(first, message=first.message + said)
         out.append(first)
     return out

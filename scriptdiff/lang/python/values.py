@@ -140,8 +140,8 @@ class ValueChecks:
         if key is not None:  # n_layer = 12 against n_layer = args.n_layer: the hyperparameter num_layers
             s.add_hparam(key, gside, nside, msg)
             return True
-        sev = self.cls.classify(None, [gs, ns], scope)
-        s.add_finding(severity_rule(sev), scope, gside, nside, msg)
+        sev, extra = self.cls.grade_statements(self.cls.classify(None, [gs, ns], scope), gs, ns)
+        s.add_finding(severity_rule(sev), scope, gside, nside, msg, extra)
         return True
 
     def names(self, side: str) -> set:

@@ -1,0 +1,92 @@
+"""transfer_to_npu as a port of its own (docs/fidelity.md): an NPU program that imports
+torch_npu.contrib.transfer_to_npu keeps the GPU's CUDA spelling and torch_npu maps it at run
+time. Each CUDA name left in it is a masked mapping (rules/fidelity.yaml `transfer_to_npu`:
+SD028, its target's fidelity), and the side effects that hold for the whole program are one
+finding at the import (SD027)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ...model import Finding, Masked, Side
+from ...ruleset.fidelity import t2n
+from ...run.finding import finding
+from .parse import Parsed, import_items, qualified_name
+
+
+class _Names(cst.CSTVisitor):
+    """The outermost Name/Attribute chains of the module (imports skipped), in order."""
+
+    def __init__(self):
+        self.chains: list = []
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node) -> bool:
+        self.chains.append(node)
+        return False
+
+    def visit_Name(self, node) -> bool:
+        self.chains.append(node)
+        return False
+
+
+def _imports(p: Parsed, names: tuple[str, ...]) -> int | None:
+    """The line of the first import of one of `names` the file runs, else None."""
+    found: list[int] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Import(self, node) -> bool:
+            self._check(node)
+            return False
+
+        def visit_ImportFrom(self, node) -> bool:
+            self._check(node)
+            return False
+
+        def _check(self, node) -> None:
+            if any(qn in names for _bound, qn in import_items(node)):
+                line = p.line_of(node)
+                if line is not None:
+                    found.append(line)
+
+    p.module.visit(V())
+    aside = {line for line, _why, _rule in (p.spec.set_aside if p.spec is not None else [])}
+    live = [line for line in found if line not in aside]
+    return min(live) if live else None
+
+
+def may_import(data: bytes) -> bool:
+    """The cheap test before a whole parse: the file's bytes name a module whose import runs it."""
+    m = t2n()
+    return m is not None and any(name.rsplit(".", 1)[-1].encode() in data for name in m.imports)
+
+
+def account(p: Parsed, side: str) -> tuple[list[Masked], list[Finding]]:
+    """The mappings and the notice of an NPU program that imports transfer_to_npu, else nothing."""
+    m = t2n()
+    if side != "npu" or m is None or p.module is None:
+        return [], []
+    at = _imports(p, m.imports)
+    if at is None:
+        return [], []
+    here = Side(value="transfer_to_npu", path=p.name, line=at, source=p.text_at(at))
+    notice = finding(m.notice, key="port:transfer_to_npu", npu=here,
+                     message="transfer_to_npu ports the GPU code at run time: " + "; ".join(m.side_effects))
+    aside = {line for line, _why, _rule in (p.spec.set_aside if p.spec is not None else [])}
+    v = _Names()
+    p.module.visit(v)
+    masked, seen = [], set()
+    for node in v.chains:
+        qn = qualified_name(p, node)
+        target = m.target(qn) if qn else None
+        line = p.line_of(node)
+        if target is None or line is None or line in aside or (line, target) in seen:
+            continue
+        seen.add((line, target))
+        masked.append(Masked(rule=m.rule, gpu=None, npu=Side(value=qn, path=p.name, line=line, source=p.text_at(line)),
+                             target=target))
+    return masked, [notice]
