@@ -103,6 +103,7 @@ LOG_RECORD = 16 * 1024 * 1024  # one record of a trainer_state.json log_history 
 EVENT_RECORD = 64 * 1024 * 1024  # one record of a TensorBoard event file (a scalar takes about 40 bytes)
 LINK_HOPS = 40  # symbolic links followed in resolving one path under `collect --root` (Linux's own limit)
 DUMP_RECORD = 16 * 1024 * 1024  # one call of an msprobe dump.json, one group of stack.json (both streamed)
+DUMP_RUN = 64 * 1024  # characters of dump.json calls decoded at once by the compiled reader (dumps/reader.py; 256K held 7 MiB more, no faster)
 DUMP_SLOTS = 10_000  # tensors and arguments of one dumped call compared (a foreach call over 10,000 tensors)
 DUMP_DEPTH = 32  # nesting of one dumped call's arguments
 DUMP_FRAMES = 200  # frames of one call stack

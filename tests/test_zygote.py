@@ -209,14 +209,22 @@ def test_pairs_planned_ahead_by_the_parent_are_not_planned_again(tmp_path, hande
     real_plan, real_warm = python_focus.plan, engine.warm_readers
     planned_here = []
 
+    planned_all = tmp_path / "planned-all"  # the parent's word to the reader process (another process)
+
     def plan_in_parent_only(*a, **k):
         if os.getpid() != parent:
             raise AssertionError("a worker planned a pair the parent had planned")
         planned_here.append(1)
-        return real_plan(*a, **k)
+        out = real_plan(*a, **k)
+        if len(planned_here) == 6:
+            planned_all.touch()
+        return out
 
-    def slow_warm():  # the reader process is still importing while the parent plans every pair
-        time.sleep(1.0)
+    def slow_warm():  # the reader process is still importing until the parent has planned every pair
+        for _ in range(6000):  # waits on the parent's word, not on a time (a loaded machine is slow)
+            if planned_all.exists():
+                break
+            time.sleep(0.01)
         real_warm()
 
     monkeypatch.setattr(python_focus, "plan", plan_in_parent_only)

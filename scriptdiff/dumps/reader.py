@@ -28,6 +28,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
+import threading
 import warnings
 import zipfile
 from contextlib import contextmanager
@@ -174,33 +176,44 @@ class Scalar:
         return str(v)
 
 
-@dataclass
 class Call:
-    """One API or module call of one rank, as the dump has it."""
+    """One API or module call of one rank, as the dump has it (a plain class with slots: a
+    dump has hundreds of thousands of them)."""
 
-    name: str
-    api: str  # Functional.linear | Module.layers.0.attn.qkv.Linear
-    op: str  # linear | Linear (a module's class)
-    module: str | None  # a module call's path: layers.0.attn.qkv
-    direction: str  # forward | backward | parameters_grad
-    index: int  # position in its dump
-    phase: int  # 0 forward pass, 1 backward pass, 2 after it (the optimizer)
-    slots: dict = field(default_factory=dict)  # "input.0", "output.0", "parameters_grad.weight.0" -> Tensor | Scalar | None
-    dropped: int = 0  # slots past the budget
-    malformed: list = field(default_factory=list)  # what of its record is not of its type (not compared)
-    form: str | None = None  # a port form the stack gave it (an optimizer's calls)
+    __slots__ = ("name", "api", "op", "module", "direction", "index", "phase", "slots", "dropped", "malformed",
+                 "form", "token")
 
-    @property
-    def token(self) -> str:
-        return f"{self.api}:{self.direction}"
+    def __init__(self, name: str, api: str, op: str, module: str | None, direction: str, index: int, phase: int,
+                 slots: dict | None = None, dropped: int = 0, malformed: list | None = None, form: str | None = None):
+        self.name = name
+        self.api = api  # Functional.linear | Module.layers.0.attn.qkv.Linear
+        self.op = op  # linear | Linear (a module's class)
+        self.module = module  # a module call's path: layers.0.attn.qkv
+        self.direction = direction  # forward | backward | parameters_grad
+        self.index = index  # position in its dump
+        self.phase = phase  # 0 forward pass, 1 backward pass, 2 after it (the optimizer)
+        # "input.0", "output.0", "parameters_grad.weight.0" -> Tensor | Scalar | None
+        self.slots = {} if slots is None else slots
+        self.dropped = dropped  # slots past the budget
+        self.malformed = [] if malformed is None else malformed  # what of its record is not of its type
+        self.form = form  # a port form the stack gave it (an optimizer's calls)
+        self.token = f"{api}:{direction}"  # what the matcher pairs calls by
 
     @property
     def is_module(self) -> bool:
         return self.module is not None
 
+    def __repr__(self) -> str:
+        return f"Call({self.name!r}, {len(self.slots)} slots)"
+
 
 def parse_name(name: str) -> tuple[str, str, str | None, str]:
     """(api, op, module path, direction) of a dumped call name."""
+    head, _sep, direction = name.rpartition(".")
+    if direction in DIRECTIONS:  # an API's call, `Functional.linear.12.forward`: the usual name, told at once
+        api, _sep, number = head.rpartition(".")
+        if number.isdigit() and "." in api:
+            return api, api.partition(".")[2], None, direction
     parts = name.split(".")
     if parts[0] in MODULE_KINDS and len(parts) >= 5 and parts[-1].isdigit() and parts[-2] in DIRECTIONS:
         path = ".".join(parts[1:-3])
@@ -226,6 +239,8 @@ def said(v) -> str:
 
 
 def _leaf(d: dict):
+    if type(d) is _Leaf:
+        return _typed_leaf(d)
     t = d.get("type")
     if isinstance(t, str) and ("Tensor" in t or "ndarray" in t or "Parameter" in t) or ("dtype" in d and "shape" in d):
         get = d.get
@@ -261,7 +276,30 @@ def _leaf(d: dict):
 
 
 def _is_leaf(v) -> bool:
-    return type(v) is dict and ("type" in v or ("dtype" in v and "shape" in v))
+    return type(v) is dict and ("type" in v or ("dtype" in v and "shape" in v)) or type(v) is _Leaf
+
+
+def _typed_leaf(d) -> "Tensor | Scalar":
+    """_leaf of a leaf the compiled reader decoded (typed_runs): the same Tensor or Scalar, from
+    fields already of their types (an absent one is UNSET, read as `d.get` reads it: None)."""
+    unset = _UNSET
+    t, dtype, shape = d.type, d.dtype, d.shape
+    if isinstance(t, str) and ("Tensor" in t or "ndarray" in t or "Parameter" in t) or \
+            (dtype is not unset and shape is not unset):
+        stats = (d.Max, d.Min, d.Mean, d.Norm)
+        if unset in stats:
+            stats = tuple(None if v is unset else v for v in stats)
+        md5, name = d.md5, d.data_name
+        return Tensor(None if dtype is unset else dtype, tuple(shape) if type(shape) is list else None,
+                      stats, None if md5 is unset else md5, None if name is unset else name)
+    value = d.value
+    if value is unset:
+        value = None
+    elif isinstance(value, list):
+        value = tuple(value)
+    elif isinstance(value, dict):
+        value = repr(value)[:budget.DUMP_DICT_CHARS]
+    return Scalar(str(None if t is unset else t), value)
 
 
 def _flatten(value, prefix: str, out: dict, call: Call) -> None:
@@ -297,21 +335,29 @@ SECTIONS = (("input_args", "input"), ("input_kwargs", "input"), ("input", "input
 
 def make_call(name: str, rec, index: int, phase: int, parsed: tuple | None = None) -> Call:
     api, op, module, direction = parsed or parse_name(name)
-    call = Call(name=name, api=api, op=op, module=module, direction=direction, index=index, phase=phase)
+    call = Call(name, api, op, module, direction, index, phase)
     if not isinstance(rec, dict):
         call.malformed.append(f"its record is {said(rec)}, not an object")
         return call
+    slots = call.slots
     if direction == "parameters_grad":
-        _flatten(rec, "parameters_grad", call.slots, call)
+        _flatten(rec, "parameters_grad", slots, call)
         return call
     for key, prefix in SECTIONS:
-        if key in rec:
-            v = rec[key]
-            if v is None or isinstance(v, (list, dict)):
-                _flatten(v, prefix, call.slots, call)
-            else:  # a section is a list or an object of tensors and values
-                call.malformed.append(f"{key} is {said(v)}, not a list")
+        v = rec.get(key, _NO)
+        if v is _NO or (not v and type(v) in (list, dict)):  # (an empty section has no slots)
+            continue
+        if type(v) is list and len(slots) + len(v) <= budget.DUMP_SLOTS and all(map(_is_leaf, v)):
+            for i, x in enumerate(v):  # the usual section: a list of tensors and values (_flatten's first case)
+                slots[f"{prefix}.{i}"] = _leaf(x)
+        elif v is None or isinstance(v, (list, dict)):
+            _flatten(v, prefix, slots, call)
+        else:  # a section is a list or an object of tensors and values
+            call.malformed.append(f"{key} is {said(v)}, not a list")
     return call
+
+
+_NO = object()
 
 
 @dataclass
@@ -353,12 +399,16 @@ def survey(rank: Rank) -> Header:
     return h
 
 
-def calls(rank: Rank, header: Header, build: bool = True) -> Iterator[Call]:
+def calls(rank: Rank, header: Header, build: bool = True, typed: bool = True) -> Iterator[Call]:
     """The calls of one rank's dump.json in order, streamed; raises DumpError (one line) for
     a file that cannot be read or is not a dump. Without `build`, each call is decoded (so
-    a damaged file is found) and None yielded."""
+    a damaged file is found) and None yielded. Runs of calls are decoded by the compiled
+    reader where it can take them (`typed`: typed_runs, the same calls; counted_runs without
+    `build`), the others one at a time by json's."""
     seen = False
     phase = 0
+    i = 0
+    decode = (typed_runs() if build else counted_runs()) if typed else None
     with _document(rank.dump, "dump.json") as doc:
         for key in doc.members():
             if key in HEADER:
@@ -371,20 +421,168 @@ def calls(rank: Rank, header: Header, build: bool = True) -> Iterator[Call]:
             seen = True
             if doc.peek() != "{":
                 raise DumpError(f"{rank.dump}: \"data\" is not an object of calls; not read")
-            for i, (name, rec) in enumerate(doc.items()):
-                header.calls = i + 1
-                if not build:
-                    yield None
-                    continue
-                parsed = parse_name(name)
-                direction = parsed[3]
-                if direction != "forward":
-                    phase = 1
-                elif phase:
-                    phase = 2
-                yield make_call(name, rec, i, phase if direction == "forward" else 1, parsed)
+            members = doc.runs(decode, budget.DUMP_RUN) if decode is not None else doc.items()
+            for name, rec in members:
+                for name, rec in (rec if name is None else ((name, rec),)):  # a run: its calls, made
+                    header.calls = i + 1
+                    if not build:
+                        i += 1
+                        yield None
+                        continue
+                    if type(rec) is Call:
+                        call, direction = rec, rec.direction
+                    else:
+                        parsed = parse_name(name)
+                        call, direction = make_call(name, rec, i, 0, parsed), parsed[3]
+                    if direction != "forward":
+                        phase = 1
+                    elif phase:
+                        phase = 2
+                    call.index, call.phase = i, phase if direction == "forward" else 1
+                    i += 1
+                    yield call
     if not seen:
         raise DumpError(f"{rank.dump}: no \"data\" object: not an msprobe dump.json")
+
+
+# -------------------------------------------------------------------- the compiled reader
+
+_Leaf = None  # the compiled reader's leaf type (typed_runs), once it is made
+_UNSET = None  # and its mark of an absent field (msgspec.UNSET)
+
+
+_COUNT = threading.local()  # .members: calls of the run at hand, counted one by one (a name given
+# twice is two) by each thread that reads a dump
+
+
+def typed_runs():
+    """`decode(text) -> [(name, Call), ...] | None` for jsonload.Stream.runs: a run of dump.json's
+    calls ("{name: record, ...}") decoded by msgspec into typed leaves (a tensor's statistics read
+    as numbers there) and made into the very Calls make_call makes of json's dicts. It takes only
+    what it reads exactly as json does; anything else is None and those calls are read one at a
+    time by json's decoder: JSON that msgspec refuses (NaN, a lone surrogate, a number out of
+    range: json's errors and values then apply), a field not of its type (a shape of -1, a
+    statistic spelled as a string: make_call says so), a record or section that is not an
+    object or list, an object in a section that is not a leaf, and a call name given twice (a
+    dict keeps one; json's items() gives both: the run's members are counted). None without
+    msgspec (a dependency, imported here: only reading a dump's calls pays for it)."""
+    global _Leaf, _UNSET
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - kept optional for a partial install: json reads every call
+        return None
+    _Leaf, section, member = _types()
+    _UNSET = msgspec.UNSET
+    decode = msgspec.json.Decoder(dict[str, dict[str, section]]).decode
+    members = msgspec.json.Decoder(dict[str, member]).decode
+
+    def run(text: str):
+        if _long_digits(text):
+            return None  # a number json refuses (int_max_str_digits) where msgspec skips a field unread
+        try:
+            recs = decode(text)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None  # (nested past the interpreter's depth: json says so at its place)
+        _COUNT.members = 0
+        members(text)  # (a tenth of the decoding's time: it makes nothing)
+        if _COUNT.members != len(recs):
+            return None  # a name given twice
+        out = []
+        for name, rec in recs.items():
+            call = make_call(name, rec, 0, 0, parse_name(name))
+            if call.malformed or call.dropped:
+                return None  # what is not of its place is said by make_call over json's values
+            out.append((name, call))
+        return out
+
+    return run
+
+
+def counted_runs():
+    """`decode(text) -> [(None, None)] * calls | None` for jsonload.Stream.runs without `build`
+    (survey): a run of calls checked and counted by msgspec, nothing made (its records are
+    walked as json's decoder walks them: what json refuses, msgspec refuses or _long_digits
+    finds; a record that is not an object, NaN, a lone surrogate go to json as in typed_runs)."""
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - kept optional for a partial install: json reads every call
+        return None
+    members = msgspec.json.Decoder(dict[str, _types()[2]]).decode
+
+    def run(text: str):
+        if _long_digits(text):
+            return None
+        _COUNT.members = 0
+        try:
+            members(text)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None
+        return [(None, None)] * _COUNT.members
+
+    return run
+
+
+def _long_digits(text: str) -> bool:
+    """Whether `text` may hold a run of more digits than int() converts (sys.int_max_str_digits),
+    which json refuses in any field and msgspec skips in a field it does not read. Such a run
+    covers 8 characters in a row of the text taken every (limit + 1) // 8 characters: those are
+    looked for first, then only the stretch around them is searched."""
+    limit = sys.get_int_max_str_digits()
+    if not limit or len(text) <= limit:
+        return False
+    step = (limit + 1) // 8
+    sample = text[::step].translate(_DIGIT_MARKS)
+    at = sample.find("11111111")
+    while at >= 0:
+        if "1" * (limit + 1) in text[max(0, (at - 1) * step):(at + 9) * step].translate(_DIGIT_MARKS):
+            return True
+        at = sample.find("11111111", at + 1)
+    return False
+
+
+_DIGIT_MARKS = {c: ("1" if chr(c).isascii() and chr(c).isdigit() else "0") for c in range(128)}
+
+
+def _types():
+    """(Leaf, a section's type, a member that counts itself): what typed_runs decodes into, made
+    once (two ranks' calls are read at once, and a leaf is told by its type's identity)."""
+    global _TYPES
+    if _TYPES is None:
+        _TYPES = _make_types()
+    return _TYPES
+
+
+_TYPES = None
+
+
+def _make_types():
+    from typing import Annotated, Union
+
+    import msgspec
+
+    unset, Unset = msgspec.UNSET, msgspec.UnsetType
+    Stat = Union[float, None, Unset]
+    Name = Union[str, None, Unset]
+
+    def checked(self):
+        if self.type is unset and (self.dtype is unset or self.shape is unset):
+            raise ValueError("an object that is not a described value")  # its keys are walked: json's
+
+    def counted(self):
+        _COUNT.members += 1
+
+    # a described value: a tensor (its statistics numbers) or a scalar; other fields are not
+    # read (as _leaf reads none). Made by defstruct: this module's annotations are strings.
+    Leaf = msgspec.defstruct("Leaf", [
+        ("type", Name, unset), ("dtype", Name, unset),
+        ("shape", Union[list[Annotated[int, msgspec.Meta(ge=0)]], None, Unset], unset),
+        ("Max", Stat, unset), ("Min", Stat, unset), ("Mean", Stat, unset), ("Norm", Stat, unset),
+        ("md5", Name, unset), ("data_name", Name, unset), ("value", Any, unset)],
+        namespace={"__post_init__": checked})
+    Member = msgspec.defstruct("Member", [], namespace={"__post_init__": counted})
+
+    elem = Union[Leaf, list, None]
+    return Leaf, Union[list[elem], dict[str, elem], None], Member
 
 
 # ------------------------------------------------------------------------------- stacks

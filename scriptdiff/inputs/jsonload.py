@@ -388,6 +388,7 @@ class Stream:
         self._limit, self._chunk = limit, chunk or budget.JSON_CHUNK
         self._buf, self._pos, self._eof, self._done = "", 0, False, 0
         self._pending = False  # a key (or index) was yielded whose value nobody took yet
+        self._single = -1  # where (in the whole text) elements are read one at a time up to: a run failed there
 
     def _more(self) -> bool:
         if self._eof:
@@ -529,7 +530,8 @@ class Stream:
                 return
 
     def elements(self) -> Iterator[Any]:
-        """The elements of the list here, each whole (records: a chunk's worth decoded at once)."""
+        """The elements of the list here, each whole (records and strings: a chunk's worth
+        decoded at once)."""
         if not self._open("["):
             return
         while True:
@@ -542,21 +544,82 @@ class Stream:
                 return
 
     def _records(self) -> list | None:
-        """The list's object elements whole in the buffer, decoded at once: a slice up to an
-        object's end that decodes as the body of a list ends where an element does (a cut
-        inside one leaves it unbalanced); in the buffer that holds the list's end, a body that
-        closes early ends at the list's own "]", where the stream is left. None when no whole
-        object element is in the buffer."""
+        """The list's object (or string) elements whole in the buffer, decoded at once: a slice
+        up to an object's end (a string's closing quote) that decodes as the body of a list ends
+        where an element does (a cut inside one leaves it unbalanced, or a string open); in the
+        buffer that holds the list's end, a body that closes early ends at the list's own "]",
+        where the stream is left. None when no whole element is in the buffer; after a slice
+        that does not decode, the elements up to its end are read one at a time (one failed
+        try per buffer, never one per element)."""
+        if self._done + self._pos < self._single:
+            return None
+        c = self.peek()
+        close = "}" if c == "{" else '"' if c == '"' else None
+        if close is None:
+            return None
         buf, pos = self._buf, self._pos
-        cut = buf.rfind("}", pos)
+        cut = buf.rfind(close, pos + 1)
+        if close == '"' and buf.count('"', pos, cut + 1) % 2:  # the last quote opens a string cut short
+            cut = buf.rfind('"', pos + 1, cut)
         if cut <= pos:
             return None
         body = "[" + buf[pos:cut + 1] + "]"
         try:
             batch, end = self._dec.raw_decode(body)
         except (ValueError, RecursionError):  # value() says why, at its place
+            self._single = self._done + cut
             return None
         if not batch:
             return None
         self._pos = cut + 1 if end == len(body) else pos + end - 2  # after the batch, or at "]"
         return batch
+
+    def runs(self, decode, size: int) -> Iterator[tuple[str | None, Any]]:
+        """The members of the object here, as items() gives them, with runs of whole members
+        offered to `decode` first: `decode(text)` gets an object of several whole members
+        ("{...}", at most `size` characters of them) and returns what it made of them, yielded
+        as (None, result), or None when it cannot take them all; the members of a run it did
+        not take are then yielded one at a time, (key, value), as items() yields them (with
+        its errors, at their place in the file). A run is the buffer up to an object's end
+        where the brackets balance: a cut inside a member leaves it unbalanced, and a text
+        that decodes is whole members (a member cut short does not parse)."""
+        if not self._open("{"):
+            return
+        single = -1  # where (in the whole text) members are read one at a time up to
+        while True:
+            if self._done + self._pos >= single:
+                text, end = self._run(size)
+                got = decode(text) if text is not None else None
+                if got is not None:
+                    self._pos = end
+                    yield None, got
+                    if self._expect(",}") == "}":
+                        return
+                    continue
+                single = self._done + end  # (one failed try per stretch looked at, never one per member)
+            self._key()
+            yield self._last_key, self.value()
+            if self._expect(",}") == "}":
+                return
+
+    def _run(self, size: int) -> tuple[str | None, int]:
+        """("{" + whole members from here + "}", where they end in the buffer), or (None, the
+        end of the stretch looked at) when no run is there."""
+        if not self._eof and len(self._buf) - self._pos < size:
+            self._more()  # a run as long as it may be (the buffer keeps what is not read)
+        c = self.peek()
+        buf, pos = self._buf, self._pos
+        stretch = min(len(buf), pos + size)
+        if c != '"':
+            return None, stretch
+        cut = buf.rfind("}", pos, stretch)
+        if cut <= pos:
+            return None, stretch
+        counts = [buf.count(b, pos, cut + 1) for b in "{}[]"]
+        while counts[0] != counts[1] or counts[2] != counts[3]:  # cut inside a member: an earlier end
+            earlier = buf.rfind("}", pos, cut)
+            if earlier <= pos:
+                return None, stretch
+            counts = [n - buf.count(b, earlier + 1, cut + 1) for n, b in zip(counts, "{}[]")]
+            cut = earlier
+        return "{" + buf[pos:cut + 1] + "}", cut + 1
