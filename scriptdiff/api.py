@@ -406,7 +406,7 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
     read through its launch script, as a folder diff reads its run (the program it starts, the
     configs it references); a folder with none, or with several, is refused (UsageError)."""
     gpu, npu = _run_files(list(gpu)), _run_files(list(npu))
-    report = diff_files(gpu, npu, options or Options())
+    report = diff_files(gpu, npu, dataclasses.replace(options or Options(), evidence=False))
     rows = {k: (g, n) for k, g, n in report.table}
     tables = report.tables
     out = []
@@ -710,15 +710,20 @@ def render_table(report: Report, fmt: str = "text", **options) -> str:
 
 def curves(gpu: str | list[str], npu: str | list[str], options: Options | None = None, rtol: float = 0.01,
            first: int = 10, window: int = 50, spike_z: float = 6.0, align: str = "auto", progress=None,
-           repo: str = ".") -> Report:
+           repo: str = ".", floor: str | list[str] | None = None, floor_side: str = "gpu") -> Report:
     """`scriptdiff curves GPU NPU`: both runs' training curves (logs or exports; files, folders
     or REV:path per side), aligned, measured and judged; the verdict is a finding of check
     `process`. `report.overview` says what was read, the alignment, the verdict with its
-    evidence and the per-series table; the JSON gains a `curves` section."""
+    evidence and the per-series table; the JSON gains a `curves` section. `floor`: a second
+    run of `floor_side` (`--floor`): each metric's tolerance is at least that side's run-to-run
+    spread, and the verdict says whether the gap is within it (docs/evidence.md)."""
     from .curves import run  # lazy: keeps --help fast
 
+    if floor_side not in ("gpu", "npu"):
+        raise UsageError("--floor-side must be gpu or npu")
     settings = run.settings(rtol=rtol, first=first, window=window, spike_z=spike_z, align=align)
-    return run.compare(gpu, npu, options or Options(), settings, progress=progress, repo=repo)
+    return run.compare(gpu, npu, options or Options(), settings, progress=progress, repo=repo, floor=floor,
+                       floor_side=floor_side)
 
 
 def curves_view(report: Report, what: str, **options):

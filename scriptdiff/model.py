@@ -211,6 +211,9 @@ class InputAccount:
     # what it leaves unknown beyond its own settings and the missing configs: "code" (the
     # program it starts is not in view while the other side's is: what code sets)
     unknown: set[str] = field(default_factory=set)
+    # a log's word against its side's scripts (checks/evidence.py): which of the settings the
+    # scripts set it confirmed, contradicted, or did not report
+    evidence: list[str] = field(default_factory=list)
 
     def sort_key(self) -> tuple:
         return (self.side, self.path)
@@ -220,6 +223,8 @@ class InputAccount:
              "settings": self.settings, "mapped": self.mapped, "unread": list(self.unread)}
         if self.notes:
             d["notes"] = list(self.notes)
+        if self.evidence:
+            d["evidence"] = list(self.evidence)
         if self.through:
             d["through"] = [a.to_json() for a in sorted(self.through, key=InputAccount.sort_key)]
         return d
@@ -337,6 +342,10 @@ class Report:
                               for a in sorted(bad, key=InputAccount.sort_key)[:3])
             line += f", {len(bad)} not: {shown}" + (" ..." if len(bad) > 3 else "")
         return line
+
+    def evidence_lines(self) -> list[str]:
+        """Each log's account of the settings its side's scripts set (SD229's evidence)."""
+        return [f"{a.path}: {e}" for a in sorted(self.every_input(), key=InputAccount.sort_key) for e in a.evidence]
 
     def exit_code(self) -> int:
         """0: every input was read, understood and compared, and nothing of severity warning or
@@ -464,6 +473,9 @@ class Options:
     progress: object | None = None  # start(total)/advance(n)/close(): files parsed, for a progress display
     keep_facts: bool = False  # keep every source read and each scope's fact tables in the Report (fix)
     profile: str | None = None  # --profile NAME: each side checked against that profile (rules/alignment.yaml `profiles`)
+    # each side's scripts checked against what its run reports in its logs (the checks' `audit`
+    # hooks: SD229); `hparams`, the table of effective values, leaves it to diff and check
+    evidence: bool = True
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 from scriptdiff.checks.hparams import derive
 from scriptdiff.run.compare import FactTable
 from scriptdiff.model import SideContext
-from scriptdiff.lang import megatron_log
+from scriptdiff.lang import runlog as megatron_log
 from scriptdiff.model import Fact
 from scriptdiff.inputs.sources import Source
 

@@ -30,6 +30,7 @@ from ..ruleset.devices import family_of
 from ..ruleset.envmap import gpu_spelled
 from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
+from . import structure
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
                                   names_npu, norm_name, normalize, same_place_elsewhere, settings_in_name,
                                   value_has_shape, vocab, weights_words, words, written_name)
@@ -163,6 +164,8 @@ def _unresolved_note(f: Fact | None, side: str) -> str:
 
 
 def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked | None:
+    if key.startswith(structure.PREFIX):  # what a run's log says its model is (PEFT's counts)
+        return structure.classify(key, g, n, rs, check="hyperparameters")
     if (g is not None and g.meta.get("reference")) or (n is not None and n.meta.get("reference")):
         return _classify_reference(key, g, n, rs)
     if g is not None and n is not None and g.meta.get("said_by_name") and n.meta.get("said_by_name"):

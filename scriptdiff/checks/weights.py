@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from .. import __version__, budget
 from ..run.finding import finding
+from . import structure
 from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, Finding, InputError, RANK_SCRIPT, Report
 from ..ruleset.rules import RuleSet, code
@@ -254,7 +255,9 @@ def extract(src, ctx):
         data = parse_fingerprint(src.text, src.name)
     except WeightsError as e:
         return Extract(errors=[InputError(src.name, str(e).split(": ", 1)[-1], fatal=True)])
-    return Extract(facts=facts(data["tensors"], str(data.get("source") or src.name), via=f"fingerprint {src.name}"))
+    where = str(data.get("source") or src.name)
+    return Extract(facts=facts(data["tensors"], where, via=f"fingerprint {src.name}")
+                   + structure.measures(data["tensors"], where))
 
 
 # ---------------------------------------------------------------- classification
@@ -264,6 +267,8 @@ def _fmt(v: dict) -> str:
 
 
 def classify_weights(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
+    if key.startswith(structure.PREFIX):  # the model's measures, derived from its tensors
+        return structure.classify(key, g, n, rs)
     name = key[len(PREFIX):]
 
     if n is None:
@@ -328,7 +333,8 @@ def side_facts(ck: Checkpoint, rename=None, progress=None, skip=frozenset(), has
             return [], [InputError(ck.root, f"cannot read: {e.strerror or e}", fatal=True)]
     via = f"fingerprint {ck.root}" if not ck.has_data else None
     with gc_paused():
-        return facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors, skip=skip), errors
+        out = facts(ck.entries, ck.source or ck.root, via=via, rename=rename, errors=errors, skip=skip)
+    return out + structure.measures(ck.entries, ck.source or ck.root), errors
 
 
 def _hash_side(ck: Checkpoint, progress=None, fanout: Fanout | None = None) -> list[InputError]:

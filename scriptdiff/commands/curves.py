@@ -28,6 +28,8 @@ overflow/NaN/spikes, equal losses with different downstream metrics (or equal).
 
 Text output shows a terminal chart of the loss (--chart SERIES for others, --no-chart);
 --errors FILE.csv writes every aligned point (both values, absolute and relative error);
+--floor RUN2 (a second run of the GPU side, or of --floor-side) sets each metric's tolerance
+from the two runs' spread: "within the GPU-to-GPU spread (1.80%)", or how far beyond it.
 --plot FILE.png|FILE.svg draws every main series with its relative error (pip install
 'scriptdiff[plot]'); --format markdown embeds that plot. Exit status as for `diff`: 0 equal,
 1 a difference (SD7xx findings), 2 a side could not be read or holds no curves."""
@@ -48,6 +50,11 @@ def add_arguments(p) -> None:
                    help="robust z-score above which a step-to-step rise is a spike (default 6)")
     p.add_argument("--align", choices=("auto", "step", "samples", "tokens"), default="auto",
                    help="axis: step, or consumed samples/tokens (default auto: samples/tokens when batch sizes differ)")
+    p.add_argument("--floor", action="append", default=[], metavar="RUN2",
+                   help="a second run of one side (a log, export or folder; repeatable for several files): its "
+                        "spread from the first sets each metric's tolerance (at least --rtol)")
+    p.add_argument("--floor-side", choices=("gpu", "npu"), default="gpu",
+                   help="the side --floor is a second run of (default gpu)")
     p.add_argument("--plot", metavar="FILE", help="draw the curves into FILE.png or FILE.svg (needs matplotlib)")
     p.add_argument("--errors", metavar="FILE.csv",
                    help="write every aligned point of every series: step, GPU, NPU, absolute and relative error")
@@ -64,7 +71,8 @@ def run(args) -> int:
     gpu, npu = split_sides(args.paths, "curves")
     bar = ProgressBar(progress_wanted(args.progress), "reading logs")
     report = api.curves(gpu[0] if len(gpu) == 1 else gpu, npu[0] if len(npu) == 1 else npu, opts, rtol=args.rtol, first=args.first, window=args.window,
-                        spike_z=args.spike_z, align=args.align, progress=bar)
+                        spike_z=args.spike_z, align=args.align, progress=bar, floor=args.floor or None,
+                        floor_side=args.floor_side)
     if args.plot and "curves" in report.details:
         w, h = api.curves_view(report, "plot", path=args.plot)
         print(f"scriptdiff: plot {w}x{h} -> {args.plot}", file=sys.stderr)

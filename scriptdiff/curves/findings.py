@@ -12,7 +12,7 @@ from ..model import Finding, Side
 from .metrics import AT, SeriesStats, _r
 from .readers import line_text
 from .series import is_downstream
-from .verdict import ANOMALY, DOWNSTREAM, FIRST, LONG, NOT_COMPARED, Result
+from .verdict import ANOMALY, DOWNSTREAM, FIRST, LONG, NOT_COMPARED, Result, floor_said
 
 CHECK = "process"
 RULE_OF = {FIRST: "curves-first-step-differs", LONG: "curves-long-term-differs",
@@ -166,10 +166,10 @@ def findings(res: Result) -> list[Finding]:
     if FIRST in holds:
         x, g, n = loss.first_values
         k = min(s.first, loss.compared)
-        steps, count = _beyond(loss, s.rtol, k)
+        steps, count = _beyond(loss, s.tol(loss.name), k)
         out.append(_make(res, RULE_OF[FIRST], loss.name, _r(g), _r(n),
                          f"first-step difference: {loss.name} differs from the first steps: mean relative error "
-                         f"{_pct(loss.mre_first)} over the first {k} points (tolerance {_pct(s.rtol)}); at {unit} "
+                         f"{_pct(loss.mre_first)} over the first {k} points ({_tolerance(s, loss)}); at {unit} "
                          f"{_r(x)} GPU {g:.6g}, NPU {n:.6g}; beyond the tolerance at {count} of "
                          f"the first {k} points: {cited(res, 'npu', steps, count, unit)}", extra, x))
     if ANOMALY in holds:
@@ -192,7 +192,7 @@ def findings(res: Result) -> list[Finding]:
         x = loss.divergence if loss.divergence is not None else loss.worst_window[0]
         g, n = _at(loss, x)
         a, b, m = loss.worst_window
-        steps, count = _beyond(loss, s.rtol)
+        steps, count = _beyond(loss, s.tol(loss.name))
         first = (f"first persistent divergence at {unit} {_r(loss.divergence)}"
                  if loss.divergence is not None
                  else f"no single point of divergence; worst window at {unit} {_r(a)}")
@@ -200,14 +200,15 @@ def findings(res: Result) -> list[Finding]:
                          f"long-term difference: {loss.name} matches early (first {min(s.first, loss.compared)} "
                          f"points: {_pct(loss.mre_first)}) and drifts later: {first}; mean relative error "
                          f"{_pct(loss.mre_all)} over the run, {_pct(m)} over {unit}s {_r(a)}-{_r(b)}, largest "
-                         f"{_pct(loss.max_rel[1])} at {unit} {_r(loss.max_rel[0])}; beyond the tolerance at "
-                         f"{count} of {loss.compared} points: {cited(res, 'npu', steps, count, unit)}", extra, x))
+                         f"{_pct(loss.max_rel[1])} at {unit} {_r(loss.max_rel[0])}; beyond the tolerance"
+                         f"{_floored(s, loss)} at {count} of {loss.compared} points: "
+                         f"{cited(res, 'npu', steps, count, unit)}", extra, x))
     if DOWNSTREAM in holds:
         for d in res.downstream():
-            if not (d.compared and d.beyond(s.rtol)):
+            if not (d.compared and d.beyond(s.tol(d.name))):
                 continue
             x, g, n = d.last_values
-            steps, count = _beyond(d, s.rtol)
+            steps, count = _beyond(d, s.tol(d.name))
             out.append(_make(res, RULE_OF[DOWNSTREAM], d.name, _r(g), _r(n),
                              f"equal losses, different downstream metrics: {loss.name} matches (mean relative "
                              f"error {_pct(loss.mre_all)}) but {d.name} differs: mean relative error "
@@ -215,19 +216,30 @@ def findings(res: Result) -> list[Finding]:
                              f"NPU {n:.6g}; beyond the tolerance at {count} of {d.compared} "
                              f"points: {cited(res, 'npu', steps, count, unit, True)}", extra, x))
     for name, st in sorted(res.series.items()):
-        if name == res.primary or is_downstream(name) or not st.compared or not st.beyond(s.rtol):
+        if name == res.primary or is_downstream(name) or not st.compared or not st.beyond(s.tol(name)):
             continue
         rule = "curves-lr-differs" if name == "lr" else "curves-series-differs"
         x = st.first_beyond
         g, n = _at(st, x)
-        steps, count = _beyond(st, s.rtol)
+        steps, count = _beyond(st, s.tol(name))
         what = "learning-rate schedule differs" if name == "lr" else f"{name} differs"
         out.append(_make(res, rule, name, g, n,
                          f"{what}: mean relative error {_pct(st.mre_all)} over {st.compared} points, first beyond "
-                         f"{_pct(s.rtol)} at {unit} {_r(x)}, largest {_pct(st.max_rel[1])} at "
+                         f"{_pct(s.tol(name))} at {unit} {_r(x)}, largest {_pct(st.max_rel[1])} at "
                          f"{unit} {_r(st.max_rel[0])}; beyond the tolerance at {count} of {st.compared} points: "
                          f"{cited(res, 'npu', steps, count, unit)}", {"series": st.to_json()}, x))
     return out
+
+
+def _tolerance(s, st) -> str:
+    """"tolerance 1.00%", or with a floor (`--floor`) the spread it is and how far beyond it."""
+    if st.name not in s.floor:
+        return f"tolerance {_pct(s.rtol)}"
+    return f"tolerance {_pct(s.tol(st.name))}; {floor_said(s, st)}"
+
+
+def _floored(s, st) -> str:
+    return f" ({_tolerance(s, st)})" if st.name in s.floor else ""
 
 
 def overview(res: Result) -> list[str]:
@@ -238,6 +250,13 @@ def overview(res: Result) -> list[str]:
             lines.append(f"{side} read {r.describe()}")
         for f in run.skipped_files:
             lines.append(f"{side} skipped {f}")
+    s = res.settings
+    if s.floor:
+        side = s.floor_side.upper()
+        shown = sorted(s.floor.items(), key=lambda kv: (kv[0] != res.primary, kv[0]))
+        lines.append(f"floor: the {side}-to-{side} spread of two runs sets each metric's tolerance (at least "
+                     f"{_pct(s.rtol)}): " + ", ".join(f"{k} {_pct(v)}" for k, v in shown[:8])
+                     + (" ..." if len(shown) > 8 else ""))
     if res.axis:
         lines.append(res.axis.reason)
     lines.append(f"verdict: {res.said}")

@@ -30,6 +30,14 @@ class Settings:
     window: int = 50  # sliding window (points); shorter runs use a fifth of their length
     spike_z: float = 6.0
     align: str = "auto"  # auto | step | samples | tokens
+    # metric -> the spread of two runs of one side (`--floor`: the second run of `floor_side`):
+    # that metric's tolerance is the larger of rtol and its spread
+    floor: dict = field(default_factory=dict)
+    floor_side: str = "gpu"
+
+    def tol(self, name: str) -> float:
+        """The tolerance of metric `name`: rtol, or the run-to-run spread where that is larger."""
+        return max(self.rtol, self.floor.get(name, 0.0))
 
     def window_for(self, n: int) -> int:
         """The moving window over n compared points: at most n (a series of one or two points,
@@ -37,8 +45,11 @@ class Settings:
         return max(1, min(self.window, n, max(3, n // 5)))
 
     def to_json(self) -> dict:
-        return {"rtol": self.rtol, "first": self.first, "window": self.window, "spike_z": self.spike_z,
-                "align": self.align}
+        out = {"rtol": self.rtol, "first": self.first, "window": self.window, "spike_z": self.spike_z,
+               "align": self.align}
+        if self.floor:
+            out["floor"] = {"side": self.floor_side, "spread": dict(sorted(self.floor.items()))}
+        return out
 
 
 @dataclass
@@ -127,9 +138,9 @@ def compare_series(name: str, x, g, n, s: Settings, note: str = "") -> SeriesSta
     st.max_abs = (float(xs[j]), float(ab[j]))
     j = int(np.argmax(rel))
     st.max_rel = (float(xs[j]), float(rel[j]))
-    over = np.nonzero(rel > s.rtol)[0]
+    over = np.nonzero(rel > s.tol(name))[0]
     st.first_beyond = float(xs[over[0]]) if len(over) else None
-    st.divergence = _persistent(_rolling_median(rel, w), xs, w, s.rtol)
+    st.divergence = _persistent(_rolling_median(rel, w), xs, w, s.tol(name))
     st.first_values = (float(xs[0]), float(gs[0]), float(ns[0]))
     st.last_values = (float(xs[-1]), float(gs[-1]), float(ns[-1]))
     return st

@@ -182,6 +182,8 @@ def figure(res: Result):
                     e.annotate(f"{int(over.sum())} above {100 * rtop:.2g}% (clipped, ▲)", (1.0, 1.0),
                                xycoords="axes fraction", xytext=(-3, -3), textcoords="offset points", fontsize=6,
                                ha="right", va="top", color=NPU_COLOR)
+            if name in s.floor:  # the run-to-run spread of one side (--floor): a band under it
+                e.axhspan(0, 100 * min(s.floor[name], rtop), color="#ff7f0e", alpha=0.12, lw=0)
             e.axhline(100 * s.rtol, color="#ff7f0e", lw=0.8, ls="--")
             # a strip above the panel, one row per kind of event (GPU hollow, NPU filled)
             rows = [kind for kind in EVENTS if marks["gpu"].get(kind) or marks["npu"].get(kind)]
@@ -221,6 +223,9 @@ def figure(res: Result):
     handles = [Line2D([], [], color=GPU_COLOR, lw=1.4, label="GPU"), Line2D([], [], color=NPU_COLOR, lw=1.4, label="NPU"),
                Line2D([], [], color="#ff7f0e", lw=0.8, ls="--", label=f"tolerance {100 * s.rtol:g}%"),
                Patch(color="#f2c14e", alpha=0.4, label=f"first {s.first} points")]
+    if s.floor:
+        side = s.floor_side.upper()
+        handles.append(Patch(color="#ff7f0e", alpha=0.25, label=f"{side}-to-{side} spread (--floor)"))
     if diverged:
         handles.append(Line2D([], [], color=NPU_COLOR, lw=1.0, ls="--", label="first persistent divergence"))
     if kinds:

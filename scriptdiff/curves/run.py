@@ -4,6 +4,8 @@ codes), and the views: terminal chart, plot, errors CSV (the markdown section is
 report's: report/curves.py)."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..model import InputError, Options, Report, UsageError
 from ..run.pipeline import Inputs
 from ..run.pipeline import run as run_pipeline
@@ -12,7 +14,7 @@ from . import chart, plot
 from .findings import findings, overview
 from .metrics import Settings, _r
 from .readers import ReadError, inputs, read_side
-from .verdict import compare_runs
+from .verdict import compare_runs, floor_from
 
 
 def settings(rtol: float = 0.01, first: int = 10, window: int = 50, spike_z: float = 6.0,
@@ -30,9 +32,11 @@ def settings(rtol: float = 0.01, first: int = 10, window: int = 50, spike_z: flo
 
 
 def compare(gpu: str | list[str], npu: str | list[str], opts: Options, settings: Settings | None = None,
-            progress=None, repo: str = ".") -> Report:
+            progress=None, repo: str = ".", floor: str | list[str] | None = None, floor_side: str = "gpu") -> Report:
     """Both runs' curves (files, folders or REV:path per side, read in `repo`), aligned,
-    measured and judged by `settings` (made by `settings()`; None: the defaults)."""
+    measured and judged by `settings` (made by `settings()`; None: the defaults). `floor`: a
+    second run of `floor_side` (its files): the spread of that side's two runs sets each
+    metric's tolerance, and the verdict says whether the gap is within it and by how much not."""
     gl = [gpu] if isinstance(gpu, str) else list(gpu)
     nl = [npu] if isinstance(npu, str) else list(npu)
     report = Report(gpu=" ".join(gl), npu=" ".join(nl))
@@ -65,7 +69,19 @@ def compare(gpu: str | list[str], npu: str | list[str], opts: Options, settings:
             report.errors.append(InputError(" ".join(specs), f"no training curves recognised ({why})", fatal=True))
     if gr.empty or nr.empty:  # nothing to compare: exit 2
         return report.sorted()
-    res = compare_runs(gr, nr, settings or Settings())
+    settings = settings or Settings()
+    if floor:
+        fl = [floor] if isinstance(floor, str) else list(floor)
+        fr = read_side(fl, f"{floor_side}2", repo_dir=repo)
+        report.errors.extend(fr.errors)
+        if fr.empty:
+            if not any(e.fatal for e in fr.errors):
+                report.errors.append(InputError(" ".join(fl), "no training curves recognised in the --floor run",
+                                                fatal=True))
+            return report.sorted()
+        spread = floor_from(compare_runs(gr if floor_side == "gpu" else nr, fr, settings))
+        settings = dataclasses.replace(settings, floor=spread, floor_side=floor_side)
+    res = compare_runs(gr, nr, settings)
     report.absorb(run_pipeline(Inputs(findings=findings(res), compared=1), opts))  # suppressions, --select, exit codes
     report.overview = overview(res)
     report.details["curves"] = res

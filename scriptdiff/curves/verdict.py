@@ -123,6 +123,29 @@ def _step(x) -> str:
     return "?" if v is None else str(v)
 
 
+def spread_of(st: SeriesStats) -> float:
+    """What one comparison of a series says of the distance between its runs: the larger of the
+    mean relative errors over the first points and over the whole run (the two the verdict judges)."""
+    return max(st.mre_first, st.mre_all)
+
+
+def floor_said(s: Settings, st: SeriesStats) -> str:
+    """The series against the run-to-run spread of one side (`--floor`): "loss against the
+    GPU-to-GPU spread: 1.50%, within the GPU-to-GPU spread (1.80%)", or how far beyond it."""
+    side = s.floor_side.upper()
+    spread, gap = s.floor[st.name], spread_of(st)
+    if gap <= s.tol(st.name):
+        return f"{st.name}: {_pct(gap)} between GPU and NPU, within the {side}-to-{side} spread ({_pct(spread)})"
+    return (f"{st.name}: {_pct(gap)} between GPU and NPU, beyond the {side}-to-{side} spread ({_pct(spread)}) by "
+            f"{100 * (gap - spread):.2f} points ({gap / spread:.1f}x)" if spread > 0 else
+            f"{st.name}: {_pct(gap)} between GPU and NPU; the two {side} runs do not differ at all")
+
+
+def floor_from(res: Result) -> dict[str, float]:
+    """Each compared series' spread between two runs of one side (compare_runs of the two)."""
+    return {name: spread_of(st) for name, st in res.series.items() if st.compared}
+
+
 def _judge(res: Result) -> None:
     s = res.settings
     loss = res.loss
@@ -146,20 +169,23 @@ def _judge(res: Result) -> None:
         ev.append(f"worst window of {loss.window} points: {unit}s {_step(a)}-{_step(b)}, mean relative error {_pct(m)}")
     ev.append(f"largest relative error {_pct(loss.max_rel[1])} at {unit} {_step(loss.max_rel[0])}")
     if loss.first_beyond is not None:
-        ev.append(f"first {unit} beyond {_pct(s.rtol)}: {_step(loss.first_beyond)}")
+        ev.append(f"first {unit} beyond {_pct(s.tol(loss.name))}: {_step(loss.first_beyond)}")
     if loss.divergence is not None:
         ev.append(f"first persistent divergence at {unit} {_step(loss.divergence)}")
     gc, nc = res.counts["gpu"].anomalies(), res.counts["npu"].anomalies()
     worse = {k: (gc[k], nc[k]) for k in nc if nc[k] > gc[k]}
     ev.append("anomalies GPU/NPU: " + ", ".join(f"{k} {gc[k]}/{nc[k]}" for k in gc))
-    down = [d for d in res.downstream() if d.compared and d.beyond(s.rtol)]
+    down = [d for d in res.downstream() if d.compared and d.beyond(s.tol(d.name))]
     at = res.counts["npu"].spike_at
     if "spikes" in worse and at:
         ev.append(f"NPU spikes at {unit}s {', '.join(_step(x) for x in at)}")
-    first = loss.mre_first > s.rtol
+    tol = s.tol(loss.name)
+    first = loss.mre_first > tol
     # beside spikes, only a persistent divergence (judged on windows' medians) says a drift: the
     # spikes alone lift the whole run's mean error
-    long = loss.divergence is not None or (loss.mre_all > s.rtol and not worse)
+    long = loss.divergence is not None or (loss.mre_all > tol and not worse)
+    if loss.name in s.floor:
+        ev.append(floor_said(s, loss))
     # a long-term difference matches early, a downstream one has equal losses: neither holds beside
     # a first-step difference (or, downstream, a long-term one); spikes hold beside any
     holds = [k for k, yes in ((FIRST, first), (ANOMALY, bool(worse)), (LONG, long and not first),

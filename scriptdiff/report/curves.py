@@ -87,6 +87,8 @@ def chart_data(res: Result) -> dict:
             "note": safe(redact_text(st.note)),
             "events": {side: {k: [_r(v) for v in xs] for k, xs in kinds.items()} for side, kinds in ev.items()},
         })
+        if name in s.floor:  # the run-to-run spread of one side (--floor): drawn as a band
+            series[-1]["floor"] = s.floor[name]
     return {"verdict": res.said, "evidence": [safe(redact_text(e)) for e in res.evidence], "unit": unit,
             "axis": safe(res.axis.reason) if res.axis else "", "rtol": s.rtol, "first": s.first, "series": series,
             "counts": {side: c.anomalies() for side, c in res.counts.items()},
@@ -167,7 +169,7 @@ CURVES_CSS = """
 svg .pane{fill:#fff;stroke:#d0d7de}svg .grid{stroke:#eef0f2}svg .tk{fill:#57606a;font-size:10px}svg .ek{font-size:9px}
 svg .ct{font-size:12px;fill:#1b1f24}svg .ct.prim{font-weight:600}svg .cn{fill:#57606a;font-size:10px}
 svg .firstn{fill:#f2c14e;opacity:.22}svg .line{fill:none;stroke-width:1.3}svg .raw{fill:none;stroke-width:1;opacity:.22}
-svg .err{fill:none;stroke:#57606a;stroke-width:1}svg .tol{stroke:#ff7f0e;stroke-dasharray:5 3}
+svg .err{fill:none;stroke:#57606a;stroke-width:1}svg .tol{stroke:#ff7f0e;stroke-dasharray:5 3}svg .floor{fill:#ff7f0e;opacity:.12}
 svg .div{stroke:#d62728;stroke-dasharray:5 3}svg .dl{fill:#d62728;font-size:11px}
 svg .over{fill:transparent;cursor:crosshair}svg .errclip{fill:#d62728}svg .errnote{fill:#d62728;font-size:10px}svg .cursor line{stroke:#8c959f}svg .tip{font-size:11px;fill:#1b1f24}
 svg .tipbox{fill:#fff;stroke:#d0d7de;opacity:.95}svg .sel{fill:#0969da;opacity:.12}
@@ -242,6 +244,8 @@ function draw(ch){var s=ch.s,wrap=ch.wrap,W=Math.max(560,box.clientWidth||900),P
  var clip=el('g',{'clip-path':'url(#cp'+ch.i+')'},svg);
  if(w){el('path',{d:path(xs,rg,sx,sy),'class':'raw',stroke:GPU},clip);el('path',{d:path(xs,rn,sx,sy),'class':'raw',stroke:NPU},clip);}
  el('path',{d:path(xs,g,sx,sy),'class':'line gpu',stroke:GPU},clip);el('path',{d:path(xs,n,sx,sy),'class':'line npu',stroke:NPU},clip);
+ if(s.floor){var fy=ey(Math.min(s.floor,rmax));el('rect',{x:L,y:fy,width:PW,height:ey(0)-fy,'class':'floor'},svg);
+  el('title',{},svg.lastChild).textContent='the run-to-run spread of one side: '+(100*s.floor).toFixed(2)+'%';}
  el('line',{x1:L,x2:L+PW,y1:ey(C.rtol),y2:ey(C.rtol),'class':'tol'},svg);
  el('path',{d:path(xs,rc,sx,ey),'class':'err'},clip);
  over.forEach(function(x){var X=sx(x),Y=top+PH+GAP;el('path',{d:'M'+(X-3.5)+' '+(Y+5)+'L'+(X+3.5)+' '+(Y+5)+'L'+X+' '+(Y-1)+'Z','class':'errclip'},svg);});

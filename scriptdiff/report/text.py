@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from .. import budget
-from ..model import Severity
+from ..model import Severity, Side
 from ..ruleset.registry import check_order
 from .values import clip, record_rows, safe, shown
 from ..ruleset.fidelity import said as masked_said
@@ -32,6 +32,16 @@ def _loc(side) -> str:
     elif side.via:
         where += f" (via {side.via})"
     return where
+
+
+def _sides(f) -> list[tuple[str, object]]:
+    """The labelled sides a finding shows: GPU and NPU, or, for one side's claim against its own
+    run (checks/evidence.py), that side's claim and then what its run reported."""
+    ev = f.extra.get("run_says")
+    if not ev:
+        return [("GPU", f.gpu), ("NPU", f.npu)]
+    run = Side(value=ev["value"], path=ev["path"], line=ev["line"], source=ev["source"])
+    return [(ev["side"].upper(), f.gpu if ev["side"] == "gpu" else f.npu), (f"{ev['side'].upper()} run", run)]
 
 
 def _say(console, line, hang: int = 4, lead: str | None = None) -> None:
@@ -113,7 +123,7 @@ def render(report, show_masked: bool = False, color: bool | None = None, width: 
                 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
                 cells = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
                 console.print(Text(f"         {cells[0]}".rstrip(), style="dim"))
-            for i, (label, side) in enumerate((("GPU", f.gpu), ("NPU", f.npu))):
+            for i, (label, side) in enumerate(_sides(f)):
                 if rows is not None:
                     where = f"  at {escape(safe(_loc(side)))}" if side is not None else ""
                     console.print(f"    {label}: {escape(cells[i + 1])}{where}")
@@ -163,3 +173,5 @@ def _summary(console, report, show_masked: bool, quiet: bool = False) -> None:
     account = report.account_line()
     if account:
         console.print(Text(safe(account), style="dim"))
+    for line in report.evidence_lines():  # what each run's log said of its scripts' settings
+        console.print(Text(safe(line), style="dim"))

@@ -30,7 +30,8 @@ from .validators_common import CODE, FRAMEWORKS, is_lower
 from .validators_code import (check_call_signatures, check_devices, check_fidelity, check_fix_copies,  # noqa: F401
                               check_fix_spellings, check_numerics_relevance, check_profiles, check_python,
                               check_rewritten_regions, check_transfer_to_npu)
-from .validators_process import check_curve_metrics, check_dumps  # noqa: F401
+from .validators_process import (check_curve_metrics, check_dumps, check_model_structure,  # noqa: F401
+                                 check_run_logs)
 from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_meanings,  # noqa: F401
                                   check_value_ports, check_vocabulary)
 from .validators_setup import (check_ascend_versions, check_installers, check_launchers,  # noqa: F401
@@ -61,7 +62,7 @@ section("kinds", Table(Record(
     required=("reader",), need="a reader module")))
 section("checks", Table(Record(
     {"order": Int(), "title": Str(), "inputs": NAMES, "needs": NAMES, "optional": Bool(),
-     **{hook: Spec for hook in ("classify", "derive", "derive_pair", "measure", "relate")}},
+     **{hook: Spec for hook in ("classify", "derive", "derive_pair", "measure", "relate", "audit")}},
     required=("order", "title"), need="an order and a title")))
 
 

@@ -4,7 +4,7 @@ and the msprobe dump ports (rules/dumps.yaml); their schemas and validators
 """
 from __future__ import annotations
 
-from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, Record, Str, Table
+from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, Num, OneOf, Record, Str, Table
 from .rulepack import RuleSet, section, validator
 
 
@@ -81,3 +81,43 @@ def check_dumps(rs: RuleSet) -> None:
         for j, k in enumerate(dep["keys"]):
             if vocab and k not in vocab:
                 raise rs.error(("dump_depends", i, "keys", j), f"{k!r} is not a vocabulary key (rules/vocabulary.yaml)")
+
+
+# ------------------------------------------------------------------ rules/evidence.yaml
+
+LOG_ITEMS = ("dots", "assign", "fields")
+section("run_logs", Table(Record({
+    "title": Name(), "framework": Enum("megatron", "hf", "deepspeed"),
+    "start": Name(), "end": Name(), "end_line": Name(), "item": Enum(*LOG_ITEMS), "separator": Name(),
+    "names": Table(Name("a key")), "switches": Table(Table(OneOf(Str(), Bool(), Num()), nonempty=True)),
+    "switches_off": Table(OneOf(Str(), Bool(), Num())),
+    "skip": NAMES, "enums": NAMES, "numbers": Bool(), "known_only": Bool(), "bare": Bool()},
+    required=("title", "start", "item"), need="a title, a start and an item")))
+
+
+@validator
+def check_run_logs(rs: RuleSet) -> None:
+    """`run_logs:` (scriptdiff/lang/runlog.py): one way to close a block, a separator exactly
+    for `fields`, and each start line among the `log` kind's markers (so a log named otherwise
+    is still found by its content)."""
+    rs.conform("run_logs")
+    markers = set(((rs.section("kinds") or {}).get("log") or {}).get("markers") or [])
+    for name, fmt in (rs.section("run_logs") or {}).items():
+        if "end" in fmt and "end_line" in fmt:
+            raise rs.error(("run_logs", name, "end_line"), "give end or end_line, not both")
+        if (fmt["item"] == "fields") != ("separator" in fmt):
+            raise rs.error(("run_logs", name, "item"), "a separator belongs to item: fields, and fields need one")
+        if fmt["start"] not in markers:
+            raise rs.error(("run_logs", name, "start"), f"{fmt['start']!r} is not a marker of the log kind "
+                                                        f"(rules/kinds.yaml kinds.log.markers)")
+
+
+section("model_structure", Record({"layer_words": ListOf(Name(), nonempty=True)}, required=("layer_words",),
+                                  need="layer_words"))
+
+
+@validator
+def check_model_structure(rs: RuleSet) -> None:
+    """`model_structure:` (scriptdiff/checks/structure.py): the words tensor names number their
+    layers under."""
+    rs.conform("model_structure")

@@ -390,6 +390,9 @@ class Run:
                     derive_pair(gtable, ntable)
                 findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
                 out.findings.extend(findings)
+                for side, r, table in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable)):
+                    if self.opts.evidence:
+                        self._audit(side, r, table)
                 out.masked.extend(masked)
                 if self.opts.keep_facts:
                     out.unit_tables.append((gtable, ntable))
@@ -408,6 +411,17 @@ class Run:
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+
+    def _audit(self, side: str, r: _Read, table: FactTable) -> None:
+        """One side's claims against its run's evidence (the checks' `audit` hooks): their
+        findings, and each note on the account of the input it is about."""
+        accs = {a.path: a for top in self._accounts(r) for a in top.every()}
+        for audit in derivations("audit"):
+            found, notes = audit(table, side)
+            self.out.findings.extend(found)
+            for path, note in notes:
+                if path in accs and note not in accs[path].evidence:
+                    accs[path].evidence.append(note)
 
     def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = ()) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
