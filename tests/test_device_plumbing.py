@@ -264,3 +264,92 @@ def test_what_is_not_placement_beside_it_is_still_found(tmp_path, old, new, want
     got = loud(pair(tmp_path, UTILS, npu, "utils.py"))
     assert got == [(rule, key, gv, nv, line_of(UTILS, gneedle), line_of(npu, nneedle))
                    for rule, key, gv, nv, gneedle, nneedle in (want if isinstance(want, list) else [want])]
+
+
+SCHED = '''\
+import ray
+import torch
+from workers import pool_size
+
+
+@ray.remote(num_gpus=1)
+class Learner:
+    def __init__(self, lr):
+        self.device = torch.device("cuda")
+        self.lr = lr
+
+
+@ray.remote(num_gpus=1)
+class Scorer:
+    def score(self, batch):
+        return batch.sum()
+
+
+def launch(count, opts, lr=0.001):
+    backend = getattr(opts, "sync_backend", "nccl")
+    bundles = [{"GPU": 1, "CPU": 1} for _ in range(count)]
+    actors = [Learner.options(num_gpus=1, num_cpus=4).remote(lr) for _ in range(count)]
+    return backend, bundles, actors
+'''
+
+SCHED_NPU = '''\
+import ray
+import torch
+import torch_npu
+from workers import pool_size
+from workers import ACCELERATOR_TYPE
+
+
+@ray.remote(resources={"NPU": 1})
+class Learner:
+    def __init__(self, lr):
+        self.device = torch.device("npu")
+        self.lr = lr
+
+
+@ray.remote
+class Scorer:
+    def score(self, batch):
+        return batch.sum()
+
+
+def launch(count, opts, lr=0.001):
+    if ACCELERATOR_TYPE == "GPU":
+        backend = getattr(opts, "sync_backend", "nccl")
+    elif ACCELERATOR_TYPE == "NPU":
+        backend = "hccl"
+    bundles = [{ACCELERATOR_TYPE: 1, "CPU": 1} for _ in range(count)]
+    actors = [Learner.options(resources={"NPU": 1}, num_cpus=4).remote(lr) for _ in range(count)]
+    return backend, bundles, actors
+'''
+
+
+def test_a_schedulers_device_request_spelt_for_the_npu_is_the_port(tmp_path):
+    """`num_gpus=1` of `ray.remote` / `.options` against `resources={"NPU": 1}` (or no request at
+    all), an accelerator-type name tested against "GPU" and "NPU", and a backend read with the
+    GPU's backend as its fallback against the NPU's own: masked, nothing loud, and no world size
+    read from an actor's request."""
+    r = pair(tmp_path, SCHED, SCHED_NPU, "sched.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    for gneedle, nneedle in (("@ray.remote(num_gpus=1)\nclass Learner", '@ray.remote(resources={"NPU": 1})'),
+                             ("@ray.remote(num_gpus=1)\nclass Scorer", "@ray.remote\nclass Scorer"),
+                             ("actors = ", "actors = ")):
+        assert (line_of(SCHED, gneedle), line_of(SCHED_NPU, nneedle)) in lines, (gneedle, lines)
+    assert not [f for f in r.findings if f.key in ("world_size", "data_parallel_size")]
+
+
+@pytest.mark.parametrize("old,new,want", [
+    ('Learner.options(resources={"NPU": 1}', 'Learner.options(resources={"NPU": 2}',
+     ("SD102", "code:sched.py:launch", 1, 2, "actors = ", "actors = ")),
+    ('backend = "hccl"', 'backend = "gloo"',
+     ("SD102", "code:sched.py:launch", 'getattr(opts, "sync_backend", "nccl")', "gloo", "backend = getattr",
+      'backend = "gloo"')),
+    ('@ray.remote\nclass Scorer', '@ray.remote(num_cpus=2)\nclass Scorer',
+     ("SD102", "code:sched.py:Scorer", None, 2, "@ray.remote(num_gpus=1)\nclass Scorer", "@ray.remote(num_cpus=2)")),
+])
+def test_a_request_that_is_not_the_same_is_still_found(tmp_path, old, new, want):
+    npu = edit(SCHED_NPU, (old, new))
+    got = loud(pair(tmp_path, SCHED, npu, "sched.py"))
+    assert got == [(rule, key, gv, nv, line_of(SCHED, gneedle), line_of(npu, nneedle))
+                   for rule, key, gv, nv, gneedle, nneedle in [want]]

@@ -171,6 +171,8 @@ section("devices", Record({
             "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
             **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
             "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
+            "resource_requests": Record({"calls": NAMES, "count": NAMES, "resources": NAMES},
+                                        required=("calls", "count", "resources")),
         }),
     }),
     "shell": Record({part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},

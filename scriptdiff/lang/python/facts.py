@@ -25,7 +25,7 @@ from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, me
 from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from .regions import read_settings
-from ...ruleset.devices import family_of
+from ...ruleset.devices import family_of, table as device_table
 from ...ruleset.rules import RuleSet, derived
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
@@ -61,7 +61,11 @@ def code_names(rs: RuleSet) -> dict:
 
 @derived
 def generic_skip(rs: RuleSet) -> tuple:
-    return tuple((rules(rs).raw.get("generic_keywords") or {}).get("skip") or ())
+    """Calls whose keywords are never settings: generic_keywords.skip, and the scheduler calls
+    that ask for devices (rules/devices.yaml resource_requests: `num_gpus=1` of `ray.remote` is
+    an actor's share of the machine, not the run's world size)."""
+    requests = (((device_table(rs).get("python") or {}).get("plumbing") or {}).get("resource_requests") or {})
+    return tuple((rules(rs).raw.get("generic_keywords") or {}).get("skip") or ()) + tuple(requests.get("calls") or ())
 
 
 def python_spelled(qn: str) -> bool:
