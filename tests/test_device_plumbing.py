@@ -353,3 +353,62 @@ def test_a_request_that_is_not_the_same_is_still_found(tmp_path, old, new, want)
     got = loud(pair(tmp_path, SCHED, npu, "sched.py"))
     assert got == [(rule, key, gv, nv, line_of(SCHED, gneedle), line_of(npu, nneedle))
                    for rule, key, gv, nv, gneedle, nneedle in [want]]
+
+
+SEEDS = '''\
+import random
+
+import numpy as np
+import torch
+
+
+def fix_seeds(seed, strict=False):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    if strict:
+        torch.use_deterministic_algorithms(True)
+    return seed
+'''
+
+SEEDS_NPU = '''\
+import random
+
+import numpy as np
+import torch
+import torch_npu
+
+
+def fix_seeds(seed, strict=False):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch_npu.npu.manual_seed_all(seed)
+    torch_npu.npu.manual_seed(seed)
+    if strict:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        torch.use_deterministic_algorithms(True)
+    return seed
+'''
+
+
+def test_a_device_generator_seeded_like_all_of_them_and_cuda_switches_on_the_npu_are_no_difference(tmp_path):
+    """`torch_npu.npu.manual_seed(seed)` where `torch.manual_seed(seed)` already seeds every
+    device's generator: masked; `cudnn.deterministic` set on the NPU path only does nothing on the
+    NPU: info (SD107), nothing loud."""
+    r = pair(tmp_path, SEEDS, SEEDS_NPU, "seeds.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    assert (None, line_of(SEEDS_NPU, "torch_npu.npu.manual_seed(seed)")) in lines
+    assert sorted((f.rule, f.severity, f.npu.line) for f in r.findings) == [
+        ("SD107", "info", line_of(SEEDS_NPU, "cudnn.deterministic")),
+        ("SD107", "info", line_of(SEEDS_NPU, "cudnn.benchmark"))]
+
+
+def test_a_device_generator_seeded_with_another_seed_is_still_found(tmp_path):
+    npu = edit(SEEDS_NPU, ("torch_npu.npu.manual_seed(seed)", "torch_npu.npu.manual_seed(seed + 1)"))
+    assert loud(pair(tmp_path, SEEDS, npu, "seeds.py")) == [
+        ("SD101", "code:seeds.py:fix_seeds", None, "torch_npu.npu.manual_seed(seed + 1)", None,
+         line_of(npu, "manual_seed(seed + 1)"))]

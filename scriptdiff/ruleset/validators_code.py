@@ -173,6 +173,7 @@ section("devices", Record({
             "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
             "resource_requests": Record({"calls": NAMES, "count": NAMES, "resources": NAMES},
                                         required=("calls", "count", "resources")),
+            "device_seeds": Record({"all": NAMES, "device": NAMES}, required=("all", "device")),
         }),
     }),
     "shell": Record({**{part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},

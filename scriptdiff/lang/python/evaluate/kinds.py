@@ -192,6 +192,7 @@ class Plumbing:
     autocast: dict
     backends: frozenset
     requests: dict  # resource_requests: calls, count, resources
+    seeds: dict  # device_seeds: all, device
 
 
 @derived
@@ -209,7 +210,8 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
         parameters=frozenset(py.get("parameters") or ()),
         autocast=dict(py.get("autocast") or {}),
         backends=frozenset(s.lower() for npu, (gpu, r) in rules(rs).whole.items() if r == rule for s in (npu, gpu)),
-        requests={k: tuple(v) for k, v in (py.get("resource_requests") or {}).items()})
+        requests={k: tuple(v) for k, v in (py.get("resource_requests") or {}).items()},
+        seeds={k: frozenset(v) for k, v in (py.get("device_seeds") or {}).items()})
 
 
 def words(name: str) -> tuple:
