@@ -372,26 +372,12 @@ def fix_seeds(seed, strict=False):
     return seed
 '''
 
-SEEDS_NPU = '''\
-import random
-
-import numpy as np
-import torch
-import torch_npu
-
-
-def fix_seeds(seed, strict=False):
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch_npu.npu.manual_seed_all(seed)
-    torch_npu.npu.manual_seed(seed)
-    if strict:
-        torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False
-        torch.use_deterministic_algorithms(True)
-    return seed
-'''
+SEEDS_NPU = edit(SEEDS, ("import torch\n", "import torch\nimport torch_npu\n"),
+                 ("    torch.cuda.manual_seed_all(seed)\n",
+                  "    torch_npu.npu.manual_seed_all(seed)\n    torch_npu.npu.manual_seed(seed)\n"),
+                 ("        torch.use_deterministic_algorithms(True)\n",
+                  "        torch.backends.cudnn.deterministic = True\n        torch.backends.cudnn.benchmark = False\n"
+                  "        torch.use_deterministic_algorithms(True)\n"))
 
 
 def test_a_device_generator_seeded_like_all_of_them_and_cuda_switches_on_the_npu_are_no_difference(tmp_path):
