@@ -398,3 +398,55 @@ def test_a_device_generator_seeded_with_another_seed_is_still_found(tmp_path):
     assert loud(pair(tmp_path, SEEDS, npu, "seeds.py")) == [
         ("SD101", "code:seeds.py:fix_seeds", None, "torch_npu.npu.manual_seed(seed + 1)", None,
          line_of(npu, "manual_seed(seed + 1)"))]
+
+
+AGENT = '''\
+import torch
+
+from agents.base import OnPolicyBase
+from agents.nets import ValueActor
+
+
+class Trainer(OnPolicyBase):
+    """A made-up agent."""
+
+    def __init__(self, env, device="cuda", lr=3e-4):
+        super().__init__(env=env, device=device, lr=lr)
+        self.actor = ValueActor(env.obs_shape, hidden=256)
+
+    def update(self, obs, action):
+        q = self.critic(obs, action)
+        return q.mean()
+'''
+
+AGENT_NPU = edit(AGENT, ("from agents.nets import ValueActor", "from agents.nets import NpuValueActor"),
+                 ("class Trainer(OnPolicyBase):", "class NpuTrainer(OnPolicyBase):"),
+                 ("device=device, lr=lr)", "device=device, lr=lr, npu=True)"),
+                 ("ValueActor(env.obs_shape", "NpuValueActor(env.obs_shape"),
+                 ("self.critic(obs, action)", "self.critic(obs, action.to(self.device))"))
+
+
+def test_the_npus_own_variant_of_a_class_and_its_flag_are_the_port(tmp_path):
+    """`class NpuTrainer` against `class Trainer`, `NpuValueActor(...)` against `ValueActor(...)`
+    with the same arguments, `npu=True` given on the NPU only, an argument moved to the run's
+    device (`action.to(self.device)` against `action`): masked, nothing loud."""
+    r = pair(tmp_path, AGENT, AGENT_NPU, "agent.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    for needle in ("class ", "super().__init__", "self.critic("):
+        assert any(g == line_of(AGENT, needle) or n == line_of(AGENT_NPU, needle) for g, n in lines), (needle, lines)
+
+
+@pytest.mark.parametrize("old,new,want", [
+    ("class NpuTrainer(OnPolicyBase):", "class NpuTrainerV2(OnPolicyBase):",
+     ("SD102", "code:agent.py:Trainer", "Trainer", "NpuTrainerV2", "class Trainer", "class NpuTrainerV2")),
+    ("lr=lr, npu=True)", "lr=lr, npu=False)",
+     ("SD101", "code:agent.py:Trainer.__init__", None, False, "super().__init__", "super().__init__")),
+    ("action.to(self.device))", "action.to(torch.float16))",
+     ("SD101", "code:agent.py:Trainer.update", "action", "action.to(torch.float16)", "q = ", "q = ")),
+])
+def test_a_variant_or_flag_that_is_not_the_port_is_still_found(tmp_path, old, new, want):
+    npu = edit(AGENT_NPU, (old, new))
+    got = loud(pair(tmp_path, AGENT, npu, "agent.py"))
+    rule, key, gv, nv, gneedle, nneedle = want
+    assert got == [(rule, key, gv, nv, line_of(AGENT, gneedle), line_of(npu, nneedle))]

@@ -132,3 +132,19 @@ def test_an_upper_case_key_outside_an_environment_section_is_a_setting(tmp_path)
         (tmp_path / side / "c.yaml").write_text(f"model:\n  NCCL_IB_HCA: {v}\n")
     rep = diff_files([str(tmp_path / "gpu" / "c.yaml")], [str(tmp_path / "npu" / "c.yaml")], Options(use_cache=False))
     assert got(rep) == [("SD220", "warning", "model.NCCL_IB_HCA", "mlx5_0", "mlx5_1", 2, 2)]
+
+
+@pytest.mark.parametrize("gpu,npu,expected", [
+    ("export TRAIN_DEVICE=gpu\n", "export TRAIN_DEVICE=npu\n", []),
+    ("export TRAIN_DEVICE=cuda\n", "export TRAIN_DEVICE=NPU\n", []),
+    ("export TRAIN_DEVICE=gpu\n", "export TRAIN_DEVICE=cpu\n",
+     [("SD301", "warning", "env:TRAIN_DEVICE", "gpu", "cpu", 1, 1)]),
+    ("export TRAIN_DEVICE=npu\n", "export TRAIN_DEVICE=gpu\n",
+     [("SD301", "warning", "env:TRAIN_DEVICE", "npu", "gpu", 1, 1)]),
+])
+def test_a_variable_naming_each_sides_own_device_is_the_port(tmp_path, gpu, npu, expected):
+    """A variable set to the run's device on each side (gpu against npu) is the port (SD022,
+    masked); another device, or the two swapped, is a difference."""
+    rep = run(tmp_path, gpu, npu)
+    assert got(rep) == expected
+    assert [m.rule for m in rep.masked] == ([] if expected else ["SD022"])

@@ -117,7 +117,8 @@ class DeviceChecks:
         given = None
         for c in calls:
             qn = _qualified(p, c.func)
-            if qn not in seeds["device"] and canon_qn(qn, None) not in seeds["device"] or len(c.args) != 1:
+            if qn is None or qn not in seeds["device"] and canon_qn(qn, None) not in seeds["device"] \
+                    or len(c.args) != 1:
                 return False
             if given is None:
                 given = {p.code(x.args[0].value) for x in _calls_of(p, seeds["all"])}

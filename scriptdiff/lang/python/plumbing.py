@@ -190,7 +190,8 @@ class PlumbingChecks:
         return isinstance(device_value(p, added), bool) and isinstance(device_value(cp, cuda), bool)  # availability tests
 
     def renamed(self, g, n) -> bool:
-        """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its words."""
+        """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its
+        words; `PPO` and `NpuPPO`, `train` and `train_npu`: one name, the NPU's variant of it."""
         s = self.s
         t = type(g)
         if t is not type(n) or t not in (cst.Name, cst.Attribute):
@@ -205,6 +206,10 @@ class PlumbingChecks:
                 return False
             a, b = g.value, n.value
         wa, wb = _device_words(a), _device_words(b)
+        if a != b and wa is None and wb is not None:  # `PPO` against `NpuPPO`: the NPU's own variant
+            npu = set((table().get("families") or {}).get("npu") or ())
+            nw = words(b)
+            return any(w in npu for w in nw) and tuple(w for w in nw if w not in npu) == words(a)
         return a != b and wa is not None and wa == wb
 
     def choices(self, g, n) -> bool:
@@ -400,9 +405,16 @@ class PlumbingChecks:
     def device_method(self, call: cst.Call, p: Parsed, nm):
         """The receiver's key of `x.cuda()` / `x.npu()` or `getattr(x, device)()` with the run's
         device (a move of `x` to it, no argument), else None."""
-        if call.args:
-            return None
         f = call.func
+        if call.args:  # x.to(self.device), x.to(device=dev, non_blocking=True): a move to the run's device
+            if type(f) is not cst.Attribute or f.attr.value != "to" or qualified_name(p, f) is not None:
+                return None
+            dev = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
+            rest = [a for a in call.args if a.keyword is not None and a.keyword.value != "device"]
+            if len(dev) != 1 or any(a.star or a.keyword.value != "non_blocking" for a in rest) \
+                    or (self.role(p, dev[0]) or Role("", False)).what != DEVICE:
+                return None
+            return nm(f.value)
         fam = (table().get("families") or {})
         if type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
                 list(fam.get("cuda") or ()) + list(fam.get("npu") or ())) and family_of(f.attr.value) in ("cuda", "npu"):
@@ -463,6 +475,12 @@ class PlumbingChecks:
         if name.startswith("argument ") and (self.role(p, node) or Role("", False)).what == DEVICE:
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
             return True
+        devs = set((table().get("families") or {}).get("cuda" if p is self.s.g else "npu") or ())
+        ws = words(name)
+        if not name.startswith("argument ") and any(w in devs for w in ws) and constant(node) is True \
+                and all(w in devs or w in plumbing_table().flag_words for w in ws):
+            self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
+            return True  # super().__init__(..., npu=True): this side's own device, said
         if name not in plumbing_table().parameters:
             return False
         nodes = [e.value for e in node.elements] if type(node) in (cst.List, cst.Tuple) else [node]
