@@ -167,11 +167,17 @@ class Reader:
         key = lookup(dest)
         if key is None and "default" in kws:
             key = self.meant(dest, kws["default"].value)  # --batch-per-device (default 8): micro_batch_size
-        if key is None:
-            return
+        option = key is None  # an option no vocabulary names: a setting under its own name
+        if option:
+            if not dest.isidentifier():
+                return
+            key = dest
         if "default" in kws:
             if self.read_arg(key, kws["default"], call, "argparse", written=dest):
                 self.argdests[dest] = key
+                if option:  # compared where both sides define it (one side's own option: said by the code diff)
+                    p.facts[-1].meta["option"] = True
+                    p.fact_calls.discard(id(call))
             return
         act = kws.get("action")
         if act is not None and type(act.value) is cst.SimpleString and act.value.evaluated_value in ("store_true", "store_false"):
@@ -180,7 +186,10 @@ class Reader:
             p.facts[-1].meta["origin"] = {"computed": f"the default of `action={act.value.value}` follows from "
                                                       f"the action"}
             p.owned[id(act.value)] = key
-            p.fact_calls.add(id(call))
+            if option:
+                p.facts[-1].meta["option"] = True
+            else:
+                p.fact_calls.add(id(call))
             self.argdests[dest] = key
 
     def call(self, call) -> None:
