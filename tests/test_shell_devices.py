@@ -128,7 +128,7 @@ torchrun --nnodes=$NNODES --nproc-per-node=$NPROC pretrain.py --lr 6e-4
 def test_devices_counted_by_each_devices_own_listing_are_one_count(tmp_path):
     """`$(nvidia-smi --list-gpus | wc -l)` against `$(ls /dev/davinci* | grep -v davinci_manager |
     wc -l)` or the visible-devices variable's entries counted: the devices the run sees, one
-    value (rules/devices.yaml devices.shell.counts); nothing loud."""
+    value (rules/devices.yaml devices.counts); nothing loud."""
     assert loud(pair(tmp_path, COUNT_GPU, COUNT_NPU, name="train.sh")) == []
 
 

@@ -178,10 +178,9 @@ section("devices", Record({
     }),
     "shell": Record({**{part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},
                                       "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS)
-                        for part in ("commands", "paths", "variables", "holders", "python_imports")},
-                    "counts": Record({"shown": Str(), **{part: NAMES for part in (
-                        "tools", "listers", "printers", "visible", "filters", "counter")}},
-                        required=("shown", "tools", "counter"))}),
+                        for part in ("commands", "paths", "variables", "holders", "python_imports")}}),
+    "counts": Record({"shown": Str(), **{part: NAMES for part in (
+        "tools", "listers", "printers", "visible", "filters", "counter")}}, required=("shown", "tools", "counter")),
 }, required=("sides", "families")))
 
 

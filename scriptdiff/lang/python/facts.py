@@ -26,6 +26,7 @@ from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fie
 from .focus import fact_callee_names
 from .regions import read_settings
 from ...ruleset.devices import family_of, table as device_table
+from ...ruleset.registry import kinds
 from ...ruleset.rules import RuleSet, derived
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
@@ -66,6 +67,16 @@ def generic_skip(rs: RuleSet) -> tuple:
     an actor's share of the machine, not the run's world size)."""
     requests = (((device_table(rs).get("python") or {}).get("plumbing") or {}).get("resource_requests") or {})
     return tuple((rules(rs).raw.get("generic_keywords") or {}).get("skip") or ()) + tuple(requests.get("calls") or ())
+
+
+def _spoken_for(dest: str) -> bool:
+    """An option another table reads in its own way: a switch whose value names a key
+    (`--bf16`: params_dtype, rules/python.yaml value_maps / hf_extra), a keyword the code reader
+    keys itself (generic_keywords.names), or a reference to a file of a known kind (`--deepspeed
+    ds.json`): not a setting under its own name."""
+    r = rules().raw
+    return dest in (r.get("value_maps") or {}) or dest in (r.get("hf_extra") or {}) or dest in code_names() \
+        or any(dest in (k.referenced or ()) for k in kinds().values())
 
 
 def python_spelled(qn: str) -> bool:
@@ -169,7 +180,7 @@ class Reader:
             key = self.meant(dest, kws["default"].value)  # --batch-per-device (default 8): micro_batch_size
         option = key is None  # an option no vocabulary names: a setting under its own name
         if option:
-            if not dest.isidentifier():
+            if not dest.isidentifier() or _spoken_for(dest):
                 return
             key = dest
         if "default" in kws:

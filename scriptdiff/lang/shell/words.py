@@ -247,9 +247,9 @@ def whole(s: Seg) -> bool:
 
 @derived
 def _counts(rs: RuleSet) -> dict | None:
-    """rules/devices.yaml `devices.shell.counts`, with the device paths of `devices.shell.paths`."""
+    """rules/devices.yaml `devices.counts`, with the device paths of `devices.shell.paths`."""
     sh = device_table(rs).get("shell") or {}
-    c = sh.get("counts")
+    c = device_table(rs).get("counts")
     if not c:
         return None
     paths = [p for fam in ("cuda", "npu") for p in (sh.get("paths") or {}).get(fam) or ()]
@@ -782,7 +782,7 @@ class Expander:
     def device_count(self, node, quoted: bool) -> Seg | None:
         """`$(nvidia-smi --list-gpus | wc -l)`, `$(ls /dev/davinci* | grep -v davinci_manager | wc -l)`,
         `$(echo "$ASCEND_RT_VISIBLE_DEVICES" | tr ',' '\\n' | wc -l)`: the devices the run sees,
-        one value on both devices (rules/devices.yaml `devices.shell.counts`), else None. Never run."""
+        one value on both devices (rules/devices.yaml `devices.counts`), else None. Never run."""
         t = _counts()
         cmds = [c for c in node.children if c.is_named and c.type != "comment"]
         if not t or len(cmds) != 1 or cmds[0].type != "pipeline":
