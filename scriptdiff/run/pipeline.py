@@ -411,17 +411,29 @@ class Run:
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+        if self.opts.evidence and self.scoped:  # each side's claims in all its units against its measured evidence
+            for i, side in enumerate(("gpu", "npu")):
+                whole = FactTable()
+                for _unit, *tables, _unknown in self.scoped:
+                    for t in tables[i]:
+                        whole.extend(f for fs in t.facts.values() for f in fs)
+                self._audit(side, _Read(), whole, "audit_run")
 
-    def _audit(self, side: str, r: _Read, table: FactTable) -> None:
-        """One side's claims against its run's evidence (the checks' `audit` hooks): their
-        findings, and each note on the account of the input it is about."""
+    def _audit(self, side: str, r: _Read, table: FactTable, which: str = "audit") -> None:
+        """One side's claims against its run's evidence (the checks' `audit` hooks, or their
+        `audit_run` hooks over all the side read): their findings, and each note on the
+        account of the input it is about."""
         accs = {a.path: a for top in self._accounts(r) for a in top.every()}
-        for audit in derivations("audit"):
+        for audit in derivations(which):
             found, notes = audit(table, side)
             self.out.findings.extend(found)
             for path, note in notes:
-                if path in accs and note not in accs[path].evidence:
-                    accs[path].evidence.append(note)
+                if path in accs:
+                    if note not in accs[path].evidence:
+                        accs[path].evidence.append(note)
+                elif not any(e.path == path and e.message == note for e in self.out.errors):
+                    # an input measured in place (a dump) has no account: its note is said as a note
+                    self.out.errors.append(InputError(path, note, level="note"))
 
     def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = ()) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
