@@ -21,6 +21,7 @@ CHECK = "dumps"
 RULE_OF = {"values": "dump-values-diverge", "dtype": "dump-dtype-changed", "shape": "dump-shape-changed",
            "nan": "dump-nan-inf", "arguments": "dump-arguments-differ", "kernel": "dump-kernel-differs"}
 SHOWN_CHAIN = 5
+SHOWN_WITHIN = 5
 
 
 def key_of(label: str, name: str) -> str:
@@ -183,9 +184,12 @@ def overview(res: Result) -> list[str]:
                f"without a counterpart, {subs:,} expected substitution(s)")
     out.append(f"thresholds: a statistic's relative error > {s.rtol:g}; an output's > {s.output_rtol:g} with its "
                f"inputs within {s.input_rtol:g} (Ascend's accuracy guidance; --rtol, --output-rtol, --input-rtol)")
+    if s.floor:
+        out += floor_lines(res)
     d = res.first
     if d is None:
-        out.append("no divergence: every matched call agrees within the thresholds"
+        out.append(("no divergence: every matched call agrees within the thresholds"
+                    + (f" and the {s.floor_side.upper()}-to-{s.floor_side.upper()} spread" if s.floor else ""))
                    if any(r.matched for r in res.ranks) else "nothing was compared")
         return out
     ev = res.evidence
@@ -217,6 +221,25 @@ def overview(res: Result) -> list[str]:
         if other is not rr and other.first is not None:
             out.append(f"  rank {other.label}: first divergence at {other.first.brief()}")
     out += side_by_side(rr.rows)
+    return out
+
+
+def floor_lines(res: Result) -> list[str]:
+    """`--floor`: the spread that set the tolerances, and the call statistics beyond their
+    threshold that it keeps within (the per-call verdict; those beyond it are the findings)."""
+    s = res.settings
+    side = s.floor_side.upper()
+    (call, slot, stat), top = max(s.floor.items(), key=lambda kv: (kv[1], kv[0]))
+    out = [f"floor: the {side}-to-{side} spread of two runs sets each call statistic's tolerance (at least the "
+           f"thresholds): {len(s.floor):,} call statistic(s), the largest {100 * top:.2f}% ({call} {slot} {stat})"]
+    within = [w for r in res.ranks for w in r.within]
+    count = sum(r.within_n for r in res.ranks)
+    for call, slot, stat, err, spread in within[:SHOWN_WITHIN]:
+        out.append(f"  {call} {slot} {stat}: {100 * err:.2f}% between GPU and NPU, {s.floor_said(err, spread)}")
+    if count > SHOWN_WITHIN:
+        out.append(f"  ... ({count - SHOWN_WITHIN} more within the spread)")
+    if not count:
+        out.append(f"  no call statistic beyond the thresholds is within the {side}-to-{side} spread")
     return out
 
 

@@ -157,6 +157,10 @@ class RankResult:
     chain: list = field(default_factory=list)  # [Divergence] after the first, on this rank
     rows: list = field(default_factory=list)  # [Row] around the first divergence (or the start)
     error: str | None = None
+    # `--floor`: the call statistics beyond their threshold but within the run-to-run spread,
+    # (call, slot, statistic, relative error, spread), the first budget.DUMP_LISTED; and how many
+    within: list = field(default_factory=list)
+    within_n: int = 0
 
     def to_json(self) -> dict:
         return {"rank": self.label, "gpu": self.g.folder, "npu": self.n.folder, "gpu_calls": self.gheader.calls,
@@ -166,7 +170,9 @@ class RankResult:
                 "substitutions": self.substitutions,
                 "first": self.first.to_json() if self.first else None,
                 "chain": [d.to_json() for d in self.chain], "rows": [r.to_json() for r in self.rows],
-                "error": self.error}
+                "error": self.error,
+                **({"within_floor": [list(w) for w in self.within], "within_floor_count": self.within_n}
+                   if self.within_n else {})}
 
 
 def _status(d: Divergence | None, pair: Pair) -> str:
@@ -258,7 +264,10 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
                 res.substituted.append((pair.port[0], pair.port[1], pair.port[2], _names(pair.g), _names(pair.n)))
     else:
         res.tensors += sum(1 for v in head.slots.values() if isinstance(v, Tensor))
-        diffs, err = compare_calls(head, pair.n[0], st)
+        within: list = []
+        diffs, err = compare_calls(head, pair.n[0], st, within)
+        res.within_n += len(within)
+        res.within += within[:max(0, budget.DUMP_LISTED - len(res.within))]
     if diffs:
         odd += [f"{head.name}: {d.detail}" for d in diffs if d.kind == "incomparable"]
     if odd:
