@@ -170,3 +170,67 @@ def test_a_dump_without_attention_calls_is_no_evidence_for_the_kernel(tmp_path):
                    "no evidence: use_flash_attn"),
         ("n/dump", "evidence for 1 of 2 setting(s) the NPU scripts set; in effect: params_dtype; "
                    "no evidence: use_flash_attn")]
+
+
+# --- modules frozen on one side only (SD811), from the dumps' gradient records ----------------------
+
+def _model_dump(folder, trained: list[str]) -> str:
+    """An embedding and a head, run forward on this side, with parameters_grad for `trained`."""
+    rank = folder / "step0" / "rank0"
+    rank.mkdir(parents=True)
+    data = {}
+    for mod, cls in (("model.embed_tokens", "Embedding"), ("lm_head", "Linear")):
+        data[f"Module.{mod}.{cls}.forward.0"] = {"input_args": [_tensor("torch.float32")], "input_kwargs": {},
+                                                 "output": [_tensor("torch.float32")]}
+    for mod, cls in (("lm_head", "Linear"), ("model.embed_tokens", "Embedding")):
+        if mod in trained:
+            data[f"Module.{mod}.{cls}.parameters_grad.0"] = {"weight": [_tensor("torch.float32")]}
+    (rank / "dump.json").write_text(json.dumps({"task": "statistics", "level": "mix", "framework": "pytorch",
+                                                "dump_data_dir": None, "data": data}))
+    return folder.name
+
+
+def _frozen(report):
+    return [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.path, f.npu.path, f.message)
+            for f in report.findings if f.rule == "SD811"]
+
+
+def test_the_embeddings_frozen_on_npu_only(tmp_path):
+    from scriptdiff import api
+
+    g = _model_dump(tmp_path / "g", ["model.embed_tokens", "lm_head"])
+    n = _model_dump(tmp_path / "n", ["lm_head"])
+    report = api.dumps(g, n, Options(use_cache=False))
+    assert _frozen(report) == [
+        ("SD811", "dump:frozen:npu", "gradients", "no gradients", "g/step0/rank0/dump.json", "n/step0/rank0/dump.json",
+         "frozen on NPU only: model.embed_tokens (1 module(s)) run on both sides, and their parameters get gradients "
+         "in the GPU dump (parameters_grad) and none in the NPU dump")]
+    assert report.findings[0].extra["frozen"] == {"side": "npu", "modules": ["model.embed_tokens"]}
+
+
+def test_modules_trained_on_both_sides_or_no_gradients_dumped_say_nothing(tmp_path):
+    from scriptdiff import api
+
+    both = [_model_dump(tmp_path / s, ["model.embed_tokens", "lm_head"]) for s in ("g", "n")]
+    assert _frozen(api.dumps(*both, Options(use_cache=False))) == []
+    none = [_model_dump(tmp_path / s, []) for s in ("g0", "n0")]
+    assert _frozen(api.dumps(*none, Options(use_cache=False))) == []
+    # one side dumped no gradient at all (a forward-only dump): no evidence, not "frozen"
+    assert _frozen(api.dumps(both[0], none[1], Options(use_cache=False))) == []
+
+
+def test_a_module_frozen_in_the_real_msprobe_dump(tmp_path):
+    """fixtures/dumps/base with layers.0.fc1's gradient record taken out of the NPU copy."""
+    import shutil
+
+    shutil.copytree(os.path.join(FX, "base", "dump"), tmp_path / "n")
+    dump = tmp_path / "n" / "step0" / "rank0" / "dump.json"
+    doc = json.loads(dump.read_text())
+    del doc["data"]["Module.layers.0.fc1.Linear.parameters_grad.0"]
+    dump.write_text(json.dumps(doc))
+    from scriptdiff import api
+
+    report = api.dumps(os.path.relpath(os.path.join(FX, "base", "dump")), "n", Options(use_cache=False))
+    assert [f[-1] for f in _frozen(report)] == [
+        "frozen on NPU only: layers.0.fc1 (1 module(s)) run on both sides, and their parameters get gradients in the "
+        "GPU dump (parameters_grad) and none in the NPU dump"]

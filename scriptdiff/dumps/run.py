@@ -161,6 +161,10 @@ class RankResult:
     # (call, slot, statistic, relative error, spread), the first budget.DUMP_LISTED; and how many
     within: list = field(default_factory=list)
     within_n: int = 0
+    # per side (GPU, NPU): the module paths that ran forward, and those whose parameters got
+    # gradients (a `parameters_grad` record: a dump at level mix or L0 of the backward pass)
+    ran: tuple = field(default_factory=lambda: (set(), set()))
+    trained: tuple = field(default_factory=lambda: (set(), set()))
 
     def to_json(self) -> dict:
         return {"rank": self.label, "gpu": self.g.folder, "npu": self.n.folder, "gpu_calls": self.gheader.calls,
@@ -196,10 +200,12 @@ def compare_rank(gside: Side, nside: Side, g: Rank, n: Rank, st: Settings) -> Ra
     res = RankResult(label=g.label or n.label, g=g, n=n, gheader=gh, nheader=nh)
     glabels, nlabels = gside.labels.get(g.label, {}), nside.labels.get(n.label, {})
 
-    def stream(rank, header, labels):
+    def stream(rank, header, labels, i):
         for c in calls(rank, header):
             if labels:
                 c.form = labels.get(c.name)
+            if c.module is not None:
+                (res.trained if c.direction == "parameters_grad" else res.ran)[i].add(c.module)
             yield c
 
     before: deque = deque(maxlen=ROWS_BEFORE)
@@ -208,7 +214,7 @@ def compare_rank(gside: Side, nside: Side, g: Rank, n: Rank, st: Settings) -> Ra
     rank_no = g.order[1] if len(g.order) > 1 else 0
     pos = 0
     try:
-        for pair in Aligner(stream(g, gh, glabels), stream(n, nh, nlabels), st.window):
+        for pair in Aligner(stream(g, gh, glabels, 0), stream(n, nh, nlabels, 1), st.window):
             d = _judge(pair, res, st, step, rank_no, pos == 0)
             pos += 1
             row = Row(_span(_names(pair.g)), _span(_names(pair.n)), _status(d, pair))
