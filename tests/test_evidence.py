@@ -348,3 +348,23 @@ def test_the_floor_from_the_command_line(tmp_path, monkeypatch, cli):
     _code, out, _err = cli("check", "--gpu", "logs=gpu.log", "--gpu", "logs=gpu2.log", "--npu", "logs=npu.log")
     assert "== process [differences]" in alone and "SD701" in alone
     assert "== process [pass]" in out and "SD701" not in out
+
+
+def test_diff_dir_dir_audits_the_logs_it_finds_beside_the_runs(tmp_path):
+    """A log in a folder is a pair of its own in `diff DIR DIR`; it is still evidence for its
+    side's run (the launch script beside it)."""
+    _side(tmp_path, "gpu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)})
+    _side(tmp_path, "npu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=False)})
+    report = api.diff([str(tmp_path / "gpu")], [str(tmp_path / "npu")], Options(use_cache=False))
+    assert _sd228(report, tmp_path) == [
+        ("use_flash_attn", "use_flash_attn on in npu/run.sh:4; the run's arguments block says off at npu/train.log:5: "
+                           "the setting was not in effect on NPU", "npu", 4, 5)]
+    assert _note(report, tmp_path, "gpu/train.log") == [
+        "evidence for 3 of 3 setting(s) the GPU scripts set; in effect: lr, params_dtype, use_flash_attn"]
+
+
+def test_diff_dir_dir_with_logs_in_effect_adds_nothing(tmp_path):
+    _side(tmp_path, "gpu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)})
+    _side(tmp_path, "npu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True).replace("x\n", "y\n")})
+    report = api.diff([str(tmp_path / "gpu")], [str(tmp_path / "npu")], Options(use_cache=False))
+    assert [f.rule for f in report.findings] == []
