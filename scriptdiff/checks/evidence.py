@@ -9,6 +9,10 @@ audit(table, side) -> (findings, notes)
     note for its input account: which of the settings the scripts set it confirmed, which it
     contradicted and which it did not report (no evidence). Cosmetic settings are left out.
     The other side plays no part: a setting not in effect is a finding whatever it does.
+
+claim_of(facts), not_in_effect(...), account(...)
+    what a side's scripts set of a key, the SD229 finding and a piece of evidence's account
+    line, shared with the dumps' evidence (dumps/evidence.py)
 """
 from __future__ import annotations
 
