@@ -415,7 +415,8 @@ class Run:
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
-        if self.opts.evidence and self.scoped:  # each side's claims in all its units against its measured evidence
+        # each side's claims in all its units against the evidence measured in place (a dump)
+        if self.opts.evidence and self.scoped and self.inputs.measured and any(self.inputs.measured):
             for i, side in enumerate(("gpu", "npu")):
                 whole = FactTable()
                 for _unit, *tables, _unknown in self.scoped:
