@@ -4,7 +4,8 @@ own msprobe dump shows its run did (the `audit` hook of the `dumps` check; rules
 
 audit(table, side) -> (findings, notes)
     With a dump in the side's table (the `dumps` fact its `measure` made), the forward pass of
-    each rank is read once more, its API calls only, and stopped at the end of the forward pass:
+    its first readable rank is read once more (every rank runs the same program), its API calls
+    only, and stopped at the end of the forward pass:
       precision  each compute call (a matmul, a linear layer) counted in the lowest precision
                  among its floating inputs and outputs; the run's value is that of most of them
                  ("bf16 set, the calls compute in float32")
@@ -66,7 +67,8 @@ def _lowest(call, dtypes: dict) -> str | None:
 
 
 def survey(side) -> Seen:
-    """The forward pass of each readable rank of a dumps.run.Side, read through once more."""
+    """The forward pass of the first readable rank of a dumps.run.Side that holds one, read
+    through once more."""
     spec = _spec()
     prec, att = spec.get("precision"), spec.get("attention")
     compute = frozenset(prec["calls"]) if prec else frozenset()
@@ -76,6 +78,8 @@ def survey(side) -> Seen:
     eager = next((f for f in port.forms if f.name == att["eager"]), None) if port else None
     seen = Seen()
     for rank in side.ranks:
+        if seen.read:
+            break  # one rank's forward pass says it: every rank runs the same program
         if rank.label not in side.headers:
             continue
         seen.dump = seen.dump or rank.dump
