@@ -137,7 +137,9 @@ def audit(table: FactTable, side: str) -> tuple[list[Finding], list[tuple[str, s
         key = spec[part]["key"] if part in spec else None
         c = claim_of(table.facts.get(key, [])) if key else None
         if c is not None:
-            claims[part] = (key, c, convert(key, c.value)[1])
+            typed = convert(key, c.value)  # (key, canonical value), None: a switch that sets nothing
+            if typed is not None:
+                claims[part] = (key, c, typed[1])
     if not claims:
         return [], []
     fact = dumps[-1]
