@@ -177,3 +177,21 @@ def test_an_option_one_side_alone_defines_is_said_once_as_before(tmp_path):
     npu = OPTS.replace('    return parser', '    parser.add_argument("--holdout_ratio", type=float, default=0.9)\n    return parser')
     got = [(f.rule, f.severity, f.message) for f in run(tmp_path, OPTS, npu).findings]
     assert got == [("SD103", "info", 'configuration on NPU only: option "--holdout_ratio" (its uses are compared by value)')]
+
+
+def test_options_pair_by_their_names_not_their_places(tmp_path):
+    """An option added on the NPU before another (`--device_id` before `--device`): each option
+    is compared with the option of its name, the added one said once (SD103), the one whose
+    default changed found with both defaults and lines."""
+    gpu = OPTS.replace('    return parser', '    parser.add_argument("--device", type=str, choices=["cpu", "cuda"], default="cpu")\n'
+                                            '    return parser')
+    npu = OPTS.replace('    return parser', '    parser.add_argument("--device_id", type=int, default=0)\n'
+                                            '    parser.add_argument("--device", type=str, choices=["cpu", "cuda"], default="cuda")\n'
+                                            '    return parser')
+    got = [(f.rule, f.severity, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
+            f.gpu.line if f.gpu else None, f.npu.line if f.npu else None)
+           for f in run(tmp_path, gpu, npu).findings]
+    at = gpu.count("\n", 0, gpu.index('"--device"')) + 1
+    assert sorted(got, key=str) == sorted([
+        ("SD102", "warning", "cpu", "cuda", at, at + 1),
+        ("SD103", "info", None, 'parser.add_argument("--device_id", type=int, default=0)', None, at)], key=str)

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ...model import Severity, Side
 from .classify import Classifier, severity_rule
+from .evaluate import add_argument
 from .devicecode import DeviceChecks
 from .nodediff import NodeDiff
 from .pair import PairState, StKey, one_line
@@ -117,6 +118,11 @@ class Aligner:
             return ("=", nm(first.target))
         if t is cst.Expr and type(first.value) is cst.Call:
             k = nm(first.value)
+            f = first.value.func
+            if type(f) is cst.Attribute and f.attr.value == "add_argument":  # an option is its name
+                dest = add_argument(first.value)[2]
+                if dest is not None:
+                    return ("option", dest)
             return ("call", k[1] if k[0] == "Call" else k)
         return (t.__name__,)
 
