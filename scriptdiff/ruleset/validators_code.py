@@ -26,7 +26,10 @@ section("python", Record({
         {"param": Name(), "position": Int(0), "default": Any()}, required=("param",)))}),
     "clip_swap": Record({"gpu": NAMES, "npu_method": Name(), "rule": CODE}),
     "flash_attention": Record({"gpu": Table(NAMES), "npu": Table(NAMES), "causal_sparse_modes": ListOf(Int(0)),
-                               "npu_default_scale": Num()}),
+                               "npu_default_scale": Num(),
+                               "sdpa": Table(Record({"params": NAMES, "roles": Table(Name())}, required=("params",))),
+                               "sdpa_rule": CODE, "sdpa_target": Name(),
+                               "layouts": Table(Name()), "same_layouts": ListOf(NAMES)}),
     "device_refactors": Record({
         "to_device": Record({"methods": NAMES, "rule": CODE}, required=("rule",),
                             gone={"not_devices": "the devices that are no device move are rules/devices.yaml "
@@ -274,6 +277,48 @@ def check_fidelity(rs: RuleSet) -> None:
         bad = _fidelity_problem(t, True)
         if bad:
             raise rs.error(("fidelity_targets", name, bad[0]), bad[1])
+
+
+# kernel swaps written in Python (rules/fidelity.yaml `kernel_swaps`): an NPU kernel, the GPU
+# form it replaces, the fidelity target of the swap, the epsilon each side writes
+_PARAM = Record({"name": Name(), "position": Int(0), "default": Num()}, required=("name",))
+section("kernel_swaps", Record({
+    "rule": CODE, "translation": CODE,
+    "kernels": Table(Record({
+        "npu": ListOf(Name(), nonempty=True), "gpu": NAMES, "target": Name(), "reads_npu_args": Int(1),
+        "epsilon": Record({"npu": _PARAM, "gpu": Table(Record({"name": Name(), "position": Int(0),
+                                                               "addend": Bool()}))}, required=("npu", "gpu")),
+    }, required=("npu", "target")), nonempty=True),
+}, required=("rule", "translation", "kernels")))
+
+
+@validator
+def check_kernel_swaps(rs: RuleSet) -> None:
+    """The swap's rule is a mask, its translation a rule, each kernel's target a fidelity target
+    of that rule, and each kernel has a GPU form."""
+    rs.conform("kernel_swaps")
+    k = rs.section("kernel_swaps")
+    if not k:
+        return
+    rule = rs.rules.get(k["rule"])
+    if rule is None or rule.kind != "mask":
+        raise rs.error(("kernel_swaps", "rule"), f"{k['rule']} is not a mask rule")
+    if k["translation"] not in rs.rules:
+        raise rs.error(("kernel_swaps", "translation"), f"unknown rule code {k['translation']}")
+    targets = rs.section("fidelity_targets") or {}
+    for name, e in k["kernels"].items():
+        if e["target"] not in targets:
+            raise rs.error(("kernel_swaps", "kernels", name, "target"),
+                           f"{e['target']!r} is not a fidelity target (rules/fidelity.yaml fidelity_targets)")
+        if targets[e["target"]]["rule"] != k["rule"]:
+            raise rs.error(("kernel_swaps", "kernels", name, "target"), f"the target {e['target']!r} is not of rule {k['rule']}")
+        if not e.get("gpu") and not e.get("reads_npu_args"):
+            raise rs.error(("kernel_swaps", "kernels", name), "a kernel needs its GPU form: gpu calls or reads_npu_args")
+    fa = (rs.section("python") or {}).get("flash_attention") or {}
+    if fa.get("sdpa"):  # SDPA to the NPU fused attention: a swap of the same rule, with its target
+        if fa.get("sdpa_rule") != k["rule"] or fa.get("sdpa_target") not in targets:
+            raise rs.error(("python", "flash_attention", "sdpa_target"),
+                           f"the SDPA swap needs sdpa_rule {k['rule']} and an sdpa_target of rules/fidelity.yaml")
 
 
 # transfer_to_npu (torch_npu/contrib/transfer_to_npu.py): what it maps at run time, each

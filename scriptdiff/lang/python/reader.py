@@ -45,7 +45,7 @@ from .pair import PairState, one_line
 from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
-from .transfer import account as transfer_account, may_import as may_import_t2n
+from .transfer import account as transfer_account, counterparts as transfer_counterparts, may_import as may_import_t2n
 
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
 # cache keeps a pair's two files and what else fits in budget.PARSE_CACHE_BYTES of source
@@ -182,7 +182,7 @@ def diff_pair(gsrc, nsrc, opts):
         # the error itself is reported by extract(); here only the text comparison
         return text.diff_pair(gsrc, nsrc, opts, reason=(g if g.error is not None else n).text_reason)
     try:
-        return compare(g, n)
+        res = compare(g, n)
     except RecursionError:
         raise  # the engine falls back to text with its own note
     except Exception as e:  # a defect here must not cost the user the comparison
@@ -190,6 +190,12 @@ def diff_pair(gsrc, nsrc, opts):
         res.errors.append(InputError(nsrc.name, f"structural Python diff failed ({type(e).__name__}: "
                                                 f"{one_line(str(e), 80)}); compared as text"))
         return res
+    if may_import_t2n(nsrc.data):  # transfer_to_npu's mappings with the GPU lines they stand for (whole files)
+        gw = g if gt is None else analyse(gsrc, limit, side="gpu")
+        nw = n if nt is None else analyse(nsrc, limit, side="npu")
+        if gw.error is None and nw.error is None:
+            res.masked.extend(transfer_counterparts(gw, nw))
+    return res
 
 
 def compare(g: Parsed, n: Parsed) -> PairResult:
