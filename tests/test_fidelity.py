@@ -331,3 +331,33 @@ def test_transfer_to_npu_masks_show_the_gpu_line_they_stand_for(tmp_path):
     # a CUDA name the GPU file does not have: the NPU line alone
     r = run(tmp_path, "import torch\n", T2N + "torch.cuda.synchronize()\n")
     assert [(m.gpu, m.npu.line) for m in r.masked if m.rule == "SD028"] == [(None, 4)]
+
+
+# ---------------------------------------------------------------- float64 on the NPU
+
+def test_float64_on_the_npu_is_said_at_the_npu_line_with_the_gpu_line(tmp_path):
+    gpu = "import torch\nx = 1\nloss = loss.double()\ny = torch.zeros(3, dtype=torch.float64)\nz = t.to(torch.double)\n"
+    npu = "import torch\nimport torch_npu\nloss = loss.double()\ny = torch.zeros(3, dtype=torch.float64)\nz = t.to(torch.double)\n"
+    r = run(tmp_path, gpu, npu)
+    got = [(f.rule, f.severity.value, f.key, f.gpu.value, f.gpu.line, f.npu.value, f.npu.line)
+           for f in r.findings if f.rule == "SD030"]
+    assert got == [("SD030", "info", "dtype:float64", ".double()", 3, ".double()", 3),
+                   ("SD030", "info", "dtype:float64", "torch.float64", 4, "torch.float64", 4),
+                   ("SD030", "info", "dtype:float64", "torch.double", 5, "torch.double", 5)]
+    f = next(f for f in r.findings if f.rule == "SD030")
+    assert f.message == (".double() asks for float64 on the NPU: torch_npu does not compute in float64: a cast to "
+                         "float64 on the NPU gives float32 (about 7 significant digits instead of 16) and what is "
+                         "computed from it stays in float32, while the GPU computes it in float64")
+    assert f.extra["source"].startswith("Ascend/pytorch torch_npu/csrc/aten/ops/op_api (NPUNativeOpApiFunctions::to")
+
+
+def test_float64_on_the_npu_only_and_silence_without_it(tmp_path):
+    r = run(tmp_path, "import torch\nloss = loss.float()\n", "import torch\nimport torch_npu\nloss = loss.double()\n")
+    assert [(f.gpu, f.npu.line) for f in r.findings if f.rule == "SD030"] == [(None, 3)]
+    # neither side asks for float64 (a module's own `double`, an argument, numpy's float64: not the NPU's)
+    r = run(tmp_path, "import numpy as np\nimport torch\na = x.float()\nb = np.float64(1)\nc = m.double(2)\n",
+            "import numpy as np\nimport torch\nimport torch_npu\na = x.float()\nb = np.float64(1)\nc = m.double(2)\n")
+    assert [f for f in r.findings if f.rule == "SD030"] == []
+    # a GPU-only float64 is the code difference it is, not SD030
+    r = run(tmp_path, "import torch\nloss = loss.double()\n", "import torch\nimport torch_npu\nloss = loss.float()\n")
+    assert [f.rule for f in r.findings if f.rule == "SD030"] == []

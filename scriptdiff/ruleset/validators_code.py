@@ -314,11 +314,19 @@ def check_kernel_swaps(rs: RuleSet) -> None:
             raise rs.error(("kernel_swaps", "kernels", name, "target"), f"the target {e['target']!r} is not of rule {k['rule']}")
         if not e.get("gpu") and not e.get("reads_npu_args"):
             raise rs.error(("kernel_swaps", "kernels", name), "a kernel needs its GPU form: gpu calls or reads_npu_args")
+    f64 = rs.section("float64")
+    if f64 and f64["rule"] not in rs.rules:
+        raise rs.error(("float64", "rule"), f"unknown rule code {f64['rule']}")
     fa = (rs.section("python") or {}).get("flash_attention") or {}
     if fa.get("sdpa"):  # SDPA to the NPU fused attention: a swap of the same rule, with its target
         if fa.get("sdpa_rule") != k["rule"] or fa.get("sdpa_target") not in targets:
             raise rs.error(("python", "flash_attention", "sdpa_target"),
                            f"the SDPA swap needs sdpa_rule {k['rule']} and an sdpa_target of rules/fidelity.yaml")
+
+
+# float64 asked for in the NPU program: the forms, the rule, where the fact comes from
+section("float64", Record({"rule": CODE, "methods": NAMES, "names": NAMES, "source": TEXT, "consequence": TEXT},
+                          required=("rule", "source", "consequence")))
 
 
 # transfer_to_npu (torch_npu/contrib/transfer_to_npu.py): what it maps at run time, each

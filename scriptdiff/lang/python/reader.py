@@ -45,6 +45,7 @@ from .pair import PairState, one_line
 from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
+from .float64 import account as float64_account
 from .transfer import account as transfer_account, counterparts as transfer_counterparts, may_import as may_import_t2n
 
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
@@ -190,6 +191,7 @@ def diff_pair(gsrc, nsrc, opts):
         res.errors.append(InputError(nsrc.name, f"structural Python diff failed ({type(e).__name__}: "
                                                 f"{one_line(str(e), 80)}); compared as text"))
         return res
+    res.findings.extend(float64_account(g, n))  # float64 asked for on the NPU
     if may_import_t2n(nsrc.data):  # transfer_to_npu's mappings with the GPU lines they stand for (whole files)
         gw = g if gt is None else analyse(gsrc, limit, side="gpu")
         nw = n if nt is None else analyse(nsrc, limit, side="npu")

@@ -116,20 +116,27 @@ def counterparts(g: Parsed, n: Parsed) -> list[Masked]:
     out = []
     for qn, ms in nocc.items():
         glines = gocc.get(qn, [])
-        gtext = [g.text_at(line).strip() for line in glines]
-        ntext = [n.text_at(mk.npu.line).strip() for mk in ms]
-        pairs: dict[int, int] = {}
-        sm = difflib.SequenceMatcher(None, gtext, ntext, autojunk=False)
-        for a, b, size in sm.get_matching_blocks():
-            for d in range(size):
-                pairs[b + d] = a + d
-        left_g = [i for i in range(len(glines)) if i not in pairs.values()]
-        for j in range(len(ms)):
-            if j not in pairs and left_g:
-                pairs[j] = left_g.pop(0)
+        pairs = matched_lines(g, glines, n, [mk.npu.line for mk in ms])
         for j, mk in enumerate(ms):
             if j in pairs:
                 line = glines[pairs[j]]
                 out.append(Masked(rule=mk.rule, gpu=Side(value=qn, path=g.name, line=line, source=g.text_at(line)),
                                   npu=mk.npu, target=mk.target))
     return out
+
+
+def matched_lines(g: Parsed, glines: list[int], n: Parsed, nlines: list[int]) -> dict[int, int]:
+    """Which GPU line each NPU line stands for (index to index), for occurrences of one name in
+    order: by their statements' text where the two agree, the others in order."""
+    gtext = [g.text_at(line).strip() for line in glines]
+    ntext = [n.text_at(line).strip() for line in nlines]
+    pairs: dict[int, int] = {}
+    sm = difflib.SequenceMatcher(None, gtext, ntext, autojunk=False)
+    for a, b, size in sm.get_matching_blocks():
+        for d in range(size):
+            pairs[b + d] = a + d
+    left_g = [i for i in range(len(glines)) if i not in pairs.values()]
+    for j in range(len(nlines)):
+        if j not in pairs and left_g:
+            pairs[j] = left_g.pop(0)
+    return pairs
