@@ -372,10 +372,14 @@ section("profiles", Table(Record({
         "title": Name(), "sides": ListOf(Enum("gpu", "npu"), nonempty=True),
         "stacks": ListOf(Enum(*_STACKS), nonempty=True),
         "keys": ListOf(Name(), nonempty=True), "want": OneOf(Enum("zero"), Bool()),
-        "env": Name(), "values": ListOf(Str(), nonempty=True),
+        "env": Name(), "values": ListOf(Str(), nonempty=True), "same": Name(), "probe": Name(),
         "add": Table(_ADD, key=Enum(*_STACKS)), "source": TEXT,
     }, required=("title", "sides", "stacks", "add", "source")), nonempty=True),
 }, required=("title", "items"))))
+# what an item's `probe` asks the Python reader to find in a file: a call with a keyword (or its
+# position) set to True and none of `unless` given
+section("probes", Table(Record({"calls": ListOf(Name(), nonempty=True), "keyword": Name(), "position": Int(0),
+                                "unless": NAMES, "source": TEXT}, required=("calls", "keyword", "source"))))
 
 
 @validator
@@ -383,11 +387,17 @@ def check_profiles(rs: RuleSet) -> None:
     """An item is satisfied by its keys or by its variable (with the values that set it), and
     says the line to add for every stack it applies to."""
     rs.conform("profiles")
+    rs.conform("probes")
     for pname, prof in (rs.section("profiles") or {}).items():
         for name, item in prof["items"].items():
             at = ("profiles", pname, "items", name)
-            if ("keys" in item) == ("env" in item):
-                raise rs.error(at, "an item is satisfied either by keys or by env, one of them")
+            if ("keys" in item) + ("env" in item) + ("same" in item) != 1:
+                raise rs.error(at, "an item is satisfied either by keys or by env, one of them"
+                               + (" (or by same)" if "same" in item else ""))
+            if "probe" in item and item["probe"] not in (rs.section("probes") or {}):
+                raise rs.error(at + ("probe",), f"{item['probe']!r} is not a probe (rules/alignment.yaml probes)")
+            if "same" in item and item["sides"] != ["npu"]:
+                raise rs.error(at + ("sides",), "a `same` item is said on the NPU side: sides: [npu]")
             if ("env" in item) != ("values" in item):
                 raise rs.error(at, "env and values go together (the variable, and the values that set it)")
             if "want" in item and "keys" not in item:

@@ -406,8 +406,10 @@ class Run:
                 if unit.run and not self._aligned and self.opts.profile:  # --profile: each side against it
                     self._aligned = True
                     g, n = reads[id(unit)]
-                    out.findings.extend(alignment.check(self.opts.profile, gtable, ntable, [s for s, _ex in g.items],
-                                                        [s for s, _ex in n.items]))
+                    out.findings.extend(alignment.check(
+                        self.opts.profile, gtable, ntable, [s for s, _ex in g.items], [s for s, _ex in n.items],
+                        [(*h, s.name) for s, ex in g.items if ex is not None for h in ex.probes],
+                        [(*h, s.name) for s, ex in n.items if ex is not None for h in ex.probes]))
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set

@@ -46,6 +46,7 @@ from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
 from .float64 import account as float64_account
+from .probes import probes as find_probes
 from .transfer import account as transfer_account, counterparts as transfer_counterparts, may_import as may_import_t2n
 
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
@@ -148,7 +149,7 @@ def extract(src, ctx, partner=None):
                    "line": None, "parse": None, "parse_line": None, "stops": True, "abbrev": True, "refusal": "",
                    "options": []}
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
-                   unread=unread, command_line=cmd, findings=ported)
+                   unread=unread, command_line=cmd, findings=ported, probes=find_probes(p))
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:
