@@ -133,14 +133,20 @@ def test_a_teams_own_profile_is_a_pack(tmp_path):
     assert aligned(out) == [("SD228", "warning", "align:py_hash", None, "npu/run.sh", "missing: export PYTHONHASHSEED=0")]
 
 
-def test_bad_profile_item_names_the_pack_and_line(tmp_path):
+def broken(tmp_path, old: str, new: str):
+    """rules/alignment.yaml's text, and the error of loading the shipped packs with `old` made `new` in it."""
     folder = tmp_path / "rules"
     shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     path = folder / "alignment.yaml"
     text = path.read_text()
-    path.write_text(text.replace("        env: LCCL_DETERMINISTIC\n", "        env: LCCL_DETERMINISTIC\n        keys: [seed]\n"))
+    path.write_text(text.replace(old, new))
     with pytest.raises(RuleError) as e:
         load_packs(sorted(folder.glob("*.yaml")))
+    return text, e
+
+
+def test_bad_profile_item_names_the_pack_and_line(tmp_path):
+    text, e = broken(tmp_path, "        env: LCCL_DETERMINISTIC\n", "        env: LCCL_DETERMINISTIC\n        keys: [seed]\n")
     line = text[:text.index("      lccl_deterministic:")].count("\n") + 1
     assert str(e.value) == (f"rules/alignment.yaml:{line}: profiles.alignment.items.lccl_deterministic: an item is "
                             f"satisfied either by keys or by env, one of them")
@@ -260,13 +266,7 @@ def test_another_data_parallel_size_on_the_npu_names_both(tmp_path):
 
 
 def test_an_item_naming_no_probe_names_the_pack_and_line(tmp_path):
-    folder = tmp_path / "rules"
-    shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    path = folder / "alignment.yaml"
-    text = path.read_text()
-    path.write_text(text.replace("        probe: unseeded_shuffle\n", "        probe: nosuch\n"))
-    with pytest.raises(RuleError) as e:
-        load_packs(sorted(folder.glob("*.yaml")))
+    text, e = broken(tmp_path, "        probe: unseeded_shuffle\n", "        probe: nosuch\n")
     line = text[:text.index("        probe: unseeded_shuffle")].count("\n") + 1
     assert str(e.value) == (f"rules/alignment.yaml:{line}: profiles.alignment.items.data_order_seeded.probe: "
                             f"'nosuch' is not a probe (rules/alignment.yaml probes)")
