@@ -781,10 +781,13 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", choices=CLASSES, help="only this class (repeatable)")
     ap.add_argument("--mem-mb", type=int, default=2048, help="RLIMIT_AS of each run (MB)")
     ap.add_argument("--timeout", type=float, default=20.0, help="wall-clock limit of each run (s)")
+    ap.add_argument("--start", type=int, default=0, metavar="K",
+                    help="run the plan's inputs from the K-th on (the same plan of N inputs and seed: a run "
+                         "stopped by something else than an input is taken up where it stopped)")
     ap.add_argument("--progress", type=int, default=250, metavar="K",
                     help="a progress line on stderr every K inputs (0: none)")
     args = ap.parse_args(argv)
-    cases = plan(args.n, args.seed, args.only)
+    cases = plan(args.n, args.seed, args.only)[max(0, args.start):]
     seeds = corpus()
     stats: dict[str, dict] = {}
     t0 = time.perf_counter()
@@ -792,7 +795,10 @@ def main(argv=None) -> int:
     def one(item):
         i, cls, case_seed = item
         case = make_case(cls, random.Random(case_seed), seeds)
-        return i, case, run_case(case, args.mem_mb, args.timeout)
+        try:
+            return i, case, run_case(case, args.mem_mb, args.timeout)
+        except Exception as e:  # the harness itself (a server it starts): this input fails, the run goes on
+            return i, case, (f"the harness failed: {type(e).__name__}: {e}", 0, 0)
 
     done = failed = 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -754,14 +754,17 @@ def dumps_settings(rtol: float = 0.5, output_rtol: float = 0.1, input_rtol: floa
 
 
 def dumps(gpu: str, npu: str, options: Options | None = None, settings=None,
-          scripts: tuple[str, str] | None = None, progress=None) -> Report:
+          scripts: tuple[str, str] | None = None, progress=None, floor: str | None = None,
+          floor_side: str = "gpu") -> Report:
     """`scriptdiff dumps GPU_DUMP NPU_DUMP`: two runs' msprobe dumps (a dump, step or rank
     folder, or a dump.json, per side) matched call by call; the first divergence and what
     follows it are findings of check `dumps`. With `scripts` (two folders or files) the setups
     are compared in the same run and the first divergence linked to their findings (its
     probable cause). `report.overview` says what was read and shows the calls side by side;
     the JSON gains a `dumps` section. `progress` (start, advance, close) is told the bytes
-    of dump.json read."""
+    of dump.json read. `floor`: a second run's dump of `floor_side` (`--floor`): each call
+    statistic's tolerance is at least the two runs' spread (docs/evidence.md)."""
     from .dumps import entry  # lazy: keeps --help fast
 
-    return entry.compare(gpu, npu, options or Options(), settings, scripts=scripts, progress=progress)
+    return entry.compare(gpu, npu, options or Options(), settings, scripts=scripts, progress=progress, floor=floor,
+                         floor_side=floor_side)

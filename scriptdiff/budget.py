@@ -112,6 +112,7 @@ DUMP_TENSORS = 1_000  # saved tensors read per comparison (slots without statist
 DUMP_DICT_CHARS = 200  # characters of a dumped call's dict-valued argument kept (its repr)
 DUMP_LISTED = 200  # calls without a counterpart listed by name per rank and side (all are counted)
 DUMP_LISTED_ODD = 3  # values that cannot be compared named per rank (all are counted)
+DUMP_EVIDENCE_CALLS = 200_000  # API calls of one rank's forward pass kept (without their tensors) to find its attention blocks (dumps/evidence.py)
 GIT_TIMEOUT = 10.0  # seconds one git command may take (SCRIPTDIFF_GIT_TIMEOUT overrides)
 STORAGE_TIMEOUT = 60.0  # seconds one object-store request may take, retries included (SCRIPTDIFF_STORAGE_TIMEOUT overrides)
 PACK_BYTES = 4 * 1024 * 1024  # bytes of the user's rule packs together (the shipped ones hold 500 KB)

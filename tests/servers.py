@@ -199,9 +199,11 @@ class S3Relay:
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 
-        self.port = free_port()
+        # bound to a port the system picks, here: a port found free first may be taken by
+        # another process before the bind (the fuzzer met it with test suites running beside)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, name="s3-relay", daemon=True)
 

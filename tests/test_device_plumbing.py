@@ -264,3 +264,189 @@ def test_what_is_not_placement_beside_it_is_still_found(tmp_path, old, new, want
     got = loud(pair(tmp_path, UTILS, npu, "utils.py"))
     assert got == [(rule, key, gv, nv, line_of(UTILS, gneedle), line_of(npu, nneedle))
                    for rule, key, gv, nv, gneedle, nneedle in (want if isinstance(want, list) else [want])]
+
+
+SCHED = '''\
+import ray
+import torch
+from workers import pool_size
+
+
+@ray.remote(num_gpus=1)
+class Learner:
+    def __init__(self, lr):
+        self.device = torch.device("cuda")
+        self.lr = lr
+
+
+@ray.remote(num_gpus=1)
+class Scorer:
+    def score(self, batch):
+        return batch.sum()
+
+
+def launch(count, opts, lr=0.001):
+    backend = getattr(opts, "sync_backend", "nccl")
+    bundles = [{"GPU": 1, "CPU": 1} for _ in range(count)]
+    actors = [Learner.options(num_gpus=1, num_cpus=4).remote(lr) for _ in range(count)]
+    return backend, bundles, actors
+'''
+
+SCHED_NPU = '''\
+import ray
+import torch
+import torch_npu
+from workers import pool_size
+from workers import ACCELERATOR_TYPE
+
+
+@ray.remote(resources={"NPU": 1})
+class Learner:
+    def __init__(self, lr):
+        self.device = torch.device("npu")
+        self.lr = lr
+
+
+@ray.remote
+class Scorer:
+    def score(self, batch):
+        return batch.sum()
+
+
+def launch(count, opts, lr=0.001):
+    if ACCELERATOR_TYPE == "GPU":
+        backend = getattr(opts, "sync_backend", "nccl")
+    elif ACCELERATOR_TYPE == "NPU":
+        backend = "hccl"
+    bundles = [{ACCELERATOR_TYPE: 1, "CPU": 1} for _ in range(count)]
+    actors = [Learner.options(resources={"NPU": 1}, num_cpus=4).remote(lr) for _ in range(count)]
+    return backend, bundles, actors
+'''
+
+
+def test_a_schedulers_device_request_spelt_for_the_npu_is_the_port(tmp_path):
+    """`num_gpus=1` of `ray.remote` / `.options` against `resources={"NPU": 1}` (or no request at
+    all), an accelerator-type name tested against "GPU" and "NPU", and a backend read with the
+    GPU's backend as its fallback against the NPU's own: masked, nothing loud, and no world size
+    read from an actor's request."""
+    r = pair(tmp_path, SCHED, SCHED_NPU, "sched.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    for gneedle, nneedle in (("@ray.remote(num_gpus=1)\nclass Learner", '@ray.remote(resources={"NPU": 1})'),
+                             ("@ray.remote(num_gpus=1)\nclass Scorer", "@ray.remote\nclass Scorer"),
+                             ("actors = ", "actors = ")):
+        assert (line_of(SCHED, gneedle), line_of(SCHED_NPU, nneedle)) in lines, (gneedle, lines)
+    assert not [f for f in r.findings if f.key in ("world_size", "data_parallel_size")]
+
+
+@pytest.mark.parametrize("old,new,want", [
+    ('Learner.options(resources={"NPU": 1}', 'Learner.options(resources={"NPU": 2}',
+     ("SD102", "code:sched.py:launch", 1, 2, "actors = ", "actors = ")),
+    ('backend = "hccl"', 'backend = "gloo"',
+     ("SD102", "code:sched.py:launch", 'getattr(opts, "sync_backend", "nccl")', "gloo", "backend = getattr",
+      'backend = "gloo"')),
+    ('@ray.remote\nclass Scorer', '@ray.remote(num_cpus=2)\nclass Scorer',
+     ("SD102", "code:sched.py:Scorer", None, 2, "@ray.remote(num_gpus=1)\nclass Scorer", "@ray.remote(num_cpus=2)")),
+])
+def test_a_request_that_is_not_the_same_is_still_found(tmp_path, old, new, want):
+    npu = edit(SCHED_NPU, (old, new))
+    got = loud(pair(tmp_path, SCHED, npu, "sched.py"))
+    assert got == [(rule, key, gv, nv, line_of(SCHED, gneedle), line_of(npu, nneedle))
+                   for rule, key, gv, nv, gneedle, nneedle in [want]]
+
+
+SEEDS = '''\
+import random
+
+import numpy as np
+import torch
+
+
+def fix_seeds(seed, strict=False):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    if strict:
+        torch.use_deterministic_algorithms(True)
+    return seed
+'''
+
+SEEDS_NPU = edit(SEEDS, ("import torch\n", "import torch\nimport torch_npu\n"),
+                 ("    torch.cuda.manual_seed_all(seed)\n",
+                  "    torch_npu.npu.manual_seed_all(seed)\n    torch_npu.npu.manual_seed(seed)\n"),
+                 ("        torch.use_deterministic_algorithms(True)\n",
+                  "        torch.backends.cudnn.deterministic = True\n        torch.backends.cudnn.benchmark = False\n"
+                  "        torch.use_deterministic_algorithms(True)\n"))
+
+
+def test_a_device_generator_seeded_like_all_of_them_and_cuda_switches_on_the_npu_are_no_difference(tmp_path):
+    """`torch_npu.npu.manual_seed(seed)` where `torch.manual_seed(seed)` already seeds every
+    device's generator: masked; `cudnn.deterministic` set on the NPU path only does nothing on the
+    NPU: info (SD107), nothing loud."""
+    r = pair(tmp_path, SEEDS, SEEDS_NPU, "seeds.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    assert (None, line_of(SEEDS_NPU, "torch_npu.npu.manual_seed(seed)")) in lines
+    assert sorted((f.rule, f.severity, f.npu.line) for f in r.findings) == [
+        ("SD107", "info", line_of(SEEDS_NPU, "cudnn.deterministic")),
+        ("SD107", "info", line_of(SEEDS_NPU, "cudnn.benchmark"))]
+
+
+def test_a_device_generator_seeded_with_another_seed_is_still_found(tmp_path):
+    npu = edit(SEEDS_NPU, ("torch_npu.npu.manual_seed(seed)", "torch_npu.npu.manual_seed(seed + 1)"))
+    assert loud(pair(tmp_path, SEEDS, npu, "seeds.py")) == [
+        ("SD101", "code:seeds.py:fix_seeds", None, "torch_npu.npu.manual_seed(seed + 1)", None,
+         line_of(npu, "manual_seed(seed + 1)"))]
+
+
+AGENT = '''\
+import torch
+
+from agents.base import OnPolicyBase
+from agents.nets import ValueActor
+
+
+class Trainer(OnPolicyBase):
+    """A made-up agent."""
+
+    def __init__(self, env, device="cuda", lr=3e-4):
+        super().__init__(env=env, device=device, lr=lr)
+        self.actor = ValueActor(env.obs_shape, hidden=256)
+
+    def update(self, obs, action):
+        q = self.critic(obs, action)
+        return q.mean()
+'''
+
+AGENT_NPU = edit(AGENT, ("from agents.nets import ValueActor", "from agents.nets import NpuValueActor"),
+                 ("class Trainer(OnPolicyBase):", "class NpuTrainer(OnPolicyBase):"),
+                 ("device=device, lr=lr)", "device=device, lr=lr, npu=True)"),
+                 ("ValueActor(env.obs_shape", "NpuValueActor(env.obs_shape"),
+                 ("self.critic(obs, action)", "self.critic(obs, action.to(self.device))"))
+
+
+def test_the_npus_own_variant_of_a_class_and_its_flag_are_the_port(tmp_path):
+    """`class NpuTrainer` against `class Trainer`, `NpuValueActor(...)` against `ValueActor(...)`
+    with the same arguments, `npu=True` given on the NPU only, an argument moved to the run's
+    device (`action.to(self.device)` against `action`): masked, nothing loud."""
+    r = pair(tmp_path, AGENT, AGENT_NPU, "agent.py")
+    assert loud(r) == []
+    lines = plumbing(r)
+    for needle in ("class ", "super().__init__", "self.critic("):
+        assert any(g == line_of(AGENT, needle) or n == line_of(AGENT_NPU, needle) for g, n in lines), (needle, lines)
+
+
+@pytest.mark.parametrize("old,new,want", [
+    ("class NpuTrainer(OnPolicyBase):", "class NpuTrainerV2(OnPolicyBase):",
+     ("SD102", "code:agent.py:Trainer", "Trainer", "NpuTrainerV2", "class Trainer", "class NpuTrainerV2")),
+    ("lr=lr, npu=True)", "lr=lr, npu=False)",
+     ("SD101", "code:agent.py:Trainer.__init__", None, False, "super().__init__", "super().__init__")),
+    ("action.to(self.device))", "action.to(torch.float16))",
+     ("SD101", "code:agent.py:Trainer.update", "action", "action.to(torch.float16)", "q = ", "q = ")),
+])
+def test_a_variant_or_flag_that_is_not_the_port_is_still_found(tmp_path, old, new, want):
+    npu = edit(AGENT_NPU, (old, new))
+    got = loud(pair(tmp_path, AGENT, npu, "agent.py"))
+    rule, key, gv, nv, gneedle, nneedle = want
+    assert got == [(rule, key, gv, nv, line_of(AGENT, gneedle), line_of(npu, nneedle))]

@@ -91,3 +91,60 @@ def test_the_nccl_and_hccl_debug_twins_are_one_setting(tmp_path, npu, expected):
     assert got(rep) == expected
     assert [(m.rule, m.gpu.line, m.npu.line) for m in rep.masked if m.rule == "SD010"] == ([("SD010", 1, 1)]
                                                                                           if not expected else [])
+
+
+def yaml_env(lines: str) -> str:
+    """A launcher's YAML whose `env_vars:` section holds `lines` (`NAME=value` per line)."""
+    body = "".join(f"  {ln.split('=', 1)[0]}: \"{ln.split('=', 1)[1]}\"\n" for ln in lines.splitlines() if ln)
+    return "run:\n  lr: 0.001\n" + ("env_vars:\n" + body if body else "")
+
+
+@pytest.mark.parametrize("gpu,npu", [
+    ("NCCL_DETERMINISTIC=1\n", "HCCL_DETERMINISTIC=0\n"),
+    ("NCCL_IB_HCA=mlx5_0\nNCCL_SOCKET_IFNAME=eth0\n", "HCCL_SOCKET_IFNAME=bond0\nHCCL_CONNECT_TIMEOUT=600\n"),
+    ("OMP_NUM_THREADS=4\n", "OMP_NUM_THREADS=8\n"),
+    ("CUDA_VISIBLE_DEVICES=0,1\n", "ASCEND_RT_VISIBLE_DEVICES=0,1\n"),
+    ("", "INF_NAN_MODE_ENABLE=0\n"),
+])
+def test_a_configs_environment_section_reads_as_the_exports_it_sets(tmp_path, gpu, npu):
+    """`env_vars: {NCCL_IB_HCA: ...}` in a config is compared as the variables it sets: the same
+    rule, severity, key and values as the launch script exporting them (one verdict whatever the
+    file), each at its line in the YAML (the section starts at line 3: its n-th entry is line 3 + n)."""
+    (tmp_path / "sh").mkdir()
+    exported = got(run(tmp_path / "sh", "".join(f"export {ln}\n" for ln in gpu.splitlines()),
+                       "".join(f"export {ln}\n" for ln in npu.splitlines())))
+    for side, text in (("gpu", yaml_env(gpu)), ("npu", yaml_env(npu))):
+        (tmp_path / "y" / side).mkdir(parents=True)
+        (tmp_path / "y" / side / "launch.yaml").write_text(text)
+    rep = diff_files([str(tmp_path / "y" / "gpu" / "launch.yaml")], [str(tmp_path / "y" / "npu" / "launch.yaml")],
+                     Options(use_cache=False))
+    shifted = [(r, s, k, gv, nv, gl + 3 if gl else None, nl + 3 if nl else None)
+               for r, s, k, gv, nv, gl, nl in exported]
+    assert got(rep) == shifted
+    assert exported or [(m.rule, m.gpu.line, m.npu.line) for m in rep.masked] == [("SD010", 4, 4)]
+
+
+def test_an_upper_case_key_outside_an_environment_section_is_a_setting(tmp_path):
+    """Only a section named for the environment (rules/environment.yaml env_map.sections) holds
+    variables: `model: {NCCL_IB_HCA: ...}` stays a setting of the file."""
+    for side, v in (("gpu", "mlx5_0"), ("npu", "mlx5_1")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "c.yaml").write_text(f"model:\n  NCCL_IB_HCA: {v}\n")
+    rep = diff_files([str(tmp_path / "gpu" / "c.yaml")], [str(tmp_path / "npu" / "c.yaml")], Options(use_cache=False))
+    assert got(rep) == [("SD220", "warning", "model.NCCL_IB_HCA", "mlx5_0", "mlx5_1", 2, 2)]
+
+
+@pytest.mark.parametrize("gpu,npu,expected", [
+    ("export TRAIN_DEVICE=gpu\n", "export TRAIN_DEVICE=npu\n", []),
+    ("export TRAIN_DEVICE=cuda\n", "export TRAIN_DEVICE=NPU\n", []),
+    ("export TRAIN_DEVICE=gpu\n", "export TRAIN_DEVICE=cpu\n",
+     [("SD301", "warning", "env:TRAIN_DEVICE", "gpu", "cpu", 1, 1)]),
+    ("export TRAIN_DEVICE=npu\n", "export TRAIN_DEVICE=gpu\n",
+     [("SD301", "warning", "env:TRAIN_DEVICE", "npu", "gpu", 1, 1)]),
+])
+def test_a_variable_naming_each_sides_own_device_is_the_port(tmp_path, gpu, npu, expected):
+    """A variable set to the run's device on each side (gpu against npu) is the port (SD022,
+    masked); another device, or the two swapped, is a difference."""
+    rep = run(tmp_path, gpu, npu)
+    assert got(rep) == expected
+    assert [m.rule for m in rep.masked] == ([] if expected else ["SD022"])

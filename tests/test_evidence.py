@@ -295,3 +295,76 @@ def test_the_bundled_example_shows_one_claim_not_in_effect():
         "gradient_accumulation_steps, micro_batch_size, params_dtype, zero_stage",
         "example-logs/train-npu.log: evidence for 5 of 21 setting(s) the NPU scripts set; in effect: clip_grad, "
         "gradient_accumulation_steps, micro_batch_size, zero_stage; not in effect: params_dtype"]
+
+
+# --- the floor in `check`: two log paths for one side ------------------------------------------------
+
+def _check_logs(tmp_path, gpu: list[str], npu: list[str]):
+    from scriptdiff.project.checkrun import load_config, run_checks
+
+    lines = ["[gpu]", f"logs = {gpu!r}".replace("'", '"'), "[npu]", f"logs = {npu!r}".replace("'", '"')]
+    (tmp_path / "scriptdiff.toml").write_text("\n".join(lines) + "\n")
+    return run_checks(load_config(str(tmp_path / "scriptdiff.toml")), Options(use_cache=False))
+
+
+def test_two_gpu_logs_in_check_set_the_floor_a_gap_within_it_passes(tmp_path):
+    gpu, gpu2, npu = _floor_runs(tmp_path, 0.015)
+    alone = _check_logs(tmp_path, [gpu], [npu])
+    assert [f.rule for f in alone.findings if f.check == "process"] == ["SD701"]
+    report = _check_logs(tmp_path, [gpu, gpu2], [npu])
+    assert [f.rule for f in report.findings if f.check == "process"] == []
+    assert report.verdicts["process"] == ("pass", "no differences")
+    res = report.details["curves"]
+    assert "loss: 1.50% between GPU and NPU, within the GPU-to-GPU spread (1.80%)" in res.evidence
+    assert round(res.settings.floor["loss"], 6) == 0.018 and res.settings.floor_side == "gpu"
+
+
+def test_two_npu_logs_in_check_a_gap_beyond_the_floor_is_a_finding_with_its_margin(tmp_path):
+    npu, npu2, gpu = _floor_runs(tmp_path, 0.05)  # the NPU's two runs 1.8% apart, the GPU 5% away
+    report = _check_logs(tmp_path, [gpu], [npu, npu2])
+    (f,) = [f for f in report.findings if f.check == "process"]
+    assert (f.rule, f.key) == ("SD701", "curve:loss")
+    assert f.message.startswith(
+        "first-step difference: loss differs from the first steps: mean relative error 4.76% over the first 10 points "
+        "(tolerance 1.80%; loss: 4.76% between GPU and NPU, beyond the NPU-to-NPU spread (1.80%) by 2.96 points "
+        "(2.6x)); at step 1"), f.message
+
+
+def test_two_logs_of_one_run_that_do_not_overlap_set_no_floor(tmp_path):
+    """A run's log in two parts (steps 1-30, then a resumed 31-60) is no second run."""
+    gpu, _gpu2, npu = _floor_runs(tmp_path, 0.015)
+    part = tmp_path / "gpu-resumed.log"
+    part.write_text("".join(f" iteration {s:8d}/     100 | lm loss: {5.0:.8E} | grad norm: 1.000 |\n"
+                            for s in range(500, 530)))
+    report = _check_logs(tmp_path, [gpu, str(part)], [npu])
+    assert report.details["curves"].settings.floor == {}
+
+
+def test_the_floor_from_the_command_line(tmp_path, monkeypatch, cli):
+    """`--gpu logs=A --gpu logs=B`: the existing way to give a side two inputs."""
+    _floor_runs(tmp_path, 0.015)
+    monkeypatch.chdir(tmp_path)
+    _code, alone, _err = cli("check", "--gpu", "logs=gpu.log", "--npu", "logs=npu.log")
+    _code, out, _err = cli("check", "--gpu", "logs=gpu.log", "--gpu", "logs=gpu2.log", "--npu", "logs=npu.log")
+    assert "== process [differences]" in alone and "SD701" in alone
+    assert "== process [pass]" in out and "SD701" not in out
+
+
+def test_diff_dir_dir_audits_the_logs_it_finds_beside_the_runs(tmp_path):
+    """A log in a folder is a pair of its own in `diff DIR DIR`; it is still evidence for its
+    side's run (the launch script beside it)."""
+    _side(tmp_path, "gpu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)})
+    _side(tmp_path, "npu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=False)})
+    report = api.diff([str(tmp_path / "gpu")], [str(tmp_path / "npu")], Options(use_cache=False))
+    assert _sd228(report, tmp_path) == [
+        ("use_flash_attn", "use_flash_attn on in npu/run.sh:4; the run's arguments block says off at npu/train.log:5: "
+                           "the setting was not in effect on NPU", "npu", 4, 5)]
+    assert _note(report, tmp_path, "gpu/train.log") == [
+        "evidence for 3 of 3 setting(s) the GPU scripts set; in effect: lr, params_dtype, use_flash_attn"]
+
+
+def test_diff_dir_dir_with_logs_in_effect_adds_nothing(tmp_path):
+    _side(tmp_path, "gpu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True)})
+    _side(tmp_path, "npu", {"run.sh": MEG_SH, "train.log": MEGATRON.format(flash=True).replace("x\n", "y\n")})
+    report = api.diff([str(tmp_path / "gpu")], [str(tmp_path / "npu")], Options(use_cache=False))
+    assert [f.rule for f in report.findings] == []

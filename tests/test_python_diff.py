@@ -144,10 +144,14 @@ def test_clipping_removed_is_reported_once(tmp_path):
 
 
 def test_seed_call_removed_on_npu(tmp_path):
+    # torch.manual_seed(seed) seeds every device's generator: the NPU's manual_seed_all(seed)
+    # dropped beside it is the port (rules/devices.yaml device_seeds); torch.manual_seed dropped is not
     g, n = inject(tmp_path, "ddp_amp", ("    torch.npu.manual_seed_all(seed)\n", ""))
+    assert run(g, n).findings == []
+    g, n = inject(tmp_path / "torch", "ddp_amp", ("    torch.manual_seed(seed)\n", ""))
     r = run(g, n)
     assert [summary(f)[:4] for f in r.findings] == [
-        ("SD101", "code:train.py:set_seed", "torch.cuda.manual_seed_all(seed)", None)]
+        ("SD101", "code:train.py:set_seed", "torch.manual_seed(seed)", None)]
 
 
 # ------------------------------------------------------------------- HF Trainer

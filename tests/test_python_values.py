@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scriptdiff.model import Options
 from scriptdiff.run.pipeline import diff_files
 
@@ -135,3 +137,43 @@ def test_a_setting_written_at_several_call_sites_is_compared_at_each(tmp_path):
         ("SD208", "clip_grad", 1.0, 0.5, 10, 10)]
     (tmp_path / "same").mkdir()
     assert run(tmp_path / "same", gpu, gpu).findings == []
+
+
+OPTS = '''\
+import argparse
+
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--noise_snr", type=float, default=None)
+    parser.add_argument("--hflip_aug", action="store_true", default=False)
+    parser.add_argument("--mix_alpha", type=float, default=0.2)
+    return parser.parse_args()
+'''
+
+
+@pytest.mark.parametrize("old,new,want", [
+    ('"--noise_snr", type=float, default=None', '"--noise_snr", type=float, default=40',
+     ("SD220", "noise_snr", None, 40, '"--noise_snr"')),
+    ('action="store_true", default=False', 'action="store_true", default=True',
+     ("SD220", "hflip_aug", False, True, '"--hflip_aug"')),
+    ("default=0.2", "default=0.4", ("SD220", "mix_alpha", 0.2, 0.4, '"--mix_alpha"')),
+])
+def test_an_option_no_vocabulary_names_is_a_setting_under_its_own_name(tmp_path, old, new, want):
+    """An argparse option the vocabulary does not know is compared under its dest, with both
+    defaults and lines (not as a code difference of add_argument); the same defaults are silent."""
+    npu = OPTS.replace(old, new)
+    rule, key, gv, nv, needle = want
+    at = OPTS[:OPTS.index(needle)].count("\n") + 1
+    got = [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line)
+           for f in run(tmp_path, OPTS, npu).findings if f.severity in ("warning", "error")]
+    assert got == [(rule, key, gv, nv, at, at)]
+    (tmp_path / "same").mkdir()
+    assert [f for f in run(tmp_path / "same", OPTS, OPTS).findings] == []
+
+
+def test_an_option_one_side_alone_defines_is_said_once_as_before(tmp_path):
+    npu = OPTS.replace('    return parser', '    parser.add_argument("--holdout_ratio", type=float, default=0.9)\n    return parser')
+    got = [(f.rule, f.severity, f.message) for f in run(tmp_path, OPTS, npu).findings]
+    assert got == [("SD103", "info", 'configuration on NPU only: option "--holdout_ratio" (its uses are compared by value)')]

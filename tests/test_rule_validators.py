@@ -121,6 +121,13 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
      "dump_depends[3].keys[1]: 'rms_eps' is not a vocabulary key (rules/vocabulary.yaml)"),
     ("dumps.yaml", "    phase: after_backward", "    phase: optimizer", "phase: optimizer",
      "dump_depends[4].phase: expected one of forward, backward, after_backward (got 'optimizer')"),
+    # dump evidence: a key the vocabulary lacks, a fused form that is a sequence, an eager form no port has
+    ("dumps.yaml", "    key: params_dtype\n", "    key: param_dtype\n", "key: param_dtype",
+     "dump_evidence.precision.key: 'param_dtype' is not a vocabulary key (rules/vocabulary.yaml)"),
+    ("dumps.yaml", "    fused: [fused, npu_fusion_attention]", "    fused: [fused, eager]", "fused: [fused, eager]",
+     "dump_evidence.attention.fused[1]: 'eager' is not a form of attention recognised by its calls"),
+    ("dumps.yaml", "    eager: eager\n", "    eager: eagre\n", "eager: eagre",
+     "dump_evidence.attention.eager: 'eagre' is not a form of attention recognised by a sequence"),
 ])
 def test_malformed_section_names_the_pack_and_line(tmp_path, pack, old, new, at, needle):
     with pytest.raises(RuleError) as e:

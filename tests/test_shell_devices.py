@@ -106,3 +106,41 @@ def test_a_test_that_cannot_be_decided_is_read_as_before_and_said_so(tmp_path):
                      "npu": ['device tests read for the NPU: 0 decided, 1 not decided, read as written '
                              '(line 3: [ -d /usr/local/Ascend ] && [ "$USE_NPU" = 1 ])']}
     assert sorted((m.gpu.line if m.gpu else None) for m in r.masked if m.rule == "SD019") == [3, 4, 5, 6]
+
+
+COUNT_GPU = """#!/bin/bash
+NNODES=${NNODES:=1}
+NPROC=${NPROC:=$(nvidia-smi --list-gpus | wc -l)}
+torchrun --nnodes=$NNODES --nproc-per-node=$NPROC pretrain.py --lr 6e-4
+"""
+
+COUNT_NPU = """#!/bin/bash
+NNODES=${NNODES:=1}
+if [[ -n "${ASCEND_RT_VISIBLE_DEVICES}" ]]; then
+  NPROC=${NPROC:=$(echo "${ASCEND_RT_VISIBLE_DEVICES}" | tr ',' '\\n' | wc -l)}
+else
+  NPROC=${NPROC:=$(ls -l /dev/davinci* | grep -v "davinci_manager" | wc -l)}
+fi
+torchrun --nnodes=$NNODES --nproc-per-node=$NPROC pretrain.py --lr 6e-4
+"""
+
+
+def test_devices_counted_by_each_devices_own_listing_are_one_count(tmp_path):
+    """`$(nvidia-smi --list-gpus | wc -l)` against `$(ls /dev/davinci* | grep -v davinci_manager |
+    wc -l)` or the visible-devices variable's entries counted: the devices the run sees, one
+    value (rules/devices.yaml devices.counts); nothing loud."""
+    assert loud(pair(tmp_path, COUNT_GPU, COUNT_NPU, name="train.sh")) == []
+
+
+@pytest.mark.parametrize("count,shown", [
+    ("4", 4),
+    ("$(ls -l /tmp/models | wc -l)", "$(ls -l /tmp/models | wc -l)"),
+    ('$(ls -l /dev/davinci* | grep -v "davinci_manager" | wc -c)', '$(ls -l /dev/davinci* | grep -v "davinci_manager" | wc -c)'),
+])
+def test_a_count_that_is_not_the_devices_seen_is_still_found(tmp_path, count, shown):
+    """A fixed count, a listing of another folder, a count of characters: not the devices the run
+    sees; the world size differs (both values, both lines)."""
+    npu = COUNT_GPU.replace("$(nvidia-smi --list-gpus | wc -l)", count)
+    got = [x for x in loud(pair(tmp_path, COUNT_GPU, npu, name="train.sh")) if x[1] == "world_size"]
+    at = line_of(COUNT_GPU, "NPROC=${NPROC:=")
+    assert got == [("SD203", "world_size", "$(devices seen) * 1", shown if shown == 4 else f"{shown} * 1", at, at)]

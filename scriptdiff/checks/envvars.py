@@ -29,7 +29,8 @@ from ..run.compare import show
 from ..ruleset.envmap import value_equivalent
 from ..run.finding import finding
 from ..model import Fact, Masked
-from ..ruleset.rules import load
+from ..ruleset.devices import family_of
+from ..ruleset.rules import code, load
 from ..ruleset.secrets import WITHHELD, is_secret, redact_text, withheld
 from ..ruleset.vocabulary import to_bool
 from .environment import classify_version
@@ -89,6 +90,9 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     if same:
         mask = g.meta.get("mask") or n.meta.get("mask")
         return Masked(rule=mask, gpu=g.side(), npu=n.side()) if mask else None
+    if g is not None and n is not None and family_of(str(g.value).strip().lower()) == "cuda" \
+            and family_of(str(n.value).strip().lower()) == "npu":  # TRAIN_DEVICE=gpu against =npu: the run's device
+        return Masked(rule=code("device-plumbing"), gpu=g.side(), npu=n.side())
     both = g is not None and n is not None
     where = "GPU" if n is None else "NPU"
     present = g if n is None else n

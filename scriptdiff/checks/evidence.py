@@ -9,6 +9,10 @@ audit(table, side) -> (findings, notes)
     note for its input account: which of the settings the scripts set it confirmed, which it
     contradicted and which it did not report (no evidence). Cosmetic settings are left out.
     The other side plays no part: a setting not in effect is a finding whatever it does.
+
+claim_of(facts), not_in_effect(...), account(...)
+    what a side's scripts set of a key, the SD229 finding and a piece of evidence's account
+    line, shared with the dumps' evidence (dumps/evidence.py)
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from ..ruleset.rules import code
 from ..ruleset.vocabulary import category, is_cosmetic
 
 
-def _claim(facts: list[Fact]) -> Fact | None:
+def claim_of(facts: list[Fact]) -> Fact | None:
     """The setting the scripts make of a key: the strongest explicit fact at a line not read
     from a log (the last one read among equals, as FactTable.get)."""
     mine = [(i, f) for i, f in enumerate(facts) if not f.meta.get("evidence") and f.origin == ORIGIN_EXPLICIT
@@ -48,7 +52,7 @@ def audit(table: FactTable, side: str) -> tuple[list[Finding], list[tuple[str, s
     unproven: list[str] = []
     for key in sorted(table.facts):
         facts = table.facts[key]
-        claim = _claim(facts)
+        claim = claim_of(facts)
         if claim is None or ":" in key or _cosmetic(key):
             continue
         shown = [f for f in facts if f.meta.get("evidence")]
@@ -60,24 +64,35 @@ def audit(table: FactTable, side: str) -> tuple[list[Finding], list[tuple[str, s
             said.setdefault(ev.path, {}).setdefault("confirmed", []).append(key)
             continue
         said.setdefault(ev.path, {}).setdefault("contradicted", []).append(key)
-        where = f"{claim.path}:{claim.line}"
-        found.append(finding(
-            "setting-not-in-effect", key=key, **{side: claim.side(), ("npu" if side == "gpu" else "gpu"): None},
-            message=f"{key} {show(claim.value)} in {where}; {ev.meta['evidence']} says "
-                    f"{show(ev.value)} at {ev.path}:{ev.line}: the setting was not in effect on {side.upper()}",
-            extra={"run_says": {"side": side, "value": ev.value, "path": ev.path, "line": ev.line,
-                                "source": ev.source, "block": ev.meta["evidence"]}}))
+        found.append(not_in_effect(key, claim, side, ev.value, ev.meta["evidence"], ev.path, ev.line, ev.source))
     notes = []
     for path in logs if said or unproven else ():  # the scripts set nothing a run could report: nothing to say
         got = said.get(path, {})
-        ok, bad = got.get("confirmed", []), got.get("contradicted", [])
-        parts = [f"evidence for {len(ok) + len(bad)} of {len(ok) + len(bad) + len(unproven)} setting(s) the "
-                 f"{side.upper()} scripts set"]
-        if ok:
-            parts.append(f"in effect: {', '.join(ok)}")
-        if bad:
-            parts.append(f"not in effect: {', '.join(bad)}")
-        if unproven:
-            parts.append(f"no evidence: {', '.join(unproven)}")
-        notes.append((path, "; ".join(parts)))
+        notes.append((path, account(side, got.get("confirmed", []), got.get("contradicted", []), unproven)))
     return found, notes
+
+
+def not_in_effect(key: str, claim: Fact, side: str, value, block: str, path: str, line: int | None, source: str = "",
+                  why: str = "") -> Finding:
+    """The SD229 finding of a setting `claim` makes that its run's `block` reports as `value`
+    (at path:line; `why`: what in it says so, in a few words)."""
+    at = f"{path}:{line}" if line else path
+    return finding(
+        "setting-not-in-effect", key=key, **{side: claim.side(), ("npu" if side == "gpu" else "gpu"): None},
+        message=f"{key} {show(claim.value)} in {claim.path}:{claim.line}; {block} says {show(value)} at {at}"
+                f"{f' ({why})' if why else ''}: the setting was not in effect on {side.upper()}",
+        extra={"run_says": {"side": side, "value": value, "path": path, "line": line, "source": source,
+                            "block": block}})
+
+
+def account(side: str, ok: list[str], bad: list[str], unproven: list[str]) -> str:
+    """One input's account of the settings its side's scripts set: in effect, not, no evidence."""
+    parts = [f"evidence for {len(ok) + len(bad)} of {len(ok) + len(bad) + len(unproven)} setting(s) the "
+             f"{side.upper()} scripts set"]
+    if ok:
+        parts.append(f"in effect: {', '.join(ok)}")
+    if bad:
+        parts.append(f"not in effect: {', '.join(bad)}")
+    if unproven:
+        parts.append(f"no evidence: {', '.join(unproven)}")
+    return "; ".join(parts)

@@ -24,7 +24,9 @@ lowest rank) with the calls that follow it. With --scripts, the two setups' scri
 compared too, and the static findings at the diverging call's lines, in its function, or on
 a setting it depends on are its probable cause (or the cause is not in the compared setup).
 
-The thresholds follow Ascend's accuracy guidance (docs/dumps.md). --no-cache, --jobs and
+The thresholds follow Ascend's accuracy guidance (docs/dumps.md). --floor DUMP2 (a second run's
+dump of the GPU side, or of --floor-side) sets each call statistic's tolerance from the two
+runs' spread: "within the GPU-to-GPU spread (1.80%)", or how far beyond it. --no-cache, --jobs and
 --max-bytes apply to the scripts read with --scripts (a dump is read whole, in bounded
 memory, whatever its size). Exit status as for `diff`: 0 every matched call agrees, 1 a
 divergence (SD8xx findings), 2 a side could not be read."""
@@ -51,6 +53,11 @@ def add_arguments(p) -> None:
                    help="divergent calls listed after the first (default 10)")
     p.add_argument("--window", type=int, default=256, metavar="N",
                    help="calls of each side the matcher looks ahead to pair them (default 256)")
+    p.add_argument("--floor", metavar="DUMP2",
+                   help="a second run's dump of one side: its spread from the first sets each call statistic's "
+                        "tolerance (at least the thresholds)")
+    p.add_argument("--floor-side", choices=("gpu", "npu"), default="gpu",
+                   help="the side --floor is a second run of (default gpu)")
     p.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a terminal")
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline file")
     add_output_arguments(p)
@@ -63,5 +70,5 @@ def run(args) -> int:
     bar = ProgressBar(progress_wanted(args.progress), "reading dumps")
     gpu, npu = split_sides(args.paths, "dumps", several=False)
     report = api.dumps(gpu[0], npu[0], opts, st, scripts=tuple(args.scripts) if args.scripts else None,
-                       progress=bar)
+                       progress=bar, floor=args.floor, floor_side=args.floor_side)
     return emit(report, args)

@@ -11,6 +11,7 @@ side by side; the JSON gains a `dumps` section.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from ..model import InputError, Options, Report, UsageError
@@ -35,11 +36,17 @@ def settings(rtol: float = 0.5, output_rtol: float = 0.1, input_rtol: float = 0.
 
 
 def compare(gpu: str, npu: str, opts: Options, st: Settings | None = None,
-            scripts: tuple[str, str] | None = None, progress=None) -> Report:
+            scripts: tuple[str, str] | None = None, progress=None, floor: str | None = None,
+            floor_side: str = "gpu") -> Report:
+    """Both dumps compared (and `scripts`, see above). `floor`: a second run's dump of
+    `floor_side`: that side's two runs are compared first, and each call statistic's relative
+    error between them is its tolerance where it is larger than the thresholds."""
     st = st or Settings()
+    if floor_side not in ("gpu", "npu"):
+        raise UsageError("--floor-side must be gpu or npu")
     report = Report(gpu=gpu, npu=npu)
     located = []
-    for spec in (gpu, npu):
+    for spec in (gpu, npu) + ((floor,) if floor else ()):
         try:
             located.append((spec, locate(spec)))
         except DumpError as e:
@@ -52,6 +59,17 @@ def compare(gpu: str, npu: str, opts: Options, st: Settings | None = None,
         advance = progress.advance
     try:
         sides = [open_side(spec, ranks, advance) for spec, ranks in located]
+        if floor:
+            fside = sides.pop() if located and located[-1][0] == floor and len(located) == len(sides) else None
+            if fside is None or not fside.headers:  # the floor run cannot be read: nothing is judged (exit 2)
+                report.errors += side_errors(fside) if fside is not None else []
+                if not any(e.path == floor or e.path.startswith(floor) for e in report.errors):
+                    report.errors.append(InputError(floor, "no readable dump in the --floor run", fatal=True))
+                return report.sorted()
+            if len(sides) == 2 and all(s.headers for s in sides):
+                spread = dataclasses.replace(st, spread={})
+                compare_sides(sides[0] if floor_side == "gpu" else sides[1], fside, spread, advance)
+                st = dataclasses.replace(st, floor=spread.spread, floor_side=floor_side)
         return _compare(report, sides, opts, st, scripts, advance)
     finally:
         if progress is not None:

@@ -15,12 +15,13 @@ from ..model import Finding, InputError, Masked, Side
 from ..ruleset.rules import code
 from . import ports
 from .reader import Frame
-from .run import PHASES, Result, _span, describe_side
+from .run import PHASES, RankResult, Result, _span, describe_side
 
 CHECK = "dumps"
 RULE_OF = {"values": "dump-values-diverge", "dtype": "dump-dtype-changed", "shape": "dump-shape-changed",
            "nan": "dump-nan-inf", "arguments": "dump-arguments-differ", "kernel": "dump-kernel-differs"}
 SHOWN_CHAIN = 5
+SHOWN_WITHIN = 5
 
 
 def key_of(label: str, name: str) -> str:
@@ -141,6 +142,7 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
                                           source=_span(gnames)),
                                  npu=Side(value=nf.title if nf else nform, path=rr.n.dump, line=None,
                                           source=_span(nnames)), target=f"{port}/{nform}"))
+    out += frozen(res)
     for side, labels, rs in (("GPU", res.only[0], res.gpu), ("NPU", res.only[1], res.npu)):
         for label in labels:
             r = next(x for x in rs.ranks if x.label == label)
@@ -150,6 +152,33 @@ def findings(res: Result) -> tuple[list[Finding], list[Masked], list[InputError]
                                        f"rank {label} is in the {side} dump only: it was not compared "
                                        f"(the {other} dump has {', '.join(x.label for x in (res.npu if side == 'GPU' else res.gpu).ranks) or 'none'})"))
     return out, masked, errors
+
+
+def frozen(res: Result) -> list[Finding]:
+    """Modules frozen on one side only: on a pair of ranks whose dumps both record gradients
+    (`parameters_grad`), a module that runs on both sides and has gradients on one only. One
+    finding per side, its modules named (over every rank pair)."""
+    out = []
+    for i, (side, other) in enumerate((("GPU", "NPU"), ("NPU", "GPU"))):
+        mods: dict[str, RankResult] = {}
+        for rr in res.ranks:
+            if rr.error is None and rr.trained[0] and rr.trained[1]:
+                for m in sorted((rr.trained[1 - i] - rr.trained[i]) & rr.ran[i] & rr.ran[1 - i]):
+                    mods.setdefault(m, rr)
+        if not mods:
+            continue
+        names = list(mods)
+        rr = next(iter(mods.values()))
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        have = Side(value="gradients", path=(rr.g if i else rr.n).dump, line=None, source=", ".join(names[:3]))
+        lack = Side(value="no gradients", path=(rr.n if i else rr.g).dump, line=None, source=", ".join(names[:3]))
+        out.append(finding("dump-frozen-on-one-side", key=f"dump:frozen:{side.lower()}",
+                           gpu=lack if i == 0 else have, npu=have if i == 0 else lack,
+                           message=f"frozen on {side} only: {shown} ({len(names)} module(s)) run on both sides, and "
+                                   f"their parameters get gradients in the {other} dump (parameters_grad) and none "
+                                   f"in the {side} dump",
+                           extra={"frozen": {"side": side.lower(), "modules": names}}))
+    return out
 
 
 def side_errors(side) -> list[InputError]:
@@ -183,9 +212,12 @@ def overview(res: Result) -> list[str]:
                f"without a counterpart, {subs:,} expected substitution(s)")
     out.append(f"thresholds: a statistic's relative error > {s.rtol:g}; an output's > {s.output_rtol:g} with its "
                f"inputs within {s.input_rtol:g} (Ascend's accuracy guidance; --rtol, --output-rtol, --input-rtol)")
+    if s.floor:
+        out += floor_lines(res)
     d = res.first
     if d is None:
-        out.append("no divergence: every matched call agrees within the thresholds"
+        out.append(("no divergence: every matched call agrees within the thresholds"
+                    + (f" and the {s.floor_side.upper()}-to-{s.floor_side.upper()} spread" if s.floor else ""))
                    if any(r.matched for r in res.ranks) else "nothing was compared")
         return out
     ev = res.evidence
@@ -217,6 +249,25 @@ def overview(res: Result) -> list[str]:
         if other is not rr and other.first is not None:
             out.append(f"  rank {other.label}: first divergence at {other.first.brief()}")
     out += side_by_side(rr.rows)
+    return out
+
+
+def floor_lines(res: Result) -> list[str]:
+    """`--floor`: the spread that set the tolerances, and the call statistics beyond their
+    threshold that it keeps within (the per-call verdict; those beyond it are the findings)."""
+    s = res.settings
+    side = s.floor_side.upper()
+    (call, slot, stat), top = max(s.floor.items(), key=lambda kv: (kv[1], kv[0]))
+    out = [f"floor: the {side}-to-{side} spread of two runs sets each call statistic's tolerance (at least the "
+           f"thresholds): {len(s.floor):,} call statistic(s), the largest {100 * top:.2f}% ({call} {slot} {stat})"]
+    within = [w for r in res.ranks for w in r.within]
+    count = sum(r.within_n for r in res.ranks)
+    for call, slot, stat, err, spread in within[:SHOWN_WITHIN]:
+        out.append(f"  {call} {slot} {stat}: {100 * err:.2f}% between GPU and NPU, {s.floor_said(err, spread)}")
+    if count > SHOWN_WITHIN:
+        out.append(f"  ... ({count - SHOWN_WITHIN} more within the spread)")
+    if not count:
+        out.append(f"  no call statistic beyond the thresholds is within the {side}-to-{side} spread")
     return out
 
 

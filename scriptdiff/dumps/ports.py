@@ -113,6 +113,11 @@ def found(queue, start: int, limit: int) -> list[tuple[Form, int]]:
     return sorted(out, key=lambda x: -x[1])
 
 
+def sequence_at(queue, start: int, f: Form) -> int:
+    """The calls an eager block of form `f` takes from queue[start] (0: none starts there)."""
+    return _sequence(queue, start, len(queue), f) if queue[start].op in f.sequence[0] else 0
+
+
 def _sequence(queue, start: int, limit: int, f: Form) -> int:
     """Calls from start to the last anchor of an eager block (anchors in order, reversed in
     the backward pass, at most f.gap other calls before and between them), or 0."""

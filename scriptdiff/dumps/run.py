@@ -157,6 +157,14 @@ class RankResult:
     chain: list = field(default_factory=list)  # [Divergence] after the first, on this rank
     rows: list = field(default_factory=list)  # [Row] around the first divergence (or the start)
     error: str | None = None
+    # `--floor`: the call statistics beyond their threshold but within the run-to-run spread,
+    # (call, slot, statistic, relative error, spread), the first budget.DUMP_LISTED; and how many
+    within: list = field(default_factory=list)
+    within_n: int = 0
+    # per side (GPU, NPU): the module paths that ran forward, and those whose parameters got
+    # gradients (a `parameters_grad` record: a dump at level mix or L0 of the backward pass)
+    ran: tuple = field(default_factory=lambda: (set(), set()))
+    trained: tuple = field(default_factory=lambda: (set(), set()))
 
     def to_json(self) -> dict:
         return {"rank": self.label, "gpu": self.g.folder, "npu": self.n.folder, "gpu_calls": self.gheader.calls,
@@ -166,7 +174,9 @@ class RankResult:
                 "substitutions": self.substitutions,
                 "first": self.first.to_json() if self.first else None,
                 "chain": [d.to_json() for d in self.chain], "rows": [r.to_json() for r in self.rows],
-                "error": self.error}
+                "error": self.error,
+                **({"within_floor": [list(w) for w in self.within], "within_floor_count": self.within_n}
+                   if self.within_n else {})}
 
 
 def _status(d: Divergence | None, pair: Pair) -> str:
@@ -190,10 +200,12 @@ def compare_rank(gside: Side, nside: Side, g: Rank, n: Rank, st: Settings) -> Ra
     res = RankResult(label=g.label or n.label, g=g, n=n, gheader=gh, nheader=nh)
     glabels, nlabels = gside.labels.get(g.label, {}), nside.labels.get(n.label, {})
 
-    def stream(rank, header, labels):
+    def stream(rank, header, labels, i):
         for c in calls(rank, header):
             if labels:
                 c.form = labels.get(c.name)
+            if c.module is not None:
+                (res.trained if c.direction == "parameters_grad" else res.ran)[i].add(c.module)
             yield c
 
     before: deque = deque(maxlen=ROWS_BEFORE)
@@ -202,7 +214,7 @@ def compare_rank(gside: Side, nside: Side, g: Rank, n: Rank, st: Settings) -> Ra
     rank_no = g.order[1] if len(g.order) > 1 else 0
     pos = 0
     try:
-        for pair in Aligner(stream(g, gh, glabels), stream(n, nh, nlabels), st.window):
+        for pair in Aligner(stream(g, gh, glabels, 0), stream(n, nh, nlabels, 1), st.window):
             d = _judge(pair, res, st, step, rank_no, pos == 0)
             pos += 1
             row = Row(_span(_names(pair.g)), _span(_names(pair.n)), _status(d, pair))
@@ -258,7 +270,10 @@ def _judge(pair: Pair, res: RankResult, st: Settings, step: int, rank_no: int, f
                 res.substituted.append((pair.port[0], pair.port[1], pair.port[2], _names(pair.g), _names(pair.n)))
     else:
         res.tensors += sum(1 for v in head.slots.values() if isinstance(v, Tensor))
-        diffs, err = compare_calls(head, pair.n[0], st)
+        within: list = []
+        diffs, err = compare_calls(head, pair.n[0], st, within)
+        res.within_n += len(within)
+        res.within += within[:max(0, budget.DUMP_LISTED - len(res.within))]
     if diffs:
         odd += [f"{head.name}: {d.detail}" for d in diffs if d.kind == "incomparable"]
     if odd:

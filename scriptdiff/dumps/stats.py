@@ -21,7 +21,7 @@ md5 summaries differ.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .. import budget
@@ -42,10 +42,38 @@ class Settings:
     atol: float = 1e-6
     chain: int = 10  # calls that follow the first divergence, listed
     window: int = 256  # calls of each side the matcher looks ahead
+    # `--floor`: (call name, slot, statistic) -> the relative error between two runs of
+    # `floor_side` (the call named as that side's first run names it): that statistic's
+    # tolerance is the larger of its threshold and this spread
+    floor: dict = field(default_factory=dict)
+    floor_side: str = "gpu"
+    # set (to {}) while the two runs of one side are compared: every call statistic's relative
+    # error is recorded there (the largest over ranks), which becomes the other comparison's floor
+    spread: dict | None = None
 
     def to_json(self) -> dict:
-        return {"rtol": self.rtol, "output_rtol": self.output_rtol, "input_rtol": self.input_rtol,
-                "atol": self.atol, "chain": self.chain, "window": self.window}
+        out = {"rtol": self.rtol, "output_rtol": self.output_rtol, "input_rtol": self.input_rtol,
+               "atol": self.atol, "chain": self.chain, "window": self.window}
+        if self.floor:
+            out["floor"] = {"side": self.floor_side, "statistics": len(self.floor),
+                            "largest": max(self.floor.values())}
+        return out
+
+    def spread_of(self, call: str, slot: str, stat: str) -> float | None:
+        return self.floor.get((call, slot, stat))
+
+    def floor_said(self, err: float, spread: float | None) -> str:
+        """A relative error against the run-to-run spread of its statistic: "within the
+        GPU-to-GPU spread (60.00%)", or how far beyond it."""
+        side = self.floor_side.upper()
+        if spread is None:
+            return f"no {side}-to-{side} spread was measured for it"
+        if err <= spread:
+            return f"within the {side}-to-{side} spread ({100 * spread:.2f}%)"
+        if spread == 0:
+            return f"the two {side} runs agree on it"
+        return (f"beyond the {side}-to-{side} spread ({100 * spread:.2f}%) by {100 * (err - spread):.2f} points "
+                f"({err / spread:.1f}x)")
 
 
 @dataclass
@@ -106,11 +134,19 @@ def bad_fields(slot: str, side: str, t: Tensor) -> list[Diff]:
     return [Diff("incomparable", slot, "", "", f"{slot}'s {k} on {side} {why}") for k, why in t.bad]
 
 
-def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings, fields: bool = True) -> tuple[list[Diff], float]:
+def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings, fields: bool = True, call: str | None = None,
+                    within: list | None = None) -> tuple[list[Diff], float]:
     """The differences of one tensor, and its largest relative error (of any statistic); with
-    `fields`, its fields that are not of their type too (a port's group says its own)."""
+    `fields`, its fields that are not of their type too (a port's group says its own). `call`:
+    the name its statistics are known by in the floor (Settings.floor, Settings.spread); a
+    statistic beyond its threshold but within the floor is appended to `within` as (call, slot,
+    statistic, relative error, spread)."""
     if g.stats == n.stats and g.dtype == n.dtype and g.shape == n.shape and g.md5 == n.md5 \
             and not (g.bad or n.bad) and all(v is None or math.isfinite(v) for v in g.stats):
+        if st.spread is not None and call is not None:
+            for k, v in zip(STATS, g.stats):
+                if v is not None:
+                    st.spread.setdefault((call, slot, k), 0.0)
         return [], 0.0  # the same statistics (runs that agree bit for bit)
     out: list[Diff] = bad_fields(slot, "GPU", g) + bad_fields(slot, "NPU", n) if fields and (g.bad or n.bad) else []
     if g.dtype is not None and n.dtype is not None and _norm_dtype(g.dtype) != _norm_dtype(n.dtype):
@@ -130,7 +166,27 @@ def compare_tensors(slot: str, g: Tensor, n: Tensor, st: Settings, fields: bool 
         out.append(Diff("values", slot, g.md5, n.md5, f"{slot}'s md5 is {g.md5} on GPU and {n.md5} on NPU"))
     errs = _stat_errs(g, n, st.atol)
     worst = max(errs, key=lambda x: x[1]) if errs else None
-    if worst is not None and worst[1] > st.rtol:
+    if st.spread is not None and call is not None:
+        for k, e in errs:
+            st.spread[(call, slot, k)] = max(e, st.spread.get((call, slot, k), 0.0))
+    if st.floor and call is not None and worst is not None and worst[1] > st.rtol:
+        beyond = []
+        for k, e in errs:
+            spread = st.spread_of(call, slot, k)
+            if e <= st.rtol:
+                continue
+            if spread is not None and e <= spread:
+                if within is not None:
+                    within.append((call, slot, k, e, spread))
+            else:
+                beyond.append((k, e, spread))
+        if beyond:
+            k, e, spread = max(beyond, key=lambda x: x[1])
+            i = STATS.index(k)
+            out.append(Diff("values", slot, _g(g.stats[i]), _g(n.stats[i]),
+                            f"{slot}'s {k} is {_g(g.stats[i])} on GPU and {_g(n.stats[i])} on NPU "
+                            f"(relative error {e:.3g} > {st.rtol:g}, {st.floor_said(e, spread)})", err=e))
+    elif worst is not None and worst[1] > st.rtol:
         k = worst[0]
         i = STATS.index(k)
         out.append(Diff("values", slot, _g(g.stats[i]), _g(n.stats[i]),
@@ -161,9 +217,11 @@ def _max_err(g: Tensor, n: Tensor, atol: float) -> float:
     return rel(a, b, atol)
 
 
-def compare_calls(g, n, st: Settings) -> tuple[list[Diff], float]:
+def compare_calls(g, n, st: Settings, within: list | None = None) -> tuple[list[Diff], float]:
     """Every difference of a matched pair of calls (sorted, the most telling first), and the
-    largest relative error of any of its tensors."""
+    largest relative error of any of its tensors; a statistic that only the floor (`--floor`)
+    keeps within its tolerance is appended to `within` (compare_tensors)."""
+    name = (n if st.floor and st.floor_side == "npu" else g).name
     diffs: list[Diff] = []
     worst = 0.0
     in_max = 0.0
@@ -179,7 +237,7 @@ def compare_calls(g, n, st: Settings) -> tuple[list[Diff], float]:
                               f"{slot} is {shown} on {here} and absent on {there}"))
             continue
         if isinstance(a, Tensor) and isinstance(b, Tensor):
-            d, err = compare_tensors(slot, a, b, st)
+            d, err = compare_tensors(slot, a, b, st, call=name, within=within)
             diffs += d
             worst = max(worst, err)
             if slot.startswith("output"):
@@ -197,11 +255,17 @@ def compare_calls(g, n, st: Settings) -> tuple[list[Diff], float]:
         diffs.append(Diff("arguments", slot, _shown(a), _shown(b), f"{slot} is {_shown(a)} on GPU and {_shown(b)} on NPU"))
     if in_max <= st.input_rtol:  # the call itself brought the difference in
         for slot, err, a, b in outs:
+            spread = st.spread_of(name, slot, "Max") if st.floor else None
+            if spread is not None and st.output_rtol < err <= spread:
+                if within is not None and not any(w[:3] == (name, slot, "Max") for w in within):
+                    within.append((name, slot, "Max", err, spread))
+                continue
             if err > st.output_rtol and not any(d.slot == slot and d.kind == "values" for d in diffs):
                 diffs.append(Diff("values", slot, _g(a.stats[0]), _g(b.stats[0]),
                                   f"{slot}'s Max is {_g(a.stats[0])} on GPU and {_g(b.stats[0])} on NPU (relative "
                                   f"error {err:.3g} > {st.output_rtol:g} while the inputs agree within "
-                                  f"{st.input_rtol:g})", err=err))
+                                  f"{st.input_rtol:g}{', ' + st.floor_said(err, spread) if st.floor else ''})",
+                                  err=err))
     return sorted(diffs, key=Diff.rank), worst
 
 

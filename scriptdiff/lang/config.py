@@ -34,7 +34,9 @@ from ..inputs.jsonload import JSONError, load_json  # noqa: F401 (JSONError: thi
 from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..inputs.references import resolve
 from ..ruleset.registry import dialects_for, referenced_kind
-from ..ruleset.secrets import is_secret_name, is_secret_value, is_structured, redact_text, secret_words, withheld
+from ..ruleset.envmap import canonical, env_entry
+from ..ruleset.rules import code
+from ..ruleset.secrets import is_secret, is_secret_name, is_secret_value, is_structured, redact_text, secret_words, withheld
 from ..ruleset.vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize, path_key
 from ..inputs.yamlload import YAMLError, load
 
@@ -279,6 +281,17 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         source = redact_text(source)
     if is_secret_value(value):  # a token under an innocent name: compared by fingerprint, never shown
         return [fact(dp, withheld(value), meta={"withheld": True})]
+    var = env_entry(path)
+    if var is not None and not isinstance(value, (list, dict)):  # env_vars: {NCCL_IB_HCA: ...}: an export
+        key, role = canonical(var)
+        val = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+        meta = {"name": var, "role": role, "written_key": dp}
+        if key != f"env:{var}":
+            meta["mask"] = code("env-var-renamed")
+        if is_secret(var, val):
+            val, meta["withheld"] = withheld(val), True
+        return [Fact(key=key, value=val, check="environment", path=src.name, line=line, source=source,
+                     rank=RANK_CONFIG, meta=meta)]
     if last and referenced_kind(last, value) is not None:  # deepspeed: ds.json (rules/kinds.yaml `referenced`)
         ex.references.append((value, line, dp))
         exists = resolve(value, src.origin, root).path is not None

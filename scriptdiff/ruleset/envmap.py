@@ -33,6 +33,21 @@ def canonical(name: str) -> tuple[str, str]:
     return f"env:{name}", "plain"
 
 
+def variable_name(name) -> bool:
+    """An environment variable's spelling: upper-case letters, digits and `_`, a letter first."""
+    return isinstance(name, str) and name[:1].isalpha() and name.isupper() and all(
+        c.isdigit() or c == "_" or ("A" <= c <= "Z") for c in name)
+
+
+def env_entry(path: tuple) -> str | None:
+    """The variable a config entry sets when it sits in an environment section (env_map
+    `sections`: `env_vars.NCCL_IB_HCA`, `runtime_env.env_vars.HCCL_BUFFSIZE`), else None."""
+    env, _pairs, _reverse = _table()
+    if len(path) < 2 or not variable_name(path[-1]) or not isinstance(path[-2], str):
+        return None
+    return path[-1] if path[-2].lower() in (env.get("sections") or ()) else None
+
+
 def gpu_spelled(text: str) -> str:
     """`text` with every variable it reads (`$NAME`, `${NAME}`) that has a GPU counterpart
     spelled as that counterpart: `$(echo $ASCEND_RT_VISIBLE_DEVICES | wc -l)` reads as

@@ -136,6 +136,8 @@ class Check:
     measure: str | None = None
     relate: str | None = None  # "module:function(findings, inputs) -> findings": after every unit is compared
     audit: str | None = None  # "module:function(table, side) -> (findings, notes)": one side's claims vs its evidence
+    # the same, once per side with every fact it read (all its units and measured inputs in one table)
+    audit_run: str | None = None
     optional: bool = False  # a verdict only when its inputs are configured (rules/kinds.yaml)
 
     def hook(self, which: str) -> Callable | None:
@@ -270,8 +272,8 @@ def relaters(present: set[str]) -> list[Callable]:
 
 
 def derivations(which: str) -> list[Callable]:
-    """The `derive` (one side), `derive_pair` (both sides) or `audit` (one side's claims against
-    its run's evidence) hooks of every check, in order."""
+    """The `derive` (one side), `derive_pair` (both sides), `audit` (one side's claims against
+    its run's evidence) or `audit_run` (the same over all a side read) hooks of every check, in order."""
     return [fn for c in checks().values() if (fn := _safe(c, which)) is not None]
 
 

@@ -62,7 +62,7 @@ section("kinds", Table(Record(
     required=("reader",), need="a reader module")))
 section("checks", Table(Record(
     {"order": Int(), "title": Str(), "inputs": NAMES, "needs": NAMES, "optional": Bool(),
-     **{hook: Spec for hook in ("classify", "derive", "derive_pair", "measure", "relate", "audit")}},
+     **{hook: Spec for hook in ("classify", "derive", "derive_pair", "measure", "relate", "audit", "audit_run")}},
     required=("order", "title"), need="an order and a title")))
 
 

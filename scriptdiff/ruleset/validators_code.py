@@ -174,11 +174,16 @@ section("devices", Record({
             "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
             **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
             "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
+            "resource_requests": Record({"calls": NAMES, "count": NAMES, "resources": NAMES},
+                                        required=("calls", "count", "resources")),
+            "device_seeds": Record({"all": NAMES, "device": NAMES}, required=("all", "device")),
         }),
     }),
-    "shell": Record({part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},
-                                   "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS)
-                     for part in ("commands", "paths", "variables", "holders", "python_imports")}),
+    "shell": Record({**{part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},
+                                      "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS)
+                        for part in ("commands", "paths", "variables", "holders", "python_imports")}}),
+    "counts": Record({"shown": Str(), **{part: NAMES for part in (
+        "tools", "listers", "printers", "visible", "filters", "counter")}}, required=("shown", "tools", "counter")),
 }, required=("sides", "families")))
 
 

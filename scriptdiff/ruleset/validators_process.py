@@ -50,13 +50,21 @@ section("dump_frames", Record({"library": NAMES}))
 section("dump_values", ListOf(Record({"gpu": Name(), "npu": Name()}, required=("gpu", "npu"),
                                      need="gpu and npu words")))
 
+section("dump_evidence", Record({
+    "precision": Record({"key": Name("a key"), "calls": ListOf(Name(), nonempty=True),
+                         "dtypes": Table(Name("a value"), nonempty=True)}, required=("key", "calls", "dtypes"),
+                        need="a key, calls and dtypes"),
+    "attention": Record({"key": Name("a key"), "port": Name(), "fused": ListOf(Name(), nonempty=True),
+                         "eager": Name()}, required=("key", "port", "fused", "eager"),
+                        need="a key, a port, fused forms and an eager form")}))
+
 
 @validator
 def check_dumps(rs: RuleSet) -> None:
     """rules/dumps.yaml (docs/dumps.md), beyond the schemas: each form is recognised one way
     (calls, sequence, modules or frames), a port's stands_for names its own forms, a
     dependency names a port that exists, a selector, and vocabulary keys."""
-    rs.conform("dump_ports", "dump_depends", "dump_frames", "dump_values")
+    rs.conform("dump_ports", "dump_depends", "dump_frames", "dump_values", "dump_evidence")
     ports = rs.section("dump_ports") or {}
     for name, port in ports.items():
         for fname, form in port["forms"].items():
@@ -81,6 +89,23 @@ def check_dumps(rs: RuleSet) -> None:
         for j, k in enumerate(dep["keys"]):
             if vocab and k not in vocab:
                 raise rs.error(("dump_depends", i, "keys", j), f"{k!r} is not a vocabulary key (rules/vocabulary.yaml)")
+    ev = rs.section("dump_evidence") or {}
+    for part in ("precision", "attention"):
+        if part in ev and vocab and ev[part]["key"] not in vocab:
+            raise rs.error(("dump_evidence", part, "key"), f"{ev[part]['key']!r} is not a vocabulary key "
+                                                           "(rules/vocabulary.yaml)")
+    att = ev.get("attention")
+    if att is not None:
+        if att["port"] not in ports:
+            raise rs.error(("dump_evidence", "attention", "port"), f"{att['port']!r} is not a port of dump_ports")
+        forms = ports[att["port"]]["forms"]
+        for i, f in enumerate(att["fused"]):
+            if f not in forms or "calls" not in forms[f]:
+                raise rs.error(("dump_evidence", "attention", "fused", i),
+                               f"{f!r} is not a form of {att['port']} recognised by its calls")
+        if att["eager"] not in forms or "sequence" not in forms[att["eager"]]:
+            raise rs.error(("dump_evidence", "attention", "eager"),
+                           f"{att['eager']!r} is not a form of {att['port']} recognised by a sequence")
 
 
 # ------------------------------------------------------------------ rules/evidence.yaml

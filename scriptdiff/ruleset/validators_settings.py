@@ -123,7 +123,7 @@ def check_hparams_table(rs: RuleSet) -> None:
 section("env_map", Record(
     {"pairs": Table(Name(), expect="a mapping GPU name -> NPU name"), "value_equivalents": Table(ListOf(NAMES)),
      **{lst: NAMES for lst in ("same_on_npu", "npu_tuning", "gpu_tuning", "npu_precision", "gpu_precision",
-                               "determinism", "search_paths")}},
+                               "determinism", "search_paths", "sections")}},
     required=("pairs",), need="a 'pairs' mapping GPU name -> NPU name"))
 
 

@@ -144,6 +144,9 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                 n = default_fact(key, npu.frameworks, rs, npu.versions)
             if (g is None) != (n is None) and (g or n).meta.get("implied"):
                 continue  # applied by another setting (accelerate's fp16: its scaler), which is compared itself
+        if (g or n).meta.get("option") and ((g is None) != (n is None) or g.value is None and n.value is None):
+            continue  # an option one side's parser alone defines (the code diff says so, its uses compared
+            # by value), or one neither side gives a value: no setting
         fn = (classifiers or {}).get(check, classify_hparam)
         if g is not None and n is not None and equal(g.value, n.value) and not (g.meta.get("force") or n.meta.get("force")):
             code = g.meta.get("mask") or n.meta.get("mask")

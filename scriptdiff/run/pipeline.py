@@ -384,15 +384,19 @@ class Run:
     def compare(self) -> None:
         out = self.out
         reads = {id(unit): (g, n) for unit, g, n in self.sides}
+        # what each side's runs set (a folder's launch scripts with their programs and configs):
+        # the claims a log compared as a pair of its own (`diff DIR DIR`) is evidence for
+        runs = [[f for unit, *tables, _u in self.scoped if unit.run for t in tables[i]
+                 for fs in t.facts.values() for f in fs] for i in (0, 1)]
         for unit, gtables, ntables, unknown in self.scoped:
             for gtable, ntable in zip(gtables, ntables):
                 for derive_pair in derivations("derive_pair"):  # checks that need both sides in view
                     derive_pair(gtable, ntable)
                 findings, masked, skipped = compare_tables(gtable, ntable, classifiers=classifiers(), unknown=unknown)
                 out.findings.extend(findings)
-                for side, r, table in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable)):
+                for i, side, r, table in zip((0, 1), ("gpu", "npu"), reads[id(unit)], (gtable, ntable)):
                     if self.opts.evidence:
-                        self._audit(side, r, table)
+                        self._audit(side, r, table if unit.run else _beside(runs[i], table))
                 out.masked.extend(masked)
                 if self.opts.keep_facts:
                     out.unit_tables.append((gtable, ntable))
@@ -413,17 +417,30 @@ class Run:
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
+        # each side's claims in all its units against the evidence measured in place (a dump)
+        if self.opts.evidence and self.scoped and self.inputs.measured and any(self.inputs.measured):
+            for i, side in enumerate(("gpu", "npu")):
+                whole = FactTable()
+                for _unit, *tables, _unknown in self.scoped:
+                    for t in tables[i]:
+                        whole.extend(f for fs in t.facts.values() for f in fs)
+                self._audit(side, _Read(), whole, "audit_run")
 
-    def _audit(self, side: str, r: _Read, table: FactTable) -> None:
-        """One side's claims against its run's evidence (the checks' `audit` hooks): their
-        findings, and each note on the account of the input it is about."""
+    def _audit(self, side: str, r: _Read, table: FactTable, which: str = "audit") -> None:
+        """One side's claims against its run's evidence (the checks' `audit` hooks, or their
+        `audit_run` hooks over all the side read): their findings, and each note on the
+        account of the input it is about."""
         accs = {a.path: a for top in self._accounts(r) for a in top.every()}
-        for audit in derivations("audit"):
+        for audit in derivations(which):
             found, notes = audit(table, side)
             self.out.findings.extend(found)
             for path, note in notes:
-                if path in accs and note not in accs[path].evidence:
-                    accs[path].evidence.append(note)
+                if path in accs:
+                    if note not in accs[path].evidence:
+                        accs[path].evidence.append(note)
+                elif not any(e.path == path and e.message == note for e in self.out.errors):
+                    # an input measured in place (a dump) has no account: its note is said as a note
+                    self.out.errors.append(InputError(path, note, level="note"))
 
     def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = ()) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
@@ -604,6 +621,18 @@ def _scopes(read: _Read) -> tuple[list[Fact], dict[int, list[Fact]]]:
             inv = f.meta.get("invocation")
             (by_inv.setdefault(order[inv], []) if inv is not None else shared).append(f)
     return shared, by_inv
+
+
+def _beside(run_facts: list[Fact], table: FactTable) -> FactTable:
+    """A scope that is not a run (a pair of files compared on their own), audited beside its
+    side's runs when it holds what a run reported (a log in a folder): their claims, its
+    evidence. Any other scope is audited as it is."""
+    if not run_facts or not any(f.meta.get("evidence") for fs in table.facts.values() for f in fs):
+        return table
+    out = FactTable(frameworks=set(table.frameworks))
+    out.extend(f for f in run_facts if not f.meta.get("evidence"))
+    out.extend(f for fs in table.facts.values() for f in fs)
+    return out
 
 
 def equal_settings(gtable: FactTable, ntable: FactTable) -> list[tuple[str, Side, Side]]:

@@ -22,7 +22,8 @@ import libcst as cst
 from ...model import Side
 from ...ruleset.rules import code
 from .pair import PairState, one_line
-from .parse import Parsed, St, expected_import, import_items, qualified_name
+from .parse import Parsed, St, canon_qn, expected_import, import_items, qualified_name
+from .evaluate.plumbing import plumbing_table
 from .evaluate import constant, switch, tuning
 
 
@@ -75,6 +76,20 @@ class DeviceChecks:
                                      for _b, qn in import_items(small)), None) or code("adapter-import")
                     self.s.add_masked(rule, None, Side(path=p.name, line=x.line, source=p.text_at(x.line)))
             return True
+        if self.device_seed(p, st):  # torch_npu.npu.manual_seed_all(seed) beside torch.manual_seed(seed)
+            self.s.add_masked(code("device-plumbing"), gside, nside)
+            return True
+        if side == "npu" and st.kind == "simple":
+            # a CUDA-only switch the NPU program sets (`torch.backends.cudnn.deterministic = True`):
+            # it does nothing on the NPU, so nothing differs there
+            found = [(qn, v, switch(qn)) for qn, v, _n in assignments(p, st)]
+            if found and all(sw is not None for *_r, sw in found) and len(found) == len(st.node.body):
+                said = ", ".join(f"{qn} = {v}" for qn, v, _sw in found)
+                s = self.s
+                s.add_finding(code("cuda-only-switch"), scope, None,
+                              Side(value=said, path=p.name, line=st.line, source=p.text_at(st.line)),
+                              f"{said}: set on the NPU path only, a CUDA-only switch: it does nothing on the NPU")
+                return True
         if side == "gpu":
             # the switches themselves, or an `if args.allow_tf32 and torch.cuda.is_available():` that
             # holds nothing else (the NPU took no branch of it)
@@ -87,6 +102,29 @@ class DeviceChecks:
                     self.gpu_only_switch(x, qn, v, sw, scope)
                 return True
         return False
+
+    @staticmethod
+    def device_seed(p: Parsed, st: St) -> bool:
+        """A device generator seeded (rules/devices.yaml `device_seeds.device`) with the very
+        argument this side gives `torch.manual_seed` somewhere in the file, which seeds every
+        device's generator already: a statement of such calls only."""
+        seeds = plumbing_table().seeds
+        if st.kind != "simple" or not seeds:
+            return False
+        calls = [small.value for small in st.node.body if type(small) is cst.Expr and type(small.value) is cst.Call]
+        if not calls or len(calls) != len(st.node.body):
+            return False
+        given = None
+        for c in calls:
+            qn = _qualified(p, c.func)
+            if qn is None or qn not in seeds["device"] and canon_qn(qn, None) not in seeds["device"] \
+                    or len(c.args) != 1:
+                return False
+            if given is None:
+                given = {p.code(x.args[0].value) for x in _calls_of(p, seeds["all"])}
+            if p.code(c.args[0].value) not in given:
+                return False
+        return True
 
     def npu_tuning(self, p: Parsed, st: St) -> bool:
         if st.kind != "simple":
@@ -171,6 +209,19 @@ class DeviceChecks:
                 gside = Side(value=one_line(st.raw), path=s.g.name, line=st.line, source=s.g.text_at(st.line))
                 s.add_finding(code("cuda-only-switch"), scope, gside, None,
                               f"{qn} = True turns TF32 on in the GPU run and does nothing on the NPU: {sw.get('note', '')}")
+
+
+def _calls_of(p: Parsed, names) -> list[cst.Call]:
+    """The one-argument calls in `p` of the functions `names` (qualified)."""
+    out = []
+    for st in _walk(p.body):
+        if st.kind != "simple":
+            continue
+        for small in st.node.body:
+            v = small.value if type(small) in (cst.Expr, cst.Assign) else None
+            if type(v) is cst.Call and len(v.args) == 1 and _qualified(p, v.func) in names:
+                out.append(v)
+    return out
 
 
 def _walk(sts: list[St]):

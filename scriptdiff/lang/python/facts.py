@@ -25,7 +25,8 @@ from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, me
 from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from .regions import read_settings
-from ...ruleset.devices import family_of
+from ...ruleset.devices import family_of, table as device_table
+from ...ruleset.registry import kinds
 from ...ruleset.rules import RuleSet, derived
 from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
 
@@ -61,7 +62,21 @@ def code_names(rs: RuleSet) -> dict:
 
 @derived
 def generic_skip(rs: RuleSet) -> tuple:
-    return tuple((rules(rs).raw.get("generic_keywords") or {}).get("skip") or ())
+    """Calls whose keywords are never settings: generic_keywords.skip, and the scheduler calls
+    that ask for devices (rules/devices.yaml resource_requests: `num_gpus=1` of `ray.remote` is
+    an actor's share of the machine, not the run's world size)."""
+    requests = (((device_table(rs).get("python") or {}).get("plumbing") or {}).get("resource_requests") or {})
+    return tuple((rules(rs).raw.get("generic_keywords") or {}).get("skip") or ()) + tuple(requests.get("calls") or ())
+
+
+def _spoken_for(dest: str) -> bool:
+    """An option another table reads in its own way: a switch whose value names a key
+    (`--bf16`: params_dtype, rules/python.yaml value_maps / hf_extra), a keyword the code reader
+    keys itself (generic_keywords.names), or a reference to a file of a known kind (`--deepspeed
+    ds.json`): not a setting under its own name."""
+    r = rules().raw
+    return dest in (r.get("value_maps") or {}) or dest in (r.get("hf_extra") or {}) or dest in code_names() \
+        or any(dest in (k.referenced or ()) for k in kinds().values())
 
 
 def python_spelled(qn: str) -> bool:
@@ -163,11 +178,17 @@ class Reader:
         key = lookup(dest)
         if key is None and "default" in kws:
             key = self.meant(dest, kws["default"].value)  # --batch-per-device (default 8): micro_batch_size
-        if key is None:
-            return
+        option = key is None  # an option no vocabulary names: a setting under its own name
+        if option:
+            if not dest.isidentifier() or _spoken_for(dest):
+                return
+            key = dest
         if "default" in kws:
             if self.read_arg(key, kws["default"], call, "argparse", written=dest):
                 self.argdests[dest] = key
+                if option:  # compared where both sides define it (one side's own option: said by the code diff)
+                    p.facts[-1].meta["option"] = True
+                    p.fact_calls.discard(id(call))
             return
         act = kws.get("action")
         if act is not None and type(act.value) is cst.SimpleString and act.value.evaluated_value in ("store_true", "store_false"):
@@ -176,7 +197,10 @@ class Reader:
             p.facts[-1].meta["origin"] = {"computed": f"the default of `action={act.value.value}` follows from "
                                                       f"the action"}
             p.owned[id(act.value)] = key
-            p.fact_calls.add(id(call))
+            if option:
+                p.facts[-1].meta["option"] = True
+            else:
+                p.fact_calls.add(id(call))
             self.argdests[dest] = key
 
     def call(self, call) -> None:

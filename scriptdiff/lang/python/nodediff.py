@@ -70,6 +70,8 @@ class NodeDiff:
         if tg is not type(n):
             if tg is cst.Call and type(n) is cst.Subscript and kg == kn:
                 return []
+            if self.plumb.bare_request(g, n):  # @ray.remote(num_gpus=1) against @ray.remote
+                return []
             return [(g, n, ctx)]
         if tg is cst.Call:
             if kg[0] != "Call" or kn[0] != "Call":
@@ -146,7 +148,7 @@ class NodeDiff:
 
         gp, gkw, gst = split(g)
         np_, nkw, nst = split(n)
-        sites = []
+        sites = self.plumb.request(callee, gkw, nkw)  # num_gpus=1 against resources={"NPU": 1}
 
         def one(ga, na, label):
             if ga is not None and na is not None:

@@ -32,7 +32,7 @@ from .evaluate.program import program
 from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
                                 stand_in, words)
 from .pair import PairState
-from .parse import Parsed, St, canon_qn, dotted, import_items, qualified_name
+from .parse import Parsed, St, canon_qn, dotted, import_items, match_name, qualified_name
 
 
 class PlumbingChecks:
@@ -190,7 +190,8 @@ class PlumbingChecks:
         return isinstance(device_value(p, added), bool) and isinstance(device_value(cp, cuda), bool)  # availability tests
 
     def renamed(self, g, n) -> bool:
-        """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its words."""
+        """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its
+        words; `PPO` and `NpuPPO`, `train` and `train_npu`: one name, the NPU's variant of it."""
         s = self.s
         t = type(g)
         if t is not type(n) or t not in (cst.Name, cst.Attribute):
@@ -205,6 +206,10 @@ class PlumbingChecks:
                 return False
             a, b = g.value, n.value
         wa, wb = _device_words(a), _device_words(b)
+        if a != b and wa is None and wb is not None:  # `PPO` against `NpuPPO`: the NPU's own variant
+            npu = set((table().get("families") or {}).get("npu") or ())
+            nw = words(b)
+            return any(w in npu for w in nw) and tuple(w for w in nw if w not in npu) == words(a)
         return a != b and wa is not None and wa == wb
 
     def choices(self, g, n) -> bool:
@@ -239,6 +244,67 @@ class PlumbingChecks:
                 return name in plumbing_table().calls or any(
                     c.endswith(".*") and name.startswith(c[:-1]) for c in plumbing_table().calls)
         return False
+
+    def request(self, callee: str, gkw: dict, nkw: dict) -> list:
+        """A scheduler's device request spelt for each device (rules/devices.yaml
+        resource_requests): `num_gpus=N` on the GPU against `resources={"NPU": M}` on the NPU is
+        one request. The pair is taken out of `gkw`/`nkw` (keyword -> Arg): masked when N and M
+        are the same value, else one site comparing N with M (the sites returned). A count asked
+        on the GPU with no request on the NPU is masked too (the NPU finds its devices another
+        way). A resources dict with other entries is left to be compared as written."""
+        req = plumbing_table().requests
+        if not req or not callee or not match_name(callee, req.get("calls") or ()):
+            return []
+        s, npu = self.s, set((table().get("families") or {}).get("npu") or ())
+        for count in req.get("count") or ():
+            for res in req.get("resources") or ():
+                ga, na = gkw.get(count), nkw.get(res)
+                if ga is None or na is None or count in nkw or res in gkw or type(na.value) is not cst.Dict \
+                        or len(na.value.elements) != 1 or type(na.value.elements[0]) is not cst.DictElement:
+                    continue
+                el = na.value.elements[0]
+                name = constant(el.key)
+                if not isinstance(name, str) or name.lower() not in npu:
+                    continue
+                del gkw[count], nkw[res]
+                if s.gn(ga.value) != s.nn(el.value):
+                    return [(ga.value, el.value, (callee, f"{count} / {res}[{name!r}]"))]
+                self.mask(ga.value, na.value)
+                return []
+        for count in req.get("count") or ():  # asked on the GPU, not at all on the NPU
+            ga = gkw.get(count)
+            if ga is not None and count not in nkw and not any(r in nkw for r in req.get("resources") or ()):
+                self.mask(ga.value, None)
+                del gkw[count]
+        return []
+
+    def bare_request(self, g, n) -> bool:
+        """A scheduler's device request on one side (`@ray.remote(num_gpus=1)`, or
+        `resources={"NPU": 1}` on the NPU) against the same callable given no request at all on
+        the other (`@ray.remote`): the other side finds its devices another way. Masked (True)
+        when the call's only arguments are that request."""
+        req = plumbing_table().requests
+        if not req:
+            return False
+        s = self.s
+        call, bare, p, nm, bnm = (g, n, s.g, s.gn, s.nn) if type(g) is cst.Call else (n, g, s.n, s.nn, s.gn)
+        if type(call) is not cst.Call or type(bare) not in (cst.Name, cst.Attribute) or nm(call.func) != bnm(bare):
+            return False
+        qn = qualified_name(p, call.func)
+        if not qn or not match_name(canon_qn(qn, None) or qn, req.get("calls") or ()) or not call.args:
+            return False
+        npu = set((table().get("families") or {}).get("npu") or ())
+        for a in call.args:
+            kw = a.keyword.value if a.keyword is not None else None
+            if call is g and kw in (req.get("count") or ()):
+                continue
+            if call is n and kw in (req.get("resources") or ()) and type(a.value) is cst.Dict and all(
+                    type(e) is cst.DictElement and isinstance(constant(e.key), str) and constant(e.key).lower() in npu
+                    for e in a.value.elements):
+                continue
+            return False
+        self.mask(g, n)
+        return True
 
     def call(self, g: cst.Call, n: cst.Call, diff_args) -> list | None:
         """Two calls of different functions that are one device call (module doc): the sites of
@@ -339,9 +405,16 @@ class PlumbingChecks:
     def device_method(self, call: cst.Call, p: Parsed, nm):
         """The receiver's key of `x.cuda()` / `x.npu()` or `getattr(x, device)()` with the run's
         device (a move of `x` to it, no argument), else None."""
-        if call.args:
-            return None
         f = call.func
+        if call.args:  # x.to(self.device), x.to(device=dev, non_blocking=True): a move to the run's device
+            if type(f) is not cst.Attribute or f.attr.value != "to" or qualified_name(p, f) is not None:
+                return None
+            dev = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
+            rest = [a for a in call.args if a.keyword is not None and a.keyword.value != "device"]
+            if len(dev) != 1 or any(a.star or a.keyword.value != "non_blocking" for a in rest) \
+                    or (self.role(p, dev[0]) or Role("", False)).what != DEVICE:
+                return None
+            return nm(f.value)
         fam = (table().get("families") or {})
         if type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
                 list(fam.get("cuda") or ()) + list(fam.get("npu") or ())) and family_of(f.attr.value) in ("cuda", "npu"):
@@ -402,6 +475,12 @@ class PlumbingChecks:
         if name.startswith("argument ") and (self.role(p, node) or Role("", False)).what == DEVICE:
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
             return True
+        devs = set((table().get("families") or {}).get("cuda" if p is self.s.g else "npu") or ())
+        ws = words(name)
+        if not name.startswith("argument ") and any(w in devs for w in ws) and constant(node) is True \
+                and all(w in devs or w in plumbing_table().flag_words for w in ws):
+            self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
+            return True  # super().__init__(..., npu=True): this side's own device, said
         if name not in plumbing_table().parameters:
             return False
         nodes = [e.value for e in node.elements] if type(node) in (cst.List, cst.Tuple) else [node]

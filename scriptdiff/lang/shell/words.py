@@ -11,6 +11,7 @@ instead of building four million segments.
 """
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from bisect import bisect_right
@@ -18,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from ...budget import Meter, check_number
+from ...ruleset.devices import table as device_table
+from ...ruleset.rules import RuleSet, derived
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # one token: an environment variable name
 
@@ -240,6 +243,27 @@ def split_words(segs: list[Seg]) -> list[Word]:
 def whole(s: Seg) -> bool:
     """An expansion kept as its text (command substitution, an operator not evaluated): one piece."""
     return bool(s.unresolved) and s.text.startswith(("$(", "${", "`", "<(", ">("))
+
+
+@derived
+def _counts(rs: RuleSet) -> dict | None:
+    """rules/devices.yaml `devices.counts`, with the device paths of `devices.shell.paths`."""
+    sh = device_table(rs).get("shell") or {}
+    c = device_table(rs).get("counts")
+    if not c:
+        return None
+    paths = [p for fam in ("cuda", "npu") for p in (sh.get("paths") or {}).get(fam) or ()]
+    return {"shown": c["shown"], "tools": set(c.get("tools") or ()), "listers": set(c.get("listers") or ()),
+            "printers": set(c.get("printers") or ()), "visible": set(c.get("visible") or ()),
+            "filters": set(c.get("filters") or ()), "counter": list(c["counter"]), "paths": paths}
+
+
+def _descendants(node):
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(x.children)
 
 
 def _tdiv(a: int, n: int) -> int:
@@ -755,6 +779,42 @@ class Expander:
             out.append(ws[0].text if ws[0].text.startswith("-") else ws[0])  # an option as its text
         return out
 
+    def device_count(self, node, quoted: bool) -> Seg | None:
+        """`$(nvidia-smi --list-gpus | wc -l)`, `$(ls /dev/davinci* | grep -v davinci_manager | wc -l)`,
+        `$(echo "$ASCEND_RT_VISIBLE_DEVICES" | tr ',' '\\n' | wc -l)`: the devices the run sees,
+        one value on both devices (rules/devices.yaml `devices.counts`), else None. Never run."""
+        t = _counts()
+        cmds = [c for c in node.children if c.is_named and c.type != "comment"]
+        if not t or len(cmds) != 1 or cmds[0].type != "pipeline":
+            return None
+        stages = [c for c in cmds[0].children if c.is_named]
+        if len(stages) < 2 or any(c.type != "command" for c in stages):
+            return None
+        argv = []
+        for c in stages:
+            name = c.child_by_field_name("name")
+            if name is None or any(k.type in ("variable_assignment", "file_redirect", "herestring_redirect")
+                                   for k in c.children):
+                return None
+            argv.append((self.t(name), [k for k in c.children if k.is_named and k.type != "command_name"]))
+        if [argv[-1][0]] + [self.t(k) for k in argv[-1][1]] != list(t["counter"]) \
+                or any(a[0] not in t["filters"] for a in argv[1:-1]):
+            return None
+        head, args = argv[0]
+        if head in t["tools"]:
+            pass
+        elif head in t["listers"]:
+            paths = [self.t(k).strip("'\"") for k in args if not self.t(k).startswith("-")]
+            if not paths or not all(any(fnmatch.fnmatchcase(p, pat) for pat in t["paths"]) for p in paths):
+                return None
+        elif head in t["printers"]:
+            names = {self.t(v) for k in args for v in _descendants(k) if v.type == "variable_name"}
+            if not names or not names <= t["visible"]:
+                return None
+        else:
+            return None
+        return Seg(t["shown"], self.line_of(node), (), (t["shown"],), quoted)
+
     def expr(self, node, quoted: bool) -> Seg | None:
         """`$(expr A op B ...)` with integer operands (literal or known variables) and + - * / %:
         its value (expr's precedence, division truncating toward zero), or None when it is
@@ -860,7 +920,7 @@ class Expander:
                 return [Word([Seg(self.t(node), line, via, unresolved or ("$((...))",), quoted, unknown=unknown)])]
             return [Word([Seg(str(v), line, via, (), quoted)])]
         if t == "command_substitution":
-            seg = self.expr(node, quoted)
+            seg = self.expr(node, quoted) or self.device_count(node, quoted)
             if seg is None:  # $(dirname "$0"), $(cd "$(dirname "$0")/.." && pwd): a path
                 seg = self.path_command(node, quoted)
             if seg is not None:  # $(expr 16 / $N): integer arithmetic, evaluated like $((...))

@@ -191,6 +191,8 @@ class Plumbing:
     parameters: frozenset
     autocast: dict
     backends: frozenset
+    requests: dict  # resource_requests: calls, count, resources
+    seeds: dict  # device_seeds: all, device
 
 
 @derived
@@ -207,7 +209,9 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
         counts=frozenset(py.get("counts") or ()),
         parameters=frozenset(py.get("parameters") or ()),
         autocast=dict(py.get("autocast") or {}),
-        backends=frozenset(s.lower() for npu, (gpu, r) in rules(rs).whole.items() if r == rule for s in (npu, gpu)))
+        backends=frozenset(s.lower() for npu, (gpu, r) in rules(rs).whole.items() if r == rule for s in (npu, gpu)),
+        requests={k: tuple(v) for k, v in (py.get("resource_requests") or {}).items()},
+        seeds={k: frozenset(v) for k, v in (py.get("device_seeds") or {}).items()})
 
 
 def words(name: str) -> tuple:

@@ -50,6 +50,20 @@ def _last(node) -> str | None:
     return None
 
 
+def _fallback(p: Parsed, call: cst.Call):
+    """The default of a read that falls back to it (`getattr(obj, "name", DEFAULT)`, `m.get("k",
+    DEFAULT)`), else None: what the read holds when the setting is not given."""
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    if len(args) != len(call.args):
+        return None
+    f = call.func
+    if type(f) is cst.Name and f.value == "getattr" and "getattr" not in p.aliases and len(args) == 3:
+        return args[2].value
+    if type(f) is cst.Attribute and f.attr.value == "get" and len(args) == 2:
+        return args[1].value
+    return None
+
+
 def role(p: Parsed, node, depth: int = 0) -> Role | None:
     """What `node` is for the run (module doc): the run's device (of either family: `"cuda"`,
     `"npu:0"`, `f"npu:{rank}"`, `torch.device(...)` of one, the run's device held in a name), its
@@ -81,6 +95,11 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
             what = named(node.args[0].value.evaluated_value or "")
             if what is not None:
                 return Role(what, False)
+        fallback = _fallback(p, node)  # getattr(args, "sync_backend", "nccl"), cfg.get("k", "cuda")
+        if fallback is not None:
+            inner = role(p, fallback, depth + 1)
+            if inner is not None:
+                return Role(inner.what, False)
         builtin_str = type(node.func) is cst.Name and node.func.value == "str" and "str" not in p.aliases
         if (q == "torch.device" or builtin_str) and node.args and node.args[0].keyword is None:
             inner = role(p, node.args[0].value, depth + 1)  # torch.device("npu", rank), str(device)
