@@ -445,6 +445,10 @@ class Extract:
     # a launch script: each program it starts and the options it passes, in order:
     # [program as written, line, invocation, [[option as written, line, value shown, source], ...]]
     launches: list[list] = field(default_factory=list)
+    # what an alignment profile may ask of this file besides its settings (run/alignment.py): each
+    # (probe name, line, source line), e.g. a DataLoader that shuffles from torch's default
+    # generator (rules/alignment.yaml `probes`); never compared between the sides
+    probes: list[tuple[str, int | None, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -111,7 +111,8 @@ def test_megatron_dropout_and_its_npu_spelling(tmp_path):
     assert sorted(aligned(out)) == [
         ("SD228", "warning", "align:deterministic_algorithms", None, f"{n}/run.sh", "missing: --npu-deterministic"),
         ("SD228", "warning", "align:dropout_off", None, f"{n}/run.sh",
-         "missing: --attention-dropout 0.0 --hidden-dropout 0.0")]
+         "missing: --attention-dropout 0.0 --hidden-dropout 0.0"),
+        ("SD228", "warning", "align:nccl_algo", "gpu/run.sh", None, "missing: export NCCL_ALGO=Ring")]  # Megatron's rule
 
 
 def test_unknown_profile_is_a_usage_error(tmp_path):
@@ -132,14 +133,20 @@ def test_a_teams_own_profile_is_a_pack(tmp_path):
     assert aligned(out) == [("SD228", "warning", "align:py_hash", None, "npu/run.sh", "missing: export PYTHONHASHSEED=0")]
 
 
-def test_bad_profile_item_names_the_pack_and_line(tmp_path):
+def broken(tmp_path, old: str, new: str):
+    """rules/alignment.yaml's text, and the error of loading the shipped packs with `old` made `new` in it."""
     folder = tmp_path / "rules"
     shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     path = folder / "alignment.yaml"
     text = path.read_text()
-    path.write_text(text.replace("        env: LCCL_DETERMINISTIC\n", "        env: LCCL_DETERMINISTIC\n        keys: [seed]\n"))
+    path.write_text(text.replace(old, new))
     with pytest.raises(RuleError) as e:
         load_packs(sorted(folder.glob("*.yaml")))
+    return text, e
+
+
+def test_bad_profile_item_names_the_pack_and_line(tmp_path):
+    text, e = broken(tmp_path, "        env: LCCL_DETERMINISTIC\n", "        env: LCCL_DETERMINISTIC\n        keys: [seed]\n")
     line = text[:text.index("      lccl_deterministic:")].count("\n") + 1
     assert str(e.value) == (f"rules/alignment.yaml:{line}: profiles.alignment.items.lccl_deterministic: an item is "
                             f"satisfied either by keys or by env, one of them")
@@ -182,3 +189,84 @@ def test_fix_adds_the_npu_exports_and_refuses_the_rest(tmp_path):
         ("align:lccl_deterministic", True, None),
         ("align:deterministic_algorithms", False, f"add `torch.use_deterministic_algorithms(True)` to {ex}/npu/train.py "
                                                   f"by hand: fix writes a missing export line only")]
+
+
+# ---------------------------------------------------------------- issue 43's remaining items
+
+LOADER_PY = ("import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+             "torch.use_deterministic_algorithms(True)\n"
+             "loader = DataLoader(ds, batch_size=4, shuffle=True, num_workers=2)\n"
+             "other = DataLoader(ds, batch_size=4, shuffle=True, generator=g)\n"
+             "dist = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))\n")
+
+
+def test_a_shuffling_loader_without_a_seed_is_missing_at_its_line(tmp_path):
+    seeded = LOADER_PY.replace("torch.use_deterministic_algorithms(True)\n",
+                               "torch.use_deterministic_algorithms(True)\ntorch.manual_seed(1)\n")
+    cfg = setup(tmp_path, {"gpu": FULL_SH, "npu": FULL_SH}, {"gpu": seeded, "npu": LOADER_PY})
+    _code, out, _ = run_cli("check", "--config", str(cfg), "--profile", "alignment", "--format", "json")
+    # the GPU side seeds torch's generator: its loader's order is fixed; the NPU side does not
+    assert aligned(out) == [
+        ("SD228", "warning", "align:seed", None, "npu/train.py", "missing: torch.manual_seed(1234)"),
+        ("SD228", "warning", "align:data_order_seeded", None, "npu/train.py",
+         "missing: generator=torch.Generator().manual_seed(1234)")]
+    f = next(f for f in json.loads(out)["findings"] if f["key"] == "align:data_order_seeded")
+    assert f["npu"]["line"] == 4
+    assert f["message"] == ("NPU side not set up for an accuracy comparison (the data order seeded (a shuffling "
+                            "DataLoader draws it from torch's default generator)): add "
+                            "`generator=torch.Generator().manual_seed(1234)` to `loader = DataLoader(ds, batch_size=4, "
+                            "shuffle=True, num_workers=2)` at npu/train.py:4")
+
+
+def test_loaders_that_are_seeded_or_do_not_shuffle_are_silent(tmp_path):
+    py = LOADER_PY.replace("shuffle=True, num_workers=2", "shuffle=False, num_workers=2")
+    cfg = setup(tmp_path, {"gpu": FULL_SH, "npu": FULL_SH}, {"gpu": py, "npu": py})
+    _code, out, _ = run_cli("check", "--config", str(cfg), "--profile", "alignment", "--format", "json")
+    # a generator given, a DistributedSampler (seed 0 by default), no shuffle: nothing but the run's seed
+    assert [k for _r, _s, k, _g, _n, _v in aligned(out)] == ["align:seed", "align:seed"]
+
+
+MEGATRON_GPU = ("export CUBLAS_WORKSPACE_CONFIG=:4096:8\nexport NCCL_ALGO=Ring\n"
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --seed 1234 --deterministic-mode "
+                "--attention-dropout 0.0 --hidden-dropout 0.0 --tensor-model-parallel-size 2\n")
+MEGATRON_NPU = ("export HCCL_DETERMINISTIC=true\nexport LCCL_DETERMINISTIC=1\nexport ATB_MATMUL_SHUFFLE_K_ENABLE=0\n"
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --seed 1234 --npu-deterministic "
+                "--attention-dropout 0.0 --hidden-dropout 0.0 --tensor-model-parallel-size 2\n")
+
+
+def megatron(tmp_path, gsh: str, nsh: str) -> list:
+    for side, text in (("gpu", gsh), ("npu", nsh)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "run.sh").write_text(text)
+    (tmp_path / "scriptdiff.toml").write_text(CONFIG)
+    os.chdir(tmp_path)
+    _code, out, _ = run_cli("check", "--config", "scriptdiff.toml", "--profile", "alignment", "--format", "json")
+    return [f for f in json.loads(out)["findings"] if f["rule"] == "SD228"]
+
+
+def test_a_complete_megatron_setup_is_silent(tmp_path):
+    assert megatron(tmp_path, MEGATRON_GPU, MEGATRON_NPU) == []
+
+
+def test_megatron_deterministic_mode_needs_nccl_algo_on_the_gpu(tmp_path):
+    got = megatron(tmp_path, MEGATRON_GPU.replace("export NCCL_ALGO=Ring\n", "export NCCL_ALGO=NVLS\n"), MEGATRON_NPU)
+    assert [(f["key"], f["gpu"]["path"], f["gpu"]["value"], f["npu"]) for f in got] == [
+        ("align:nccl_algo", "gpu/run.sh", "missing: export NCCL_ALGO=Ring", None)]
+    assert got[0]["extra"]["source"].startswith("NVIDIA/Megatron-LM megatron/training/arguments.py validate_args")
+
+
+def test_another_data_parallel_size_on_the_npu_names_both(tmp_path):
+    got = megatron(tmp_path, MEGATRON_GPU, MEGATRON_NPU.replace("--tensor-model-parallel-size 2",
+                                                                "--tensor-model-parallel-size 4"))
+    assert [(f["key"], f["gpu"]["value"], f["npu"]["value"], f["npu"]["path"]) for f in got] == [
+        ("align:same_data_parallel", 4, 2, "npu/run.sh")]
+    assert got[0]["message"] == ("NPU side not set up for an accuracy comparison (the same number of devices per "
+                                 "data-parallel group as the GPU run (world_size / (tp * pp * cp))): data_parallel_size "
+                                 "is 2 on NPU, 4 on GPU; make it 4 (world_size / (tp * pp * cp) as on the GPU)")
+
+
+def test_an_item_naming_no_probe_names_the_pack_and_line(tmp_path):
+    text, e = broken(tmp_path, "        probe: unseeded_shuffle\n", "        probe: nosuch\n")
+    line = text[:text.index("        probe: unseeded_shuffle")].count("\n") + 1
+    assert str(e.value) == (f"rules/alignment.yaml:{line}: profiles.alignment.items.data_order_seeded.probe: "
+                            f"'nosuch' is not a probe (rules/alignment.yaml probes)")

@@ -37,13 +37,13 @@ def rows(report):
 def test_every_shipped_mask_has_a_fidelity_and_its_source():
     rs = load()
     masks = [r for r in rs.rules.values() if r.kind == "mask"]
-    assert len(masks) == 31
+    assert len(masks) == 32  # SD029, the kernel swaps written in Python, is the 32nd
     for r in masks:
         assert r.fidelity["fidelity"] in ("exact", "equivalent", "changes"), r.code
         assert r.fidelity["source"].strip(), r.code
         if r.fidelity["fidelity"] == "equivalent":
             assert r.fidelity["reason"].strip(), r.code
-    assert {r.code for r in masks if r.fidelity["fidelity"] != "exact"} == {"SD007", "SD008", "SD012", "SD021"}
+    assert {r.code for r in masks if r.fidelity["fidelity"] != "exact"} == {"SD007", "SD008", "SD012", "SD021", "SD029"}
 
 
 def test_exact_edit_is_silent(tmp_path):
@@ -143,8 +143,9 @@ def test_summary_line_and_show_masked_give_the_classes(tmp_path):
     assert "  SD007  g.py:2 opt = torch.optim.AdamW(m.parameters(), lr=1e-4)  ->  n.py:4 opt = " \
            "torch_npu.optim.NpuFusedAdamW(m.parameters(), lr=1e-4)  [equivalent]" in [x.replace(str(tmp_path) + "/", "")
                                                                                    for x in lines]
-    assert any(x.startswith("  SD028  (absent)  ->  ") and x.endswith("n.py:5 buf = torch.cuda.DoubleTensor(4)  [changes]")
-               for x in lines)
+    # the mapping with the GPU line it stands for (issue 43: transfer_to_npu masks show both lines)
+    assert "  SD028  g.py:3 buf = torch.cuda.DoubleTensor(4)  ->  n.py:5 buf = torch.cuda.DoubleTensor(4)  [changes]" in [
+        x.replace(str(tmp_path) + "/", "") for x in lines]
     j = subprocess.run([sys.executable, "-m", "scriptdiff", "diff", str(g), str(n), "-f", "json", "--no-cache"],
                        capture_output=True, text=True, cwd=tmp_path)
     masked = json.loads(j.stdout)["masked"]
@@ -209,3 +210,154 @@ def test_a_users_mask_may_say_its_fidelity(tmp_path):
     bad.write_text(pack.read_text().replace("    consequence: \"rounds to bf16\"\n", ""))
     with pytest.raises(RuleError, match="SDX001: fidelity: a changing edit needs its consequence"):
         load_packs(sorted(rules_dir().glob("*.yaml")), user=[bad])
+
+
+# ---------------------------------------------------------------- kernel swaps written in Python
+
+RMS_GPU = ("import torch\n\n\nclass RMSNorm(torch.nn.Module):\n    def forward(self, h):\n"
+           "        dtype = h.dtype\n        h = h.to(torch.float32)\n"
+           "        var = h.pow(2).mean(-1, keepdim=True)\n        h = h * torch.rsqrt(var + EPS)\n"
+           "        return self.weight * h.to(dtype)\n")
+RMS_NPU = ("import torch\nimport torch_npu\n\n\nclass RMSNorm(torch.nn.Module):\n    def forward(self, h):\n"
+           "        return torch_npu.npu_rms_norm(h, self.weight, epsilon=EPS)[0]\n")
+
+
+def masks(report):
+    return sorted((m.rule, m.gpu.line if m.gpu else None, m.npu.line if m.npu else None, m.target, m.fidelity)
+                  for m in report.masked if m.rule == "SD029")
+
+
+def test_rmsnorm_module_rewritten_as_npu_rms_norm_is_one_masked_swap(tmp_path):
+    r = run(tmp_path, RMS_GPU.replace("EPS", "self.eps"), RMS_NPU.replace("EPS", "self.eps"))
+    assert rows(r) == [("SD023", "info", "port:kernel:rms_norm", 9, 7)]
+    assert r.findings[0].message.startswith("port edit kernel-swap (SD029) to torch_npu.npu_rms_norm is equivalent, "
+                                            "not exact: the fused RMSNorm computes x * rsqrt(mean(x^2) + epsilon)")
+    assert masks(r) == [("SD029", 6, None, "part:kernel:rms_norm", "exact"),
+                        ("SD029", 7, None, "part:kernel:rms_norm", "exact"),
+                        ("SD029", 8, None, "part:kernel:rms_norm", "exact"),
+                        ("SD029", 9, 7, "kernel:rms_norm", "equivalent"),
+                        ("SD029", 10, None, "part:kernel:rms_norm", "exact")]
+
+
+def test_rmsnorm_epsilon_that_differs_names_both_values_and_lines(tmp_path):
+    r = run(tmp_path, RMS_GPU.replace("EPS", "1e-5"), RMS_NPU.replace("EPS", "1e-6"))
+    assert rows(r) == [("SD111", "error", "code:g.py:RMSNorm.forward", 9, 7),
+                       ("SD023", "info", "port:kernel:rms_norm", 9, 7)]
+    f = r.findings[0]
+    assert (f.gpu.value, f.npu.value) == (1e-5, 1e-6)
+    assert f.message == "npu_rms_norm swap: epsilon 1e-06 on NPU, the GPU adds 1e-05"
+    # left out: the kernel's default against the GPU's value
+    r = run(tmp_path, "import torch\nimport torch.nn.functional as F\ny = F.rms_norm(x, (h,), w, 1e-5)\n",
+            "import torch\nimport torch.nn.functional as F\nimport torch_npu\ny = torch_npu.npu_rms_norm(x, w)[0]\n")
+    assert rows(r) == [("SD111", "error", "code:g.py:<module>", 3, 4), ("SD023", "info", "port:kernel:rms_norm", 3, 4)]
+    assert r.findings[0].message == ("npu_rms_norm swap: epsilon is not given, so the kernel adds its default 1e-06; "
+                                     "the GPU adds 1e-05")
+    # the same epsilon, written as a name on both sides, or as the kernel's default: silent but for the class
+    r = run(tmp_path, "import torch\nimport torch.nn.functional as F\ny = F.rms_norm(x, (h,), w, 1e-6)\n",
+            "import torch\nimport torch.nn.functional as F\nimport torch_npu\ny = torch_npu.npu_rms_norm(x, w)[0]\n")
+    assert rows(r) == [("SD023", "info", "port:kernel:rms_norm", 3, 4)]
+
+
+def test_swiglu_and_rotary_swaps_are_masked_with_their_class(tmp_path):
+    r = run(tmp_path,
+            "import torch\nimport torch.nn.functional as F\n\n\ndef mlp(self, x):\n"
+            "    return self.down(F.silu(self.gate(x)) * self.up(x))\n\n\n"
+            "def rope(q, k, cos, sin):\n    q2 = (q * cos) + (rotate_half(q) * sin)\n"
+            "    k2 = (k * cos) + (rotate_half(k) * sin)\n    return q2, k2\n",
+            "import torch\nimport torch_npu\n\n\ndef mlp(self, x):\n"
+            "    return self.down(torch_npu.npu_swiglu(torch.cat([self.gate(x), self.up(x)], dim=-1)))\n\n\n"
+            "def rope(q, k, cos, sin):\n    q2 = torch_npu.npu_rotary_mul(q, cos, sin)\n"
+            "    k2 = torch_npu.npu_rotary_mul(k, cos, sin)\n    return q2, k2\n")
+    assert [x for x in rows(r) if x[0] != "SD104"] == [
+        ("SD023", "info", "port:kernel:swiglu", 6, 6), ("SD023", "info", "port:kernel:rotary", 10, 10),
+        ("SD023", "info", "port:kernel:rotary", 11, 11)]
+    assert masks(r) == [("SD029", 6, 6, "kernel:swiglu", "equivalent"), ("SD029", 10, 10, "kernel:rotary", "equivalent"),
+                        ("SD029", 11, 11, "kernel:rotary", "equivalent")]
+
+
+def test_a_changed_computation_without_the_kernel_is_still_a_difference(tmp_path):
+    # the NPU side computes its own rotation (no fused kernel): compared as code, nothing masked
+    r = run(tmp_path, "def rope(q, cos, sin):\n    return (q * cos) + (rotate_half(q) * sin)\n",
+            "def rope(q, cos, sin):\n    return (q * cos) - (rotate_half(q) * sin)\n")
+    assert [x[0] for x in rows(r)] == ["SD102"] and masks(r) == []
+
+
+SDPA_GPU = ("import torch.nn.functional as F\n\n\ndef attn(q, k, v):\n"
+            "    out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)\n    return out\n")
+SDPA_NPU = ("import torch_npu\n\n\ndef attn(q, k, v):\n"
+            "    out = torch_npu.npu_fusion_attention(q, k, v, 8, 'BNSD', atten_mask=mask, scale=q.shape[-1] ** -0.5, "
+            "keep_prob=KEEP, sparse_mode=2)[0]\n    return out\n")
+
+
+def test_sdpa_to_npu_fusion_attention_is_a_masked_swap_with_its_class(tmp_path):
+    r = run(tmp_path, SDPA_GPU, SDPA_NPU.replace("KEEP", "0.9"))
+    assert [x for x in rows(r) if x[0] != "SD104"] == [("SD023", "info", "port:kernel:sdpa", 5, 5)]
+    assert masks(r) == [("SD029", 5, 5, "kernel:sdpa", "equivalent")]
+    assert "keep_prob = 1 - dropout_p, input_layout 'BNSD'" in r.findings[-1].message
+
+
+def test_sdpa_swap_with_another_keep_probability_scale_or_layout_names_both(tmp_path):
+    r = run(tmp_path, SDPA_GPU.replace("is_causal=True", "is_causal=True, scale=0.1"),
+            SDPA_NPU.replace("KEEP", "0.95").replace("scale=q.shape[-1] ** -0.5", "scale=0.125").replace("'BNSD'", "'BSND'"))
+    got = [(f.rule, f.key, f.gpu.value, f.gpu.line, f.npu.value, f.npu.line, f.message) for f in r.findings
+           if f.rule in ("SD105", "SD207")]
+    assert got == [
+        ("SD207", "attention_dropout", 0.1, 5, 0.95, 5, "SDPA translation: keep_prob must be 1 - dropout_p"),
+        ("SD105", "code:g.py:attn", "BNSD", 5, "BSND", 5,
+         "SDPA translation: input_layout 'BSND' is not the layout of q, k, v for scaled_dot_product_attention (BNSD)"),
+        ("SD105", "code:g.py:attn", 0.1, 5, 0.125, 5, "SDPA translation: scale differs from the GPU call's scale")]
+    # the scale left to the NPU's default, where SDPA scales by 1/sqrt(head_dim)
+    r = run(tmp_path, SDPA_GPU, SDPA_NPU.replace("KEEP", "0.9").replace("scale=q.shape[-1] ** -0.5, ", ""))
+    assert [(f.rule, f.npu.value, f.message) for f in r.findings if f.rule == "SD105"] == [
+        ("SD105", None, "SDPA translation: scale is not given: npu_fusion_attention defaults to 1.0, flash_attn to "
+                        "softmax_scale or 1/sqrt(head_dim)")]
+
+
+def test_sdpa_on_both_sides_is_compared_as_written(tmp_path):
+    r = run(tmp_path, SDPA_GPU, SDPA_GPU.replace("dropout_p=0.1", "dropout_p=0.0"))
+    assert masks(r) == [] and [(f.rule, f.gpu.line, f.npu.line) for f in r.findings] == [("SD101", 5, 5)]
+    r = run(tmp_path, SDPA_GPU, SDPA_GPU)
+    assert rows(r) == [] and r.masked == []
+
+
+def test_transfer_to_npu_masks_show_the_gpu_line_they_stand_for(tmp_path):
+    gpu = "import torch\nx = 1\ntorch.cuda.synchronize()\nbuf = torch.cuda.DoubleTensor(4)\ntorch.cuda.synchronize()\n"
+    npu = T2N + "torch.cuda.synchronize()\nbuf = torch.cuda.DoubleTensor(4)\ny = 2\ntorch.cuda.synchronize()\n"
+    r = run(tmp_path, gpu, npu)
+    assert sorted((m.gpu.line if m.gpu else None, m.npu.line, m.target) for m in r.masked if m.rule == "SD028") == [
+        (3, 4, "t2n:torch.cuda"), (4, 5, "t2n:torch.cuda.DoubleTensor"), (5, 7, "t2n:torch.cuda")]
+    f = next(f for f in r.findings if f.rule == "SD026")
+    assert (f.gpu, f.npu.line, f.extra["stands_for"]) == (None, 5, {"path": str(tmp_path / "g.py"), "line": 4})
+    # a CUDA name the GPU file does not have: the NPU line alone
+    r = run(tmp_path, "import torch\n", T2N + "torch.cuda.synchronize()\n")
+    assert [(m.gpu, m.npu.line) for m in r.masked if m.rule == "SD028"] == [(None, 4)]
+
+
+# ---------------------------------------------------------------- float64 on the NPU
+
+def test_float64_on_the_npu_is_said_at_the_npu_line_with_the_gpu_line(tmp_path):
+    gpu = "import torch\nx = 1\nloss = loss.double()\ny = torch.zeros(3, dtype=torch.float64)\nz = t.to(torch.double)\n"
+    npu = "import torch\nimport torch_npu\nloss = loss.double()\ny = torch.zeros(3, dtype=torch.float64)\nz = t.to(torch.double)\n"
+    r = run(tmp_path, gpu, npu)
+    got = [(f.rule, f.severity.value, f.key, f.gpu.value, f.gpu.line, f.npu.value, f.npu.line)
+           for f in r.findings if f.rule == "SD030"]
+    assert got == [("SD030", "info", "dtype:float64", ".double()", 3, ".double()", 3),
+                   ("SD030", "info", "dtype:float64", "torch.float64", 4, "torch.float64", 4),
+                   ("SD030", "info", "dtype:float64", "torch.double", 5, "torch.double", 5)]
+    f = next(f for f in r.findings if f.rule == "SD030")
+    assert f.message == (".double() asks for float64 on the NPU: torch_npu does not compute in float64: a cast to "
+                         "float64 on the NPU gives float32 (about 7 significant digits instead of 16) and what is "
+                         "computed from it stays in float32, while the GPU computes it in float64")
+    assert f.extra["source"].startswith("Ascend/pytorch torch_npu/csrc/aten/ops/op_api (NPUNativeOpApiFunctions::to")
+
+
+def test_float64_on_the_npu_only_and_silence_without_it(tmp_path):
+    r = run(tmp_path, "import torch\nloss = loss.float()\n", "import torch\nimport torch_npu\nloss = loss.double()\n")
+    assert [(f.gpu, f.npu.line) for f in r.findings if f.rule == "SD030"] == [(None, 3)]
+    # neither side asks for float64 (a module's own `double`, an argument, numpy's float64: not the NPU's)
+    r = run(tmp_path, "import numpy as np\nimport torch\na = x.float()\nb = np.float64(1)\nc = m.double(2)\n",
+            "import numpy as np\nimport torch\nimport torch_npu\na = x.float()\nb = np.float64(1)\nc = m.double(2)\n")
+    assert [f for f in r.findings if f.rule == "SD030"] == []
+    # a GPU-only float64 is the code difference it is, not SD030
+    r = run(tmp_path, "import torch\nloss = loss.double()\n", "import torch\nimport torch_npu\nloss = loss.float()\n")
+    assert [f.rule for f in r.findings if f.rule == "SD030"] == []

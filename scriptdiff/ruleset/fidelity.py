@@ -14,6 +14,10 @@ CLASSES = ("exact", "equivalent", "changes")
 # the target of an import a port edit needs on one side only (`import torch_npu.optim`, `from
 # flash_attn import ...`): an import computes nothing, so it is exact whatever its rule's edit keeps
 IMPORT_TARGET = "import:"
+# the target of a statement a swapped kernel replaces besides the one the swap is listed with
+# (the GPU's `variance = x.pow(2).mean(-1)` of an RMSNorm rewritten as one npu_rms_norm call):
+# the swap carries the class, the statement is listed with it
+PART_TARGET = "part:"
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,9 @@ def of(m: Masked, rs: RuleSet | None = None) -> Fidelity:
     rs = rs or load()
     if m.target.startswith(IMPORT_TARGET):
         return Fidelity(cls="exact", source="an import computes nothing", kernel=m.target[len(IMPORT_TARGET):])
+    if m.target.startswith(PART_TARGET):
+        return Fidelity(cls="exact", source="a statement of a kernel swap: the swap carries its class",
+                        kernel=m.target[len(PART_TARGET):])
     t = (rs.section("fidelity_targets") or {}).get(m.target) if m.target else None
     if t is not None:
         return _of(t)
@@ -84,3 +91,32 @@ def said(masked) -> str:
     """The summary's words for the masked edits: '12 expected substitution(s) masked: 11 exact,
     1 equivalent' (the classes only when something is masked)."""
     return f"{len(masked)} expected substitution(s) masked" + (f": {tally(masked)}" if masked else "")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    npu: tuple[str, ...]  # the NPU kernel's qualified names
+    gpu: tuple[str, ...]  # what marks the GPU form (qualified names or `*.method` patterns)
+    target: str  # the fidelity target of the swap
+    reads_npu_args: int = 0  # a GPU statement reading the names of the kernel's first N arguments is its form
+    epsilon: dict | None = None  # {npu: {name, position, default}, gpu: {pattern: {name, position} | {addend: true}}}
+
+
+@dataclass(frozen=True)
+class KernelSwaps:
+    rule: str
+    translation: str
+    kernels: tuple[Kernel, ...]
+
+
+@derived
+def kernel_swaps(rs: RuleSet) -> KernelSwaps | None:
+    """The Python kernel swaps (rules/fidelity.yaml `kernel_swaps`), or None."""
+    k = rs.section("kernel_swaps")
+    if not k:
+        return None
+    return KernelSwaps(rule=k["rule"], translation=k["translation"], kernels=tuple(
+        Kernel(name=name, npu=tuple(e["npu"]), gpu=tuple(e.get("gpu") or ()), target=e["target"],
+               reads_npu_args=int(e.get("reads_npu_args") or 0), epsilon=e.get("epsilon"))
+        for name, e in k["kernels"].items()))

@@ -29,7 +29,7 @@ from .validators_common import CODE, FRAMEWORKS, is_lower
 # every validator, by the name the packs' comments and the tests use (rule_validators.check_devices)
 from .validators_code import (check_call_signatures, check_devices, check_fidelity, check_fix_copies,  # noqa: F401
                               check_fix_spellings, check_numerics_relevance, check_profiles, check_python,
-                              check_rewritten_regions, check_transfer_to_npu)
+                              check_kernel_swaps, check_rewritten_regions, check_transfer_to_npu)
 from .validators_process import (check_curve_metrics, check_dumps, check_model_structure,  # noqa: F401
                                  check_run_logs)
 from .validators_settings import (check_aliases, check_env_map, check_hparams_table, check_meanings,  # noqa: F401

@@ -26,7 +26,10 @@ section("python", Record({
         {"param": Name(), "position": Int(0), "default": Any()}, required=("param",)))}),
     "clip_swap": Record({"gpu": NAMES, "npu_method": Name(), "rule": CODE}),
     "flash_attention": Record({"gpu": Table(NAMES), "npu": Table(NAMES), "causal_sparse_modes": ListOf(Int(0)),
-                               "npu_default_scale": Num()}),
+                               "npu_default_scale": Num(),
+                               "sdpa": Table(Record({"params": NAMES, "roles": Table(Name())}, required=("params",))),
+                               "sdpa_rule": CODE, "sdpa_target": Name(),
+                               "layouts": Table(Name()), "same_layouts": ListOf(NAMES)}),
     "device_refactors": Record({
         "to_device": Record({"methods": NAMES, "rule": CODE}, required=("rule",),
                             gone={"not_devices": "the devices that are no device move are rules/devices.yaml "
@@ -281,6 +284,56 @@ def check_fidelity(rs: RuleSet) -> None:
             raise rs.error(("fidelity_targets", name, bad[0]), bad[1])
 
 
+# kernel swaps written in Python (rules/fidelity.yaml `kernel_swaps`): an NPU kernel, the GPU
+# form it replaces, the fidelity target of the swap, the epsilon each side writes
+_PARAM = Record({"name": Name(), "position": Int(0), "default": Num()}, required=("name",))
+section("kernel_swaps", Record({
+    "rule": CODE, "translation": CODE,
+    "kernels": Table(Record({
+        "npu": ListOf(Name(), nonempty=True), "gpu": NAMES, "target": Name(), "reads_npu_args": Int(1),
+        "epsilon": Record({"npu": _PARAM, "gpu": Table(Record({"name": Name(), "position": Int(0),
+                                                               "addend": Bool()}))}, required=("npu", "gpu")),
+    }, required=("npu", "target")), nonempty=True),
+}, required=("rule", "translation", "kernels")))
+
+
+@validator
+def check_kernel_swaps(rs: RuleSet) -> None:
+    """The swap's rule is a mask, its translation a rule, each kernel's target a fidelity target
+    of that rule, and each kernel has a GPU form."""
+    rs.conform("kernel_swaps")
+    k = rs.section("kernel_swaps")
+    if not k:
+        return
+    rule = rs.rules.get(k["rule"])
+    if rule is None or rule.kind != "mask":
+        raise rs.error(("kernel_swaps", "rule"), f"{k['rule']} is not a mask rule")
+    if k["translation"] not in rs.rules:
+        raise rs.error(("kernel_swaps", "translation"), f"unknown rule code {k['translation']}")
+    targets = rs.section("fidelity_targets") or {}
+    for name, e in k["kernels"].items():
+        if e["target"] not in targets:
+            raise rs.error(("kernel_swaps", "kernels", name, "target"),
+                           f"{e['target']!r} is not a fidelity target (rules/fidelity.yaml fidelity_targets)")
+        if targets[e["target"]]["rule"] != k["rule"]:
+            raise rs.error(("kernel_swaps", "kernels", name, "target"), f"the target {e['target']!r} is not of rule {k['rule']}")
+        if not e.get("gpu") and not e.get("reads_npu_args"):
+            raise rs.error(("kernel_swaps", "kernels", name), "a kernel needs its GPU form: gpu calls or reads_npu_args")
+    f64 = rs.section("float64")
+    if f64 and f64["rule"] not in rs.rules:
+        raise rs.error(("float64", "rule"), f"unknown rule code {f64['rule']}")
+    fa = (rs.section("python") or {}).get("flash_attention") or {}
+    if fa.get("sdpa"):  # SDPA to the NPU fused attention: a swap of the same rule, with its target
+        if fa.get("sdpa_rule") != k["rule"] or fa.get("sdpa_target") not in targets:
+            raise rs.error(("python", "flash_attention", "sdpa_target"),
+                           f"the SDPA swap needs sdpa_rule {k['rule']} and an sdpa_target of rules/fidelity.yaml")
+
+
+# float64 asked for in the NPU program: the forms, the rule, where the fact comes from
+section("float64", Record({"rule": CODE, "methods": NAMES, "names": NAMES, "source": TEXT, "consequence": TEXT},
+                          required=("rule", "source", "consequence")))
+
+
 # transfer_to_npu (torch_npu/contrib/transfer_to_npu.py): what it maps at run time, each
 # mapping a fidelity target; its side effects, said once per file that imports it
 section("transfer_to_npu", Record({
@@ -324,10 +377,14 @@ section("profiles", Table(Record({
         "title": Name(), "sides": ListOf(Enum("gpu", "npu"), nonempty=True),
         "stacks": ListOf(Enum(*_STACKS), nonempty=True),
         "keys": ListOf(Name(), nonempty=True), "want": OneOf(Enum("zero"), Bool()),
-        "env": Name(), "values": ListOf(Str(), nonempty=True),
+        "env": Name(), "values": ListOf(Str(), nonempty=True), "same": Name(), "probe": Name(),
         "add": Table(_ADD, key=Enum(*_STACKS)), "source": TEXT,
     }, required=("title", "sides", "stacks", "add", "source")), nonempty=True),
 }, required=("title", "items"))))
+# what an item's `probe` asks the Python reader to find in a file: a call with a keyword (or its
+# position) set to True and none of `unless` given
+section("probes", Table(Record({"calls": ListOf(Name(), nonempty=True), "keyword": Name(), "position": Int(0),
+                                "unless": NAMES, "source": TEXT}, required=("calls", "keyword", "source"))))
 
 
 @validator
@@ -335,11 +392,17 @@ def check_profiles(rs: RuleSet) -> None:
     """An item is satisfied by its keys or by its variable (with the values that set it), and
     says the line to add for every stack it applies to."""
     rs.conform("profiles")
+    rs.conform("probes")
     for pname, prof in (rs.section("profiles") or {}).items():
         for name, item in prof["items"].items():
             at = ("profiles", pname, "items", name)
-            if ("keys" in item) == ("env" in item):
-                raise rs.error(at, "an item is satisfied either by keys or by env, one of them")
+            if ("keys" in item) + ("env" in item) + ("same" in item) != 1:
+                raise rs.error(at, "an item is satisfied either by keys or by env, one of them"
+                               + (" (or by same)" if "same" in item else ""))
+            if "probe" in item and item["probe"] not in (rs.section("probes") or {}):
+                raise rs.error(at + ("probe",), f"{item['probe']!r} is not a probe (rules/alignment.yaml probes)")
+            if "same" in item and item["sides"] != ["npu"]:
+                raise rs.error(at + ("sides",), "a `same` item is said on the NPU side: sides: [npu]")
             if ("env" in item) != ("values" in item):
                 raise rs.error(at, "env and values go together (the variable, and the values that set it)")
             if "want" in item and "keys" not in item:

@@ -30,7 +30,7 @@ from .compare import FactTable, compare_tables, equal
 from ..ruleset.devices import may_branch
 from . import launchargs
 from .finding import finding
-from .fidelity import annotate as fidelity_notes
+from .fidelity import annotate as fidelity_notes, joined as joined_masks
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
 from ..model import (ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Extract, Fact, Finding, InputAccount, InputError, Masked,
                     MissingReference, Options, Report, Side, SideContext)
@@ -410,8 +410,10 @@ class Run:
                 if unit.run and not self._aligned and self.opts.profile:  # --profile: each side against it
                     self._aligned = True
                     g, n = reads[id(unit)]
-                    out.findings.extend(alignment.check(self.opts.profile, gtable, ntable, [s for s, _ex in g.items],
-                                                        [s for s, _ex in n.items]))
+                    out.findings.extend(alignment.check(
+                        self.opts.profile, gtable, ntable, [s for s, _ex in g.items], [s for s, _ex in n.items],
+                        [(*h, s.name) for s, ex in g.items if ex is not None for h in ex.probes],
+                        [(*h, s.name) for s, ex in n.items if ex is not None for h in ex.probes]))
                 if unit.run and not out.table:
                     out.table = [(k, gtable.get(k), ntable.get(k)) for k in sorted(gtable.keys() | ntable.keys())]
                     out.tables = (gtable, ntable)  # for `hparams`: defaults of keys a side did not set
@@ -553,6 +555,7 @@ class Run:
 
     def finish(self) -> None:
         out = self.out
+        out.masked = joined_masks(out.masked)  # an edit found with both its sides, once
         out.findings.extend(fidelity_notes(out.masked))  # a masked edit that is not exact is said
         out.findings = _dedupe(out.findings)
         for relate in relaters({f.check for f in out.findings}):  # a check that explains its findings by the others

@@ -17,6 +17,7 @@ from ...model import Severity, Side
 from .classify import Classifier, severity_rule
 from .evaluate import add_argument
 from .devicecode import DeviceChecks
+from .kernels import KernelSwaps
 from .nodediff import NodeDiff
 from .pair import PairState, StKey, one_line
 from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
@@ -37,6 +38,7 @@ class Aligner:
         self.values = ValueChecks(state, classifier)
         self.devices = DeviceChecks(state)
         self.regions = Regions(state, self)
+        self.kernels = KernelSwaps(state, names_of)
 
     # ------------------------------------------------------------------ blocks
     def block(self, G: list[St], N: list[St], scope: str) -> None:
@@ -92,6 +94,10 @@ class Aligner:
             for s in tuned:
                 self.devices.one_sided(s, "npu", scope)
             Ns = [s for s in Ns if not any(s is t for t in tuned)]
+        # a GPU computation the NPU replaced by one fused kernel: a masked swap (kernels.py)
+        Gs, Ns = self.kernels.region(Gs, Ns, scope)
+        if not Gs and not Ns:
+            return
         gk = [self.key(s, self.s.gn) for s in Gs]
         nk = [self.key(s, self.s.nn) for s in Ns]
         # device plumbing with no counterpart (`device = platform.device_type` before a `with

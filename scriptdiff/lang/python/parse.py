@@ -351,6 +351,7 @@ class PyRules:
     fa_gpu: dict
     fa_npu: dict
     fa: dict
+    fa_sdpa: dict  # GPU attention calls npu_fusion_attention replaces under other names: qn -> (params, roles)
     classes: dict
     raw: dict
     signatures: dict = field(default_factory=dict)  # qualified name -> (params, defaults) (rules/signatures.yaml)
@@ -381,6 +382,7 @@ def rules(rs: RuleSet) -> PyRules:
         opt_family=fam,
         clip_gpu=set(clip.get("gpu", [])), clip_method=clip.get("npu_method", ""), clip_rule=clip["rule"] if "rule" in clip else code("fused-optimizer-swap"),
         fa_gpu=dict(fa.get("gpu") or {}), fa_npu=dict(fa.get("npu") or {}), fa=fa,
+        fa_sdpa={qn: (list(e["params"]), dict(e.get("roles") or {})) for qn, e in (fa.get("sdpa") or {}).items()},
         classes=d.get("classes") or {}, raw=d,
         signatures={qn: (list(e.get("params") or []), dict(e.get("defaults") or {}))
                     for qn, e in (rs.section("call_signatures", {}) or {}).items()},
@@ -536,6 +538,8 @@ class Norm:
             if raw_qn in r.fa_gpu or raw_qn in r.fa_npu:
                 self.swaps.append(("flash_attention", node))
                 return ("SWAP", "flash_attention")
+            if raw_qn in r.fa_sdpa:  # compared as written; a swap only when the NPU side has the fused attention
+                self.swaps.append(("sdpa", node))
             if raw_qn in r.clip_gpu or (type(f) is cst.Attribute and f.attr.value == r.clip_method):
                 self.swaps.append(("clip_grad_norm", node))
                 return ("SWAP", "clip_grad_norm")

@@ -138,6 +138,10 @@ class PortChecks:
         nsw = nk.swaps if nk is not None else []
         if not gsw and not nsw:
             return False
+        swapped = self.check_sdpa(gs, ns, [c for f, c in gsw if f == "sdpa"],
+                                  [c for f, c in nsw if f == "flash_attention"], scope)
+        if swapped is not None:
+            return swapped
         gfa = [c for f, c in gsw if f == "flash_attention"]
         if gfa and not any(f == "flash_attention" for f, _c in nsw) and ns.kind == gs.kind == "simple":
             # flash-attn on GPU, an eager (or SDPA) computation in its place on NPU: use_flash_attn
@@ -178,6 +182,26 @@ class PortChecks:
                                                     nnt.value if nnt else ("MISSING", nc),
                                                     (gq, "norm_type"))], gs, ns, scope)
         return False
+
+    def check_sdpa(self, gs: St, ns: St, gcalls: list, ncalls: list, scope: str) -> bool | None:
+        """SDPA on GPU, npu_fusion_attention in its place on NPU: the swap masked with its class
+        and its translation checked (scale, keep_prob, layout, causal mask). True when the rest of
+        the pair is the same once the swap is set aside, False when it still differs, None when
+        the pair has no such swap."""
+        s = self.s
+        r = rules()
+        done = False
+        for gc, nc in zip(gcalls, ncalls):
+            gq = canon_qn(s.gn.callee(gc) or "", None)
+            nq = canon_qn(s.nn.callee(nc) or "", None)
+            if gq in r.fa_sdpa and nq in r.fa_npu:
+                self.mask_pair(r.fa["sdpa_rule"], gc, nc, gs, ns, r.fa.get("sdpa_target", ""))
+                self.check_fa(gc, nc, gq, nq, gs, ns, scope)
+                done = True
+        if not done:
+            return None
+        gk, nk = s.keys.get(id(gs)), s.keys.get(id(ns))
+        return gk is not None and nk is not None and _as_fused(gk.key, r.fa_sdpa) == nk.key
 
     def _within(self, node, st: St) -> bool:
         """The node lies on the statement's lines (its first call is the statement's callee)."""
@@ -232,10 +256,13 @@ class PortChecks:
     def check_fa(self, gc, nc, gq: str, nq: str, gs: St, ns: St, scope: str) -> None:
         s = self.s
         r = rules()
-        gnames = r.fa_gpu[gq]
+        gnames, roles = r.fa_sdpa[gq] if gq in r.fa_sdpa else (r.fa_gpu[gq], {})
         nnames = r.fa_npu[nq]
+        what = "SDPA" if gq in r.fa_sdpa else "flash attention"
 
         def get(call, names, name):
+            if names is gnames:  # the GPU call's parameter that plays flash_attn's role `name`
+                name = roles.get(name, name)
             return self.arg(call, name, names.index(name) if name in names else None)
 
         problems = []  # (gpu node or MISSING, npu node or MISSING, message)
@@ -253,7 +280,7 @@ class PortChecks:
         if not ok:  # a dropout change: lands on attention_dropout
             s.add_hparam("attention_dropout", s.side(s.g, dp.value if dp else ("MISSING", gc), gs.line),
                          s.side(s.n, kp.value if kp else ("MISSING", nc), ns.line),
-                         "flash attention translation: keep_prob must be 1 - dropout_p")
+                         f"{what} translation: keep_prob must be 1 - dropout_p")
         # scale
         ss = get(gc, gnames, "softmax_scale")
         sc = get(nc, nnames, "scale")
@@ -266,7 +293,8 @@ class PortChecks:
             a, b = self.num(s.g, ss.value), self.num(s.n, sc.value)
             same = (a is not None and b is not None and abs(float(a) - float(b)) < 1e-12) or s.gn(ss.value) == s.nn(sc.value)
             if not same:
-                problems.append((ss.value, sc.value, "scale differs from softmax_scale"))
+                problems.append((ss.value, sc.value, "scale differs from softmax_scale" if not roles
+                                 else f"scale differs from the GPU call's {roles.get('softmax_scale')}"))
         else:
             b = self.num(s.n, sc.value)
             if b is not None and float(b) == 1.0:
@@ -288,11 +316,24 @@ class PortChecks:
         elif cav is False and smv in (2, 3):
             problems.append((ca.value if ca else ("MISSING", gc), sm.value,
                              f"sparse_mode {smv} makes NPU attention causal; GPU causal is off"))
+        # layout: the NPU's input_layout, when written, names the layout the GPU call takes
+        want = (r.fa.get("layouts") or {}).get(gq)
+        lay = get(nc, nnames, "input_layout")
+        got = self.num(s.n, lay.value, strings=True) if lay is not None else None
+        if want and isinstance(got, str) and not _same_layout(want, got, r.fa.get("same_layouts") or []):
+            gl = s.g.line_of(gc, gs.line)
+            problems.append((Side(value=want, path=s.g.name, line=gl, source=s.g.text_at(gl)), lay.value,
+                             f"input_layout {got!r} is not the layout of q, k, v for {gq.rsplit('.', 1)[-1]} ({want})"))
+        # a mask the GPU call applies that the NPU call does not
+        gm = get(gc, gnames, "attn_mask")
+        if gm is not None and not (type(gm.value) is cst.Name and gm.value.value == "None") and not has_mask:
+            problems.append((gm.value, am.value if am else ("MISSING", nc),
+                             "the GPU call applies attn_mask, the NPU call no atten_mask"))
         for gnode, nnode, msg in problems:
-            gside = s.side(s.g, gnode, gs.line)
+            gside = gnode if isinstance(gnode, Side) else s.side(s.g, gnode, gs.line)
             nside = s.side(s.n, nnode, ns.line)
             s.add_finding(code("flash-attention-translation"), scope, gside, nside,
-                          f"flash attention translation: {msg}")
+                          f"{what} translation: {msg}")
 
     # ------------------------------------------------------------------------- helpers
     @staticmethod
@@ -309,9 +350,29 @@ class PortChecks:
         return None
 
     @staticmethod
-    def num(p: Parsed, node):
+    def num(p: Parsed, node, strings: bool = False):
+        """The node's value when it is a number, a bool or None (with `strings`: a string too)."""
         try:
             v = value(p, node)
         except Exception:
             return None
+        if strings and isinstance(v, str):
+            return v
         return v if isinstance(v, (int, float, bool)) or v is None else None
+
+
+def _same_layout(want: str, got: str, groups: list) -> bool:
+    """`got` names the memory order `want` does (rules/python.yaml `same_layouts`)."""
+    return got == want or any(want in g and got in g for g in groups)
+
+
+def _as_fused(key, sdpa: dict):
+    """A statement's key with each call of an SDPA-like function as the fused attention swap."""
+    if isinstance(key, tuple):
+        if len(key) == 3 and key[0] == "Call" and isinstance(key[1], tuple) and key[1][:1] == ("QN",) \
+                and key[1][1] in sdpa:
+            return ("SWAP", "flash_attention")
+        return tuple(_as_fused(k, sdpa) for k in key)
+    if isinstance(key, list):
+        return [_as_fused(k, sdpa) for k in key]
+    return key

@@ -45,7 +45,9 @@ from .pair import PairState, one_line
 from .parse import Parsed, parse
 from .port import PortChecks
 from .specialise import specialise
-from .transfer import account as transfer_account, may_import as may_import_t2n
+from .float64 import account as float64_account
+from .probes import probes as find_probes
+from .transfer import account as transfer_account, counterparts as transfer_counterparts, may_import as may_import_t2n
 
 # a parsed file costs about 2 KB per syntax node, some 0.5 to 1.5 GB per MB of source: the
 # cache keeps a pair's two files and what else fits in budget.PARSE_CACHE_BYTES of source
@@ -147,7 +149,7 @@ def extract(src, ctx, partner=None):
                    "line": None, "parse": None, "parse_line": None, "stops": True, "abbrev": True, "refusal": "",
                    "options": []}
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
-                   unread=unread, command_line=cmd, findings=ported)
+                   unread=unread, command_line=cmd, findings=ported, probes=find_probes(p))
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:
@@ -182,7 +184,7 @@ def diff_pair(gsrc, nsrc, opts):
         # the error itself is reported by extract(); here only the text comparison
         return text.diff_pair(gsrc, nsrc, opts, reason=(g if g.error is not None else n).text_reason)
     try:
-        return compare(g, n)
+        res = compare(g, n)
     except RecursionError:
         raise  # the engine falls back to text with its own note
     except Exception as e:  # a defect here must not cost the user the comparison
@@ -190,6 +192,13 @@ def diff_pair(gsrc, nsrc, opts):
         res.errors.append(InputError(nsrc.name, f"structural Python diff failed ({type(e).__name__}: "
                                                 f"{one_line(str(e), 80)}); compared as text"))
         return res
+    res.findings.extend(float64_account(g, n))  # float64 asked for on the NPU
+    if may_import_t2n(nsrc.data):  # transfer_to_npu's mappings with the GPU lines they stand for (whole files)
+        gw = g if gt is None else analyse(gsrc, limit, side="gpu")
+        nw = n if nt is None else analyse(nsrc, limit, side="npu")
+        if gw.error is None and nw.error is None:
+            res.masked.extend(transfer_counterparts(gw, nw))
+    return res
 
 
 def compare(g: Parsed, n: Parsed) -> PairResult:

@@ -5,6 +5,8 @@ SD028, its target's fidelity), and the side effects that hold for the whole prog
 finding at the import (SD027)."""
 from __future__ import annotations
 
+import difflib
+
 import libcst as cst
 
 from ...model import Finding, Masked, Side
@@ -90,3 +92,51 @@ def account(p: Parsed, side: str) -> tuple[list[Masked], list[Finding]]:
         masked.append(Masked(rule=m.rule, gpu=None, npu=Side(value=qn, path=p.name, line=line, source=p.text_at(line)),
                              target=target))
     return masked, [notice]
+
+
+def counterparts(g: Parsed, n: Parsed) -> list[Masked]:
+    """The mappings of an NPU program that imports transfer_to_npu, each with the GPU line it
+    stands for: the GPU file's occurrence of the same CUDA name, matched by its statement's text
+    where the two agree, else in order. The run keeps these in place of the NPU-only ones."""
+    masked, _notice = account(n, "npu")
+    if not masked or g.module is None:
+        return []
+    m = t2n()
+    v = _Names()
+    g.module.visit(v)
+    gocc: dict[str, list[int]] = {}
+    for node in v.chains:
+        qn = qualified_name(g, node)
+        line = g.line_of(node)
+        if qn and line is not None and m.target(qn) is not None and line not in gocc.setdefault(qn, []):
+            gocc[qn].append(line)
+    nocc: dict[str, list[Masked]] = {}
+    for mk in masked:
+        nocc.setdefault(mk.npu.value, []).append(mk)
+    out = []
+    for qn, ms in nocc.items():
+        glines = gocc.get(qn, [])
+        pairs = matched_lines(g, glines, n, [mk.npu.line for mk in ms])
+        for j, mk in enumerate(ms):
+            if j in pairs:
+                line = glines[pairs[j]]
+                out.append(Masked(rule=mk.rule, gpu=Side(value=qn, path=g.name, line=line, source=g.text_at(line)),
+                                  npu=mk.npu, target=mk.target))
+    return out
+
+
+def matched_lines(g: Parsed, glines: list[int], n: Parsed, nlines: list[int]) -> dict[int, int]:
+    """Which GPU line each NPU line stands for (index to index), for occurrences of one name in
+    order: by their statements' text where the two agree, the others in order."""
+    gtext = [g.text_at(line).strip() for line in glines]
+    ntext = [n.text_at(line).strip() for line in nlines]
+    pairs: dict[int, int] = {}
+    sm = difflib.SequenceMatcher(None, gtext, ntext, autojunk=False)
+    for a, b, size in sm.get_matching_blocks():
+        for d in range(size):
+            pairs[b + d] = a + d
+    left_g = [i for i in range(len(glines)) if i not in pairs.values()]
+    for j in range(len(nlines)):
+        if j not in pairs and left_g:
+            pairs[j] = left_g.pop(0)
+    return pairs
