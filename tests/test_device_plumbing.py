@@ -286,7 +286,7 @@ class Scorer:
 
 
 def launch(count, opts, lr=0.001):
-    backend = getattr(opts, "sync_backend", "nccl")
+    backend = getattr(opts, "comm_backend_name", "nccl")
     bundles = [{"GPU": 1, "CPU": 1} for _ in range(count)]
     actors = [Learner.options(num_gpus=1, num_cpus=4).remote(lr) for _ in range(count)]
     return backend, bundles, actors
@@ -297,7 +297,7 @@ import ray
 import torch
 import torch_npu
 from workers import pool_size
-from workers import ACCELERATOR_TYPE
+from workers import CURRENT_ACCELERATOR_TYPE
 
 
 @ray.remote(resources={"NPU": 1})
@@ -314,11 +314,11 @@ class Scorer:
 
 
 def launch(count, opts, lr=0.001):
-    if ACCELERATOR_TYPE == "GPU":
-        backend = getattr(opts, "sync_backend", "nccl")
-    elif ACCELERATOR_TYPE == "NPU":
+    if CURRENT_ACCELERATOR_TYPE == "GPU":
+        backend = getattr(opts, "comm_backend_name", "nccl")
+    elif CURRENT_ACCELERATOR_TYPE == "NPU":
         backend = "hccl"
-    bundles = [{ACCELERATOR_TYPE: 1, "CPU": 1} for _ in range(count)]
+    bundles = [{CURRENT_ACCELERATOR_TYPE: 1, "CPU": 1} for _ in range(count)]
     actors = [Learner.options(resources={"NPU": 1}, num_cpus=4).remote(lr) for _ in range(count)]
     return backend, bundles, actors
 '''
@@ -343,7 +343,7 @@ def test_a_schedulers_device_request_spelt_for_the_npu_is_the_port(tmp_path):
     ('Learner.options(resources={"NPU": 1}', 'Learner.options(resources={"NPU": 2}',
      ("SD102", "code:sched.py:launch", 1, 2, "actors = ", "actors = ")),
     ('backend = "hccl"', 'backend = "gloo"',
-     ("SD102", "code:sched.py:launch", 'getattr(opts, "sync_backend", "nccl")', "gloo", "backend = getattr",
+     ("SD102", "code:sched.py:launch", 'getattr(opts, "comm_backend_name", "nccl")', "gloo", "backend = getattr",
       'backend = "gloo"')),
     ('@ray.remote\nclass Scorer', '@ray.remote(num_cpus=2)\nclass Scorer',
      ("SD102", "code:sched.py:Scorer", None, 2, "@ray.remote(num_gpus=1)\nclass Scorer", "@ray.remote(num_cpus=2)")),
@@ -421,14 +421,14 @@ class Trainer(OnPolicyBase):
 
 AGENT_NPU = edit(AGENT, ("from agents.nets import ValueActor", "from agents.nets import NpuValueActor"),
                  ("class Trainer(OnPolicyBase):", "class NpuTrainer(OnPolicyBase):"),
-                 ("device=device, lr=lr)", "device=device, lr=lr, npu=True)"),
+                 ("device=device, lr=lr)", "device=device, lr=lr, use_npu=True)"),
                  ("ValueActor(env.obs_shape", "NpuValueActor(env.obs_shape"),
                  ("self.critic(obs, action)", "self.critic(obs, action.to(self.device))"))
 
 
 def test_the_npus_own_variant_of_a_class_and_its_flag_are_the_port(tmp_path):
     """`class NpuTrainer` against `class Trainer`, `NpuValueActor(...)` against `ValueActor(...)`
-    with the same arguments, `npu=True` given on the NPU only, an argument moved to the run's
+    with the same arguments, `use_npu=True` given on the NPU only, an argument moved to the run's
     device (`action.to(self.device)` against `action`): masked, nothing loud."""
     r = pair(tmp_path, AGENT, AGENT_NPU, "agent.py")
     assert loud(r) == []
@@ -440,7 +440,7 @@ def test_the_npus_own_variant_of_a_class_and_its_flag_are_the_port(tmp_path):
 @pytest.mark.parametrize("old,new,want", [
     ("class NpuTrainer(OnPolicyBase):", "class NpuTrainerV2(OnPolicyBase):",
      ("SD102", "code:agent.py:Trainer", "Trainer", "NpuTrainerV2", "class Trainer", "class NpuTrainerV2")),
-    ("lr=lr, npu=True)", "lr=lr, npu=False)",
+    ("lr=lr, use_npu=True)", "lr=lr, use_npu=False)",
      ("SD101", "code:agent.py:Trainer.__init__", None, False, "super().__init__", "super().__init__")),
     ("action.to(self.device))", "action.to(torch.float16))",
      ("SD101", "code:agent.py:Trainer.update", "action", "action.to(torch.float16)", "q = ", "q = ")),
