@@ -450,3 +450,11 @@ def test_a_variant_or_flag_that_is_not_the_port_is_still_found(tmp_path, old, ne
     got = loud(pair(tmp_path, AGENT, npu, "agent.py"))
     rule, key, gv, nv, gneedle, nneedle = want
     assert got == [(rule, key, gv, nv, line_of(AGENT, gneedle), line_of(npu, nneedle))]
+
+
+def test_a_variable_named_for_the_npu_is_not_its_gpu_namesake(tmp_path):
+    """Only a class's name has an NPU variant: `scale_npu` may hold another value than `scale`."""
+    gpu = "def step(x, scale, scale_npu):\n    return x * scale\n"
+    npu = "def step(x, scale, scale_npu):\n    return x * scale_npu\n"
+    assert loud(pair(tmp_path, gpu, npu, "step.py")) == [
+        ("SD102", "code:step.py:step", "scale", "scale_npu", 2, 2)]

@@ -191,7 +191,7 @@ class PlumbingChecks:
 
     def renamed(self, g, n) -> bool:
         """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its
-        words; `PPO` and `NpuPPO`, `train` and `train_npu`: one name, the NPU's variant of it."""
+        words; `PPO` and `NpuPPO`: one class's name, the NPU's variant of it."""
         s = self.s
         t = type(g)
         if t is not type(n) or t not in (cst.Name, cst.Attribute):
@@ -207,6 +207,8 @@ class PlumbingChecks:
             a, b = g.value, n.value
         wa, wb = _device_words(a), _device_words(b)
         if a != b and wa is None and wb is not None:  # `PPO` against `NpuPPO`: the NPU's own variant
+            if not (b[:1].isupper() and not b.isupper()):
+                return False  # a class's name only: a variable `lr_npu` may hold another value
             npu = set((table().get("families") or {}).get("npu") or ())
             nw = words(b)
             return any(w in npu for w in nw) and tuple(w for w in nw if w not in npu) == words(a)
