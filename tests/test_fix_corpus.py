@@ -90,7 +90,10 @@ def _fix_all(out: Path) -> dict:
                 lines = set(range(old.count("\n", 0, e.start) + 1, old.count("\n", 0, max(e.start, e.end - 1)) + 2)) \
                     if e.end > e.start else set()
                 allowed = _value_lines(d, old)
-                if (d.action == "add" and lines) or not lines <= allowed:
+                # a removal starts where its value is written and takes the whole entry: a value
+                # over several lines (a YAML list), or a keyword with the line break after it
+                inside = (min(lines) in allowed) if d.action == "remove" and lines else lines <= allowed
+                if (d.action == "add" and lines) or not inside:
                     row["problems"].append(f"{d.finding.key}: edit of lines {sorted(lines)} beyond {sorted(allowed)}")
         hp = [d for d in result.decisions if d.finding.check == "hyperparameters" and d.finding.severity in LOUD]
         row["loud"] = len(hp)
