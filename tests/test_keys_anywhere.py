@@ -320,6 +320,17 @@ def test_cosmetic_settings_by_their_words(tmp_path):
         ("SD221", "ssh_port"), ("SD221", "theoryflops"), ("SD221", "save_tb_folder")}
 
 
+def test_notes_for_people_are_cosmetic_and_a_setting_beside_them_is_not(tmp_path):
+    """A `notes:` list or a `comment` only the NPU config writes is text for people (SD221,
+    info); a rate set beside them on the NPU only is still loud."""
+    gpu = "model: tiny\nlr: 1.0e-4\n"
+    npu = ("model: tiny\nlr: 1.0e-4\nnotes:\n  - install the toolkit first\n  - smoke-test before long runs\n"
+           "comment: ported by hand\nmix_ratio: 0.3\n")
+    r = pair(tmp_path, "hw.yaml", gpu, npu)
+    assert sorted((f.rule, f.severity, f.key, f.npu.line) for f in r.findings) == [
+        ("SD220", "warning", "mix_ratio", 7), ("SD221", "info", "comment", 6), ("SD221", "info", "notes", 3)]
+
+
 def test_a_path_moved_between_machines_is_info_another_model_is_not(tmp_path):
     gpu = "torchrun pretrain_gpt.py --load /data/models/Qwen2.5-7B --data-path /data/sets/alpaca_text_document\n"
     npu = ("torchrun pretrain_gpt.py --load /home/ma-user/work/models/Qwen2.5-7B "
