@@ -195,3 +195,28 @@ def test_options_pair_by_their_names_not_their_places(tmp_path):
     assert sorted(got, key=str) == sorted([
         ("SD102", "warning", "cpu", "cuda", at, at + 1),
         ("SD103", "info", None, 'parser.add_argument("--device_id", type=int, default=0)', None, at)], key=str)
+
+
+HEADS = '''\
+def split_heads(q, k, out, b, t, h, d):
+    q = q.view(b, t, h, d)
+    k = k.view(b, t, h, d)
+    out = out.transpose(1, 2).contiguous().view(b, t, -1)
+    return q, k, out
+'''
+
+
+@pytest.mark.parametrize("npu,want", [
+    (HEADS.replace("q.view(", "q.reshape(").replace("k.view(", "k.reshape(")
+     .replace(".contiguous().view(b, t, -1)", ".reshape(b, t, -1)"), []),
+    (HEADS.replace("q.view(b, t, h, d)", "q.reshape(b, h, t, d)"),
+     [("SD102", "warning", "q.view(b, t, h, d)", "q.reshape(b, h, t, d)", 2, 2)]),
+    (HEADS.replace("k.view(b, t, h, d)", "k.permute(b, t, h, d)"),
+     [("SD102", "warning", "k.view(b, t, h, d)", "k.permute(b, t, h, d)", 3, 3)]),
+])
+def test_view_and_reshape_give_the_same_values(tmp_path, npu, want):
+    """`x.view(s)` against `x.reshape(s)` (and `.contiguous().view(s)`): the same values
+    (rules/python.yaml same_values); another shape or another method is still a difference."""
+    got = [(f.rule, f.severity, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line)
+           for f in run(tmp_path, HEADS, npu).findings]
+    assert got == want

@@ -37,6 +37,8 @@ section("python", Record({
         "device_count": Record({"gpu": NAMES, "env": NAMES}),
         "mps": Record({"prefix": Name(), "rule": CODE}, required=("rule",))}),
     "softmax_fp32": Record({"calls": NAMES, "key": Name()}),
+    "same_values": Record({"methods": ListOf(ListOf(Name(), nonempty=True)), "transparent": NAMES},
+                          required=("methods",)),
     "fact_calls": ListOf(Record(
         {"match": ListOf(Name(), nonempty=True), "args": Table(OneOf(Name(), NAMES, expect="a key or a list of keys")),
          "positional": NAMES, "positional_by_name": Table(Any()), "defaults": Table(Any()), "spellings": Enum("hf"),

@@ -86,6 +86,8 @@ class NodeDiff:
                 soft = self.softmax_cast(g, n, ctx)
                 if soft is not None:
                     return soft
+                if self.same_values(g, n):  # x.view(s) against x.reshape(s)
+                    return []
                 if type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
                         and g.func.attr.value == n.func.attr.value and kg[2:] == kn[2:] \
                         and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
@@ -123,6 +125,27 @@ class NodeDiff:
         if len(sites) > MAX_SITES:
             return [(g, n, ctx)]
         return sites
+
+    def same_values(self, g: cst.Call, n: cst.Call) -> bool:
+        """Two method calls that give the same values (rules/python.yaml `same_values`): methods
+        of one group, the same receiver once the `transparent` methods are taken off it, the
+        same arguments (`x.contiguous().view(b, -1)` against `x.reshape(b, -1)`)."""
+        sv = rules().raw.get("same_values") or {}
+        groups, clear = sv.get("methods") or (), set(sv.get("transparent") or ())
+        if type(g.func) is not cst.Attribute or type(n.func) is not cst.Attribute:
+            return False
+        a, b = g.func.attr.value, n.func.attr.value
+        if a == b or not any(a in grp and b in grp for grp in groups):
+            return False
+
+        def bare(x):
+            while type(x) is cst.Call and not x.args and type(x.func) is cst.Attribute and x.func.attr.value in clear:
+                x = x.func.value
+            return x
+
+        s = self.s
+        return s.gn(bare(g.func.value)) == s.nn(bare(n.func.value)) and \
+            s.gn.value(g.args) == s.nn.value(n.args)
 
     def diff_args(self, g: cst.Call, n: cst.Call, callee: str) -> list:
         s = self.s
