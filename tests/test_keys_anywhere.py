@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scriptdiff import api
 from scriptdiff.model import Options
 from scriptdiff.run.pipeline import diff_files
@@ -437,3 +439,18 @@ def test_version_file_kind_reads_its_release_and_says_what_it_cannot(tmp_path):
     r = pair(tmp_path / "bad", "package_info.py", text, "MAJOR = (\n__package_name__ = 'megatron_core'\n")
     assert [(e.path.rsplit("/", 1)[-1], e.message) for e in r.errors] == [
         ("package_info.py", "not valid Python (SyntaxError); its version was not read")]
+
+
+@pytest.mark.parametrize("gpu,npu,want", [
+    ("use_npu: false\n", "", []),
+    ("", "use_npu: true\n", []),
+    ("use_cuda: true\n", "use_cuda: false\n", []),
+    ("use_npu: true\n", "", [("SD220", "use_npu", True, None, 2, None)]),
+    ("", "use_npu: false\n", [("SD220", "use_npu", None, False, None, 2)]),
+])
+def test_a_device_flag_saying_the_sides_own_device_is_the_port(tmp_path, gpu, npu, want):
+    """A switch named by a device (`use_npu`, `use_cuda`) whose written values say each side's
+    own device is the port (SD015, masked); one that says the other device is a difference."""
+    r = pair(tmp_path, "launch.yaml", "lr: 1.0e-4\n" + gpu, "lr: 1.0e-4\n" + npu)
+    assert [(f, k, gv, nv, gl, nl) for f, k, gv, nv, gl, nl in loud(r)] == want
+    assert [m.rule for m in r.masked] == ([] if want else ["SD015"])

@@ -286,8 +286,25 @@ def _device_named_mask(g: Fact | None, n: Fact | None) -> Masked | None:
     return Masked(rule=code("device-named-value-port"), gpu=g.side() if g is not None else None, npu=n.side())
 
 
+def _device_flag_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
+    """`use_npu: false` on the GPU side (or `use_npu: true` on the NPU side, `use_cuda: false`
+    there): a switch named by a device and a flag word (rules/devices.yaml plumbing
+    `flag_words`) whose every written value says the side's own device is the port (SD015)."""
+    fams = load().section("devices", {}).get("families") or {}
+    flags = set((((load().section("devices", {}).get("python") or {}).get("plumbing") or {}).get("flag_words")) or ())
+    ws = [w for w in norm_name(key.rsplit(".", 1)[-1].split("[", 1)[0]).split("_") if w]
+    named = [f for w in ws for f in ("cuda", "npu") if w in (fams.get(f) or ())]
+    if len(named) != 1 or not all(w in flags or w in (fams.get(named[0]) or ()) for w in ws):
+        return None
+    written = [(f, side) for f, side in ((g, "cuda"), (n, "npu")) if f is not None and f.origin != ORIGIN_DEFAULT]
+    if not written or any(not isinstance(f.value, bool) or f.value != (named[0] == side) for f, side in written):
+        return None
+    return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None,
+                  npu=n.side() if n is not None else None)
+
+
 def _port_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
-    dev = _device_mask(key, g, n)
+    dev = _device_mask(key, g, n) or _device_flag_mask(key, g, n)
     if dev is not None:
         return dev
     if g is not None and n is not None and g.meta.get("unresolved") and n.meta.get("unresolved") \
