@@ -26,7 +26,7 @@ from typing import Any
 from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
 from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked, Severity
-from ..ruleset.devices import family_of
+from ..ruleset.devices import device_flag, family_of
 from ..ruleset.envmap import gpu_spelled
 from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
@@ -290,14 +290,11 @@ def _device_flag_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None
     """`use_npu: false` on the GPU side (or `use_npu: true` on the NPU side, `use_cuda: false`
     there): a switch named by a device and a flag word (rules/devices.yaml plumbing
     `flag_words`) whose every written value says the side's own device is the port (SD015)."""
-    fams = load().section("devices", {}).get("families") or {}
-    flags = set((((load().section("devices", {}).get("python") or {}).get("plumbing") or {}).get("flag_words")) or ())
-    ws = [w for w in norm_name(key.rsplit(".", 1)[-1].split("[", 1)[0]).split("_") if w]
-    named = [f for w in ws for f in ("cuda", "npu") if w in (fams.get(f) or ())]
-    if len(named) != 1 or not all(w in flags or w in (fams.get(named[0]) or ()) for w in ws):
+    fam = device_flag([w for w in norm_name(key.rsplit(".", 1)[-1].split("[", 1)[0]).split("_") if w])
+    if fam is None:
         return None
     written = [(f, side) for f, side in ((g, "cuda"), (n, "npu")) if f is not None and f.origin != ORIGIN_DEFAULT]
-    if not written or any(not isinstance(f.value, bool) or f.value != (named[0] == side) for f, side in written):
+    if not written or any(not isinstance(f.value, bool) or f.value != (fam == side) for f, side in written):
         return None
     return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None,
                   npu=n.side() if n is not None else None)

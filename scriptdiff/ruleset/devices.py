@@ -41,6 +41,16 @@ def family_of(name: str) -> str | None:
     return _names().get(base)
 
 
+def device_flag(words) -> str | None:
+    """The device family a switch's name says it turns on (`use_npu`, `npu`, `is_cuda`: its
+    words are one name of the cuda or npu family and plumbing `flag_words` only), else None."""
+    flags = set((((table().get("python") or {}).get("plumbing") or {}).get("flag_words")) or ())
+    named = [family_of(w) for w in words if family_of(w) in ("cuda", "npu")]
+    if len(named) != 1 or not all(w in flags or family_of(w) == named[0] for w in words):
+        return None
+    return named[0]
+
+
 @derived
 def _words(rs: RuleSet) -> tuple[bytes, ...]:
     names = (table(rs).get("families") or {}).get("npu") or ()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Side
-from ...ruleset.devices import family_of, table
+from ...ruleset.devices import device_flag, family_of, table
 from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
 from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
@@ -477,10 +477,8 @@ class PlumbingChecks:
         if name.startswith("argument ") and (self.role(p, node) or Role("", False)).what == DEVICE:
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
             return True
-        devs = set((table().get("families") or {}).get("cuda" if p is self.s.g else "npu") or ())
-        ws = words(name)
-        if not name.startswith("argument ") and any(w in devs for w in ws) and constant(node) is True \
-                and all(w in devs or w in plumbing_table().flag_words for w in ws):
+        if not name.startswith("argument ") and constant(node) is True \
+                and device_flag(words(name)) == ("cuda" if p is self.s.g else "npu"):
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
             return True  # super().__init__(..., npu=True): this side's own device, said
         if name not in plumbing_table().parameters:
