@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -57,9 +58,10 @@ def git_external_call(argv: list[str]) -> bool:
     return oid(argv[2]) and mode(argv[3]) and oid(argv[5]) and mode(argv[6])
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
-
+def build_parser(only: str | None = "") -> argparse.ArgumentParser:
+    """The whole command line. `only` names the one command whose options are built (the others
+    are listed with their one-line help, which is all the top-level help and argparse's errors
+    show); None builds none of them (`--help`, `--version`), the default "" builds every one."""
     parser = argparse.ArgumentParser(prog="scriptdiff", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="exit status: 0 no warning or error, 1 findings, 2 the run failed.\n"
@@ -67,18 +69,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"scriptdiff {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
-        try:
-            mod = importlib.import_module(f"scriptdiff.commands.{module}")
-        except ModuleNotFoundError:
-            continue
-        synopsis = getattr(mod, "SYNOPSIS", None)  # the sides as common.split_sides reads them
-        p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
-                           usage=f"%(prog)s [options] {synopsis}" if synopsis else None,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
-        mod.add_arguments(p)
-        common.add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)
-        p.set_defaults(_run=mod.run, _rule_dirs=getattr(mod, "rule_dirs", None))  # a command's own packs
+        if only == "" or name == only:
+            _add_command(sub, name, module, help_)
+        elif importlib.util.find_spec(f"scriptdiff.commands.{module}") is not None:
+            sub.add_parser(name, help=help_)  # listed only: its options are not asked for
     return parser
+
+
+def _add_command(sub, name: str, module: str, help_: str) -> None:
+    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
+
+    try:
+        mod = importlib.import_module(f"scriptdiff.commands.{module}")
+    except ModuleNotFoundError:
+        return
+    synopsis = getattr(mod, "SYNOPSIS", None)  # the sides as common.split_sides reads them
+    p = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
+                       usage=f"%(prog)s [options] {synopsis}" if synopsis else None,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    mod.add_arguments(p)
+    common.add_shared_arguments(p, name)  # the options every command shares (refused where they cannot apply)
+    p.set_defaults(_run=mod.run, _rule_dirs=getattr(mod, "rule_dirs", None))  # a command's own packs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,9 +138,10 @@ def _main(argv: list[str] | None) -> int:
         replayed = runmemo.replay(argv)
         if replayed is not None:
             return replayed
-    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
-
-    parser = build_parser()
+    # only the command asked for is built (the others cost 25 ms and are shown by name only);
+    # a command name later in argv (`--foo diff`) builds them all, as argparse's errors may need
+    only = argv[0] if argv[:1] and argv[0] in COMMANDS else "" if any(a in COMMANDS for a in argv) else None
+    parser = build_parser(only)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
@@ -137,6 +149,8 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
+
     refused = common.refuse_inapplicable(args, args.command)
     if refused is not None:
         return refused

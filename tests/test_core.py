@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import argparse
 import subprocess
 import sys
 
@@ -88,6 +89,26 @@ def test_cli_version_and_help_do_not_import_heavy_modules():
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_top_level_help_builds_no_command_and_says_what_the_whole_parser_says():
+    from scriptdiff.cli import COMMANDS, build_parser
+
+    assert build_parser(None).format_help() == build_parser().format_help()
+    code = ("import sys; from scriptdiff.cli import main; rc = main(['--help']); "
+            "print(sorted(m for m in sys.modules if m.startswith('scriptdiff.commands.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+    def sub_help(parser, name):
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return sub.choices[name].format_help()
+
+    for name in ("diff", "dumps"):  # a command's own help: the same from its parser alone
+        assert sub_help(build_parser(name), name) == sub_help(build_parser(), name)
+    assert sub_help(build_parser("diff"), "dumps").startswith("usage: scriptdiff dumps [-h]\n")  # listed only
+    assert set(COMMANDS) <= set(next(a for a in build_parser(None)._actions
+                                     if isinstance(a, argparse._SubParsersAction)).choices)
 
 
 def test_cli_version(cli):
