@@ -240,6 +240,11 @@ def split_words(segs: list[Seg]) -> list[Word]:
     return words
 
 
+# expansions inside double quotes whose node tree-sitter starts at the blank before them
+_LEADING_BLANKS = frozenset(("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
+                             "process_substitution"))
+
+
 def whole(s: Seg) -> bool:
     """An expansion kept as its text (command substitution, an operator not evaluated): one piece."""
     return bool(s.unresolved) and s.text.startswith(("$(", "${", "`", "<(", ">("))
@@ -392,7 +397,10 @@ class Expander:
 
     # ----------------------------------------------------------- node helpers
     def t(self, node) -> str:
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        text = self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        if node.type in _LEADING_BLANKS and text[:1].isspace():
+            return text.lstrip()  # "$a $b": tree-sitter gives `$b` the blank before it (string_segs)
+        return text
 
     def line_of(self, node) -> int:
         return self.line_at(node.start_byte, node.start_point[0])
@@ -547,6 +555,11 @@ class Expander:
             prev_row = self.line_at(max(c.end_byte - 1, c.start_byte), c.end_point[0])
             if c.type == '"':
                 continue
+            if c.type in _LEADING_BLANKS:  # "$a $b": the blank tree-sitter puts in `$b` is the string's
+                raw = self.data[c.start_byte:c.end_byte].decode("utf-8", "replace")
+                lead = raw[:len(raw) - len(raw.lstrip())]
+                if lead:
+                    literal(lead, self.line_of(c), c.start_byte)
             if c.type == "string_content":
                 literal(self.t(c), self.line_of(c), c.start_byte)
             elif c.type in ("expansion", "simple_expansion"):
