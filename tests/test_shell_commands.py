@@ -98,7 +98,11 @@ def test_echo_and_set_x_before_a_launcher(prefix):
                                      "exec torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
                                      "time torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
                                      "numactl --cpunodebind=0 -m 0 torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
-                                     "timeout -s INT 10h torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4"])
+                                     "timeout -s INT 10h torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "taskset -c 0-95 torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "taskset 0xff torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "ionice -c 2 -n 7 torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4",
+                                     "chrt -f 10 torchrun --nproc_per_node 8 pretrain_gpt.py --lr 1e-4"])
 def test_wrappers_before_a_launcher(wrapped):
     ex, f = facts(wrapped + "\n")
     assert ex.unread == [] and ex.errors == []
@@ -211,3 +215,17 @@ def test_fragment_of_a_side_read_from_a_git_revision_is_found_in_that_revision(t
     rep = api.diff("HEAD~1:train.sh", "HEAD:train.sh", Options(use_cache=False), repo=str(tmp_path))
     assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in rep.findings] == [
         ("SD202", "lr", 1e-4, 2e-4, 1, 1)]
+
+
+def test_two_expansions_in_one_string_keep_the_blank_between_them():
+    """`"--nproc_per_node=$N $PROG"`: tree-sitter gives the second expansion the blank before it;
+    both are expanded, the blank stays the string's (one word each side of it after splitting)."""
+    script = ('LR={lr}\nN=${{4:-8}}\nPROG="train.py --learning_rate=$LR"\n'
+              'CMD="python3 -m torch.distributed.launch --nproc_per_node=$N $PROG"\n$CMD\nTAG="$N  ${{LR}}"\n'
+              'torchrun x.py --run-name "$TAG"\n')
+    ex, f = facts(script.format(lr="3e-4"))
+    assert ex.unread == [] and ex.errors == []
+    assert f["lr"] == (3e-4, 1, "$LR in $PROG in $CMD") and f["world_size"][0] == 8
+    assert f["run_name"][0] == "8  3e-4"
+    _, f2 = facts(script.format(lr="6e-3"))
+    assert f2["lr"][0] == 6e-3
