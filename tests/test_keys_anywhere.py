@@ -333,6 +333,17 @@ def test_notes_for_people_are_cosmetic_and_a_setting_beside_them_is_not(tmp_path
         ("SD220", "warning", "mix_ratio", 7), ("SD221", "info", "comment", 6), ("SD221", "info", "notes", 3)]
 
 
+def test_data_loader_workers_however_named_are_throughput(tmp_path):
+    """`workers_per_gpu`, `loader_workers`: how many processes load the data, not what they
+    load (SD221 info); a batch size beside them is still loud."""
+    gpu = "data:\n  samples_per_gpu: 8\n  workers_per_gpu: 3\n  loader_workers: 2\n"
+    npu = "data:\n  samples_per_gpu: 16\n  workers_per_gpu: 8\n  loader_workers: 4\n"
+    r = pair(tmp_path, "det.yaml", gpu, npu)
+    assert sorted((f.rule, f.severity, f.key, f.gpu.value, f.npu.value) for f in r.findings) == [
+        ("SD203", "error", "micro_batch_size", 8, 16),
+        ("SD221", "info", "data.loader_workers", 2, 4), ("SD221", "info", "data.workers_per_gpu", 3, 8)]
+
+
 def test_a_path_moved_between_machines_is_info_another_model_is_not(tmp_path):
     gpu = "torchrun pretrain_gpt.py --load /data/models/Qwen2.5-7B --data-path /data/sets/alpaca_text_document\n"
     npu = ("torchrun pretrain_gpt.py --load /home/ma-user/work/models/Qwen2.5-7B "
