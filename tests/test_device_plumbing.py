@@ -100,8 +100,8 @@ SHAPES = {
     "an assert on the device count": (
         [("    n_gpus = torch.cuda.device_count()\n", "    n_gpus = torch.cuda.device_count()\n"
                                                     "    assert torch.npu.device_count() >= 1, \"no NPU visible\"\n")],
-        ("    assert torch.npu.device_count() >= 1, \"no NPU visible\"\n", "    assert n_gpus % 2 == 0, \"even only\"\n"),
-        ("SD102", "code:train.py:setup", None, 'assert n_gpus % 2 == 0, "even only"', None, "assert n_gpus")),
+        ("    assert torch.npu.device_count() >= 1, \"no NPU visible\"\n", "    n_gpus = max(n_gpus, 2)\n"),
+        ("SD102", "code:train.py:setup", None, "n_gpus = max(n_gpus, 2)", None, "n_gpus = max")),
     "a device added to a parser's choices": (
         [('choices=["cuda", "cpu"]', 'choices=["cuda", "npu", "cpu"]')],
         ('choices=["cuda", "npu", "cpu"]', 'choices=["cuda", "npu", "cpu", "mps"]'),
@@ -458,3 +458,43 @@ def test_a_variable_named_for_the_npu_is_not_its_gpu_namesake(tmp_path):
     npu = "def step(x, scale, scale_npu):\n    return x * scale_npu\n"
     assert loud(pair(tmp_path, gpu, npu, "step.py")) == [
         ("SD102", "code:step.py:step", "scale", "scale_npu", 2, 2)]
+
+
+SWITCHED = '''\
+import torch
+
+
+def step(cfg, model, batch, opt):
+    sync = cfg.norm == "sync" and (cfg.use_gpu or cfg.use_xla) and cfg.ranks > 1
+    if sync:
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    with torch.autocast("cuda", enabled=cfg.use_gpu or cfg.use_xla):
+        loss = model(batch).mean()
+    loss.backward()
+    opt.step()
+'''
+
+SWITCHED_NPU = edit(SWITCHED, ("import torch\n", "import torch\nimport torch_npu\n"),
+                    ("(cfg.use_gpu or cfg.use_xla)", "(cfg.use_gpu or cfg.use_npu or cfg.use_xla)"),
+                    ('torch.autocast("cuda", enabled=cfg.use_gpu or cfg.use_xla)',
+                     'torch.autocast("npu", enabled=cfg.use_gpu or cfg.use_npu or cfg.use_xla)'))
+
+
+def test_a_settings_device_switches_that_each_run_answers_alike_are_the_port(tmp_path):
+    """`cfg.use_gpu or cfg.use_xla` against `cfg.use_gpu or cfg.use_npu or cfg.use_xla`: on each
+    run its own device's switch is on and another device's off, so both are true (masked). A test
+    that is true on the GPU run only is still found, and so is a word that is no device switch."""
+    r = pair(tmp_path, SWITCHED, SWITCHED_NPU, "step.py")
+    assert loud(r) == []
+    assert (line_of(SWITCHED, "with torch."), line_of(SWITCHED_NPU, "with torch.")) in plumbing(r)
+    (tmp_path / "off").mkdir()
+    off = edit(SWITCHED_NPU, ("enabled=cfg.use_gpu or cfg.use_npu or cfg.use_xla", "enabled=cfg.use_xla"))
+    assert loud(pair(tmp_path / "off", SWITCHED, off, "step.py")) == [
+        ("SD102", "code:step.py:step", "cfg.use_gpu or cfg.use_xla", "cfg.use_xla", line_of(SWITCHED, "with torch."),
+         line_of(off, "with torch."))]
+    (tmp_path / "graph").mkdir()
+    graph = edit(SWITCHED_NPU, ("enabled=cfg.use_gpu or cfg.use_npu or cfg.use_xla",
+                                "enabled=cfg.use_gpu or cfg.use_npu_graph or cfg.use_xla"))
+    assert loud(pair(tmp_path / "graph", SWITCHED, graph, "step.py")) == [
+        ("SD102", "code:step.py:step", "cfg.use_gpu or cfg.use_xla", "cfg.use_npu_graph", line_of(SWITCHED, "with torch."),
+         line_of(graph, "with torch."))]

@@ -66,8 +66,15 @@ def test_removed_mps_branches_are_masked(tmp_path):
 
 
 def test_a_removed_branch_that_is_not_mps_is_reported(tmp_path):
-    gpu = MPS_GPU.replace("torch.backends.mps.is_available()", "use_xpu")
-    npu = gpu.replace('if use_xpu:\n    torch.mps.manual_seed(0)\n', '')
-    r = run(tmp_path, gpu, npu)
+    """`if use_ema:` tests no device: its branch removed is reported. `if use_xpu:` is a switch
+    for another device (off on both runs, docs/devices.md): its branch removed is not."""
+    gpu = MPS_GPU.replace("torch.backends.mps.is_available()", "use_ema")
+    npu = gpu.replace('if use_ema:\n    torch.mps.manual_seed(0)\n', '')
+    (tmp_path / "ema").mkdir()
+    r = run(tmp_path / "ema", gpu, npu)
     assert not any(m.rule == "SD017" for m in r.masked)
     assert [(f.rule, f.gpu.line, f.message) for f in r.findings] == [("SD101", 3, "statement on GPU only")]
+    gpu = MPS_GPU.replace("torch.backends.mps.is_available()", "use_xpu")
+    (tmp_path / "xpu").mkdir()
+    r = run(tmp_path / "xpu", gpu, gpu.replace('if use_xpu:\n    torch.mps.manual_seed(0)\n', ''))
+    assert [(f.rule, f.severity) for f in r.findings if f.severity != "info"] == []

@@ -27,7 +27,7 @@ from ...ruleset.devices import device_flag, family_of, table
 from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
 from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
-from .evaluate.kinds import named
+from .evaluate.kinds import named, switch_family
 from .evaluate.program import program
 from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
                                 stand_in, words)
@@ -68,11 +68,20 @@ class PlumbingChecks:
         if rg is not None and rn is not None and rg.what == rn.what and rg.what in (DEVICE, BACKEND):
             self.mask(g, n)
             return True
+        if self.same_truth(g, n):
+            self.mask(g, n)
+            return True
         if self.either(g, n) or self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) \
                 or self.asserts(g, n) or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
             self.mask(g, n)
             return True
         return False
+
+    def same_truth(self, g, n) -> bool:
+        """Two tests of the devices that each run answers alike (`cfg.use_gpu or cfg.use_mlu` against
+        `cfg.use_gpu or cfg.use_npu or cfg.use_mlu`: true on both runs), each decided by a device test."""
+        vg, vn = device_value(self.s.g, g), device_value(self.s.n, n)
+        return isinstance(vg, bool) and isinstance(vn, bool) and vg is vn
 
     def either(self, g, n) -> bool:
         """`torch.device("cuda" if use_gpu else "cpu")` against `get_current_device() if use_gpu
@@ -581,6 +590,9 @@ class PlumbingChecks:
             elif t is cst.Assign and len(small.targets) == 1 and self.placement_key(small.targets[0].target) \
                     and (self.role(p, small.value) or Role("", False)).what in (DEVICE, RANK):
                 continue  # kwargs["device_map"] = "npu"
+            elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) and switch_family(
+                    dotted(x.target) or "") == ("cuda" if p is self.s.g else "npu") for x in small.targets):
+                continue  # use_npu = cfg.get("use_npu", False): this side's own device switch
             elif t is cst.Assign and all(type(x.target) in (cst.Name, cst.Attribute) for x in small.targets):
                 v = small.value
                 r = self.role(p, v)

@@ -25,7 +25,8 @@ from ....ruleset.devices import family_of, table
 from ....ruleset.rules import RuleSet, derived
 from ..parse import Parsed, dotted, kids, match_name, qualified_name
 from ..parse import _block_body as _stmts
-from .kinds import CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, flag_family, named, number
+from .kinds import (CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, flag_family, named,
+                    number, switch_family)
 
 @dataclass
 class Prepared:
@@ -154,6 +155,16 @@ class DeviceEval:
             return self.patched or not self.aware
         return family == self.family
 
+    def switch(self, family: str) -> bool:
+        """A setting's switch for `family` (`cfg.use_gpu`): on each run only its own device's is on.
+        No library patches a setting, so unlike a CUDA test it is off on the NPU run even where
+        CUDA calls are routed to the NPU."""
+        self.hits.append("device switch")
+        self.saw_test = True
+        if family == "npu":
+            self.saw_npu = True
+        return family == self.family
+
     def run_device(self, idiom: str) -> DevStr:
         self.hits.append(idiom)
         self.saw_test = True
@@ -184,6 +195,8 @@ class DeviceEval:
                 return self.run_device(self.t.holder_idiom)
             if v in self.p.aliases and flag_family(v) is not None:  # from utils import TORCH_NPU_AVAILABLE
                 return self.answer(flag_family(v), "imported device flag")
+            if switch_family(v) is not None:  # use_npu = cfg.get("use_npu", False), not decided by the walk
+                return self.switch(switch_family(v))
             return UNDECIDED
         if t is cst.Attribute:
             d = dotted(node)
@@ -193,6 +206,8 @@ class DeviceEval:
             got = self.lookup(d, env) if d is not None else MISSING  # self.is_npu, Env.DEVICE: bound by the walk
             if got is not MISSING:
                 return got
+            if d is not None and switch_family(d) is not None:  # cfg.use_npu: on each run, its own device's
+                return self.switch(switch_family(d))
             q = self.qualified(node) if self.testing and named(node.attr.value) == "backend" else None
             if q is not None and not q.startswith("torch."):  # `platform.communication_backend == "nccl"`:
                 return self.run_backend()  # an imported platform object's backend, in a test

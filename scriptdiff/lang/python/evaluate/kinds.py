@@ -236,6 +236,21 @@ def named(name: str | None) -> str | None:
     return None
 
 
+def switch_family(name: str) -> str | None:
+    """The device family a setting's switch turns on by its name alone (`cfg.use_npu`,
+    `args.use_gpu`, `self.cfg.use_mlu`: npu, cuda, other): its last part says `use` and one
+    family's name, and every other word is one of the plumbing's `flag_words` (`use_cuda_graph`
+    is no such switch; `x.is_cuda`, a tensor's own attribute, is a device test of its own);
+    else None."""
+    ws = words(name.rsplit(".", 1)[-1])
+    flags = plumbing_table().flag_words
+    fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
+    if len(fams) != 1 or "use" not in ws:
+        return None
+    names = set((table().get("families") or {}).get(next(iter(fams))) or ())
+    return next(iter(fams)) if all(w in flags or w in names for w in ws) else None
+
+
 def flag_family(name: str) -> str | None:
     """The device family a flag's words test (`TORCH_NPU_AVAILABLE`, `HAS_NPU`, `is_cuda`,
     `IS_MLU_AVAILABLE`: npu, npu, cuda, other): one family's name among its words and one of the

@@ -24,7 +24,7 @@ from ..parse import Parsed, canon_qn, kids, qualified_name
 from ..parse import _block_body as _stmts
 from .declared import option_default
 from .device import family_entry, fstring_device, truth
-from .kinds import CONSTANTS, MISSING, UNDECIDED, DevStr, NotLiteral, QName, Unknown, number
+from .kinds import CONSTANTS, MISSING, UNDECIDED, DevStr, NotLiteral, QName, Unknown, number, switch_family
 from .program import UNBOUND, if_clauses, names_bound, program
 
 _DEVICE_EXPRS = (cst.Call, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Name, cst.Attribute,
@@ -38,7 +38,7 @@ def device_value(p: Parsed, node):
     none, or cannot be decided. `TrainingArguments(fp16=is_npu_available())` reads it."""
     sp = p.spec
     d = getattr(sp, "decider", None)
-    if d is None or type(node) not in _DEVICE_EXPRS or not (sp.tests or sp.undecided):
+    if d is None or type(node) not in _DEVICE_EXPRS or not (sp.tests or sp.undecided or _switches(node)):
         return MISSING
     d.hits = []
     try:
@@ -48,6 +48,19 @@ def device_value(p: Parsed, node):
     if not d.hits or v is UNDECIDED or not isinstance(v, (bool, str)):
         return MISSING
     return str(v) if isinstance(v, str) else v
+
+
+def _switches(node) -> bool:
+    """Whether an expression reads a setting's device switch (`cfg.use_npu`): a file that tests
+    its devices only that way has no device test for the walk to decide."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Attribute and switch_family(n.attr.value) is not None:
+            return True
+        if type(n) in (cst.BooleanOperation, cst.UnaryOperation, cst.Attribute):
+            stack.extend(kids(n))
+    return False
 
 
 def device_key(p: Parsed, node) -> str | None:
