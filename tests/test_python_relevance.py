@@ -390,3 +390,34 @@ def test_a_node_is_found_by_its_character_column_after_wide_characters():
     node = flow.locate(2, 13, "y = x.half()")
     assert node is not None and flow.segment(node) == "y = x.half()"
     assert flow.locate(2, 14, "y = x.half()") is None
+
+
+
+CHECKED = '''import torch
+
+
+def build(cfg, params):
+    assert (cfg.use_gpu and cfg.use_xla) is not True, "gpu and xla cannot both be on"
+    lr = cfg.get("lr", 1e-4)
+    assert lr < 1
+    opt = torch.optim.AdamW(params, lr=lr)
+    return opt
+'''
+
+
+def test_an_assertions_message_is_for_people_and_its_test_is_not(tmp_path):
+    """What a failed check says is words for people (info, however it changed); the NPU's own
+    switch read on the NPU side only and added to the check, which each run answers alike, is
+    the port (masked); a check that asks something else is as it was (whether the run goes on:
+    a check removed lets a configuration run that the other side refuses)."""
+    npu = CHECKED.replace("def build(cfg, params):\n", 'def build(cfg, params):\n    use_npu = cfg.get("use_npu", False)\n'
+                          ).replace('(cfg.use_gpu and cfg.use_xla) is not True, "gpu and xla cannot both be on"',
+                                    '(cfg.use_gpu and cfg.use_xla and use_npu) is not True, "gpu, xla and npu: one only"')
+    (tmp_path / "port").mkdir()
+    r = run(tmp_path / "port", CHECKED, npu)
+    assert code(r) == [("SD103", "code:fit.py:build", 5, 6, "statement differs; reaches nothing training computes "
+                        "(an assertion's message)", {"sink": None, "only": ["an assertion's message"]})]
+    assert (None, 5) in [(m.gpu and m.gpu.line, m.npu and m.npu.line) for m in r.masked if m.rule == "SD022"]
+    (tmp_path / "check").mkdir()
+    r = run(tmp_path / "check", CHECKED, CHECKED.replace("assert lr < 1\n", "assert lr < 10\n"))
+    assert code(r) == [("SD102", "code:fit.py:build", 7, 7, "statement differs", None)]

@@ -186,6 +186,8 @@ class Classifier:
         """Where one side of a site goes: the statement (a statement that differs), the call (a
         different callee), the parameter (a signature), the argument or the part that differs."""
         f = self.flow(p)
+        if st.kind == "simple" and any(type(x) is cst.Assert and x.msg is node for x in st.node.body):
+            return relevance.Reach(relevance.INERT, (relevance.ASSERTION,), side=side)  # what a failed check says
         if ctx is None or (isinstance(ctx[0], str) and ctx[0] in ("NOTE", "HPARAM")):
             return self.statement_reach(p, st, side)
         if isinstance(node, tuple) and node and node[0] == "MISSING":

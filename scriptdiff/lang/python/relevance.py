@@ -10,12 +10,14 @@ it feeds controls. The flow ends at
   `numerics_relevance.sinks`: parameters, precision, optimizer, loss, data, randomness,
   attention kernel, gradient handling): the difference is loud, and the finding names the sink;
 - an **inert** effect: a call that only logs, times, measures memory, shows progress, writes
-  files or places tensors on the accelerator (`inert`), or a device given to any call
-  (`placement_keywords`, a value of device kind): what goes in stops there;
+  files or places tensors on the accelerator (`inert`), the message of an assertion (words
+  for people), or a device given to any call (`placement_keywords`, a value of device kind):
+  what goes in stops there;
 - or somewhere it **cannot be followed**: a call nobody in the file defines whose result is
   discarded (`patch_everything(x)`), a name or attribute nobody in the file reads (another module
   may), a function's result whose callers are not in the file, a library's state
-  (`os.environ[...]`, `torch.backends...`), an import, an assertion (whether the run goes on),
+  (`os.environ[...]`, `torch.backends...`), an import, an assertion's test or a raise (whether
+  the run goes on: a check removed lets a configuration run that the other side refuses),
   the current device (`set_device`), a move to the host (the CPU computes with other kernels),
   a context manager not known to be inert. Unknown is never silence: the finding stays as it was,
   and so does a difference the file shows going nowhere at all.
@@ -41,6 +43,7 @@ from .parse import canon_qn, match_name, rules
 
 SINK, INERT, UNKNOWN = "sink", "inert", "unknown"
 NOTHING, UNREAD = "nothing", "nothing reads it"
+ASSERTION = "an assertion's message"  # what a failed check says: words for people
 DEVICE, DTYPE, HOST = "device", "dtype", "host"  # HOST: a device a tensor of either run may be on (the CPU)
 
 
@@ -604,6 +607,9 @@ class Search:
                 return
             if t in (ast.Yield, ast.YieldFrom):
                 self.push(("ret", self.f.scope_of(par), depth), item)
+                return
+            if t is ast.Assert and cur is par.msg:  # what a failed check says: words for people
+                self.effect(ASSERTION)
                 return
             if t in (ast.Assert, ast.Raise):
                 self.cannot("an assertion (whether the run goes on)")
