@@ -75,6 +75,13 @@ def main() -> int:
                      os.path.join(tmp, "s.json")], args.runs, env)
         rows.append((f"scriptdiff data fingerprint --sample ({SampleSpec().mode()})", smp))
         baselines = []
+        # the baseline: blake3 over mmap in a fresh Python (what the CLI would be with
+        # nothing but the hash to do)
+        fresh = timed([sys.executable, "-c", "import blake3, mmap, sys\n"
+                       "with open(sys.argv[1], 'rb') as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:\n"
+                       "    print(blake3.blake3(m, max_threads=blake3.blake3.AUTO).hexdigest())", path], args.runs)
+        rows.append(("python -c blake3 over mmap (fresh process)", fresh))
+        baselines.append(("blake3 over mmap in a fresh Python", fresh))
         for tool in ("b3sum", "sha256sum"):
             exe = shutil.which(tool)
             if exe:
