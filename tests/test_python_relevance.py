@@ -421,3 +421,18 @@ def test_an_assertions_message_is_for_people_and_its_test_is_not(tmp_path):
     (tmp_path / "check").mkdir()
     r = run(tmp_path / "check", CHECKED, CHECKED.replace("assert lr < 1\n", "assert lr < 10\n"))
     assert code(r) == [("SD102", "code:fit.py:build", 7, 7, "statement differs", None)]
+
+
+def test_host_threads_are_how_fast_not_what(tmp_path):
+    """`cv2.setNumThreads(0)` and `torch.set_num_threads(4)` on the NPU side only: how many host
+    threads decode data or run host ops (info, threads); a default dtype set beside them is loud."""
+    gpu = "import torch\n\n\ndef setup():\n    torch.manual_seed(0)\n"
+    npu = ("import cv2\nimport torch\n\n\ndef setup():\n    cv2.setNumThreads(0)\n    torch.set_num_threads(4)\n"
+           "    torch.manual_seed(0)\n")
+    (tmp_path / "threads").mkdir()
+    r = run(tmp_path / "threads", gpu, npu)
+    assert code(r) == [("SD103", "code:fit.py:setup", None, line, "statement on NPU only; reaches nothing training "
+                        "computes (threads)", {"sink": None, "only": ["threads"]}) for line in (6, 7)]
+    (tmp_path / "dtype").mkdir()
+    r = run(tmp_path / "dtype", gpu, npu.replace("torch.set_num_threads(4)", "torch.set_default_dtype(torch.float16)"))
+    assert [(f.rule, f.npu.line) for f in r.findings if f.check == "script" and f.severity != "info"] == [("SD102", 7)]
