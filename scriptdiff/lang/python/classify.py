@@ -20,7 +20,7 @@ from ...ruleset.vocabulary import is_cosmetic
 from . import relevance
 from .evaluate import Kind, read
 from .pair import PairState, one_line
-from .parse import Parsed, St, dotted, match_name, rules
+from .parse import Parsed, St, dotted, kids, match_name, node_index, rules
 
 # the rules a code difference is reported under: one per severity
 CODE_RULES = ("code-changes-numerics", "code-may-change-numerics", "cosmetic-code-differs")
@@ -43,39 +43,37 @@ def registered_buffer(st: St) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def _all_attributes(p: Parsed) -> list:
+    """Every attribute of the module, those written in its imports too."""
+    ix = node_index(p)
+    out = list(ix.attributes)
+    stack = list(ix.imports)
+    while stack:
+        x = stack.pop()
+        if type(x) is cst.Attribute:
+            out.append(x)
+        stack.extend(kids(x))
+    return out
+
+
 def attributes_read(p: Parsed) -> set[str]:
     """Every attribute name the file reads (`x.mask`) and every string it holds (getattr(self, "mask"))."""
     if p.module is None:
         return set()
-    found: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            found.add(node.attr.value)
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            v = node.evaluated_value
-            if isinstance(v, str):
-                found.add(v)
-
-    p.module.visit(V())
+    found: set[str] = {node.attr.value for node in _all_attributes(p)}
+    for node in node_index(p).strings:
+        v = node.evaluated_value
+        if isinstance(v, str):
+            found.add(v)
     return found
 
 
 def attribute_lines(p: Parsed, name: str) -> list[int]:
     """The lines where the file reads attribute `name`."""
-    out: list[int] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value == name:
-                ln = p.line_of(node)
-                if ln is not None:
-                    out.append(ln)
-
-    if p.module is not None:
-        p.module.visit(V())
-    return sorted(set(out))
+    if p.module is None:
+        return []
+    return sorted({ln for node in _all_attributes(p) if node.attr.value == name
+                   for ln in (p.line_of(node),) if ln is not None})
 
 
 def device_move(st: St) -> str | None:

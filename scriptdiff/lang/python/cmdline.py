@@ -36,7 +36,7 @@ import libcst as cst
 
 from ...inputs import flags
 from .evaluate import constant, fields, is_dataclass
-from .parse import Parsed, dotted, qualified_name
+from .parse import Parsed, dotted, node_index, qualified_name
 
 ARGPARSE = ("argparse.ArgumentParser",)
 HF = ("transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser")
@@ -124,14 +124,7 @@ class _Scan:
         if self._tokens is not None:
             return self._tokens.count(name)
         if self._names is None:  # the public API's positions: no tokens, count the Name nodes once
-            counter = Counter()
-
-            class _Names(cst.CSTVisitor):
-                def visit_Name(self, node: cst.Name) -> None:
-                    counter[node.value] += 1
-
-            self.p.module.visit(_Names())
-            self._names = counter
+            self._names = Counter(node.value for node in node_index(self.p).names)
         return self._names[name]
 
 

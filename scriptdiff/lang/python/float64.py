@@ -12,7 +12,7 @@ import libcst as cst
 from ...model import Finding, Side
 from ...ruleset.rules import load
 from ...run.finding import finding
-from .parse import Parsed, qualified_name
+from .parse import Parsed, node_index, qualified_name
 from .transfer import matched_lines
 
 
@@ -21,32 +21,19 @@ def _places(p: Parsed, spec: dict) -> list[tuple[str, int]]:
     no argument on anything that is not a module, a qualified name in `names`."""
     methods, names = set(spec.get("methods") or ()), set(spec.get("names") or ())
     found: list[tuple[str, int]] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Import(self, node) -> bool:
-            return False
-
-        def visit_ImportFrom(self, node) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> None:
-            f = node.func
-            if type(f) is cst.Attribute and f.attr.value in methods and not node.args \
-                    and qualified_name(p, f) is None:
-                line = p.line_of(node)
-                if line is not None:
-                    found.append((f".{f.attr.value}()", line))
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            qn = qualified_name(p, node)
-            if qn in names:
-                line = p.line_of(node)
-                if line is not None:
-                    found.append((qn, line))
-                return False
-            return True
-
-    p.module.visit(V())
+    ix = node_index(p)  # imports left out
+    for node in ix.calls:
+        f = node.func
+        if type(f) is cst.Attribute and f.attr.value in methods and not node.args and qualified_name(p, f) is None:
+            line = p.line_of(node)
+            if line is not None:
+                found.append((f".{f.attr.value}()", line))
+    for node in ix.attributes:
+        qn = qualified_name(p, node)
+        if qn in names:
+            line = p.line_of(node)
+            if line is not None:
+                found.append((qn, line))
     aside = {line for line, _why, _rule in (p.spec.set_aside if p.spec is not None else [])}
     seen, out = set(), []
     for form, line in sorted(found, key=lambda x: x[1]):

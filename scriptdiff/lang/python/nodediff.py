@@ -16,7 +16,7 @@ from ...ruleset.rules import code, load
 from .pair import PairState, one_line
 from .plumbing import PlumbingChecks
 from .evaluate import Kind, Values, env_read, kind_of, value
-from .parse import Norm, canon_qn, dotted, fields_of, match_name, rules
+from .parse import Norm, canon_qn, dotted, fields_of, match_name, node_index, rules
 
 MAX_SITES = 6
 
@@ -299,15 +299,9 @@ class NodeDiff:
         bound = Values(p).binding(node)
         if bound is not None:
             return bound
-        found = []
-
-        class V(cst.CSTVisitor):
-            def visit_Assign(self, a: cst.Assign) -> None:
-                if len(a.targets) == 1 and type(a.targets[0].target) is cst.Name \
-                        and a.targets[0].target.value == node.value:
-                    found.append(a.value)
-
-        p.module.visit(V())
+        found = [a.value for a in node_index(p).assigns
+                 if len(a.targets) == 1 and type(a.targets[0].target) is cst.Name
+                 and a.targets[0].target.value == node.value]
         return found[0] if len(found) == 1 else node
 
     def is_default(self, p, node, default) -> bool:

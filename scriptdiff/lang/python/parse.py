@@ -81,6 +81,7 @@ class Parsed:
     size: int = 0  # bytes of source (the parse cache's measure)
     spec: object | None = None  # what specialising it to one device gave (specialise.Specialised)
     program: object | None = None  # its functions, classes and local names (evaluate/program.py), built once
+    nodes: object | None = None  # its calls, names and imports in one walk (node_index), built once
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
@@ -450,6 +451,72 @@ def kids(node) -> list:
         elif _node(v):
             out.append(v)
     return out
+
+
+_TEXT_ORDER = {cst.IfExp: ("body", "test", "orelse")}  # fields whose order is not the text's
+
+
+def source_kids(node) -> list:
+    """`kids`, in the order they are written (`a if t else b`: a, t, b; decorators first)."""
+    t = type(node)
+    if t is cst.FunctionDef or t is cst.ClassDef:
+        ks = kids(node)
+        deco = [k for k in ks if type(k) is cst.Decorator]
+        return deco + [k for k in ks if type(k) is not cst.Decorator] if deco else ks
+    order = _TEXT_ORDER.get(t)
+    if order is None:
+        return kids(node)
+    return [getattr(node, f) for f in order]
+
+
+@dataclass
+class NodeIndex:
+    """The nodes of a whole module that the passes after the diff ask for, found in one walk (a
+    libcst visitor pass per question cost a third of a parse each): every call, every name or
+    attribute chain not inside another (`torch.cuda.amp`, a keyword's name) and every attribute,
+    imports left out; the import statements; every Name, string and assignment, imports
+    included. In the order of the walk: callers sort by line where order matters."""
+
+    calls: list
+    chains: list
+    attributes: list
+    imports: list
+    names: list
+    strings: list
+    assigns: list
+
+
+def node_index(p: Parsed) -> NodeIndex:
+    if p.nodes is None:
+        ix = p.nodes = NodeIndex([], [], [], [], [], [], [])
+        stack = [(p.module, False, False)] if p.module is not None else []
+        while stack:
+            x, chained, imported = stack.pop()
+            t = type(x)
+            if t is cst.Name:
+                ix.names.append(x)
+                if not chained and not imported:
+                    ix.chains.append(x)
+                continue
+            if t is cst.SimpleString:
+                ix.strings.append(x)
+                continue
+            if t is cst.Import or t is cst.ImportFrom:
+                ix.imports.append(x)
+                imported = True
+            elif imported:
+                pass
+            elif t is cst.Call:
+                ix.calls.append(x)
+            elif t is cst.Attribute:
+                ix.attributes.append(x)
+                if not chained:
+                    ix.chains.append(x)
+                    chained = True
+            elif t is cst.Assign:
+                ix.assigns.append(x)
+            stack.extend((k, chained, imported) for k in reversed(kids(x)))
+    return p.nodes
 
 
 class Norm:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ...ruleset.rules import load
 from .evaluate import value
-from .parse import Parsed, canon_qn, qualified_name
+from .parse import Parsed, canon_qn, node_index, qualified_name
 
 
 def probes(p: Parsed) -> list[tuple[str, int | None, str]]:
@@ -17,19 +17,15 @@ def probes(p: Parsed) -> list[tuple[str, int | None, str]]:
     if not spec or p.module is None:
         return []
     found: list[tuple[str, int | None, str]] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            qn = qualified_name(p, node.func)
-            if qn is None:
-                return
-            qn = canon_qn(qn, None)
-            for name, probe in spec.items():
-                if qn in probe["calls"] and _matches(p, node, probe):
-                    line = p.line_of(node)
-                    found.append((name, line, p.text_at(line).strip() if line is not None else ""))
-
-    p.module.visit(V())
+    for node in node_index(p).calls:
+        qn = qualified_name(p, node.func)
+        if qn is None:
+            continue
+        qn = canon_qn(qn, None)
+        for name, probe in spec.items():
+            if qn in probe["calls"] and _matches(p, node, probe):
+                line = p.line_of(node)
+                found.append((name, line, p.text_at(line).strip() if line is not None else ""))
     aside = {line for line, _why, _rule in (p.spec.set_aside if p.spec is not None else [])}
     return sorted((x for x in found if x[1] not in aside), key=lambda x: (x[1] or 0, x[0]))
 

@@ -7,57 +7,23 @@ from __future__ import annotations
 
 import difflib
 
-import libcst as cst
-
 from ...model import Finding, Masked, Side
 from ...ruleset.fidelity import t2n
 from ...run.finding import finding
-from .parse import Parsed, import_items, qualified_name
+from .parse import Parsed, import_items, node_index, qualified_name
 
 
-class _Names(cst.CSTVisitor):
-    """The outermost Name/Attribute chains of the module (imports skipped), in order."""
-
-    def __init__(self):
-        self.chains: list = []
-
-    def visit_Import(self, node) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node) -> bool:
-        return False
-
-    def visit_Attribute(self, node) -> bool:
-        self.chains.append(node)
-        return False
-
-    def visit_Name(self, node) -> bool:
-        self.chains.append(node)
-        return False
+def _chains(p: Parsed) -> list:
+    """The outermost Name/Attribute chains of the module (imports skipped), by line."""
+    return sorted(node_index(p).chains, key=lambda x: p.line_of(x) or 0)
 
 
 def _imports(p: Parsed, names: tuple[str, ...]) -> int | None:
     """The line of the first import of one of `names` the file runs, else None."""
-    found: list[int] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Import(self, node) -> bool:
-            self._check(node)
-            return False
-
-        def visit_ImportFrom(self, node) -> bool:
-            self._check(node)
-            return False
-
-        def _check(self, node) -> None:
-            if any(qn in names for _bound, qn in import_items(node)):
-                line = p.line_of(node)
-                if line is not None:
-                    found.append(line)
-
-    p.module.visit(V())
+    found = [p.line_of(node) for node in node_index(p).imports
+             if any(qn in names for _bound, qn in import_items(node))]
     aside = {line for line, _why, _rule in (p.spec.set_aside if p.spec is not None else [])}
-    live = [line for line in found if line not in aside]
+    live = [line for line in found if line is not None and line not in aside]
     return min(live) if live else None
 
 
@@ -79,10 +45,8 @@ def account(p: Parsed, side: str) -> tuple[list[Masked], list[Finding]]:
     notice = finding(m.notice, key="port:transfer_to_npu", npu=here,
                      message="transfer_to_npu ports the GPU code at run time: " + "; ".join(m.side_effects))
     aside = {line for line, _why, _rule in (p.spec.set_aside if p.spec is not None else [])}
-    v = _Names()
-    p.module.visit(v)
     masked, seen = [], set()
-    for node in v.chains:
+    for node in _chains(p):
         qn = qualified_name(p, node)
         target = m.target(qn) if qn else None
         line = p.line_of(node)
@@ -102,10 +66,8 @@ def counterparts(g: Parsed, n: Parsed) -> list[Masked]:
     if not masked or g.module is None:
         return []
     m = t2n()
-    v = _Names()
-    g.module.visit(v)
     gocc: dict[str, list[int]] = {}
-    for node in v.chains:
+    for node in _chains(g):
         qn = qualified_name(g, node)
         line = g.line_of(node)
         if qn and line is not None and m.target(qn) is not None and line not in gocc.setdefault(qn, []):

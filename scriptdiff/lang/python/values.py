@@ -27,7 +27,7 @@ from .evaluate.kinds import named
 from .evaluate.plumbing import Role, of_value
 from .facts import typed
 from .pair import PairState, one_line
-from .parse import Parsed, St, dotted
+from .parse import Parsed, St, dotted, node_index
 
 _PLUMBING_CALLS = ("add_argument", "parse_args", "parse_known_args", "ArgumentParser", "add_argument_group",
                    "set_defaults")
@@ -148,14 +148,7 @@ class ValueChecks:
         """The names the *other* side reads or binds: a constant it also uses is not plumbing."""
         other = self.s.n if side == "gpu" else self.s.g
         if other.names is None:
-            found: set = set()
-
-            class V(cst.CSTVisitor):
-                def visit_Name(self, node: cst.Name) -> None:
-                    found.add(node.value)
-
-            other.module.visit(V())
-            other.names = found
+            other.names = {node.value for node in node_index(other).names}
         return other.names
 
     def plumbing(self, st: St, p: Parsed, side: str, scope: str) -> bool:
