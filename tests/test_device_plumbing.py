@@ -482,19 +482,23 @@ SWITCHED_NPU = edit(SWITCHED, ("import torch\n", "import torch\nimport torch_npu
 
 def test_a_settings_device_switches_that_each_run_answers_alike_are_the_port(tmp_path):
     """`cfg.use_gpu or cfg.use_xla` against `cfg.use_gpu or cfg.use_npu or cfg.use_xla`: on each
-    run its own device's switch is on and another device's off, so both are true (masked). A test
-    that is true on the GPU run only is still found, and so is a word that is no device switch."""
+    run its own device's switch is on and another device's off, so both are true (a keyword's
+    value, and a test's device part, are each run's answer: nothing differs). A test true on the GPU run
+    only is still found, written otherwise or the same (`enabled=cfg.use_gpu or cfg.use_xla` on
+    both sides: on on the GPU run, off on the NPU run), and so is a word that is no switch."""
     r = pair(tmp_path, SWITCHED, SWITCHED_NPU, "step.py")
     assert loud(r) == []
-    assert (line_of(SWITCHED, "with torch."), line_of(SWITCHED_NPU, "with torch.")) in plumbing(r)
     (tmp_path / "off").mkdir()
     off = edit(SWITCHED_NPU, ("enabled=cfg.use_gpu or cfg.use_npu or cfg.use_xla", "enabled=cfg.use_xla"))
     assert loud(pair(tmp_path / "off", SWITCHED, off, "step.py")) == [
-        ("SD102", "code:step.py:step", "cfg.use_gpu or cfg.use_xla", "cfg.use_xla", line_of(SWITCHED, "with torch."),
-         line_of(off, "with torch."))]
+        ("SD102", "code:step.py:step", True, False, line_of(SWITCHED, "with torch."), line_of(off, "with torch."))]
+    (tmp_path / "same").mkdir()  # the same text, not the same value: the GPU's switch is off on the NPU run
+    same = edit(SWITCHED_NPU, ("enabled=cfg.use_gpu or cfg.use_npu or cfg.use_xla", "enabled=cfg.use_gpu or cfg.use_xla"))
+    assert loud(pair(tmp_path / "same", SWITCHED, same, "step.py")) == [
+        ("SD102", "code:step.py:step", True, False, line_of(SWITCHED, "with torch."), line_of(same, "with torch."))]
     (tmp_path / "graph").mkdir()
     graph = edit(SWITCHED_NPU, ("enabled=cfg.use_gpu or cfg.use_npu or cfg.use_xla",
                                 "enabled=cfg.use_gpu or cfg.use_npu_graph or cfg.use_xla"))
     assert loud(pair(tmp_path / "graph", SWITCHED, graph, "step.py")) == [
-        ("SD102", "code:step.py:step", "cfg.use_gpu or cfg.use_xla", "cfg.use_npu_graph", line_of(SWITCHED, "with torch."),
+        ("SD102", "code:step.py:step", True, "cfg.use_npu_graph", line_of(SWITCHED, "with torch."),
          line_of(graph, "with torch."))]

@@ -225,7 +225,7 @@ class Rewriter:
             stack = [getattr(node, f) for f in ("test", "iter", "items", "decorators", "params", "returns", "bases")
                      if getattr(node, f, None) is not None]
         if not (("if" in text and "else" in text) or (" and " in text or " or " in text) and self.own.saw_test
-                or self.mentions(text, stack)):
+                or self.mentions(text, stack) or "use_" in text and "=" in text):
             return False
         found = False
         while stack:
@@ -238,6 +238,9 @@ class Rewriter:
             t = type(x)
             if t is cst.AssignTarget and type(x.target) is cst.Name:
                 continue  # `D1 = D0`: the name bound is no device read (only its value is)
+            if t is cst.Arg and x.keyword is not None and self.switched(x.value):
+                found = True  # autocast(enable=cfg.use_gpu): off on the NPU run, as the GPU's switch is there
+                continue
             if t is cst.BooleanOperation:
                 rest = self.reduced(x)
                 if rest is not None:  # `args.sync and device.type == "cuda"` on the GPU: `args.sync`
@@ -272,6 +275,24 @@ class Rewriter:
                     continue
             stack.extend(kids(x))
         return found
+
+    def switched(self, v) -> bool:
+        """A keyword's value made of settings' device switches only (`enable=cfg.use_gpu or
+        cfg.use_mlu`): this device's answer, True or False, stands for it (live)."""
+        if type(v) not in (cst.Attribute, cst.Name, cst.BooleanOperation, cst.UnaryOperation) or id(v) in self.spec.live:
+            return False
+        d = self.own
+        d.hits = []
+        try:
+            val = d.ev(v, d.module)
+        except Exception:
+            return False
+        if not isinstance(val, bool) or not d.hits or any(h != "device switch" for h in d.hits):
+            return False
+        self.spec.live[id(v)] = cst.Name("True" if val else "False")
+        self.spec.tests += 1
+        self.spec.decided["device switch"] += 1
+        return True
 
     def mentions(self, text: str, roots: list) -> bool:
         """The statement names one of the module's device names, dicts or functions: a look at
