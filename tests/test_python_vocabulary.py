@@ -70,3 +70,25 @@ def test_eager_attention_and_half_softmax_land_on_their_keys(tmp_path):
 def test_softmax_in_fp32_on_both_sides_is_silent(tmp_path):
     npu = ATT_GPU.replace("scores.float()", "scores.to(torch.float32)")
     assert run(tmp_path, ATT_GPU, npu).findings == []
+
+
+APEX = '''import torch
+from apex import amp
+
+
+def setup(model, opt):
+    model, opt = amp.initialize(model, opt, opt_level="O2", loss_scale=64)
+    return model, opt
+'''
+
+
+def test_apex_opt_level_is_the_precision(tmp_path):
+    """NVIDIA apex `amp.initialize(opt_level=...)` sets the training precision (params_dtype):
+    O1 against O2 is one finding with both lines; the same level on both sides is silent."""
+    (tmp_path / "differs").mkdir()
+    r = run(tmp_path / "differs", APEX, APEX.replace('"O2"', '"O1"'))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in r.findings
+            if f.severity != "info"] == [("SD205", "params_dtype", "o2", "o1", 6, 6)]
+    (tmp_path / "same").mkdir()
+    r = run(tmp_path / "same", APEX, APEX.replace("import torch\n", "import torch\nimport torch_npu\n"))
+    assert [f for f in r.findings if f.severity != "info"] == []
