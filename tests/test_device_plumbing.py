@@ -502,3 +502,65 @@ def test_a_settings_device_switches_that_each_run_answers_alike_are_the_port(tmp
     assert loud(pair(tmp_path / "graph", SWITCHED, graph, "step.py")) == [
         ("SD102", "code:step.py:step", True, "cfg.use_npu_graph", line_of(SWITCHED, "with torch."),
          line_of(graph, "with torch."))]
+
+
+CALLBACK = '''\
+import torch
+
+
+class FitCallback:
+    def make_batch(self, batch):
+        inputs, target = batch
+        if self.config.cuda:
+            inputs, target = inputs.cuda(), target.cuda()
+        return inputs, target
+
+    def before_train(self):
+        if self.config.cuda:
+            self.runner._init_cuda_state()
+        self.runner.lr = 0.1
+'''
+
+CALLBACK_NPU = edit(CALLBACK, ("import torch\n", "import torch\nfrom orbitkit.hw import is_gpu_device, is_npu_device\n"),
+                    ("        if self.config.cuda:\n            inputs, target = inputs.cuda(), target.cuda()\n",
+                     "        if is_gpu_device():\n            inputs, target = inputs.cuda(), target.cuda()\n"
+                     "        elif is_npu_device():\n            inputs, target = inputs.npu(), target.npu()\n"),
+                    ("        if self.config.cuda:\n            self.runner._init_cuda_state()\n",
+                     "        if is_gpu_device() or is_npu_device():\n            self.runner._init_state()\n"))
+
+
+def test_a_setting_named_after_the_device_and_a_helper_made_general_are_the_port(tmp_path):
+    """`if self.config.cuda:` (a setting named after the device alone) against the NPU's own
+    device tests, and `self.runner._init_cuda_state()` against `._init_state()` (the GPU helper
+    made general: the same words without the GPU's): silent. Another name is still found."""
+    assert loud(pair(tmp_path, CALLBACK, CALLBACK_NPU, "callback.py")) == []
+    (tmp_path / "other").mkdir()
+    other = edit(CALLBACK_NPU, ("self.runner._init_state()", "self.runner._init_state_twice()"))
+    assert loud(pair(tmp_path / "other", CALLBACK, other, "callback.py")) == [
+        ("SD101", "code:callback.py:FitCallback.before_train", "self.runner._init_cuda_state()",
+         "self.runner._init_state_twice()", line_of(CALLBACK, "_init_cuda_state"), line_of(other, "_init_state_twice"))]
+
+
+ROLLOUT = '''\
+import torch
+
+
+def generate(model, batch):
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+        out = model(batch)
+    return out
+'''
+
+ROLLOUT_NPU = edit(ROLLOUT, ("import torch\n", "import torch\nfrom orbitkit.hw import autocast\n"),
+                   ('torch.autocast(device_type="cuda", dtype=torch.bfloat16)', "autocast(dtype=torch.bfloat16)"))
+
+
+def test_a_projects_autocast_helper_is_torch_autocast_on_the_run_device(tmp_path):
+    """`autocast(dtype=...)` imported from a project's device module against
+    `torch.autocast(device_type="cuda", dtype=...)`: one autocast (masked), its dtype the
+    precision on both sides; another dtype is the precision's finding."""
+    assert loud(pair(tmp_path, ROLLOUT, ROLLOUT_NPU, "rollout.py")) == []
+    (tmp_path / "fp16").mkdir()
+    half = edit(ROLLOUT_NPU, ("autocast(dtype=torch.bfloat16)", "autocast(dtype=torch.float16)"))
+    assert loud(pair(tmp_path / "fp16", ROLLOUT, half, "rollout.py")) == [
+        ("SD205", "params_dtype", "bf16", "fp16", 5, 6)]

@@ -175,7 +175,8 @@ section("devices", Record({
         "plumbing": Record({
             "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
             **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
-            "autocast": Record({"device": NAMES, "any": NAMES, "param": Name()}, required=("device", "any", "param")),
+            "autocast": Record({"device": NAMES, "any": NAMES, "param": Name(), "stand_in": NAMES},
+                               required=("device", "any", "param")),
             "resource_requests": Record({"calls": NAMES, "count": NAMES, "resources": NAMES},
                                         required=("calls", "count", "resources")),
             "device_seeds": Record({"all": NAMES, "device": NAMES}, required=("all", "device")),

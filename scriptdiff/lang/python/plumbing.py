@@ -200,7 +200,9 @@ class PlumbingChecks:
 
     def renamed(self, g, n) -> bool:
         """`num_gpus` and `num_npus`, `self.use_cuda` and `self.use_npu`: one name, the device in its
-        words; `PPO` and `NpuPPO`: one class's name, the NPU's variant of it."""
+        words; `PPO` and `NpuPPO`: one class's name, the NPU's variant of it; `_init_cuda_setting`
+        and `_init_setting`: a GPU helper's name made general for any device (the same words
+        without the GPU's)."""
         s = self.s
         t = type(g)
         if t is not type(n) or t not in (cst.Name, cst.Attribute):
@@ -221,6 +223,10 @@ class PlumbingChecks:
             npu = set((table().get("families") or {}).get("npu") or ())
             nw = words(b)
             return any(w in npu for w in nw) and tuple(w for w in nw if w not in npu) == words(a)
+        if a != b and wa is not None and wb is None:  # `_init_cuda_setting` against `_init_setting`
+            cuda = set((table().get("families") or {}).get("cuda") or ())
+            general = tuple(w for w in words(a) if w not in cuda and not (w.endswith("s") and w[:-1] in cuda))
+            return bool(general) and general == words(b) and len(general) < len(words(a))
         return a != b and wa is not None and wa == wb
 
     def choices(self, g, n) -> bool:
@@ -327,6 +333,9 @@ class PlumbingChecks:
             return []
         if self.dispatch(g, n) or self.dispatch(n, g, reverse=True) or self.device_class(g, n):
             return []
+        if self.renamed(g.func, n.func):  # self.trainer._init_cuda_setting() against ._init_setting()
+            self.mask(g, n)
+            return diff_args(g, n, _callee_name(g) or "")
         if self.alias(g, s.g, n, s.n) or self.alias(n, s.n, g, s.g):
             self.mask(g, n)  # amp_autocast = torch.npu.amp.autocast; amp_autocast(...): the same function
             return diff_args(g, n, canon_qn(qualified_name(s.g, g.func) or qualified_name(s.n, n.func) or "", None))
@@ -447,6 +456,14 @@ class PlumbingChecks:
             cuda, anyx = (g, s.g), (n, s.n)
         elif qn in ac["device"] and qg in ac["any"]:
             cuda, anyx = (n, s.n), (g, s.g)
+        elif self.autocast_stand_in(qn, n) and qg in ac["device"]:
+            return self._autocast_sites(g, n, _bind(g, ["enabled", "dtype", "cache_enabled"]), _bind(n, []))
+        elif self.autocast_stand_in(qg, g) and qn in ac["device"]:
+            return self._autocast_sites(g, n, _bind(g, []), _bind(n, ["enabled", "dtype", "cache_enabled"]))
+        elif self.autocast_stand_in(qn, n) and qg in ac["any"]:
+            cuda, anyx = (n, s.n), (g, s.g)  # the stand-in takes no device: as the CUDA namespace's form
+        elif self.autocast_stand_in(qg, g) and qn in ac["any"]:
+            cuda, anyx = (g, s.g), (n, s.n)
         else:
             return None
         bound_cuda = _bind(cuda[0], ["enabled", "dtype", "cache_enabled"])
@@ -458,6 +475,20 @@ class PlumbingChecks:
         if r is None or r.what != DEVICE:
             return None
         gb, nb = (bound_cuda, bound_any) if cuda[0] is g else (bound_any, bound_cuda)
+        return self._autocast_sites(g, n, gb, nb)
+
+    def autocast_stand_in(self, qn: str | None, call: cst.Call) -> bool:
+        """`autocast(dtype=...)` imported from outside torch (devices.yaml `autocast.stand_in`),
+        keywords only: torch.autocast on the run's device, picked by the project's helper."""
+        names = plumbing_table().autocast.get("stand_in") or ()
+        return qn is not None and not qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in names \
+            and all(a.keyword is not None and not a.star for a in call.args)
+
+    def _autocast_sites(self, g, n, gb: dict | None, nb: dict | None) -> list | None:
+        """The sites of two autocasts taken as one (their arguments by name), masked."""
+        s = self.s
+        if gb is None or nb is None:
+            return None
         sites = []
         defaults = {"enabled": True}
         for name in sorted(set(gb) | set(nb)):

@@ -240,11 +240,14 @@ def switch_family(name: str) -> str | None:
     """The device family a setting's switch turns on by its name alone (`cfg.use_npu`,
     `args.use_gpu`, `self.cfg.use_mlu`: npu, cuda, other): its last part says `use` and one
     family's name, and every other word is one of the plumbing's `flag_words` (`use_cuda_graph`
-    is no such switch; `x.is_cuda`, a tensor's own attribute, is a device test of its own);
-    else None."""
+    is no such switch; `x.is_cuda`, a tensor's own attribute, is a device test of its own), or
+    an attribute named `cuda` or `npu` alone (`self.config.cuda`; not `args.gpu`, which is
+    often the device's index); else None."""
     ws = words(name.rsplit(".", 1)[-1])
     flags = plumbing_table().flag_words
     fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
+    if len(fams) == 1 and "." in name and ws in (("cuda",), ("npu",)):
+        return next(iter(fams))  # `self.config.cuda`, `args.npu`: a setting named after the device alone
     if len(fams) != 1 or "use" not in ws:
         return None
     names = set((table().get("families") or {}).get(next(iter(fams))) or ())
