@@ -465,3 +465,26 @@ def test_a_device_flag_saying_the_sides_own_device_is_the_port(tmp_path, gpu, np
     r = pair(tmp_path, "launch.yaml", "lr: 1.0e-4\n" + gpu, "lr: 1.0e-4\n" + npu)
     assert [(f, k, gv, nv, gl, nl) for f, k, gv, nv, gl, nl in loud(r)] == want
     assert [m.rule for m in r.masked] == ([] if want else ["SD015"])
+
+
+def test_the_gpu_named_on_the_gpu_side_alone_is_the_port(tmp_path):
+    """`--device_target=GPU` in the GPU launch, none in the NPU one (the framework's default there):
+    the run's own device said (SD015, masked); a launch that asks for the CPU is a difference."""
+    gpu = "python train.py --device_target=GPU --lr 0.1\n"
+    npu = "python train.py --lr 0.1\n"
+    r = pair(tmp_path, "run.sh", gpu, npu)
+    assert [f for f in r.findings if f.severity != "info"] == []
+    assert [(m.rule, m.gpu.line, m.npu) for m in r.masked] == [("SD015", 1, None)]
+    r = pair(tmp_path / "cpu", "run.sh", gpu.replace("GPU", "CPU"), npu)
+    assert [(f.rule, f.key, f.gpu.value, f.gpu.line) for f in r.findings if f.severity != "info"] == [
+        ("SD220", "device_target", "CPU", 1)]
+
+
+def test_which_device_by_its_index_is_placement(tmp_path):
+    """`--gpu 0` on the GPU side, `--device-id 3` on the NPU side: which device the one process
+    uses (SD221 info each); the batch size beside them is still loud."""
+    gpu = "python train.py --gpu 0 --batch-size 32\n"
+    npu = "python train.py --device-id 3 --batch-size 16\n"
+    r = pair(tmp_path, "run.sh", gpu, npu)
+    assert sorted((f.rule, f.severity, f.key) for f in r.findings) == [
+        ("SD203", "error", "micro_batch_size"), ("SD221", "info", "device_id"), ("SD221", "info", "gpu")]

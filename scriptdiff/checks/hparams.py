@@ -260,10 +260,16 @@ def _device_value(v: Any, families: list[str]) -> bool:
 
 
 def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
-    """trainer.device: cuda -> npu (or npu on the NPU side alone): the expected port (SD015)."""
+    """trainer.device: cuda -> npu (or npu on the NPU side alone, or the GPU named on the GPU side
+    alone: `--device_target=GPU` where the NPU run keeps its framework's default): the expected
+    port (SD015)."""
     dev = load().section("device_port", {}) or {}
-    if n is None or not dev or norm_name(key.rsplit(".", 1)[-1].split("[", 1)[0]) not in dev["names"]:
+    if not dev or norm_name(key.rsplit(".", 1)[-1].split("[", 1)[0]) not in dev["names"]:
         return None
+    if n is None or n.origin == ORIGIN_DEFAULT:
+        if g is None or g.origin == ORIGIN_DEFAULT or not _device_value(g.value, dev["gpu"]):
+            return None
+        return Masked(rule=code("device-setting-port"), gpu=g.side(), npu=n.side() if n is not None else None)
     if not _device_value(n.value, dev["npu"]):
         return None
     if g is not None and g.origin != ORIGIN_DEFAULT and not _device_value(g.value, dev["gpu"]):
