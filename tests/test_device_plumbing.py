@@ -564,3 +564,36 @@ def test_a_projects_autocast_helper_is_torch_autocast_on_the_run_device(tmp_path
     half = edit(ROLLOUT_NPU, ("autocast(dtype=torch.bfloat16)", "autocast(dtype=torch.float16)"))
     assert loud(pair(tmp_path / "fp16", ROLLOUT, half, "rollout.py")) == [
         ("SD205", "params_dtype", "bf16", "fp16", 5, 6)]
+
+
+PICK = '''\
+import torch
+from orbitkit.dist import Kind
+
+
+def pick(device, n, kind, loss, aux):
+    known = set(["cuda", "cpu"] + [f"cuda:{i}" for i in range(n)] + ["mps"])
+    assert kind in [Kind.FSDP, Kind.MULTI_GPU], "unsupported"
+    total = loss + aux
+    return device in known, total
+'''
+
+PICK_NPU = edit(PICK, ('+ ["mps"])', '+ ["mps"] + [f"npu:{i}" for i in range(n)])'),
+                ("[Kind.FSDP, Kind.MULTI_GPU]", "[Kind.FSDP, Kind.MULTI_GPU, Kind.MULTI_NPU]"))
+
+
+def test_a_collection_that_gains_the_npus_entries_is_the_port(tmp_path):
+    """A device list extended with `[f"npu:{i}" ...]`, an enum list with `Kind.MULTI_NPU`: the
+    port (silent). An entry for another device, or a sum gaining a term named after the NPU, is
+    still found."""
+    assert loud(pair(tmp_path, PICK, PICK_NPU, "pick.py")) == []
+    (tmp_path / "mlu").mkdir()
+    mlu = edit(PICK_NPU, ('[f"npu:{i}" for i in range(n)]', '[f"mlu:{i}" for i in range(n)]'))
+    got = loud(pair(tmp_path / "mlu", PICK, mlu, "pick.py"))  # the sums aligned part by part: three sites
+    assert got == [("SD102", "code:pick.py:pick", ["cuda", "cpu"], '["cuda", "cpu"] + [f"cuda:{i}" for i in range(n)]', 6, 6),
+                   ("SD102", "code:pick.py:pick", '[f"cuda:{i}" for i in range(n)]', ["mps"], 6, 6),
+                   ("SD102", "code:pick.py:pick", ["mps"], '[f"mlu:{i}" for i in range(n)]', 6, 6)]
+    (tmp_path / "sum").mkdir()
+    summed = edit(PICK_NPU, ("total = loss + aux", "total = loss + aux + npu_aux"))
+    assert loud(pair(tmp_path / "sum", PICK, summed, "pick.py")) == [
+        ("SD102", "code:pick.py:pick", "loss", "loss + aux", 8, 8), ("SD102", "code:pick.py:pick", "aux", "npu_aux", 8, 8)]

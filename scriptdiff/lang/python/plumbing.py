@@ -71,7 +71,7 @@ class PlumbingChecks:
         if self.same_truth(g, n):
             self.mask(g, n)
             return True
-        if self.either(g, n) or self.renamed(g, n) or self.choices(g, n) or self.entries(g, n) \
+        if self.either(g, n) or self.renamed(g, n) or self.choices(g, n) or self.gains_npu(g, n) or self.entries(g, n) \
                 or self.asserts(g, n) or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
             self.mask(g, n)
             return True
@@ -228,6 +228,29 @@ class PlumbingChecks:
             general = tuple(w for w in words(a) if w not in cuda and not (w.endswith("s") and w[:-1] in cuda))
             return bool(general) and general == words(b) and len(general) < len(words(a))
         return a != b and wa is not None and wa == wb
+
+    def gains_npu(self, g, n) -> bool:
+        """A collection the NPU side extends with entries that name the NPU only (`devices +
+        [f"npu:{i}" for i in range(k)]`, `[..., DistributedType.MULTI_NPU]`, `["cuda", "mps"] +
+        ["npu"]`): the other entries the same, in order."""
+        s = self.s
+
+        def parts(node):
+            t = type(node)
+            if t is cst.BinaryOperation and type(node.operator) is cst.Add:
+                return parts(node.left) + parts(node.right)
+            if t in (cst.List, cst.Tuple, cst.Set) and all(type(e) is cst.Element for e in node.elements):
+                return [("item", e.value) for e in node.elements]
+            return [("part", node)]
+
+        gp, np_ = parts(g), parts(n)
+        if len(np_) <= len(gp):
+            return False
+        # a name is an entry naming the NPU only as an item of a collection (`loss + npu_aux` is no list)
+        kept = [x for x in np_ if not (_names_npu(x[1]) and (x[0] == "item" or type(x[1]) not in (cst.Name, cst.Attribute)))]
+        if len(kept) != len(gp) or len(kept) == len(np_):
+            return False
+        return all(a[0] == b[0] and s.gn(a[1]) == s.nn(b[1]) for a, b in zip(gp, kept))
 
     def choices(self, g, n) -> bool:
         """Two lists of string literals that differ only by names of the run's devices or backends
@@ -755,6 +778,29 @@ def _items(node) -> list:
 def _callee_name(call: cst.Call) -> str | None:
     f = call.func
     return f.value if type(f) is cst.Name else f.attr.value if type(f) is cst.Attribute else None
+
+
+def _names_npu(node) -> bool:
+    """An entry that names the NPU only: "npu:0", f"npu:{i}", a comprehension of such, a list of
+    them, `DistributedType.MULTI_NPU`."""
+    t = type(node)
+    if t is cst.SimpleString:
+        v = node.evaluated_value
+        return isinstance(v, str) and family_of(v.split(":", 1)[0]) == "npu"
+    if t is cst.FormattedString:
+        head = node.parts[0] if node.parts else None
+        return type(head) is cst.FormattedStringText and family_of(head.value.split(":", 1)[0]) == "npu" \
+            and head.value.split(":", 1)[0] != ""
+    if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+        return _names_npu(node.elt)
+    if t in (cst.List, cst.Tuple, cst.Set):
+        return bool(node.elements) and all(type(e) is cst.Element and _names_npu(e.value) for e in node.elements)
+    if t in (cst.Attribute, cst.Name):  # MULTI_NPU, backend.npu: the NPU's own member, not `npu_scale`
+        name = node.attr.value if t is cst.Attribute else node.value
+        npu = set((table().get("families") or {}).get("npu") or ())
+        ws = words(name)
+        return bool(ws) and (ws[-1] in npu or name.isupper() and any(w in npu for w in ws))
+    return False
 
 
 def _device_words(name: str) -> tuple | None:
