@@ -488,3 +488,17 @@ def test_which_device_by_its_index_is_placement(tmp_path):
     r = pair(tmp_path, "run.sh", gpu, npu)
     assert sorted((f.rule, f.severity, f.key) for f in r.findings) == [
         ("SD203", "error", "micro_batch_size"), ("SD221", "info", "device_id"), ("SD221", "info", "gpu")]
+
+
+def test_a_config_of_several_yaml_documents_is_read_whole(tmp_path):
+    """Settings, then `---` and their descriptions (a model zoo's config): the first document's
+    settings under their keys, each later document's under `document_K`, with their lines; one
+    such file was "not valid YAML" before."""
+    gpu = "device_target: GPU\nbatch_size: 150\nlr_max: 0.8\n---\nbatch_size: 'images a step'\nlr_max: 'peak lr'\n"
+    npu = "device_target: Ascend\nbatch_size: 256\nlr_max: 0.8\n---\nbatch_size: 'images a step'\nlr_max: 'the peak lr'\n"
+    r = pair(tmp_path, "default_config.yaml", gpu, npu)
+    assert r.errors == []
+    assert sorted((f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in r.findings) == [
+        ("SD203", "micro_batch_size", 150, 256, 2, 2),
+        ("SD220", "document_2.lr_max", "peak lr", "the peak lr", 6, 6)]
+    assert [m.rule for m in r.masked] == ["SD015"]  # device_target GPU -> Ascend

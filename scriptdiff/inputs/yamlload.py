@@ -58,14 +58,45 @@ class YAMLError(Exception):
         self.line = line
 
 
-def load(text: str, nodes: Nodes | None = None) -> tuple[Any, dict[tuple, int]]:
+def later_key(k: int) -> str:
+    """The key a config's k-th YAML document (k >= 2) is read under (`documents=True`)."""
+    return f"document_{k}"
+
+
+def _documents(yaml, text: str, loader):
+    """The composed documents of a multi-document stream whose documents are all mappings, as
+    one mapping node: the first document's entries, then each later one under `document_K`.
+    None when the stream holds one document or another shape (the single-document path)."""
+    docs = list(yaml.compose_all(text, Loader=loader))
+    if len(docs) < 2 or not all(d is None or isinstance(d, yaml.MappingNode) for d in docs) or docs[0] is None:
+        return None
+    first = docs[0]
+    entries = list(first.value)
+    for k, d in enumerate(docs[1:], start=2):
+        if d is None:
+            continue
+        key = yaml.ScalarNode("tag:yaml.org,2002:str", later_key(k), d.start_mark, d.start_mark)
+        entries.append((key, d))
+    return yaml.MappingNode(first.tag, entries, first.start_mark, docs[-1].end_mark or first.end_mark,
+                            flow_style=first.flow_style)
+
+
+def load(text: str, nodes: Nodes | None = None, documents: bool = False) -> tuple[Any, dict[tuple, int]]:
     """`nodes`: the document takes its size (nodes, aliases expanded) from what is left of it,
-    however long its text; over it, one YAMLError before anything is built."""
+    however long its text; over it, one YAMLError before anything is built. `documents`: a
+    stream of several mappings (`---` between them: a model zoo's settings, then their
+    descriptions) is read as the first one's entries with each later one under `document_K`
+    (its lines kept); a config reads that way, a rule pack holds one document."""
     yaml = _yaml()
     try:
         if nodes is not None and _events_over(yaml, text, nodes.left):  # composing costs ten times parsing
             raise YAMLError(_over(nodes, nodes.left))
-        node = yaml.compose(text, Loader=_loader())
+        try:
+            node = yaml.compose(text, Loader=_loader())
+        except yaml.composer.ComposerError as e:
+            node = _documents(yaml, text, _loader()) if documents and "another document" in str(e) else None
+            if node is None:
+                raise
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else None
@@ -147,7 +178,12 @@ def spans(text: str) -> dict[tuple, dict]:
     one path. Raises YAMLError as `load` does."""
     yaml = _yaml()
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.composer.ComposerError as e:  # several documents: as `load(documents=True)` reads them
+            node = _documents(yaml, text, yaml.SafeLoader) if "another document" in str(e) else None
+            if node is None:
+                raise
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise YAMLError(f"line {mark.line + 1}: {e.problem or e.context}" if mark else str(e),

@@ -89,7 +89,7 @@ def extract(src, ctx):
             data, lines = load_json(text)
         else:
             try:
-                data, lines = load(text)
+                data, lines = load(text, documents=True)
             except YAMLError as e:
                 raise JSONError(str(e).split(": ", 1)[-1] if str(e).startswith("line ") else str(e),
                                 e.line or 1) from None
