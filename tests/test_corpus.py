@@ -51,14 +51,14 @@ TARGET_RECALL = 0.95  # issue 13: labelled differences found under the canonical
 # issue 27: on the repositories it added (labels.yaml `added: 27`), recall under the canonical
 # key >= 0.9 and no loud finding on a faithful port; measured 0.938 (30 of 32), noise 0
 ISSUE_27_RECALL = 0.9
-# issue 39: 239 pairs from 77 repositories gathered and labelled before the tool ran on them
-# (tests/corpus/README.md: 157, then 34, then 48 more); their figures are their own group, measured when
+# issue 39: 277 pairs from 87 repositories gathered and labelled before the tool ran on them
+# (tests/corpus/README.md: 157, then 34, 48 and 38 more); their figures are their own group, measured when
 # the last set joined. Floors and a ceiling to hold, not goals met: issue 39 asks noise <= 0.1
 # per faithful port.
 FIRST_SIGHT = 39
-FIRST_SIGHT_RECALL_OVERALL = 0.88  # measured 0.880 (331 of 376) when the last set joined
-FIRST_SIGHT_RECALL_CANONICAL = 0.715  # measured 0.715 (269 of 376)
-FIRST_SIGHT_NOISE_CEILING = 102  # measured 102 loud findings on 138 faithful ports (0.74 a port)
+FIRST_SIGHT_RECALL_OVERALL = 0.88  # measured 0.882 (380 of 431) when the last set joined
+FIRST_SIGHT_RECALL_CANONICAL = 0.715  # measured 0.717 (309 of 431)
+FIRST_SIGHT_NOISE_CEILING = 134  # measured 134 loud findings on 160 faithful ports (0.84 a port)
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")
@@ -204,10 +204,8 @@ def device_tests(report) -> dict:
             m = re.match(r"device tests read for the \w+: (\d+) decided(?: \(by (.+?)\))?(?:, (\d+) not decided.*)?$", note)
             d["decided"] += int(m.group(1))
             d["undecided"] += int(m.group(3) or 0)
-            for part in (m.group(2) or "").split(", "):
-                if part:
-                    idiom, _, n = part.rpartition(" ")
-                    d["idioms"][idiom] = d["idioms"].get(idiom, 0) + int(n)
+            for idiom, n in re.findall(r"(.+?) (\d+)(?:, |$)", m.group(2) or ""):  # an idiom may hold ", "
+                d["idioms"][idiom] = d["idioms"].get(idiom, 0) + int(n)
     return out
 
 
@@ -322,7 +320,7 @@ def test_issue_13_target(corpus):
 
 def test_issue_39_first_sight_repositories_hold_their_figures(corpus):
     g = corpus["groups"].get(FIRST_SIGHT) or corpus["groups"][str(FIRST_SIGHT)]
-    assert (g["pairs"], len(g["repos"])) == (239, 77)
+    assert (g["pairs"], len(g["repos"])) == (277, 87)
     assert g["recall_overall"] >= FIRST_SIGHT_RECALL_OVERALL
     assert g["recall_canonical"] >= FIRST_SIGHT_RECALL_CANONICAL
     assert g["noise"] <= FIRST_SIGHT_NOISE_CEILING
