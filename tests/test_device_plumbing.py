@@ -597,3 +597,35 @@ def test_a_collection_that_gains_the_npus_entries_is_the_port(tmp_path):
     summed = edit(PICK_NPU, ("total = loss + aux", "total = loss + aux + npu_aux"))
     assert loud(pair(tmp_path / "sum", PICK, summed, "pick.py")) == [
         ("SD102", "code:pick.py:pick", "loss", "loss + aux", 8, 8), ("SD102", "code:pick.py:pick", "aux", "npu_aux", 8, 8)]
+
+
+PADDED = '''\
+import torch
+from fastlib.pad import pad_input, unpad_input
+
+
+def forward(model, x, mask):
+    flat, idx = unpad_input(x, mask)
+    return pad_input(model(flat), idx)
+'''
+
+PADDED_NPU = edit(PADDED, ("from fastlib.pad import pad_input, unpad_input\n",
+                           "try:\n    from fastlib.pad import pad_input, unpad_input\n    PAD_OK = True\n"
+                           "except ImportError:\n    pad_input = unpad_input = None\n    PAD_OK = False\n"))
+
+
+def test_the_same_import_made_optional_is_the_port(tmp_path):
+    """`try: from fastlib.pad import ...; PAD_OK = True` / `except ImportError: ... = None` on the
+    NPU side, the GPU importing the same names: the same objects where the import succeeds
+    (masked). A fallback that binds another function, or an import the GPU side does not make, is
+    found."""
+    r = pair(tmp_path, PADDED, PADDED_NPU, "model.py")
+    assert loud(r) == [] and (None, 2) in plumbing(r)
+    (tmp_path / "other").mkdir()
+    other = edit(PADDED_NPU, ("    pad_input = unpad_input = None\n", "    pad_input = unpad_input = slow_pad\n"))
+    assert [(rule, key, nl) for rule, key, _g, _n, _gl, nl in loud(pair(tmp_path / "other", PADDED, other, "model.py"))] \
+        == [("SD102", "code:model.py:<module>", 2)]
+    (tmp_path / "new").mkdir()
+    new = edit(PADDED_NPU, ("    PAD_OK = True\n", "    PAD_OK = True\n    from fastlib.fused import fused_norm\n"))
+    assert [(rule, key, nl) for rule, key, _g, _n, _gl, nl in loud(pair(tmp_path / "new", PADDED, new, "model.py"))] \
+        == [("SD102", "code:model.py:<module>", 2)]

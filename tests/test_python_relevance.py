@@ -319,7 +319,8 @@ def test_a_rewritten_function_that_trains_nothing_is_no_region(tmp_path):
     assert [(f.rule, f.gpu and f.gpu.line, f.npu and f.npu.line, f.message) for f in r.findings] == [
         ("SD102", 2, None, "statement on GPU only"), ("SD102", 3, None, "statement on GPU only"),
         ("SD102", 6, 5, "statement differs"), ("SD101", None, 2, "statement on NPU only"),
-        ("SD102", None, 3, "statement on NPU only"), ("SD102", None, 4, "statement on NPU only")]
+        ("SD102", None, 3, "statement on NPU only"),
+        ("SD103", None, 4, "statement on NPU only; reaches nothing training computes (a check the NPU side adds)")]
 
 
 def test_a_hand_written_accumulation_in_an_elif_of_a_method_is_read(tmp_path):
@@ -436,3 +437,35 @@ def test_host_threads_are_how_fast_not_what(tmp_path):
     (tmp_path / "dtype").mkdir()
     r = run(tmp_path / "dtype", gpu, npu.replace("torch.set_num_threads(4)", "torch.set_default_dtype(torch.float16)"))
     assert [(f.rule, f.npu.line) for f in r.findings if f.check == "script" and f.severity != "info"] == [("SD102", 7)]
+
+
+GUARDED = '''import torch
+
+
+def build(cfg, params, batch):
+    opt = torch.optim.AdamW(params, lr=cfg.lr)
+    return opt
+'''
+
+
+def test_a_check_the_npu_side_adds_refuses_a_run_and_changes_none(tmp_path):
+    """An `if ...: raise` or an `assert` on the NPU side only, its tests calling nothing: a run that
+    goes on computes what the GPU's does (info). The same check dropped on the NPU side lets it run
+    what the GPU refuses (as it was); a test that calls something may change anything."""
+    check = ("    if cfg.fast_kernel and not FAST_OK:\n        raise ImportError(\"the fast kernel is missing here\")\n"
+             "    assert len(batch) % 2 == 0, \"even batches only\"\n")
+    checked = GUARDED.replace("    opt = torch", check + "    opt = torch")
+    (tmp_path / "added").mkdir()
+    r = run(tmp_path / "added", GUARDED, checked)
+    assert code(r) == [
+        ("SD103", "code:fit.py:build", None, line, "statement on NPU only; reaches nothing training computes "
+         "(a check the NPU side adds)", {"sink": None, "only": ["a check the NPU side adds"]}) for line in (5, 7)]
+    (tmp_path / "dropped").mkdir()
+    r = run(tmp_path / "dropped", checked, GUARDED)
+    assert [(f.rule, f.gpu.line, f.message) for f in r.findings if f.check == "script" and f.severity != "info"] == [
+        ("SD102", 5, "statement on GPU only"), ("SD102", 7, "statement on GPU only")]
+    (tmp_path / "calls").mkdir()
+    r = run(tmp_path / "calls", GUARDED, GUARDED.replace(
+        "    opt = torch", "    if not load_weights(params):\n        raise RuntimeError(\"no weights\")\n    opt = torch"))
+    assert [(f.rule, f.npu.line, f.message) for f in r.findings if f.check == "script" and f.severity != "info"] == [
+        ("SD102", 5, "statement on NPU only")]

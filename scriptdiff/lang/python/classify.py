@@ -56,6 +56,39 @@ def _all_attributes(p: Parsed) -> list:
     return out
 
 
+ADDED_CHECK = "a check the NPU side adds"  # it refuses a run the GPU side lets go on; one that goes on computes the same
+_PURE = frozenset(("isinstance", "len", "hasattr", "getattr", "callable", "type", "str", "int", "float", "bool"))
+
+
+def _check_only(st: St) -> bool:
+    """An `assert`, or an `if` without `else` whose body only raises, whose tests call nothing
+    but a few builtins that change nothing: on the side that adds it, it refuses a run or lets
+    it go on, and a run that goes on computes what the other side's does. (The reverse, a
+    check the NPU side drops, lets the NPU run what the GPU side refuses: not this.)"""
+    node = st.node
+
+    def quiet(expr) -> bool:
+        stack = [expr]
+        while stack:
+            x = stack.pop()
+            if type(x) is cst.Call and not (type(x.func) is cst.Name and x.func.value in _PURE):
+                return False
+            if type(x) in (cst.Lambda, cst.NamedExpr, cst.Await, cst.Yield):
+                return False
+            stack.extend(kids(x))
+        return True
+
+    if st.kind == "simple":
+        return bool(node.body) and all(type(x) is cst.Assert and quiet(x.test) for x in node.body)
+    if type(node) is not cst.If or node.orelse is not None or not quiet(node.test):
+        return False
+    if isinstance(node.body, cst.IndentedBlock):  # each line simple, each statement a raise
+        smalls = [x for b in node.body.body for x in (b.body if isinstance(b, cst.SimpleStatementLine) else [b])]
+    else:  # `if x: raise ValueError(...)` on one line
+        smalls = list(node.body.body)
+    return bool(smalls) and all(type(x) is cst.Raise for x in smalls)
+
+
 def attributes_read(p: Parsed) -> set[str]:
     """Every attribute name the file reads (`x.mask`) and every string it holds (getattr(self, "mask"))."""
     if p.module is None:
@@ -232,6 +265,8 @@ class Classifier:
         if sev not in (Severity.ERROR, Severity.WARNING):
             return sev, {}
         s = self.s
+        if gs is None and ns is not None and _check_only(ns):  # a check the NPU side adds
+            return self.graded(sev, relevance.Reach(relevance.INERT, (ADDED_CHECK,), side="npu"))
         got = ([self.statement_reach(s.g, gs, "gpu")] if gs is not None else []) + \
               ([self.statement_reach(s.n, ns, "npu")] if ns is not None else [])
         return self.graded(sev, relevance.combine(*got))

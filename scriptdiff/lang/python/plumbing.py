@@ -599,11 +599,34 @@ class PlumbingChecks:
                 x.kind == "import" or self.plumbing_only(x, p) for _l, _n, body in st.clauses for x in body):
             self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
             return True  # try: the device from one API, except: from another
+        if type(st.node) is cst.Try and st.clauses and self.optional_import(st, p):
+            self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
+            return True
         if not self.plumbing_only(st, p, moved=not simple):
             return False
         here = st.node
         self.mask(here if side == "gpu" else None, here if side == "npu" else None)
         return True
+
+    def optional_import(self, st: St, p: Parsed) -> bool:
+        """`try: from fastlib import op; FAST_OK = True` / `except ImportError: op = None; FAST_OK =
+        False` on one side, where the other side imports the same names unconditionally: the same
+        import made optional (where it succeeds, the same objects; where it fails, what uses them
+        shows as its own difference). Its blocks hold only those imports and constants (None, True,
+        False) bound to names."""
+        other = self.s.n if p is self.s.g else self.s.g
+        theirs = {canon_qn(qn, None) for qn in other.aliases.values()}
+        imported = []
+        for _label, _node, body in st.clauses:
+            for x in body:
+                if x.kind == "import":
+                    imported += [canon_qn(qn, None) for small in x.node.body for _b, qn in import_items(small)]
+                    continue
+                if x.kind != "simple" or not all(type(y) in (cst.Assign, cst.Pass) and (
+                        type(y) is cst.Pass or type(y.value) is cst.Name and y.value.value in ("None", "True", "False")
+                        and all(type(t.target) is cst.Name for t in y.targets)) for y in x.node.body):
+                    return False
+        return bool(imported) and set(imported) <= theirs
 
     def unpaired(self, gs: list, gk: list, ns: list, nk: list, anchor) -> tuple:
         """The statements of a region less the assignments of device plumbing (`device =
