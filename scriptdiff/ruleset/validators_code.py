@@ -174,7 +174,8 @@ section("devices", Record({
                                        "note": Str()}, required=("note",), need="a note")),
         "plumbing": Record({
             "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
-            **{part: NAMES for part in ("flag_words", "device_calls", "namespaces", "calls", "counts", "parameters")},
+            **{part: NAMES for part in ("flag_words", "switch_names", "device_calls", "namespaces", "calls", "counts",
+                                        "parameters")},
             "autocast": Record({"device": NAMES, "any": NAMES, "param": Name(), "stand_in": NAMES},
                                required=("device", "any", "param")),
             "resource_requests": Record({"calls": NAMES, "count": NAMES, "resources": NAMES},
@@ -427,7 +428,7 @@ section("numerics_relevance", Record({
     "inert": Table(Record({"reason": Name(), "calls": _PATTERNS, "words": NAMES}, required=("reason", "calls"),
                           need={"reason": "a reason", "calls": "calls (its call patterns)"})),
     "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES,
-    "device_words": NAMES,
+    "device_words": NAMES, "pure_calls": NAMES,
 }, required=("sinks", "inert")))
 
 

@@ -57,21 +57,22 @@ def _all_attributes(p: Parsed) -> list:
 
 
 ADDED_CHECK = "a check the NPU side adds"  # it refuses a run the GPU side lets go on; one that goes on computes the same
-_PURE = frozenset(("isinstance", "len", "hasattr", "getattr", "callable", "type", "str", "int", "float", "bool"))
 
 
 def _check_only(st: St) -> bool:
     """An `assert`, or an `if` without `else` whose body only raises, whose tests call nothing
-    but a few builtins that change nothing: on the side that adds it, it refuses a run or lets
-    it go on, and a run that goes on computes what the other side's does. (The reverse, a
-    check the NPU side drops, lets the NPU run what the GPU side refuses: not this.)"""
+    but builtins that change nothing (rules/relevance.yaml `pure_calls`): on the side that adds
+    it, it refuses a run or lets it go on, and a run that goes on computes what the other side's
+    does. (The reverse, a check the NPU side drops, lets the NPU run what the GPU side refuses:
+    not this.)"""
     node = st.node
+    pure = relevance.tables().pure_calls
 
     def quiet(expr) -> bool:
         stack = [expr]
         while stack:
             x = stack.pop()
-            if type(x) is cst.Call and not (type(x.func) is cst.Name and x.func.value in _PURE):
+            if type(x) is cst.Call and not (type(x.func) is cst.Name and x.func.value in pure):
                 return False
             if type(x) in (cst.Lambda, cst.NamedExpr, cst.Await, cst.Yield):
                 return False

@@ -73,6 +73,7 @@ class Tables:
     device_words: frozenset
     dtype_names: frozenset
     shown: dict = field(default_factory=dict)  # sink name -> how a message names it
+    pure_calls: frozenset = frozenset()  # builtins a check may call that change nothing
 
 
 @derived
@@ -88,7 +89,8 @@ def tables(rs: RuleSet) -> Tables:
                   placement_keywords=frozenset(d.get("placement_keywords") or ()),
                   move_methods=frozenset(d.get("move_methods") or ()),
                   device_words=frozenset(d.get("device_words") or ()), dtype_names=dtypes,
-                  shown={name: shown for name, shown, _c, _a in sinks})
+                  shown={name: shown for name, shown, _c, _a in sinks},
+                  pure_calls=frozenset(d.get("pure_calls") or ()))
 
 
 def shown(sink: str) -> str:

@@ -184,6 +184,7 @@ class Plumbing:
     prefixes: frozenset
     names: dict  # role -> [tuple of words]
     flag_words: frozenset
+    switch_names: frozenset
     device_calls: frozenset
     namespaces: tuple
     calls: frozenset
@@ -202,7 +203,7 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
     return Plumbing(
         prefixes=frozenset(py.get("prefixes") or ()),
         names={k: [tuple(w) for w in v] for k, v in (py.get("names") or {}).items()},
-        flag_words=frozenset(py.get("flag_words") or ()),
+        flag_words=frozenset(py.get("flag_words") or ()), switch_names=frozenset(py.get("switch_names") or ()),
         device_calls=frozenset(py.get("device_calls") or ()),
         namespaces=tuple(py.get("namespaces") or ()),
         calls=frozenset(py.get("calls") or ()),
@@ -241,12 +242,12 @@ def switch_family(name: str) -> str | None:
     `args.use_gpu`, `self.cfg.use_mlu`: npu, cuda, other): its last part says `use` and one
     family's name, and every other word is one of the plumbing's `flag_words` (`use_cuda_graph`
     is no such switch; `x.is_cuda`, a tensor's own attribute, is a device test of its own), or
-    an attribute named `cuda` or `npu` alone (`self.config.cuda`; not `args.gpu`, which is
-    often the device's index); else None."""
+    an attribute named after the device alone (plumbing `switch_names`: `self.config.cuda`; not
+    `args.gpu`, which is often the device's index); else None."""
     ws = words(name.rsplit(".", 1)[-1])
     flags = plumbing_table().flag_words
     fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
-    if len(fams) == 1 and "." in name and ws in (("cuda",), ("npu",)):
+    if len(fams) == 1 and "." in name and len(ws) == 1 and ws[0] in plumbing_table().switch_names:
         return next(iter(fams))  # `self.config.cuda`, `args.npu`: a setting named after the device alone
     if len(fams) != 1 or "use" not in ws:
         return None
