@@ -629,3 +629,12 @@ def test_the_same_import_made_optional_is_the_port(tmp_path):
     new = edit(PADDED_NPU, ("    PAD_OK = True\n", "    PAD_OK = True\n    from fastlib.fused import fused_norm\n"))
     assert [(rule, key, nl) for rule, key, _g, _n, _gl, nl in loud(pair(tmp_path / "new", PADDED, new, "model.py"))] \
         == [("SD102", "code:model.py:<module>", 2)]
+
+
+def test_a_keyword_made_of_a_setting_named_after_the_device_is_each_runs_answer(tmp_path):
+    """`autocast(enabled=self.config.cuda)` written the same on both sides: on on the GPU run,
+    off on the NPU run (the look before the switch reads its names from the rule data)."""
+    gpu = ('import torch\n\n\nclass Fit:\n    def step(self, x):\n'
+           '        with torch.autocast("cuda", enabled=self.config.cuda):\n            return self.net(x)\n')
+    npu = gpu.replace('"cuda", enabled', '"npu", enabled').replace("import torch\n", "import torch\nimport torch_npu\n")
+    assert loud(pair(tmp_path, gpu, npu, "fit.py")) == [("SD102", "code:fit.py:Fit.step", True, False, 6, 7)]

@@ -174,7 +174,7 @@ section("devices", Record({
                                        "note": Str()}, required=("note",), need="a note")),
         "plumbing": Record({
             "prefixes": NAMES, "names": Table(ListOf(NAMES, nonempty=True), key=Enum("device", "backend", "rank")),
-            **{part: NAMES for part in ("flag_words", "switch_names", "device_calls", "namespaces", "calls", "counts",
+            **{part: NAMES for part in ("flag_words", "switch_names", "switch_words", "device_calls", "namespaces", "calls", "counts",
                                         "parameters")},
             "autocast": Record({"device": NAMES, "any": NAMES, "param": Name(), "stand_in": NAMES},
                                required=("device", "any", "param")),

@@ -19,6 +19,7 @@ from ... import budget
 from ...ruleset.devices import family_of
 from .decider import Decider
 from .evaluate import MISSING, UNDECIDED, DictRef, FuncRef
+from .evaluate.kinds import may_name_switch
 from .parse import Parsed, St, kids
 
 
@@ -225,7 +226,7 @@ class Rewriter:
             stack = [getattr(node, f) for f in ("test", "iter", "items", "decorators", "params", "returns", "bases")
                      if getattr(node, f, None) is not None]
         if not (("if" in text and "else" in text) or (" and " in text or " or " in text) and self.own.saw_test
-                or self.mentions(text, stack) or "use_" in text and "=" in text):
+                or self.mentions(text, stack) or "=" in text and may_name_switch(text)):
             return False
         found = False
         while stack:

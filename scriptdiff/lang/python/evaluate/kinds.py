@@ -185,6 +185,7 @@ class Plumbing:
     names: dict  # role -> [tuple of words]
     flag_words: frozenset
     switch_names: frozenset
+    switch_words: frozenset
     device_calls: frozenset
     namespaces: tuple
     calls: frozenset
@@ -204,6 +205,7 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
         prefixes=frozenset(py.get("prefixes") or ()),
         names={k: [tuple(w) for w in v] for k, v in (py.get("names") or {}).items()},
         flag_words=frozenset(py.get("flag_words") or ()), switch_names=frozenset(py.get("switch_names") or ()),
+        switch_words=frozenset(py.get("switch_words") or ()),
         device_calls=frozenset(py.get("device_calls") or ()),
         namespaces=tuple(py.get("namespaces") or ()),
         calls=frozenset(py.get("calls") or ()),
@@ -240,7 +242,7 @@ def named(name: str | None) -> str | None:
 def switch_family(name: str) -> str | None:
     """The device family a setting's switch turns on by its name alone (`cfg.use_npu`,
     `args.use_gpu`, `self.cfg.use_mlu`: npu, cuda, other): its last part says `use` and one
-    family's name, and every other word is one of the plumbing's `flag_words` (`use_cuda_graph`
+    family's name (plumbing `switch_words`), and every other word is one of its `flag_words` (`use_cuda_graph`
     is no such switch; `x.is_cuda`, a tensor's own attribute, is a device test of its own), or
     an attribute named after the device alone (plumbing `switch_names`: `self.config.cuda`; not
     `args.gpu`, which is often the device's index); else None."""
@@ -249,10 +251,17 @@ def switch_family(name: str) -> str | None:
     fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
     if len(fams) == 1 and "." in name and len(ws) == 1 and ws[0] in plumbing_table().switch_names:
         return next(iter(fams))  # `self.config.cuda`, `args.npu`: a setting named after the device alone
-    if len(fams) != 1 or "use" not in ws:
+    if len(fams) != 1 or not plumbing_table().switch_words & set(ws):
         return None
     names = set((table().get("families") or {}).get(next(iter(fams))) or ())
     return next(iter(fams)) if all(w in flags or w in names for w in ws) else None
+
+
+def may_name_switch(text: str) -> bool:
+    """The cheap look before `switch_family`: the text holds a switch word or a switch name."""
+    t = plumbing_table()
+    low = text.lower()
+    return any(w in low for w in t.switch_words | t.switch_names)
 
 
 def flag_family(name: str) -> str | None:
