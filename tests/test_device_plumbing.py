@@ -638,3 +638,11 @@ def test_a_keyword_made_of_a_setting_named_after_the_device_is_each_runs_answer(
            '        with torch.autocast("cuda", enabled=self.config.cuda):\n            return self.net(x)\n')
     npu = gpu.replace('"cuda", enabled', '"npu", enabled').replace("import torch\n", "import torch\nimport torch_npu\n")
     assert loud(pair(tmp_path, gpu, npu, "fit.py")) == [("SD102", "code:fit.py:Fit.step", True, False, 6, 7)]
+
+
+def test_an_enum_member_named_after_the_device_is_no_switch(tmp_path):
+    """`attn_type=Kind.NPU` against `attn_type=Kind.FA` is a choice of kernel, not a setting's
+    switch: compared as written (both members named), never as each run's True or False."""
+    gpu = "from orbitkit.attn import Kind, SeqAttention\n\nattn = SeqAttention(group, attn_type=Kind.FA)\n"
+    npu = gpu.replace("Kind.FA", "Kind.NPU")
+    assert loud(pair(tmp_path, gpu, npu, "attn.py")) == [("SD101", "code:attn.py:<module>", "Kind.FA", "Kind.NPU", 3, 3)]

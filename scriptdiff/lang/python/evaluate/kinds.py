@@ -244,12 +244,14 @@ def switch_family(name: str) -> str | None:
     `args.use_gpu`, `self.cfg.use_mlu`: npu, cuda, other): its last part says `use` and one
     family's name (plumbing `switch_words`), and every other word is one of its `flag_words` (`use_cuda_graph`
     is no such switch; `x.is_cuda`, a tensor's own attribute, is a device test of its own), or
-    an attribute named after the device alone (plumbing `switch_names`: `self.config.cuda`; not
-    `args.gpu`, which is often the device's index); else None."""
+    an attribute named after the device alone, in lower case (plumbing `switch_names`:
+    `self.config.cuda`; not `args.gpu`, which is often the device's index, nor an enum's member
+    `AttnType.NPU`); else None."""
     ws = words(name.rsplit(".", 1)[-1])
     flags = plumbing_table().flag_words
     fams = {f for f, names in (table().get("families") or {}).items() if set(names) & set(ws)}
-    if len(fams) == 1 and "." in name and len(ws) == 1 and ws[0] in plumbing_table().switch_names:
+    last = name.rsplit(".", 1)[-1]
+    if len(fams) == 1 and "." in name and len(ws) == 1 and ws[0] in plumbing_table().switch_names and last.islower():
         return next(iter(fams))  # `self.config.cuda`, `args.npu`: a setting named after the device alone
     if len(fams) != 1 or not plumbing_table().switch_words & set(ws):
         return None
