@@ -606,8 +606,8 @@ def data(gpu: str, npu: str, options: Options | None = None, sample: bool = Fals
 
 
 def _hashing(sample: bool, workers: int | None, progress, fanout):
-    from .checks.hashing import Hashing, SampleSpec  # lazy: keeps --help fast
-    return Hashing(SampleSpec() if sample else None, workers, progress, fanout)
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.hashing(sample, workers, progress, fanout)
 
 
 def data_fingerprint(paths: list[str], sample: bool = False, workers: int | None = None,
@@ -688,16 +688,14 @@ def snapshot_text(snapshot: dict) -> str:
 
 def manifest_text(manifest: dict) -> str:
     """A dataset manifest (or a `--shard` part of one) as the JSON text `data fingerprint` writes."""
-    from .checks import dataset  # lazy: keeps --help fast
-    from .checks.parts import MARKER as PART  # lazy: keeps --help fast
-    return dataset.part_text(manifest) if PART in manifest else dataset.dumps(manifest)
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.manifest_text(manifest)
 
 
 def fingerprint_text(fingerprint: dict) -> str:
     """A weights fingerprint (or a `--shard` part of one) as the JSON text `weights fingerprint` writes."""
-    from .checks import weights as weights_mod  # lazy: keeps --help fast
-    from .checks.parts import MARKER as PART  # lazy: keeps --help fast
-    return weights_mod.part_text(fingerprint) if PART in fingerprint else weights_mod.dumps(fingerprint)
+    from .checks import entry  # lazy: keeps --help fast
+    return entry.fingerprint_text(fingerprint)
 
 
 def render_table(report: Report, fmt: str = "text", **options) -> str:

@@ -91,6 +91,25 @@ def test_cli_version_and_help_do_not_import_heavy_modules():
     assert out.strip().splitlines()[-1] == "[]"
 
 
+def test_data_fingerprint_imports_neither_the_library_face_nor_the_pipeline(tmp_path):
+    """A fingerprint costs its hashing: no api, no pipeline, no rules, no parsers (issue 42)."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.jsonl").write_text('{"t": 1}\n{"t": 2}\n')
+    out_file = tmp_path / "m.json"
+    code = ("import sys; from scriptdiff.cli import main; "
+            f"rc = main(['data', 'fingerprint', {str(tmp_path / 'd')!r}, '-o', {str(out_file)!r}]); "
+            "print(rc, sorted(m for m in ('scriptdiff.api', 'scriptdiff.run.pipeline', 'scriptdiff.ruleset.rules', "
+            "'scriptdiff.checks.weights', 'libcst', 'yaml', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 []"
+    manifest = json.loads(out_file.read_text())
+    assert manifest["files"]["a.jsonl"]["lines"] == 2
+    # the same manifest the library face writes
+    from scriptdiff import api
+    again, errors = api.data_fingerprint([str(tmp_path / "d")])
+    assert errors == [] and api.manifest_text(again) == out_file.read_text()
+
+
 def test_top_level_help_builds_no_command_and_says_what_the_whole_parser_says():
     from scriptdiff.cli import COMMANDS, build_parser
 

@@ -25,18 +25,19 @@ import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .. import __version__, budget
 from ..inputs import storage
-from ..run.compare import show
-from ..run.finding import finding
 from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
-from ..ruleset.rules import RuleSet, load
 from ..inputs.sources import SourceError, open_regular
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
 from .hashing import ALGORITHM, FULL, Hashing, SampleSpec, default_workers, hash_file
+
+if TYPE_CHECKING:  # a fingerprint neither compares nor loads the rules: imported where used
+    from ..ruleset.rules import RuleSet
 
 SCHEMA = 1
 MARKER = "scriptdiff_manifest"
@@ -484,7 +485,9 @@ def _sample_words(mode: str) -> str:
             f"per large file")
 
 
-def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: RuleSet):
+def classify_dataset(key: str, g: Fact | None, n: Fact | None, rs: "RuleSet"):
+    from ..run.compare import show  # lazy: keeps a fingerprint light
+    from ..run.finding import finding  # lazy: keeps a fingerprint light
     if key == SUMMARY_KEY:
         return _classify_summary(g, n, rs)
     tok = bool((g and g.meta.get("tokenizer")) or (n and n.meta.get("tokenizer")))
@@ -552,7 +555,8 @@ def _record(raw: bytes) -> str:
     return text if len(text) <= cut else text[:cut] + "…"
 
 
-def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
+def _classify_summary(g: Fact | None, n: Fact | None, rs: "RuleSet"):
+    from ..run.finding import finding  # lazy: keeps a fingerprint light
     if g is None or n is None:
         return None
     gm, nm = g.value.get("file_modes", [FULL]), n.value.get("file_modes", [FULL])
@@ -591,6 +595,7 @@ def _classify_summary(g: Fact | None, n: Fact | None, rs: RuleSet):
 def tokenizer_refs(facts: list[Fact], base: str | None) -> list[tuple[str, Fact]]:
     """(path on disk, fact) for each tokenizer setting (rules/dataset.yaml `tokenizer_settings`)
     whose value names an existing path."""
+    from ..ruleset.rules import load  # lazy: keeps a fingerprint light
     out = []
     settings = frozenset(load().section("tokenizer_settings") or ())
     for f in facts:

@@ -13,14 +13,14 @@ from __future__ import annotations
 from ..inputs.sources import SourceError, read_path
 from ..inputs.storage import begin, check_urls, store_for
 from ..model import Extract, InputError, Options, Report, SideContext, UsageError
-from ..run.engine import extract
-from ..run.pipeline import Inputs, run
 from . import dataset
-from . import weights as weights_mod
 from .fanout import EXECUTORS, Fanout, FanoutError
 from .hashing import Hashing
 from .parts import PartsError, parse_shard
-from .safetensors_io import WeightsError
+
+# A fingerprint imports neither the pipeline nor the readers of scripts and checkpoints: what
+# compares (run, extract) and what opens a checkpoint (weights) are imported where used, so that
+# `data fingerprint` costs its hashing and little more (issue 42).
 
 
 def executor(name: str = "serial", address: str | None = None, parts: int | None = None) -> Fanout:
@@ -32,6 +32,25 @@ def executor(name: str = "serial", address: str | None = None, parts: int | None
     if name == "serial" and (address or parts):
         raise UsageError(f"{'--ray-address' if address else '--parts'} applies to --executor ray only")
     return Fanout(name, address, parts)
+
+
+def hashing(sample: bool, workers: int | None, progress, fanout) -> Hashing:
+    """How a fingerprint hashes: all bytes or a sample, the workers, progress and fan-out."""
+    from .hashing import SampleSpec  # lazy: keeps a fingerprint light
+    return Hashing(SampleSpec() if sample else None, workers, progress, fanout)
+
+
+def manifest_text(manifest: dict) -> str:
+    """A dataset manifest (or a `--shard` part of one) as the JSON text `data fingerprint` writes."""
+    from .parts import MARKER as PART  # lazy: keeps a fingerprint light
+    return dataset.part_text(manifest) if PART in manifest else dataset.dumps(manifest)
+
+
+def fingerprint_text(fingerprint: dict) -> str:
+    """A weights fingerprint (or a `--shard` part of one) as the JSON text `weights fingerprint` writes."""
+    from . import weights as weights_mod  # lazy: keeps a fingerprint light
+    from .parts import MARKER as PART  # lazy: keeps a fingerprint light
+    return weights_mod.part_text(fingerprint) if PART in fingerprint else weights_mod.dumps(fingerprint)
 
 
 def _urls(*paths) -> None:
@@ -89,6 +108,7 @@ def data(gpu: str, npu: str, options: Options | None, hashing: Hashing, tokenize
         report.errors.extend(gex.errors + nex.errors)
         return report.sorted()
     dataset.pair_single_files(gpu, npu, gm, nm, nex)
+    from ..run.pipeline import Inputs, run  # lazy: keeps a fingerprint light
     return report.absorb(run(Inputs(measured=([gex], [nex])), options))
 
 
@@ -139,6 +159,7 @@ def data_merge(parts: list[str], tokenizers: list[str] | None = None, scripts: l
 
 def _read_scripts(paths: list[str]) -> list[tuple[str, Extract]]:
     """(path, Extract) of each launch script or config naming tokenizer files."""
+    from ..run.engine import extract  # lazy: keeps a fingerprint light
     out = []
     for script in paths:
         try:
@@ -156,6 +177,8 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
             progress=None, fanout=None) -> Report:
     """Two checkpoints (or fingerprints) tensor by tensor; the differing tensors measured when
     both are at hand, `report.details["weights"]` the counts and the worst tensors."""
+    from ..run.pipeline import Inputs, run  # lazy: keeps a fingerprint light
+    from . import weights as weights_mod  # lazy: keeps a fingerprint light
     _urls(gpu, npu)
     report = Report(gpu=gpu, npu=npu)
     # both sides opened (headers only) before anything is hashed: a missing side fails fast
@@ -185,6 +208,8 @@ def weights(gpu: str, npu: str, options: Options | None = None, rename: "weights
 def weights_fingerprint(path: str, progress=None, shard: "str | tuple[int, int] | None" = None,
                         fanout=None) -> dict:
     """Name, dtype, shape and hash of every tensor of a checkpoint; with `shard` part I of N only."""
+    from . import weights as weights_mod  # lazy: keeps a fingerprint light
+    from .safetensors_io import WeightsError  # lazy: keeps a fingerprint light
     _urls(path)
     part = _shard(shard, fanout)
     try:
@@ -212,6 +237,7 @@ def weights_fingerprint(path: str, progress=None, shard: "str | tuple[int, int] 
 
 def weights_merge(parts: list[str]) -> dict:
     """The fingerprint of a complete set of `--shard I/N` part files."""
+    from . import weights as weights_mod  # lazy: keeps a fingerprint light
     try:
         return weights_mod.merge(_part_texts(parts))
     except PartsError as e:

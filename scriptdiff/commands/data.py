@@ -95,11 +95,10 @@ def add_fanout_arguments(p) -> None:
 
 def fanout_of(args):
     """The executor the arguments ask for (api.executor), or None for a plain serial run."""
-    from .. import api  # lazy: keeps --help fast
-
     if args.executor == "serial" and not args.ray_address and not args.parts:
         return None
-    return api.executor(args.executor, args.ray_address, args.parts)
+    from ..checks import entry  # lazy: keeps --help fast (api.executor is this)
+    return entry.executor(args.executor, args.ray_address, args.parts)
 
 
 def progress_of(args, label: str = "hashing") -> ProgressBar:
@@ -110,8 +109,6 @@ def progress_of(args, label: str = "hashing") -> ProgressBar:
 
 
 def run(args) -> int:
-    from .. import api  # lazy: keeps --help fast
-
     sample = bool(args.sample)
     bar = progress_of(args)
     fanout = fanout_of(args)
@@ -127,18 +124,22 @@ def run(args) -> int:
         if len(targets) > 1:
             return fail(f"data {args.paths[0]} writes one manifest: give -o once")
         out = targets[0][1] if targets and targets[0][1] != "-" else None
+        # what api.data_fingerprint / api.data_merge call, without importing the library's face:
+        # a fingerprint costs its hashing, not the import of every check (issue 42)
+        from ..checks import entry  # lazy: keeps a fingerprint light
         if args.paths[0] == "merge":
             if args.sample or args.shard or fanout is not None:
                 return fail("data merge joins part files: --sample, --shard and --executor belong to the "
                             "`data fingerprint` runs that made them")
-            manifest, errors = api.data_merge(args.paths[1:], args.tokenizer, args.script)
+            manifest, errors = entry.data_merge(args.paths[1:], args.tokenizer, args.script)
         else:
-            manifest, errors = api.data_fingerprint(args.paths[1:], sample, args.jobs, args.tokenizer, args.script,
-                                                    progress=bar, exclude={out} if out else set(), shard=args.shard,
-                                                    fanout=fanout)
+            manifest, errors = entry.data_fingerprint(args.paths[1:], entry.hashing(sample, args.jobs, bar, fanout),
+                                                      args.tokenizer, args.script, exclude={out} if out else set(),
+                                                      shard=args.shard)
         return _write_manifest(manifest, errors, out)
     if args.shard:
         return fail("--shard fingerprints one part of a dataset: use it with `data fingerprint`")
+    from .. import api  # lazy: keeps --help fast
     gpu, npu = split_sides(args.paths, "data", several=False)
     failed = check_outputs(args)
     if failed is not None:
@@ -156,7 +157,7 @@ def run(args) -> int:
 
 
 def _write_manifest(manifest: dict, errors: list, out: str | None) -> int:
-    from .. import api  # lazy: keeps --help fast
+    from ..checks import entry  # lazy: keeps --help fast
 
     for e in errors:
         print(error_line(e.path, e.message), file=sys.stderr)
@@ -165,7 +166,7 @@ def _write_manifest(manifest: dict, errors: list, out: str | None) -> int:
     if any(e.fatal and NOT_HASHED in e.message for e in errors):
         print("scriptdiff: no manifest written: a part failed (see above)", file=sys.stderr)
         return 2
-    text = api.manifest_text(manifest)
+    text = entry.manifest_text(manifest)
     if out:
         failed = write_text(out, text)
         if failed is not None:

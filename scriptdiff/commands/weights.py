@@ -48,8 +48,6 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from .. import api  # lazy: keeps --help fast
-
     bar = progress_of(args, "hashing tensors")
     fanout = fanout_of(args)
     if args.paths[0] in ("fingerprint", "merge"):
@@ -64,17 +62,21 @@ def run(args) -> int:
         if len(targets) > 1:
             return fail(f"weights {args.paths[0]} writes one file: give -o once")
         out = targets[0][1] if targets and targets[0][1] != "-" else None
+        # what api.weights_fingerprint / api.weights_merge call, without importing the library's
+        # face: a fingerprint costs its hashing (issue 42)
+        from ..checks import entry  # lazy: keeps a fingerprint light
         if args.paths[0] == "merge":
             if args.shard or fanout is not None:
                 return fail("weights merge joins part files: --shard and --executor belong to the "
                             "`weights fingerprint` runs that made them")
-            return _write_fingerprint(api.weights_merge(args.paths[1:]), out)
+            return _write_fingerprint(entry.weights_merge(args.paths[1:]), out)
         if len(args.paths) != 2:
             return fail("weights fingerprint takes one checkpoint file or folder")
-        return _write_fingerprint(api.weights_fingerprint(args.paths[1], progress=bar, shard=args.shard,
-                                                          fanout=fanout), out)
+        return _write_fingerprint(entry.weights_fingerprint(args.paths[1], progress=bar, shard=args.shard,
+                                                            fanout=fanout), out)
     if args.shard:
         return fail("--shard fingerprints one part of a checkpoint: use it with `weights fingerprint`")
+    from .. import api  # lazy: keeps --help fast
     gpu, npu = split_sides(args.paths, "weights", several=False)
     rename = api.renamer(args.map, args.map_file)
     failed = check_outputs(args)
@@ -90,9 +92,9 @@ def run(args) -> int:
 
 
 def _write_fingerprint(fp: dict, out: str | None) -> int:
-    from .. import api  # lazy: keeps --help fast
+    from ..checks import entry  # lazy: keeps --help fast
 
-    text = api.fingerprint_text(fp)
+    text = entry.fingerprint_text(fp)
     if out:
         failed = write_text(out, text)
         if failed is not None:
