@@ -373,14 +373,15 @@ def _ident(f: Finding) -> tuple:
 
 def _unverified(before: Report, after: Report, active: list) -> dict:
     """What the check found wrong, by decision (id -> why; 0 -> for all): a fixed finding still
-    reported, a new warning or error, a different number of masked substitutions, a new input error."""
+    reported, a new warning or error, a computed value (data parallel size, accumulation steps)
+    that agreed and now differs, a different number of masked substitutions, a new input error."""
     out: dict = {}
     now = {_ident(f) for f in after.findings}
     for d in active:
         if _ident(d.finding) in now:
             out[id(d)] = f"diff still reports {d.finding.rule} {d.finding.key}"
     was = {_ident(f) for f in before.findings}
-    new = sorted({f"{f.rule} {f.key}" for f in after.findings if Severity(f.severity).loud
+    new = sorted({f"{f.rule} {f.key}" for f in after.findings if (Severity(f.severity).loud or f.derived)
                   and _ident(f) not in was})
     if new:
         out[0] = f"diff then reports {', '.join(new[:3])}"

@@ -70,14 +70,13 @@ PAIRS = {
     "megatron-injected": (
         ("launch/megatron/gpu", "launch/megatron/npu_injected"),
         {("SD203", "tensor_model_parallel_size"), ("SD202", "lr"), ("SD201", "use_flash_attn"), ("SD207", "seed")},
-        {("SD203", "data_parallel_size"): "derived", ("SD203", "gradient_accumulation_steps"): "derived",
-         ("SD306", "env:NCCL_DETERMINISTIC"): "check"}),
+        {("SD306", "env:NCCL_DETERMINISTIC"): "check"}),  # dp and gas are computed: SD230, info
     "deepspeed": (("launch/deepspeed/gpu", "launch/deepspeed/npu"), set(), {}),
     "deepspeed-injected": (
         ("launch/deepspeed/gpu", "launch/deepspeed/npu_injected"),
         {("SD208", "clip_grad"), ("SD206", "adam_beta2"), ("SD213", "zero_stage"), ("SD203", "world_size"),
          ("SD202", "lr"), ("SD201", "use_flash_attn")},
-        {("SD203", "data_parallel_size"): "derived", ("SD203", "global_batch_size"): "derived"}),
+        {}),  # dp and the global batch are computed from world_size: SD230, info
     "llamafactory": (("launch/llamafactory/gpu", "launch/llamafactory/npu"), set(), {}),
     "llamafactory-injected": (
         ("launch/llamafactory/gpu", "launch/llamafactory/npu_injected"),

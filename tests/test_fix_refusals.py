@@ -62,6 +62,8 @@ def test_a_value_computed_in_a_launch_script_is_refused(tmp_path):
 def test_a_derived_value_is_refused_with_what_it_follows(tmp_path):
     g, n = str(FIX / "launch/megatron/gpu"), str(FIX / "launch/megatron/npu_injected")
     d = decision(api.fix(g, n, Options(), write=False), "data_parallel_size")
+    assert (d.fixed, d.why, d.finding.rule) == (False, "not chosen", "SD230")  # computed, not set: info
+    d = decision(api.fix(g, n, Options(select=["SD230"]), write=False), "data_parallel_size")
     assert (d.fixed, d.why) == (False, "derived")
     assert d.reason == ("derived (world_size / (tp * pp * cp) with world_size=8, tensor_model_parallel_size=4, "
                         "pipeline_model_parallel_size=2, context_parallel_size=1 (default)): it follows the settings "
@@ -269,7 +271,9 @@ def test_an_edit_that_does_not_pass_the_check_is_taken_back(tmp_path):
     result = api.fix(g, n, Options())
     d = decision(result, "tensor_model_parallel_size")
     assert (d.fixed, d.why) == (False, "not verified")
-    assert d.reason.startswith("the edit did not pass the check: diff then reports SD203 ")
+    # the computed data parallel size and accumulation steps would differ (SD230): taken back
+    assert d.reason.startswith("the edit did not pass the check: diff then reports SD230 data_parallel_size, "
+                               "SD230 gradient_accumulation_steps")
     assert decision(result, "world_size").reason == ("computed by the launcher (nproc_per_node * nnodes); set those "
                                                      "options by hand")
     assert (tmp_path / "npu" / "pretrain.sh").read_text() == npu and not result.written

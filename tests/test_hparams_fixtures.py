@@ -57,8 +57,6 @@ def test_megatron_injected():
     assert rows(rep) == [
         ("SD201", "use_flash_attn", True, False, 63, None, False),
         ("SD202", "lr", 1.25e-06, 2.5e-06, 25, 26, False),
-        ("SD203", "data_parallel_size", 2, 1, None, None, True),
-        ("SD203", "gradient_accumulation_steps", 32, 64, None, None, True),
         ("SD203", "tensor_model_parallel_size", 2, 4, 23, 24, False),
         ("SD207", "seed", 42, 1234, 73, None, False),
         ("SD306", "env:NCCL_DETERMINISTIC", "1", "false", 6, 7, False),
@@ -67,6 +65,11 @@ def test_megatron_injected():
     assert "commented out at line 74" in seed.message
     dp = next(f for f in rep.findings if f.key == "data_parallel_size")
     assert dp.gpu.source == "derived" and "world_size=8" in dp.gpu.via and "tensor_model_parallel_size=4" in dp.npu.via
+    # computed from TP and the world size, not set: they follow from TP (SD230, info)
+    assert sorted((f.rule, f.key, f.gpu.value, f.npu.value) for f in rep.findings if f.rule == "SD230") == [
+        ("SD230", "data_parallel_size", 2, 1), ("SD230", "gradient_accumulation_steps", 32, 64)]
+    assert dp.severity == "info" and dp.message.endswith(
+        "(tensor_model_parallel_size is 2 on GPU and 4 on NPU)")
     det = next(f for f in rep.findings if f.key == "env:NCCL_DETERMINISTIC")
     assert det.severity == "error"
 
@@ -76,13 +79,15 @@ def test_deepspeed_launcher_with_followed_config_injected():
     assert rows(rep) == [
         ("SD201", "use_flash_attn", True, False, 23, 22, False),
         ("SD202", "lr", 2e-05, 1e-05, 16, 15, False),
-        ("SD203", "data_parallel_size", 8, 4, None, None, True),
-        ("SD203", "global_batch_size", 256, 128, None, None, True),
         ("SD203", "world_size", 8, 4, 8, 26, False),
         ("SD206", "adam_beta2", 0.999, 0.95, 13, 12, False),
         ("SD208", "clip_grad", 1.0, 0.5, 5, 14, False),
         ("SD213", "zero_stage", 2, 3, 19, 8, False),
     ]
+    # computed, not set: both follow from world_size (SD230, info)
+    assert sorted((f.rule, f.severity, f.key, f.gpu.value, f.npu.value) for f in rep.findings
+                  if f.rule == "SD230") == [("SD230", "info", "data_parallel_size", 8, 4),
+                                            ("SD230", "info", "global_batch_size", 256, 128)]
     clip = next(f for f in rep.findings if f.key == "clip_grad")
     assert clip.gpu.path.endswith("gpu/ds_config_zero2.json") and clip.npu.path.endswith("npu_injected/ds_config_zero2.json")
 

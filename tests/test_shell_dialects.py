@@ -52,10 +52,11 @@ swift sft \\
 def test_swift_sft_reads_options_and_world_size_from_the_environment(tmp_path):
     report = pair(tmp_path, SWIFT.format(n=2, bs=1), SWIFT.format(n=8, bs=1))
     assert rows(report) == [
-        ("SD203", "data_parallel_size", 2, 8, None, None),  # derived: world_size / (tp * pp)
         ("SD203", "gradient_accumulation_steps", 8, 2, 8, 8),
         ("SD203", "world_size", 2, 8, 1, 1),
     ]
+    # computed (world_size / (tp * pp)), not set: it follows from world_size
+    assert rows(report, ("info",)) == [("SD230", "data_parallel_size", 2, 8, None, None)]
     assert report.errors == [] and all(i.status == "understood" for i in report.inputs)
 
 
@@ -103,11 +104,12 @@ def test_megatron_sft_is_megatron_with_swift_bool_form(tmp_path):
     report = pair(tmp_path, MEGATRON.format(n=4, extra="--lr 1e-5"),
                   MEGATRON.format(n=8, extra="--lr 1e-5 \\\n    --no_gradient_accumulation_fusion true"))
     assert rows(report) == [
-        ("SD203", "data_parallel_size", 4, 8, None, None),
-        ("SD203", "gradient_accumulation_steps", 4, 2, None, None),  # derived: 16 / (1 * dp)
         ("SD203", "world_size", 8, 16, 2, 2),
         ("SD210", "gradient_accumulation_fusion", True, False, None, 10),
     ]
+    # computed, not set (dp = world_size / (tp * pp), gas = 16 / (1 * dp)): they follow from world_size
+    assert [r for r in rows(report, ("info",)) if r[0] == "SD230"] == [
+        ("SD230", "data_parallel_size", 4, 8, None, None), ("SD230", "gradient_accumulation_steps", 4, 2, None, None)]
 
 
 def test_megatron_sft_faithful_port_has_no_finding(tmp_path):

@@ -57,14 +57,17 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     deps: list[str] = []
+    used: dict[str, Any] = {}  # the value each input had here (None: not set on this side)
     for k in keys:
         deps.append(k)
-        f = table.get(k)
+        f = table.get(k, sectioned=False)
+        used[k] = None if f is None else f.value
         if f is not None and f.derived:
             deps.extend(f.meta.get("inputs") or ())
+            used.update(f.meta.get("input_values") or {})
     table.add(Fact(key=key, value=value, origin=ORIGIN_DERIVED, rank=0, source="derived",
                    via=f"{formula} with {', '.join(x for x in inputs if x)}",
-                   meta={"inputs": tuple(dict.fromkeys(deps))}))
+                   meta={"inputs": tuple(dict.fromkeys(deps)), "input_values": used}))
 
 
 def derive(table: FactTable) -> None:
@@ -189,10 +192,42 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
         f = _recategorised(f, "data", rs)
     f = _release_default(f, key, g, n)
     f = _moved(f, g, n)
+    f = _follows(f, g, n, rs)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
     return f
+
+
+def _follows(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
+    """A value computed on both sides (or on one side only), never set, whose inputs differ:
+    the inputs' own findings say what differs, this one what it leads to (SD230, info), for
+    the keys the vocabulary marks `follows` (the data parallel size, the accumulation steps,
+    the global batch: what a job's size and batch settings lead to). A value set on either side
+    stays its category's finding, and so does a computed world size: it is the job's size,
+    however the launcher spells it."""
+    if f.severity == Severity.INFO or (g is None and n is None) or not entry(f.key).get("follows"):
+        return f
+    if any(x is not None and not x.derived for x in (g, n)):
+        return f
+    if g is None or n is None:
+        side, other, present = ("NPU", "GPU", n) if g is None else ("GPU", "NPU", g)
+        inputs = ", ".join(present.meta.get("inputs") or ()) or "its inputs"
+        msg = (f"{f.key} = {show(present.value)} is computed on {side} only ({present.via}); {other} does not set "
+               f"all of {inputs}, each compared on its own: it follows from them")
+    else:
+        gi, ni = g.meta.get("input_values") or {}, n.meta.get("input_values") or {}
+        differ = [k for k in dict.fromkeys([*gi, *ni]) if not equal(gi.get(k), ni.get(k))]
+        if not differ:
+            return f
+        why = "; ".join(f"{k} is {_shown(gi.get(k))} on GPU and {_shown(ni.get(k))} on NPU" for k in differ)
+        msg = (f"{f.key} is {show(g.value)} on GPU and {show(n.value)} on NPU, computed on both sides, not set: "
+               f"it follows from its inputs, each compared on its own ({why})")
+    return reclassified(f, "derived-value-follows", msg, rs=rs)
+
+
+def _shown(v: Any) -> str:
+    return "not set" if v is None else show(v)
 
 
 def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:

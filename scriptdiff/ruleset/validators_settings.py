@@ -25,7 +25,7 @@ ALIAS = Name("a normalised name (lower case, _ for -, no dots: a dotted path bel
 # a pack may add spellings to a shipped key (its lists extend): once=False
 section("vocabulary", Table(Record(
     {"category": Name(), "type": Enum(*TYPES), **{fw: NAMES for fw in (*FRAMEWORKS, "python")},
-     "aliases": ListOf(ALIAS), "default": Table(Any()), "values": Any(), "doc": Str(),
+     "aliases": ListOf(ALIAS), "default": Table(Any()), "values": Any(), "doc": Str(), "follows": Bool(),
      "default_changed": Table(Record({"release": Name(), "version": Name(), "before": Any()},
                                      required=("release", "before"), need="{release: R, before: V}")),
      "from_name": Record({"kind": Name(), "pattern": Str("a regular expression with one group", nonempty=True)},

@@ -1,0 +1,75 @@
+"""Issue 39, round 6: one cause, one loud finding.
+
+A value the tool computes (data parallel size, accumulation steps, global batch) that differs
+because one of its inputs does, or that one side alone can compute, follows from that input's
+own finding: SD230 (info) with the inputs' two values. A value written on either side, and a
+computed world size (the job's size), stay SD203. Made-up programs and keys throughout."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from scriptdiff.model import Options
+from scriptdiff.run.pipeline import diff_files
+
+
+def pair(tmp_path: Path, name: str, gpu: str, npu: str):
+    out = []
+    for side, text in (("gpu", gpu), ("npu", npu)):
+        p = tmp_path / side / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        out.append([str(p)])
+    return diff_files(*out, Options(use_cache=False))
+
+
+def rows(rep):
+    return sorted((f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
+                   f.gpu.line if f.gpu else None, f.npu.line if f.npu else None) for f in rep.findings)
+
+
+LAUNCH = "torchrun --nproc_per_node {n} pretrain_gpt.py --tensor-model-parallel-size {tp} " \
+         "--micro-batch-size 1 --global-batch-size {gbs}{extra}\n"
+
+
+def test_a_computed_value_follows_from_the_input_that_differs(tmp_path):
+    rep = pair(tmp_path, "run.sh", LAUNCH.format(n=8, tp=2, gbs=64, extra=""), LAUNCH.format(n=8, tp=4, gbs=64, extra=""))
+    assert rows(rep) == [
+        ("SD203", "error", "tensor_model_parallel_size", 2, 4, 1, 1),
+        ("SD230", "info", "data_parallel_size", 4, 2, None, None),
+        ("SD230", "info", "gradient_accumulation_steps", 16, 32, None, None),
+    ]
+    dp = next(f for f in rep.findings if f.key == "data_parallel_size")
+    assert dp.message == ("data_parallel_size is 4 on GPU and 2 on NPU, computed on both sides, not set: it follows "
+                          "from its inputs, each compared on its own (tensor_model_parallel_size is 2 on GPU and 4 "
+                          "on NPU)")
+    # the same split written in another order: nothing
+    same = pair(tmp_path / "same", "run.sh", LAUNCH.format(n=8, tp=2, gbs=64, extra=""),
+                "torchrun --nproc_per_node=8 pretrain_gpt.py --global-batch-size=64 --micro-batch-size=1 "
+                "--tensor-model-parallel-size=2\n")
+    assert rows(same) == []
+
+
+def test_a_value_written_on_one_side_is_compared_as_written(tmp_path):
+    # NPU writes the accumulation steps that GPU computes (16): a real comparison, loud
+    rep = pair(tmp_path, "run.sh", LAUNCH.format(n=8, tp=2, gbs=64, extra=""),
+               LAUNCH.format(n=8, tp=2, gbs=64, extra=" --gradient-accumulation-steps 8"))
+    assert [r for r in rows(rep) if r[2] == "gradient_accumulation_steps"] == [
+        ("SD203", "error", "gradient_accumulation_steps", 16, 8, None, 1)]
+
+
+def test_a_value_only_one_side_can_compute_follows_from_what_the_other_lacks(tmp_path):
+    # a verl-style config: the NPU side adds the devices per node, the GPU side leaves them to its launcher
+    gpu = ("trainer:\n  nnodes: 1\ndata:\n  train_batch_size: 64\nactor_rollout_ref:\n  actor:\n"
+           "    ppo_micro_batch_size_per_gpu: 2\n")
+    npu = gpu.replace("  nnodes: 1\n", "  nnodes: 1\n  n_gpus_per_node: 8\n")
+    rep = pair(tmp_path, "rl.yaml", gpu, npu)
+    assert [r for r in rows(rep) if r[0] in ("SD203", "SD230")] == [
+        ("SD203", "error", "nproc_per_node", None, 8, None, 3),
+        ("SD203", "error", "world_size", None, 8, None, None),  # the job's size, computed: loud
+        ("SD230", "info", "data_parallel_size", None, 8, None, None),
+        ("SD230", "info", "gradient_accumulation_steps", None, 4, None, None),
+    ]
+    dp = next(f for f in rep.findings if f.key == "data_parallel_size")
+    assert dp.message.startswith("data_parallel_size = 8 is computed on NPU only (world_size / (tp * pp * cp) with "
+                                 "world_size=8, ") and "GPU does not set all of world_size, " in dp.message
+    assert rows(pair(tmp_path / "same", "rl.yaml", npu, npu)) == []
