@@ -73,3 +73,32 @@ def test_a_value_only_one_side_can_compute_follows_from_what_the_other_lacks(tmp
     assert dp.message.startswith("data_parallel_size = 8 is computed on NPU only (world_size / (tp * pp * cp) with "
                                  "world_size=8, ") and "GPU does not set all of world_size, " in dp.message
     assert rows(pair(tmp_path / "same", "rl.yaml", npu, npu)) == []
+
+
+# --------------------------------------- a name assigned from a device test is that test's value
+
+LOADER = '''import torch
+from orbitkit.common import detect_kind, start
+
+device_type = detect_kind()
+rank, device = start(device_type)
+
+
+def batches(rows):
+    while True:
+        {flag} = {test}
+        t = torch.tensor(rows, dtype=torch.long, pin_memory={flag})
+        x = t[:, :-1].to(device=device, dtype={dtype}, non_blocking={flag})
+        yield x
+'''
+
+
+def test_a_flag_named_like_a_switch_but_assigned_from_a_device_test_is_the_test(tmp_path):
+    # `use_cuda` reads like a setting's switch (on only on the GPU run), but the file assigns it
+    # from a device test: on each run it is that test's answer, the NPU's list of devices included
+    gpu = LOADER.format(flag="use_cuda", test='device_type == "cuda"', dtype="torch.int32")
+    npu = LOADER.format(flag="use_accel", test='device_type in ["cuda", "npu"]', dtype="torch.int32")
+    assert [r for r in rows(pair(tmp_path, "loader.py", gpu, npu)) if r[1] != "info"] == []
+    drifted = LOADER.format(flag="use_accel", test='device_type in ["cuda", "npu"]', dtype="torch.int64")
+    assert [r[:3] + r[5:] for r in rows(pair(tmp_path / "d", "loader.py", gpu, drifted)) if r[1] != "info"] == [
+        ("SD101", "error", "code:loader.py:batches", 12, 12)]

@@ -23,7 +23,7 @@ import libcst as cst
 from .... import budget
 from ....ruleset.devices import family_of, table
 from ....ruleset.rules import RuleSet, derived
-from ..parse import Parsed, dotted, kids, match_name, qualified_name
+from ..parse import Parsed, dotted, kids, match_name, node_index, qualified_name
 from ..parse import _block_body as _stmts
 from .kinds import (CONSTANTS, MISSING, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, flag_family, named,
                     number, switch_family)
@@ -195,8 +195,8 @@ class DeviceEval:
                 return self.run_device(self.t.holder_idiom)
             if v in self.p.aliases and flag_family(v) is not None:  # from utils import TORCH_NPU_AVAILABLE
                 return self.answer(flag_family(v), "imported device flag")
-            if switch_family(v) is not None:  # use_npu = cfg.get("use_npu", False), not decided by the walk
-                return self.switch(switch_family(v))
+            if switch_family(v) is not None and v not in self.tested_names():
+                return self.switch(switch_family(v))  # use_npu = cfg.get("use_npu", False), not decided by the walk
             return UNDECIDED
         if t is cst.Attribute:
             d = dotted(node)
@@ -261,6 +261,17 @@ class DeviceEval:
             entry = self.entry(node, env, depth)
             return self.ev(entry, env, depth + 1) if entry is not None else UNDECIDED
         return UNDECIDED
+
+    def tested_names(self) -> frozenset:
+        """Names the file assigns from a test (`use_cuda = device_type == "cuda"`): their value is
+        that test's, decided by the walk or not at all, never a setting's switch by its name."""
+        got = getattr(self, "_tested", None)
+        if got is None:
+            got = self._tested = frozenset(
+                x.target.value for a in node_index(self.p).assigns
+                if type(a.value) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
+                for x in a.targets if type(x.target) is cst.Name)
+        return got
 
     def lookup(self, name: str, env: Env):
         """A name's value as the walk bound it (its idiom counted in hits), MISSING when not decided."""
