@@ -13,6 +13,8 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
   SD304 warning  a precision-affecting variable set on one side only, or differing
   SD305 info     any other variable set on one side only; search paths (PATH,
                  LD_LIBRARY_PATH, PYTHONPATH, ...) set or differing
+  SD307 info     a plain variable (in no table) whose name, read as a setting's, says it
+                 names a run, a place or a cadence (PROJECT_NAME, TENSORBOARD_DIR, SAVE_FREQ)
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
 value_equivalents of env_map. A secret-looking name or value (scriptdiff.ruleset.secrets) is compared
@@ -32,7 +34,7 @@ from ..model import Fact, Masked
 from ..ruleset.devices import family_of
 from ..ruleset.rules import code, load
 from ..ruleset.secrets import WITHHELD, is_secret, redact_text, withheld
-from ..ruleset.vocabulary import to_bool
+from ..ruleset.vocabulary import is_cosmetic, to_bool
 from .environment import classify_version
 
 
@@ -48,6 +50,14 @@ def same_value(name: str, a, b) -> bool:
         return True
     ba, bb = to_bool(sa), to_bool(sb)
     return isinstance(ba, bool) and isinstance(bb, bool) and ba == bb
+
+
+def _names_a_place(name: str) -> bool:
+    """A variable's name read as a setting's is cosmetic, as written or after its first word
+    (a script's namespace: ORBIT_PROJECT_NAME is project_name)."""
+    low = name.lower()
+    head, _, rest = low.partition("_")
+    return is_cosmetic(low, dialects=False) or ("_" in rest and is_cosmetic(rest, dialects=False))
 
 
 def _listed(name: str, patterns) -> bool:
@@ -139,6 +149,11 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
                                "the libraries check compares what is installed)")
     determinism = set(env.get("determinism", []) or [])
     is_det = gpu_name in determinism or gname in determinism or nname in determinism
+    if both and not is_det and role == "plain" and gname == nname and _names_a_place(gname):
+        return finding("env-var-names-a-place", key=key, gpu=g, npu=n,
+                       message=f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU: its name says it names "
+                               f"a run, a place or a cadence (not numerics); where the script passes it on, the "
+                               f"option is compared under its own key")
     if both:
         names = gname if gname == nname else f"{gname} (GPU) / {nname} (NPU)"
         return finding("determinism-variable-differs" if is_det else "env-var-value-differs", key=key, gpu=g, npu=n,

@@ -1,0 +1,43 @@
+"""Issue 39, round 6: a launch script's own variables read by the words of their names.
+
+A variable in no table of rules/environment.yaml whose name says it names a run, a place or a
+cadence (the words that make a setting cosmetic) is SD307, info; any other plain variable that
+differs stays SD301; a library's variable keeps its role. Made-up names throughout."""
+from __future__ import annotations
+
+from scriptdiff.model import Options
+from scriptdiff.run.pipeline import diff_files
+
+
+def rows(tmp_path, gpu: str, npu: str):
+    paths = []
+    for side, text in (("gpu", gpu), ("npu", npu)):
+        p = tmp_path / side / "launch.sh"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        paths.append([str(p)])
+    rep = diff_files(*paths, Options(use_cache=False))
+    return sorted((f.rule, f.severity, f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
+                   f.gpu.line if f.gpu else None, f.npu.line if f.npu else None) for f in rep.findings)
+
+
+SCRIPT = ("export ORBIT_PROJECT_NAME={p}\nexport ORBIT_TB_DIR=/runs/{p}\nexport ORBIT_SAVE_FREQ={f}\n"
+          "export ORBIT_LR={lr}\ntorchrun fit_orbit.py\n")
+
+
+def test_a_scripts_own_names_places_and_cadences_are_info_its_other_variables_loud(tmp_path):
+    got = rows(tmp_path, SCRIPT.format(p="a", f=30, lr="1e-4"), SCRIPT.format(p="b", f=-1, lr="2e-4"))
+    assert got == [
+        ("SD301", "warning", "env:ORBIT_LR", "1e-4", "2e-4", 4, 4),
+        ("SD307", "info", "env:ORBIT_PROJECT_NAME", "a", "b", 1, 1),
+        ("SD307", "info", "env:ORBIT_SAVE_FREQ", "30", "-1", 3, 3),
+        ("SD307", "info", "env:ORBIT_TB_DIR", "/runs/a", "/runs/b", 2, 2),
+    ]
+    assert rows(tmp_path / "same", SCRIPT.format(p="a", f=30, lr="1e-4"), SCRIPT.format(p="a", f=30, lr="1e-4")) == []
+
+
+def test_a_librarys_variable_keeps_its_role_whatever_its_name_says(tmp_path):
+    # a determinism variable is read by its table, never by its words
+    got = rows(tmp_path, "export NCCL_DETERMINISTIC=1\ntorchrun fit_orbit.py\n",
+               "export HCCL_DETERMINISTIC=0\ntorchrun fit_orbit.py\n")
+    assert [r[:3] for r in got] == [("SD306", "error", "env:NCCL_DETERMINISTIC")]
