@@ -41,3 +41,33 @@ def test_a_librarys_variable_keeps_its_role_whatever_its_name_says(tmp_path):
     got = rows(tmp_path, "export NCCL_DETERMINISTIC=1\ntorchrun fit_orbit.py\n",
                "export HCCL_DETERMINISTIC=0\ntorchrun fit_orbit.py\n")
     assert [r[:3] for r in got] == [("SD306", "error", "env:NCCL_DETERMINISTIC")]
+
+
+def test_a_launchers_subcommand_that_starts_no_program_is_neither_a_launch_nor_unknown(tmp_path):
+    # a cluster started and stopped around the job: nothing to compare, nothing unknown
+    script = ("ray stop --force\nray start --head --num-gpus {n}\n"
+              "ray job submit --address auto -- python3 -m orbit.fit trainer.lr={lr}\nray stop\n")
+    got = rows(tmp_path, script.format(n=8, lr="1e-4"), script.format(n=16, lr="2e-4"))
+    assert got == [("SD202", "error", "lr", 0.0001, 0.0002, 3, 3)]
+    # a subcommand the table knows neither way is still said, once a side
+    other = "ray frobnicate --num-gpus {n}\nray job submit -- python3 -m orbit.fit trainer.lr=1e-4\n"
+    got = rows(tmp_path / "o", other.format(n=8), other.format(n=16))
+    assert [r[:3] for r in got] == [("SD154", "warning", f"input:{tmp_path}/o/gpu/launch.sh"),
+                                    ("SD154", "warning", f"input:{tmp_path}/o/npu/launch.sh")]
+
+
+def test_an_idle_subcommand_is_validated_against_the_launching_ones(tmp_path):
+    import shutil
+
+    import pytest
+    from scriptdiff.ruleset.rulepack import RuleError, load_packs, rules_dir
+
+    folder = tmp_path / "rules"
+    shutil.copytree(rules_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    pack = folder / "shell.yaml"
+    text = pack.read_text(encoding="utf-8")
+    old = "      idle: [start, stop,"
+    assert old in text
+    pack.write_text(text.replace(old, "      idle: [job, start, stop,", 1), encoding="utf-8")
+    with pytest.raises(RuleError, match="ray: job cannot both launch and start nothing"):
+        load_packs(sorted(folder.glob("*.yaml")))

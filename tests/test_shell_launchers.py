@@ -37,7 +37,7 @@ def line_in(text: str, at: str) -> int:
     return text[:text.index(at)].count("\n") + 1
 
 
-ENTRY_FIELDS = "name, commands, modules, versioned, subcommands, program, module_only, flags, framework, world_size, " \
+ENTRY_FIELDS = "name, commands, modules, versioned, subcommands, idle, program, module_only, flags, framework, world_size, " \
                "devices, environment, config"
 LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, commands, shared"
 

@@ -146,7 +146,7 @@ section("launchers", Record({
     "flags": NAMES, "npu_only_flags": NAMES,
     "entries": ListOf(Record(
         {"name": Name(), "commands": NAMES, "modules": NAMES, "versioned": Bool(), "subcommands": NAMES,
-         "program": Enum(*PROGRAMS), "module_only": Bool(), "flags": NAMES, "framework": Enum(*FRAMEWORKS),
+         "idle": NAMES, "program": Enum(*PROGRAMS), "module_only": Bool(), "flags": NAMES, "framework": Enum(*FRAMEWORKS),
          "world_size": NAMES, "devices": Name("an option name"), "environment": NAMES,
          "config": Name("a dialect (the framework of the config file its --config_file names)")},
         required=("name", "program"), need={"name": "a name", "program": f"a program ({', '.join(PROGRAMS)})"}),
@@ -216,6 +216,11 @@ def check_launchers(rs: RuleSet) -> None:
             raise rs.error(at + ("program",), f"{name}: program subcommand needs a subcommands list")
         if e.get("module_only") and program != "interpreter":
             raise rs.error(at + ("module_only",), f"{name}: module_only is for program interpreter")
+        if e.get("idle") and not e.get("subcommands"):
+            raise rs.error(at + ("idle",), f"{name}: idle subcommands need the subcommands that launch")
+        both = set(e.get("idle") or ()) & set(e.get("subcommands") or ())
+        if both:
+            raise rs.error(at + ("idle",), f"{name}: {', '.join(sorted(both))} cannot both launch and start nothing")
         dialects = rs.section("dialects")  # None: this pack loaded alone, without the dialect packs
         if e.get("config") and dialects is not None and e["config"] not in dialects:
             raise rs.error(at + ("config",), f"{name}: {e['config']!r} is not a known dialect")

@@ -52,6 +52,8 @@ class LaunchReader:
             return
         i = 1
         if entry.subcommands:
+            if len(texts) >= 2 and texts[1] in entry.idle:
+                return  # ray start --head, accelerate config: starts no program
             if len(texts) < 2 or texts[1] not in entry.subcommands:
                 self.rec.unknown_command(words, line)  # swift deploy --lr ...: said, not silent
                 return

@@ -36,6 +36,9 @@ class Launcher:
     modules: tuple = ()  # `python -m MODULE` forms of this launcher
     versioned: bool = False  # a command word followed by a version (python3.10) is this launcher too
     subcommands: frozenset = frozenset()  # the word after the command must be one of these
+    # subcommands that start no program (`ray start`, `ray stop`, `accelerate config`): read as
+    # nothing, neither a launch nor an unknown one
+    idle: frozenset = frozenset()
     module_only: bool = False  # interpreter: only `-m MODULE` starts a program (mpirun)
     flags: frozenset = frozenset()  # launcher options that take no value (besides the shared ones)
     framework: str | None = None  # the framework its programs use (hf for llamafactory-cli)
@@ -120,7 +123,7 @@ def build(d: dict) -> LauncherTable:
             name=e["name"], program=e["program"], commands=tuple(e.get("commands") or ()),
             modules=tuple(e.get("modules") or ()), versioned=bool(e.get("versioned", False)),
             subcommands=frozenset(e.get("subcommands") or ()), module_only=bool(e.get("module_only", False)),
-            flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
+            idle=frozenset(e.get("idle") or ()), flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
             world_size=tuple(e.get("world_size") or ()), devices=e.get("devices"),
             environment=tuple(e.get("environment") or ()), config=e.get("config")))
     hints = d.get("hints") or {}
