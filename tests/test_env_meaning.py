@@ -71,3 +71,25 @@ def test_an_idle_subcommand_is_validated_against_the_launching_ones(tmp_path):
     pack.write_text(text.replace(old, "      idle: [job, start, stop,", 1), encoding="utf-8")
     with pytest.raises(RuleError, match="ray: job cannot both launch and start nothing"):
         load_packs(sorted(folder.glob("*.yaml")))
+
+
+def test_a_variable_passed_on_as_an_option_is_compared_there(tmp_path):
+    script = ("export ORBIT_BATCH={b}\nexport ORBIT_SEED={s}\n"
+              "torchrun pretrain_gpt.py --global-batch-size $ORBIT_BATCH --micro-batch-size 1\n")
+    got = rows(tmp_path, script.format(b=512, s=1), script.format(b=1024, s=2))
+    assert [r for r in got if r[0] != "SD230"] == [
+        ("SD203", "error", "global_batch_size", 512, 1024, 1, 1),  # the option, where its value is written
+        ("SD301", "warning", "env:ORBIT_SEED", "1", "2", 2, 2),  # not passed on: the environment's
+        ("SD308", "info", "env:ORBIT_BATCH", "512", "1024", 1, 1),
+    ]
+    passed = next(f for f in tmp_findings(tmp_path) if f.key == "env:ORBIT_BATCH")
+    assert passed.message.endswith("the script passes it on as global_batch_size, compared there")
+    # passed on by one side only: the other side's program may read it from the environment
+    npu = "export ORBIT_BATCH=1024\ntorchrun pretrain_gpt.py --micro-batch-size 1\n"
+    got = rows(tmp_path / "one", script.format(b=512, s=1), npu)
+    assert ("SD301", "warning", "env:ORBIT_BATCH", "512", "1024", 1, 1) in got
+
+
+def tmp_findings(tmp_path):
+    return diff_files([str(tmp_path / "gpu" / "launch.sh")], [str(tmp_path / "npu" / "launch.sh")],
+                      Options(use_cache=False)).findings

@@ -13,6 +13,8 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
   SD304 warning  a precision-affecting variable set on one side only, or differing
   SD305 info     any other variable set on one side only; search paths (PATH,
                  LD_LIBRARY_PATH, PYTHONPATH, ...) set or differing
+  SD308 info     a plain variable the script passes on to its program as an option (compared
+                 there, under the option's key)
   SD307 info     a plain variable (in no table) whose name, read as a setting's, says it
                  names a run, a place or a cadence (PROJECT_NAME, TENSORBOARD_DIR, SAVE_FREQ)
 
@@ -149,6 +151,13 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
                                "the libraries check compares what is installed)")
     determinism = set(env.get("determinism", []) or [])
     is_det = gpu_name in determinism or gname in determinism or nname in determinism
+    passed = [f.meta.get("passed_on") for f in (g, n)] if both else []
+    if both and not is_det and role == "plain" and all(passed):
+        keys = sorted(set(passed[0]) | set(passed[1]))
+        return finding("env-var-passed-on", key=key, gpu=g, npu=n,
+                       message=f"{gname if gname == nname else f'{gname} (GPU) / {nname} (NPU)'} is {show(g.value)} "
+                               f"on GPU and {show(n.value)} on NPU; the script passes it on as {', '.join(keys)}, "
+                               f"compared there")
     if both and not is_det and role == "plain" and gname == nname and _names_a_place(gname):
         return finding("env-var-names-a-place", key=key, gpu=g, npu=n,
                        message=f"{gname} is {show(g.value)} on GPU and {show(n.value)} on NPU: its name says it names "

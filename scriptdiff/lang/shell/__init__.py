@@ -42,7 +42,7 @@ from ...model import Extract, InputError, Masked, Side
 from ...ruleset.rules import code
 from ...ruleset.vocabulary import category, is_cosmetic, vocab
 from .comments import commented_facts, commented_flags
-from .evaluator import STATEMENTS, Evaluator
+from .evaluator import STATEMENTS, Evaluator, Repair
 from .evaluator import parser as _parser
 from .record import Record
 
@@ -61,8 +61,8 @@ def extract(src, ctx) -> Extract:
         ex.errors.append(InputError(src.name, f"cannot parse shell (tree-sitter-bash unavailable: {e})"))
         return ex
     rec = Record(src, ctx)
-    data = src.text.encode("utf-8")
-    tree = parser.parse(data)
+    repair = Repair(src.text.encode("utf-8"))
+    tree, data = repair.parse(parser)
     root = tree.root_node
     if root.has_error:
         bad = _error_lines(root)
@@ -85,6 +85,8 @@ def extract(src, ctx) -> Extract:
     rec.facts.extend(commented_facts(rec, rec.commented))
     rec.finish()  # secrets out of the source excerpts; fragment lines named by their file
     ex.facts = _known(rec, ex)
+    _passed_on(ex.facts)
+    _unrepaired(ex.facts, rec, repair)
     ex.errors.extend(rec.errors)
     # a reference written in a sourced fragment keeps its line there, as its fact does
     ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references]
@@ -98,6 +100,43 @@ def extract(src, ctx) -> Extract:
     ex.notes.extend(rec.notes)
     _device_account(ex, rec)
     return ex
+
+
+def _unrepaired(facts: list, rec: Record, repair: Repair) -> None:
+    """Spans of the read bytes as offsets of the script's own (a name braced: Repair); a fact
+    written in a fragment whose bytes were repaired keeps no place (`fix` leaves it)."""
+    for f in facts:
+        sh = f.meta.get("shell")
+        if not isinstance(sh, dict):
+            continue
+        if f.path != rec.src.name:  # written in a sourced fragment
+            if f.path in rec.repaired:
+                del f.meta["shell"]
+            continue
+        if repair.inserted:
+            for k in ("flag", "value"):
+                if sh.get(k):
+                    sh[k] = [repair.original(sh[k][0]), repair.original(sh[k][1])]
+
+
+def _passed_on(facts: list) -> None:
+    """An exported variable whose value the script passes to its program as an option
+    (`export GBS=512` ... `trainer.batch=$GBS`): its environment fact names those options
+    (meta `passed_on`), so that a difference is said once, under the option's key (SD308)."""
+    used: dict[str, set] = {}
+    feeds: set = set()  # variables another exported variable is made from: they reach its readers too
+    for f in facts:
+        if f.check != "environment":
+            for name in f.meta.get("through") or ():
+                used.setdefault(name, set()).add(f.key)
+        else:
+            feeds.update(f.meta.get("made_from") or ())
+    if not used:
+        return
+    for f in facts:
+        name = f.meta.get("name")
+        if f.check == "environment" and name in used and name not in feeds:
+            f.meta["passed_on"] = sorted(used[name])
 
 
 def _known(rec: Record, ex: Extract) -> list:

@@ -40,6 +40,7 @@ def env_fact(rec: Record, name: str, line: int, segs: list[Seg]) -> None:
     vias = [x for s in segs for x in s.via]
     if vias:
         via = "$" + vias[-1]
+        meta["made_from"] = tuple(dict.fromkeys(x.strip("${}") for x in vias))
     rec.facts.append(Fact(key=key, value=value, check="environment", path=rec.src.name, line=line, source=source,
                           rank=RANK_SCRIPT, via=via, meta=meta))
 

@@ -48,6 +48,65 @@ def parser():
 
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
+def _split_dollars(root, data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each variable name that tree-sitter-bash cut off its word: after an
+    expansion and a piece with a `/` (`$ROOT/data/$NAME/x`) it ends the word at a bare `$`, and
+    the name and the rest become another word (a command name, an argument)."""
+    out, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "$" and n.parent is not None and n.parent.type == "concatenation" \
+                and n.next_sibling is None:
+            a = n.end_byte
+            b = a
+            while b < len(data) and (chr(data[b]).isalnum() or data[b] == 0x5F) and data[b] < 0x80:
+                b += 1
+            if b > a and not chr(data[a]).isdigit():
+                out.append((a, b))
+        stack.extend(n.children)
+    return out
+
+
+class Repair:
+    """The bytes a script is read from, with each name tree-sitter-bash cut off its word braced
+    (`$NAME` read as `${NAME}`, which it parses whole): `inserted` are the original offsets
+    before which one byte was added; `original(x)` maps an offset of the read bytes back."""
+
+    def __init__(self, data: bytes):
+        self.source = data
+        self.inserted: list[int] = []
+
+    def parse(self, p):
+        data, tree = self.source, p.parse(self.source)
+        for _ in range(4):
+            cuts = _split_dollars(tree.root_node, data)
+            if not cuts:
+                break
+            for a, b in cuts:
+                self.inserted += [self.original(a), self.original(b)]
+            self.inserted.sort()
+            data = self.apply()
+            tree = p.parse(data)
+        return tree, data
+
+    def apply(self) -> bytes:
+        out, last = [], 0
+        for k, i in enumerate(self.inserted):
+            out.append(self.source[last:i])
+            out.append(b"{" if k % 2 == 0 else b"}")
+            last = i
+        out.append(self.source[last:])
+        return b"".join(out)
+
+    def original(self, x: int) -> int:
+        """The original offset of offset `x` of the read bytes."""
+        shift = 0
+        for k, i in enumerate(self.inserted):
+            if i + k < x:
+                shift += 1
+        return x - shift
+
+
 STATEMENTS = {"variable_assignment", "declaration_command", "command", "pipeline", "list", "subshell",
               "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
               "function_definition", "redirected_statement", "compound_statement", "comment", "unset_command",
@@ -791,21 +850,24 @@ class Evaluator:
         ident = rec.sourced[-1][2]
         if ident in self.sourcing:  # a fragment that sources itself: read once
             return
+        fix = Repair(src.data)
         try:
-            tree = parser().parse(src.data)
+            tree, data = fix.parse(parser())
         except Exception:  # tree-sitter unavailable: the script itself said so
             return
         base = rec.add_file(src)
+        if fix.inserted:  # spans of this fragment's read bytes are not its file's: `fix` leaves it
+            rec.repaired.add(src.name)
         root = tree.root_node
         if root.has_error:
             rec.errors.append(InputError(src.name, "shell syntax error in a sourced fragment; the statements that "
                                                    "parsed were read"))
-        for key, ln in commented_flags(root, src.data).items():
+        for key, ln in commented_flags(root, data).items():
             rec.commented.setdefault(key, ln + base)
         self.sourcing.append(ident)
         self.depth += 1
         try:
-            with self.x.reading(src.data, base, None):
+            with self.x.reading(data, base, None):
                 self.block(root.children)
         finally:
             self.depth -= 1

@@ -196,6 +196,8 @@ class ProgramReader:
         via = via_text(vw.via)
         line = vw.line or (flag_word.line if flag_word else 0)
         meta = {}
+        if vw.via:  # the variables the value came through: an exported one is passed on here
+            meta["through"] = tuple(n.strip("${}") for n in vw.via)
         if vw.unresolved:
             meta["unresolved"] = list(vw.unresolved)
         if vw.unknown:  # set in a way not evaluated: not compared (lang/shell/__init__.py says so)
