@@ -102,3 +102,20 @@ def test_a_flag_named_like_a_switch_but_assigned_from_a_device_test_is_the_test(
     drifted = LOADER.format(flag="use_accel", test='device_type in ["cuda", "npu"]', dtype="torch.int64")
     assert [r[:3] + r[5:] for r in rows(pair(tmp_path / "d", "loader.py", gpu, drifted)) if r[1] != "info"] == [
         ("SD101", "error", "code:loader.py:batches", 12, 12)]
+
+
+# --------------------------------------- a value handed to the script by its caller ($2)
+
+def test_a_folder_handed_over_as_the_scripts_argument_is_not_known_here(tmp_path):
+    gpu = "python train_orbit.py --batch_size 2 --learning_rate 1e-4\n"
+    npu = ("data_dir=${2}\nresult_dir=${3}\n"
+           "python train_orbit.py --dataset=${data_dir} --result=${result_dir} --batch_size 2 --learning_rate 1e-4\n")
+    rep = pair(tmp_path, "run.sh", gpu, npu)
+    assert rows(rep) == [("SD231", "info", "data_path", None, "$2", None, 1),
+                         ("SD231", "info", "result", None, "$3", None, 2)]
+    assert next(f for f in rep.findings if f.key == "data_path").message.startswith(
+        "data_path: the NPU run takes it from the script's argument $2, given by whoever starts the script and not "
+        "known here: not compared")
+    # a learning rate handed over so can change numerics: its category's finding, saying so
+    rep = pair(tmp_path / "lr", "run.sh", gpu, "lr=${1}\npython train_orbit.py --batch_size 2 --learning_rate ${lr}\n")
+    assert rows(rep) == [("SD202", "error", "lr", 0.0001, "$1", 1, 1)]

@@ -193,6 +193,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     f = _release_default(f, key, g, n)
     f = _moved(f, g, n)
     f = _follows(f, g, n, rs)
+    f = _from_caller(f, g, n, rs)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
@@ -224,6 +225,43 @@ def _follows(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
         msg = (f"{f.key} is {show(g.value)} on GPU and {show(n.value)} on NPU, computed on both sides, not set: "
                f"it follows from its inputs, each compared on its own ({why})")
     return reclassified(f, "derived-value-follows", msg, rs=rs)
+
+
+# the categories whose settings a caller may hand a launch script as its arguments (folders of data,
+# results and logs on a platform that mounts them): a value of these taken from `$N` is not known here
+_CALLER_CATEGORIES = ("data", "other", "cosmetic")
+
+
+def _caller_arg(f: Fact | None) -> str | None:
+    """`$N` when the fact's value is the script's own argument N, or a path under it (`$2/train`):
+    given by whoever starts the script, not known here; else None."""
+    if f is None or not isinstance(f.value, str):
+        return None
+    names = [str(u) for u in f.meta.get("unresolved") or ()]
+    if len(names) != 1 or not names[0].isdigit():
+        return None
+    v, n = f.value.strip(), names[0]
+    for form in (f"${n}", f"${{{n}}}"):
+        if v == form or v.startswith(form + "/"):
+            return form
+    return None
+
+
+def _from_caller(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
+    """A data, path or unknown setting whose value one side takes from the script's own argument
+    (`--dataset=$2`, the ModelArts way of handing a job its mounted folders): not known here, so
+    not compared (SD231, info), saying which argument; a learning rate or a batch size taken so
+    stays its category's finding, with the unresolved note."""
+    if f.severity == Severity.INFO:
+        return f
+    if f.rule not in {category_named(c, rs).rule for c in _CALLER_CATEGORIES}:
+        return f
+    said = [(side, arg) for side, x in (("GPU", g), ("NPU", n)) for arg in [_caller_arg(x)] if arg]
+    if not said:
+        return f
+    who = " and ".join(f"the {side} run takes it from the script's argument {arg}" for side, arg in said)
+    return reclassified(f, "value-from-the-caller", f"{f.key}: {who}, given by whoever starts the script and not "
+                        f"known here: not compared", rs=rs)
 
 
 def _shown(v: Any) -> str:
