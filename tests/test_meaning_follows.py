@@ -119,3 +119,17 @@ def test_a_folder_handed_over_as_the_scripts_argument_is_not_known_here(tmp_path
     # a learning rate handed over so can change numerics: its category's finding, saying so
     rep = pair(tmp_path / "lr", "run.sh", gpu, "lr=${1}\npython train_orbit.py --batch_size 2 --learning_rate ${lr}\n")
     assert rows(rep) == [("SD202", "error", "lr", 0.0001, "$1", 1, 1)]
+
+
+# --------------------------------------- the accelerator's seed, whichever device it is
+
+SEEDED = ("import torch\nimport torch_npu\n\ndef init(device_type):\n    torch.manual_seed(42)\n"
+          "    if device_type == \"cuda\":\n        torch.cuda.manual_seed(42)\n{npu}")
+
+
+def test_the_npu_generators_seed_is_the_device_seed(tmp_path):
+    gpu = SEEDED.format(npu="")
+    npu = SEEDED.format(npu="    elif device_type == \"npu\":\n        torch_npu.npu.manual_seed({})\n")
+    assert rows(pair(tmp_path, "seed.py", gpu, npu.format(42))) == []
+    assert rows(pair(tmp_path / "d", "seed.py", gpu, npu.format(7))) == [
+        ("SD207", "error", "device_seed", 42, 7, 7, 9)]
