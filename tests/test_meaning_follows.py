@@ -133,3 +133,40 @@ def test_the_npu_generators_seed_is_the_device_seed(tmp_path):
     assert rows(pair(tmp_path, "seed.py", gpu, npu.format(42))) == []
     assert rows(pair(tmp_path / "d", "seed.py", gpu, npu.format(7))) == [
         ("SD207", "error", "device_seed", 42, 7, 7, 9)]
+
+
+# --------------------------------------- placement of loaded bytes; the NPU's tuning options
+
+ENGINE = '''import torch
+
+
+class OrbitEngine:
+    def __init__(self, cfg, path):
+        self.net = build_orbit(cfg)
+        self.net.load_state_dict(torch.load(path{where}, weights_only=True))
+        if cfg.use_cuda:
+            self.device = torch.device("cuda")
+            self.net.to(self.device)
+{npu}'''
+
+NPU_BRANCH = '''        elif cfg.use_npu:
+            import torch_npu
+            opts = {"ACL_OP_COMPILER_CACHE_MODE": "enable"}
+            torch_npu.npu.set_option(opts)
+            self.device = torch.device("npu")
+            self.net.to(self.device)
+'''
+
+
+def test_a_checkpoint_loaded_to_the_host_and_the_npus_options_are_the_port(tmp_path):
+    gpu = ENGINE.format(where="", npu="")
+    npu = ENGINE.format(where=', map_location="cpu"', npu=NPU_BRANCH)
+    assert [r for r in rows(pair(tmp_path, "engine.py", gpu, npu)) if r[1] != "info"] == []
+    infos = {f.message for f in pair(tmp_path / "i", "engine.py", gpu, npu).findings}
+    assert "torch.load: argument map_location is given on NPU only; reaches nothing training computes (placement)" \
+        in infos
+    # a tensor moved to the host for computation is another matter: not known, stays loud
+    moved = npu.replace("weights_only=True))", "weights_only=True))\n        self.bias = self.net.bias.to(\"cpu\") * 2")
+    gpu_moved = gpu.replace("weights_only=True))", "weights_only=True))\n        self.bias = self.net.bias * 2")
+    assert [r[:3] for r in rows(pair(tmp_path / "m", "engine.py", gpu_moved, moved)) if r[1] != "info"] == [
+        ("SD101", "error", "code:engine.py:OrbitEngine.__init__")]

@@ -74,6 +74,7 @@ class Tables:
     dtype_names: frozenset
     shown: dict = field(default_factory=dict)  # sink name -> how a message names it
     pure_calls: frozenset = frozenset()  # builtins a check may call that change nothing
+    loaders: tuple = ()  # calls whose placement keyword only says where loaded bytes are put
 
 
 @derived
@@ -83,6 +84,12 @@ def tables(rs: RuleSet) -> Tables:
              for name, e in (d.get("sinks") or {}).items()]
     inert = [(name, tuple(e.get("calls") or ()), frozenset(e.get("words") or ()))
              for name, e in (d.get("inert") or {}).items()]
+    # the NPU's own tuning calls (rules/devices.yaml devices.python.npu_tuning: compile options,
+    # internal formats) are the port's, reported as such: what goes into them stops there
+    tuning = tuple(dict.fromkeys(q for x in (table(rs).get("python") or {}).get("npu_tuning") or ()
+                                 for q in (x, canon_qn(x, None))))  # as written, and as callees read (the GPU form)
+    if tuning:
+        inert.append(("NPU tuning", tuning, frozenset()))
     dtypes = frozenset(n for ns in (rules(rs).raw.get("dtype_names") or {}).values() for n in ns)
     return Tables(sinks=sinks, inert=inert, qualifiers=frozenset(d.get("qualifier_words") or ()),
                   compute=tuple(d.get("compute_modules") or ()),
@@ -90,7 +97,7 @@ def tables(rs: RuleSet) -> Tables:
                   move_methods=frozenset(d.get("move_methods") or ()),
                   device_words=frozenset(d.get("device_words") or ()), dtype_names=dtypes,
                   shown={name: shown for name, shown, _c, _a in sinks},
-                  pure_calls=frozenset(d.get("pure_calls") or ()))
+                  pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()))
 
 
 def shown(sink: str) -> str:
@@ -526,7 +533,7 @@ class Search:
         shape = self.kind_of_value(node)
         kind = HOST if shape == HOST else (kind or shape)
         absorbed = self.absorber(node)
-        if absorbed == "placement" and kind == HOST:
+        if absorbed == "placement" and kind == HOST and not self.loaded_to(node):
             self.cannot("computation placed on the host")
             return
         if absorbed is not None:
@@ -784,6 +791,15 @@ class Search:
                 if got is not None:
                     return got
             cur = par
+
+    def loaded_to(self, node) -> bool:
+        """A placement keyword of a loader (`torch.load(p, map_location="cpu")`): where the bytes
+        read are put, copied as they are into whatever receives them; the host computes nothing."""
+        par = self.f.parent.get(id(node))
+        if type(par) is not ast.keyword or par.arg not in self.t.placement_keywords:
+            return False
+        call = self.f.parent.get(id(par))
+        return type(call) is ast.Call and match_name(self.f.callee(call) or "", self.t.loaders)
 
     def into_call(self, call: ast.Call, kw: str | None, node, kind, frm, depth: int) -> None:
         """A value given to a call, as keyword `kw` or positionally."""
