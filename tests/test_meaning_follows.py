@@ -170,3 +170,38 @@ def test_a_checkpoint_loaded_to_the_host_and_the_npus_options_are_the_port(tmp_p
     gpu_moved = gpu.replace("weights_only=True))", "weights_only=True))\n        self.bias = self.net.bias * 2")
     assert [r[:3] for r in rows(pair(tmp_path / "m", "engine.py", gpu_moved, moved)) if r[1] != "info"] == [
         ("SD101", "error", "code:engine.py:OrbitEngine.__init__")]
+
+
+# --------------------------------------- what decides the device a helper returns
+
+DETECT = '''import torch
+{head}
+
+def pick_orbit_{what}():
+{npu}    if torch.cuda.is_available():
+        choice = {cuda}
+    else:
+        choice = {other}
+    return choice
+'''
+NPU_PROBE = '''    if HAS_NPU:
+        ok = False
+        if hasattr(torch_npu, "is_available"):
+            ok = torch_npu.is_available()
+        if ok:
+            choice = {npu}
+            return choice
+'''
+HEAD = "try:\n    import torch_npu\n    HAS_NPU = True\nexcept ImportError:\n    HAS_NPU = False\n"
+
+
+def test_a_probe_that_only_decides_which_device_a_helper_returns_is_the_port(tmp_path):
+    gpu = DETECT.format(head="", what="device", npu="", cuda='"cuda"', other='"cpu"')
+    npu = DETECT.format(head=HEAD, what="device", npu=NPU_PROBE.format(npu='"npu"'), cuda='"cuda"', other='"cpu"')
+    assert [r for r in rows(pair(tmp_path, "detect.py", gpu, npu)) if r[1] != "info"] == []
+    # the same probe deciding the dtype the helper returns can change what is computed: loud
+    gpu = DETECT.format(head="", what="dtype", npu="", cuda="torch.bfloat16", other="torch.float32")
+    npu = DETECT.format(head=HEAD, what="dtype", npu=NPU_PROBE.format(npu="torch.float16"), cuda="torch.bfloat16",
+                        other="torch.float32")
+    loud = [r for r in rows(pair(tmp_path / "d", "detect.py", gpu, npu)) if r[1] != "info"]
+    assert loud and {r[2] for r in loud} == {"code:detect.py:pick_orbit_dtype"}

@@ -493,6 +493,8 @@ class Search:
         if t is ast.Return:
             if s.value is None:
                 self.cannot("a return that changes what runs")
+            elif self.picks_device(s.value):
+                self.effect("placement")  # `return device_type` where it is decided: the device it picks
             else:
                 self.scan(s.value, item, depth)
                 self.push(("ret", self.f.scope_of(s), depth), item)
@@ -612,6 +614,9 @@ class Search:
                 self.block(self.f.parent[id(par)].body, item, depth)
                 return
             if t is ast.Return:
+                if par.value is not None and self.picks_device(par.value):
+                    self.effect("placement")  # `return device_type`: the device it picks, the port's
+                    return
                 self.push(("ret", self.f.scope_of(par), depth), item)
                 return
             if t in (ast.Yield, ast.YieldFrom):
@@ -1018,6 +1023,29 @@ class Search:
             if d is node:
                 return x.arg
         return None
+
+    def picks_device(self, expr) -> bool:
+        """A returned value that is a device: by its shape or name, or a local name every
+        assignment of which in its function is a device or the host (`choice = "npu"` ... `choice
+        = "cpu"`: which device the helper picks)."""
+        if self.kind_of_value(expr) == DEVICE:
+            return True
+        if type(expr) is not ast.Name:
+            return False
+        scope = self.f.binder(expr, expr.id)
+        if type(scope) not in _FUNCS:
+            return False
+        kinds, stores, stack = [], 0, list(ast.iter_child_nodes(scope))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, _SCOPES):
+                continue
+            if type(n) is ast.Assign and any(type(x) is ast.Name and x.id == expr.id for x in n.targets):
+                kinds.append(self.kind_of_value(n.value))
+            elif type(n) is ast.Name and n.id == expr.id and type(n.ctx) is not ast.Load:
+                stores += 1  # every binding: a loop target or an augmented one is no device chosen
+            stack.extend(ast.iter_child_nodes(n))
+        return stores == len(kinds) > 0 and DEVICE in kinds and all(k in (DEVICE, HOST) for k in kinds)
 
     def device_name(self, name: str) -> bool:
         """A name that says it holds a device (`device`, `local_device`, `current_device`)."""
