@@ -205,3 +205,10 @@ def test_a_probe_that_only_decides_which_device_a_helper_returns_is_the_port(tmp
                         other="torch.float32")
     loud = [r for r in rows(pair(tmp_path / "d", "detect.py", gpu, npu)) if r[1] != "info"]
     assert loud and {r[2] for r in loud} == {"code:detect.py:pick_orbit_dtype"}
+
+
+def test_an_entry_script_named_with_a_leading_npu_word_is_the_expected_port(tmp_path):
+    gpu = "python3 fit_orbit.py --batch_size 8 --lr 1e-4\n"
+    assert rows(pair(tmp_path, "run.sh", gpu, gpu.replace("fit_orbit.py", "npu_fit_orbit.py"))) == []
+    assert [r[:3] for r in rows(pair(tmp_path / "o", "run.sh", gpu, gpu.replace("fit_orbit.py", "fit_comet.py")))] == [
+        ("SD160", "warning", "program")]
