@@ -212,3 +212,20 @@ def test_an_entry_script_named_with_a_leading_npu_word_is_the_expected_port(tmp_
     assert rows(pair(tmp_path, "run.sh", gpu, gpu.replace("fit_orbit.py", "npu_fit_orbit.py"))) == []
     assert [r[:3] for r in rows(pair(tmp_path / "o", "run.sh", gpu, gpu.replace("fit_orbit.py", "fit_comet.py")))] == [
         ("SD160", "warning", "program")]
+
+
+# --------------------------------------- PyTorch 2.9's TF32 spelling
+
+TF32 = 'import torch\n{npu}\n\ndef init(device_type):\n    if device_type == "cuda":\n        {line}\n    return 1\n'
+
+
+def test_pytorch_2_9_fp32_precision_tf32_is_the_gpu_only_tf32_switch(tmp_path):
+    line = 'torch.backends.fp32_precision = "tf32"'
+    rep = pair(tmp_path, "t.py", TF32.format(npu="", line=line), TF32.format(npu="import torch_npu", line=line))
+    assert rows(rep) == [("SD107", "info", "code:t.py:init", 'torch.backends.fp32_precision = "tf32"', None, 6, None)]
+    assert rep.findings[0].message.startswith(
+        "torch.backends.fp32_precision = 'tf32' turns TF32 on in the GPU run and does nothing on the NPU: ")
+    # "ieee" keeps fp32: nothing is turned on, nothing to say
+    ieee = 'torch.backends.fp32_precision = "ieee"'
+    rep = pair(tmp_path / "i", "t.py", TF32.format(npu="", line=ieee), TF32.format(npu="import torch_npu", line=ieee))
+    assert rows(rep) == []

@@ -32,11 +32,12 @@ _qualified = qualified_name
 
 def _literal(node):
     v = constant(node)
-    return v if isinstance(v, bool) else None
+    return v if isinstance(v, (bool, str)) else None  # a switch's True, or fp32_precision's "tf32"
 
 
 def assignments(p: Parsed, st: St) -> list[tuple[str, object, cst.CSTNode]]:
-    """(qualified target, literal value or None, node) of each `a.b.c = v` in a simple statement."""
+    """(qualified target, literal value (a bool or a string) or None, node) of each `a.b.c = v`
+    in a simple statement."""
     out = []
     if st.kind != "simple":
         return out
@@ -201,14 +202,21 @@ class DeviceChecks:
         for st, scope in _walk_scoped(s.g.body, "<module>"):
             for qn, v, _n in assignments(s.g, st):
                 sw = switch(qn)
-                if not sw or not sw.get("tf32") or v is not True:
+                if not sw or not sw.get("tf32") or not _turns_on(v, sw["tf32"]):
                     continue
-                kind = "matmul" if ".matmul." in qn else "conv"
-                if kind in hf32:
+                kinds = {"matmul"} if ".matmul." in qn else {"conv"} if ".cudnn." in qn else {"matmul", "conv"}
+                if kinds <= hf32:
                     continue
                 gside = Side(value=one_line(st.raw), path=s.g.name, line=st.line, source=s.g.text_at(st.line))
                 s.add_finding(code("cuda-only-switch"), scope, gside, None,
-                              f"{qn} = True turns TF32 on in the GPU run and does nothing on the NPU: {sw.get('note', '')}")
+                              f"{qn} = {v!r} turns TF32 on in the GPU run and does nothing on the NPU: "
+                              f"{sw.get('note', '')}")
+
+
+def _turns_on(v, on) -> bool:
+    """Whether the value `v` assigned to a TF32 switch is the one that turns it on (`on`: True,
+    or the string "tf32" of PyTorch 2.9's fp32_precision)."""
+    return v is True if on is True else isinstance(v, str) and v.lower() == str(on).lower()
 
 
 def _calls_of(p: Parsed, names) -> list[cst.Call]:
