@@ -229,3 +229,23 @@ def test_pytorch_2_9_fp32_precision_tf32_is_the_gpu_only_tf32_switch(tmp_path):
     ieee = 'torch.backends.fp32_precision = "ieee"'
     rep = pair(tmp_path / "i", "t.py", TF32.format(npu="", line=ieee), TF32.format(npu="import torch_npu", line=ieee))
     assert rows(rep) == []
+
+
+# --------------------------------------- DeepSpeed's own defaults; its offload and dump knobs
+
+DS = ('{{\n  "fp16": {{\n    "enabled": "auto"{scale}\n  }},\n  "train_micro_batch_size_per_gpu": "auto",\n'
+      '  "zero_optimization": {{\n    "stage": 3{extra}\n  }}\n}}\n')
+SCALE = (',\n    "loss_scale": 0,\n    "loss_scale_window": 1000,\n    "initial_scale_power": 16,\n'
+         '    "hysteresis": 2,\n    "min_loss_scale": 1')
+
+
+def test_deepspeeds_loss_scale_defaults_written_out_equal_them_left_out(tmp_path):
+    npu_extra = ',\n    "offload_param": {"device": "cpu"},\n    "gather_16bit_weights_on_model_save": true'
+    rep = pair(tmp_path, "ds.json", DS.format(scale=SCALE, extra=""), DS.format(scale="", extra=npu_extra))
+    assert [r for r in rows(rep) if r[1] != "info"] == []
+    assert sorted(r[2] for r in rows(rep)) == ["zero_optimization.gather_16bit_weights_on_model_save",
+                                               "zero_optimization.offload_param.device"]  # SD221, info
+    # a loss-scale window other than DeepSpeed's default is still a difference
+    rep = pair(tmp_path / "d", "ds.json", DS.format(scale=SCALE.replace("1000", "500"), extra=""),
+               DS.format(scale="", extra=""))
+    assert [r for r in rows(rep) if r[1] != "info"] == [("SD209", "error", "loss_scale_window", 500.0, 1000, 5, None)]
