@@ -277,3 +277,14 @@ def test_a_config_missing_on_one_side_withholds_only_what_it_could_set(tmp_path)
     missing = next(f for f in rep.findings if f.rule == "SD154")
     assert missing.message.endswith("2 setting(s) of the NPU side could not be compared: global_batch_size, "
                                     "micro_batch_size")
+
+
+def test_a_jump_taken_only_when_a_command_fails_does_not_stop_unrolling():
+    """`cd "run$i" || exit` leaves the loop only when the cd fails: the run that goes on is read,
+    each pass with its own rank; a `break` the normal run takes still stops the unrolling."""
+    body = "for ((i = 0; i < 2; i++)); do\n  export FIT_RANK=$i\n  cd ./run$i {jump}\n" \
+           "  torchrun fit_model.py --seed 7 &\n  cd ..\ndone\n"
+    ex, f = facts(body.format(jump="|| exit"))
+    assert ex.unread == [] and f["seed"] == (7, 4)
+    ex, f = facts(body.format(jump="; break"))
+    assert ex.unread[0].startswith("line 1: $i is set in a `for ((...))` loop not unrolled")

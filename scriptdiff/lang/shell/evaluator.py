@@ -923,16 +923,24 @@ def _expands(node, text) -> bool:
 
 
 def _jumps(body, text) -> bool:
-    """A loop body that leaves a run early (`break`, `continue`) somewhere in it."""
+    """A loop body that leaves a run early (`break`, `continue`) somewhere in it. A jump taken
+    only when a command fails (`cd "$dir" || exit`) is not: the run that goes on is the one
+    read, every command of it succeeding."""
     stack = [body]
     while stack:
         n = stack.pop()
         if n.type == "command":
             nm = n.child_by_field_name("name")
-            if nm is not None and text(nm) in ("break", "continue", "return", "exit"):
+            if nm is not None and text(nm) in ("break", "continue", "return", "exit") and not _on_failure(n):
                 return True
         stack.extend(n.children)
     return False
+
+
+def _on_failure(cmd) -> bool:
+    """`cmd` is the right side of `||`: run only when the command before it fails."""
+    par, prev = cmd.parent, cmd.prev_sibling
+    return par is not None and par.type == "list" and prev is not None and prev.type == "||"
 
 
 def assigned_names_of(cmd: str, words: list[str]) -> list[str]:
