@@ -249,3 +249,26 @@ def test_deepspeeds_loss_scale_defaults_written_out_equal_them_left_out(tmp_path
     rep = pair(tmp_path / "d", "ds.json", DS.format(scale=SCALE.replace("1000", "500"), extra=""),
                DS.format(scale="", extra=""))
     assert [r for r in rows(rep) if r[1] != "info"] == [("SD209", "error", "loss_scale_window", 500.0, 1000, 5, None)]
+
+
+# --------------------------------------- a helper defined on one side only, called nowhere in its file
+
+HELPERS = "import torch\n\n\ndef scale(x):\n    return x * 2\n{extra}"
+NEW = "\n\ndef orbit_count(kind):\n    return torch.npu.device_count() if kind == 'npu' else 1\n"
+
+
+def test_a_helper_defined_on_one_side_and_called_nowhere_there_is_info(tmp_path):
+    rep = pair(tmp_path, "helpers.py", HELPERS.format(extra=""), HELPERS.format(extra=NEW))
+    assert rows(rep) == [("SD103", "info", "code:helpers.py:orbit_count", None,
+                          "def orbit_count(kind):", None, 8)]
+    assert rep.findings[0].message == ("function on NPU only: orbit_count: defined, called nowhere in this file; "
+                                       "a call of it is a difference where it is written")
+    # decorated (a decorator may register it): stays as it was
+    deco = NEW.replace("\ndef orbit_count", "\n@register_orbit\ndef orbit_count")
+    rep = pair(tmp_path / "d", "helpers.py", HELPERS.format(extra=""), HELPERS.format(extra=deco))
+    assert [r[:3] for r in rows(rep)] == [("SD102", "warning", "code:helpers.py:orbit_count")]
+    # called in its file: its effect is followed from the call, never said "called nowhere"
+    called = NEW + "\n\nN = orbit_count('npu')\n"
+    rep = pair(tmp_path / "c", "helpers.py", HELPERS.format(extra=""), HELPERS.format(extra=called))
+    assert not any("called nowhere" in f.message for f in rep.findings)
+    assert [f.key for f in rep.findings if f.key.endswith("orbit_count")] == ["code:helpers.py:orbit_count"]

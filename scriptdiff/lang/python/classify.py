@@ -355,6 +355,9 @@ class Classifier:
             sev = Severity.INFO
             msg = (f"{msg}: buffer {buf!r}, which the {'NPU' if side == 'gpu' else 'GPU'} side never reads; "
                    f"it follows from the change of its uses{at}")
+        if scope == "<module>" and _uncalled_function(p, st):  # a helper defined, called nowhere here
+            sev, msg = Severity.INFO, (f"{msg}: defined, called nowhere in this file; a call of it is a "
+                                       f"difference where it is written")
         sev, extra = self.grade_statements(sev, st if side == "gpu" else None, st if side == "npu" else None)
         s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg,
                       extra)
@@ -496,3 +499,13 @@ class Classifier:
 
         walk(key)
         return out
+
+
+def _uncalled_function(p: Parsed, st: St) -> bool:
+    """A module-level function, undecorated (a decorator may register it), whose name nothing
+    else in its file reads: defining it changes nothing this file computes."""
+    node = st.node
+    if type(node) is not cst.FunctionDef or node.decorators:
+        return False
+    name = node.name.value
+    return sum(1 for n in node_index(p).names if n.value == name) <= 1
