@@ -53,3 +53,32 @@ def test_fix_edits_the_scripts_own_bytes_after_a_braced_name(tmp_path):
     result = api.fix(str(tmp_path / "gpu"), str(tmp_path / "npu"), Options(use_cache=False))
     assert [d.fixed for d in result.decisions if d.finding.key == "lr"] == [True]
     assert (tmp_path / "npu" / "run.sh").read_text() == SCRIPT.format(name="alpha", lr="1e-4")
+
+
+# ------------------------------------------------- a config the script writes itself (here-document)
+
+WRITES = ('ORBIT_ROOT=/mnt/orbit\nARGS="$ORBIT_ROOT/fit-config.json"\ncat <<EOF > $ARGS\n{{\n'
+          '    "model_name_or_path": "$ORBIT_ROOT/models/{model}",\n    "learning_rate": {lr},\n'
+          '    "hub_token": "hf_{tok}"\n}}\nEOF\n'
+          'deepspeed --num_gpus=8 fit_orbit.py --train_args_file $ARGS\n')
+
+
+def test_a_config_written_by_a_here_document_and_named_by_the_launch_is_read(tmp_path):
+    g, n = write(tmp_path, WRITES.format(model="kestrel-7b", lr="1e-4", tok="A1b2C3d4E5f6G7h8I9j0K1l2"),
+                 WRITES.format(model="kestrel-13b", lr="2e-4", tok="A1b2C3d4E5f6G7h8I9j0K1l2"))
+    rep = diff_files([g], [n], Options(use_cache=False))
+    loud = sorted((f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line)
+                  for f in rep.findings if f.severity != "info")
+    assert loud == [("SD202", "lr", 0.0001, 0.0002, 6, 6),
+                    ("SD212", "load", "/mnt/orbit/models/kestrel-7b", "/mnt/orbit/models/kestrel-13b", 5, 5)]
+    assert "A1b2C3d4E5f6G7h8I9j0K1l2" not in str([(f.gpu, f.npu, f.message) for f in rep.findings])
+    same = WRITES.format(model="kestrel-7b", lr="1e-4", tok="x")
+    g2, n2 = write(tmp_path / "same", same, same.replace("--num_gpus=8", "--num_gpus 8"))
+    assert diff_files([g2], [n2], Options(use_cache=False)).findings == []
+
+
+def test_a_here_document_the_launch_does_not_name_is_not_read_as_its_config(tmp_path):
+    text = WRITES.format(model="kestrel-7b", lr="LR", tok="x").replace("--train_args_file $ARGS", "--seed 1")
+    g, n = write(tmp_path, text.replace('"learning_rate": LR', '"learning_rate": 1e-4'),
+                 text.replace('"learning_rate": LR', '"learning_rate": 2e-4'))
+    assert [f.key for f in diff_files([g], [n], Options(use_cache=False)).findings] == []

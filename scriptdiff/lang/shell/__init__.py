@@ -89,7 +89,9 @@ def extract(src, ctx) -> Extract:
     _unrepaired(ex.facts, rec, repair)
     ex.errors.extend(rec.errors)
     # a reference written in a sourced fragment keeps its line there, as its fact does
-    ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references]
+    embedded = _written_configs(rec, ex)
+    ex.references = [(ref, rec.place(line)[1], key) for ref, line, key in rec.references if ref not in embedded]
+    ex.references += [r for refs in embedded.values() for r in refs]
     ex.launches = rec.launched
     ex.frameworks = rec.frameworks
     ex.guessed = rec.guessed - rec.known
@@ -100,6 +102,39 @@ def extract(src, ctx) -> Extract:
     ex.notes.extend(rec.notes)
     _device_account(ex, rec)
     return ex
+
+
+def _written_configs(rec: Record, ex: Extract) -> dict:
+    """Configs the script writes itself and then names, as a config reference or as any option's
+    value (`cat <<EOF > $ARGS` ... `train.py --train_args_file $ARGS`): read from the
+    here-document as the file they are, their facts
+    placed at the script's own lines, their own references followed as the script's. Returns
+    {path: the written config's own references}; a path the launch does not name is not read."""
+    named = {ref for ref, _line, _key in rec.references}
+    # an option whose value is a file the script wrote names it too (`--train_args_file $ARGS`)
+    named |= {f.value for f in ex.facts if f.check != "environment" and isinstance(f.value, str)
+              and f.value in rec.written}
+    out: dict = {}
+    for path, (text, first) in rec.written.items():
+        if path not in named:
+            continue
+        from ...inputs.sources import Source
+        from ...run.engine import extract as read_config  # lazy: the engine reads this module's kinds
+        got = read_config(Source(name=path, data=text.encode("utf-8")), rec.ctx)
+        if any(e.fatal for e in got.errors) or not got.facts:
+            continue  # not a config of a kind the tool reads: the reference stays as it was
+        for f in got.facts:
+            # the config reader's own excerpt (its secrets already withheld) at the script's line
+            f.path, f.line = rec.src.name, (first + f.line - 1) if f.line else first
+            f.meta["written_by_script"] = path
+        ex.facts.extend(got.facts)
+        ex.notes.append(f"line {first}: the config {path} the script writes (a here-document) was read from "
+                        f"it, its settings at the script's lines")
+        for f in ex.facts:
+            if f.meta.get("reference") and f.meta.get("written") == path:
+                f.meta["exists"] = True
+        out[path] = [(ref, (first + line - 1) if line else first, key) for ref, line, key in got.references]
+    return out
 
 
 def _unrepaired(facts: list, rec: Record, repair: Repair) -> None:

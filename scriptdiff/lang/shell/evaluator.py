@@ -372,6 +372,8 @@ class Evaluator:
             self.read(words, x.line_of(node), [c for c in node.children if c.type.endswith("redirect")]
                       + list(redirects), prefix)
             return
+        if words[0].text in ("cat", "tee") and redirects:  # cat <<EOF > file.json: a file the script writes
+            self.written_file(words, [c for c in node.children if c.type.endswith("redirect")] + list(redirects))
         env = []  # VAR=x prefixes: (name, value segments, line)
         for p in prefix:
             pname = p.child_by_field_name("name")
@@ -593,6 +595,55 @@ class Evaluator:
             return
         via = tuple(dict.fromkeys(v for w in args for v in w.via))
         self.put(target, [Seg(out, line, via)], line)
+
+    def written_file(self, words: list[Word], redirects: list) -> None:
+        """`cat <<EOF > PATH` (or `cat > PATH <<EOF`, `tee PATH <<EOF`): the script writes the
+        here-document to PATH, expanded as bash expands it (not when its delimiter is quoted).
+        Recorded as (PATH as evaluated, the text, its first line); a launch that names PATH reads
+        it as the config it is (lang/shell/__init__.py, written_configs)."""
+        x = self.x
+        body, path = None, None
+        for r in redirects:
+            if r.type == "heredoc_redirect":
+                body = next((c for c in r.children if c.type == "heredoc_body"), None)
+                quoted = any(c.type == "heredoc_start" and x.t(c)[:1] in ("'", '"') for c in r.children)
+                for c in r.children:  # the `> PATH` written after `<<EOF` belongs to the heredoc's node
+                    if c.type == "file_redirect":
+                        path = self.redirect_target(c)
+            elif r.type == "file_redirect":
+                path = self.redirect_target(r) or path
+        if path is None and words[0].text == "tee" and len(words) > 1:
+            path = words[-1].text
+        if body is None or not path:
+            return
+        segs = [Seg(x.t(body), x.line_of(body))] if quoted else self.heredoc_segs(body)
+        text = "".join(sg.text for sg in segs)
+        if any(sg.unknown for sg in segs):
+            return  # built from values not known: not read as a config
+        self.rec.written[path] = (text, x.line_of(body))
+
+    def heredoc_segs(self, body) -> list[Seg]:
+        """A here-document's text as bash expands it: the text between its expansions as
+        written, each expansion (`$X`, `${X:-d}`, `$(...)`, `$((...))`) evaluated."""
+        x = self.x
+        out, pos = [], body.start_byte
+        for c in body.children:
+            if c.type in ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion"):
+                if c.start_byte > pos:
+                    out.append(Seg(x.data[pos:c.start_byte].decode("utf-8", "replace"), x.line_of(body)))
+                out.extend(x.concat_segs(c, quoted=True))
+                pos = c.end_byte
+        if body.end_byte > pos:
+            out.append(Seg(x.data[pos:body.end_byte].decode("utf-8", "replace"), x.line_of(body)))
+        return out
+
+    def redirect_target(self, r) -> str | None:
+        """The file of `> PATH` / `>> PATH` (its words evaluated), or None."""
+        dest = r.child_by_field_name("destination")
+        if dest is None:
+            return None
+        ws = self.x.words(dest)
+        return ws[0].text if len(ws) == 1 else None
 
     def read(self, words: list[Word], line: int, redirects: list, prefix: list) -> None:
         """`read [-r] [-a ARR] NAME...`: from a here-string (`<<< WORD`) or a here-document with no

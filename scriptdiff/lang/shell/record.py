@@ -51,6 +51,7 @@ class Record:
         self.devices = None  # the device tests decided for this side (specialise.Devices)
         self.files = [src]  # the script, then each fragment it sources, in the order read
         self.repaired: set = set()  # fragments whose bytes were read repaired (evaluator.Repair)
+        self.written: dict = {}  # path as evaluated -> (text, first line): files the script writes (here-documents)
         # what the script sourced, as the cache must check it: (as written, line, what the
         # side's resolver found ("" when nothing), a digest of its bytes)
         self.sourced: list[tuple[str, int | None, str, str]] = []
