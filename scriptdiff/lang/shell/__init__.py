@@ -38,13 +38,20 @@ from __future__ import annotations
 
 import os
 
+from ...inputs.sources import Source
 from ...model import Extract, InputError, Masked, Side
+from ...run import engine
 from ...ruleset.rules import code
 from ...ruleset.vocabulary import category, is_cosmetic, vocab
 from .comments import commented_facts, commented_flags
 from .evaluator import STATEMENTS, Evaluator, Repair
 from .evaluator import parser as _parser
 from .record import Record
+
+
+def read_config(src, ctx) -> Extract:
+    """A file's facts as the engine reads any input (its kind detected, its reader run)."""
+    return engine.extract(src, ctx)
 
 
 def parse_tree(data: bytes):
@@ -118,8 +125,6 @@ def _written_configs(rec: Record, ex: Extract) -> dict:
     for path, (text, first) in rec.written.items():
         if path not in named:
             continue
-        from ...inputs.sources import Source
-        from ...run.engine import extract as read_config  # lazy: the engine reads this module's kinds
         got = read_config(Source(name=path, data=text.encode("utf-8")), rec.ctx)
         if any(e.fatal for e in got.errors) or not got.facts:
             continue  # not a config of a kind the tool reads: the reference stays as it was
