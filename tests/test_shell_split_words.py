@@ -82,3 +82,27 @@ def test_a_here_document_the_launch_does_not_name_is_not_read_as_its_config(tmp_
     g, n = write(tmp_path, text.replace('"learning_rate": LR', '"learning_rate": 1e-4'),
                  text.replace('"learning_rate": LR', '"learning_rate": 2e-4'))
     assert [f.key for f in diff_files([g], [n], Options(use_cache=False)).findings] == []
+
+
+# ------------------------------------------------- runs of a loop paired by what tells them apart
+
+LOOPS = ('for model in alpha beta; do\n  for method in {methods}; do\n'
+         '    torchrun fit_orbit.py --orbit_model $model --orbit_method $method --lr {lr}\n  done\ndone\n')
+
+
+def test_runs_of_a_loop_are_paired_by_their_loop_values_when_one_side_runs_fewer(tmp_path):
+    g, n = write(tmp_path, LOOPS.format(methods="grad diff npo", lr="1e-4"), LOOPS.format(methods="grad npo", lr="1e-4"))
+    rep = diff_files([g], [n], Options(use_cache=False))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value) for f in rep.findings] == [("SD223", "invocations", 6, 4)]
+    assert rep.findings[0].message == ("the GPU script starts 6 program(s) and the NPU script 4: invocations were "
+                                       "paired by orbit_method, orbit_model (what tells them apart on both sides), "
+                                       "the ones without a counterpart compared with nothing")
+    # a learning rate that differs in the runs of one model is found in those runs only
+    npu = ("for method in grad npo; do\n  torchrun fit_orbit.py --orbit_model alpha --orbit_method $method --lr 1e-4\n"
+           "done\nfor method in grad npo; do\n"
+           "  torchrun fit_orbit.py --orbit_model beta --orbit_method $method --lr 2e-4\ndone\n")
+    g2, n2 = write(tmp_path / "d", LOOPS.format(methods="grad diff npo", lr="1e-4"), npu)
+    rep = diff_files([g2], [n2], Options(use_cache=False))
+    assert sorted((f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in rep.findings) == [
+        ("SD202", "lr", 0.0001, 0.0002, 3, 5),  # both runs of beta: the same lines, said once
+        ("SD223", "invocations", 6, 4, None, None)]

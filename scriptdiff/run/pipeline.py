@@ -22,6 +22,7 @@ checks). `run(inputs, opts)` takes them through the stages of `Run.STAGES` and r
 """
 from __future__ import annotations
 
+import difflib
 import posixpath
 from dataclasses import dataclass, field
 
@@ -42,7 +43,7 @@ from ..ruleset.rules import check_selectors, code
 from ..ruleset.secrets import shown_text
 from ..inputs.sources import Source
 from .suppress import apply as apply_suppressions
-from ..ruleset.vocabulary import side_versions, vocab
+from ..ruleset.vocabulary import category, side_versions, vocab
 
 
 @dataclass
@@ -357,7 +358,8 @@ class Run:
                 for t in tables:
                     t.versions = dict(v)
             if len(gtables) != len(ntables):
-                self.out.findings.append(_invocation_count(unit, ng, nn))
+                gtables, ntables, by = _paired_runs(gtables, ntables)
+                self.out.findings.append(_invocation_count(unit, ng, nn, by))
             # a side with an input that failed or was not understood is unknown where it is silent;
             # a side whose referenced config was found nowhere, for the keys such a file can set
             unknown = {}
@@ -799,13 +801,50 @@ def _missing_finding(g: MissingReference | None, n: MissingReference | None) -> 
                    message=what + (f"; {said}" if said else ""))
 
 
-def _invocation_count(unit: Unit, ng: int, nn: int) -> Finding:
+def _invocation_count(unit: Unit, ng: int, nn: int, by: list[str] | None = None) -> Finding:
     rule = code("invocation-count-differs")
     g = Side(value=ng, path=_label(unit.gpu), line=None, source="program invocations")
     n = Side(value=nn, path=_label(unit.npu), line=None, source="program invocations")
+    how = (f"invocations were paired by {', '.join(by)} (what tells them apart on both sides), the ones "
+           f"without a counterpart compared with nothing" if by else
+           "invocations were compared in order, the extra ones against nothing")
     return finding(rule, key="invocations", gpu=g, npu=n,
-                   message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: "
-                           f"invocations were compared in order, the extra ones against nothing")
+                   message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: {how}")
+
+
+# the categories whose settings may name a run of a loop (a model, a dataset, a method's name)
+_NAMING = ("data", "other", "cosmetic")
+
+
+def _paired_runs(gtables: list[FactTable], ntables: list[FactTable]
+                 ) -> tuple[list[FactTable], list[FactTable], list[str]]:
+    """Two sides that start different numbers of programs (a loop over models and methods, one
+    method dropped on the NPU): each invocation is paired with the one of the other side that has
+    the same values of the settings that tell a side's invocations apart and that both sides
+    share values of (the loop's variables: `model`, `trainer`), in order (difflib); pairs in order
+    where none do. Returns the paired tables and the keys they were paired by."""
+    def own(t: FactTable) -> dict:
+        return {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
+
+    gs, ns = [own(t) for t in gtables], [own(t) for t in ntables]
+    by, shared = [], {}
+    for k in sorted(set().union(*gs, *ns)):
+        if category(k).name not in _NAMING:  # a learning rate may be the very difference: never a run's name
+            continue
+        gv, nv = {d.get(k) for d in gs}, {d.get(k) for d in ns}
+        if (len(gv) > 1 or len(nv) > 1) and (gv & nv) - {None}:
+            by.append(k)
+            shared[k] = gv & nv
+    if not by:
+        return gtables, ntables, []
+
+    def sig(d: dict) -> tuple:  # a value only one side has (written another way) tells nothing apart
+        return tuple(d.get(k) if d.get(k) in shared[k] else None for k in by)
+
+    sm = difflib.SequenceMatcher(None, [sig(d) for d in gs], [sig(d) for d in ns], autojunk=False)
+    pairs = [(a, b) for tag, i1, i2, j1, j2 in sm.get_opcodes() if tag in ("equal", "replace")
+             for a, b in zip(range(i1, i2), range(j1, j2))]
+    return [gtables[a] for a, _b in pairs], [ntables[b] for _a, b in pairs], by
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
