@@ -288,3 +288,15 @@ def test_a_jump_taken_only_when_a_command_fails_does_not_stop_unrolling():
     assert ex.unread == [] and f["seed"] == (7, 4)
     ex, f = facts(body.format(jump="; break"))
     assert ex.unread[0].startswith("line 1: $i is set in a `for ((...))` loop not unrolled")
+
+
+def test_a_field_cut_from_an_echoed_pair_is_the_field():
+    """`$(echo "$pair" | cut -d' ' -f2)` on a known pair: the field, as coreutils cuts it; a
+    delimiter or an echo option not read leaves the value as written (unresolved)."""
+    text = ('for pair in "alpha 1e-4" "beta 2e-4"; do\n  lr=$(echo {q}$pair{q} | cut {d} -f2)\n'
+            '  torchrun fit_model.py --lr $lr\ndone\n')
+    for q, d in (('"', "-d' '"), ("", '-d" "'), ("", "-d ' '")):
+        ex, f = facts(text.format(q=q, d=d))
+        assert ex.unread == [] and f["lr"] == (2e-4, 2), (q, d)
+    ex, f = facts(text.format(q="", d="-c1-3"))
+    assert f["lr"][0] == "$(echo $pair | cut -c1-3 -f2)"

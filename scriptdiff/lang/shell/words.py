@@ -768,6 +768,54 @@ class Expander:
             return None
         return Seg(out, self.line_of(node), w.via, (), quoted, anchored=anchored)
 
+    def field_command(self, node, quoted: bool) -> Seg | None:
+        """`$(echo WORDS | cut -d C -f N)` on known words: field N of the line echo prints (its
+        words joined by single blanks), split at the one character C (a tab by default), as
+        coreutils computes it. None for anything else: the command is never run."""
+        kids = [c for c in node.children if c.is_named and c.type != "comment"]
+        if len(kids) != 1 or kids[0].type != "pipeline":
+            return None
+        cmds = [c for c in kids[0].children if c.is_named]
+        if len(cmds) != 2 or any(c.type != "command" for c in cmds):
+            return None
+        names = [self.t(c.child_by_field_name("name")) if c.child_by_field_name("name") is not None else ""
+                 for c in cmds]
+        if names != ["echo", "cut"]:
+            return None
+        words = [w for c in cmds[0].children if c.type != "command_name" and c.is_named for w in self.words(c)]
+        if any(w.unresolved or w.unknown for w in words) or (words and words[0].text.startswith("-")):
+            return None  # echo -n / -e: not read
+        opts = []  # cut's options are literals: read as written, a quoted blank included (-d' ')
+        for c in cmds[1].children:
+            if c.type == "command_name" or not c.is_named:
+                continue
+            raw = self.t(c)
+            if "$" in raw or "`" in raw:
+                return None
+            for q in ("'", '"'):
+                raw = raw.replace(q, "")
+            opts.append(raw)
+        delim, field = "\t", None
+        i = 0
+        while i < len(opts):
+            o = opts[i]
+            if o in ("-d", "-f") and i + 1 < len(opts):
+                o, i = o + opts[i + 1], i + 1
+            if o.startswith("-d"):
+                delim = o[2:]
+            elif o.startswith("-f") and o[2:].isdigit():
+                field = int(o[2:])
+            else:
+                return None
+            i += 1
+        if field is None or field < 1 or len(delim) != 1:
+            return None
+        line = " ".join(w.text for w in words)
+        parts = line.split(delim)
+        out = parts[field - 1] if len(parts) > 1 and field <= len(parts) else (line if len(parts) == 1 else "")
+        via = tuple(dict.fromkeys(v for w in words for v in w.via))
+        return Seg(out, self.line_of(node), via, (), quoted)
+
     def _path_argv(self, cmd) -> list | None:
         """A command of `path_command` as [name, word, ...]; `"$0"` (or `${BASH_SOURCE[0]}` in the
         script itself) as the script's anchored path; None for any other shape."""
@@ -936,6 +984,8 @@ class Expander:
             seg = self.expr(node, quoted) or self.device_count(node, quoted)
             if seg is None:  # $(dirname "$0"), $(cd "$(dirname "$0")/.." && pwd): a path
                 seg = self.path_command(node, quoted)
+            if seg is None:  # $(echo "$pair" | cut -d' ' -f1): a field of a known text
+                seg = self.field_command(node, quoted)
             if seg is not None:  # $(expr 16 / $N): integer arithmetic, evaluated like $((...))
                 return [Word([seg])]
         if t in ("command_substitution", "process_substitution"):
