@@ -106,3 +106,15 @@ def test_runs_of_a_loop_are_paired_by_their_loop_values_when_one_side_runs_fewer
     assert sorted((f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in rep.findings) == [
         ("SD202", "lr", 0.0001, 0.0002, 3, 5),  # both runs of beta: the same lines, said once
         ("SD223", "invocations", 6, 4, None, None)]
+
+
+def test_a_setting_that_differs_in_every_run_of_a_loop_is_one_finding(tmp_path):
+    text = ('for model in alpha beta gamma; do\n'
+            '  torchrun fit_orbit.py --orbit_model $model --orbit_tag ${{model}}{suffix} --lr 1e-4\ndone\n')
+    g, n = write(tmp_path, text.format(suffix=""), text.format(suffix="_npu"))
+    rep = diff_files([g], [n], Options(use_cache=False))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.line, f.npu.line) for f in rep.findings] == [
+        ("SD220", "orbit_tag", "alpha", "alpha_npu", 1, 1)]  # the loop word, where $model gets it
+    f = rep.findings[0]
+    assert f.message.endswith("; the same setting differs in 2 more run(s) of the loop, written at these lines")
+    assert f.extra["more_runs"] == 2 and f.extra["runs"] == [["'beta'", "'beta_npu'"], ["'gamma'", "'gamma_npu'"]]

@@ -559,7 +559,7 @@ class Run:
         out = self.out
         out.masked = joined_masks(out.masked)  # an edit found with both its sides, once
         out.findings.extend(fidelity_notes(out.masked))  # a masked edit that is not exact is said
-        out.findings = _dedupe(out.findings)
+        out.findings = _runs_of_one_line(_dedupe(out.findings))
         for relate in relaters({f.check for f in out.findings}):  # a check that explains its findings by the others
             out.findings = relate(out.findings, out.inputs)
         if self._paired_programs:  # a folder's file its counterpart's run starts under another name
@@ -857,6 +857,34 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
             continue
         seen.add(k)
         out.append(f)
+    return out
+
+
+def _runs_of_one_line(findings: list[Finding]) -> list[Finding]:
+    """The same setting differing in several runs of a loop, written at the same lines on both
+    sides (`--task_name ${model}_${method}` against `..._npu`): one finding, the first run's,
+    saying in how many more runs it differs (`extra["more_runs"]`); the first 20 of their values
+    in `extra["runs"]`."""
+    first: dict = {}
+    out = []
+    for f in findings:
+        if f.check != "hyperparameters" or f.gpu is None or f.npu is None or not f.gpu.line or not f.npu.line:
+            out.append(f)
+            continue
+        k = (f.rule, f.key, f.gpu.path, f.gpu.line, f.npu.path, f.npu.line)
+        head = first.get(k)
+        if head is None:
+            first[k] = f
+            out.append(f)
+            continue
+        head.extra["more_runs"] = head.extra.get("more_runs", 0) + 1
+        runs = head.extra.setdefault("runs", [])
+        if len(runs) < 20:  # the first ones shown; the count says how many
+            runs.append([repr(f.gpu.value), repr(f.npu.value)])
+    for f in first.values():
+        n = f.extra.get("more_runs", 0)
+        if n:
+            f.message += f"; the same setting differs in {n} more run(s) of the loop, written at these lines"
     return out
 
 
