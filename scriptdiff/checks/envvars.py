@@ -58,7 +58,7 @@ def _names_a_place(name: str) -> bool:
     """A variable's name read as a setting's is cosmetic, as written or after its first word
     (a script's namespace: ORBIT_PROJECT_NAME is project_name)."""
     low = name.lower()
-    head, _, rest = low.partition("_")
+    rest = low.partition("_")[2]
     return is_cosmetic(low, dialects=False) or ("_" in rest and is_cosmetic(rest, dialects=False))
 
 

@@ -49,11 +49,6 @@ from .evaluator import parser as _parser
 from .record import Record
 
 
-def read_config(src, ctx) -> Extract:
-    """A file's facts as the engine reads any input (its kind detected, its reader run)."""
-    return engine.extract(src, ctx)
-
-
 def parse_tree(data: bytes):
     """The tree-sitter-bash tree of a script's bytes (`scriptdiff fix` edits by its byte spans)."""
     return _parser().parse(data)
@@ -114,8 +109,8 @@ def extract(src, ctx) -> Extract:
 def _written_configs(rec: Record, ex: Extract) -> dict:
     """Configs the script writes itself and then names, as a config reference or as any option's
     value (`cat <<EOF > $ARGS` ... `train.py --train_args_file $ARGS`): read from the
-    here-document as the file they are, their facts
-    placed at the script's own lines, their own references followed as the script's. Returns
+    here-document as the file they are, their facts placed at the script's own lines, their own
+    references followed as the script's. Returns
     {path: the written config's own references}; a path the launch does not name is not read."""
     named = {ref for ref, _line, _key in rec.references}
     # an option whose value is a file the script wrote names it too (`--train_args_file $ARGS`)
@@ -125,7 +120,7 @@ def _written_configs(rec: Record, ex: Extract) -> dict:
     for path, (text, first) in rec.written.items():
         if path not in named:
             continue
-        got = read_config(Source(name=path, data=text.encode("utf-8")), rec.ctx)
+        got = engine.extract(Source(name=path, data=text.encode("utf-8")), rec.ctx)  # read as any input is
         if any(e.fatal for e in got.errors) or not got.facts:
             continue  # not a config of a kind the tool reads: the reference stays as it was
         for f in got.facts:
