@@ -184,7 +184,7 @@ def pick_orbit_{what}():
         choice = {other}
     return choice
 '''
-NPU_PROBE = '''    if HAS_NPU:
+NPU_PROBE = '''    if ORBIT_NPU_OK:
         ok = False
         if hasattr(torch_npu, "is_available"):
             ok = torch_npu.is_available()
@@ -192,7 +192,7 @@ NPU_PROBE = '''    if HAS_NPU:
             choice = {npu}
             return choice
 '''
-HEAD = "try:\n    import torch_npu\n    HAS_NPU = True\nexcept ImportError:\n    HAS_NPU = False\n"
+HEAD = "try:\n    import torch_npu\n    ORBIT_NPU_OK = True\nexcept ImportError:\n    ORBIT_NPU_OK = False\n"
 
 
 def test_a_probe_that_only_decides_which_device_a_helper_returns_is_the_port(tmp_path):
