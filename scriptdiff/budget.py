@@ -221,6 +221,7 @@ SHOWN_CHARS = 200  # characters of a value a report writes (of a message: twice 
 SHOWN_ITEMS = 20  # elements of a list, set or mapping value a report writes
 SHOWN_SOURCE = 300  # characters of a source line shown under a finding
 SHOWN_BLOCK_LINES = 8  # lines of a multi-line value (a review hunk's) the text report writes, then "… (N more lines)"
+LOOP_RUNS_SHOWN = 20  # values a finding lists of the other runs of a loop it stands for (extra.runs)
 MESSAGE_VALUE_CHARS = 200  # characters of a value a finding's message names (the value itself stays whole)
 SHOWN_STATEMENT = 160  # characters of a Python statement a finding shows as its value, on one line
 SHOWN_EXCERPT = 160  # characters of a long script line shown around a fact's option

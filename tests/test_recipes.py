@@ -168,8 +168,8 @@ def test_the_add_a_rule_recipe_needs_only_its_pack_entries(checkout, tmp_path):
         """), "  "), encoding="utf-8")
     voc = checkout / "rules/vocabulary.yaml"
     text = voc.read_text(encoding="utf-8")
-    text = text.replace("  other:       {rule: SD220, title: other setting}\n",
-                        "  other:       {rule: SD220, title: other setting}\n"
+    text = text.replace("  other:       {rule: SD220, title: other setting, naming: true}\n",
+                        "  other:       {rule: SD220, title: other setting, naming: true}\n"
                         "  distill:     {rule: SD298, title: distillation}\n", 1)
     text = text.replace("\n  lr:                 {", "\n  kd_temperature:     {category: distill, type: float, "
                                                     "aliases: [distill_temperature]}\n  lr:                 {", 1)

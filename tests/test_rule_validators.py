@@ -83,7 +83,7 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
      "categories.attention.rule: SD015 is not a finding of the hyperparameters check"),
     ("vocabulary.yaml", "attention:   {rule: SD201,", "attention:   {rule: SD301,", "{rule: SD301",
      "categories.attention.rule: SD301 is not a finding of the hyperparameters check"),
-    ("vocabulary.yaml", "  other:       {rule: SD220, title: other setting}\n", "", "categories:\n  attention",
+    ("vocabulary.yaml", "  other:       {rule: SD220, title: other setting, naming: true}\n", "", "categories:\n  attention",
      "categories: categories need 'other', the category of a key outside the vocabulary"),
     # issue 41: a key whose GPU word fix copies is a vocabulary key whose words encode its value
     ("fix.yaml", "fix_copies:\n  params_dtype:", "fix_copies:\n  lr:", "  lr: {why",

@@ -32,8 +32,8 @@ from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from . import structure
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
-                                  names_npu, norm_name, normalize, same_place_elsewhere, settings_in_name,
-                                  value_has_shape, vocab, weights_words, words, written_name)
+                                  names_npu, naming_rules, norm_name, normalize, same_place_elsewhere,
+                                  settings_in_name, value_has_shape, vocab, weights_words, words, written_name)
 
 
 # ---------------------------------------------------------------- derivations
@@ -227,11 +227,6 @@ def _follows(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
     return reclassified(f, "derived-value-follows", msg, rs=rs)
 
 
-# the categories whose settings a caller may hand a launch script as its arguments (folders of data,
-# results and logs on a platform that mounts them): a value of these taken from `$N` is not known here
-_CALLER_CATEGORIES = ("data", "other", "cosmetic")
-
-
 def _caller_arg(f: Fact | None) -> str | None:
     """`$N` when the fact's value is the script's own argument N, or a path under it (`$2/train`):
     given by whoever starts the script, not known here; else None."""
@@ -254,7 +249,7 @@ def _from_caller(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
     stays its category's finding, with the unresolved note."""
     if f.severity == Severity.INFO:
         return f
-    if f.rule not in {category_named(c, rs).rule for c in _CALLER_CATEGORIES}:
+    if f.rule not in naming_rules(rs):  # rules/vocabulary.yaml categories marked `naming`
         return f
     said = [(side, arg) for side, x in (("GPU", g), ("NPU", n)) for arg in [_caller_arg(x)] if arg]
     if not said:

@@ -17,7 +17,7 @@ from .validators_common import CODE, FRAMEWORKS, TYPES, is_lower
 # ------------------------------------------------------------------ rules/vocabulary.yaml
 
 section("categories", Table(Record(
-    {"rule": CODE, "title": Str()}, required=("rule",), need="the rule its differences are",
+    {"rule": CODE, "title": Str(), "naming": Bool()}, required=("rule",), need="the rule its differences are",
     gone={"severity": "a category only names its rule: the severity is the rule's, written once in its "
                       "rules: catalogue"})))
 ALIAS = Name("a normalised name (lower case, _ for -, no dots: a dotted path belongs to a dialect)",

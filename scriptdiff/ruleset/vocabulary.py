@@ -624,6 +624,7 @@ class Category:
     name: str
     rule: str
     title: str
+    naming: bool = False  # its settings may name things (paths, runs) rather than set numerics
 
 
 def category_named(name: str, rs: RuleSet | None = None) -> Category:
@@ -632,7 +633,13 @@ def category_named(name: str, rs: RuleSet | None = None) -> Category:
     c = cats.get(name)
     if c is None:
         name, c = "other", cats["other"]
-    return Category(name=name, rule=c["rule"], title=c.get("title", "setting"))
+    return Category(name=name, rule=c["rule"], title=c.get("title", "setting"), naming=bool(c.get("naming")))
+
+
+def naming_rules(rs: RuleSet | None = None) -> frozenset:
+    """The rule codes of the categories marked `naming` (rules/vocabulary.yaml)."""
+    cats = (rs or load()).section("categories", {}) or {}
+    return frozenset(c["rule"] for c in cats.values() if c.get("naming"))
 
 
 def category(key: str, rs: RuleSet | None = None) -> Category:

@@ -26,6 +26,7 @@ import difflib
 import posixpath
 from dataclasses import dataclass, field
 
+from .. import budget
 from . import alignment
 from .compare import FactTable, compare_tables, equal
 from ..ruleset.devices import may_branch
@@ -812,10 +813,6 @@ def _invocation_count(unit: Unit, ng: int, nn: int, by: list[str] | None = None)
                    message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: {how}")
 
 
-# the categories whose settings may name a run of a loop (a model, a dataset, a method's name)
-_NAMING = ("data", "other", "cosmetic")
-
-
 def _paired_runs(gtables: list[FactTable], ntables: list[FactTable]
                  ) -> tuple[list[FactTable], list[FactTable], list[str]]:
     """Two sides that start different numbers of programs (a loop over models and methods, one
@@ -829,7 +826,7 @@ def _paired_runs(gtables: list[FactTable], ntables: list[FactTable]
     gs, ns = [own(t) for t in gtables], [own(t) for t in ntables]
     by, shared = [], {}
     for k in sorted(set().union(*gs, *ns)):
-        if category(k).name not in _NAMING:  # a learning rate may be the very difference: never a run's name
+        if not category(k).naming:  # a learning rate may be the very difference: never a run's name
             continue
         gv, nv = {d.get(k) for d in gs}, {d.get(k) for d in ns}
         if (len(gv) > 1 or len(nv) > 1) and (gv & nv) - {None}:
@@ -863,8 +860,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 def _runs_of_one_line(findings: list[Finding]) -> list[Finding]:
     """The same setting differing in several runs of a loop, written at the same lines on both
     sides (`--task_name ${model}_${method}` against `..._npu`): one finding, the first run's,
-    saying in how many more runs it differs (`extra["more_runs"]`); the first 20 of their values
-    in `extra["runs"]`."""
+    saying in how many more runs it differs (`extra["more_runs"]`); the first
+    budget.LOOP_RUNS_SHOWN of their values in `extra["runs"]`."""
     first: dict = {}
     out = []
     for f in findings:
@@ -879,7 +876,7 @@ def _runs_of_one_line(findings: list[Finding]) -> list[Finding]:
             continue
         head.extra["more_runs"] = head.extra.get("more_runs", 0) + 1
         runs = head.extra.setdefault("runs", [])
-        if len(runs) < 20:  # the first ones shown; the count says how many
+        if len(runs) < budget.LOOP_RUNS_SHOWN:  # the first ones shown; the count says how many
             runs.append([repr(f.gpu.value), repr(f.npu.value)])
     for f in first.values():
         n = f.extra.get("more_runs", 0)
