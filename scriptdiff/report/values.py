@@ -215,8 +215,23 @@ def json_report(doc: dict, full: bool = False) -> dict:
 def json_text(doc: Any) -> str:
     """`doc` as indented JSON, with C1 and bidirectional controls as \\u escapes (valid JSON,
     the same data; json.dumps escapes C0 controls itself)."""
-    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    text = _indented(doc)
     return _JSON_UNSAFE.sub(_json_escape, text) + "\n"
+
+
+def _indented(doc: Any) -> str:
+    """json.dumps(doc, indent=2, ensure_ascii=False), byte for byte, in a third of the time:
+    json's C encoder writes the document compact (with indent it falls back to Python), and
+    msgspec re-indents the text without reading its numbers or strings again (so floats keep
+    json's spelling). A document that is no strict JSON (NaN) takes json's own path."""
+    compact = json.dumps(doc, ensure_ascii=False)
+    try:
+        import msgspec.json  # lazy: only a JSON report re-indents
+
+        data = msgspec.json.format(compact.encode("utf-8", "surrogatepass"), indent=2)
+        return data.decode("utf-8", "surrogatepass")
+    except Exception:  # NaN or Infinity (msgspec reads strict JSON): json indents it itself
+        return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
 # what GitHub-flavoured Markdown could read as markup in a table cell: HTML and autolinks (< >),
