@@ -3,7 +3,8 @@
 Run: python benchmarks/bench_tree.py [runs]
 Prints medians for: the git baseline; scriptdiff with a cold cache (fresh cache folder
 each run); warm, the same run replayed (commands/runmemo.py); warm with the per-file cache
-only (SCRIPTDIFF_NO_RUN_MEMO=1: every file read again); and --no-cache. Ratios are against the git
+only (SCRIPTDIFF_NO_RUN_MEMO=1: every file read again); warm with one module edited before
+each run (one pair parsed, the rest from the cache); and --no-cache. Ratios are against the git
 baseline measured in the same run.
 """
 from __future__ import annotations
@@ -56,8 +57,29 @@ def main() -> None:
         print(row("scriptdiff diff DIR DIR (warm: the run replayed)", warm, base))
         files = time_cmd(cmd, runs, warmup=0, env=dict(env, SCRIPTDIFF_NO_RUN_MEMO="1"))
         print(row("scriptdiff diff DIR DIR (warm: per-file cache)", files, base))
+        edited = _one_edit(cmd, env, Path(n), runs)
+        print(row("scriptdiff diff DIR DIR (warm: one file edited)", edited, base))
         nocache = time_cmd(cmd + ["--no-cache"], runs, env=bench_env({"SCRIPTDIFF_CACHE_DIR": str(cache)}))
         print(row("scriptdiff diff DIR DIR --no-cache", nocache, base))
+
+
+def _one_edit(cmd: list[str], env: dict, npu: Path, runs: int) -> list[float]:
+    """Each run after a new edit of one NPU module (a line of code with a value no run has seen:
+    that file's reading and its pair are cache misses, every other file a hit), as a user's next
+    run after saving a file is; the file is put back afterwards."""
+    target = sorted(npu.rglob("*.py"))[len(list(npu.rglob("*.py"))) // 2]
+    original = target.read_bytes()
+    out = []
+    try:
+        for i in range(runs + 1):
+            target.write_bytes(original + f"\nEDITED_{i} = {i + 1}\n".encode())
+            t = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            if i:  # the first edit's run is a warm-up
+                out.append(time.perf_counter() - t)
+    finally:
+        target.write_bytes(original)
+    return out
 
 
 if __name__ == "__main__":
