@@ -469,3 +469,101 @@ def test_a_check_the_npu_side_adds_refuses_a_run_and_changes_none(tmp_path):
         "    opt = torch", "    if not load_weights(params):\n        raise RuntimeError(\"no weights\")\n    opt = torch"))
     assert [(f.rule, f.npu.line, f.message) for f in r.findings if f.check == "script" and f.severity != "info"] == [
         ("SD102", 5, "statement on NPU only")]
+
+
+PROBE_GPU = '''import torch
+
+
+def has_kestrel(want):
+    want = str(want)
+    if want.startswith("cuda"):
+        return torch.cuda.is_available()
+    elif want == "mps":
+        return torch.backends.mps.is_available()
+    elif want == "xpu":
+        return torch.xpu.is_available()
+    elif want == "cpu":
+        return True
+    else:
+        raise ValueError(want)
+
+
+def pick_kestrel(try_device):
+    try_device = str(try_device)
+    if try_device.startswith("cuda"):
+        assert torch.cuda.is_available()
+        dev = torch.device(try_device)
+    elif try_device == "xpu":
+        assert torch.xpu.is_available()
+        dev = torch.device("xpu")
+    else:
+        dev = torch.device(try_device)
+    return dev
+'''
+
+PROBE_NPU = '''import torch
+import torch_npu
+
+
+def has_kestrel(want):
+    want = str(want)
+    if want.startswith("cuda"):
+        return torch.cuda.is_available()
+    elif want == "mps":
+        return torch.backends.mps.is_available()
+    elif want == "npu":
+        return torch.npu.is_available()
+    elif want == "cpu":
+        return True
+    elif want == "xpu":
+        return torch.xpu.is_available()
+    else:
+        raise ValueError(want)
+
+
+def pick_kestrel(try_device):
+    try_device = str(try_device)
+    match try_device:
+        case "cuda":
+            assert torch.cuda.is_available()
+            dev = torch.device("cuda")
+        case "npu":
+            assert torch.npu.is_available()
+            dev = torch.device("npu")
+        case _:
+            dev = torch.device(try_device)
+    return dev
+'''
+
+
+def test_a_device_probe_and_a_device_check_rewritten_as_match_are_the_port(tmp_path):
+    """A function whose every return is a device test or a constant truth answers whether a device
+    is there; `assert torch.cuda.is_available()` checks the run's own device; an if chain rewritten
+    as `match` over device names only places tensors: each is info, with what it reaches."""
+    r = run(tmp_path, PROBE_GPU, PROBE_NPU)
+    check = {"sink": None, "only": ["a device check"]}
+    assert code(r) == [
+        ("SD103", "code:fit.py:has_kestrel", 12, 15, "statement differs; reaches nothing training computes "
+         "(a device check)", check),
+        ("SD103", "code:fit.py:has_kestrel", 13, 16, "statement differs; reaches nothing training computes "
+         "(a device check)", check),
+        ("SD103", "code:fit.py:pick_kestrel", 20, None, "statement on GPU only; reaches nothing training "
+         "computes (a device check, placement)", {"sink": None, "only": ["a device check", "placement"]}),
+        ("SD103", "code:fit.py:pick_kestrel", None, 23, "statement on NPU only; reaches nothing training "
+         "computes (a device check, placement)", {"sink": None, "only": ["a device check", "placement"]})]
+
+
+def test_a_match_arm_that_seeds_and_a_function_that_returns_more_than_a_test_stay_loud(tmp_path):
+    (tmp_path / "b").mkdir()
+    npu = PROBE_NPU.replace('            dev = torch.device("npu")\n',
+                            '            dev = torch.device("npu")\n            torch.manual_seed(7)\n')
+    r = run(tmp_path, PROBE_GPU, npu)
+    assert [(f[0], f[1], f[2], f[3]) for f in code(r) if f[1].endswith("pick_kestrel")] == [
+        ("SD103", "code:fit.py:pick_kestrel", 20, None), ("SD101", "code:fit.py:pick_kestrel", None, 23)]
+    assert code(r)[-1][5]["sink"] == "randomness"
+    # `return 0.5` among its returns: no device test, its callers are not in the file (unknown)
+    gpu = PROBE_GPU.replace("        return True\n", "        return 0.5\n")
+    npu = PROBE_NPU.replace("        return True\n", "        return 0.5\n")
+    r = run(tmp_path / "b", gpu, npu)
+    assert [(f[0], f[2], f[3]) for f in code(r) if f[1].endswith("has_kestrel")] == [
+        ("SD102", 12, 15), ("SD102", 13, 16)]

@@ -44,6 +44,8 @@ from .parse import canon_qn, match_name, rules
 SINK, INERT, UNKNOWN = "sink", "inert", "unknown"
 NOTHING, UNREAD = "nothing", "nothing reads it"
 ASSERTION = "an assertion's message"  # what a failed check says: words for people
+DEVICE_CHECK = "a device check"  # whether a device is there: each run answers for its own
+_MATCH = getattr(ast, "Match", None)
 DEVICE, DTYPE, HOST = "device", "dtype", "host"  # HOST: a device a tensor of either run may be on (the CPU)
 
 
@@ -130,6 +132,12 @@ def _stores(target) -> set:
     return {x.id for x in ast.walk(target) if type(x) is ast.Name and type(x.ctx) is ast.Store}
 
 
+def _probe_calls() -> tuple:
+    """Every call rules/devices.yaml lists as asking whether a device is there, of any family."""
+    calls = (table().get("python") or {}).get("calls") or ()
+    return tuple(m for c in calls for m in c.get("match") or ())
+
+
 def _words(name: str) -> list[str]:
     return [w for w in name.lower().replace(".", "_").split("_") if w]
 
@@ -159,6 +167,7 @@ class Flow:
         self._lines: dict[int, list] | None = None
         self.aliases: dict[str, str] = {}
         self._bound: dict[int, tuple] = {}
+        self.probes: dict[int, bool] = {}  # id(function) -> whether it is a device test (Walk.probe_function)
         stack = [(self.tree, self.tree)]
         while stack:  # one pass, depth first, each node with the scope it is in
             node, scope = stack.pop()
@@ -481,6 +490,11 @@ class Search:
             for x in targets:
                 self.bind(x, kind, item, depth)
             return
+        if t is ast.Assert and self.device_probe(s.test) or t is ast.Raise and self.in_probe(s):
+            # `assert torch.cuda.is_available()`, or a device test's refusal of a device it does
+            # not know: each run on its own device
+            self.effect(DEVICE_CHECK)
+            return
         if t in (ast.Assert, ast.Raise):
             self.cannot("an assertion (whether the run goes on)")
             return
@@ -502,6 +516,13 @@ class Search:
         if t in (ast.If, ast.While):
             self.scan(s.test, item, depth)
             self.block(s.body + s.orelse, item, depth)
+            return
+        if t is _MATCH:  # `match x: case "npu": ...`: the subject and the guards decide the arms
+            self.scan(s.subject, item, depth)
+            for case in s.cases:
+                if case.guard is not None:
+                    self.scan(case.guard, item, depth)
+                self.block(case.body, item, depth)
             return
         if t in (ast.For, ast.AsyncFor):
             self.scan(s.iter, item, depth)
@@ -625,6 +646,9 @@ class Search:
             if t is ast.Assert and cur is par.msg:  # what a failed check says: words for people
                 self.effect(ASSERTION)
                 return
+            if t is ast.Assert and self.device_probe(par.test):
+                self.effect(DEVICE_CHECK)
+                return
             if t in (ast.Assert, ast.Raise):
                 self.cannot("an assertion (whether the run goes on)")
                 return
@@ -709,6 +733,9 @@ class Search:
         _tag, fn, depth = item
         if type(fn) not in _FUNCS:
             self.cannot("a value a lambda or a module returns")
+            return
+        if self.probe_function(fn):  # it answers whether a device is there: each run for its own
+            self.effect(DEVICE_CHECK)
             return
         self.callers_get(fn, item, depth, f"what {fn.name}() returns, whose callers are not in the file")
 
@@ -1023,6 +1050,53 @@ class Search:
             if d is node:
                 return x.arg
         return None
+
+    def device_probe(self, expr) -> bool:
+        """A test of whether a device is there (rules/devices.yaml `python.calls` of any family:
+        `torch.cuda.is_available()`, `torch.backends.mps.is_available()`; `hasattr(torch, "npu")`;
+        `torch.cuda.device_count() > 0`), or `not`/`and`/`or` of such tests."""
+        t = type(expr)
+        if t is ast.UnaryOp and type(expr.op) is ast.Not:
+            return self.device_probe(expr.operand)
+        if t is ast.BoolOp:
+            return all(self.device_probe(v) for v in expr.values)
+        if t is ast.Compare:
+            return len(expr.ops) == 1 and type(expr.left) is ast.Call \
+                and self.f.callee(expr.left).rsplit(".", 1)[-1] == "device_count" \
+                and type(expr.comparators[0]) is ast.Constant and type(expr.comparators[0].value) is int
+        if t is not ast.Call:
+            return False
+        name = self.f.callee(expr)
+        if name == "hasattr" and len(expr.args) == 2 and type(expr.args[1]) is ast.Constant:
+            return isinstance(expr.args[1].value, str) and family_of(expr.args[1].value) is not None
+        return match_name(name, _probe_calls())
+
+    def in_probe(self, node) -> bool:
+        fn = self.f.scope_of(node)
+        return type(fn) in _FUNCS and self.probe_function(fn)
+
+    def probe_function(self, fn) -> bool:
+        """A function every return of which is a device test or a constant truth, one at least a
+        device test (`def has_dev(name): if name == "npu": return torch.npu.is_available() ...
+        return True`): its result says whether a device is there."""
+        got = self.f.probes.get(id(fn))
+        if got is None:
+            probes = consts = 0
+            stack = list(ast.iter_child_nodes(fn))
+            while stack and consts >= 0:
+                n = stack.pop()
+                if isinstance(n, _SCOPES):
+                    continue
+                if type(n) is ast.Return:
+                    if n.value is not None and self.device_probe(n.value):
+                        probes += 1
+                    elif type(n.value) is ast.Constant and type(n.value.value) is bool:
+                        consts += 1
+                    else:
+                        consts = -1
+                stack.extend(ast.iter_child_nodes(n))
+            got = self.f.probes[id(fn)] = probes > 0 and consts >= 0
+        return got
 
     def picks_device(self, expr) -> bool:
         """A returned value that is a device: by its shape or name, or a local name every
