@@ -251,6 +251,27 @@ def test_deepspeeds_loss_scale_defaults_written_out_equal_them_left_out(tmp_path
     assert [r for r in rows(rep) if r[1] != "info"] == [("SD209", "error", "loss_scale_window", 500.0, 1000, 5, None)]
 
 
+
+ZPP = ',\n    "zero_quantized_weights": {w},\n    "zero_quantized_gradients": false'
+ACKPT = '{{\n  "train_micro_batch_size_per_gpu": 1,\n  "activation_checkpointing": {{\n    "partition_activations": {p},' \
+    '\n    "cpu_checkpointing": true,\n    "number_checkpoints": 4\n  }}\n}}\n'
+
+
+def test_zero_plus_plus_left_at_deepspeeds_default_and_activation_checkpointing_are_no_difference(tmp_path):
+    """ZeRO++'s quantized weights and gradients written `false` equal DeepSpeed's default; the
+    activation_checkpointing section only trades memory for time (SD221, info)."""
+    rep = pair(tmp_path, "ds.json", DS.format(scale="", extra=""), DS.format(scale="", extra=ZPP.format(w="false")))
+    assert rows(rep) == []
+    rep = pair(tmp_path / "a", "ds.json", '{\n  "train_micro_batch_size_per_gpu": 1\n}\n', ACKPT.format(p="true"))
+    assert [(r[0], r[1], r[2]) for r in rows(rep)] == [
+        ("SD221", "info", "activation_checkpointing.cpu_checkpointing"),
+        ("SD221", "info", "activation_checkpointing.number_checkpoints"),
+        ("SD221", "info", "activation_checkpointing.partition_activations")]
+    # int8 weights on one side: the ZeRO setting differs from the default
+    rep = pair(tmp_path / "q", "ds.json", DS.format(scale="", extra=""), DS.format(scale="", extra=ZPP.format(w="true")))
+    assert rows(rep) == [("SD213", "warning", "zero_quantized_weights", False, True, None, 8)]
+
+
 # --------------------------------------- a helper defined on one side only, called nowhere in its file
 
 HELPERS = "import torch\n\n\ndef scale(x):\n    return x * 2\n{extra}"
