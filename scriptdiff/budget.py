@@ -160,6 +160,7 @@ CALL_DEPTH = 12  # functions of a Python file followed inside one another to eva
 NAMES_BY_TEXT = 32  # module device names, dicts and helpers up to which a statement is searched for them by text (more: by its names)
 RELEVANCE_STEPS = 400  # places a code difference's value is followed to before its reach is unknown (relevance.py)
 RELEVANCE_DEPTH = 3  # calls of the file's own functions followed inside one another from a code difference
+UNWRAP_DEPTH = 8  # blocks one side wraps inside one another around statements the other runs as they are (align.unwrap)
 CONFIG_VALUE_DEPTH = 50  # nesting of a value of a Python config (mmengine dict trees)
 CONFIG_POWER_EXPONENT = 64  # exponent up to which `a ** b` is evaluated in a Python config
 CONFIG_OPAQUE_CHARS = 200  # characters of an unevaluated Python config expression kept as its text

@@ -307,20 +307,23 @@ def test_a_loop_edited_not_rewritten_keeps_its_statement_findings(tmp_path):
         ("SD102", "code:fit.py:fit", 17, None, "statement on GPU only", {})]
 
 
-def test_a_rewritten_function_that_trains_nothing_is_no_region(tmp_path):
-    """A rewritten data function: no training step on either side, its statements are compared
-    one by one."""
+def test_a_rewritten_function_that_trains_nothing_is_one_finding(tmp_path):
+    """A rewritten data function: no training step on either side, its statement findings are one
+    SD109 for the function, with both spans and how many it folds; edited, not rewritten, its
+    statements are compared one by one."""
     gpu = "def shard(items, n):\n    out = []\n    for i, x in enumerate(items):\n        if i % n == 0:\n" \
           "            out.append(x)\n    return out\n"
     npu = "def shard(items, n):\n    keep = items[::n]\n    total = len(keep)\n    assert total >= 0\n" \
           "    return list(keep)\n"
     r = run(tmp_path, gpu, npu)
-    assert not any(f.rule == "SD110" for f in r.findings)
-    assert [(f.rule, f.gpu and f.gpu.line, f.npu and f.npu.line, f.message) for f in r.findings] == [
-        ("SD102", 2, None, "statement on GPU only"), ("SD102", 3, None, "statement on GPU only"),
-        ("SD102", 6, 5, "statement differs"), ("SD101", None, 2, "statement on NPU only"),
-        ("SD102", None, 3, "statement on NPU only"),
-        ("SD103", None, 4, "statement on NPU only; reaches nothing training computes (a check the NPU side adds)")]
+    assert [(f.rule, f.severity, f.gpu.line, f.npu.line, f.message, f.extra) for f in r.findings] == [
+        ("SD109", "warning", 1, 1, "function shard was rewritten (5 of 5 statements differ on GPU, 4 of 4 on NPU): "
+         "one finding for the region, its 6 statement findings folded; what it computes is not compared "
+         "statement by statement", {"region": {"gpu": [1, 6], "npu": [1, 5], "statement_findings": 6, "reaches": []}})]
+    (tmp_path / "e").mkdir()
+    r = run(tmp_path / "e", gpu, gpu.replace("i % n == 0", "i % n == 1"))
+    assert [(f.rule, f.gpu.line, f.npu.line, f.message) for f in r.findings] == [
+        ("SD102", 4, 4, "the if header differs")]
 
 
 def test_a_hand_written_accumulation_in_an_elif_of_a_method_is_read(tmp_path):

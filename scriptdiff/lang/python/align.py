@@ -13,6 +13,7 @@ import difflib
 
 import libcst as cst
 
+from ... import budget
 from ...model import Severity, Side
 from .classify import Classifier, severity_rule
 from .evaluate import add_argument
@@ -25,6 +26,10 @@ from .port import PortChecks
 from .regions import Regions
 from .values import ValueChecks
 from ..text import opcodes
+
+
+# compound statements that may wrap a block the other side runs as it is (align.unwrap)
+_WRAPPERS = (cst.With, cst.Try, getattr(cst, "TryStar", cst.Try), cst.For, cst.While, cst.If)
 
 
 class Aligner:
@@ -103,12 +108,41 @@ class Aligner:
         # device plumbing with no counterpart (`device = platform.device_type` before a `with
         # torch.device(device):`) is the port wherever it stands: not paired with what it precedes
         Gs, gk, Ns, nk = self.nodes.plumb.unpaired(Gs, gk, Ns, nk, self.anchor)
+        Gs, gk, Ns, nk = self.unwrap(Gs, gk, Ns, nk, scope)
         for tag, i1, i2, j1, j2 in opcodes(gk, nk, whole=True):
             if tag == "equal":
                 for gs, ns in zip(Gs[i1:i2], Ns[j1:j2]):
                     self.pair(gs, ns, scope)
             else:
                 self.pair_up(Gs[i1:i2], Ns[j1:j2], scope)
+
+    def unwrap(self, Gs: list[St], gk: list, Ns: list[St], nk: list, scope: str):
+        """A block one side wraps around statements the other runs as they are (`with
+        torch.no_grad():`, `try:`, a tiling `for` loop, an `if`): the wrapper is one finding, on its
+        side only, and what it holds is compared with the other side's statements. Taken when
+        most of its block (at least two statements) has counterparts by key there."""
+        for _ in range(budget.UNWRAP_DEPTH):
+            done = False
+            for side in ("npu", "gpu"):
+                A, ak, bk, nm = (Ns, nk, gk, self.s.nn) if side == "npu" else (Gs, gk, nk, self.s.gn)
+                other = set(bk)
+                for i, s in enumerate(A):
+                    if s.kind != "compound" or type(s.node) not in _WRAPPERS or ak[i] in other or not s.clauses:
+                        continue
+                    body = [x for x in s.clauses[0][2] if x.kind != "import"]
+                    keys = [self.key(x, nm) for x in body]
+                    hits = sum(k in other for k in keys)
+                    if hits < 2 or 2 * hits < len(body):
+                        continue
+                    where = "GPU" if side == "npu" else "NPU"
+                    self.cls.report_one_sided(s, side, scope, note=f"it wraps {len(body)} statement(s) the "
+                                              f"{where} side runs unwrapped, compared with them")
+                    A[i:i + 1], ak[i:i + 1] = body, keys
+                    done = True
+                    break
+            if not done:
+                break
+        return Gs, gk, Ns, nk
 
     def anchor(self, s: St, nm: Norm):
         if s.kind == "compound":

@@ -327,8 +327,9 @@ class Classifier:
         s.add_finding(severity_rule(sev), scope, gside, nside,
                       f"{callee}: arguments {names} differ (bound to its signature, defaults included)", extra)
 
-    def report_one_sided(self, st: St, side: str, scope: str) -> None:
-        """A statement on one side only (its key is the whole statement's, blocks included)."""
+    def report_one_sided(self, st: St, side: str, scope: str, note: str | None = None) -> None:
+        """A statement on one side only (its key is the whole statement's, blocks included);
+        `note` is added to its message."""
         s = self.s
         p, nm = (s.g, s.gn) if side == "gpu" else (s.n, s.nn)
         k = s.keys.get(id(st))
@@ -342,7 +343,7 @@ class Classifier:
         sev = self.classify(None, [st], inner)
         what = {"FunctionDef": "function", "ClassDef": "class"}.get(type(st.node).__name__, "statement")
         where = "GPU" if side == "gpu" else "NPU"
-        msg = f"{what} on {where} only" + (f": {st.name}" if st.name else "")
+        msg = f"{what} on {where} only" + (f": {st.name}" if st.name else "") + (f"; {note}" if note else "")
         moved = device_move(st)
         if moved is not None:  # labels = labels.npu(): where a tensor lives, not what it holds
             sev, msg = Severity.INFO, f"{msg}: {moved} moved to the device (placement, not numerics)"

@@ -110,17 +110,48 @@ class Regions:
             return False
         st = self.s
         matched = self.matched(gl, nl, lambda s, side: self.al.key(s, st.gn if side == "gpu" else st.nn))
-        if not self.enough(matched, total) or not (self.steps(gbody, "gpu") and self.steps(nbody, "npu")):
+        if not self.enough(matched, total):
             return False
+        trains = self.steps(gbody, "gpu") and self.steps(nbody, "npu")
+        if not trains:
+            if type(gs.node) is not cst.FunctionDef:
+                return False  # a loop that trains nothing: its function, if rewritten, is the region
+            # rewritten, not edited: most statements have no counterpart even by what they assign
+            # or call (an argument changed at every call site is edits, each its own finding)
+            anchored = self.matched(gl, nl, lambda s, side: self.al.anchor(s, st.gn if side == "gpu" else st.nn))
+            if not self.enough(anchored, total):
+                return False
         first = len(st.findings)
         self.al.block(gbody, nbody, scope)
-        gone = {code(name) for name in CODE_RULES + ("import-differs", "code-region-rewritten")}
-        inner = code("code-region-rewritten")  # a region inside this one: what it stood for
-        said = sum(f.extra["region"]["statement_findings"] if f.rule == inner else 1
-                   for f in st.findings[first:] if f.rule in gone)
+        gone = {code(name) for name in CODE_RULES + ("import-differs", "code-region-rewritten", "code-function-rewritten")}
+        inner = (code("code-region-rewritten"), code("code-function-rewritten"))  # a region inside: what it stood for
+        replaced = [f for f in st.findings[first:] if f.rule in gone]
+        said = sum(f.extra["region"]["statement_findings"] if f.rule in inner else 1 for f in replaced)
+        if not trains and all(f.severity == "info" for f in replaced):
+            return True  # every difference of it reaches nothing training computes: each says so
         st.findings[first:] = [f for f in st.findings[first:] if f.rule not in gone]
-        self.report(gs, ns, gl, nl, scope, said, matched)
+        if trains:
+            self.report(gs, ns, gl, nl, scope, said, matched)
+        else:
+            self.report_function(gs, ns, gl, nl, scope, said, matched, replaced)
         return True
+
+    def report_function(self, gs: St, ns: St, gl: list[St], nl: list[St], scope: str, said: int, matched: int,
+                        replaced: list) -> None:
+        """A function that trains nothing, rewritten (a kernel, a communication backend): one loud
+        finding for it, naming what its differences reach where that was found."""
+        st = self.s
+        gspan, nspan = span(gs, gl), span(ns, nl)
+        sinks = sorted({(f.extra or {}).get("reaches", {}).get("sink") for f in replaced} - {None})
+        reach = f"; its differences reach {', '.join(relevance.shown(x) for x in sinks)}" if sinks else ""
+        msg = (f"function {gs.name} was rewritten ({len(gl) - matched} of {len(gl)} statements differ on GPU, "
+               f"{len(nl) - matched} of {len(nl)} on NPU): one finding for the region, its {said} statement "
+               f"findings folded{reach}; what it computes is not compared statement by statement")
+        gside = Side(value=one_line(gs.hraw), path=st.g.name, line=gs.line, source=st.g.text_at(gs.line))
+        nside = Side(value=one_line(ns.hraw), path=st.n.name, line=ns.line, source=st.n.text_at(ns.line))
+        st.add_finding(code("code-function-rewritten"), scope, gside, nside, msg,
+                       {"region": {"gpu": list(gspan), "npu": list(nspan), "statement_findings": said,
+                                   "reaches": sinks}})
 
     def report(self, gs: St, ns: St, gl: list[St], nl: list[St], scope: str, said: int, matched: int) -> None:
         st = self.s
