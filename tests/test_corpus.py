@@ -19,7 +19,8 @@ against its NPU run. Only findings of severity warning or error count.
   * A code label (`key: code`, Python structural changes) is found, both under its key
     and overall, when a finding of check `script` has a GPU line within gpu_line..gpu_end
     or an NPU line within npu_line..npu_end (the lines of the other places a grouped finding
-    names, `extra["also"]`, count as its lines).
+    names, `extra["also"]`, count as its lines; a finding for a whole region, SD109 or SD110,
+    covers the lines of its `extra["region"]` span on each side: it points the reader there).
 Noise: warning/error findings on pairs labelled `faithful: true`.
 Accounting: every input of a pair appears in `report.inputs`; one that is not understood
 must say what (`unread`); pairs with such an input are listed as "flagged".
@@ -81,9 +82,14 @@ def label_found(label: dict, findings: list) -> tuple[bool, bool]:
         def places(f):  # (GPU line, NPU line) of the finding and of the other places it groups
             return [(f.gpu.line if f.gpu else None, f.npu.line if f.npu else None)] + \
                 [tuple(x) for x in (f.extra or {}).get("also", [])]
-        hit = any(f.check == "script" and any(
+        def covers(f):  # a region finding's span on a side meets the label's lines there
+            span = (f.extra or {}).get("region") or {}
+            return any(span.get(side) and label.get(f"{side}_line") is not None
+                       and span[side][0] <= (label.get(f"{side}_end") or label[f"{side}_line"])
+                       and label[f"{side}_line"] <= span[side][1] for side in ("gpu", "npu"))
+        hit = any(f.check == "script" and (covers(f) or any(
             _in(gl, label.get("gpu_line"), label.get("gpu_end")) or _in(nl, label.get("npu_line"), label.get("npu_end"))
-            for gl, nl in places(f)) for f in findings)
+            for gl, nl in places(f))) for f in findings)
         return hit, hit
     key = norm(label["key"])
     by_key = any(norm(f.key) == key for f in findings)

@@ -56,6 +56,18 @@ def test_nested_keys_of_an_unknown_framework_land_on_their_keys(tmp_path):
         "learning-rate schedule: trainer.epoch (num_train_epochs) is 3.0 on GPU and 5.0 on NPU"
 
 
+LEVELS = "amp_level: {amp}\nscheduler: {sched}\nlr: 0.1\n"
+
+
+def test_a_mixed_precision_level_and_a_schedules_name_land_on_their_keys(tmp_path):
+    r = pair(tmp_path, "run.yaml", LEVELS.format(amp="O2", sched="cosine_decay"),
+             LEVELS.format(amp="O3", sched="step_decay"))
+    assert rows(r) == [("SD202", "lr_decay_style", "cosine_decay", "step_decay", 2, 2),
+                       ("SD205", "params_dtype", "o2", "o3", 1, 1)]
+    assert pair(tmp_path / "same", "run.yaml", LEVELS.format(amp="O2", sched="cosine_decay"),
+                LEVELS.format(amp="o2", sched="cosine_decay")).findings == []
+
+
 def test_nested_keys_faithful_port_is_silent_and_a_move_is_info(tmp_path):
     assert pair(tmp_path, "run.yaml", config(), config()).findings == []
     r = pair(tmp_path / "moved", "run.yaml", config(), config(weights="/home/user/work/models/Orca-7B"))
@@ -101,6 +113,14 @@ def test_names_the_words_do_not_fit_keep_their_own_keys(tmp_path):
     ("rope_impl", "npu", "use_fused_rotary_pos_emb"),
     ("rope_scaling_impl", "linear", None),
     ("cross_entropy_mode", "chunk", "cross_entropy_loss_fusion"),
+    ("amp_level", "O2", "params_dtype"),
+    ("amp_opt_level", "o3", "params_dtype"),
+    ("amp_level", "high", None),  # no mixed-precision level
+    ("log_level", "O2", None),
+    ("scheduler", "cosine_decay", "lr_decay_style"),
+    ("lr_scheduler_name", "step", "lr_decay_style"),
+    ("scheduler", 3, None),
+    ("scheduler_warmup", "linear", None),  # a word outside the entry's: the name keeps its own key
 ])
 def test_meaning_of_a_name(name, value, key):
     assert meaning_key(name, value) == key
@@ -278,7 +298,7 @@ def test_values_that_differ_only_by_the_device_they_name_are_the_port(tmp_path, 
     ("    need: [[batch, bs], [device,", "    need: [[batch, bs], [batch,", "[[batch, bs], [batch,",
      "key_meanings[2].need[1]: 'batch' is in two groups of need"),
     ("    value: count\n", "    value: many\n", "value: many",
-     "key_meanings[2].value: expected one of path, file, name, count, number, switch (got 'many')"),
+     "key_meanings[2].value: expected one of path, file, name, count, number, switch, level (got 'many')"),
     ("run_wide_keys: [params_dtype, load]", "run_wide_keys: [params_dtype, weights]", "run_wide_keys:",
      "run_wide_keys[1]: 'weights' is not a vocabulary key"),
     ("  npu: [npu, ascend, ascendc, hccl, cann]", "  npu: [npu, ascend, cuda]", "npu: [npu, ascend, cuda]",

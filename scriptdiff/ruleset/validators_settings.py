@@ -157,7 +157,7 @@ WORDS = ListOf(WORD)
 section("run_wide_keys", ListOf(Name("a vocabulary key")))
 section("key_meanings", ListOf(Record(
     {"key": Name("a vocabulary key"), "need": ListOf(ListOf(WORD, nonempty=True), nonempty=True), "allow": WORDS,
-     "value": Enum("path", "file", "name", "count", "number", "switch")},
+     "value": Enum("path", "file", "name", "count", "number", "switch", "level")},
     required=("key", "need", "value"), need="{key: K, need: [[words]], value: SHAPE}")))
 section("interval_words", Record({part: WORDS for part in ("actions", "periods", "counted", "counts")}))
 section("components", WORDS)

@@ -462,7 +462,11 @@ def meaning_key(name: str, value: Any = NO_VALUE) -> str | None:
 
 def value_has_shape(value: Any, shape: str) -> bool:
     """Whether a setting's value (as read: a number, a bool, a string) has a `key_meanings`
-    shape: path, file, name (one word or a path: a dataset's name), count, number or switch."""
+    shape: path, file, name (one word or a path: a dataset's name), count, number, switch or
+    level (a mixed-precision level as apex and MindSpore spell it: O0 to O3)."""
+    if shape == "level":
+        return isinstance(value, str) and len(value.strip()) == 2 and value.strip()[0] in "Oo" \
+            and value.strip()[1] in "0123"
     if shape in ("count", "number"):
         n = value if isinstance(value, (int, float)) else to_number(value) if isinstance(value, str) else None
         if isinstance(n, bool) or not isinstance(n, (int, float)):
