@@ -274,6 +274,10 @@ class Classifier:
 
     def report_sites(self, sites: list, gs: St, ns: St, scope: str) -> None:
         s = self.s
+        plain = [(g, n) for g, n, ctx in sites if ctx is None]
+        if len(plain) > 1:  # several places of one expression differ: one finding for the statement
+            sites = [x for x in sites if x[2] is not None]
+            self.report_plain(plain, gs, ns, scope)
         for g, n, ctx in sites:
             if ctx is not None and ctx[0] == "ARGS":
                 self.report_args(g, n, ctx, gs, ns, scope)
@@ -307,6 +311,23 @@ class Classifier:
                 else:
                     msg = f"{ctx[0]}: {label} differs"
             s.add_finding(severity_rule(sev), scope, gside, nside, msg, extra)
+
+    def report_plain(self, plain: list, gs: St, ns: St, scope: str) -> None:
+        """Places of one statement that differ with nothing to name them by (`a and b == c`
+        against `a and b != c and d`), grouped by the lines they are on: one finding a line pair,
+        the first place's values shown, graded by the worst of them."""
+        s = self.s
+        groups: dict = {}
+        for g, n in plain:
+            groups.setdefault((s.g.line_of(g, gs.line), s.n.line_of(n, ns.line)), []).append((g, n))
+        for places in groups.values():
+            graded = [self.grade_sites(self.classify(None, [gs, ns], scope), g, n, gs, ns, None) for g, n in places]
+            sev = Severity.worst(x[0] for x in graded)
+            extra = next(x[1] for x in graded if x[0] == sev)
+            g, n = places[0]
+            more = f" ({len(places)} places in it)" if len(places) > 1 else ""
+            s.add_finding(severity_rule(sev), scope, s.side(s.g, g, gs.line), s.side(s.n, n, ns.line),
+                          f"statement differs{more}", extra)
 
     def report_args(self, g, n, ctx: tuple, gs: St, ns: St, scope: str) -> None:
         """One call whose arguments, bound to its signature, differ in several places (its site's
