@@ -13,6 +13,7 @@ import libcst as cst
 from ...model import Severity, Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
+from ...ruleset.vocabulary import device_named, names_npu
 from .pair import PairState, one_line
 from .plumbing import PlumbingChecks
 from .evaluate import Kind, Values, env_read, kind_of, value
@@ -93,6 +94,8 @@ class NodeDiff:
                         and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
                     # the same method on a different call: `softmax(x.float()).type_as(q)`
                     return self.diff_nodes(g.func.value, n.func.value, ctx)
+                if kg[2:] == kn[2:] and self.device_named_callee(g, n):
+                    return []
                 return [(g, n, ("call", self.callee_name(g, s.gn)))]
             callee = self.callee_name(g, s.gn)
             sm = rules().raw.get("softmax_fp32")
@@ -415,6 +418,30 @@ class NodeDiff:
     def env_name(self, node, p=None) -> str | None:
         """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
         return env_read(self.s.n if p is None or p is self.s.n else self.s.g, node)
+
+    def device_named_callee(self, g: cst.Call, n: cst.Call) -> bool:
+        """Two calls with the same arguments whose functions' names differ only by the word naming
+        each side's device (`NcclBackend(mpu)` and `HcclBackend(mpu)`, `comm.nccl.pack` and
+        `comm.hccl.pack`, `fused_cuda(x)` and `fused_npu(x)`: rules/aliases.yaml
+        `device_value_words`): each device's implementation of one operation, masked (SD031)."""
+        s = self.s
+        gq, nq = s.gn.callee(g), s.nn.callee(n)
+        if gq is None or nq is None:
+            return False
+        gname, nname = canon_qn(gq, None), canon_qn(nq, None)
+        gparts, nparts = gname.split("."), nname.split(".")
+        if len(gparts) != len(nparts):
+            return False
+        for a, b in zip(gparts, nparts):
+            if a == b:
+                continue
+            da, db = device_named(a), device_named(b)
+            if da is None or da != db or not names_npu(b) or names_npu(a):
+                return False
+        gl, nl = s.g.line_of(g), s.n.line_of(n)
+        s.add_masked(code("device-named-call"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+        return True
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)

@@ -76,6 +76,7 @@ class Tables:
     dtype_names: frozenset
     shown: dict = field(default_factory=dict)  # sink name -> how a message names it
     pure_calls: frozenset = frozenset()  # builtins a check may call that change nothing
+    setup_checks: tuple = ()  # calls that ask whether the process group is up (read as device checks)
     loaders: tuple = ()  # calls whose placement keyword only says where loaded bytes are put
 
 
@@ -99,7 +100,8 @@ def tables(rs: RuleSet) -> Tables:
                   move_methods=frozenset(d.get("move_methods") or ()),
                   device_words=frozenset(d.get("device_words") or ()), dtype_names=dtypes,
                   shown={name: shown for name, shown, _c, _a in sinks},
-                  pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()))
+                  pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()),
+                  setup_checks=tuple(d.get("setup_checks") or ()))
 
 
 def shown(sink: str) -> str:
@@ -1060,6 +1062,9 @@ class Search:
             return self.device_probe(expr.operand)
         if t is ast.BoolOp:
             return all(self.device_probe(v) for v in expr.values)
+        if t is ast.Compare and len(expr.ops) == 1 and type(expr.comparators[0]) is ast.Constant \
+                and expr.comparators[0].value is True:  # `dist.is_initialized() == True`
+            return self.device_probe(expr.left)
         if t is ast.Compare:
             return len(expr.ops) == 1 and type(expr.left) is ast.Call \
                 and self.f.callee(expr.left).rsplit(".", 1)[-1] == "device_count" \
@@ -1069,7 +1074,7 @@ class Search:
         name = self.f.callee(expr)
         if name == "hasattr" and len(expr.args) == 2 and type(expr.args[1]) is ast.Constant:
             return isinstance(expr.args[1].value, str) and family_of(expr.args[1].value) is not None
-        return match_name(name, _probe_calls())
+        return match_name(name, _probe_calls()) or match_name(name, self.t.setup_checks)
 
     def in_probe(self, node) -> bool:
         fn = self.f.scope_of(node)

@@ -203,6 +203,9 @@ class DeviceEval:
             if d is not None and (d in self.t.holders or d.count(".") == 1 and d.startswith("self.")
                                   and named(d) == "device"):  # self._device, self.target_device
                 return self.run_device(self.t.holder_idiom)
+            if self.testing and d is not None and d.count(".") == 1 and d.startswith("self.") \
+                    and named(d) == "backend":  # `self.comm_backend_name == "nccl"`: the run's own
+                return self.run_backend()
             got = self.lookup(d, env) if d is not None else MISSING  # self.is_npu, Env.DEVICE: bound by the walk
             if got is not MISSING:
                 return got
