@@ -191,6 +191,9 @@ def test_a_config_named_from_the_scripts_folder_is_found(tmp_path):
 
 @pytest.mark.parametrize("expr,value", [('$(dirname "$0")', "."), ("$(dirname $(dirname $0))", ".."),
                                         ('$(cd "$(dirname "$0")/.." && pwd)', ".."),
+                                        ('$(cd ./"`dirname $0`" || exit; pwd)', "."),
+                                        ('$(cd "$(dirname "$0")/.." || exit 1; pwd)', ".."),
+                                        ('$(cd ./"`dirname $0`" || echo no; pwd)', '$(cd ./"`dirname $0`" || echo no; pwd)'),
                                         ("$(dirname /opt/runs/a/b.yaml)", "/opt/runs/a"),
                                         ("$(basename /opt/runs/a/b.yaml .yaml)", "b"),
                                         ("$(realpath /opt/x/../y)", "/opt/y"),
@@ -202,6 +205,20 @@ def test_path_commands_on_known_paths(expr, value):
 
 
 # --- a referenced config not in view withholds only what it could set --------------------------
+
+def test_a_config_named_from_the_scripts_parent_is_read_and_shown_where_it_is(tmp_path):
+    """`BASE=$(cd ./"`dirname $0`" || exit; pwd)` then `--config_path=$BASE/../cfg.yaml`: the
+    config one folder above the script is read, and its findings name it there."""
+    for side, lr in (("gpu", "0.1"), ("npu", "0.2")):
+        (tmp_path / side / "scripts").mkdir(parents=True)
+        (tmp_path / side / "cfg.yaml").write_text(f"lr: {lr}\n")
+        (tmp_path / side / "scripts" / "run.sh").write_text(
+            'BASE=$(cd ./"`dirname $0`" || exit; pwd)\npython fit_model.py --config_path=$BASE/../cfg.yaml\n')
+    from scriptdiff import api
+    rep = api.diff(str(tmp_path / "gpu" / "scripts" / "run.sh"), str(tmp_path / "npu" / "scripts" / "run.sh"))
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.path, f.gpu.line) for f in rep.findings] == [
+        ("SD202", "lr", 0.1, 0.2, str(tmp_path / "gpu" / "cfg.yaml"), 1)]
+
 
 def test_a_missing_config_leaves_the_launch_lines_own_values_compared(tmp_path):
     """`--config cfg.yaml --accumulation-steps 4`, cfg.yaml in view on neither side: the value

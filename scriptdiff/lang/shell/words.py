@@ -730,7 +730,7 @@ class Expander:
         (`Seg.anchored`): `$(dirname "$0")` is that folder, `.`, and its parent `..`, so that a
         config named from it is found beside the script. None for anything else (a path that
         depends on the working directory, an unknown word): the command is never run."""
-        cmds = [c for c in node.children if c.is_named and c.type != "comment"]
+        cmds = [self._unguarded(c) for c in node.children if c.is_named and c.type != "comment"]
         if len(cmds) == 1 and cmds[0].type == "list":  # cd P && pwd
             kids = [c for c in cmds[0].children if c.is_named]
             ops = [c.type for c in cmds[0].children if not c.is_named]
@@ -753,8 +753,12 @@ class Expander:
         w = args[0]
         if not isinstance(w, Word) or w.unresolved or w.unknown or not w.text:
             return None
-        anchored = bool(w.segs and w.segs[0].anchored)
-        path = w.text
+        # `./"$(dirname $0)"`: a `./` before the script's folder is that folder still
+        lead = 0
+        while lead < len(w.segs) - 1 and not w.segs[lead].anchored and w.segs[lead].text in ("./", ".", ""):
+            lead += 1
+        anchored = bool(w.segs and w.segs[lead].anchored)
+        path = "".join(x.text for x in w.segs[lead:]) if anchored else w.text
         if name == "dirname":
             out = _parent(path) if anchored else _dirname(path)
         elif name == "realpath":
@@ -815,6 +819,19 @@ class Expander:
         out = parts[field - 1] if len(parts) > 1 and field <= len(parts) else (line if len(parts) == 1 else "")
         via = tuple(dict.fromkeys(v for w in words for v in w.via))
         return Seg(out, self.line_of(node), via, (), quoted)
+
+    def _unguarded(self, node):
+        """`cd P || exit` (or `|| return`, `|| exit 1`): the command, whose failure only ends the
+        script; any other node as it is."""
+        if node.type != "list":
+            return node
+        kids = [c for c in node.children if c.is_named]
+        ops = [c.type for c in node.children if not c.is_named]
+        if ops == ["||"] and len(kids) == 2 and kids[1].type == "command":
+            name = kids[1].child_by_field_name("name")
+            if name is not None and self.t(name) in ("exit", "return"):
+                return kids[0]
+        return node
 
     def _path_argv(self, cmd) -> list | None:
         """A command of `path_command` as [name, word, ...]; `"$0"` (or `${BASH_SOURCE[0]}` in the
