@@ -317,3 +317,31 @@ def test_a_field_cut_from_an_echoed_pair_is_the_field():
         assert ex.unread == [] and f["lr"] == (2e-4, 2), (q, d)
     ex, f = facts(text.format(q="", d="-c1-3"))
     assert f["lr"][0] == "$(echo $pair | cut -c1-3 -f2)"
+
+
+# --- one job started a process per rank -----------------------------------------------------------
+
+MPI = "#!/bin/bash\nmpirun -n 8 python fit_model.py --lr 0.1 --device_num=8\n"
+RANKS = """#!/bin/bash
+export DEVICE_NUM={n}
+for ((i = 0; i < ${{DEVICE_NUM}}; i++)); do
+  export RANK_ID=$i
+  python fit_model.py --lr {lr} --device_num=$DEVICE_NUM --device_id=$i --rank_id=$i &> log$i &
+done
+"""
+
+
+def test_a_loop_that_starts_one_process_per_rank_is_one_job_of_that_many(tmp_path):
+    """`mpirun -n 8 python fit_model.py` against a loop that starts fit_model.py eight times in the
+    background, each with its own --device_id/--rank_id: one run of 8 processes, compared as one."""
+    rep = pair(tmp_path, MPI, RANKS.format(n=8, lr=0.1))
+    assert [f for f in rep.findings if f.severity != "info"] == []
+    rep = pair(tmp_path / "four", MPI, RANKS.format(n=4, lr=0.1))
+    assert [r for r in rows(rep) if r[0] in ("SD203", "SD230")] == [
+        ("SD203", "world_size", 8, 4, "run.sh", 2, "run.sh", 2),  # DEVICE_NUM=4, through --device_num
+        ("SD230", "data_parallel_size", 8, 4, None, None, None, None)]  # follows from the world size
+
+
+def test_runs_of_a_loop_that_differ_in_more_than_their_rank_stay_runs(tmp_path):
+    rep = pair(tmp_path, MPI, RANKS.format(n=2, lr="0.$((i + 1))"))
+    assert [f.rule for f in rep.findings if f.key == "invocations"] == ["SD223"]

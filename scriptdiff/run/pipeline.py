@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from .. import budget
 from . import alignment
 from .compare import FactTable, compare_tables, equal
-from ..ruleset.devices import may_branch
+from ..ruleset.devices import may_branch, table
 from . import launchargs
 from .finding import finding
 from .fidelity import annotate as fidelity_notes, joined as joined_masks
 from .engine import diff_pair, extract, filter_findings, focus_partner, follow_references, prefetch, read_inputs
-from ..model import (ORIGIN_DEFAULT, ORIGIN_EXPLICIT, Extract, Fact, Finding, InputAccount, InputError, Masked,
+from ..model import (ORIGIN_DEFAULT, ORIGIN_DERIVED, ORIGIN_EXPLICIT, Extract, Fact, Finding, InputAccount, InputError, Masked,
                     MissingReference, Options, Report, Side, SideContext)
 from .pairing import renamed
 from ..inputs.references import source_identity
@@ -44,7 +44,7 @@ from ..ruleset.rules import check_selectors, code
 from ..ruleset.secrets import shown_text
 from ..inputs.sources import Source
 from .suppress import apply as apply_suppressions
-from ..ruleset.vocabulary import category, side_versions, vocab
+from ..ruleset.vocabulary import category, side_versions, vocab, words
 
 
 @dataclass
@@ -358,6 +358,8 @@ class Run:
             for tables, v in ((gtables, versions[0]), (ntables, versions[1])):
                 for t in tables:
                     t.versions = dict(v)
+            if len(gtables) != len(ntables):  # a rank-per-process launch loop is one job of its runs
+                gtables, ntables = _one_job(gtables), _one_job(ntables)
             if len(gtables) != len(ntables):
                 gtables, ntables, by = _paired_runs(gtables, ntables)
                 self.out.findings.append(_invocation_count(unit, ng, nn, by))
@@ -811,6 +813,47 @@ def _invocation_count(unit: Unit, ng: int, nn: int, by: list[str] | None = None)
            "invocations were compared in order, the extra ones against nothing")
     return finding(rule, key="invocations", gpu=g, npu=n,
                    message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: {how}")
+
+
+def _one_job(tables: list[FactTable]) -> list[FactTable]:
+    """A side whose programs differ only by which process each is (a loop that starts one per
+    device in the background with its `--device_id=$i --rank_id=$i`, `export RANK_ID=$i`, and
+    cosmetic settings such as its own log folder: the rank-table launch that an `mpirun -n 8` or a
+    `torchrun --nproc_per_node 8` does in one line): one run, the first, with its world size the
+    number of processes where it states none. Any other side as it is."""
+    if len(tables) < 2:
+        return tables
+
+    def own(t: FactTable) -> dict:
+        return {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
+
+    runs = [own(t) for t in tables]
+    for k in set().union(*runs):
+        if len({r.get(k) for r in runs}) > 1 and not (_names_a_rank(k) or category(k).name == "cosmetic"):
+            return tables
+    if not any(_names_a_rank(k) and len({r.get(k) for r in runs}) == len(runs) for k in runs[0]):
+        return tables  # the same program started again and again, told apart by nothing: not a job's ranks
+    first = tables[0]
+    if "world_size" not in first.keys():
+        ref = next(f for fs in first.facts.values() for f in fs if f.meta.get("invocation") is not None)
+        first.add(Fact(key="world_size", value=len(tables), origin=ORIGIN_DERIVED, rank=0, source="derived",
+                       path=ref.path, via=f"{len(tables)} processes started, one per rank"))
+        for derive in derivations("derive"):  # what follows from it (the data parallel size)
+            derive(first)
+    return [first]
+
+
+def _names_a_rank(key: str) -> bool:
+    """A setting whose name says which process it is (`rank_id`, `device_id`, `env:LOCAL_RANK`):
+    rules/devices.yaml python.plumbing, the words of a rank."""
+    plumb = (table().get("python") or {}).get("plumbing") or {}
+    ws = words(key.split(":", 1)[-1].rsplit(".", 1)[-1])
+    prefixes = set(plumb.get("prefixes") or ())
+    for end in (plumb.get("names") or {}).get("rank") or ():
+        n = len(end)
+        if len(ws) >= n and ws[-n:] == list(end) and all(w in prefixes for w in ws[:-n]):
+            return True
+    return False
 
 
 def _paired_runs(gtables: list[FactTable], ntables: list[FactTable]
