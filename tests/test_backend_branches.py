@@ -59,3 +59,13 @@ def test_another_argument_to_the_npus_implementation_is_a_difference(tmp_path):
     assert loud(r) == [("SD101", "code:opt.py:OrbitAdam.__init__", 10, 16,
                         "a different function is called (orbit.comm.nccl.NcclPacker on GPU)")]
     assert not any(m.rule == "SD031" for m in r.masked)
+
+
+def test_a_check_that_forbids_a_distributed_run_is_no_setup_check(tmp_path):
+    """`assert not dist.is_initialized()` dropped by the NPU side lets a distributed run go on
+    that the GPU side refuses: it stays loud."""
+    gpu = "import torch.distributed as dist\n\n\ndef orbit_eval(cfg):\n    assert not dist.is_initialized()\n" \
+          "    return cfg.steps\n"
+    npu = "import torch.distributed as dist\n\n\ndef orbit_eval(cfg):\n    return cfg.steps\n"
+    r = pair_of(tmp_path, gpu, npu, "ev.py")[2]
+    assert loud(r) == [("SD102", "code:ev.py:orbit_eval", 5, None, "statement on GPU only")]

@@ -1053,18 +1053,20 @@ class Search:
                 return x.arg
         return None
 
-    def device_probe(self, expr) -> bool:
+    def device_probe(self, expr, setup: bool = True) -> bool:
         """A test of whether a device is there (rules/devices.yaml `python.calls` of any family:
         `torch.cuda.is_available()`, `torch.backends.mps.is_available()`; `hasattr(torch, "npu")`;
-        `torch.cuda.device_count() > 0`), or `not`/`and`/`or` of such tests."""
+        `torch.cuda.device_count() > 0`), or `not`/`and`/`or` of such tests; with `setup`, also
+        that the process group is up (`setup_checks`), never that it is not."""
         t = type(expr)
         if t is ast.UnaryOp and type(expr.op) is ast.Not:
-            return self.device_probe(expr.operand)
+            # `assert not dist.is_initialized()` forbids a mode a run may be in: not a precondition
+            return self.device_probe(expr.operand, setup=False)
         if t is ast.BoolOp:
-            return all(self.device_probe(v) for v in expr.values)
+            return all(self.device_probe(v, setup) for v in expr.values)
         if t is ast.Compare and len(expr.ops) == 1 and type(expr.comparators[0]) is ast.Constant \
                 and expr.comparators[0].value is True:  # `dist.is_initialized() == True`
-            return self.device_probe(expr.left)
+            return self.device_probe(expr.left, setup)
         if t is ast.Compare:
             return len(expr.ops) == 1 and type(expr.left) is ast.Call \
                 and self.f.callee(expr.left).rsplit(".", 1)[-1] == "device_count" \
@@ -1074,7 +1076,7 @@ class Search:
         name = self.f.callee(expr)
         if name == "hasattr" and len(expr.args) == 2 and type(expr.args[1]) is ast.Constant:
             return isinstance(expr.args[1].value, str) and family_of(expr.args[1].value) is not None
-        return match_name(name, _probe_calls()) or match_name(name, self.t.setup_checks)
+        return match_name(name, _probe_calls()) or (setup and match_name(name, self.t.setup_checks))
 
     def in_probe(self, node) -> bool:
         fn = self.f.scope_of(node)
