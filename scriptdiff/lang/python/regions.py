@@ -127,8 +127,8 @@ class Regions:
         inner = (code("code-region-rewritten"), code("code-function-rewritten"))  # a region inside: what it stood for
         replaced = [f for f in st.findings[first:] if f.rule in gone]
         said = sum(f.extra["region"]["statement_findings"] if f.rule in inner else 1 for f in replaced)
-        if not trains and all(f.severity == "info" for f in replaced):
-            return True  # every difference of it reaches nothing training computes: each says so
+        if not trains and (said < 2 or all(f.severity == "info" for f in replaced)):
+            return True  # one finding already, or every difference reaches nothing training computes
         st.findings[first:] = [f for f in st.findings[first:] if f.rule not in gone]
         if trains:
             self.report(gs, ns, gl, nl, scope, said, matched)
