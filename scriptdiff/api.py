@@ -181,7 +181,7 @@ def diff(gpu: str | list[str], npu: str | list[str] | None = None, options: Opti
         # two folders may hold many pairs for worker processes: a reader process imports the
         # readers for them while this one walks the trees (scriptdiff/run/zygote.py)
         helped = os.path.isdir(g) and os.path.isdir(n) and (opts.jobs or os.cpu_count() or 1) >= 2 \
-            and not getattr(opts.progress, "enabled", False) and opts.expect_misses
+            and not getattr(opts.progress, "enabled", False)
         if helped:
             zygote.start()
         try:

@@ -480,10 +480,6 @@ class Options:
     # each side's scripts checked against what its run reports in its logs (the checks' `audit`
     # hooks: SD229); `hparams`, the table of effective values, leaves it to diff and check
     evidence: bool = True
-    # False: a stored record of this same run says only a few of its inputs changed since, so
-    # nearly every pair will come from the cache and a folder diff starts no reader process
-    # ahead of its pool (run/zygote.py). Never changes a finding
-    expect_misses: bool = True
 
 
 @dataclass

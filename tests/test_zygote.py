@@ -276,30 +276,3 @@ def test_the_reader_process_writes_the_entries_it_sent_before_the_diff_ends(tmp_
     handed.clear()
     again = api.diff(g, n, Options(use_cache=True, jobs=2))
     assert handed == [] and _norm(shown(again)) == EXPECTED
-
-
-def test_a_diff_that_differs_from_its_last_run_by_one_file_starts_no_reader_process(tmp_path, monkeypatch):
-    """A stale record of the same run (commands/runmemo.py) that says one file changed since:
-    nearly every pair comes from the cache, so no reader process is forked ahead; with no record
-    (a first run), or with many files changed since, it is."""
-    from conftest import run_cli
-    from scriptdiff.commands import runmemo
-
-    g, n = tree(tmp_path)
-    monkeypatch.delenv("SCRIPTDIFF_NO_RUN_MEMO", raising=False)
-    monkeypatch.delenv("SCRIPTDIFF_NO_ZYGOTE", raising=False)
-    monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(runmemo, "RACY_NS", 0)
-    started = []
-    monkeypatch.setattr(zygote, "start", lambda: started.append(runmemo.changed))
-    first = run_cli("diff", g, n, "--format", "json", "--jobs", "2")
-    assert started == [None]  # no record yet: started
-    (Path(n) / "m5.py").write_text(TRAIN.format(lr="2e-4", dropout=0.1))
-    edited = run_cli("diff", g, n, "--format", "json", "--jobs", "2")
-    assert started == [None] and runmemo.changed == 1  # one file changed since: none started
-    assert edited[0] == first[0] == 1 and edited[1] != first[1]  # and the edit was compared
-    monkeypatch.setattr(runmemo, "FEW_CHANGES", 2)
-    for i in range(3):  # more files changed since than a few: started again
-        (Path(n) / f"m{i}.py").write_text(TRAIN.format(lr="5e-4", dropout=0.1))
-    run_cli("diff", g, n, "--format", "json", "--jobs", "2")
-    assert started == [None, 3]

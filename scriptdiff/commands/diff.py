@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import runmemo
 from .common import add_engine_arguments, add_output_arguments, emit, prepare, split_sides
 
 DESCRIPTION = """Compare the GPU side with the NPU side.
@@ -72,6 +71,5 @@ def run(args) -> int:
         name = args.git_path or (args.npu if args.gpu[0] == os.devnull else args.gpu[0])
         report = api.external_diff([name, args.gpu[0], "", "100644", args.npu, "", "100644"], opts)
         return emit(report, args)
-    opts.expect_misses = runmemo.expect_misses()
     report = api.diff(list(args.gpu), args.npu, opts, git=args.git, repo=args.repo)
     return emit(report, args)

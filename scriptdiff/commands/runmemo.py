@@ -47,16 +47,6 @@ _ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "CI", "PRE_COMMIT
         "XDG_CONFIG_HOME")
 
 _rec: "Recorder | None" = None
-# how many of the paths a stored run recorded have changed since (set by `replay` when it found
-# one, whether it replayed or not; None: no record): a run that differs from its last one by a
-# few files reads nearly everything from the cache and needs no reader process ahead
-changed: int | None = None
-FEW_CHANGES = 8  # at most this many changed paths: a pool's worth of pairs is not expected to miss
-
-
-def expect_misses() -> bool:
-    """Whether this diff is expected to parse many pairs (Options.expect_misses)."""
-    return changed is None or changed > FEW_CHANGES
 _hooked = False
 
 
@@ -91,8 +81,6 @@ def _shape_ok(entry) -> bool:
 
 def replay(argv: list[str]) -> int | None:
     """The stored run's exit status after writing its output, or None (run it)."""
-    global changed
-    changed = None
     if not enabled(argv):
         return None
     try:
@@ -101,9 +89,9 @@ def replay(argv: list[str]) -> int | None:
         return None
     if not _shape_ok(entry):
         return None
-    changed = sum(identity(path) != ident for path, ident in entry["paths"])
-    if changed:
-        return None
+    for path, ident in entry["paths"]:
+        if identity(path) != ident:
+            return None
     sys.stdout.write(entry["out"])
     sys.stdout.flush()
     sys.stderr.write(entry["err"])
