@@ -312,3 +312,24 @@ def test_validator_refuses_bad_alias_sections():
         check_aliases(_rs({"neutral_sections": ["a.b"]}))
     with pytest.raises(RuleError, match=r"^rules/test.yaml:1: device_port: needs non-empty lower-case lists names, gpu and npu$"):
         check_aliases(_rs({"device_port": {"names": ["device"], "gpu": ["cuda"]}}))
+
+
+MS = ("device_target: {dev}\nenable_modelarts: {ma}\ndata_url: \"{url}\"\nepoch_size: {ep}\namp_level: {amp}\n"
+      "batch_size: 32\n")
+
+
+def test_a_mindspore_recipe_config_reads_its_epochs_and_precision_and_its_places_are_info(tmp_path):
+    rep = run(tmp_path, "orbit_config.yaml", MS.format(dev="GPU", ma=0, url="", ep=300, amp="O2"),
+              MS.format(dev="Ascend", ma=1, url="s3://bucket/orbit", ep=140, amp="O3"))
+    assert [r for r in rows(rep) if r[0] != "SD221"] == [
+        ("SD202", "error", "num_train_epochs", 300.0, 140.0, 4, 4), ("SD205", "error", "params_dtype", "o2", "o3", 5, 5)]
+    assert sorted(f.key for f in rep.findings if f.rule == "SD221") == ["data_url", "enable_modelarts"]
+    (tmp_path / "same").mkdir()
+    faithful = run(tmp_path / "same", "orbit_config.yaml", MS.format(dev="GPU", ma=0, url="", ep=300, amp="O2"),
+                   MS.format(dev="Ascend", ma=1, url="s3://bucket/orbit", ep=300, amp="O2"))
+    assert [f for f in faithful.findings if f.severity != "info"] == []
+
+
+def test_epoch_size_outside_a_mindspore_recipe_keeps_its_own_key(tmp_path):
+    rep = run(tmp_path, "run.yaml", "epoch_size: 1000\nlr: 0.1\n", "epoch_size: 2000\nlr: 0.1\n")
+    assert rows(rep) == [("SD220", "warning", "epoch_size", 1000, 2000, 1, 1)]
