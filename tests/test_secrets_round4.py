@@ -249,3 +249,13 @@ def test_a_tensor_path_under_a_key_name_is_compared_and_shown(tmp_path, name, te
     rep = api.diff(str(tmp_path / "gpu" / name), str(tmp_path / "npu" / name), Options(use_cache=False))
     assert [(f.gpu.value, f.npu.value) for f in rep.findings] == [(TENSOR, "model.embed_tokens.weight")]
     assert all("withheld" not in (f.gpu.source or "") for f in rep.findings)
+
+
+def test_a_librarys_class_named_in_a_message_is_no_credentials_holder():
+    """`tensorflow.Session: argument config differs` (a finding about a call of a class whose name
+    holds a secret-looking word) is shown whole; a value after a setting's name is still withheld."""
+    from scriptdiff.ruleset.secrets import secret_spans
+    assert secret_spans("tensorflow.Session: argument config differs") == []
+    assert secret_spans("orbit.sessions.Session: argument auth differs") == []
+    assert secret_spans("cfg.session_token: abcdefgh1234") == [(19, 31)]
+    assert secret_spans("SESSION: abcdefgh1234") == [(9, 21)]

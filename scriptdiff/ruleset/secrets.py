@@ -250,11 +250,21 @@ def _named_spans(text: str, code: bool) -> list[tuple[int, int]]:
             i -= 1
         j = _NAME_RUN.match(text, m.start()).end()
         done = j
+        if _class_of_module(text[i:j]):
+            continue  # `tensorflow.Session: ...`: a library's class named in a message, no credential
         span = _value_after(text, i, j, code)
         if span is not None:
             out.append(span)
             done = span[1]
     return out
+
+
+def _class_of_module(name: str) -> bool:
+    """A qualified class name (`tensorflow.Session`, `requests.sessions.Session`): a module path
+    then one CamelCase word, which names code, never a credential's holder."""
+    head, dot, last = name.rpartition(".")
+    return bool(dot and head and last[:1].isupper() and any(c.islower() for c in last)
+                and last.isalnum() and all(p[:1].islower() for p in head.split(".")))
 
 
 # a name as a text writes it (HF_TOKEN, hub_token, --hub-token, wandb.api_key)
