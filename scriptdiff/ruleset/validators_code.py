@@ -170,6 +170,8 @@ section("devices", Record({
            for part in ("holders", "device_calls")},
         **{part: NAMES for part in ("find_module", "npu_tuning", "tensor_devices")},
         "cuda_on_npu": Record({"patched_by": ListOf(Name(), nonempty=True)}),
+        "tf_session": Record({"targets": NAMES, "values": NAMES, "precision": Name(), "keeps": NAMES,
+                              "source": Str()}, required=("targets", "values", "precision", "source")),
         "cuda_switches": Table(Record({"determinism": Any(), "tf32": Any(), "npu_way": Str(), "source": Str(),
                                        "note": Str()}, required=("note",), need="a note")),
         "plumbing": Record({

@@ -17,9 +17,12 @@ it are the port itself or need their own words, and are handled here for the ali
 """
 from __future__ import annotations
 
+import fnmatch
+
 import libcst as cst
 
 from ...model import Side
+from ...ruleset.devices import table
 from ...ruleset.rules import code
 from .pair import PairState, one_line
 from .parse import Parsed, St, canon_qn, expected_import, import_items, qualified_name
@@ -28,6 +31,19 @@ from .evaluate import constant, switch, tuning
 
 
 _qualified = qualified_name
+
+
+def _first_string(node) -> str | None:
+    """The first string literal in a value (`tf.compat.as_bytes("allow_mix_precision")`, b"..."):
+    what it names, or None."""
+    stack = [node]
+    while stack:
+        n = stack.pop(0)
+        if type(n) is cst.SimpleString:
+            v = n.evaluated_value
+            return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        stack.extend(n.children)
+    return None
 
 
 def _literal(node):
@@ -68,6 +84,8 @@ class DeviceChecks:
         if side == "npu" and self.npu_tuning(p, st):
             self.s.add_masked(code("npu-only-tuning"), None, nside)
             return True
+        if side == "npu" and self.tf_session(p, st, nside):
+            return True
         if side == "npu" and self.npu_setup_block(p, st):  # if torch.__version__ >= "1.8": import torch_npu
             for x in _walk([st]):
                 if x is not st:
@@ -103,6 +121,35 @@ class DeviceChecks:
                     self.gpu_only_switch(x, qn, v, sw, scope)
                 return True
         return False
+
+    def tf_session(self, p: Parsed, st: St, nside: Side) -> bool:
+        """A statement on the NPU only that configures TensorFlow's NpuOptimizer (rules/devices.yaml
+        `python.tf_session`): masked as NPU tuning, its precision mode compared as the run's
+        precision. True when every part of it is such configuration."""
+        t = (table().get("python") or {}).get("tf_session")
+        if not t or st.kind != "simple":
+            return False
+        precision = None
+        for small in st.node.body:
+            if type(small) is not cst.Assign or len(small.targets) != 1:
+                return False
+            target, value = p.code(small.targets[0].target), p.code(small.value)
+            if f'["{t["precision"]}"]' in target or f"['{t['precision']}']" in target:
+                precision = _first_string(small.value)
+                if precision is None:
+                    return False
+            elif not (any(fnmatch.fnmatchcase(target, x) for x in t["targets"])
+                      or any(fnmatch.fnmatchcase(value, x) for x in t["values"])):
+                return False
+        if precision is not None and precision not in (t.get("keeps") or ()):
+            s = self.s
+            shown = Side(value=precision, path=p.name, line=st.line, source=p.text_at(st.line))
+            s.add_hparam("params_dtype", None, shown,
+                         f"compute dtype: NpuOptimizer {t['precision']} {precision} on NPU only: float16 where the "
+                         f"NPU's operators allow it, where the GPU's TensorFlow computes in the graph's own dtypes")
+            return True
+        self.s.add_masked(code("npu-only-tuning"), None, nside)
+        return True
 
     @staticmethod
     def device_seed(p: Parsed, st: St) -> bool:

@@ -68,6 +68,8 @@ class NodeDiff:
         if self.plumb.same(g, n):  # one abstract device, however each side names it (plumbing.py)
             return []
         tg = type(g)
+        if tg is not type(n) and type(n) is cst.Call and self.npu_wrapped(g, n):
+            return []  # `npu_config_proto(config_proto=config)` where the GPU passes `config`
         if tg is not type(n):
             if tg is cst.Call and type(n) is cst.Subscript and kg == kn:
                 return []
@@ -418,6 +420,21 @@ class NodeDiff:
     def env_name(self, node, p=None) -> str | None:
         """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
         return env_read(self.s.n if p is None or p is self.s.n else self.s.g, node)
+
+    def npu_wrapped(self, g, n: cst.Call) -> bool:
+        """The NPU side passes the GPU's value through a function named for the NPU (`npu_wrap(x)`,
+        `npu_config_proto(config_proto=config)`, from an adapter module or a star import of one),
+        as its only argument: the adapter's, masked (SD031)."""
+        s = self.s
+        name = s.nn.callee(n) or ""
+        if not names_npu(name.rsplit(".", 1)[-1]) or len(n.args) != 1 or n.args[0].star:
+            return False
+        if s.gn(g) != s.nn(n.args[0].value):
+            return False
+        gl, nl = s.g.line_of(g), s.n.line_of(n)
+        s.add_masked(code("device-named-call"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+        return True
 
     def device_named_callee(self, g: cst.Call, n: cst.Call) -> bool:
         """Two calls with the same arguments whose functions' names differ only by the word naming

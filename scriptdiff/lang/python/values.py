@@ -185,10 +185,13 @@ class ValueChecks:
                 what = what or f"${env} read into {small.targets[0].target.value}"
                 continue
             if type(value) is cst.Call:
-                name = (dotted(value.func) or "").rsplit(".", 1)[-1]
-                if name in _PLUMBING_CALLS:
+                callee = dotted(value.func) or ""
+                name = callee.rsplit(".", 1)[-1]
+                # TensorFlow's and absl's flags (`tf.flags.DEFINE_string("log_dir", ...)`): options too
+                flag = name.startswith("DEFINE_") and "flags" in callee.split(".")
+                if name in _PLUMBING_CALLS or flag:
                     what = what or ("option " + one_line(p.code(value.args[0].value), 40)
-                                    if name == "add_argument" and value.args else f"{name}()")
+                                    if (name == "add_argument" or flag) and value.args else f"{name}()")
                     continue
             return False
         if what is None:
