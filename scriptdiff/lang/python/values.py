@@ -20,7 +20,7 @@ import libcst as cst
 
 from ...model import Severity, Side
 from ...ruleset.rules import code
-from ...ruleset.vocabulary import category, lookup
+from ...ruleset.vocabulary import category, is_cosmetic, lookup
 from .classify import Classifier, severity_rule
 from .evaluate import Kind, NotLiteral, QName, Values, env_read, value
 from .evaluate.kinds import named
@@ -31,6 +31,17 @@ from .parse import Parsed, St, dotted, node_index
 
 _PLUMBING_CALLS = ("add_argument", "parse_args", "parse_known_args", "ArgumentParser", "add_argument_group",
                    "set_defaults")
+
+
+def _inert_flag(call: cst.Call) -> bool:
+    """A `DEFINE_*(name, default, help)` whose default is None, or whose name says it cannot change
+    numerics (a place, a cadence: rules/aliases.yaml `cosmetic_names`, `cosmetic_words`)."""
+    args = [a for a in call.args if a.keyword is None]
+    if not args or type(args[0].value) is not cst.SimpleString:
+        return False
+    default = args[1].value if len(args) > 1 else None
+    flag = args[0].value.evaluated_value
+    return (type(default) is cst.Name and default.value == "None") or (isinstance(flag, str) and is_cosmetic(flag))
 
 
 def _evaluate(p: Parsed, node):
@@ -187,8 +198,10 @@ class ValueChecks:
             if type(value) is cst.Call:
                 callee = dotted(value.func) or ""
                 name = callee.rsplit(".", 1)[-1]
-                # TensorFlow's and absl's flags (`tf.flags.DEFINE_string("log_dir", ...)`): options too
-                flag = name.startswith("DEFINE_") and "flags" in callee.split(".")
+                # TensorFlow's and absl's flags (`tf.flags.DEFINE_string("obs_dir", None, ...)`): options
+                # too, when they set nothing (no default) or name no numerics; their defaults are not
+                # read as settings, so any other flag stays a difference where it is written
+                flag = name.startswith("DEFINE_") and "flags" in callee.split(".") and _inert_flag(value)
                 if name in _PLUMBING_CALLS or flag:
                     what = what or ("option " + one_line(p.code(value.args[0].value), 40)
                                     if (name == "add_argument" or flag) and value.args else f"{name}()")
