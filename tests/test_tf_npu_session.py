@@ -61,3 +61,11 @@ def test_a_mixed_precision_mode_is_the_runs_precision_on_the_npu_only(tmp_path):
 def test_a_wrapper_named_for_no_device_is_a_difference(tmp_path):
     r = pair_of(tmp_path, GPU, NPU.format(mode="must_keep_origin_dtype", wrap="orbit_proto"), "fit.py")[2]
     assert [x[:4] for x in rows(r)] == [("SD102", "code:fit.py:fit_orbit", 10, 17)]
+
+
+def test_a_flag_with_a_value_defined_on_one_side_only_stays_a_difference(tmp_path):
+    npu = NPU.format(mode="must_keep_origin_dtype", wrap="npu_config_proto").replace(
+        'tf.flags.DEFINE_string("store_dir", None, "where the platform copies results")',
+        'tf.flags.DEFINE_float("drop_rate", 0.25, "dropout")')
+    r = pair_of(tmp_path, GPU, npu, "fit.py")[2]
+    assert rows(r) == [("SD102", "code:fit.py:<module>", None, 5, 'tf.flags.DEFINE_float("drop_rate", 0.25, "dropout")')]
