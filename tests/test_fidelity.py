@@ -37,13 +37,14 @@ def rows(report):
 def test_every_shipped_mask_has_a_fidelity_and_its_source():
     rs = load()
     masks = [r for r in rs.rules.values() if r.kind == "mask"]
-    assert len(masks) == 32  # SD029, the kernel swaps written in Python, is the 32nd
+    assert len(masks) == 33  # SD029, the kernel swaps written in Python, is the 32nd; SD031 (device-named calls) the 33rd
     for r in masks:
         assert r.fidelity["fidelity"] in ("exact", "equivalent", "changes"), r.code
         assert r.fidelity["source"].strip(), r.code
         if r.fidelity["fidelity"] == "equivalent":
             assert r.fidelity["reason"].strip(), r.code
-    assert {r.code for r in masks if r.fidelity["fidelity"] != "exact"} == {"SD007", "SD008", "SD012", "SD021", "SD029"}
+    assert {r.code for r in masks if r.fidelity["fidelity"] != "exact"} == {"SD007", "SD008", "SD012", "SD021", "SD029",
+                                                                           "SD031"}
 
 
 def test_exact_edit_is_silent(tmp_path):

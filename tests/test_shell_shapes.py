@@ -208,7 +208,8 @@ def test_path_commands_on_known_paths(expr, value):
 
 def test_a_config_named_from_the_scripts_parent_is_read_and_shown_where_it_is(tmp_path):
     """`BASE=$(cd ./"`dirname $0`" || exit; pwd)` then `--config_path=$BASE/../cfg.yaml`: the
-    config one folder above the script is read, and its findings name it there."""
+    config one folder above the script is read (shown, as any file a reference leaves the
+    script's folder for, by its name beside the script)."""
     for side, lr in (("gpu", "0.1"), ("npu", "0.2")):
         (tmp_path / side / "scripts").mkdir(parents=True)
         (tmp_path / side / "cfg.yaml").write_text(f"lr: {lr}\n")
@@ -217,7 +218,7 @@ def test_a_config_named_from_the_scripts_parent_is_read_and_shown_where_it_is(tm
     from scriptdiff import api
     rep = api.diff(str(tmp_path / "gpu" / "scripts" / "run.sh"), str(tmp_path / "npu" / "scripts" / "run.sh"))
     assert [(f.rule, f.key, f.gpu.value, f.npu.value, f.gpu.path, f.gpu.line) for f in rep.findings] == [
-        ("SD202", "lr", 0.1, 0.2, str(tmp_path / "gpu" / "cfg.yaml"), 1)]
+        ("SD202", "lr", 0.1, 0.2, str(tmp_path / "gpu" / "scripts" / "cfg.yaml"), 1)]
 
 
 def test_a_missing_config_leaves_the_launch_lines_own_values_compared(tmp_path):

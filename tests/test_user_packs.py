@@ -35,17 +35,17 @@ categories:
   orbit_kernels: {rule: SDX101, title: orbit kernels}
 python:
   qualified_renames:
-    - {npu: orbit.npu_kernels, gpu: orbit.cuda_kernels, rule: SDX001}
+    - {npu: orbit.ascend_kernels, gpu: orbit.fast_kernels, rule: SDX001}
 rules:
   - code: SDX001
     name: orbit-kernels-port
     check: script
     kind: mask
-    summary: orbit.cuda_kernels is orbit.npu_kernels on NPU
+    summary: orbit.fast_kernels is orbit.ascend_kernels on NPU
     doc: The expected port of orbit's kernel module.
     examples:
-      - {lang: python, gpu: "import orbit\\ny = orbit.cuda_kernels.mm(a, b)\\n", npu: "import orbit\\ny = orbit.npu_kernels.mm(a, b)\\n", fires: true}
-      - {lang: python, gpu: "import orbit\\ny = orbit.cuda_kernels.mm(a, b)\\n", npu: "import orbit\\ny = orbit.cuda_kernels.mm(a, b)\\n", fires: false}
+      - {lang: python, gpu: "import orbit\\ny = orbit.fast_kernels.mm(a, b)\\n", npu: "import orbit\\ny = orbit.ascend_kernels.mm(a, b)\\n", fires: true}
+      - {lang: python, gpu: "import orbit\\ny = orbit.fast_kernels.mm(a, b)\\n", npu: "import orbit\\ny = orbit.fast_kernels.mm(a, b)\\n", fires: false}
   - code: SDX101
     name: orbit-kernel-differs
     check: hyperparameters
@@ -141,8 +141,8 @@ def test_a_folder_diff_with_a_user_pack_runs_its_pairs_in_the_reader_process(tmp
 def test_a_user_port_mask_masks_the_renamed_module(tmp_path):
     (tmp_path / "gpu").mkdir()
     (tmp_path / "npu").mkdir()
-    (tmp_path / "gpu" / "m.py").write_text("import orbit\ny = orbit.cuda_kernels.mm(a, b)\n")
-    (tmp_path / "npu" / "m.py").write_text("import orbit\ny = orbit.npu_kernels.mm(a, b)\n")
+    (tmp_path / "gpu" / "m.py").write_text("import orbit\ny = orbit.fast_kernels.mm(a, b)\n")
+    (tmp_path / "npu" / "m.py").write_text("import orbit\ny = orbit.ascend_kernels.mm(a, b)\n")
     g, n = str(tmp_path / "gpu" / "m.py"), str(tmp_path / "npu" / "m.py")
     code, out, _ = run_cli("diff", g, n, "--rules", pack(tmp_path / "team"), "--format", "json")
     doc = json.loads(out)
@@ -174,7 +174,7 @@ def test_rules_lists_every_code_with_its_pack(tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("SD001  script") and lines[0].endswith("  [rules/python.yaml]")
     assert lines[-2:] == [
-        f"SDX001  script          masked   orbit-kernels-port: orbit.cuda_kernels is orbit.npu_kernels on NPU  "
+        f"SDX001  script          masked   orbit-kernels-port: orbit.fast_kernels is orbit.ascend_kernels on NPU  "
         f"[yours: {team}/orbit.yaml]",
         f"SDX101  hyperparameters warning  orbit-kernel-differs: orbit's --kernel-impl differs between GPU and NPU  "
         f"[yours: {team}/orbit.yaml]"]
@@ -291,7 +291,7 @@ def test_two_user_packs_giving_one_code_name_both_files(tmp_path):
     pack(team, "launchers:\n  entries:\n    - {name: orbit, commands: [orbit], subcommands: [fit], "
                "program: subcommand}\nvocabulary:\n  orbit_kernel: {category: orbit_kernels, type: str}\n"
                "categories:\n  orbit_kernels: {rule: SDX101}\npython:\n  qualified_renames:\n"
-               "    - {npu: orbit.npu_kernels, gpu: orbit.cuda_kernels, rule: SDX001}\n" + rule, name="a.yaml")
+               "    - {npu: orbit.ascend_kernels, gpu: orbit.fast_kernels, rule: SDX001}\n" + rule, name="a.yaml")
     pack(team, rule, name="b.yaml")
     with pytest.raises(RuleError) as e:
         api.use_rules([str(team)])

@@ -478,12 +478,10 @@ def _tagged(f: Fact, tags: dict) -> Fact:
 
 def _display(referrer: str, ref: str, how: str = "") -> str:
     """The name a referenced file is shown by: beside its referrer as written (pkg/train.py of
-    `python -m pkg.train`, ../cfg.yaml the referrer's parent folder's), else by its base name there."""
+    `python -m pkg.train`), else by its base name there."""
     parent = referrer.replace("\\", "/").rsplit("/", 1)[0] if "/" in referrer else ""
     written = posixpath.normpath(ref.replace("\\", "/"))
-    if how == "beside the referring file" and not written.startswith("/"):
-        return posixpath.normpath(f"{parent}/{written}") if parent else written
-    name = Path(ref).name
+    name = written if how == "beside the referring file" and not written.startswith(("/", "..")) else Path(ref).name
     return f"{parent}/{name}" if parent else name
 
 
