@@ -8,9 +8,40 @@ this module holds what they and the pipeline share, and is cheap to import.
 """
 from __future__ import annotations
 
+import re
+
 from .rules import RuleSet, derived
 
 FAMILIES = ("cuda", "npu", "other")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # fooBar, MMData: a word each
+
+
+def name_words(name: str) -> tuple:
+    """An identifier's words: `_targetDevice` -> ("target", "device"), `num_gpus` -> ("num", "gpus")."""
+    return tuple(w.lower() for part in name.split("_") for w in _CAMEL.split(part) if w)
+
+
+@derived
+def _roles(rs: RuleSet) -> tuple[frozenset, dict]:
+    py = (table(rs).get("python") or {}).get("plumbing") or {}
+    return frozenset(py.get("prefixes") or ()), {k: [tuple(w) for w in v] for k, v in (py.get("names") or {}).items()}
+
+
+def plumbing_role(name: str | None) -> str | None:
+    """What a name whose value is not known holds, by its words (rules/devices.yaml
+    python.plumbing): "device" (`get_current_device`, `self._target_device`), "backend"
+    (`dist_backend`), "rank" (`local_rank`, `rank_id`): any number of the plumbing's `prefixes`,
+    then one of its `names`; None for any other name. The last dotted part is read."""
+    if not name:
+        return None
+    ws = name_words(name.rsplit(".", 1)[-1])
+    prefixes, names = _roles()
+    for role, endings in names.items():
+        for end in endings:
+            n = len(end)
+            if len(ws) >= n and ws[-n:] == end and all(w in prefixes for w in ws[:-n]):
+                return role
+    return None
 
 
 @derived

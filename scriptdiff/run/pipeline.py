@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from .. import budget
 from . import alignment
 from .compare import FactTable, compare_tables, equal
-from ..ruleset.devices import may_branch, table
+from ..ruleset.devices import may_branch, plumbing_role
 from . import launchargs
 from .finding import finding
 from .fidelity import annotate as fidelity_notes, joined as joined_masks
@@ -44,7 +44,7 @@ from ..ruleset.rules import check_selectors, code
 from ..ruleset.secrets import shown_text
 from ..inputs.sources import Source
 from .suppress import apply as apply_suppressions
-from ..ruleset.vocabulary import category, side_versions, vocab, words
+from ..ruleset.vocabulary import category, side_versions, vocab
 
 
 @dataclass
@@ -844,16 +844,8 @@ def _one_job(tables: list[FactTable]) -> list[FactTable]:
 
 
 def _names_a_rank(key: str) -> bool:
-    """A setting whose name says which process it is (`rank_id`, `device_id`, `env:LOCAL_RANK`):
-    rules/devices.yaml python.plumbing, the words of a rank."""
-    plumb = (table().get("python") or {}).get("plumbing") or {}
-    ws = words(key.split(":", 1)[-1].rsplit(".", 1)[-1])
-    prefixes = set(plumb.get("prefixes") or ())
-    for end in (plumb.get("names") or {}).get("rank") or ():
-        n = len(end)
-        if len(ws) >= n and ws[-n:] == list(end) and all(w in prefixes for w in ws[:-n]):
-            return True
-    return False
+    """A setting whose name says which process it is (`rank_id`, `device_id`, `env:LOCAL_RANK`)."""
+    return plumbing_role(key.split(":", 1)[-1]) == "rank"
 
 
 def _paired_runs(gtables: list[FactTable], ntables: list[FactTable]

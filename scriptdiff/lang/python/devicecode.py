@@ -46,6 +46,17 @@ def _first_string(node) -> str | None:
     return None
 
 
+def _subscripted(target, key: str) -> bool:
+    """`x[KEY]` or `x[KEY].attr`: an assignment target that indexes by the string KEY."""
+    while type(target) is cst.Attribute:
+        target = target.value
+    if type(target) is not cst.Subscript or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    return type(index) is cst.Index and type(index.value) is cst.SimpleString \
+        and index.value.evaluated_value == key
+
+
 def _literal(node):
     v = constant(node)
     return v if isinstance(v, (bool, str)) else None  # a switch's True, or fp32_precision's "tf32"
@@ -134,7 +145,7 @@ class DeviceChecks:
             if type(small) is not cst.Assign or len(small.targets) != 1:
                 return False
             target, value = p.code(small.targets[0].target), p.code(small.value)
-            if f'["{t["precision"]}"]' in target or f"['{t['precision']}']" in target:
+            if _subscripted(small.targets[0].target, t["precision"]):  # parameter_map["precision_mode"].s
                 precision = _first_string(small.value)
                 if precision is None:
                     return False

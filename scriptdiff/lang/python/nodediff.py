@@ -431,9 +431,7 @@ class NodeDiff:
             return False
         if s.gn(g) != s.nn(n.args[0].value):
             return False
-        gl, nl = s.g.line_of(g), s.n.line_of(n)
-        s.add_masked(code("device-named-call"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
-                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+        self._mask(code("device-named-call"), g, n)
         return True
 
     def device_named_callee(self, g: cst.Call, n: cst.Call) -> bool:
@@ -455,10 +453,15 @@ class NodeDiff:
             da, db = device_named(a), device_named(b)
             if da is None or da != db or not names_npu(b) or names_npu(a):
                 return False
-        gl, nl = s.g.line_of(g), s.n.line_of(n)
-        s.add_masked(code("device-named-call"), Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
-                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
+        self._mask(code("device-named-call"), g, n)
         return True
+
+    def _mask(self, rule: str, g, n) -> None:
+        """A masked edit between two nodes, each side at its line."""
+        s = self.s
+        gl, nl = s.g.line_of(g), s.n.line_of(n)
+        s.add_masked(rule, Side(path=s.g.name, line=gl, source=s.g.text_at(gl)),
+                     Side(path=s.n.name, line=nl, source=s.n.text_at(nl)))
 
     def callee_name(self, call, nm: Norm) -> str:
         q = nm.callee(call)

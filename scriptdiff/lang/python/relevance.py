@@ -77,6 +77,7 @@ class Tables:
     shown: dict = field(default_factory=dict)  # sink name -> how a message names it
     pure_calls: frozenset = frozenset()  # builtins a check may call that change nothing
     setup_checks: tuple = ()  # calls that ask whether the process group is up (read as device checks)
+    probe_calls: tuple = ()  # calls that ask whether a device is there, of any family (rules/devices.yaml)
     loaders: tuple = ()  # calls whose placement keyword only says where loaded bytes are put
 
 
@@ -101,7 +102,9 @@ def tables(rs: RuleSet) -> Tables:
                   device_words=frozenset(d.get("device_words") or ()), dtype_names=dtypes,
                   shown={name: shown for name, shown, _c, _a in sinks},
                   pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()),
-                  setup_checks=tuple(d.get("setup_checks") or ()))
+                  setup_checks=tuple(d.get("setup_checks") or ()),
+                  probe_calls=tuple(m for c in (table(rs).get("python") or {}).get("calls") or ()
+                                    for m in c.get("match") or ()))
 
 
 def shown(sink: str) -> str:
@@ -132,12 +135,6 @@ def dotted(node) -> str | None:
 def _stores(target) -> set:
     """The names an assignment target binds."""
     return {x.id for x in ast.walk(target) if type(x) is ast.Name and type(x.ctx) is ast.Store}
-
-
-def _probe_calls() -> tuple:
-    """Every call rules/devices.yaml lists as asking whether a device is there, of any family."""
-    calls = (table().get("python") or {}).get("calls") or ()
-    return tuple(m for c in calls for m in c.get("match") or ())
 
 
 def _words(name: str) -> list[str]:
@@ -1076,7 +1073,7 @@ class Search:
         name = self.f.callee(expr)
         if name == "hasattr" and len(expr.args) == 2 and type(expr.args[1]) is ast.Constant:
             return isinstance(expr.args[1].value, str) and family_of(expr.args[1].value) is not None
-        return match_name(name, _probe_calls()) or (setup and match_name(name, self.t.setup_checks))
+        return match_name(name, self.t.probe_calls) or (setup and match_name(name, self.t.setup_checks))
 
     def in_probe(self, node) -> bool:
         fn = self.f.scope_of(node)

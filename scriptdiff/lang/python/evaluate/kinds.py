@@ -16,14 +16,13 @@ not known without running the program.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from typing import NamedTuple
 
 from .... import budget
-from ....ruleset.devices import table
+from ....ruleset.devices import name_words, plumbing_role, table
 from ....ruleset.rules import RuleSet, derived
 from ..parse import rules
 
@@ -173,7 +172,6 @@ def kind_of(v) -> Kind:
 
 
 # ------------------------------------------------------------------ kinds by name
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # fooBar, MMData: a word each
 
 
 @dataclass
@@ -217,26 +215,13 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
         seeds={k: frozenset(v) for k, v in (py.get("device_seeds") or {}).items()})
 
 
-def words(name: str) -> tuple:
-    """An identifier's words: `_targetDevice` -> ("target", "device"), `num_gpus` -> ("num", "gpus")."""
-    return tuple(w.lower() for part in name.split("_") for w in _CAMEL.split(part) if w)
+words = name_words  # an identifier's words (ruleset/devices.py)
 
 
 def named(name: str | None) -> str | None:
-    """What a name whose value is not known holds, by its words: "device" (`get_current_device`,
-    `self._target_device`, `platform.device_type`), "backend" (`dist_backend`), "rank"
-    (`local_rank`, `args.gpu`): any number of the plumbing's `prefixes`, then one of its `names`;
-    None for any other name."""
-    if not name:
-        return None
-    ws = words(name.rsplit(".", 1)[-1])
-    t = plumbing_table()
-    for role, endings in t.names.items():
-        for end in endings:
-            n = len(end)
-            if len(ws) >= n and ws[-n:] == end and all(w in t.prefixes for w in ws[:-n]):
-                return role
-    return None
+    """What a name whose value is not known holds, by its words: "device", "backend" or "rank"
+    (ruleset/devices.py `plumbing_role`); None for any other name."""
+    return plumbing_role(name)
 
 
 def switch_family(name: str) -> str | None:
