@@ -815,6 +815,11 @@ def _invocation_count(unit: Unit, ng: int, nn: int, by: list[str] | None = None)
                    message=f"the GPU script starts {ng} program(s) and the NPU script {nn}: {how}")
 
 
+def _own(t: FactTable) -> dict:
+    """A run's own settings (those its invocation sets, not the script's shared ones): key -> value."""
+    return {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
+
+
 def _one_job(tables: list[FactTable]) -> list[FactTable]:
     """A side whose programs differ only by which process each is (a loop that starts one per
     device in the background with its `--device_id=$i --rank_id=$i`, `export RANK_ID=$i`, and
@@ -824,10 +829,7 @@ def _one_job(tables: list[FactTable]) -> list[FactTable]:
     if len(tables) < 2:
         return tables
 
-    def own(t: FactTable) -> dict:
-        return {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
-
-    runs = [own(t) for t in tables]
+    runs = [_own(t) for t in tables]
     for k in set().union(*runs):
         if len({r.get(k) for r in runs}) > 1 and not (_names_a_rank(k) or category(k).name == "cosmetic"):
             return tables
@@ -855,10 +857,7 @@ def _paired_runs(gtables: list[FactTable], ntables: list[FactTable]
     the same values of the settings that tell a side's invocations apart and that both sides
     share values of (the loop's variables: `model`, `trainer`), in order (difflib); pairs in order
     where none do. Returns the paired tables and the keys they were paired by."""
-    def own(t: FactTable) -> dict:
-        return {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
-
-    gs, ns = [own(t) for t in gtables], [own(t) for t in ntables]
+    gs, ns = [_own(t) for t in gtables], [_own(t) for t in ntables]
     by, shared = [], {}
     for k in sorted(set().union(*gs, *ns)):
         if not category(k).naming:  # a learning rate may be the very difference: never a run's name
