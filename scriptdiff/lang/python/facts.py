@@ -22,7 +22,7 @@ from ...ruleset.secrets import is_secret, redact_text, withheld
 from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, meaning_key, name_key, names_component,
                                    nested_key, norm_name, normalize, run_wide_keys, section_name, spelling_index,
                                    value_ports)
-from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, fields, is_dataclass, module_consts
+from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, flag_define, fields, is_dataclass, module_consts
 from .focus import fact_callee_names
 from .regions import read_settings
 from ...ruleset.devices import family_of, table as device_table
@@ -170,9 +170,11 @@ class Reader:
         p.fact_calls.add(id(call))
         return True
 
-    def argparse(self, call) -> None:
+    def argparse(self, call, defined=None) -> None:
+        """An option's default as a setting: an `add_argument`, or a flag definition as
+        `flag_define` reads it (`defined`)."""
         p = self.p
-        _strings, kws, dest = add_argument(call)
+        _strings, kws, dest = defined or add_argument(call)
         if dest is None:
             return
         key = lookup(dest)
@@ -485,6 +487,13 @@ def read_facts(p: Parsed, side: str) -> None:
         if type(f) is cst.Attribute and f.attr.value == "add_argument":
             try:
                 r.argparse(c)
+            except Exception:
+                continue
+        elif type(f) is cst.Attribute and f.attr.value.startswith("DEFINE_"):
+            try:
+                defined = flag_define(c)
+                if defined is not None:
+                    r.argparse(c, defined)
             except Exception:
                 continue
     for st in p.body:

@@ -199,8 +199,8 @@ class ValueChecks:
                 callee = dotted(value.func) or ""
                 name = callee.rsplit(".", 1)[-1]
                 # TensorFlow's and absl's flags (`tf.flags.DEFINE_string("obs_dir", None, ...)`): options
-                # too, when they set nothing (no default) or name no numerics; their defaults are not
-                # read as settings, so any other flag stays a difference where it is written
+                # too, when they set nothing (no default) or name no numerics; a flag's default is
+                # read as a setting (facts.py), and any other one-sided flag stays a difference
                 flag = name.startswith("DEFINE_") and "flags" in callee.split(".") and _inert_flag(value)
                 if name in _PLUMBING_CALLS or flag:
                     what = what or ("option " + one_line(p.code(value.args[0].value), 40)

@@ -27,7 +27,7 @@ from ....ruleset.devices import family_of
 from ....ruleset.rules import code, load
 from ....ruleset.secrets import is_secret
 from ..parse import Parsed, dotted, qualified_name, rules
-from .declared import add_argument, constant, fields, is_dataclass, module_consts, option_default
+from .declared import add_argument, constant, fields, flag_define, is_dataclass, module_consts, option_default
 from .device import DeviceEval, device_test, family_entry, prepared, switch, truth, tuning
 from .kinds import (MISSING, MODULE, SPEC, UNDECIDED, DevStr, DictRef, Env, FuncRef, Kind, NotLiteral, QName, Value,
                     kind_of, number, plumbing_table)
@@ -35,7 +35,7 @@ from .static import Values, clip, device_key, device_value, env_read, environmen
 
 __all__ = ["MISSING", "MODULE", "SPEC", "UNDECIDED", "DevStr", "DeviceEval", "DictRef", "Env", "FuncRef", "Kind",
            "NotLiteral", "QName", "Value", "Values", "add_argument", "clip", "constant", "device_key", "device_test",
-           "device_value", "env_read", "environment", "family_entry", "fields", "is_dataclass", "kind_of", "literal",
+           "device_value", "env_read", "environment", "family_entry", "fields", "flag_define", "is_dataclass", "kind_of", "literal",
            "module_consts", "number", "option_default", "prepared", "read", "switch", "truth", "tuning", "value"]
 
 # the parameters whose environment default (rules/signatures.yaml `env_defaults`) is of a kind

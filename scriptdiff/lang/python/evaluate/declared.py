@@ -1,5 +1,6 @@
-"""What a file declares its values to be: module constants, argparse options and dataclass
-fields with their defaults, and the constants written in a parser's declaration.
+"""What a file declares its values to be: module constants, argparse options, absl's and
+TensorFlow's flags (`flags.DEFINE_float(name, default, help)`) and dataclass fields with their
+defaults, and the constants written in a parser's declaration.
 
 The value face reads `LR` through the module's constants and `args.lr` through the default of
 the one option or field called lr (`option_default`); the facts reader reads each option's and
@@ -87,6 +88,32 @@ def add_argument(call: cst.Call) -> tuple[list[str], dict, object]:
     return strings, kws, flags.dest(strings)
 
 
+# absl's and TensorFlow's flags: DEFINE_<type>(name, default, help, ...); the other DEFINE_s
+# (an alias, a flag object, a validator) define no new value
+_NOT_A_FLAG = ("DEFINE_alias", "DEFINE_flag", "DEFINE_validator", "DEFINE_multi_flag")
+
+
+def flag_define(call: cst.Call) -> tuple[list[str], dict, object] | None:
+    """A flag definition as `add_argument` gives one (option strings, keywords as Args, dest):
+    `flags.DEFINE_float("learning_rate", 1e-3, "...")` is option `--learning_rate` whose default
+    is 1e-3 (positional or `name=`/`default=`); None for any other call. A flag is a flag by the
+    callee's words: a `DEFINE_...` reached through a module named `flags`."""
+    callee = dotted(call.func) or ""
+    parts = callee.split(".")
+    if len(parts) < 2 or not (parts[-2] == "flags" or parts[-2].endswith("_flags")) \
+            or not parts[-1].startswith("DEFINE_") or parts[-1] in _NOT_A_FLAG:
+        return None
+    pos = [a for a in call.args if a.keyword is None and a.star == ""]
+    kws = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    name = kws["name"].value if "name" in kws else pos[0].value if pos else None
+    if type(name) is not cst.SimpleString or not isinstance(name.evaluated_value, str):
+        return None
+    dest = name.evaluated_value
+    if "default" not in kws and len(pos) > 1:
+        kws = {**kws, "default": pos[1]}
+    return ["--" + dest], kws, dest
+
+
 def option_default(p: Parsed, node) -> tuple[str, cst.CSTNode] | None:
     """`args.lr_actor` (any receiver that is not an import): ('--lr_actor', its default node)
     when exactly one argparse option or dataclass field of the file is called lr_actor."""
@@ -104,9 +131,12 @@ def _options(p: Parsed) -> dict:
         if id(c) in dead:
             continue
         f = c.func
-        if type(f) is not cst.Attribute or f.attr.value != "add_argument":
+        if type(f) is not cst.Attribute:
             continue
-        _strings, kws, dest = add_argument(c)
+        defined = add_argument(c) if f.attr.value == "add_argument" else flag_define(c)
+        if defined is None:
+            continue
+        _strings, kws, dest = defined
         if "default" in kws and isinstance(dest, str):
             found.setdefault(dest, []).append(("--" + dest, kws["default"].value))
     for st in p.body:
