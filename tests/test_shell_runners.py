@@ -122,7 +122,7 @@ def test_options_spelled_like_a_framework_get_no_invented_defaults(tmp_path):
                          ("SD207", "seed", 42, None, "run.sh", 1, None, None)]
     assert rep.findings[1].message == "seed = 42 is set on GPU only; NPU has no value and no known default"
     ex, _f = facts(HF_GPU)
-    assert ex.frameworks == {"hf"} and ex.guessed == {"hf"}  # the spelling is read, the defaults are not applied
+    assert ex.frameworks == {"hf", "one_process"} and ex.guessed == {"hf"}  # the spelling is read, the defaults are not applied
 
 
 def test_a_program_known_to_be_a_hugging_face_trainer_has_its_defaults(tmp_path):
@@ -197,3 +197,25 @@ def test_a_python_module_wrapper_and_a_launcher_module():
                         "option(s) are the wrapper's, not compared as the run's"]
     ex, f = facts("python -m torch.distributed.run --nproc_per_node 4 -- fit_model.py --lr 1e-4\n")
     assert f["world_size"] == (4, 1) and f["lr"] == (1e-4, 1) and ex.notes == []
+
+
+# ------------------------------------------------ a script started directly is one process
+
+@pytest.mark.parametrize("gpu,npu", [
+    ("python fit_model.py --lr 1e-4\n", "python fit_model.py --device_num 1 --device_id 0 --lr 1e-4\n"),
+    ("python3 -m orbit.fit --lr 1e-4\n", "python3 -m orbit.fit --lr 1e-4 --device_num=1\n"),
+])
+def test_a_world_size_of_one_stated_against_one_process_is_that_run(tmp_path, gpu, npu):
+    rep = pair(tmp_path, gpu, npu)
+    assert [(f.rule, f.key) for f in rep.findings if f.severity != "info"] == []
+
+
+@pytest.mark.parametrize("gpu,npu,g,n", [
+    # one process against eight devices asked for: the program's default is out of view
+    ("python fit_model.py --lr 1e-4\n", "python fit_model.py --device_num 8 --lr 1e-4\n", None, 8),
+    # a runner starting one process per rank is not one process
+    ("mpirun -n 8 python fit_model.py --lr 1e-4\n", "python fit_model.py --device_num 1 --lr 1e-4\n", 8, 1),
+])
+def test_any_other_world_size_against_one_process_stays_a_difference(tmp_path, gpu, npu, g, n):
+    rep = pair(tmp_path, gpu, npu)
+    assert [(r[0], r[1], r[2], r[3]) for r in rows(rep) if r[1] == "world_size"] == [("SD203", "world_size", g, n)]

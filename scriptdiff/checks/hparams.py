@@ -42,7 +42,8 @@ def _num(table: FactTable, key: str, default: int | None = None) -> tuple[Any, s
     f = table.get(key, sectioned=False)  # a section's setting (the rollout's TP) is not the key's
     if f is None:
         d = default_fact(key, table.frameworks)
-        if d is not None and isinstance(d.value, (int, float)) and not isinstance(d.value, bool):
+        if d is not None and isinstance(d.value, (int, float)) and not isinstance(d.value, bool) \
+                and not d.meta.get("confirms"):  # (a launch's one process: not a value to compute with)
             return d.value, f"{key}={show(d.value)} (default)"
         return default, f"{key}={default} (unset)" if default is not None else ""
     v = f.value

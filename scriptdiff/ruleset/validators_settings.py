@@ -25,7 +25,7 @@ ALIAS = Name("a normalised name (lower case, _ for -, no dots: a dotted path bel
 # a pack may add spellings to a shipped key (its lists extend): once=False
 section("vocabulary", Table(Record(
     {"category": Name(), "type": Enum(*TYPES), **{fw: NAMES for fw in (*FRAMEWORKS, "python")},
-     "aliases": ListOf(ALIAS), "default": Table(Any()), "values": Any(), "doc": Str(), "follows": Bool(),
+     "aliases": ListOf(ALIAS), "default": Table(Any()), "default_confirms": ListOf(Name()), "values": Any(), "doc": Str(), "follows": Bool(),
      "default_changed": Table(Record({"release": Name(), "version": Name(), "before": Any()},
                                      required=("release", "before"), need="{release: R, before: V}")),
      "from_name": Record({"kind": Name(), "pattern": Str("a regular expression with one group", nonempty=True)},
@@ -43,7 +43,7 @@ section("value_ports", Table(Table(
 @validator
 def check_vocabulary(rs: RuleSet) -> None:
     """Categories name known rule codes; every key names a known category; a spelling maps to
-    one key; default_changed names frameworks with a default."""
+    one key; default_changed and default_confirms name frameworks with a default."""
     rs.conform("categories", "vocabulary")
     cats = rs.section("categories")
     voc = rs.section("vocabulary")
@@ -71,7 +71,7 @@ def check_vocabulary(rs: RuleSet) -> None:
                 if seen.get(tag, key) != key:
                     raise rs.error(("vocabulary", key, fw, i), f"spelling {tag} maps to both {seen[tag]} and {key}")
                 seen[tag] = key
-        for fw in entry.get("default_changed") or {}:
+        for fw in [*(entry.get("default_changed") or {}), *(entry.get("default_confirms") or ())]:
             if fw not in (entry.get("default") or {}):
                 raise rs.error(("vocabulary", key, "default_changed", fw), "names a framework without a default")
         for fw, c in (entry.get("default_changed") or {}).items():

@@ -147,7 +147,7 @@ section("launchers", Record({
     "entries": ListOf(Record(
         {"name": Name(), "commands": NAMES, "modules": NAMES, "versioned": Bool(), "subcommands": NAMES,
          "idle": NAMES, "program": Enum(*PROGRAMS), "module_only": Bool(), "flags": NAMES, "framework": Enum(*FRAMEWORKS),
-         "world_size": NAMES, "devices": Name("an option name"), "environment": NAMES,
+         "world_size": NAMES, "devices": Name("an option name"), "environment": NAMES, "one_process": Bool(),
          "config": Name("a dialect (the framework of the config file its --config_file names)")},
         required=("name", "program"), need={"name": "a name", "program": f"a program ({', '.join(PROGRAMS)})"}),
         nonempty=True, expect="a list of launchers, one mapping each"),

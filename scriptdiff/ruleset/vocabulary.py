@@ -91,6 +91,8 @@ def default_fact(key: str, frameworks: Iterable[str], rs: RuleSet | None = None,
                     via = f"{fw} {have} default"
                     if older:
                         value = changed["before"]
+            if fw in (e.get("default_confirms") or ()):  # stands only where it agrees (compare.py)
+                meta = {**meta, "confirms": True}
             return Fact(key=key, value=normalize(value, e.get("type")), origin=ORIGIN_DEFAULT,
                         rank=RANK_DEFAULT, source="default", via=via, meta=meta)
     return None

@@ -142,6 +142,16 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                 g = default_fact(key, gpu.frameworks, rs, gpu.versions)
             if n is None:
                 n = default_fact(key, npu.frameworks, rs, npu.versions)
+            # a default that only confirms an equal value (a program started as one process may
+            # start others itself): against any other value, or none, the side has no known value
+            if g is not None and g.meta.get("confirms") and (n is None or not equal(g.value, n.value)):
+                g = None
+            if n is not None and n.meta.get("confirms") and (g is None or not equal(g.value, n.value)):
+                n = None
+            if g is None and n is None:
+                continue
+            if (g is None) != (n is None) and _derived_alike(g or n, npu if g is None else gpu, rs):
+                continue
             if (g is None) != (n is None) and (g or n).meta.get("implied"):
                 continue  # applied by another setting (accelerate's fp16: its scaler), which is compared itself
         if (g or n).meta.get("option") and ((g is None) != (n is None) or g.value is None and n.value is None):
@@ -235,6 +245,22 @@ def _same_section(key: str, gpu: FactTable, npu: FactTable, g: Fact | None, n: F
     if n.meta.get("sectioned") and slot(n) in gs:
         return gs[slot(n)], n
     return g, n
+
+
+def _derived_alike(present: Fact, other: FactTable, rs: RuleSet) -> bool:
+    """A value derived on one side only from inputs the other side has alike (the same value,
+    or both unset, or its default that confirms it: a world size of 1 stated against a script
+    started as one process gives a data parallel size the other side does not derive): the
+    same value follows there, so there is no difference."""
+    if not present.derived or not present.meta.get("input_values"):
+        return False
+    for k, v in present.meta["input_values"].items():
+        f = other.get(k, sectioned=False) or default_fact(k, other.frameworks, rs, other.versions)
+        if f is not None and f.derived:
+            return False  # derived there too from something else: compared as it is
+        if not equal(None if f is None else f.value, v) and not (f is None and v is None):
+            return False
+    return True
 
 
 def _by_slot(facts: list[Fact]) -> dict[str, Fact]:

@@ -14,7 +14,7 @@ from ... import budget
 from ...inputs import flags
 from ...model import RANK_SCRIPT, REF_PROGRAM, Fact
 from ...ruleset.vocabulary import convert
-from .launchers import Launcher, LauncherTable
+from .launchers import ONE_PROCESS, Launcher, LauncherTable
 from .program import ProgramReader
 from .record import Record
 from .words import Seg, Word, tail_word, via_text
@@ -83,6 +83,8 @@ class LaunchReader:
                 runner = self.table.runner(mod)
                 if runner is None:
                     self.ranks(ranks, line)
+                    if not ranks and entry.one_process:  # `python -m pkg.train`: one process
+                        self.rec.frameworks.add(ONE_PROCESS)
                     self.start(mod, words[i + 2:], module=True, at=words[i + 1].line)
                     return
                 entry = runner  # python -m torch.distributed.run: torchrun, options and all
@@ -92,6 +94,8 @@ class LaunchReader:
             else:
                 if i < len(texts):
                     self.ranks(ranks, line)
+                    if not ranks and entry.one_process:  # `python train.py`: one process (ONE_PROCESS)
+                        self.rec.frameworks.add(ONE_PROCESS)
                     self.start(texts[i], words[i + 1:], at=words[i].line)
                 return
         i, opts = self.options(entry, words, i)

@@ -26,6 +26,12 @@ from ...ruleset.rules import RuleSet, derived
 #                  as a launcher command (ray job submit --address x -- python3 -m verl.trainer.main_ppo)
 
 
+# the defaults of a program a launcher starts as one process (`one_process: true`): a framework
+# name of rules/vocabulary.yaml `default` (world_size 1), which only confirms an equal value
+# (`default_confirms`): the program out of view may start processes of its own
+ONE_PROCESS = "one_process"
+
+
 @dataclass(frozen=True)
 class Launcher:
     """One launcher entry of rules/shell.yaml `launchers.entries`."""
@@ -48,6 +54,8 @@ class Launcher:
     # (ms-swift: NPROC_PER_NODE=8 NNODES=2 swift sft ... runs torchrun --nproc_per_node 8 --nnodes 2)
     environment: tuple = ()
     config: str | None = None  # the dialect of the config file its --config_file names (accelerate)
+    # the program it starts directly (not through a runner that starts one per rank) is one process
+    one_process: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,8 @@ def build(d: dict) -> LauncherTable:
             subcommands=frozenset(e.get("subcommands") or ()), module_only=bool(e.get("module_only", False)),
             idle=frozenset(e.get("idle") or ()), flags=frozenset(e.get("flags") or ()), framework=e.get("framework"),
             world_size=tuple(e.get("world_size") or ()), devices=e.get("devices"),
-            environment=tuple(e.get("environment") or ()), config=e.get("config")))
+            environment=tuple(e.get("environment") or ()), config=e.get("config"),
+            one_process=bool(e.get("one_process", False))))
     hints = d.get("hints") or {}
     cmds = d.get("commands") or {}
     return LauncherTable(
