@@ -647,3 +647,22 @@ def test_an_enum_member_named_after_the_device_is_no_switch(tmp_path):
     gpu = "from orbitkit.attn import Kind, SeqAttention\n\nattn = SeqAttention(group, attn_type=Kind.FA)\n"
     npu = gpu.replace("Kind.FA", "Kind.NPU")
     assert loud(pair(tmp_path, gpu, npu, "attn.py")) == [("SD101", "code:attn.py:<module>", "Kind.FA", "Kind.NPU", 3, 3)]
+
+
+@pytest.mark.parametrize("npu_place", ['f"npu:{local_rank}"', 'torch.device("npu", local_rank)'])
+def test_a_bare_rank_is_the_run_device_of_that_index(tmp_path, npu_place):
+    """`x.to(local_rank)` places on the run's own accelerator at that index: the NPU's
+    `x.to(f"npu:{local_rank}")` is the same device."""
+    gpu = edit(GPU, ('batch = batch.to("cuda")', "batch = batch.to(local_rank)"))
+    npu = edit(GPU, ('batch = batch.to("cuda")', f"batch = batch.to({npu_place})"))
+    rep = pair(tmp_path, gpu, npu)
+    assert loud(rep) == []
+    at = line_of(gpu, "batch.to(local_rank)")
+    assert (at, at) in plumbing(rep)
+
+
+def test_a_device_indexed_by_another_value_is_not_the_rank(tmp_path):
+    gpu = edit(GPU, ('batch = batch.to("cuda")', "batch = batch.to(local_rank)"))
+    npu = edit(GPU, ('batch = batch.to("cuda")', 'batch = batch.to(f"npu:{local_rank + 1}")'))
+    at = line_of(gpu, "batch.to(local_rank)")
+    assert loud(pair(tmp_path, gpu, npu)) == [("SD101", "code:train.py:train", "local_rank", 'f"npu:{local_rank + 1}"', at, at)]

@@ -68,7 +68,7 @@ class PlumbingChecks:
         if rg is not None and rn is not None and rg.what == rn.what and rg.what in (DEVICE, BACKEND):
             self.mask(g, n)
             return True
-        if self.same_truth(g, n):
+        if self.same_truth(g, n) or self.indexed(rg, rn, g, n):
             self.mask(g, n)
             return True
         if self.either(g, n) or self.renamed(g, n) or self.choices(g, n) or self.gains_npu(g, n) or self.entries(g, n) \
@@ -82,6 +82,17 @@ class PlumbingChecks:
         `cfg.use_gpu or cfg.use_npu or cfg.use_mlu`: true on both runs), each decided by a device test."""
         vg, vn = device_value(self.s.g, g), device_value(self.s.n, n)
         return isinstance(vg, bool) and isinstance(vn, bool) and vg is vn
+
+    def indexed(self, rg: Role | None, rn: Role | None, g, n) -> bool:
+        """`x.to(local_rank)` against `x.to(f"npu:{local_rank}")` (or `torch.device("npu",
+        local_rank)`): a rank where the other side writes the run's device indexed by that same
+        rank is that device (a bare index places on the run's own accelerator)."""
+        if rg is None or rn is None or {rg.what, rn.what} != {DEVICE, RANK}:
+            return False
+        s = self.s
+        if rg.what == RANK:
+            return s.gn(s.g.live_of(g)) in {s.nn(x) for x in _index_parts(s.n, n)}
+        return s.nn(s.n.live_of(n)) in {s.gn(x) for x in _index_parts(s.g, g)}
 
     def either(self, g, n) -> bool:
         """`torch.device("cuda" if use_gpu else "cpu")` against `get_current_device() if use_gpu
@@ -853,3 +864,20 @@ def _bind(call: cst.Call, params: list[str]) -> dict | None:
         else:
             out[a.keyword.value] = a.value
     return out
+
+
+def _index_parts(p: Parsed, node) -> list:
+    """The expressions a device is indexed by: the `{...}` of `f"npu:{rank}"`, the second argument
+    of `torch.device("npu", rank)`, through a name bound to one of them."""
+    node = p.live_of(node)
+    if type(node) in (cst.Name, cst.Attribute):
+        bound = Values(p).binding(node)
+        if bound is not None:
+            node = p.live_of(bound)
+    if type(node) is cst.FormattedString:
+        return [x.expression for x in node.parts if type(x) is cst.FormattedStringExpression]
+    if type(node) is cst.Call and canon_qn(qualified_name(p, node.func) or "", None) == "torch.device" \
+            and len(node.args) == 2 and all(a.keyword is None for a in node.args):
+        return [node.args[1].value]
+    return []
+
