@@ -570,3 +570,46 @@ def test_a_match_arm_that_seeds_and_a_function_that_returns_more_than_a_test_sta
     r = run(tmp_path / "b", gpu, npu)
     assert [(f[0], f[2], f[3]) for f in code(r) if f[1].endswith("has_kestrel")] == [
         ("SD102", 12, 15), ("SD102", 13, 16)]
+
+
+# ------------------------------------------- collectives change the tensor they are given
+SUMMED = '''import torch
+import torch.distributed as dist
+from orbitkit.util import print_main
+
+
+def fit_epoch(net, opt, batches):
+    for batch in batches:
+        loss = net(batch).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return loss
+'''
+
+
+def test_a_metric_summed_over_the_ranks_and_printed_is_info(tmp_path):
+    """The NPU side times its steps and sums the total over the ranks through a helper of its
+    own before printing it: the collective changes only that tensor, which only reaches a print."""
+    npu = SUMMED.replace("def fit_epoch(net, opt, batches):\n", '''def sum_ranks(t):
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    return t
+
+
+def fit_epoch(net, opt, batches):
+    seen = torch.zeros(1)
+''').replace("        opt.zero_grad()\n", "        opt.zero_grad()\n        seen += batch.shape[0]\n").replace(
+        "    return loss\n", "    seen = sum_ranks(seen)\n    print_main(f'samples {seen.item()}')\n    return loss\n")
+    r = run(tmp_path, SUMMED, npu)
+    assert [(x[0], x[2], x[3], x[5]) for x in code(r)] == [
+        ("SD103", None, 6, {"sink": None, "only": ["logging"]}),
+        ("SD103", None, 12, {"sink": None, "only": ["logging"]}),
+        ("SD103", None, 18, {"sink": None, "only": ["logging"]}),
+        ("SD103", None, 19, {"sink": None, "only": ["logging"]}),
+        ("SD103", None, 20, {"sink": None, "only": ["logging"]})]
+
+
+def test_a_loss_summed_over_the_ranks_before_backward_reaches_the_loss(tmp_path):
+    npu = SUMMED.replace("        loss.backward()\n", "        dist.all_reduce(loss)\n        loss.backward()\n")
+    r = run(tmp_path, SUMMED, npu)
+    assert [(x[0], x[2], x[3], (x[5] or {}).get("sink")) for x in code(r)] == [("SD102", None, 9, "loss")]

@@ -430,7 +430,7 @@ section("numerics_relevance", Record({
     "inert": Table(Record({"reason": Name(), "calls": _PATTERNS, "words": NAMES}, required=("reason", "calls"),
                           need={"reason": "a reason", "calls": "calls (its call patterns)"})),
     "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES, "loaders": NAMES,
-    "device_words": NAMES, "pure_calls": NAMES, "setup_checks": NAMES,
+    "device_words": NAMES, "pure_calls": NAMES, "setup_checks": NAMES, "in_place": _PATTERNS,
 }, required=("sinks", "inert")))
 
 

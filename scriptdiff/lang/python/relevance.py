@@ -78,6 +78,7 @@ class Tables:
     pure_calls: frozenset = frozenset()  # builtins a check may call that change nothing
     setup_checks: tuple = ()  # calls that ask whether the process group is up (read as device checks)
     probe_calls: tuple = ()  # calls that ask whether a device is there, of any family (rules/devices.yaml)
+    in_place: tuple = ()  # calls that change the tensor given first, and nothing else (the collectives)
     loaders: tuple = ()  # calls whose placement keyword only says where loaded bytes are put
 
 
@@ -102,7 +103,7 @@ def tables(rs: RuleSet) -> Tables:
                   device_words=frozenset(d.get("device_words") or ()), dtype_names=dtypes,
                   shown={name: shown for name, shown, _c, _a in sinks},
                   pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()),
-                  setup_checks=tuple(d.get("setup_checks") or ()),
+                  setup_checks=tuple(d.get("setup_checks") or ()), in_place=tuple(d.get("in_place") or ()),
                   probe_calls=tuple(m for c in (table(rs).get("python") or {}).get("calls") or ()
                                     for m in c.get("match") or ()))
 
@@ -869,6 +870,8 @@ class Search:
                 self.push(("name", d, p, kind, depth + 1), frm)
             self.push(("value", call, None, depth), frm)
             return
+        if self.in_place(call, frm, depth):
+            return
         if type(self.f.parent.get(id(call))) is ast.Expr:  # called for its effect, result dropped
             if not self.mutates(call, frm, depth):
                 self.cannot(f"given to {name}(), whose effect is not known")
@@ -913,6 +916,64 @@ class Search:
             self.push(("attr", recv.attr, None, depth), frm)
             return True
         return False
+
+    def in_place(self, call: ast.Call, frm, depth: int) -> bool:
+        """A collective (`numerics_relevance.in_place`): what it is given reaches the tensor it is
+        given first, followed from there; it does nothing else a run computes with."""
+        name = self.f.callee(call)
+        if not match_name(name, self.t.in_place):
+            return False
+        if not call.args or type(call.args[0]) is ast.Starred:
+            self.cannot(f"{name}() given no tensor it is known to change")
+            return True
+        self.changed(call.args[0], frm, depth)
+        return True
+
+    def changed(self, target, frm, depth: int) -> None:
+        """A tensor changed in place: its name read from there on, and where it is a parameter, the
+        argument each caller in the file gives for it (bounded like any call)."""
+        while type(target) is ast.Subscript:
+            target = target.value
+        t = type(target)
+        if t is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+            self.push(("attr", target.attr, None, depth), frm)
+            return
+        if t is not ast.Name or self.f.imported(target.id):
+            self.cannot("a tensor changed in place that is not a name of the file")
+            return
+        scope = self.f.binder(target, target.id)
+        self.push(("name", scope, target.id, None, depth), frm)
+        if type(scope) not in _FUNCS or target.id not in {a.arg for a in scope.args.posonlyargs + scope.args.args
+                                                          + scope.args.kwonlyargs}:
+            return
+        if depth >= budget.RELEVANCE_DEPTH:
+            self.cannot("calls too deep to follow")
+            return
+        calls = self.callers(scope)
+        if not calls:
+            self.cannot(f"an argument of {scope.name}(), whose callers are not in the file")
+        for c in calls:
+            given = self.given_for(scope, c, target.id)
+            if given is None:
+                self.cannot(f"an argument of {scope.name}() not given by name or place")
+                continue
+            self.changed(given, frm, depth + 1)
+
+    @staticmethod
+    def given_for(fn, call: ast.Call, name: str):
+        """The argument a call gives for parameter `name` of `fn`, None when it cannot be told."""
+        for k in call.keywords:
+            if k.arg == name:
+                return k.value
+        pos = [x.arg for x in fn.args.posonlyargs + fn.args.args]
+        if type(call.func) is ast.Attribute and pos and pos[0] in ("self", "cls"):
+            pos = pos[1:]
+        if name not in pos:
+            return None
+        i = pos.index(name)
+        if any(type(a) is ast.Starred for a in call.args[:i + 1]) or i >= len(call.args):
+            return None
+        return call.args[i]
 
     def fresh(self, scope, name: str) -> bool:
         """Every binding of `name` in `scope` is a new container (`d = {}`): mutating it changes
@@ -964,7 +1025,7 @@ class Search:
             for d in defs:
                 self.body(d, frm, depth)
             return
-        if self.mutates(call, frm, depth):
+        if self.mutates(call, frm, depth) or self.in_place(call, frm, depth):
             return
         self.cannot(f"a call of {name}(), whose effect is not known")
 
