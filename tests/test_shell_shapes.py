@@ -346,3 +346,30 @@ def test_a_loop_that_starts_one_process_per_rank_is_one_job_of_that_many(tmp_pat
 def test_runs_of_a_loop_that_differ_in_more_than_their_rank_stay_runs(tmp_path):
     rep = pair(tmp_path, MPI, RANKS.format(n=2, lr="0.$((i + 1))"))
     assert [f.rule for f in rep.findings if f.key == "invocations"] == ["SD223"]
+
+
+# --- a whole command held in a variable --------------------------------------------------------
+
+HELD = ("#!/bin/bash\nread -r -d '' orbit_args <<EOF\nkestrel.cli.fit_orbit \\\n   --pretrain /models/orbit-{size} \\\n"
+        "   --actor_learning_rate {lr} \\\n   --bf16\nEOF\n\ndeepspeed --module $orbit_args\n")
+
+
+def test_a_command_read_whole_from_a_here_document_is_the_launch(tmp_path):
+    """`read -r -d '' cmd <<EOF` reads all of the document (bash joins the lines a backslash
+    ends); `deepspeed --module $cmd` starts what it holds, each option at its own line."""
+    rep = pair(tmp_path, HELD.format(size="0.5b", lr="5e-7"), HELD.format(size="1.5b", lr="3e-7"))
+    assert [r for r in rows(rep) if r[1] in ("load", "actor_learning_rate")] == [
+        ("SD212", "load", "/models/orbit-0.5b", "/models/orbit-1.5b", "run.sh", 4, "run.sh", 4),
+        ("SD220", "actor_learning_rate", 5e-7, 3e-7, "run.sh", 5, "run.sh", 5)]
+    rep = pair(tmp_path, HELD.format(size="0.5b", lr="5e-7"), HELD.format(size="0.5b", lr="5.0e-7"))
+    assert rep.findings == [] and rep.exit_code() == 0
+
+
+@pytest.mark.parametrize("launch,said", [
+    ("deepspeed --module $CMD\n", "the program started at line 2 and what is passed to it were not read"),
+    ("python $CMD --lr 1\n", "the program started at line 2 and what is passed to it were not read"),
+    ("torchrun fit_model.py $CMD --lr 1\n", "what it holds is passed to fit_model.py and was not compared"),
+])
+def test_a_command_from_a_value_not_known_is_said_never_silent(launch, said):
+    ex, _f = facts("read CMD\n" + launch)
+    assert ex.unread == [f"line 1: $CMD is set by `read` from input that is not read: {said}"]

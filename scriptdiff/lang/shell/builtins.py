@@ -124,11 +124,15 @@ def array_fields(line: str, ifs: str = " \t\n", raw: bool = True) -> list[str]:
     return [p.strip(white) if white else p for p in pieces]
 
 
-def read_fields(line: str, count: int, ifs: str = " \t\n", raw: bool = True) -> list[str]:
+def read_fields(line: str, count: int, ifs: str = " \t\n", raw: bool = True, delim: str = "\n") -> list[str]:
     """The values `read N1 ... Nk` gives its `count` names from one input line, as bash splits
     it: IFS whitespace trimmed, one field per name, the last name gets the rest of the line
-    (its trailing IFS whitespace trimmed); without `-r` a backslash escapes the next character."""
-    line = line.split("\n", 1)[0]
+    (its trailing IFS whitespace trimmed); without `-r` a backslash escapes the next character
+    and a backslash before a newline joins the lines. The line ends at `delim` (`-d X`; `-d ''`
+    reads up to a NUL: all of a here-document)."""
+    if not raw:
+        line = line.replace("\\\n", "")
+    line = line.split(delim or "\0", 1)[0]
     if not raw:
         line = re.sub(r"\\(.)", r"\1", line).rstrip("\\")
     white = "".join(c for c in ifs if c in " \t\n")

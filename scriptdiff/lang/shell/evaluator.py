@@ -646,12 +646,18 @@ class Evaluator:
         return ws[0].text if len(ws) == 1 else None
 
     def read(self, words: list[Word], line: int, redirects: list, prefix: list) -> None:
-        """`read [-r] [-a ARR] NAME...`: from a here-string (`<<< WORD`) or a here-document with no
-        expansions, the fields of its first line (IFS from a `IFS=x` prefix); from anything else
-        (standard input, a file, a pipe) the names are unknown."""
+        """`read [-r] [-d DELIM] [-a ARR] NAME...`: from a here-string (`<<< WORD`) or a
+        here-document (expanded as bash expands it, unless its delimiter is quoted), the fields of
+        its first line, or of all of it up to DELIM (`read -r -d '' cmd <<EOF`: the whole
+        document; IFS from a `IFS=x` prefix); from anything else (standard input, a file, a pipe)
+        the names are unknown."""
         x = self.x
-        names, array, opts = read_names([w.text for w in words[1:]])
+        texts = [w.text for w in words[1:]]
+        names, array, opts = read_names(texts)
         names = names or ([] if array else ["REPLY"])
+        delim = "\n"
+        if "-d" in texts and texts.index("-d") + 1 < len(texts):
+            delim = texts[texts.index("-d") + 1][:1]
         segs = None
         for r in redirects:
             if r.type == "herestring_redirect":
@@ -659,18 +665,22 @@ class Evaluator:
                 segs = x.concat_segs(kids[-1], quoted=True) if kids else None
             elif r.type == "heredoc_redirect":
                 body = next((c for c in r.children if c.type == "heredoc_body"), None)
-                if body is not None and not any(c.is_named for c in body.children):
+                quoted = any(c.type == "heredoc_start" and x.t(c)[:1] in ("'", '"') for c in r.children)
+                if body is not None and quoted:
                     segs = [Seg(x.t(body), x.line_of(body))]
+                elif body is not None:  # bash joins the lines a backslash ends, then expands
+                    segs = [piece for sg in self.heredoc_segs(body)
+                            for piece in (_joined_lines(sg) if not sg.via and not sg.unresolved else [sg])]
         ifs = " \t\n"
         for p in prefix:
             pname, pval = p.child_by_field_name("name"), p.child_by_field_name("value")
             if pname is not None and x.t(pname) == "IFS":
                 ifs = "".join(sg.text for sg in x.concat_segs(pval, quoted=True)) if pval is not None else ""
-        known = segs is not None and not opts - {"-r", "-s", "-e"} \
-            and not any(sg.unresolved or sg.unknown for sg in segs)
+        plain = not opts - {"-r", "-s", "-e", "-d"}
+        known = segs is not None and plain and not any(sg.unresolved or sg.unknown for sg in segs)
         targets = names + ([array] if array else [])
         if not known:
-            if segs is not None and len(names) == 1 and not array and not opts - {"-r", "-s", "-e"}:
+            if segs is not None and len(names) == 1 and not array and plain and delim == "\n":
                 self.put(names[0], segs, line)  # read X <<< "$1": the word as it is (unresolved)
                 return
             for n in targets:
@@ -683,7 +693,12 @@ class Evaluator:
             self.vars[array] = Var("array", words=[Word([Seg(f, line, via)])
                                                    for f in array_fields(text, ifs, "-r" in opts)], line=line)
             return
-        for n, value in zip(names, read_fields(text, len(names), ifs, "-r" in opts)):
+        values = read_fields(text, len(names), ifs, "-r" in opts, delim)
+        if len(names) == 1 and values and NAME_RE.match(names[0]) and delim != "\n" and values[0] in text:
+            # all of a document in one name (`read -r -d '' cmd <<EOF`): each of its lines keeps its own line
+            self.put(names[0], _trimmed(segs, text.index(values[0]), len(values[0])), line)
+            return
+        for n, value in zip(names, values):
             if NAME_RE.match(n):
                 self.put(n, [Seg(value, line, via)], line)
 
@@ -997,3 +1012,29 @@ def _on_failure(cmd) -> bool:
 def assigned_names_of(cmd: str, words: list[str]) -> list[str]:
     """The variables command `cmd` with operands `words` sets (builtins.set_by)."""
     return [n for n in set_by(cmd, words) if NAME_RE.match(n)]
+
+
+def _joined_lines(sg: Seg) -> list[Seg]:
+    """A here-document's literal text as bash reads it, one segment per line it is written on: a
+    backslash before a newline joins the two lines (both dropped), every other line keeps its
+    newline."""
+    out = []
+    for k, piece in enumerate(sg.text.split("\n")):
+        last = k == sg.text.count("\n")
+        joined = not last and piece.endswith("\\")
+        text = piece[:-1] if joined else piece + ("" if last else "\n")
+        if text:
+            out.append(sg.moved(text=text, line=sg.line + k, span=None))
+    return out
+
+
+def _trimmed(segs: list[Seg], start: int, length: int) -> list[Seg]:
+    """The segments covering text[start:start + length] of their joined text, cut to it."""
+    out, pos = [], 0
+    for sg in segs:
+        a, b = max(start, pos), min(start + length, pos + len(sg.text))
+        if a < b:
+            out.append(sg.moved(text=sg.text[a - pos:b - pos], span=None) if (a, b) != (pos, pos + len(sg.text)) else sg)
+        pos += len(sg.text)
+    return out
+

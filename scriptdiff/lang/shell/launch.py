@@ -85,7 +85,7 @@ class LaunchReader:
                     self.ranks(ranks, line)
                     if not ranks and entry.one_process:  # `python -m pkg.train`: one process
                         self.rec.frameworks.add(ONE_PROCESS)
-                    self.start(mod, words[i + 2:], module=True, at=words[i + 1].line)
+                    self.start(mod, words[i + 2:], module=True, at=words[i + 1].line, named=(words[i + 1], line))
                     return
                 entry = runner  # python -m torch.distributed.run: torchrun, options and all
                 i += 2
@@ -96,14 +96,14 @@ class LaunchReader:
                     self.ranks(ranks, line)
                     if not ranks and entry.one_process:  # `python train.py`: one process (ONE_PROCESS)
                         self.rec.frameworks.add(ONE_PROCESS)
-                    self.start(texts[i], words[i + 1:], at=words[i].line)
+                    self.start(texts[i], words[i + 1:], at=words[i].line, named=(words[i], line))
                 return
         i, opts = self.options(entry, words, i)
         eopts = self.env_options(entry, env)
         self.launcher_facts(entry, {**eopts, **opts}, line, from_env=set(eopts) - set(opts))
         if i < len(texts):  # torchrun -m pkg.train, accelerate launch --module pkg.train: a module
             self.start(texts[i], words[i + 1:], entry.framework, module="m" in opts or "module" in opts,
-                       at=words[i].line)
+                       at=words[i].line, named=(words[i], line))
 
     def ranks(self, ranks: tuple | None, line: int) -> None:
         """The world size a runner gives a plain `python x.py` it starts once per rank
@@ -121,9 +121,15 @@ class LaunchReader:
         return {name.lower(): env[name] for name in entry.environment if name in env}
 
     def start(self, program: str, words: list[Word], framework: str | None = None, module: bool = False,
-              at: int | None = None) -> None:
+              at: int | None = None, named: tuple | None = None) -> None:
         """Program `program` (a script, or with `module` a module) started with `words`; `at`:
-        the line of its name."""
+        the line of its name; `named`: (the word that names it, the launch's line), when its value
+        may not be known (`deepspeed --module $cmd`: the program and its options are then said not read)."""
+        if named is not None and named[0].unknown:
+            self.rec.unknown_words([named[0]], f"the program started at line {named[1]} and what is passed to it "
+                                               f"were not read")
+            self.rec.launches += 1
+            return
         passed = self.program.read(program, words, framework)
         self.rec.launches += 1
         if module and program.replace(".", "").replace("_", "").isalnum():  # -m pkg.train: pkg/train.py

@@ -70,7 +70,9 @@ class ProgramReader:
                 i = j
                 continue
             m = HYDRA_RE.match(tok)
-            if m and not options.dashed(tok):
+            if w.unknown and not options.dashed(tok):  # `train.py $cmd`: what it holds is not known
+                self.rec.unknown_words([w], f"what it holds is passed to {base} and was not compared")
+            elif m and not options.dashed(tok):
                 hydra.append((m.group(2), m.group(3), w))
             elif tok.lower().endswith(reference_suffixes()) and not options.dashed(tok):
                 self.reference("config", w)  # a positional config: `llamafactory-cli train x.yaml`

@@ -91,6 +91,16 @@ class Record:
                 name += f" {words[1].text}"  # swift sft, ray job
             self.unknown.append((name, len(opts), line))
 
+    def unknown_words(self, words, what: str) -> None:
+        """Words whose value is not known (words.Seg.unknown) where a launch reads them as a whole
+        (its program, or the options a variable holds: `deepspeed --module $cmd`): said in the
+        account once per cause, with `what` they left unread; the input is then not understood."""
+        for w in words:
+            for why in w.unknown:
+                said = f"{why}: {what}"
+                if said not in self.unread:
+                    self.unread.append(said)
+
     def dialect(self, title: str, line: int) -> None:
         """A framework dialect (rules/<framework>.yaml `dialects:`) mapped one of this script's keys."""
         self.dialects.setdefault(title, line)
