@@ -250,6 +250,9 @@ def test_hydra_defaults_reordered_is_no_difference(tmp_path):
     ("ddp_timeout", True), ("tensorboard.output_path", True), ("zero_optimization.allgather_bucket_size", True),
     ("zero_optimization.reduce_bucket_size", True), ("zero_optimization.sub_group_size", True),
     ("data.max_response_length", False), ("snr_gamma", False), ("update_freq", False),
+    # output words with how many are kept or whether one is written; an input word or another word is not
+    ("max_ckpt_num", True), ("use_tensorboard", True), ("keep_last_checkpoints", True), ("workers", True),
+    ("max_ckpt_lr", False), ("use_pretrained", False), ("max_num", False), ("use_reward_ckpt", False),
 ])
 def test_cosmetic_names(key, cosmetic):
     assert is_cosmetic(key) is cosmetic

@@ -146,7 +146,7 @@ section("neutral_sections", ListOf(Name("a lower-case section name without dots"
                                         test=lambda x: is_lower(x) and "." not in x)))
 section("cosmetic_names", Record({"names": ListOf(LOWER), "sections": ListOf(LOWER)}))
 section("cosmetic_words", Record({part: ListOf(Name("a lower-case word", test=lambda x: is_lower(x) and "_" not in x))
-                                  for part in ("places", "outputs", "inputs")}))
+                                  for part in ("places", "outputs", "inputs", "quantities")}))
 section("path_places", Record({"generic": ListOf(LOWER), "model_sizes": ListOf(LOWER), "weights_words": ListOf(LOWER)}))
 SUFFIX = Name("a lower-case suffix starting with _", test=lambda x: is_lower(x) and x.startswith("_"))
 section("generic_names", Record({

@@ -682,15 +682,18 @@ def is_cosmetic(key: str, dialects: bool = True) -> bool:
         return True
     if any(names_component(s) for s in segs[:-1]):
         return False  # text_encoder_setup.ckpt_file: a component's files are read, not written
-    places, outputs, inputs = _cosmetic_words()
+    places, outputs, inputs, quantities = _cosmetic_words()
     ws = set(segs[-1].split("_"))
+    if ws & outputs and ws & quantities and not ws - outputs - quantities:
+        return True  # how many of an output are kept, or whether it is written: max_ckpt_num, use_tensorboard
     return bool(ws & places and ws & outputs and not ws & inputs)
 
 
 @derived
-def _cosmetic_words(rs: RuleSet) -> tuple[frozenset, frozenset, frozenset]:
+def _cosmetic_words(rs: RuleSet) -> tuple[frozenset, frozenset, frozenset, frozenset]:
     cw = rs.section("cosmetic_words", {}) or {}
-    return tuple(frozenset(cw.get(part) or ()) for part in ("places", "outputs", "inputs"))  # type: ignore[return-value]
+    return tuple(frozenset(cw.get(part) or ())  # type: ignore[return-value]
+                 for part in ("places", "outputs", "inputs", "quantities"))
 
 
 def _path_parts(v: Any) -> list[str] | None:
