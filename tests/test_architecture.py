@@ -399,7 +399,7 @@ def test_tables_derived_from_the_rules_are_views_not_singletons():
     Nothing clears caches by walking the loaded modules: the one cache_clear is the user packs'
     salt, read again when the packs are set."""
     assert _memoised((1, None)) == ["scriptdiff.inputs.store:salt", "scriptdiff.inputs.store:user_salt",
-                                    "scriptdiff.lang.shell.evaluator:parser"]
+                                    "scriptdiff.lang.shell.grammar:parser"]
     clears = [f"{name}:{node.lineno}" for name, p in sorted(modules().items())
               for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
               if isinstance(node, ast.Attribute) and node.attr == "cache_clear"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from ...budget import Meter, check_number
 from ...ruleset.devices import table as device_table
 from ...ruleset.rules import RuleSet, derived
+from .grammar import parser
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # one token: an environment variable name
 
@@ -596,6 +597,19 @@ class Expander:
             return [Seg(self.t(node), self.line_of(node), (), (name,), quoted)]
         return self.var_segs(name, self.line_of(node), quoted)
 
+    def _arith_again(self, inner: str, line: int):
+        """The arithmetic `inner`, parsed again as `(( inner ))` and evaluated here."""
+        data = f"(( {inner} ))".encode("utf-8")
+        try:
+            tree = parser().parse(data)
+        except Exception:  # tree-sitter unavailable: said once by the reader already
+            return None
+        kids = tree.root_node.children
+        if not kids or tree.root_node.has_error:
+            return None
+        with self.reading(data, self.base, Origin([0], [(0, len(data), line, ())])):
+            return self.arith(kids[0])
+
     def arith(self, node):
         """Bash arithmetic (`$((...))`, `(( ))`, `let`, a C-style `for`) on known integers: its
         value, or None when an operand is not a known integer (its names go to the unresolved
@@ -612,6 +626,11 @@ class Expander:
             for k in kids:  # `a = 1, b = a + 1`: each in turn, the last is the value
                 v = self.arith(k)
             return v
+        if t == "command_substitution":  # `$((N))` in `for ((...))`: tree-sitter reads `$( (N) )`
+            text = self.t(node)
+            if text.startswith("$((") and text.endswith("))") and node.start_byte < node.end_byte:
+                return self._arith_again(text[3:-2], self.line_of(node))
+            return None
         if t == "number":
             try:
                 return int(self.t(node), 0)
