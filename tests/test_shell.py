@@ -116,7 +116,7 @@ def test_launchers(cmd, world):
 def test_python_plain_and_unbuffered():
     ex, f = facts("python -u finetune.py --learning_rate 1e-5 --bf16 True --fp16 False\n")
     assert f["lr"].value == 1e-5 and f["params_dtype"].value == "bf16"
-    assert ex.frameworks == {"hf"}
+    assert ex.frameworks == {"hf", "one_process"}  # a script python starts itself: one process
 
 
 def test_megatron_framework_detected():

@@ -38,7 +38,7 @@ def line_in(text: str, at: str) -> int:
 
 
 ENTRY_FIELDS = "name, commands, modules, versioned, subcommands, idle, program, module_only, flags, framework, world_size, " \
-               "devices, environment, config"
+               "devices, environment, one_process, config"
 LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, commands, shared"
 
 

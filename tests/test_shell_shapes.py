@@ -373,3 +373,42 @@ def test_a_command_read_whole_from_a_here_document_is_the_launch(tmp_path):
 def test_a_command_from_a_value_not_known_is_said_never_silent(launch, said):
     ex, _f = facts("read CMD\n" + launch)
     assert ex.unread == [f"line 1: $CMD is set by `read` from input that is not read: {said}"]
+
+
+# --- a per-rank loop whose count the caller gives -------------------------------------------------
+
+CALLER_MPI = "#!/bin/bash\nmpirun -n $1 python fit_model.py --lr 0.1\n"
+CALLER_RANKS = """#!/bin/bash
+export RANK_SIZE=$1
+for ((i = 0; i < RANK_SIZE; i++)); do
+  export DEVICE_ID=$i
+  python fit_model.py --lr {lr} {own}=$i &> log$i &
+done
+"""
+
+
+def test_a_per_rank_loop_of_the_callers_count_is_one_job_of_that_many(tmp_path):
+    """Its count is the script's first argument: not unrolled, but a loop whose counter only
+    says which process each run is is one job of that many processes (world size `$1`, as
+    `mpirun -n $1` says); what $i sets (DEVICE_ID, --device_id) is which process it is."""
+    rep = pair(tmp_path, CALLER_MPI, CALLER_RANKS.format(lr=0.1, own="--device_id"))
+    assert [f for f in rep.findings if f.severity != "info"] == [] and unread(rep) == [[], []]
+    ex, f = facts(CALLER_RANKS.format(lr=0.1, own="--device_id"))
+    assert f["world_size"] == ("$1", 2)  # where the count is set
+    rep = pair(tmp_path / "lr", CALLER_MPI, CALLER_RANKS.format(lr=0.2, own="--device_id"))
+    assert [r for r in rows(rep) if r[1] == "lr"] == [("SD202", "lr", 0.1, 0.2, "run.sh", 2, "run.sh", 5)]
+
+
+def test_a_loop_whose_counter_sets_a_setting_is_runs_not_ranks():
+    ex, f = facts(CALLER_RANKS.format(lr=0.1, own="--seed"))
+    assert "world_size" not in f and "seed" not in f
+    assert ex.unread == ["line 3: $i is set in a `for ((...))` loop not unrolled (its arithmetic not known, break or "
+                         "continue in it, or more than 64 runs): its value is not known, so DEVICE_ID (line 4), "
+                         "--seed (line 5) were not compared"]
+
+
+def test_an_arithmetic_expansion_in_a_c_style_loop_is_evaluated():
+    """`for ((i = 0; i < $((N)); i++))`: tree-sitter reads `$((N))` there as `$( (N) )`; it is
+    read again as arithmetic, and the loop is unrolled."""
+    ex, _f = facts("N=3\nfor ((i = 0; i < $((N)); i++)); do\n  python fit_model.py --lr 1 --seed $i\ndone\n")
+    assert [x[0] for x in ex.launches] == ["fit_model.py"] * 3 and ex.unread == []

@@ -41,6 +41,7 @@ import os
 from ...inputs.sources import Source
 from ...model import Extract, InputError, Masked, Side
 from ...run import engine
+from ...ruleset.devices import plumbing_role
 from ...ruleset.rules import code
 from ...ruleset.vocabulary import category, is_cosmetic, vocab
 from .comments import commented_facts, commented_flags
@@ -187,6 +188,15 @@ def _known(rec: Record, ex: Extract) -> list:
             continue
         for w in why:
             left.setdefault(w, []).append(f)
+    # a loop `for ((i = 0; i < N; i++))` not unrolled whose counter only says which process each
+    # run is (DEVICE_ID=$i, --rank_id=$i, its log): one job of N processes; otherwise (--seed=$i)
+    # N runs, and no world size follows from it
+    kept = []
+    for f in out:
+        loop = f.meta.pop("rank_loop", None)
+        if loop is None or all(_harmless(x) for x in left.get(loop, ())):
+            kept.append(f)
+    out = kept
     for why, facts in left.items():
         names = list(dict.fromkeys(_setting(f, rec) for f in facts))
         said = (f"{why}: its value is not known, so {', '.join(names)} "
@@ -199,7 +209,11 @@ def _known(rec: Record, ex: Extract) -> list:
 
 def _harmless(f) -> bool:
     """A setting that cannot change numerics: of the vocabulary's cosmetic category, or a key
-    outside the vocabulary whose name says so (vocabulary.is_cosmetic: paths, output, logging)."""
+    outside the vocabulary whose name says so (vocabulary.is_cosmetic: paths, output, logging),
+    or a variable that says which process it is (`DEVICE_ID=$i`, `RANK_ID=$i` in a loop that
+    starts one process per rank: devices.plumbing_role)."""
+    if f.check == "environment" and plumbing_role(str(f.meta.get("name") or "")) == "rank":
+        return True
     if f.check != "hyperparameters" or f.meta.get("reference"):
         return False
     return category(f.key).name == "cosmetic" or (f.key not in vocab() and is_cosmetic(f.key))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import lru_cache
 
 from ... import budget
 from ...budget import TOO_LARGE_TEXT, TooLarge
@@ -37,16 +36,10 @@ from .launch import LaunchReader
 from .launchers import table
 from .record import Record
 from .specialise import Devices, branches, case_body
+from .grammar import parser
 from .words import NAME_RE, Expander, Origin, Seg, Var, Word, split_words, tail_word
 
 
-@lru_cache(maxsize=1)
-def parser():
-    """The tree-sitter-bash parser (ImportError or OSError when it is not installed)."""
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 def _split_dollars(root, data: bytes) -> list[tuple[int, int]]:
     """(start, end) of each variable name that tree-sitter-bash cut off its word: after an
@@ -125,6 +118,9 @@ class Evaluator:
         self.installer = install.InstallReader(rec)
         self.functions: dict[str, tuple] = {}  # name -> (body node, the text it is in: Expander.state)
         self.loop_runs = 0  # loop bodies run so far (budget.SHELL_LOOP_RUNS for the whole script)
+        # (what, bound, its word, why the counter is unknown) while reading a `for ((i = 0; i < N;
+        # i++))` not unrolled: a launch in it may be one process per rank (c_for_loop)
+        self.rank_loop: tuple | None = None
         self.depth = 0
         # the script and the fragments being read, innermost last: one that sources any of them is not read again
         self.sourcing: list[str] = [source_identity(rec.src)] if getattr(rec.src, "origin", None) else []
@@ -467,6 +463,15 @@ class Evaluator:
             if pname not in consumed:
                 env_fact(self.rec, pname, pline, segs)
             envw[pname] = Word(segs or [Seg("", pline)])
+        if ranks is None and self.rank_loop is not None:  # one process per run of the loop, N runs
+            what, bound, word, why = self.rank_loop
+            ranks = (what, bound, word)
+            first = len(self.rec.facts)
+            self.launcher.launch(words, line, envw, ranks)
+            for f in self.rec.facts[first:]:
+                if f.key == "world_size" and f.via and f.via.startswith(bound):
+                    f.meta["rank_loop"] = why  # kept only where what $i sets is which process it is
+            return
         self.launcher.launch(words, line, envw, ranks)
 
     def inner(self, words: list[Word], line: int, env: list, ranks: tuple | None) -> None:
@@ -780,8 +785,23 @@ class Evaluator:
             else:
                 self.vars[n] = v
         if not ok:
-            self.opaque_loop(node, f"a `for ((...))` loop not unrolled (its arithmetic not known, break or "
-                                   f"continue in it, or more than {budget.SHELL_LOOP_ITERATIONS} runs)")
+            why = (f"a `for ((...))` loop not unrolled (its arithmetic not known, break or continue in it, or more "
+                   f"than {budget.SHELL_LOOP_ITERATIONS} runs)")
+            counted = _counted(init, cond, update, x.t)
+            saved_loop = self.rank_loop
+            if counted is not None and not _jumps(body, x.t):  # i = 0; i < N; i++: N runs, N not known
+                var, bound = counted
+                words = x.words(bound) if bound.type != "word" else [Word([Seg(x.t(bound), x.line_of(bound))])]
+                if bound.type == "word" and not x.t(bound).isdigit():  # i<RANK_SIZE: the variable's value
+                    v = self.vars.get(x.t(bound))
+                    words = [Word(list(v.segs))] if v is not None and v.kind == "scalar" else []
+                if len(words) == 1:
+                    self.rank_loop = ("for ((...))", x.t(bound).lstrip("$").strip("{}()"), words[0],
+                                      f"{self.rec.at(x.line_of(node))}: ${var} is set in {why}")
+            try:
+                self.opaque_loop(node, why)
+            finally:
+                self.rank_loop = saved_loop
             return
         if init is not None:
             x.arith_value(init)
@@ -1037,4 +1057,25 @@ def _trimmed(segs: list[Seg], start: int, length: int) -> list[Seg]:
             out.append(sg.moved(text=sg.text[a - pos:b - pos], span=None) if (a, b) != (pos, pos + len(sg.text)) else sg)
         pos += len(sg.text)
     return out
+
+
+def _counted(init, cond, update, t) -> tuple | None:
+    """(the counter, the bound node) of `for ((i = 0; i < N; i++))` (`i += 1`, `++i` too), else None."""
+    if init is None or cond is None or update is None or init.type != "variable_assignment":
+        return None
+    name = init.child_by_field_name("name")
+    value = init.child_by_field_name("value")
+    if name is None or value is None or t(value).strip() != "0":
+        return None
+    var = t(name)
+    if cond.type != "binary_expression":
+        return None
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    op = t(cond)[len(t(left)):].lstrip()[:1] if left is not None else ""
+    if left is None or right is None or t(left).strip().lstrip("$").strip("{}") != var or op != "<" \
+            or t(cond)[len(t(left)):].lstrip().startswith("<="):
+        return None
+    if "".join(t(update).split()) not in (f"{var}++", f"++{var}", f"{var}+=1", f"{var}={var}+1"):
+        return None
+    return var, right
 
