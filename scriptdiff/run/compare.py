@@ -150,7 +150,7 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
                 n = None
             if g is None and n is None:
                 continue
-            if (g is None) != (n is None) and _derived_alike(g or n, npu if g is None else gpu, rs):
+            if (g is None) != (n is None) and _derived_alike(g or n, gpu if g is None else npu, rs):
                 continue
             if (g is None) != (n is None) and (g or n).meta.get("implied"):
                 continue  # applied by another setting (accelerate's fp16: its scaler), which is compared itself
