@@ -293,3 +293,21 @@ def test_a_helper_defined_on_one_side_and_called_nowhere_there_is_info(tmp_path)
     rep = pair(tmp_path / "c", "helpers.py", HELPERS.format(extra=""), HELPERS.format(extra=called))
     assert not any("called nowhere" in f.message for f in rep.findings)
     assert [f.key for f in rep.findings if f.key.endswith("orbit_count")] == ["code:helpers.py:orbit_count"]
+
+
+def test_a_folder_made_from_the_scripts_argument_by_a_helper_is_not_known_here(tmp_path):
+    """`$(get_real_path $1)` on one side and `$(get_real_path $2)` on the other (the NPU script
+    takes its rank table first): each the argument its caller gives, through the script's own
+    helper, not a difference this side can see."""
+    head = 'get_real_path(){\n  echo "$(realpath -m $PWD/$1)"\n}\n'
+    gpu = head + "DATA=$(get_real_path $1)\npython fit_orbit.py --dataset_path=$DATA --lr 1e-4\n"
+    npu = head + "TABLE=$(get_real_path $1)\nDATA=$(get_real_path $2)\npython fit_orbit.py --dataset_path=$DATA --lr 1e-4\n"
+    rep = pair(tmp_path, "run.sh", gpu, npu)
+    assert rows(rep) == [("SD231", "info", "data_path", "$(get_real_path $1)", "$(get_real_path $2)", 4, 5)]
+    assert next(f for f in rep.findings if f.key == "data_path").message.startswith(
+        "data_path: the GPU run takes it from the script's argument $1 (through get_real_path) and the NPU run takes "
+        "it from the script's argument $2 (through get_real_path)")
+    # a helper given something besides the script's argument is a value of its own, compared as written
+    gpu = head + "DATA=$(get_real_path $1 /data/orbit)\npython fit_orbit.py --dataset_path=$DATA --lr 1e-4\n"
+    npu = head + "DATA=$(get_real_path $1 /data/kestrel)\npython fit_orbit.py --dataset_path=$DATA --lr 1e-4\n"
+    assert [r[:2] for r in rows(pair(tmp_path / "b", "run.sh", gpu, npu))] == [("SD212", "error")]

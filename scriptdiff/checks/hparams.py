@@ -229,11 +229,18 @@ def _follows(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
 
 
 def _caller_arg(f: Fact | None) -> str | None:
-    """`$N` when the fact's value is the script's own argument N, or a path under it (`$2/train`):
-    given by whoever starts the script, not known here; else None."""
+    """`$N` when the fact's value is the script's own argument N, or a path under it (`$2/train`),
+    or a command kept as written that is given only that argument (`$(get_real_path $1)`,
+    `$(realpath -m "$2")`): given by whoever starts the script, not known here; else None."""
     if f is None or not isinstance(f.value, str):
         return None
     names = [str(u) for u in f.meta.get("unresolved") or ()]
+    if len(names) == 1 and names[0] == f.value.strip() and names[0].startswith("$(") and names[0].endswith(")"):
+        words = names[0][2:-1].split()
+        args = [w.strip("'\"") for w in words[1:] if not w.startswith("-")]
+        if len(words) >= 2 and len(args) == 1 and args[0].startswith("$") and args[0].strip("${}").isdigit():
+            return f"{args[0]} (through {words[0]})"
+        return None
     if len(names) != 1 or not names[0].isdigit():
         return None
     v, n = f.value.strip(), names[0]
