@@ -336,3 +336,12 @@ def test_a_mindspore_recipe_config_reads_its_epochs_and_precision_and_its_places
 def test_epoch_size_outside_a_mindspore_recipe_keeps_its_own_key(tmp_path):
     rep = run(tmp_path, "run.yaml", "epoch_size: 1000\nlr: 0.1\n", "epoch_size: 2000\nlr: 0.1\n")
     assert rows(rep) == [("SD220", "warning", "epoch_size", 1000, 2000, 1, 1)]
+
+
+@pytest.mark.parametrize("flag,key", [
+    ("actor_learning_rate", "lr"), ("policy_lr", "lr"), ("actor_weight_decay", "weight_decay"),
+    ("critic_learning_rate", None), ("actor_orbit", None),  # a component's own, a word no key has
+])
+def test_the_trained_models_role_prefix_is_its_key(flag, key):
+    from scriptdiff.ruleset.vocabulary import canonical_flag
+    assert canonical_flag(flag, "hf") == key

@@ -161,6 +161,7 @@ section("key_meanings", ListOf(Record(
     required=("key", "need", "value"), need="{key: K, need: [[words]], value: SHAPE}")))
 section("interval_words", Record({part: WORDS for part in ("actions", "periods", "counted", "counts")}))
 section("components", WORDS)
+section("trained_roles", WORDS)
 section("device_value_words", Record({side: ListOf(WORD, nonempty=True) for side in ("gpu", "npu")},
                                      required=("gpu", "npu"), need="non-empty word lists gpu and npu"))
 section("device_port", Record({side: ListOf(LOWER, nonempty=True) for side in ("names", "gpu", "npu")},
@@ -172,7 +173,7 @@ def check_meanings(rs: RuleSet) -> None:
     """run_wide_keys and key_meanings name vocabulary keys; a meaning's word is in one list
     only; device_value_words needs its mask rule (device-named-value-port) and names no word
     on both sides."""
-    rs.conform("run_wide_keys", "key_meanings", "interval_words", "components", "device_value_words")
+    rs.conform("run_wide_keys", "key_meanings", "interval_words", "components", "trained_roles", "device_value_words")
     voc = rs.section("vocabulary") or {}
     for i, key in enumerate(rs.section("run_wide_keys") or ()):
         if voc and key not in voc:

@@ -278,7 +278,16 @@ def canonical_flag(name: str, prefer: str = "megatron") -> str | None:
         for fw in order:
             if n in idx[fw]:
                 return idx[fw][n]
-    return idx["aliases"].get(n)
+    found = idx["aliases"].get(n)
+    role, _, rest = n.partition("_")
+    if found is None and rest and role in _trained_roles():  # actor_learning_rate: the trained model's lr
+        found = canonical_flag(rest, prefer)
+    return found
+
+
+@derived
+def _trained_roles(rs: RuleSet) -> frozenset[str]:
+    return frozenset(rs.section("trained_roles", []) or [])
 
 
 NO_VALUE = object()  # no value given: a name is looked up by its spellings only, never by its meaning
