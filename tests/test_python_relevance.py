@@ -613,36 +613,3 @@ def test_a_loss_summed_over_the_ranks_before_backward_reaches_the_loss(tmp_path)
     npu = SUMMED.replace("        loss.backward()\n", "        dist.all_reduce(loss)\n        loss.backward()\n")
     r = run(tmp_path, SUMMED, npu)
     assert [(x[0], x[2], x[3], (x[5] or {}).get("sink")) for x in code(r)] == [("SD102", None, 9, "loss")]
-
-
-# ----------------------------------------- the process group: how processes reach each other
-
-GROUPED = '''import torch
-import torch.distributed as dist
-
-
-def fit_orbit(cfg, net, batches):
-    dist.init_process_group(backend="nccl")
-    opt = torch.optim.SGD(net.parameters(), lr=0.1)
-    for batch in batches:
-        net(batch).mean().backward()
-        opt.step()
-'''
-
-
-def test_a_backend_chosen_by_a_new_setting_reaches_only_the_process_group(tmp_path):
-    npu = GROUPED.replace('    dist.init_process_group(backend="nccl")\n',
-                          '    offload = cfg.get("kestrel_offload", False)\n'
-                          '    dist.init_process_group(backend="cpu:gloo,npu:hccl" if offload else "hccl")\n')
-    r = run(tmp_path, GROUPED, npu)
-    assert [(x[0], x[2], x[3], x[5]) for x in code(r)] == [
-        ("SD103", 6, 7, {"sink": None, "only": ["process group"]}),  # the backend: how processes reach each other
-        ("SD103", None, 6, None)]  # the setting read: configuration
-
-
-def test_the_same_setting_given_to_the_optimizer_is_loud(tmp_path):
-    npu = GROUPED.replace('    dist.init_process_group(backend="nccl")\n',
-                          '    offload = cfg.get("kestrel_offload", False)\n    dist.init_process_group(backend="hccl")\n'
-                          ).replace("lr=0.1)", "lr=0.1, foreach=offload)")
-    r = run(tmp_path, GROUPED, npu)
-    assert [(x[0], x[5]["sink"]) for x in code(r) if x[0] != "SD103"] == [("SD101", "optimizer")]
