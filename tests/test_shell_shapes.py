@@ -358,9 +358,9 @@ def test_a_command_read_whole_from_a_here_document_is_the_launch(tmp_path):
     """`read -r -d '' cmd <<EOF` reads all of the document (bash joins the lines a backslash
     ends); `deepspeed --module $cmd` starts what it holds, each option at its own line."""
     rep = pair(tmp_path, HELD.format(size="0.5b", lr="5e-7"), HELD.format(size="1.5b", lr="3e-7"))
-    assert [r for r in rows(rep) if r[1] in ("load", "actor_learning_rate")] == [
-        ("SD212", "load", "/models/orbit-0.5b", "/models/orbit-1.5b", "run.sh", 4, "run.sh", 4),
-        ("SD220", "actor_learning_rate", 5e-7, 3e-7, "run.sh", 5, "run.sh", 5)]
+    assert [r for r in rows(rep) if r[1] in ("load", "lr")] == [
+        ("SD202", "lr", 5e-7, 3e-7, "run.sh", 5, "run.sh", 5),  # the actor's: the trained model's lr
+        ("SD212", "load", "/models/orbit-0.5b", "/models/orbit-1.5b", "run.sh", 4, "run.sh", 4)]
     rep = pair(tmp_path, HELD.format(size="0.5b", lr="5e-7"), HELD.format(size="0.5b", lr="5.0e-7"))
     assert rep.findings == [] and rep.exit_code() == 0
 
