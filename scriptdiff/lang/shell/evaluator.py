@@ -1039,8 +1039,9 @@ def _joined_lines(sg: Seg) -> list[Seg]:
     backslash before a newline joins the two lines (both dropped), every other line keeps its
     newline."""
     out = []
-    for k, piece in enumerate(sg.text.split("\n")):
-        last = k == sg.text.count("\n")
+    pieces = sg.text.split("\n")
+    for k, piece in enumerate(pieces):
+        last = k == len(pieces) - 1
         joined = not last and piece.endswith("\\")
         text = piece[:-1] if joined else piece + ("" if last else "\n")
         if text:
