@@ -32,11 +32,11 @@ from .builtins import array_fields, assigned, printf, read_fields, read_names, s
 from .comments import commented_flags
 from . import install
 from .env import env_fact, sourced_fact
+from .grammar import parser
 from .launch import LaunchReader
 from .launchers import table
 from .record import Record
 from .specialise import Devices, branches, case_body
-from .grammar import parser
 from .words import NAME_RE, Expander, Origin, Seg, Var, Word, split_words, tail_word
 
 
@@ -791,10 +791,11 @@ class Evaluator:
             saved_loop = self.rank_loop
             if counted is not None and not _jumps(body, x.t):  # i = 0; i < N; i++: N runs, N not known
                 var, bound = counted
-                words = x.words(bound) if bound.type != "word" else [Word([Seg(x.t(bound), x.line_of(bound))])]
                 if bound.type == "word" and not x.t(bound).isdigit():  # i<RANK_SIZE: the variable's value
                     v = self.vars.get(x.t(bound))
                     words = [Word(list(v.segs))] if v is not None and v.kind == "scalar" else []
+                else:  # i<$N, i<${N}, i<8
+                    words = x.words(bound)
                 if len(words) == 1:
                     self.rank_loop = ("for ((...))", x.t(bound).lstrip("$").strip("{}()"), words[0],
                                       f"{self.rec.at(x.line_of(node))}: ${var} is set in {why}")
@@ -1071,10 +1072,8 @@ def _counted(init, cond, update, t) -> tuple | None:
     var = t(name)
     if cond.type != "binary_expression":
         return None
-    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-    op = t(cond)[len(t(left)):].lstrip()[:1] if left is not None else ""
-    if left is None or right is None or t(left).strip().lstrip("$").strip("{}") != var or op != "<" \
-            or t(cond)[len(t(left)):].lstrip().startswith("<="):
+    left, op, right = (cond.child_by_field_name(f) for f in ("left", "operator", "right"))
+    if left is None or op is None or right is None or t(op) != "<" or t(left).strip().lstrip("$").strip("{}") != var:
         return None
     if "".join(t(update).split()) not in (f"{var}++", f"++{var}", f"{var}+=1", f"{var}={var}+1"):
         return None
