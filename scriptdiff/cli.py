@@ -6,9 +6,6 @@ the top, so `scriptdiff --help` and `--version` load neither libcst nor rich.
 """
 from __future__ import annotations
 
-import argparse
-import importlib
-import importlib.util
 import os
 import sys
 
@@ -58,10 +55,13 @@ def git_external_call(argv: list[str]) -> bool:
     return oid(argv[2]) and mode(argv[3]) and oid(argv[5]) and mode(argv[6])
 
 
-def build_parser(only: str | None = "") -> argparse.ArgumentParser:
+def build_parser(only: str | None = ""):
     """The whole command line. `only` names the one command whose options are built (the others
     are listed with their one-line help, which is all the top-level help and argparse's errors
     show); None builds none of them (`--help`, `--version`), the default "" builds every one."""
+    import argparse  # lazy: a replayed diff and a plain file's fingerprint parse no options
+    import importlib.util
+
     parser = argparse.ArgumentParser(prog="scriptdiff", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="exit status: 0 no warning or error, 1 findings, 2 the run failed.\n"
@@ -77,6 +77,9 @@ def build_parser(only: str | None = "") -> argparse.ArgumentParser:
 
 
 def _add_command(sub, name: str, module: str, help_: str) -> None:
+    import argparse  # lazy: a replayed diff and a plain file's fingerprint parse no options
+    import importlib
+
     from .commands import common  # lazy: keeps --help fast, and a replayed diff (runmemo)
 
     try:
@@ -138,6 +141,12 @@ def _main(argv: list[str] | None) -> int:
         replayed = runmemo.replay(argv)
         if replayed is not None:
             return replayed
+    if argv[:2] == ["data", "fingerprint"]:  # one plain file: hashed with nothing else imported
+        from .commands import quickprint  # lazy: keeps --help fast (only a fingerprint needs it)
+
+        done = quickprint.run(argv[2:])
+        if done is not None:
+            return done
     # only the command asked for is built (the others cost 25 ms and are shown by name only);
     # a command name later in argv (`--foo diff`) builds them all, as argparse's errors may need
     only = argv[0] if argv[:1] and argv[0] in COMMANDS else "" if any(a in COMMANDS for a in argv) else None

@@ -175,6 +175,7 @@ def test_imports_run_one_way():
         "scriptdiff.model": {"*"},
         "scriptdiff.budget": {"*"},
         "scriptdiff.inputs.sources": {"*"},
+        "scriptdiff.inputs.filekind": {"*"},
         # where datasets and checkpoints live (disk, object storage): only sources and budget below it
         "scriptdiff.inputs.storage": {"scriptdiff.inputs.store", "scriptdiff.inputs.cache", "scriptdiff.model"},
         "scriptdiff.inputs.store": {"scriptdiff.model"},
@@ -190,14 +191,19 @@ def test_imports_run_one_way():
         "scriptdiff.run.engine": {"scriptdiff.run.pipeline"},
     }
     allowed_below_model = {"scriptdiff", "scriptdiff.severity"}  # the package itself (its __version__); Severity
-    may_import = {"scriptdiff.inputs.sources": {"scriptdiff.budget"}}  # the bounds (budget imports nothing)
+    # the bounds (budget imports nothing); what a file is by stat() (filekind imports only budget)
+    may_import = {"scriptdiff.inputs.sources": {"scriptdiff.budget", "scriptdiff.inputs.filekind"},
+                  "scriptdiff.inputs.filekind": {"scriptdiff.budget"}}
     # the CLI layer talks to the library only through the API (and the model, the writers)
     # (and the cache's storage: a replayed diff reads its entry without importing the library)
     # (and the bounds: budget.py holds the replay's too)
     # (and checks.entry, what api's fingerprint and merge functions are: a fingerprint imports
     # its hashing, not the library's face, issue 42)
+    # (and, for one plain file's fingerprint, only the manifest's bytes, the whole-file hash and
+    # the file's kind: commands/quickprint.py)
     cli_may_use = {"api", "model", "severity", "report", "commands", "cli", "scriptdiff.ruleset.rulepack", "scriptdiff",
-                   "scriptdiff.inputs.store", "budget", "scriptdiff.checks.entry"}
+                   "scriptdiff.inputs.store", "budget", "scriptdiff.checks.entry", "scriptdiff.checks.manifest",
+                   "scriptdiff.checks.wholehash", "scriptdiff.inputs.filekind"}
     bad = []
     for src, targets in graph().items():
         if _layer(src) in ("commands", "cli"):

@@ -329,12 +329,16 @@ def test_collect_refuses_proc_kmsg_and_reads_its_own_machine_files(monkeypatch):
 
 
 def test_without_a_mount_table_proc_and_sys_are_refused_by_path(monkeypatch):
-    from scriptdiff.inputs import sources
+    from scriptdiff.inputs import filekind, sources
 
-    monkeypatch.setattr(sources, "_pseudo_devices", lambda: None)
-    st = os.stat("/proc/self/status")
-    assert sources.pseudo_reason("/proc/self/status", st).startswith("is a kernel interface on the proc")
-    assert sources.pseudo_reason(__file__, os.stat(__file__)) is None
+    monkeypatch.setattr(filekind, "_pseudo_devices", lambda: None)
+    filekind._device_type.cache_clear()  # what the process knew of the mount table
+    try:
+        st = os.stat("/proc/self/status")
+        assert sources.pseudo_reason("/proc/self/status", st).startswith("is a kernel interface on the proc")
+        assert sources.pseudo_reason(__file__, os.stat(__file__)) is None
+    finally:
+        filekind._device_type.cache_clear()
 
 
 def test_the_mount_table_names_procfs(tmp_path):

@@ -62,7 +62,7 @@ ALLOWED = {
     ("commands/runmemo.py", "RACY_NS"): "a clock's granularity (a file changed this close to the memo is not "
                                         "trusted), not a cap",
     ("curves/readers.py", "PROGRESS_EVERY"): "how often progress is drawn, not how much is read",
-    ("checks/hashing.py", "BIG_FILE"): "a threshold that adds blake3's threads for a big file; everything is read",
+    ("checks/wholehash.py", "BIG_FILE"): "a threshold that adds blake3's threads for a big file; everything is read",
     ("checks/safetensors_io.py", "SMALL_TENSOR"): "a threshold that hashes a small tensor in one slice; "
                                                   "everything is read",
     ("lang/python/focus.py", "MIN_BYTES"): "a threshold below which a pair is read whole instead of cut "

@@ -310,9 +310,9 @@ def test_hash_file_matches_blake3_across_chunks(tmp_path):
 
 def test_big_files_hashed_through_the_map_match_blake3(tmp_path, monkeypatch):
     from scriptdiff import budget
-    from scriptdiff.checks import hashing
+    from scriptdiff.checks import wholehash
 
-    monkeypatch.setattr(hashing, "BIG_FILE", 1000)
+    monkeypatch.setattr(wholehash, "BIG_FILE", 1000)
     monkeypatch.setattr(budget, "MAP_SEGMENT", 4096)
     data = np.random.default_rng(6).integers(0, 255, 50_001, dtype=np.uint8).tobytes()
     (tmp_path / "f").write_bytes(data)

@@ -20,27 +20,26 @@ folder, that leads outside the root is refused with the path it names.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .. import __version__, budget
+from .. import budget
 from ..inputs import storage
 from ..inputs.jsonload import loads as load_json_data
 from ..model import Extract, Fact, InputError, RANK_SCRIPT
 from ..inputs.sources import SourceError, open_regular
 from . import parts
 from .fanout import Cluster, Fanout, FanoutError
-from .hashing import ALGORITHM, FULL, Hashing, SampleSpec, default_workers, hash_file
+from .hashing import Hashing, SampleSpec, default_workers, hash_file
+from .manifest import ALGORITHM, FULL, MARKER, SCHEMA, dumps  # noqa: F401 (dumps: read from here too)
+from . import manifest as manifest_bytes
 
 if TYPE_CHECKING:  # a fingerprint neither compares nor loads the rules: imported where used
     from ..ruleset.rules import RuleSet
 
-SCHEMA = 1
-MARKER = "scriptdiff_manifest"
 SUMMARY_KEY = "data:*"
 TOKENIZER_PREFIX = "data:tokenizer:"
 # the words of a failed part's error (a Ray task that failed after its retries)
@@ -121,21 +120,6 @@ def _rows(source, path: str, suffix: str) -> tuple[int | None, str | None]:
             return sum(b.num_rows for b in ipc.open_stream(fh)), None
 
 
-def _format(rel: str, names: set[str]) -> str | None:
-    low = rel.lower()
-    if low.endswith(".idx"):
-        return "megatron-idx"
-    if low.endswith(".bin") and rel[:-4] + ".idx" in names:
-        return "megatron-bin"
-    if low.endswith((".jsonl", ".ndjson")):
-        return "jsonl"
-    if low.endswith(".parquet"):
-        return "parquet"
-    if low.endswith((".arrow", ".feather")):
-        return "arrow"
-    return None
-
-
 def _last_byte(path: str, size: int) -> bytes:
     return storage.store_for(path).read(path, size - 1, 1)
 
@@ -199,7 +183,7 @@ def plan(paths: list[str], exclude: set[str] | None = None) -> Plan:
             except OSError as e:
                 errors.append(InputError(rel, f"cannot read: {e.strerror or e}"))
                 continue
-        items.append((rel, full, size, _format(rel, names)))
+        items.append((rel, full, size, manifest_bytes.data_format(rel, names)))
     base = ""
     if len(paths) == 1:
         p = str(paths[0])
@@ -243,21 +227,9 @@ def hash_part(payload: tuple) -> tuple[dict[str, dict], list[tuple[str, str, boo
 
 
 def assemble(roots: list[str], base: str, sample: SampleSpec | None, files: dict[str, dict]) -> dict:
-    """The manifest of hashed entries: the one construction a serial run, merged parts and a
-    Ray run share, so the three are the same bytes."""
-    modes = {e["mode"] for e in files.values()}
-    return {
-        MARKER: SCHEMA,
-        "tool": {"name": "scriptdiff", "version": __version__},
-        "algorithm": ALGORITHM,
-        "mode": sample.mode() if sample is not None else FULL,
-        "sampled": sample is not None and any(m != FULL for m in modes),
-        "roots": list(roots),
-        "base": base,
-        "totals": {"files": len(files), "bytes": sum(e["size"] for e in files.values()),
-                   "bytes_hashed": sum(planned_bytes(e["size"], SampleSpec.parse(e["mode"])) for e in files.values())},
-        "files": dict(sorted(files.items())),
-    }
+    """The manifest of hashed entries (manifest.assemble, with the bytes each entry's mode read)."""
+    hashed = sum(planned_bytes(e["size"], SampleSpec.parse(e["mode"])) for e in files.values())
+    return manifest_bytes.assemble(roots, base, sample.mode() if sample is not None else FULL, files, hashed)
 
 
 def fingerprint(paths: list[str], sample: SampleSpec | None = None, workers: int | None = None,
@@ -372,15 +344,6 @@ def merge(texts: list[tuple[str, str]]) -> tuple[dict, list[InputError]]:
     if manifest["tool"] != first.get("tool"):
         manifest["tool"] = first["tool"]
     return manifest, errors
-
-
-def dumps(manifest: dict) -> str:
-    """JSON with the marker first (engine.detect_kind looks in the first 2000 characters)."""
-    head = {k: v for k, v in manifest.items() if k != "files"}
-    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
-    lines = [f"  {json.dumps(rel, ensure_ascii=False)}: {json.dumps(e, sort_keys=True, ensure_ascii=False)}"
-             for rel, e in manifest["files"].items()]
-    return text + ',\n "files": {\n' + ",\n".join(lines) + ("\n }\n}\n" if lines else " }\n}\n")
 
 
 # ---------------------------------------------------------------- manifests -> facts

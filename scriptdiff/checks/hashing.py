@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from .. import budget
 from ..inputs import storage
 from ..inputs.sources import open_regular
+from . import wholehash
+from .manifest import ALGORITHM, FULL  # noqa: F401 (read from here too)
+from .wholehash import hasher as _hasher
 
-ALGORITHM = "blake3"
-# above this size one file is hashed with blake3's own worker threads as well
-BIG_FILE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,6 @@ class SampleSpec:
         return out
 
 
-FULL = "full"
-
-
 @dataclass(frozen=True)
 class Hashing:
     """How a fingerprint is hashed: sampled (`sample`: the heads, tails and strided blocks of
@@ -90,14 +87,6 @@ class FileHash:
     mode: str  # "full" or a SampleSpec.mode()
     bytes_read: int
     lines: int | None = None  # newline count, when asked for and the whole file was read
-
-
-def _hasher(size: int):
-    import blake3
-
-    if size >= BIG_FILE:
-        return blake3.blake3(max_threads=blake3.blake3.AUTO)
-    return blake3.blake3()
 
 
 def hash_file(path: str | os.PathLike, sample: SampleSpec | None = None, count_lines: bool = False,
@@ -134,7 +123,7 @@ def _hash_spans(store, path: str, size: int | None, sample: SampleSpec | None, c
 
 def _hash_open(fh, sample: SampleSpec | None, count_lines: bool, progress, chunk: int) -> FileHash:
     size = os.fstat(fh.fileno()).st_size
-    if size >= BIG_FILE and not count_lines and (sample is None or sample.ranges(size) == [(0, size)]):
+    if size >= wholehash.BIG_FILE and not count_lines and (sample is None or sample.ranges(size) == [(0, size)]):
         return _hash_mapped(fh, size, progress)
     h = _hasher(size)
     lines = 0 if count_lines else None
@@ -173,36 +162,8 @@ def _hash_open(fh, sample: SampleSpec | None, count_lines: bool, progress, chunk
 
 
 def _hash_mapped(fh, size: int, progress=None) -> FileHash:
-    """A big file hashed through a read-only memory map, 256 MiB at a time.
-
-    No copy into a Python buffer, and blake3 spreads each segment over its threads; pages
-    are handed back after each segment so resident memory does not grow with the file.
-    """
-    import mmap
-
-    h = _hasher(size)
-    mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    view = memoryview(mm)
-    try:
-        n = len(mm)
-        for a in range(0, n, budget.MAP_SEGMENT):
-            b = min(n, a + budget.MAP_SEGMENT)
-            part = view[a:b]
-            h.update(part)
-            part.release()
-            if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-                try:
-                    mm.madvise(mmap.MADV_DONTNEED, a, b - a)
-                except (OSError, ValueError):
-                    pass
-            if progress:
-                progress(b - a)
-    finally:
-        view.release()
-        mm.close()
-    if n != size:
-        raise OSError(f"file changed size while hashing ({size} -> {n} bytes)")
-    return FileHash(h.hexdigest(), size, FULL, n, None)
+    """A big file hashed through a memory map (wholehash.hash_mapped)."""
+    return FileHash(wholehash.hash_mapped(fh, size, progress), size, FULL, size, None)
 
 
 def hash_buffer(data) -> str:
@@ -210,7 +171,7 @@ def hash_buffer(data) -> str:
     import blake3
 
     n = len(data) if not isinstance(data, memoryview) else data.nbytes
-    h = blake3.blake3(max_threads=blake3.blake3.AUTO) if n >= BIG_FILE else blake3.blake3()
+    h = blake3.blake3(max_threads=blake3.blake3.AUTO) if n >= wholehash.BIG_FILE else blake3.blake3()
     h.update(data)
     return h.hexdigest()
 

@@ -19,7 +19,6 @@ still compared by hash; the message says their values were not measured).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from .checkpoints import (  # noqa: F401  (the readers' names, kept here: caller
     torch_tensors,
 )
 from .fanout import Cluster, Fanout, FanoutError
+from . import manifest
 from .hashing import ALGORITHM
 from .safetensors_io import Reader, TensorRef, WeightsError, gc_paused, hash_tensor, tensor_stats
 
@@ -179,11 +179,8 @@ class Batched:
 
 
 def dumps(fp: dict) -> str:
-    head = {k: v for k, v in fp.items() if k != "tensors"}
-    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
-    lines = [f"  {json.dumps(n, ensure_ascii=False)}: {json.dumps(e, sort_keys=True, ensure_ascii=False)}"
-             for n, e in fp["tensors"].items()]
-    return text + ',\n "tensors": {\n' + ",\n".join(lines) + ("\n }\n}\n" if lines else " }\n}\n")
+    """A weights fingerprint as `weights fingerprint` writes it: a tensor a line (manifest.dumps)."""
+    return manifest.dumps(fp, "tensors")
 
 
 # ---------------------------------------------------------------- renames

@@ -21,6 +21,7 @@ import threading
 from ..report import FORMATS, render
 from ..severity import Severity
 from ..report.values import error_line, safe
+from .quickprint import progress_wanted  # noqa: F401 (one rule for every command's progress)
 
 # what a file's extension says its format is (`-o out.json`); github annotations have none
 EXTENSIONS = {".json": "json", ".sarif": "sarif", ".md": "markdown", ".markdown": "markdown",
@@ -448,16 +449,6 @@ def emit(report, args, full=None) -> int:
 
 
 # --------------------------------------------------------------------------- progress
-
-def progress_wanted(flag: bool) -> bool:
-    """--progress, or standard error is a terminal outside CI and pre-commit (both set an
-    environment variable: CI, PRE_COMMIT): long work is then quiet unless asked."""
-    if flag:
-        return True
-    if os.environ.get("CI") or os.environ.get("PRE_COMMIT"):
-        return False
-    return sys.stderr.isatty()
-
 
 def size_text(n: float) -> str:
     """1,234 bytes, 1.2 MB: a size as a summary line reads it."""

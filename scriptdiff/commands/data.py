@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..checks.manifest import percent, written
 from .common import (OutputError, ProgressBar, add_output_arguments, add_progress_argument,  # noqa: F401
                      check_outputs, emit, fail, jobs_count, options_from, output_targets, progress_wanted, error_line,
                      size_text, split_sides, write_text)
@@ -179,28 +180,6 @@ def _write_manifest(manifest: dict, errors: list, out: str | None) -> int:
 
 # the words of a failed part's error (checks.dataset.NOT_HASHED)
 NOT_HASHED = "file(s) were not hashed"
-
-
-def written(manifest: dict) -> str:
-    """What a manifest or part holds, for the line after it is written."""
-    files = manifest["files"]
-    total = sum(e.get("size", 0) for e in files.values() if isinstance(e, dict))
-    read = manifest.get("totals", {}).get("bytes_hashed") or 0
-    what = f"{len(files):,} file(s), {total:,} bytes"
-    if "scriptdiff_part" in manifest:
-        what = f"part {manifest['part']} of {manifest['parts']}: " + what
-    sampled = any(e.get("mode", "full") != "full" for e in files.values() if isinstance(e, dict))
-    if sampled:
-        what += f" (sampled: {percent(read, total)} of the bytes read)"
-    return what
-
-
-def percent(part: int, whole: int) -> str:
-    """A share of bytes as a person reads it: 0.52%, 12%, 100%."""
-    if not whole:
-        return "100%"
-    share = 100.0 * part / whole
-    return f"{share:.2g}%" if share < 10 else f"{share:.0f}%"
 
 
 def overview_line(report) -> str | None:
