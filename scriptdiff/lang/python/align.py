@@ -22,6 +22,8 @@ from .kernels import KernelSwaps
 from .nodediff import NodeDiff
 from .pair import PairState, StKey, one_line
 from .parse import BLOCK_FIELDS, Norm, St, dotted, fields_of, rules
+from .parse import _block_body
+from .relevance import inert_of
 from .port import PortChecks
 from .regions import Regions
 from .values import ValueChecks
@@ -135,8 +137,11 @@ class Aligner:
                     if hits < 2 or 2 * hits < len(body):
                         continue
                     where = "GPU" if side == "npu" else "NPU"
+                    quiet = _ignores_errors(s.node)
                     self.cls.report_one_sided(s, side, scope, note=f"it wraps {len(body)} statement(s) the "
-                                              f"{where} side runs unwrapped, compared with them")
+                                              f"{where} side runs unwrapped, compared with them"
+                                              + ("; it only lets them fail without stopping the run: the same "
+                                                 "run wherever they succeed" if quiet else ""), info=quiet)
                     A[i:i + 1], ak[i:i + 1] = body, keys
                     done = True
                     break
@@ -373,3 +378,22 @@ def names_of(node) -> tuple[set, set, bool]:
 
     walk(node, False)
     return bound, read, calls
+
+
+def _ignores_errors(node) -> bool:
+    """`try: ... except AttributeError: pass`: a try with no else or finally whose every handler
+    does nothing (`pass`, `...`) or only says so (a call that logs: rules/relevance.yaml)."""
+    if type(node) is not cst.Try or node.orelse is not None or node.finalbody is not None or not node.handlers:
+        return False
+    for h in node.handlers:
+        for st in _block_body(h.body):
+            if type(st) is not cst.SimpleStatementLine:
+                return False
+            for small in st.body:
+                if type(small) is cst.Pass or type(small) is cst.Expr and type(small.value) is cst.Ellipsis:
+                    continue
+                if type(small) is cst.Expr and type(small.value) is cst.Call \
+                        and inert_of(dotted(small.value.func), False) == "logging":  # rules/relevance.yaml
+                    continue
+                return False
+    return True

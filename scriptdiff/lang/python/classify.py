@@ -348,10 +348,16 @@ class Classifier:
         s.add_finding(severity_rule(sev), scope, gside, nside,
                       f"{callee}: arguments {names} differ (bound to its signature, defaults included)", extra)
 
-    def report_one_sided(self, st: St, side: str, scope: str, note: str | None = None) -> None:
+    def report_one_sided(self, st: St, side: str, scope: str, note: str | None = None, info: bool = False,
+                         deferred: bool = False) -> None:
         """A statement on one side only (its key is the whole statement's, blocks included);
-        `note` is added to its message."""
+        `note` is added to its message; `info`: it cannot change what is computed (the note says why).
+        A module-level function of the file that the file calls is said at the end (`finish`)."""
         s = self.s
+        if not deferred and scope == "<module>" and type(st.node) is cst.FunctionDef and not st.node.decorators \
+                and not info and not _uncalled_function(s.g if side == "gpu" else s.n, st):
+            s.one_sided_defs.append((st, side, scope, note))
+            return
         p, nm = (s.g, s.gn) if side == "gpu" else (s.n, s.nn)
         k = s.keys.get(id(st))
         if k is None or st.kind == "compound":
@@ -381,8 +387,26 @@ class Classifier:
             sev, msg = Severity.INFO, (f"{msg}: defined, called nowhere in this file; a call of it is a "
                                        f"difference where it is written")
         sev, extra = self.grade_statements(sev, st if side == "gpu" else None, st if side == "npu" else None)
+        if info:
+            sev = Severity.INFO
         s.add_finding(severity_rule(sev), inner, sd if side == "gpu" else None, sd if side == "npu" else None, msg,
                       extra)
+
+    def finish(self, plumb) -> None:
+        """The file's own functions on one side only (report_one_sided): one whose every call in
+        the file was followed and found the port where the other side writes what it does
+        (`pick_dtype(kind)` against `torch.bfloat16`) changes nothing by being defined: masked
+        (SD022, `plumb.mask`); any other is said as a statement on one side only."""
+        s = self.s
+        for st, side, scope, note in s.one_sided_defs:
+            p = s.g if side == "gpu" else s.n
+            name = st.node.name.value
+            calls = sum(1 for x in node_index(p).names if x.value == name) - 1
+            if 0 < calls <= len(s.followed.get((side, name), ())):
+                plumb.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
+                continue
+            self.report_one_sided(st, side, scope, note, deferred=True)
+        s.one_sided_defs = []
 
     @staticmethod
     def fact_only(s: St, p: Parsed) -> bool:

@@ -259,6 +259,23 @@ class Decider(DeviceEval):
         if node.finalbody is not None:
             self.block(_stmts(node.finalbody.body), env)
 
+    def try_live(self, node: cst.Try) -> list | None:
+        """The statements a try-import runs on this device: its body (and else) where the module
+        is this device's, else what comes before the import and the handler that catches its
+        ImportError; None when the try imports no device's module or no handler catches."""
+        fam, idiom, at = self.try_import(node)
+        if fam is None:
+            return None
+        body = _stmts(node.body)
+        if fam == self.family:
+            self.hits.append(idiom)
+            return list(body) + (list(_stmts(node.orelse.body)) if node.orelse is not None else [])
+        h = next((i for i, hd in enumerate(node.handlers) if _catches_import_error(hd)), None)
+        if h is None:
+            return None
+        self.hits.append(idiom)
+        return list(body[:at]) + list(_stmts(node.handlers[h].body))
+
     def try_import(self, node: cst.Try):
         """(family, idiom, index of the import) when the try's body imports a device's module."""
         for i, s in enumerate(_stmts(node.body)):

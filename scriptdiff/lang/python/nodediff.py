@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ... import budget
 from ...model import Severity, Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
@@ -39,6 +40,7 @@ class NodeDiff:
     def __init__(self, state: PairState):
         self.s = state
         self.plumb = PlumbingChecks(state)
+        self.inlining = 0  # helpers followed into, one inside another (bounded: budget.CALL_DEPTH)
 
     def diff_values(self, vg, vn, ctx, pg, pn) -> list:
         s = self.s
@@ -75,6 +77,8 @@ class NodeDiff:
                 return []
             if self.plumb.bare_request(g, n):  # @ray.remote(num_gpus=1) against @ray.remote
                 return []
+            if cst.Call in (tg, type(n)) and self.inlined(g, n, ctx):  # torch.bfloat16 against pick_dtype(kind)
+                return []
             return [(g, n, ctx)]
         if tg is cst.Call:
             if kg[0] != "Call" or kn[0] != "Call":
@@ -83,6 +87,8 @@ class NodeDiff:
                 plumbed = self.plumb.call(g, n, self.diff_args)  # torch.cuda.set_device against its stand-in
                 if plumbed is not None:
                     return plumbed
+                if self.inlined(g, n, ctx):  # torch.cuda.set_device(r) against the file's set_dev(r, kind)
+                    return []
                 refactor = self.device_refactor(g, n)
                 if refactor is not None:
                     return refactor
@@ -130,6 +136,42 @@ class NodeDiff:
         if len(sites) > MAX_SITES:
             return [(g, n, ctx)]
         return sites
+
+    def inlined(self, g, n, ctx) -> bool:
+        """A call of a function of the file on one side, where the other side writes what that
+        function does on this side's device (plumbing.inline): `accel_count(kind)` against
+        `torch.cuda.device_count()`, `pick(local, kind)` against `torch.cuda.set_device(local)`.
+        The same once followed (every place that differs is a parameter given what the other side
+        writes there): both masked (True)."""
+        if self.inlining >= budget.CALL_DEPTH:
+            return False
+        s = self.s
+        for side in ("npu", "gpu"):
+            call = n if side == "npu" else g
+            if type(call) is not cst.Call:
+                continue
+            got = self.plumb.inline(call, s.n if side == "npu" else s.g)
+            if got is None:
+                continue
+            done, binding = got
+            self.inlining += 1
+            try:
+                sites = self.diff_nodes(g, done, ctx) if side == "npu" else self.diff_nodes(done, n, ctx)
+                rest = []
+                for a, b, c in sites:
+                    mine, theirs = (b, a) if side == "npu" else (a, b)
+                    if type(mine) is cst.Name and mine.value in binding:
+                        arg = binding[mine.value]
+                        rest += self.diff_nodes(theirs, arg, c) if side == "npu" else self.diff_nodes(arg, theirs, c)
+                    else:
+                        rest.append((a, b, c))
+            finally:
+                self.inlining -= 1
+            if not rest:
+                self.plumb.mask(g, n)
+                s.followed.setdefault((side, call.func.value), set()).add(id(call))
+                return True
+        return False
 
     def same_values(self, g: cst.Call, n: cst.Call) -> bool:
         """Two method calls that give the same values (rules/python.yaml `same_values`): methods

@@ -46,6 +46,10 @@ class PairState:
         self.masked: list[Masked] = []
         self._masked_seen: set = set()
         self.keys: dict[int, StKey] = {}  # id(St) -> its normalized key (align.Aligner.key)
+        # a file's own function on one side only, said at the end unless every call of it was
+        # followed and found the port (nodediff.NodeDiff.inlined): (St, side, scope, note)
+        self.one_sided_defs: list = []
+        self.followed: dict = {}  # (side, function name) -> ids of its calls followed and found the port
 
     def key_of(self, s: St):
         """The statement's normalized key, None when it was not normalized yet."""

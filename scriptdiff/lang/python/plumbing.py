@@ -26,13 +26,14 @@ from ...model import Side
 from ...ruleset.devices import device_flag, family_of, table
 from ...ruleset.envmap import canonical
 from ...ruleset.rules import code
-from .evaluate import MISSING, NotLiteral, Values, constant, device_test, device_value, env_read
+from .evaluate import MISSING, UNDECIDED, Env, NotLiteral, Values, constant, device_test, device_value, env_read
 from .evaluate.kinds import named, switch_family
 from .evaluate.program import program
 from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
                                 stand_in, words)
 from .pair import PairState
 from .parse import Parsed, St, canon_qn, dotted, import_items, match_name, qualified_name
+from .parse import _block_body
 
 
 class PlumbingChecks:
@@ -80,7 +81,7 @@ class PlumbingChecks:
     def same_truth(self, g, n) -> bool:
         """Two tests of the devices that each run answers alike (`cfg.use_gpu or cfg.use_mlu` against
         `cfg.use_gpu or cfg.use_npu or cfg.use_mlu`: true on both runs), each decided by a device test."""
-        vg, vn = device_value(self.s.g, g), device_value(self.s.n, n)
+        vg, vn = device_value(self.s.g, g, anywhere=True), device_value(self.s.n, n, anywhere=True)
         return isinstance(vg, bool) and isinstance(vn, bool) and vg is vn
 
     def indexed(self, rg: Role | None, rn: Role | None, g, n) -> bool:
@@ -600,7 +601,7 @@ class PlumbingChecks:
             return False
         if type(st.node) is cst.FunctionDef:  # a helper one side needs alone: `def get_backend(): return "hccl"`
             r = self.returns(p, st.node) if not device_test(st.node.name.value) else Role(DEVICE, True)
-            if r is None or r.what not in (DEVICE, BACKEND):
+            if (r is None or r.what not in (DEVICE, BACKEND)) and not self.helper_body(st.node, p):
                 return False
             self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
             return True
@@ -689,7 +690,7 @@ class PlumbingChecks:
                 ns = type(v) is cst.Attribute and any(canon_qn(qualified_name(p, v) or "", None).startswith(x + ".")
                                                       for x in plumbing_table().namespaces)  # f = torch.npu.amp.autocast
                 if not (r is not None and r.what in (DEVICE, BACKEND) or index or ns or type(v) is cst.Call
-                        and (namespace_call(p, v) is not None or self.device_move(v, p))
+                        and (namespace_call(p, v) is not None or self.device_move(v, p) or self.device_call(v, p))
                         or isinstance(device_value(p, v), bool)):
                     return False  # not the device, its backend, a device call, a move or a device test's answer
             else:
@@ -792,6 +793,167 @@ class PlumbingChecks:
             return False
         self.mask(st.node if side == "gpu" else None, st.node if side == "npu" else None)
         return True
+
+    # ------------------------------------------------------------------ a helper of the file, called
+    def inline(self, call: cst.Call, p: Parsed) -> tuple | None:
+        """What a call of a module-level function of the file does on this side's device, when
+        that is one thing: `pick(local, kind)` with `def pick(i, kind=None): if kind == "npu":
+        torch.npu.set_device(i) ...` and `kind = probe()` returning "npu" is
+        `torch.npu.set_device(i)` with i bound to `local`. Returns (the expression it evaluates:
+        the call it makes or the value it returns, {parameter: the argument node given for it});
+        None when the function is not the file's, takes its arguments in a way that cannot be
+        bound, or does more than one thing, or what it does depends on what cannot be decided
+        (evaluate.device.DeviceEval.live_path)."""
+        d = getattr(getattr(p, "spec", None), "decider", None)
+        if d is None or type(call.func) is not cst.Name:
+            return None
+        fn = program(p).funcs.get(call.func.value)
+        if fn is None or fn.asynchronous is not None or fn.decorators or isinstance(fn.params.star_arg, (
+                cst.Param, cst.ParamStar)) or fn.params.star_kwarg is not None or fn.params.kwonly_params \
+                or fn.params.posonly_params:
+            return None
+        names = [prm.name.value for prm in fn.params.params]
+        given: dict = {}
+        for i, a in enumerate(call.args):
+            if a.star:
+                return None
+            key = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
+            if key not in names or key in given:
+                return None
+            given[key] = a.value
+        env = Env(d.module)
+        binding = {}
+        for prm in fn.params.params:
+            node = given.get(prm.name.value, prm.default)
+            if node is None:
+                return None
+            binding[prm.name.value] = node
+            env.vars[prm.name.value] = (self.argument(p, call, node, d), None)
+        out: list = []
+        d.hits = []
+        try:
+            ends = d.live_path(_block_body(fn.body), env, out)
+        except Exception:  # a hostile helper: not followed
+            return None
+        if ends is None or len(out) != 1 or out[0].value is None:
+            return None
+        for name, (_v, how) in env.vars.items():  # a parameter given a new value inside: no node for it
+            if how == "reassigned":
+                binding.pop(name, None)
+        return out[0].value, binding
+
+    def device_call(self, call: cst.Call, p: Parsed) -> bool:
+        """A call of a file's helper that, on this device, is a call of the device namespace
+        (`count_devices(kind)` doing `torch.npu.device_count()`: `inline`)."""
+        got = self.inline(call, p)
+        return got is not None and type(got[0]) is cst.Call and namespace_call(p, got[0]) is not None
+
+    @staticmethod
+    def argument(p: Parsed, call: cst.Call, node, d):
+        """The device face's value of an argument node at a call: a constant, a device test, or a
+        name the calling function assigns once (`kind = probe()`)."""
+        if type(node) is cst.Name and node.value not in ("True", "False", "None"):
+            fn = program(p).scope_of(call)
+            values = program(p).assignments(fn, node.value) if fn is not None else None
+            if fn is not None and (values is None or len(values) != 1) \
+                    and node.value in {prm.name.value for prm in fn.params.params}:
+                return UNDECIDED
+            if values is not None and len(values) == 1:
+                node = values[0]
+        try:
+            return d.ev(node, d.module)
+        except Exception:  # a hostile value: not known
+            return UNDECIDED
+
+    def helper_body(self, fn: cst.FunctionDef, p: Parsed) -> bool:
+        """A function whose every statement, on every path, is device plumbing: device tests and
+        tests of its own parameters for None, imports of a device's module, its parameters given
+        the run's device, calls of the device namespace (`torch.npu.set_device(i)`), and returns
+        of those calls, of constants, of parameters or of the device. Such a helper, defined on one
+        side only, changes nothing by being defined; where it is called is compared (`inline`)."""
+        d = getattr(getattr(p, "spec", None), "decider", None)
+        params = {prm.name.value for prm in fn.params.params}
+        device = [False]
+
+        def value_ok(v) -> bool:
+            if v is None or type(v) in (cst.Integer, cst.Float, cst.SimpleString) \
+                    or type(v) is cst.Name and (v.value in params or v.value in ("True", "False", "None")):
+                return True
+            if type(v) is cst.Call and namespace_call(p, v) is not None:
+                device[0] = True
+                return True
+            r = self.role(p, v)
+            if r is not None and r.what in (DEVICE, BACKEND):
+                device[0] = True
+                return True
+            return False
+
+        def test_ok(t) -> bool:
+            if type(t) is cst.Comparison and len(t.comparisons) == 1 and type(t.comparisons[0].operator) in (
+                    cst.Is, cst.IsNot) and type(t.left) is cst.Name and t.left.value in params \
+                    and type(t.comparisons[0].comparator) is cst.Name and t.comparisons[0].comparator.value == "None":
+                return True
+            if self.names_device(p, t, any_family=True):
+                device[0] = True
+                return True
+            if d is not None:
+                d.hits = []
+                try:
+                    d.ev(t, d.module)
+                except Exception:
+                    return False
+                if d.hits:
+                    device[0] = True
+                    return True
+            return False
+
+        def block(stmts) -> bool:
+            for st in stmts:
+                t = type(st)
+                if t is cst.SimpleStatementLine:
+                    for small in st.body:
+                        ts = type(small)
+                        if ts is cst.Pass or ts is cst.Expr and type(small.value) in (cst.SimpleString,
+                                                                                      cst.ConcatenatedString):
+                            continue
+                        if ts in (cst.Import, cst.ImportFrom) and d is not None and all(
+                                d.module_family(qn) is not None for _b, qn in import_items(small)):
+                            device[0] = True
+                            continue
+                        if ts is cst.Return and value_ok(small.value):
+                            continue
+                        if ts is cst.Expr and type(small.value) is cst.Call and namespace_call(p, small.value) is not None:
+                            device[0] = True
+                            continue
+                        if ts is cst.Assign and all(type(x.target) is cst.Name and x.target.value in params
+                                                    for x in small.targets) and value_ok(small.value):
+                            continue
+                        return False
+                elif t is cst.If:
+                    o = st
+                    while o is not None:
+                        if type(o) is cst.If:
+                            if not test_ok(o.test) or not block(_block_body(o.body)):
+                                return False
+                            o = o.orelse
+                        else:
+                            if not block(_block_body(o.body)):
+                                return False
+                            o = None
+                elif t is cst.Try and st.finalbody is None and st.orelse is None and all(
+                        h.type is not None for h in st.handlers):
+                    if not block(_block_body(st.body)) or not all(block(_block_body(h.body)) for h in st.handlers):
+                        return False
+                else:
+                    return False
+            return True
+
+        try:
+            return block(_block_body(fn.body)) and device[0]
+        except RecursionError:
+            raise
+        except Exception:  # a hostile helper: not plumbing
+            return False
 
     @staticmethod
     def returns(p: Parsed, fn: cst.FunctionDef) -> Role | None:

@@ -208,6 +208,7 @@ def compare(g: Parsed, n: Parsed) -> PairResult:
     classifier = Classifier(state)
     aligner = Aligner(state, nodes, classifier, PortChecks(state, nodes, classifier))
     aligner.block(g.body, n.body, "<module>")
+    classifier.finish(nodes.plumb)  # the file's own functions on one side only, once their calls are compared
     aligner.devices.finish()
     return PairResult(findings=group_sites(state.findings), masked=state.masked)
 

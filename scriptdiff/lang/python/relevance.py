@@ -579,6 +579,10 @@ class Search:
                 if cur is par.func:  # a callable that carries the difference, called
                     cur, kind = par, None
                     continue
+                up = self.f.parent.get(id(par))
+                if type(up) is ast.Raise and up.exc is par and self.raised(par):
+                    self.effect(ASSERTION)  # raise ValueError(f"... {device}"): the error's words, for people
+                    return
                 self.into_call(par, None, cur, kind, item, depth)
                 return
             if t in (ast.Attribute, ast.Subscript) and type(par.ctx) is not ast.Load:
@@ -674,6 +678,16 @@ class Search:
                 continue
             self.cannot(f"a value read by a {t.__name__}")
             return
+
+    def raised(self, call: ast.Call) -> bool:
+        """`ValueError(...)` in `raise ValueError(...)`: an exception class (a builtin one, or a
+        name ending in Error, Exception or Warning) made only to be raised."""
+        name = (self.f.callee(call) or "").rsplit(".", 1)[-1]
+        import builtins  # lazy: only a raise's message asks
+
+        known = getattr(builtins, name, None)
+        return isinstance(known, type) and issubclass(known, BaseException) or name.endswith(
+            ("Error", "Exception", "Warning"))
 
     def do_call(self, item) -> None:
         """A call whose callee differs: what calling it does, and where its result goes."""

@@ -408,28 +408,82 @@ class DeviceEval:
                             and type(small.targets[0].target) is cst.Name:
                         env.vars[small.targets[0].target.value] = (self.ev(small.value, env), None)
             elif t is cst.If:
-                chosen, o = None, s
-                while o is not None:
-                    if type(o) is cst.If:
-                        v = truth(self.ev(o.test, env))
-                        if v is None:
-                            if _has_return(s):
-                                return UNDECIDED
-                            break
-                        if v:
-                            chosen = _stmts(o.body)
-                            break
-                        o = o.orelse
-                    else:
-                        chosen = _stmts(o.body)
-                        o = None
-                if chosen is not None:
+                chosen = self.live_clause(s, env)
+                if chosen is UNDECIDED and _has_return(s):
+                    return UNDECIDED
+                if chosen is not None and chosen is not UNDECIDED:
                     v = self.returns(chosen, env)
                     if v is not MISSING:
                         return v
+            elif t is cst.Try and self.try_live(s) is not None:  # try: import torch_npu ... except ImportError
+                v = self.returns(self.try_live(s), env)
+                if v is not MISSING:
+                    return v
             elif _has_return(s):
                 return UNDECIDED
         return MISSING
+
+    def live_clause(self, node: cst.If, env: Env):
+        """The block of an if/elif/else chain this device runs, None when no clause runs, or
+        UNDECIDED when a test on the way cannot be decided."""
+        o = node
+        while o is not None:
+            if type(o) is not cst.If:
+                return _stmts(o.body)
+            v = truth(self.ev(o.test, env))
+            if v is None:
+                return UNDECIDED
+            if v:
+                return _stmts(o.body)
+            o = o.orelse
+        return None
+
+    def try_live(self, node: cst.Try) -> list | None:
+        """The statements a try-import runs on this device (decider.Decider knows them), or None."""
+        return None
+
+    def live_path(self, stmts, env: Env, out: list) -> bool | None:
+        """What a call of a file's function does on this device, its parameters bound in `env`:
+        the expression statements it runs and the `return` it reaches are appended to `out` (True:
+        a return was reached; False: the end of the block). None when it cannot be told: a test that
+        cannot be decided, a name assigned that is not a parameter (its value would have to be
+        followed), a loop, a `with`, a nested function, anything but those few shapes."""
+        for s in stmts:
+            t = type(s)
+            if t is cst.SimpleStatementLine:
+                for small in s.body:
+                    ts = type(small)
+                    if ts is cst.Return:
+                        out.append(small)
+                        return True
+                    if ts is cst.Pass or ts is cst.Expr and type(small.value) in (cst.SimpleString,
+                                                                                  cst.ConcatenatedString):
+                        continue  # a docstring
+                    if ts is cst.Expr:
+                        out.append(small)
+                        continue
+                    if ts is cst.Assign and all(type(x.target) is cst.Name and x.target.value in env.vars
+                                                for x in small.targets):  # `kind = kind or probe()`: a parameter
+                        v = self.ev(small.value, env)
+                        for x in small.targets:
+                            env.vars[x.target.value] = (v, "reassigned")
+                        continue
+                    return None
+            elif t is cst.If:
+                chosen = self.live_clause(s, env)
+                if chosen is UNDECIDED:
+                    return None
+                if chosen is not None:
+                    got = self.live_path(chosen, env, out)
+                    if got is not False:
+                        return got
+            elif t is cst.Try and self.try_live(s) is not None and s.finalbody is None:
+                got = self.live_path(self.try_live(s), env, out)
+                if got is not False:
+                    return got
+            else:
+                return None
+        return False
 
     def compare(self, node: cst.Comparison, env: Env, depth: int):
         if len(node.comparisons) != 1:

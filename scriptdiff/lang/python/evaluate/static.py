@@ -32,13 +32,15 @@ _DEVICE_EXPRS = (cst.Call, cst.Comparison, cst.BooleanOperation, cst.UnaryOperat
 BUILTINS = {"int": int, "float": float, "str": str, "max": max, "min": min, "abs": abs, "round": round}
 
 
-def device_value(p: Parsed, node):
+def device_value(p: Parsed, node, anywhere: bool = False):
     """What a device test or a device name (`not is_torch_npu_available()`, `_NPU`,
     `args.device`) is on this file's device: a bool or a device name; MISSING when `node` is
-    none, or cannot be decided. `TrainingArguments(fp16=is_npu_available())` reads it."""
+    none, or cannot be decided. `TrainingArguments(fp16=is_npu_available())` reads it.
+    `anywhere`: also in a file the walk decided no device test in (a comparison of the two
+    sides asks for one expression at a time: `device.type == "cuda"` against `!= "cuda"`)."""
     sp = p.spec
     d = getattr(sp, "decider", None)
-    if d is None or type(node) not in _DEVICE_EXPRS or not (sp.tests or sp.undecided or _switches(node)):
+    if d is None or type(node) not in _DEVICE_EXPRS or not (anywhere or sp.tests or sp.undecided or _switches(node)):
         return MISSING
     d.hits = []
     try:
