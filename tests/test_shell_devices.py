@@ -144,3 +144,46 @@ def test_a_count_that_is_not_the_devices_seen_is_still_found(tmp_path, count, sh
     got = [x for x in loud(pair(tmp_path, COUNT_GPU, npu, name="train.sh")) if x[1] == "world_size"]
     at = line_of(COUNT_GPU, "NPROC=${NPROC:=")
     assert got == [("SD203", "world_size", "$(devices seen) * 1", shown if shown == 4 else f"{shown} * 1", at, at)]
+
+
+# a variable named for the device in any case (`device_name`), given by a command whose output
+# is not known: it holds this run's device, so `[ -n "$device_name" ]` is true and its comparisons
+# decide the branch
+PROBED = """#!/bin/bash
+device_name=$(python3 -c 'import kestrel; print(kestrel.accelerator())')
+if [ -n "$device_name" ] && [ "$device_name" == "cuda" ]; then
+    export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+elif [ -n "$device_name" ] && [ "$device_name" == "npu" ]; then
+    export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+else
+    echo "unknown device: $device_name"
+    exit 1
+fi
+LR=6e-4
+MBS=4
+torchrun --nproc_per_node 8 --master_port 29500 pretrain.py \\
+    --lr $LR --micro-batch-size $MBS --seed 1234 --bf16
+"""
+
+
+def test_a_device_named_in_lower_case_from_a_probe_decides_its_branch(tmp_path):
+    gpu = GPU
+    assert loud(pair(tmp_path / "pair", gpu, PROBED, name="pretrain.sh")) == []
+    r = one_file(tmp_path, PROBED, name="pretrain.sh")
+    assert loud(r) == []
+    assert {a.side: [n for n in a.notes if n.startswith("device")] for a in r.inputs} == {
+        "gpu": ["device tests read for the GPU: 1 decided (by case $DEVICE in npu) 1)"],
+        "npu": ["device tests read for the NPU: 2 decided (by case $DEVICE in npu) 2)"]}
+    # a planted difference in the NPU's branch is found there
+    planted = edit(PROBED, ("    export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n",
+                            "    export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n    MBS_NPU=2\n"),
+                   ("MBS=4\n", "MBS=${MBS_NPU:-4}\n"))
+    assert loud(pair(tmp_path / "p2", gpu, planted, name="pretrain.sh")) == [
+        ("SD203", "micro_batch_size", 4, 2, line_of(gpu, "MBS=4"), line_of(planted, "    MBS_NPU=2"))]
+
+
+def test_a_variable_not_named_for_the_device_decides_nothing(tmp_path):
+    text = PROBED.replace("device_name", "orbit_kind")
+    r = one_file(tmp_path, text, name="pretrain.sh")
+    assert [n for a in r.inputs for n in a.notes if n.startswith("device")] == []
+    assert [m for m in r.masked if m.rule == "SD019"] == []  # no branch set aside: both read as written

@@ -36,7 +36,7 @@ def _tables(rs: RuleSet) -> dict:
             out["paths"].append((pat, fam))
         for name in (sh.get("variables") or {}).get(fam) or []:
             out["variables"][name] = fam
-    out["holders"] = set((sh.get("holders") or {}).get("match") or [])
+    out["holders"] = {h.upper() for h in (sh.get("holders") or {}).get("match") or []}
     out["modules"] = {}
     for e in (table(rs).get("python") or {}).get("modules") or []:
         for m in e.get("match") or []:
@@ -216,6 +216,9 @@ class Devices:
         if op in ("-n", "-z"):
             words = self.x.words(operand)
             names = [n for w in words for n in w.unresolved] if words else []
+            if self.device_word(operand) is not None:  # [ -n "$DEVICE" ]: it holds the run's device
+                self.hits.append(self.t["idioms"]["holders"])
+                return op == "-n"
             if len(words) == 1 and len(names) == 1 and words[0].text == f"${names[0]}":
                 fam = self.t["variables"].get(names[0])  # set by the device's own setup only
                 v = self.answer(fam, self.t["idioms"]["variables"])
@@ -246,7 +249,7 @@ class Devices:
         if len(words) != 1:
             return None
         w = words[0]
-        names = set(w.via) | set(w.unresolved)
+        names = {n.upper() for n in set(w.via) | set(w.unresolved)}  # $device_name holds it as $DEVICE_NAME does
         if names & self.t["holders"] and (w.unresolved or w.text.strip("'\"") == w.text):
             return "npu" if self.family == "npu" else "cuda"
         return None
