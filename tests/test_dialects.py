@@ -253,6 +253,9 @@ def test_hydra_defaults_reordered_is_no_difference(tmp_path):
     # output words with how many are kept or whether one is written; an input word or another word is not
     ("max_ckpt_num", True), ("use_tensorboard", True), ("keep_last_checkpoints", True), ("workers", True),
     ("max_ckpt_lr", False), ("use_pretrained", False), ("max_num", False), ("use_reward_ckpt", False),
+    # a section named by a cosmetic section's word: a profiler's or a logger's settings
+    ("global_profiler.tool", True), ("orbit.train_logger.level", True), ("global_optimizer.lr", False),
+    ("profiler_model.hidden_size", False),
 ])
 def test_cosmetic_names(key, cosmetic):
     assert is_cosmetic(key) is cosmetic

@@ -685,8 +685,8 @@ def is_cosmetic(key: str, dialects: bool = True) -> bool:
         return False
     if any(fnmatch.fnmatchcase(segs[-1], p) for p in names):
         return True
-    if any(fnmatch.fnmatchcase(s, p) for s in segs[:-1] for p in sections):
-        return True
+    if any(fnmatch.fnmatchcase(x, p) for s in segs[:-1] for x in (s, s.rsplit("_", 1)[-1]) for p in sections):
+        return True  # the section of a profiler, a logger: global_profiler.tool, train_logger.level
     if is_interval(segs[-1]):  # val_epochs, test_every: how often, not what
         return True
     if any(names_component(s) for s in segs[:-1]):
