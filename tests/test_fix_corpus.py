@@ -26,13 +26,21 @@ def _ident(f) -> tuple:
     return (f.rule, f.key, f.gpu.path if f.gpu else None, f.npu.path if f.npu else None)
 
 
-def _value_lines(d, text: str) -> set[int]:
+def _value_lines(d, text: str, report=None) -> set[int]:
     """The lines the NPU value of a fixed finding is written on (its line, the line of the literal it
-    comes from, the line of its flag); a removal may take the separator before it, on the line before."""
+    comes from, the line of its flag, and the other places of the NPU file that say the same key:
+    `bf16: false` beside `fp16: true` and `torch_dtype: float16` all say params_dtype, and fix sets
+    each, fix/config.py); a removal may take the separator before it, on the line before."""
     f = d.finding
     if f.npu is None or f.npu.fact is None:  # added: no line of the NPU file is edited
         return set()
     lines = {f.npu.line}
+    if report is not None and len(report.tables) > 1:
+        lines |= {x.line for x in report.tables[1].facts.get(f.key, ()) if x.path == f.npu.path and x.line}
+    gp = (f.gpu.fact.meta.get("cpath") or ()) if f.gpu is not None and f.gpu.fact is not None else ()
+    if len(gp) == 1 and f.npu.fact.meta.get("cpath"):  # the GPU's switch, off in the NPU file: turned on there
+        lines |= {i for i, ln in enumerate(text.splitlines(), 1)
+                  if ln.strip().startswith((f"{gp[0]}:", f'"{gp[0]}":', f"{gp[0]} ="))}
     o = f.npu.fact.meta.get("origin")
     if isinstance(o, dict) and o.get("pos"):
         lines.add(o["pos"][0])
@@ -89,7 +97,7 @@ def _fix_all(out: Path) -> dict:
                 old = result.files[e.path].old
                 lines = set(range(old.count("\n", 0, e.start) + 1, old.count("\n", 0, max(e.start, e.end - 1)) + 2)) \
                     if e.end > e.start else set()
-                allowed = _value_lines(d, old)
+                allowed = _value_lines(d, old, result.report)
                 # a removal starts where its value is written and takes the whole entry: a value
                 # over several lines (a YAML list), or a keyword with the line break after it
                 inside = (min(lines) in allowed) if d.action == "remove" and lines else lines <= allowed
