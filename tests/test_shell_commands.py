@@ -229,3 +229,58 @@ def test_two_expansions_in_one_string_keep_the_blank_between_them():
     assert f["run_name"][0] == "8  3e-4"
     _, f2 = facts(script.format(lr="6e-3"))
     assert f2["lr"][0] == 6e-3
+
+
+# a wrapper that runs its stages as scripts with positional arguments (`bash stages/pretrain.sh
+# "$DATA" ...`): the arguments are its settings, compared by the called script's name and position
+STAGES = """#!/bin/bash
+DATA=/mnt/shared/kestrel/corpus/orbit-558k.json
+LLM=org/kestrel-2b
+MAXLEN=2048
+bash scripts/{stages}/pretrain.sh "$DATA" "$LLM" "$MAXLEN"
+bash scripts/{stages}/finetune.sh "$DATA" "$LLM" "$MAXLEN" lora
+"""
+
+
+def test_a_script_run_with_arguments_is_compared_by_position(tmp_path):
+    gpu = STAGES.format(stages="train")
+    npu = STAGES.format(stages="train_npu").replace("/mnt/shared/kestrel", "/root/work/kestrel")
+    rep = pair(tmp_path, gpu, npu)
+    assert [f for f in rep.findings if f.severity in ("warning", "error")] == []
+    # the data moved between machines: the same file in another place (info), once per script
+    assert sorted((f.rule, f.key) for f in rep.findings) == [("SD227", "finetune.sh $1"), ("SD227", "pretrain.sh $1")]
+    assert [(a.status, a.notes) for a in rep.inputs] == [("understood", [
+        "line 5: runs pretrain.sh, which is not in view; its 3 argument(s) were compared by position",
+        "line 6: runs finetune.sh, which is not in view; its 4 argument(s) were compared by position"])] * 2
+
+
+def test_a_stage_given_another_value_or_not_run_is_found(tmp_path):
+    gpu = STAGES.format(stages="train")
+    npu = gpu.replace('"$MAXLEN" lora', '"$MAXLEN" full')
+    assert rows(pair(tmp_path / "a", gpu, npu)) == [
+        ("SD220", "finetune.sh $4", "lora", "full", "run.sh", 6, "run.sh", 6)]
+    npu = gpu.replace('bash scripts/train/pretrain.sh', '# bash scripts/train/pretrain.sh')
+    rep = pair(tmp_path / "b", gpu, npu)
+    assert [(f.rule, f.key, f.gpu.value, f.npu.value) for f in rep.findings] == [("SD223", "invocations", 2, 1)]
+
+
+def test_a_script_run_with_arguments_in_view_is_read_with_them(tmp_path):
+    """The called script beside the caller: read as it runs, its $1... the caller's arguments and
+    what it assigns its own; the lr it is given is the run's."""
+    stage = "LR=$1\nSTEPS=$2\ntorchrun --nproc_per_node 8 pretrain.py --lr $LR --train-iters $STEPS\n"
+    caller = "#!/bin/bash\nLR=9\nbash stage.sh {lr} 5000\necho $LR\n"
+    write(tmp_path, {"gpu/stage.sh": stage, "npu/stage.sh": stage})
+    rep = pair(tmp_path, caller.format(lr="3e-4"), caller.format(lr="2e-4"))
+    assert rows(rep) == [("SD202", "lr", 3e-4, 2e-4, "run.sh", 3, "run.sh", 3)]
+    rep = pair(tmp_path / "same", caller.format(lr="3e-4"), caller.format(lr="3.0e-4"))
+    write(tmp_path / "same", {"gpu/stage.sh": stage, "npu/stage.sh": stage})
+    rep = pair(tmp_path / "same", caller.format(lr="3e-4"), caller.format(lr="3.0e-4"))
+    assert rep.findings == [] and [a.status for a in rep.inputs] == ["understood"] * 2
+
+
+def test_a_positional_parameter_after_an_expansion_and_a_slash_stays_in_its_word():
+    # tree-sitter-bash ends `data/$1/$1` at the second `$` and reads `1` as another word (in an
+    # assignment: a command named 1); read whole, as bash does, with $1 unresolved
+    _, got = facts("P=data/$1/$1\npython3 t.py --p data/$2/$1 --q $P --r $1/$12\n")
+    assert {k: v[:2] for k, v in got.items()} == {"p": ("data/$2/$1", 2), "q": ("data/$1/$1", 1),
+                                                   "r": ("$1/$12", 2)}

@@ -74,7 +74,7 @@ def extract(src, ctx) -> Extract:
                                               f"analysed, the rest of the script was"))
     rec.commented.update(commented_flags(root, data))
     Evaluator(rec, data).run(root)
-    if rec.launches == 0 and not rec.unknown and not rec.installs:
+    if rec.launches == 0 and not rec.unknown and not rec.installs and not rec.calls:
         ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
                                               "python) found; only environment exports were read"))
     for name, count, line in rec.unknown:

@@ -43,8 +43,8 @@ from .words import NAME_RE, Expander, Origin, Seg, Var, Word, split_words, tail_
 
 def _split_dollars(root, data: bytes) -> list[tuple[int, int]]:
     """(start, end) of each variable name that tree-sitter-bash cut off its word: after an
-    expansion and a piece with a `/` (`$ROOT/data/$NAME/x`) it ends the word at a bare `$`, and
-    the name and the rest become another word (a command name, an argument)."""
+    expansion and a piece with a `/` (`$ROOT/data/$NAME/x`, `data/$1/$1`) it ends the word at a
+    bare `$`, and the name and the rest become another word (a command name, an argument)."""
     out, stack = [], [root]
     while stack:
         n = stack.pop()
@@ -54,7 +54,9 @@ def _split_dollars(root, data: bytes) -> list[tuple[int, int]]:
             b = a
             while b < len(data) and (chr(data[b]).isalnum() or data[b] == 0x5F) and data[b] < 0x80:
                 b += 1
-            if b > a and not chr(data[a]).isdigit():
+            if b > a and chr(data[a]).isdigit():  # $1/$2: a positional parameter is one digit
+                out.append((a, a + 1))
+            elif b > a:
                 out.append((a, b))
         stack.extend(n.children)
     return out
@@ -202,6 +204,31 @@ class Evaluator:
             self.opaque_loop(node, f"a `{self.x.t(node.children[0])}` loop whose runs are not evaluated")
         else:  # pipeline, list, subshell, if/for/while/case, compound statements: in order
             self.block(c for c in node.children if c.is_named)
+
+    def called_script(self, words, line: int) -> None:
+        """`bash stages/pretrain.sh "$DATA" "$LLM" 2048`: a script this one runs with positional
+        arguments. Found within this side (as a sourced fragment is), it is read with its $1... bound
+        to them. Not in view, what it does with them is its own; the arguments are this script's
+        decision: each is a setting keyed by the called script's name and its position
+        (`pretrain.sh $2`), compared with the other side's call of a script of that name
+        (`stages_npu/pretrain.sh`, the port's copy, is the same name). The account says so."""
+        base = os.path.basename(words[1].text)
+        args = words[2:]
+        self.rec.calls += 1
+        if self.source(words[1], line, args=args):  # in view: read with its arguments, as it runs
+            return
+        first = len(self.rec.facts)
+        for i, w in enumerate(args, 1):
+            if w.unknown:
+                self.rec.unknown_words([w], f"argument {i} of {base} was not compared")
+                continue
+            self.launcher.program.add_hparam(f"{base} ${i}", w.text, w, f"{base} ${i}")
+        if len(self.rec.facts) > first:  # one invocation, paired with the other side's as a launch is
+            for f in self.rec.facts[first:]:
+                f.meta["invocation"] = self.rec.invocations
+            self.rec.invocations += 1
+        self.rec.notes.append(f"{self.rec.at(line)}: runs {base}, which is not in view; its {len(args)} argument(s) "
+                              f"were compared by position")
 
     # ----------------------------------------------------------- device tests
     def device_branch(self, node) -> bool:
@@ -409,6 +436,9 @@ class Evaluator:
             return
         if name in t.shells and len(words) > 2 and words[1].text == "-c":  # bash -c "$cmd"
             self.evaluate(words[2:3], line)
+            return
+        if name in t.shells and len(words) > 1 and not flags.dashed(words[1].text) and not words[1].unknown:
+            self.called_script(words, line)  # bash stages/pretrain.sh "$DATA" "$LLM" 2048
             return
         if name.endswith(".py") and not flags.dashed(name):  # ./train.py: python runs it (its #!)
             words = [Word([Seg("python", words[0].line)])] + list(words)
@@ -918,25 +948,31 @@ class Evaluator:
         finally:
             self.depth -= 1
 
-    def source(self, word: Word, line: int) -> None:
+    def source(self, word: Word, line: int, args: list | None = None) -> bool:
         """`source FILE` / `. FILE`: a fragment of the script. A relative path is found as a
         referenced config is, within this side (its resolver: beside the script, the repository
         root, the working directory inside it) and evaluated in place; an absolute path (the
         CANN set_env.sh), a path built from an unknown variable, or one found nowhere is only
-        recorded as sourced (an environment fact), and the account says why."""
+        recorded as sourced (an environment fact), and the account says why.
+
+        With `args` (`bash FILE ARGS`: called_script), FILE is read the same way as a script of
+        its own: its $1... are `args`, and what it assigns stays its own; one found nowhere is not
+        recorded (False: the caller compares the arguments instead)."""
         path = word.text
         rec = self.rec
         if not path or word.unresolved or os.path.isabs(path) or path.startswith("~") \
                 or self.depth >= budget.SHELL_DEPTH or len(self.sourcing) > budget.SHELL_DEPTH:
-            sourced_fact(rec, path, line)
-            return
-        src = self.fragment(path, line)
+            if args is None:
+                sourced_fact(rec, path, line)
+            return False
+        src = self.fragment(path, line, called=args is not None)
         if src is None:
-            sourced_fact(rec, path, line)
-            return
+            if args is None:
+                sourced_fact(rec, path, line)
+            return False
         ident = rec.sourced[-1][2]
         if ident in self.sourcing:  # a fragment that sources itself: read once
-            return
+            return True
         fix = Repair(src.data)
         try:
             tree, data = fix.parse(parser())
@@ -953,16 +989,25 @@ class Evaluator:
             rec.commented.setdefault(key, ln + base)
         self.sourcing.append(ident)
         self.depth += 1
+        saved = (self.x.positional, dict(self.vars))
+        if args is not None:
+            self.x.positional = list(args)
         try:
             with self.x.reading(data, base, None):
                 self.block(root.children)
         finally:
             self.depth -= 1
             self.sourcing.pop()
+            if args is not None:  # a script of its own: its $1... and its variables end with it
+                self.x.positional = saved[0]
+                self.vars.clear()
+                self.vars.update(saved[1])
+        return True
 
-    def fragment(self, path: str, line: int):
+    def fragment(self, path: str, line: int, called: bool = False):
         """The fragment `path` as this side's resolver finds it (a Source), or None; what was
-        found is kept (Record.sourced) so a cached reading is used only while it holds."""
+        found is kept (Record.sourced) so a cached reading is used only while it holds.
+        `called`: a script run with `bash FILE ARGS`, whose caller says itself when it is not found."""
         rec = self.rec
         ctx = rec.ctx
         resolver = getattr(ctx, "resolver", None) or DiskResolver(getattr(ctx, "root", None))
@@ -970,6 +1015,8 @@ class Evaluator:
         where = rec.at(line)
         if res.path is None:
             rec.sourced.append((path, line, "", ""))
+            if called:
+                return None
             if res.why:
                 rec.notes.append(f"{where}: sourced {path} not read: {res.why}")
             elif res.tried:
@@ -990,7 +1037,7 @@ class Evaluator:
         if limit is not None and len(src.data) > limit or src.is_binary():
             rec.notes.append(f"{where}: sourced {path} not read (binary, or larger than --max-bytes)")
             return None
-        rec.notes.append(f"{where}: sourced {path} read in place ({res.how}: {res.path})")
+        rec.notes.append(f"{where}: {'ran' if called else 'sourced'} {path} read in place ({res.how}: {res.path})")
         return src
 
 

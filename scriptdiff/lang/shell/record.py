@@ -40,6 +40,7 @@ class Record:
         self.guessed: set[str] = set()  # frameworks only the options' spellings suggest (Extract.guessed)
         self.known: set[str] = set()  # frameworks a launcher or a program's name says
         self.launches = 0
+        self.calls = 0  # scripts run with `bash FILE ARGS` (evaluator.called_script)
         self.installs = 0  # commands that install packages (install.py): a setup script's package list
         # commands that pass training-like options to a program scriptdiff does not know:
         # (command words as shown, number of options, line)
