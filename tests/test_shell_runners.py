@@ -204,6 +204,8 @@ def test_a_python_module_wrapper_and_a_launcher_module():
 @pytest.mark.parametrize("gpu,npu", [
     ("python fit_model.py --lr 1e-4\n", "python fit_model.py --device_num 1 --device_id 0 --lr 1e-4\n"),
     ("python3 -m orbit.fit --lr 1e-4\n", "python3 -m orbit.fit --lr 1e-4 --device_num=1\n"),
+    # the Ascend spelling of the world size, and the devices' indices (where, not how many)
+    ("python fit_model.py --gpu_ids 0 --lr 1e-4\n", "python fit_model.py --device_ids 0 --rank_size 1 --lr 1e-4\n"),
 ])
 def test_a_world_size_of_one_stated_against_one_process_is_that_run(tmp_path, gpu, npu):
     rep = pair(tmp_path, gpu, npu)
@@ -215,6 +217,7 @@ def test_a_world_size_of_one_stated_against_one_process_is_that_run(tmp_path, gp
     ("python fit_model.py --lr 1e-4\n", "python fit_model.py --device_num 8 --lr 1e-4\n", None, 8),
     # a runner starting one process per rank is not one process
     ("mpirun -n 8 python fit_model.py --lr 1e-4\n", "python fit_model.py --device_num 1 --lr 1e-4\n", 8, 1),
+    ("python fit_model.py --lr 1e-4\n", "python fit_model.py --rank_size 8 --lr 1e-4\n", None, 8),
 ])
 def test_any_other_world_size_against_one_process_stays_a_difference(tmp_path, gpu, npu, g, n):
     rep = pair(tmp_path, gpu, npu)
