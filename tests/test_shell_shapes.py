@@ -412,3 +412,27 @@ def test_an_arithmetic_expansion_in_a_c_style_loop_is_evaluated():
     read again as arithmetic, and the loop is unrolled."""
     ex, _f = facts("N=3\nfor ((i = 0; i < $((N)); i++)); do\n  python fit_model.py --lr 1 --seed $i\ndone\n")
     assert [x[0] for x in ex.launches] == ["fit_model.py"] * 3 and ex.unread == []
+
+
+ENV_RANKS = """#!/bin/bash
+export DEVICE_NUM=8
+for ((i = 0; i < ${DEVICE_NUM}; i++)); do
+  export DEVICE_ID=$i
+  export RANK_ID=$i
+  cd ./run$i || exit
+  python fit_model.py --lr 0.1 --distributed=True &> log.txt &
+  cd ..
+done
+"""
+
+
+def test_runs_told_apart_by_the_rank_their_environment_gives_are_one_job(tmp_path):
+    """The rank of each run given by `export DEVICE_ID=$i` / `export RANK_ID=$i` before it, not by
+    its options: the same one job of 8 processes as `mpirun -n 8`."""
+    gpu = "#!/bin/bash\nmpirun -n 8 python fit_model.py --lr 0.1 --distributed=True\n"
+    rep = pair(tmp_path, gpu, ENV_RANKS)
+    assert [f for f in rep.findings if f.severity != "info"] == []
+    # runs told apart by nothing (no rank in their environment or options) stay runs
+    same = ENV_RANKS.replace("  export DEVICE_ID=$i\n  export RANK_ID=$i\n", "")
+    rep = pair(tmp_path / "apart", gpu, same)
+    assert [(f.rule, f.gpu.value, f.npu.value) for f in rep.findings if f.key == "invocations"] == [("SD223", 1, 8)]

@@ -816,8 +816,14 @@ def _invocation_count(unit: Unit, ng: int, nn: int, by: list[str] | None = None)
 
 
 def _own(t: FactTable) -> dict:
-    """A run's own settings (those its invocation sets, not the script's shared ones): key -> value."""
-    return {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
+    """A run's own settings (those its invocation sets, not the script's shared ones): key -> value,
+    with the rank its environment gives it (`export RANK_ID=$i` before it: env:RANK_ID)."""
+    own = {k: repr(f.value) for k, fs in t.facts.items() for f in fs if f.meta.get("invocation") is not None}
+    for fs in t.facts.values():
+        for f in fs:
+            for name, value in f.meta.get("rank_env") or ():
+                own.setdefault(f"env:{name}", repr(value))
+    return own
 
 
 def _one_job(tables: list[FactTable]) -> list[FactTable]:

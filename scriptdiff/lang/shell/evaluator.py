@@ -28,6 +28,7 @@ from ...inputs import flags
 from ...model import InputError
 from ...inputs.references import DiskResolver, source_identity
 from ...inputs.sources import SourceError
+from ...ruleset.devices import plumbing_role
 from .builtins import array_fields, assigned, printf, read_fields, read_names, set_by
 from .comments import commented_flags
 from . import install
@@ -502,7 +503,15 @@ class Evaluator:
                 if f.key == "world_size" and f.via and f.via.startswith(bound):
                     f.meta["rank_loop"] = why  # kept only where what $i sets is which process it is
             return
+        first = len(self.rec.facts)
         self.launcher.launch(words, line, envw, ranks)
+        # which process this run is, as its environment says it (`export DEVICE_ID=$i` in a loop
+        # before each launch): kept with its facts, so runs told apart by it read as one job's ranks
+        told = tuple(sorted((k, w.text) for k, w in envw.items() if plumbing_role(k) == "rank" and not w.unknown))
+        if told:
+            for f in self.rec.facts[first:]:
+                if f.meta.get("invocation") is not None:
+                    f.meta["rank_env"] = told
 
     def inner(self, words: list[Word], line: int, env: list, ranks: tuple | None) -> None:
         """The command a wrapper, a runner or a Python wrapper runs, read as a command of its own."""
