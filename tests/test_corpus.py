@@ -59,7 +59,8 @@ ISSUE_27_RECALL = 0.9
 FIRST_SIGHT = 39
 FIRST_SIGHT_RECALL_OVERALL = 0.90  # measured 0.907 (863 of 952) when the last set (FTC/FTD/FTE) joined
 FIRST_SIGHT_RECALL_CANONICAL = 0.75  # measured 0.759 (723 of 952)
-FIRST_SIGHT_NOISE_CEILING = 318  # measured 318 loud findings on 366 faithful ports (0.87 a port) when FTC/FTD/FTE joined
+FIRST_SIGHT_NOISE_CEILING = 311  # measured 318 loud findings on 366 faithful ports when FTC/FTD/FTE joined; 311 (0.85 a
+# port) once a folder moved as another setting shows was read as that move
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")

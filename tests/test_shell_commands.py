@@ -284,3 +284,18 @@ def test_a_positional_parameter_after_an_expansion_and_a_slash_stays_in_its_word
     _, got = facts("P=data/$1/$1\npython3 t.py --p data/$2/$1 --q $P --r $1/$12\n")
     assert {k: v[:2] for k, v in got.items()} == {"p": ("data/$2/$1", 2), "q": ("data/$1/$1", 1),
                                                    "r": ("$1/$12", 2)}
+
+
+def test_a_folder_moved_as_another_setting_shows_is_the_same_move(tmp_path):
+    """`/mnt/a/kestrel/dataset` against `/root/b/dataset` proves nothing alone (a generic last
+    part); beside a named file moved from the same folder to the same other folder it is that
+    move (SD227, info), saying which setting shows it."""
+    run = "torchrun --nproc_per_node 8 fit.py --data-path {root}/corpus/orbit-558k.json --image-root {root}/dataset\n"
+    rep = pair(tmp_path, run.format(root="/mnt/a/kestrel"), run.format(root="/root/b"))
+    assert [(f.rule, f.severity, f.key) for f in rep.findings] == [
+        ("SD227", "info", "data_path"), ("SD227", "info", "image_root")]
+    assert rep.findings[1].message.endswith("moved between machines as data_path shows (mnt/a/kestrel on GPU, "
+                                            "root/b on NPU)")
+    alone = "torchrun --nproc_per_node 8 fit.py --image-root {root}/dataset\n"
+    rep = pair(tmp_path / "alone", alone.format(root="/mnt/a/kestrel"), alone.format(root="/root/b"))
+    assert [(f.rule, f.severity, f.key) for f in rep.findings] == [("SD220", "warning", "image_root")]

@@ -32,7 +32,7 @@ from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from . import structure
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
-                                  names_npu, naming_rules, norm_name, normalize, same_place_elsewhere,
+                                  names_npu, naming_rules, norm_name, normalize, path_prefixes, same_place_elsewhere,
                                   settings_in_name, value_has_shape, vocab, weights_words, words, written_name)
 
 
@@ -269,6 +269,35 @@ def _from_caller(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
 
 def _shown(v: Any) -> str:
     return "not set" if v is None else show(v)
+
+
+def relate(findings: list[Finding], inputs) -> list[Finding]:
+    """Paths moved between machines, proved by the others (the check's `relate` hook, run once
+    every unit is compared): where a finding shows a side's folder A replaced by B for a file that
+    names something (`A/corpus/orbit-558k.json` against `B/corpus/orbit-558k.json`: SD227), a
+    loud finding whose two values are A/T and B/T is the same move, however generic its tail T
+    (`A/dataset` against `B/dataset`, which alone proves nothing): SD227 too, saying which finding
+    shows it."""
+    moved = code("path-moved-elsewhere")
+    moves: dict[tuple[str, str], str] = {}
+    for f in findings:
+        if f.rule == moved and f.gpu is not None and f.npu is not None:
+            same = same_place_elsewhere(f.gpu.value, f.npu.value)
+            if same is not None:
+                moves.setdefault((same[1], same[2]), f.key)
+    if not moves:
+        return findings
+    out = []
+    for f in findings:
+        if f.check == "hyperparameters" and f.severity in (Severity.ERROR, Severity.WARNING) \
+                and f.gpu is not None and f.npu is not None:
+            pair = path_prefixes(f.gpu.value, f.npu.value)
+            if pair in moves:
+                f = reclassified(f, "path-moved-elsewhere",
+                                 f"{f.message}: the same place under another folder, moved between machines as "
+                                 f"{moves[pair]} shows ({pair[0]} on GPU, {pair[1]} on NPU)")
+        out.append(f)
+    return out
 
 
 def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:

@@ -727,9 +727,7 @@ def same_place_elsewhere(a: Any, b: Any) -> tuple[str, str, str] | None:
     if pa is None or pb is None or pa == pb:
         return None
     generic = tuple(str(g).lower() for g in (load().section("path_places", {}) or {}).get("generic") or ())
-    n = 0
-    while n < min(len(pa), len(pb)) and pa[-1 - n] == pb[-1 - n]:
-        n += 1
+    n = _shared_tail(pa, pb)
     tail = pa[len(pa) - n:]
 
     def names_something(part: str) -> bool:
@@ -744,6 +742,27 @@ def same_place_elsewhere(a: Any, b: Any) -> tuple[str, str, str] | None:
         if len(above) > 1 and any(_sized(x) for x in above):
             return None  # kestrel-13b/proj.bin against kestrel-7b/proj.bin: another model
     return "/".join(tail), "/".join(pa[:len(pa) - n]) or ".", "/".join(pb[:len(pb) - n]) or "."
+
+
+def _shared_tail(pa: list[str], pb: list[str]) -> int:
+    """How many final components two paths share."""
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[-1 - n] == pb[-1 - n]:
+        n += 1
+    return n
+
+
+def path_prefixes(a: Any, b: Any) -> tuple[str, str] | None:
+    """(a's prefix, b's prefix) of two paths that end alike, whatever their shared tail names
+    (`/data/x/dataset` and `/root/y/dataset`: ("data/x", "root/y")); None when they are no paths,
+    share no final component or are the same path. The prefixes are same_place_elsewhere's."""
+    pa, pb = _path_parts(a), _path_parts(b)
+    if pa is None or pb is None or pa == pb:
+        return None
+    n = _shared_tail(pa, pb)
+    if not n:
+        return None
+    return "/".join(pa[:len(pa) - n]) or ".", "/".join(pb[:len(pb) - n]) or "."
 
 
 @derived
