@@ -31,6 +31,7 @@ into other functions); over a bound the reach is unknown.
 from __future__ import annotations
 
 import ast
+import builtins
 import warnings
 from collections import deque
 from dataclasses import dataclass, field
@@ -683,8 +684,6 @@ class Search:
         """`ValueError(...)` in `raise ValueError(...)`: an exception class (a builtin one, or a
         name ending in Error, Exception or Warning) made only to be raised."""
         name = (self.f.callee(call) or "").rsplit(".", 1)[-1]
-        import builtins  # lazy: only a raise's message asks
-
         known = getattr(builtins, name, None)
         return isinstance(known, type) and issubclass(known, BaseException) or name.endswith(
             ("Error", "Exception", "Warning"))
