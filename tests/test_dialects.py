@@ -118,10 +118,10 @@ def test_verl_yaml_maps_the_actor_not_the_critic(tmp_path):
         ("SD203", "error", "global_batch_size", 256, 128, 2, 2),
         ("SD203", "error", "micro_batch_size", 4, 2, 8, 8),
         ("SD203", "error", "nproc_per_node", 8, 16, 17, 17),
-        ("SD203", "error", "world_size", 8, 16, None, None),  # computed: the job's size, loud
+        ("SD203", "error", "world_size", 8, 16, 17, 17),  # computed: the job's size, loud
         # computed, not set: they follow from the settings above (SD230)
-        ("SD230", "info", "data_parallel_size", 8, 16, None, None),
-        ("SD230", "info", "gradient_accumulation_steps", 8, 4, None, None),
+        ("SD230", "info", "data_parallel_size", 8, 16, 17, 17),
+        ("SD230", "info", "gradient_accumulation_steps", 8, 4, 2, 2),
     ]
     lr = next(f for f in rep.findings if f.key == "lr" and f.gpu.line == 10)
     assert lr.gpu.via == "actor_rollout_ref.actor.optim.lr, verl (Hydra overrides)"
@@ -191,7 +191,7 @@ def test_accelerate_config_maps_and_quiets_placement(tmp_path):
         ("SD221", "info", "fsdp_config.fsdp_offload_params", False, True, 5, 5),
         ("SD221", "info", "master_addr", "10.0.0.1", "10.0.0.2", 7, 7),
         ("SD221", "info", "master_port", 29500, 29501, 8, 8),
-        ("SD230", "info", "data_parallel_size", 8, 16, None, None),  # follows from world_size
+        ("SD230", "info", "data_parallel_size", 8, 16, 11, 11),  # follows from world_size
     ]
     f = next(f for f in rep.findings if f.key == "world_size")
     assert f.gpu.via == "num_processes, accelerate config"

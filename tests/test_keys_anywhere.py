@@ -153,7 +153,7 @@ def test_a_device_setting_named_in_a_call_is_the_port(tmp_path):
     r = pair(tmp_path, "rl.py", gpu, gpu.replace('"GPU"', '"NPU"').replace("=8", "=16"))
     # xtuner's num_workers is the number of accelerators (rules/python.yaml fact_calls), not loader workers
     assert rows(r) == [("SD203", "world_size", 8, 16, 2, 2),
-                       ("SD230", "data_parallel_size", 8, 16, None, None)]  # computed: follows from world_size
+                       ("SD230", "data_parallel_size", 8, 16, 2, 2)]  # computed: follows from world_size
     assert [m.rule for m in r.masked] == ["SD004"]
     assert pair(tmp_path / "same", "rl.py", gpu, gpu.replace('"GPU"', '"NPU"')).findings == []
 

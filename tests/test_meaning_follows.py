@@ -35,8 +35,8 @@ def test_a_computed_value_follows_from_the_input_that_differs(tmp_path):
     rep = pair(tmp_path, "run.sh", LAUNCH.format(n=8, tp=2, gbs=64, extra=""), LAUNCH.format(n=8, tp=4, gbs=64, extra=""))
     assert rows(rep) == [
         ("SD203", "error", "tensor_model_parallel_size", 2, 4, 1, 1),
-        ("SD230", "info", "data_parallel_size", 4, 2, None, None),
-        ("SD230", "info", "gradient_accumulation_steps", 16, 32, None, None),
+        ("SD230", "info", "data_parallel_size", 4, 2, 1, 1),  # shown where the input that differs is set
+        ("SD230", "info", "gradient_accumulation_steps", 16, 32, 1, 1),
     ]
     dp = next(f for f in rep.findings if f.key == "data_parallel_size")
     assert dp.message == ("data_parallel_size is 4 on GPU and 2 on NPU, computed on both sides, not set: it follows "
@@ -54,7 +54,7 @@ def test_a_value_written_on_one_side_is_compared_as_written(tmp_path):
     rep = pair(tmp_path, "run.sh", LAUNCH.format(n=8, tp=2, gbs=64, extra=""),
                LAUNCH.format(n=8, tp=2, gbs=64, extra=" --gradient-accumulation-steps 8"))
     assert [r for r in rows(rep) if r[2] == "gradient_accumulation_steps"] == [
-        ("SD203", "error", "gradient_accumulation_steps", 16, 8, None, 1)]
+        ("SD203", "error", "gradient_accumulation_steps", 16, 8, 1, 1)]  # GPU computes it on line 1
 
 
 def test_a_value_only_one_side_can_compute_follows_from_what_the_other_lacks(tmp_path):
@@ -65,15 +65,29 @@ def test_a_value_only_one_side_can_compute_follows_from_what_the_other_lacks(tmp
     rep = pair(tmp_path, "rl.yaml", gpu, npu)
     assert [r for r in rows(rep) if r[0] in ("SD203", "SD230")] == [
         ("SD203", "error", "nproc_per_node", None, 8, None, 3),
-        ("SD203", "error", "world_size", None, 8, None, None),  # the job's size, computed: loud
-        ("SD230", "info", "data_parallel_size", None, 8, None, None),
-        ("SD230", "info", "gradient_accumulation_steps", None, 4, None, None),
+        ("SD203", "error", "world_size", None, 8, None, 3),  # the job's size, computed: loud, at its input
+        ("SD230", "info", "data_parallel_size", None, 8, None, 3),
+        ("SD230", "info", "gradient_accumulation_steps", None, 4, None, 5),
     ]
     dp = next(f for f in rep.findings if f.key == "data_parallel_size")
     assert dp.message.startswith("data_parallel_size = 8 is computed on NPU only (world_size / (tp * pp * cp) with "
                                  "world_size=8, ") and "GPU does not set all of world_size, " in dp.message
     assert rows(pair(tmp_path / "same", "rl.yaml", npu, npu)) == []
 
+
+
+def test_a_computed_value_is_shown_where_the_input_that_differs_is_set(tmp_path):
+    # the job's size from two settings of a made-up trainer section: the number of nodes differs
+    # (line 3), the devices per node (line 2) do not; the finding points at the nodes
+    gpu = "trainer:\n  n_gpus_per_node: 8\n  nnodes: {n}\noptim:\n  lr: 1.0e-4\n"
+    rep = pair(tmp_path, "kestrel.yaml", gpu.format(n=2), gpu.format(n=4))
+    assert [r for r in rows(rep) if r[2] in ("world_size", "data_parallel_size")] == [
+        ("SD203", "error", "world_size", 16, 32, 3, 3),
+        ("SD230", "info", "data_parallel_size", 16, 32, 3, 3),
+    ]
+    ws = next(f for f in rep.findings if f.key == "world_size")
+    assert ws.gpu.source == "derived" and ws.gpu.via == "nproc_per_node * nnodes with nproc_per_node=8, nnodes=2"
+    assert rows(pair(tmp_path / "same", "kestrel.yaml", gpu.format(n=2), gpu.format(n=2))) == []
 
 # --------------------------------------- a name assigned from a device test is that test's value
 

@@ -56,7 +56,7 @@ def test_swift_sft_reads_options_and_world_size_from_the_environment(tmp_path):
         ("SD203", "world_size", 2, 8, 1, 1),
     ]
     # computed (world_size / (tp * pp)), not set: it follows from world_size
-    assert rows(report, ("info",)) == [("SD230", "data_parallel_size", 2, 8, None, None)]
+    assert rows(report, ("info",)) == [("SD230", "data_parallel_size", 2, 8, 1, 1)]
     assert report.errors == [] and all(i.status == "understood" for i in report.inputs)
 
 
@@ -109,7 +109,7 @@ def test_megatron_sft_is_megatron_with_swift_bool_form(tmp_path):
     ]
     # computed, not set (dp = world_size / (tp * pp), gas = 16 / (1 * dp)): they follow from world_size
     assert [r for r in rows(report, ("info",)) if r[0] == "SD230"] == [
-        ("SD230", "data_parallel_size", 4, 8, None, None), ("SD230", "gradient_accumulation_steps", 4, 2, None, None)]
+        ("SD230", "data_parallel_size", 4, 8, 2, 2), ("SD230", "gradient_accumulation_steps", 4, 2, 2, 2)]
 
 
 def test_megatron_sft_faithful_port_has_no_finding(tmp_path):

@@ -58,7 +58,7 @@ def test_mpirun_processes_are_the_world_size_of_a_plain_python(tmp_path):
     assert f["world_size"] == (32, 1)
     rep = pair(tmp_path, text.format(n=16), text.format(n=8))
     assert rows(rep) == [("SD203", "world_size", 16, 8, "run.sh", 1, "run.sh", 1),
-                         ("SD230", "data_parallel_size", 16, 8, None, None, None, None)]  # follows from world_size
+                         ("SD230", "data_parallel_size", 16, 8, "run.sh", 1, "run.sh", 1)]  # follows from world_size
 
 
 def test_a_subcommand_that_is_no_runner_is_read_as_before():

@@ -340,7 +340,7 @@ def test_a_loop_that_starts_one_process_per_rank_is_one_job_of_that_many(tmp_pat
     rep = pair(tmp_path / "four", MPI, RANKS.format(n=4, lr=0.1))
     assert [r for r in rows(rep) if r[0] in ("SD203", "SD230")] == [
         ("SD203", "world_size", 8, 4, "run.sh", 2, "run.sh", 2),  # DEVICE_NUM=4, through --device_num
-        ("SD230", "data_parallel_size", 8, 4, None, None, None, None)]  # follows from the world size
+        ("SD230", "data_parallel_size", 8, 4, "run.sh", 2, "run.sh", 2)]  # follows from the world size, shown where it is set
 
 
 def test_runs_of_a_loop_that_differ_in_more_than_their_rank_stay_runs(tmp_path):

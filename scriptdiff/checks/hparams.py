@@ -25,7 +25,7 @@ from typing import Any
 
 from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
-from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, Fact, Finding, Masked, Severity
+from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, ORIGIN_EXPLICIT, Fact, Finding, Masked, Severity
 from ..ruleset.devices import device_flag, family_of
 from ..ruleset.envmap import gpu_spelled
 from ..ruleset.registry import referenced_kind, referencing
@@ -59,6 +59,7 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
         value = int(value)
     deps: list[str] = []
     used: dict[str, Any] = {}  # the value each input had here (None: not set on this side)
+    at: dict[str, tuple] = {}  # where each input written in a file was read: (path, line, source)
     for k in keys:
         deps.append(k)
         f = table.get(k, sectioned=False)
@@ -66,9 +67,30 @@ def _add(table: FactTable, key: str, value: Any, formula: str, inputs: list[str]
         if f is not None and f.derived:
             deps.extend(f.meta.get("inputs") or ())
             used.update(f.meta.get("input_values") or {})
+            at.update(f.meta.get("input_at") or {})
+        elif f is not None and f.origin == ORIGIN_EXPLICIT and f.path and f.line:
+            at[k] = (f.path, f.line, f.source)
     table.add(Fact(key=key, value=value, origin=ORIGIN_DERIVED, rank=0, source="derived",
                    via=f"{formula} with {', '.join(x for x in inputs if x)}",
-                   meta={"inputs": tuple(dict.fromkeys(deps)), "input_values": used}))
+                   meta={"inputs": tuple(dict.fromkeys(deps)), "input_values": used, "input_at": at}))
+
+
+def _located(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
+    """A value computed on a side is shown at the line of the first of its inputs that differs
+    from the other side (the world size at the line that sets the number of nodes), so the
+    finding points at what to look at; its source stays "derived" and `via` the formula."""
+    gi = (g.meta.get("input_values") or {}) if g is not None and g.derived else {}
+    ni = (n.meta.get("input_values") or {}) if n is not None and n.derived else {}
+    for fact, side in ((g, f.gpu), (n, f.npu)):
+        if fact is None or not fact.derived or side is None or side.line is not None:
+            continue
+        at = fact.meta.get("input_at") or {}
+        other = ni if fact is g else gi
+        for k in fact.meta.get("inputs") or ():
+            if k in at and not (other and equal((gi if fact is g else ni).get(k), other.get(k))):
+                side.path, side.line = at[k][0], at[k][1]
+                break
+    return f
 
 
 def derive(table: FactTable) -> None:
@@ -195,6 +217,7 @@ def classify(key: str, g: Fact | None, n: Fact | None, rs) -> Finding | Masked |
     f = _moved(f, g, n)
     f = _follows(f, g, n, rs)
     f = _from_caller(f, g, n, rs)
+    f = _located(f, g, n)
     notes = [x for x in (_unresolved_note(g, "GPU"), _unresolved_note(n, "NPU")) if x]
     if notes:
         f.message += "; " + "; ".join(notes)
