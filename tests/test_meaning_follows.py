@@ -120,6 +120,18 @@ def test_a_flag_named_like_a_switch_but_assigned_from_a_device_test_is_the_test(
 
 # --------------------------------------- a value handed to the script by its caller ($2)
 
+def test_a_size_both_scripts_take_from_their_arguments_is_known_on_neither(tmp_path):
+    # the GPU script takes the device count as its first argument, the NPU script as its second
+    # (its first is the rank table): neither value is known here, so they are not compared
+    gpu = "n=$1\nmpirun -n $n python train_orbit.py --learning_rate 1e-4\n"
+    npu = "export RANK_TABLE_FILE=$1\nmpirun -n $2 python train_orbit.py --learning_rate 1e-4\n"
+    rep = pair(tmp_path, "run.sh", gpu, npu)
+    assert [r for r in rows(rep) if r[2] == "world_size"] == [("SD231", "info", "world_size", "$1", "$2", 1, 2)]
+    # taken from the caller on one side only, it is still the job's size against a number: loud
+    one = pair(tmp_path / "one", "run.sh", gpu.replace("n=$1", "n=8"), npu)
+    assert [r for r in rows(one) if r[2] == "world_size"] == [("SD203", "error", "world_size", 8, "$2", 1, 2)]
+
+
 def test_a_folder_handed_over_as_the_scripts_argument_is_not_known_here(tmp_path):
     gpu = "python train_orbit.py --batch_size 2 --learning_rate 1e-4\n"
     npu = ("data_dir=${2}\nresult_dir=${3}\n"

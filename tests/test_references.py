@@ -67,6 +67,20 @@ def test_same_missing_file_on_both_sides_is_info_and_exit_0(tmp_path):
     assert rep.findings[0].severity == "info" and rep.exit_code() == 0
 
 
+def test_the_device_one_side_names_is_not_left_uncompared_by_a_missing_config(tmp_path):
+    """Both launchers name the same config, found nowhere; the GPU one also names its device
+    (`--device_target=GPU`), the NPU one leaves it to the default: the device is the port, so no
+    setting had to be left uncompared for the missing file (SD158, info), unlike a batch size."""
+    launch = "python train_orbit.py --config_path=../orbit_config.yaml{extra} --learning_rate 0.1\n"
+    write(tmp_path, {"gpu/run.sh": launch.format(extra=' --device_target="GPU"'), "npu/run.sh": launch.format(extra="")})
+    rep = run(tmp_path, "run.sh")
+    assert [(r[0], r[1], r[4], r[5]) for r in rows(rep)] == [("SD158", "reference:config_path", 1, 1)]
+    write(tmp_path / "b", {"gpu/run.sh": launch.format(extra=" --batch_size=32"), "npu/run.sh": launch.format(extra="")})
+    rep = run(tmp_path / "b", "run.sh")
+    assert [(r[0], r[1], r[4], r[5]) for r in rows(rep)] == [("SD154", "reference:config_path", 1, 1)]
+    assert rep.findings[0].message.endswith("1 setting(s) of the GPU side could not be compared: micro_batch_size")
+
+
 LF_DS_GPU = """stage: sft
 finetuning_type: full
 deepspeed: ds_z3_config.json
@@ -93,8 +107,7 @@ def test_missing_deepspeed_withholds_only_what_deepspeed_can_set(tmp_path):
     write(tmp_path, {"gpu/sft.yaml": LF_DS_GPU, "gpu/ds_z3_config.json": DS_Z3, "npu/sft.yaml": LF_DS_NPU})
     rep = run(tmp_path, "sft.yaml")
     n = tmp_path / "npu"
-    assert rows(rep) == [
-        ("SD222", "config:deepspeed", "ds_z3_config.json", "ds_z3_config.json", 3, 3),
+    assert rows(rep) == [  # the missing file said once, by SD154 (no SD222 for the same reference)
         ("SD220", "overwrite_cache", True, None, 6, None),
         ("SD202", "train_iters", 1000, None, 7, None),
         ("SD201", "use_flash_attn", True, None, 8, None),
@@ -114,7 +127,7 @@ def test_missing_deepspeed_faithful_negative(tmp_path):
     """The same references, nothing else differs: the only finding is the missing file."""
     write(tmp_path, {"gpu/sft.yaml": LF_DS_NPU, "gpu/ds_z3_config.json": DS_Z3, "npu/sft.yaml": LF_DS_NPU})
     rep = run(tmp_path, "sft.yaml")
-    assert [(r[0], r[1]) for r in rows(rep)] == [("SD222", "config:deepspeed"), ("SD154", "reference:deepspeed")]
+    assert [(r[0], r[1]) for r in rows(rep)] == [("SD154", "reference:deepspeed")]  # said once
     assert "could not be compared" not in rep.findings[-1].message  # the stage is read from the name
 
 
@@ -123,12 +136,11 @@ def test_two_names_missing_is_one_finding_for_the_pair(tmp_path):
                      "npu/run.sh": "deepspeed train.py --deepspeed ds_z3.json --learning_rate 1\n"})
     rep = run(tmp_path, "run.sh")
     g, n = tmp_path / "gpu", tmp_path / "npu"
-    assert rows(rep) == [
-        ("SD222", "config:deepspeed", "ds_z2.json", "ds_z3.json", 1, 1),
+    assert rows(rep) == [  # the two names said once (no SD222 beside it)
         ("SD154", "reference:deepspeed", f"ds_z2.json not found (tried {g / 'ds_z2.json'})",
          f"ds_z3.json not found (tried {n / 'ds_z3.json'})", 1, 1),
         ("SD213", "zero_stage", 2, 3, 1, 1)]  # the stages the two names state (issue 27)
-    assert rep.findings[1].message == (
+    assert rep.findings[0].message == (
         f"referenced configs found on neither side: ds_z2.json on GPU ({g / 'run.sh'}:1), ds_z3.json on NPU "
         f"({n / 'run.sh'}:1); their settings were not compared")
     assert rep.exit_code() == 1

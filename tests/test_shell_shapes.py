@@ -343,6 +343,45 @@ def test_a_loop_that_starts_one_process_per_rank_is_one_job_of_that_many(tmp_pat
         ("SD230", "data_parallel_size", 8, 4, "run.sh", 2, "run.sh", 2)]  # follows from the world size, shown where it is set
 
 
+MPI_EITHER = """#!/bin/bash
+CKPT=$1
+if [ -f $CKPT ]; then
+  mpirun -n 8 python fit_model.py --lr 0.1 --warm_start=$CKPT &> log &
+else
+  mpirun -n 8 python fit_model.py --lr 0.1 &> log &
+fi
+"""
+RANKS_EITHER = """#!/bin/bash
+CKPT=$1
+export RANK_SIZE={n}
+for ((i = 0; i < RANK_SIZE; i++)); do
+  export RANK_ID=$i
+  export DEVICE_ID=$i
+  if [ -f $CKPT ]; then
+    python fit_model.py --lr 0.1 --warm_start=$CKPT > log$i 2>&1 &
+  else
+    python fit_model.py --lr {lr} > log$i 2>&1 &
+  fi
+done
+"""
+
+
+def test_a_rank_loop_that_starts_each_process_one_of_two_ways_is_two_jobs(tmp_path):
+    """Each rank started with a checkpoint when the file exists, else without: two ways of
+    starting the job (as `mpirun -n 8` in an if/else), eight processes each, not sixteen runs."""
+    rep = pair(tmp_path, MPI_EITHER, RANKS_EITHER.format(n=8, lr=0.1))
+    assert [f for f in rep.findings if f.severity != "info"] == []
+    rep = pair(tmp_path / "four", MPI_EITHER, RANKS_EITHER.format(n=4, lr=0.2))
+    assert [r for r in rows(rep) if r[0] in ("SD202", "SD203", "SD223")] == [
+        ("SD202", "lr", 0.1, 0.2, "run.sh", 6, "run.sh", 10),  # the second way only
+        ("SD203", "world_size", 8, 4, "run.sh", 4, "run.sh", None),  # 4 processes started, each way
+        ("SD203", "world_size", 8, 4, "run.sh", 6, "run.sh", None)]
+    # ways started a different number of times are not ranks of jobs: the runs stay runs
+    odd = RANKS_EITHER.replace("  else\n", "  else\n    python fit_model.py --lr 0.1 --seed $i > s$i 2>&1 &\n")
+    assert [f.rule for f in pair(tmp_path / "odd", MPI_EITHER, odd.format(n=8, lr=0.1)).findings
+            if f.key == "invocations"] == ["SD223"]
+
+
 def test_runs_of_a_loop_that_differ_in_more_than_their_rank_stay_runs(tmp_path):
     rep = pair(tmp_path, MPI, RANKS.format(n=2, lr="0.$((i + 1))"))
     assert [f.rule for f in rep.findings if f.key == "invocations"] == ["SD223"]

@@ -277,13 +277,13 @@ def _from_caller(f: Finding, g: Fact | None, n: Fact | None, rs) -> Finding:
     """A data, path or unknown setting whose value one side takes from the script's own argument
     (`--dataset=$2`, the ModelArts way of handing a job its mounted folders): not known here, so
     not compared (SD231, info), saying which argument; a learning rate or a batch size taken so
-    stays its category's finding, with the unresolved note."""
+    on one side stays its category's finding, with the unresolved note. Any setting that both
+    sides take from their arguments (`$1` on GPU, `$2` on NPU: two scripts that order their
+    arguments differently) is known on neither: not compared either, whatever its category."""
     if f.severity == Severity.INFO:
         return f
-    if f.rule not in naming_rules(rs):  # rules/vocabulary.yaml categories marked `naming`
-        return f
     said = [(side, arg) for side, x in (("GPU", g), ("NPU", n)) for arg in [_caller_arg(x)] if arg]
-    if not said:
+    if not said or (f.rule not in naming_rules(rs) and len(said) < 2):  # rules/vocabulary.yaml `naming`
         return f
     who = " and ".join(f"the {side} run takes it from the script's argument {arg}" for side, arg in said)
     return reclassified(f, "value-from-the-caller", f"{f.key}: {who}, given by whoever starts the script and not "

@@ -44,7 +44,7 @@ from ..ruleset.rules import check_selectors, code
 from ..ruleset.secrets import shown_text
 from ..inputs.sources import Source
 from .suppress import apply as apply_suppressions
-from ..ruleset.vocabulary import category, side_versions, vocab
+from ..ruleset.vocabulary import category, device_named, side_versions, vocab
 
 
 @dataclass
@@ -562,7 +562,7 @@ class Run:
         out = self.out
         out.masked = joined_masks(out.masked)  # an edit found with both its sides, once
         out.findings.extend(fidelity_notes(out.masked))  # a masked edit that is not exact is said
-        out.findings = _runs_of_one_line(_dedupe(out.findings))
+        out.findings = _runs_of_one_line(_reference_said_once(_dedupe(out.findings)))
         for relate in relaters({f.check for f in out.findings}):  # a check that explains its findings by the others
             out.findings = relate(out.findings, out.inputs)
         if self._paired_programs:  # a folder's file its counterpart's run starts under another name
@@ -738,6 +738,9 @@ def could_set(m: MissingReference, f: Fact) -> bool:
     `sets`, less what the referring run fills in itself), or a value derived from one."""
     if f.origin == ORIGIN_DEFAULT or f.meta.get("counterpart") or f.meta.get("marker"):
         return False  # not a setting (a flag only commented out there, a counterpart's stand-in): nothing to hide
+    named = device_named(f.value)
+    if named and set(named) == {"<device>"}:
+        return False  # the device itself (--device_target=GPU): what the other side names for it is the port
     kind = registry_kind(m.kind) if m.kind else None
     if kind is not None and f.check not in kind.checks:
         return False
@@ -834,13 +837,35 @@ def _one_job(tables: list[FactTable]) -> list[FactTable]:
     number of processes where it states none. Any other side as it is."""
     if len(tables) < 2:
         return tables
-
     runs = [_own(t) for t in tables]
+    if _ranks_of_one_job(runs):
+        return [_as_job(tables)]
+    # each process started one of a few ways (`if [ -f $CKPT ]; then python x.py --ckpt=$CKPT &
+    # else python x.py & fi` in the loop): one job per way, when every way is started once per rank
+    ways: dict[tuple, list[int]] = {}
+    for i, r in enumerate(runs):
+        ways.setdefault(tuple(sorted((k, v) for k, v in r.items()
+                                     if not (_names_a_rank(k) or category(k).name == "cosmetic"))), []).append(i)
+    if len(ways) < 2 or len({len(ix) for ix in ways.values()}) != 1 or len(next(iter(ways.values()))) < 2:
+        return tables
+    if not all(_ranks_of_one_job([runs[i] for i in ix]) for ix in ways.values()):
+        return tables
+    return [_as_job([tables[i] for i in ix]) for ix in ways.values()]
+
+
+def _ranks_of_one_job(runs: list[dict]) -> bool:
+    """Runs whose own settings differ only by which process each is (and cosmetic ones), each
+    told apart by a setting that names its rank."""
     for k in set().union(*runs):
         if len({r.get(k) for r in runs}) > 1 and not (_names_a_rank(k) or category(k).name == "cosmetic"):
-            return tables
-    if not any(_names_a_rank(k) and len({r.get(k) for r in runs}) == len(runs) for k in runs[0]):
-        return tables  # the same program started again and again, told apart by nothing: not a job's ranks
+            return False
+    # the same program started again and again, told apart by nothing, is not a job's ranks
+    return any(_names_a_rank(k) and len({r.get(k) for r in runs}) == len(runs) for k in runs[0])
+
+
+def _as_job(tables: list[FactTable]) -> FactTable:
+    """One run for a job's processes: the first, with its world size the number of processes
+    where it states none."""
     first = tables[0]
     if "world_size" not in first.keys():
         ref = next(f for fs in first.facts.values() for f in fs if f.meta.get("invocation") is not None)
@@ -848,7 +873,7 @@ def _one_job(tables: list[FactTable]) -> list[FactTable]:
                        path=ref.path, via=f"{len(tables)} processes started, one per rank"))
         for derive in derivations("derive"):  # what follows from it (the data parallel size)
             derive(first)
-    return [first]
+    return first
 
 
 def _names_a_rank(key: str) -> bool:
@@ -895,6 +920,33 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
         seen.add(k)
         out.append(f)
     return out
+
+
+def _reference_said_once(findings: list[Finding]) -> list[Finding]:
+    """A referenced config found nowhere is one unknown, said once: the finding for the pair of
+    references (SD154, keyed `reference:<option>`: the names, the paths tried and what was left
+    uncompared) says it, and the hyperparameter finding for the same references at the same
+    lines (SD222, `config:<option>`, the names differing and "not found") is not added to it.
+    A differing reference that both sides could follow, or that one side names and has, stays SD222."""
+    def at(s: Side | None):
+        return None if s is None else (s.path, s.line)
+
+    said = [(f.key.split(":", 1)[1], at(f.gpu), at(f.npu)) for f in findings
+            if f.rule == code("input-not-understood") and f.key.startswith("reference:")]
+    if not said:
+        return findings
+    lost = code("config-reference-differs")
+
+    def missing(side) -> bool:
+        fact = getattr(side, "fact", None)
+        return fact is not None and bool(fact.meta.get("reference")) and not fact.meta.get("exists")
+
+    def restated(f: Finding) -> bool:  # each side the pair's finding names (a found side it leaves out) is this one's
+        opt, g, n = f.key.split(":", 1)[1], at(f.gpu), at(f.npu)
+        return any(o == opt and sg in (None, g) and sn in (None, n) and (sg, sn) != (None, None) for o, sg, sn in said)
+
+    return [f for f in findings if not (
+        f.rule == lost and f.key.startswith("config:") and any(missing(s) for s in (f.gpu, f.npu)) and restated(f))]
 
 
 def _runs_of_one_line(findings: list[Finding]) -> list[Finding]:
