@@ -666,3 +666,56 @@ def test_a_device_indexed_by_another_value_is_not_the_rank(tmp_path):
     npu = edit(GPU, ('batch = batch.to("cuda")', 'batch = batch.to(f"npu:{local_rank + 1}")'))
     at = line_of(gpu, "batch.to(local_rank)")
     assert loud(pair(tmp_path, gpu, npu)) == [("SD101", "code:train.py:train", "local_rank", 'f"npu:{local_rank + 1}"', at, at)]
+
+
+KIT_GPU = '''import torch
+
+
+class Trainer:
+    def __init__(self, config):
+        self.config = config
+        self.use_acc = torch.cuda.is_available() and config["use_gpu"]
+        self.config["device"] = torch.device("cuda", config["local_rank"]) if self.use_acc else torch.device("cpu")
+        self.scaler = torch.cuda.amp.GradScaler(enabled=self.use_acc and config["amp"])
+'''
+KIT_NPU = '''import torch
+from orbit.devkit import create_device, get_device_type, is_device_available
+
+
+class Trainer:
+    def __init__(self, config):
+        self.config = config
+        device_type = get_device_type()
+        self.use_acc = is_device_available(device_type) and config["use_gpu"]
+        self.config["device"] = create_device(device_type, config["local_rank"]) if self.use_acc else torch.device("cpu")
+        self.scaler = torch.cuda.amp.GradScaler(enabled=self.use_acc and config["amp"])
+'''
+
+
+def test_helpers_of_a_module_not_read_that_ask_for_and_make_the_run_device_are_the_port(tmp_path):
+    """`is_device_available(device_type)` of a module not in view asks whether the run's own
+    device is there (true on each run, as `torch.cuda.is_available()` on the GPU), and
+    `create_device(device_type, rank)` makes that device (as `torch.device("cuda", rank)`)."""
+    assert loud(pair(tmp_path, KIT_GPU, KIT_NPU, "trainer.py")) == []
+    # the same helpers asked something else: found, at their lines
+    drift = edit(KIT_NPU, ('is_device_available(device_type) and config["use_gpu"]',
+                           'is_device_available(device_type) and config["use_amp_gpu"]'),
+                 ('create_device(device_type, config["local_rank"])', 'create_device("cpu")'))
+    got = loud(pair(tmp_path / "d", KIT_GPU, drift, "trainer.py"))
+    assert [(r[0], r[4], r[5]) for r in got] == [("SD101", 7, 9), ("SD101", 8, 10)]
+    assert got[0][2:4] == ("use_gpu", "use_amp_gpu")
+    # a keyword the GPU test does not have is not the run's device: compared as written
+    kw = edit(KIT_NPU, ("is_device_available(device_type)", "is_device_available(device_type, strict=True)"))
+    assert [(r[0], r[4], r[5]) for r in loud(pair(tmp_path / "k", KIT_GPU, kw, "trainer.py"))] == [("SD101", 7, 9)]
+
+
+def test_the_device_generic_grad_scaler_is_the_cuda_one(tmp_path):
+    """`torch.amp.GradScaler` (its device defaults to "cuda"), imported with a fallback to the
+    CUDA one, is `torch.cuda.amp.GradScaler`: masked (SD009); its arguments are still compared."""
+    gpu = "from torch.cuda import amp\n\n\ndef scaler(on):\n    return amp.GradScaler(enabled=on, init_scale=1024)\n"
+    npu = ("try:\n    from torch.amp import GradScaler\nexcept ImportError:\n    from torch.cuda.amp import GradScaler\n\n\n"
+           "def scaler(on):\n    return GradScaler(enabled=on, init_scale=1024)\n")
+    rep = pair(tmp_path, gpu, npu, "amp_kit.py")
+    assert loud(rep) == [] and "SD009" in {m.rule for m in rep.masked}
+    got = loud(pair(tmp_path / "d", gpu, npu.replace("enabled=on", "enabled=False"), "amp_kit.py"))
+    assert got == [("SD102", "code:amp_kit.py:scaler", "on", False, 5, 8)]

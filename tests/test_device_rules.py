@@ -19,7 +19,7 @@ def _python_examples():
     for part in ("calls", "attributes", "modules"):
         for e in py[part]:
             out.append((f"{part}:{e['idiom']}:{e['family']}", e))
-    for part in ("holders", "device_calls"):
+    for part in ("holders", "device_calls", "own_device"):
         out.append((part, py[part]))
     return out
 

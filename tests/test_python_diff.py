@@ -390,7 +390,7 @@ def test_python_rule_data_is_validated(tmp_path):
     bad.write_text(src.replace("{npu: torch.npu, gpu: torch.cuda, rule: SD002}", "{npu: torch.npu, gpu: torch.cuda, rule: SD101}", 1),
                    encoding="utf-8")
     others = [p for p in (ROOT / "rules").glob("*.yaml") if p.name != "python.yaml"]
-    with pytest.raises(RuleError, match=r"^rules/python.yaml:21: python.qualified_renames\[10\].rule: 'SD101' is not a mask rule code$"):
+    with pytest.raises(RuleError, match=r"^rules/python.yaml:24: python.qualified_renames\[12\].rule: 'SD101' is not a mask rule code$"):
         check_python(load_packs(others + [bad]))  # raises in load_packs, or here if validators were reset
 
 

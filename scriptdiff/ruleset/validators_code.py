@@ -168,6 +168,8 @@ section("devices", Record({
            for part in ("calls", "attributes", "modules")},
         **{part: Record({**_DEVICE_TEST, "match": ListOf(Name(), nonempty=True)}, required=_DEVICE_NEEDS + ("match",))
            for part in ("holders", "device_calls")},
+        "own_device": Record({**_DEVICE_TEST, **{part: ListOf(Name(), nonempty=True) for part in ("test", "device", "ending")}},
+                             required=_DEVICE_NEEDS + ("test", "device", "ending")),
         **{part: NAMES for part in ("find_module", "npu_tuning", "tensor_devices")},
         "cuda_on_npu": Record({"patched_by": ListOf(Name(), nonempty=True)}),
         "tf_session": Record({"targets": NAMES, "values": NAMES, "precision": Name(), "keeps": NAMES,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .... import budget
-from ....ruleset.devices import family_of, table
+from ....ruleset.devices import family_of, name_words, table
 from ....ruleset.rules import RuleSet, derived
 from ..parse import Parsed, dotted, kids, match_name, node_index, qualified_name
 from ..parse import _block_body as _stmts
@@ -43,6 +43,7 @@ class Prepared:
     switches: dict
     tensor_devices: set
     masks: dict  # idiom -> the mask rule name of its dead branches (else device-branch)
+    own_device: dict  # test/device/ending words of a call asking whether the run's own device is there
 
 
 @derived
@@ -72,7 +73,8 @@ def prepared(rs: RuleSet) -> Prepared:
                     device_calls=dcalls, device_calls_idiom=dc.get("idiom", "device comparison"),
                     patched_by=list((py.get("cuda_on_npu") or {}).get("patched_by") or []),
                     tuning=list(py.get("npu_tuning") or []), switches=dict(py.get("cuda_switches") or {}),
-                    tensor_devices=set(py.get("tensor_devices") or ()), masks=masks)
+                    tensor_devices=set(py.get("tensor_devices") or ()), masks=masks,
+                    own_device=dict(py.get("own_device") or {}))
 
 
 def device_test(qn: str) -> bool:
@@ -340,6 +342,8 @@ class DeviceEval:
                     and not qn.startswith("torch."):  # platform.is_npu(): an imported object's device test
                 return self.answer(flag_family(qn), "imported device flag")
             got = env.get(qn) if "." not in qn else MISSING
+            if (got is MISSING or type(got[0]) is not FuncRef) and self.own_device(qn, node, env, depth):
+                return self.answer(self.family, self.t.own_device.get("idiom", "own device"))
             if got is not MISSING and type(got[0]) is FuncRef:
                 v = self.function(got[0].node)
                 if v is not UNDECIDED and isinstance(v, (str, bool)):
@@ -365,6 +369,26 @@ class DeviceEval:
                     return DevStr.of(getattr(str(v), meth)(), getattr(v, "exact", True))
                 return UNDECIDED
         return UNDECIDED
+
+    def own_device(self, qn: str, node: cst.Call, env: Env, depth: int) -> bool:
+        """`is_device_available(device_type)`, `has_accelerator_available()` of a module not read
+        (devices.python.own_device): whether the run's own device is there, given nothing or only
+        the run's device. Never a function of torch (its own tests are listed by name)."""
+        spec = self.t.own_device
+        if not spec or qn.startswith("torch."):
+            return False
+        ws = name_words(qn.rsplit(".", 1)[-1])
+        if len(ws) < 3 or ws[0] not in spec.get("test", ()) or ws[-1] not in spec.get("ending", ()) \
+                or not all(w in spec.get("device", ()) for w in ws[1:-1]):
+            return False
+        for a in node.args:
+            if a.keyword is not None or a.star:
+                return False
+            h0 = len(self.hits)
+            v = self.ev(a.value, env, depth + 1)
+            if not isinstance(v, DevStr) or len(self.hits) == h0 or family_of(v) != self.family:
+                return False
+        return True
 
     def function(self, node: cst.FunctionDef):
         """What a function of the file returns on this device, when that is one value."""

@@ -124,6 +124,9 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
         return Role(named(var), False)
     if kind not in (Kind.UNKNOWN, Kind.NAME) or isinstance(v, (bool, int, float)):
         return None  # a value of another kind: a dtype, a number, "cpu"
+    if t is cst.Call and any(type(a.value) is cst.SimpleString and family_of(a.value.evaluated_value or "") == "other"
+                             for a in node.args):
+        return None  # make_device("cpu"): named for a device, asked for another one
     if t in (cst.Name, cst.Attribute, cst.Call):
         what = named(_last(node))
         if what is not None:
