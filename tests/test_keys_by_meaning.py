@@ -121,9 +121,34 @@ def test_names_the_words_do_not_fit_keep_their_own_keys(tmp_path):
     ("lr_scheduler_name", "step", "lr_decay_style"),
     ("scheduler", 3, None),
     ("scheduler_warmup", "linear", None),  # a word outside the entry's: the name keeps its own key
+    ("accum_grad", 4, "gradient_accumulation_steps"),
+    ("grad_accumulate_every", 4, None),  # `every` is no word of the entry
+    ("accum_grad", True, None),  # not a count
+    ("train_dataset", "configs/data/orbit_mix.yaml", "data_path"),
+    ("eval_dataset", "configs/data/orbit_mix.yaml", None),
 ])
 def test_meaning_of_a_name(name, value, key):
     assert meaning_key(name, value) == key
+
+
+PRECISION = "solver:\n  lr: 0.01\n  {name}: {on}\nhead:\n  use_fp16: {head}\n"
+
+
+def test_a_precision_switch_named_by_its_words_is_the_runs_precision(tmp_path):
+    """`use_float16: True` (a framework no pack names) is params_dtype fp16; false it says
+    nothing, as HF's `fp16: false`; under a section that is not neutral (a component's) it is
+    that section's own setting, never the run's precision."""
+    gpu = PRECISION.format(name="use_float16", on="False", head="False")
+    rep = pair(tmp_path, "orbit.yaml", gpu, PRECISION.format(name="use_float16", on="True", head="False"))
+    assert loud(rep) == [("SD205", "params_dtype", "fp32", "fp16", None, 3)]
+    rep = pair(tmp_path / "b", "orbit.yaml", gpu, PRECISION.format(name="enable_bfloat16", on="True", head="False"))
+    assert loud(rep) == [("SD205", "params_dtype", "fp32", "bf16", None, 3)]
+    assert loud(pair(tmp_path / "same", "orbit.yaml", gpu, gpu)) == []
+    rep = pair(tmp_path / "head", "orbit.yaml", gpu, PRECISION.format(name="use_float16", on="False", head="True"))
+    assert [r[1] for r in loud(rep)] == ["head.use_fp16"]
+    # a dtype word with a word no switch has (fp16_opt_level) is no switch
+    rep = pair(tmp_path / "lvl", "orbit.yaml", gpu, gpu.replace("  lr: 0.01\n", "  lr: 0.01\n  fp16_ratio: true\n"))
+    assert [r[1] for r in loud(rep)] == ["solver.fp16_ratio"]
 
 
 # ------------------------------------------------------------- 2. a key the whole run has one of

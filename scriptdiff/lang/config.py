@@ -37,7 +37,8 @@ from ..ruleset.registry import dialects_for, referenced_kind
 from ..ruleset.envmap import canonical, env_entry
 from ..ruleset.rules import code
 from ..ruleset.secrets import is_secret, is_secret_name, is_secret_value, is_structured, redact_text, secret_words, withheld
-from ..ruleset.vocabulary import canonical_path, convert, detect_dialects, dialect_path, fits, normalize, path_key
+from ..ruleset.vocabulary import (canonical_path, convert, detect_dialects, dialect_path, dtype_switch, fits, is_neutral,
+                                  normalize, path_key)
 from ..inputs.yamlload import YAMLError, load
 
 DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
@@ -309,10 +310,9 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
         return [fact("initial_loss_scale", float(2 ** value), via=f"2**{value} from fp16.initial_scale_power")]
     if style == "deepspeed" and dp == "fp16.loss_scale" and value in (0, 0.0):
         return []  # 0 = dynamic, DeepSpeed's default
-    if len(path) == 1 and last in ("bf16", "fp16", "pure_bf16"):
-        if value is True:
-            return [fact("params_dtype", "bf16" if "bf16" in last else "fp16", via=last)]
-        return []
+    said = dtype_switch(last) if last and isinstance(value, bool) and all(is_neutral(x) for x in path[:-1]) else None
+    if said is not None:  # fp16, pure_bf16, use_float16: a precision switch (vocabulary.dtype_switch)
+        return [fact("params_dtype", said, via=dp)] if value else []
     hit = dialect_path(dp, dialects or [])
     sectioned = False
     if hit:

@@ -161,6 +161,8 @@ section("key_meanings", ListOf(Record(
     required=("key", "need", "value"), need="{key: K, need: [[words]], value: SHAPE}")))
 section("interval_words", Record({part: WORDS for part in ("actions", "periods", "counted", "counts")}))
 section("components", WORDS)
+section("dtype_switches", Record({"dtypes": Table(WORDS, key=Enum("fp16", "bf16")), "words": WORDS},
+                                 required=("dtypes", "words"), need="dtypes (fp16, bf16: their words) and words"))
 section("trained_roles", WORDS)
 section("device_value_words", Record({side: ListOf(WORD, nonempty=True) for side in ("gpu", "npu")},
                                      required=("gpu", "npu"), need="non-empty word lists gpu and npu"))
@@ -173,7 +175,8 @@ def check_meanings(rs: RuleSet) -> None:
     """run_wide_keys and key_meanings name vocabulary keys; a meaning's word is in one list
     only; device_value_words needs its mask rule (device-named-value-port) and names no word
     on both sides."""
-    rs.conform("run_wide_keys", "key_meanings", "interval_words", "components", "trained_roles", "device_value_words")
+    rs.conform("run_wide_keys", "key_meanings", "interval_words", "components", "trained_roles", "device_value_words",
+               "dtype_switches")
     voc = rs.section("vocabulary") or {}
     for i, key in enumerate(rs.section("run_wide_keys") or ()):
         if voc and key not in voc:

@@ -471,6 +471,23 @@ def meaning_key(name: str, value: Any = NO_VALUE) -> str | None:
     return None
 
 
+@derived
+def _dtype_switches(rs: RuleSet) -> tuple[dict, frozenset]:
+    d = rs.section("dtype_switches", {}) or {}
+    return ({w: dt for dt, ws in (d.get("dtypes") or {}).items() for w in ws}, frozenset(d.get("words") or ()))
+
+
+def dtype_switch(name: str) -> str | None:
+    """The precision a switch's name turns on (rules/aliases.yaml `dtype_switches`: use_float16
+    and pure_bf16 are fp16 and bf16), else None: one dtype word, every other word a switch word."""
+    dtypes, allowed = _dtype_switches()
+    ws = words(name)
+    said = {dtypes[w] for w in ws if w in dtypes}
+    if len(said) != 1 or sum(w in dtypes for w in ws) != 1 or not all(w in dtypes or w in allowed for w in ws):
+        return None
+    return next(iter(said))
+
+
 def value_has_shape(value: Any, shape: str) -> bool:
     """Whether a setting's value (as read: a number, a bool, a string) has a `key_meanings`
     shape: path, file, name (one word or a path: a dataset's name), count, number, switch or
