@@ -299,3 +299,12 @@ def test_a_folder_moved_as_another_setting_shows_is_the_same_move(tmp_path):
     alone = "torchrun --nproc_per_node 8 fit.py --image-root {root}/dataset\n"
     rep = pair(tmp_path / "alone", alone.format(root="/mnt/a/kestrel"), alone.format(root="/root/b"))
     assert [(f.rule, f.severity, f.key) for f in rep.findings] == [("SD220", "warning", "image_root")]
+
+
+@pytest.mark.parametrize("ckpt,want", [("", None), ("runs/epoch_9.pt", "runs/epoch_9.pt")])
+def test_an_alternate_value_expands_to_nothing_when_its_variable_is_empty(ckpt, want):
+    """`${ckpt:+--checkpoint $ckpt}`: the option when ckpt holds something, nothing when it is
+    empty or unset (bash's `:+`), never the option alone."""
+    _ex, f = facts(f"ckpt={ckpt}\npython fit_orbit.py --lr 1e-4 ${{ckpt:+--checkpoint $ckpt}} --seed 1\n")
+    assert (f["load"][0] if "load" in f else None) == want
+    assert "checkpoint" not in f and f["seed"][0] == 1

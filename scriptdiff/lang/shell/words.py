@@ -517,7 +517,9 @@ class Expander:
                     self.vars[name] = Var("scalar", segs=segs, line=line)
                 return segs
             if op in (":+", "+"):
-                if v is None:
+                empty = v is not None and v.kind == "scalar" and not "".join(s.text for s in v.segs) \
+                    and not any(s.unknown or s.unresolved for s in v.segs)
+                if v is None or (op == ":+" and empty):  # ${ckpt:+--checkpoint $ckpt} with ckpt= : nothing
                     return []
                 segs = []
                 for c in rest[1:]:
