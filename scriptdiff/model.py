@@ -203,6 +203,9 @@ class InputAccount:
     # its reader could not read part of it, so what it sets is unknown (a side with such an
     # input is compared only where both sides have a value)
     opaque: bool = False
+    # when every cause of it being opaque can set only some settings, their keys (Extract.hides);
+    # None: it could set any
+    hides: set[str] | None = None
     # the configs it references that were found nowhere (each also one `unread` entry)
     missing: list["MissingReference"] = field(default_factory=list)
     # the files read through it (a launch script's program and configs), each with its own
@@ -429,6 +432,9 @@ class Extract:
     # is not known: its 23 options were not compared"); a non-empty list makes the input
     # "not understood" (rule input-not-understood), never a silent pass
     unread: list[str] = field(default_factory=list)
+    # for an `unread` phrase whose cause can set only some settings, those keys (a launcher not
+    # known: the keys its options name); a phrase absent here could set any setting
+    hides: dict[str, list[str]] = field(default_factory=dict)
     # the reader understood the input even though it yielded no facts (a launch command with
     # no options): nothing to compare is then an answer, not a failure to read
     understood: bool = False

@@ -135,6 +135,26 @@ def test_unknown_launcher_is_a_warning_naming_it(tmp_path, text, name, count):
     assert report.exit_code() == 1
 
 
+SCORE = "kestrel_score --beam {beam} --nj 4 --ctc_weight 0.5 --lattice_beam 7.5 --chunk_size -1 {extra}\n"
+
+
+def test_a_launcher_not_known_hides_only_what_its_options_name(tmp_path):
+    """A scoring tool started after training (`kestrel_score --beam ...`, a launcher not known)
+    is said once (SD154) and can set only what its options name: a seed the NPU run adds to
+    its training is still found; an option of the tool that names the seed leaves it unknown."""
+    train = "torchrun fit_orbit.py --lr 1e-4{seed}\n"
+    write(tmp_path, {"gpu/run.sh": train.format(seed="") + SCORE.format(beam=10, extra=""),
+                     "npu/run.sh": train.format(seed=" --seed 7")})
+    report = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "npu/run.sh")], opts())
+    assert [r for r in rows(report) if r[0] != "SD154"] == [("SD207", "seed", None, 7, None, None, "run.sh", 1)]
+    assert [f.rule for f in report.findings if f.rule == "SD154"] == ["SD154"]
+    write(tmp_path, {"gpu/run.sh": train.format(seed="") + SCORE.format(beam=10, extra="--seed 3")})
+    report = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "npu/run.sh")], opts())
+    assert [r for r in rows(report) if r[0] != "SD154"] == []
+    gpu = next(a for a in report.inputs if a.side == "gpu")
+    assert gpu.uncompared == {"seed"}
+
+
 def test_the_text_report_ends_with_the_account(tmp_path, cli):
     write(tmp_path, {"gpu/sft.sh": SWIFT.format(bs=2), "npu/sft.sh": SWIFT.format(bs=4)})
     code, out, _ = cli("diff", str(tmp_path / "gpu"), str(tmp_path / "npu"), "--no-cache", "--color", "never")

@@ -370,7 +370,7 @@ class Run:
                 accs = self._accounts(r)
                 hidden = set().union(*(a.unknown for a in accs)) if accs else set()
                 failed = unit.failed.get(side, [])
-                if r.failed or any(not e.checks for e in failed) or any(a.opaque for a in accs):
+                if r.failed or any(not e.checks for e in failed) or any(a.opaque and a.hides is None for a in accs):
                     unknown[side] = lambda _f: True
                 else:
                     # a referenced config found nowhere: the keys such a file can set; the program
@@ -379,9 +379,11 @@ class Run:
                     missing = [m for a in accs for m in a.missing]
                     code = "code" in hidden
                     only = r.failed_checks(failed)
-                    if missing or code or only:
-                        unknown[side] = lambda f, missing=missing, code=code, only=only: f.check in only or any(
-                            could_set(m, f) for m in missing) or (code and f.meta.get("callee") is not None)
+                    named = set().union(*(a.hides for a in accs if a.opaque))  # what launchers not known name
+                    if missing or code or only or named:
+                        unknown[side] = lambda f, missing=missing, code=code, only=only, named=named: (
+                            f.check in only or any(could_set(m, f) for m in missing)
+                            or (code and f.meta.get("callee") is not None) or _names(named, f))
             self.scoped.append((unit, gtables, ntables, unknown))
 
     # --------------------------------------------------------------------------- compare
@@ -457,7 +459,7 @@ class Run:
         for e in fatal:
             self.uncompared.setdefault(id(e), (e, set()))[1].add(key)
         accs = self._accounts(r)
-        opaque = [a for a in accs if a.opaque]
+        opaque = [a for a in accs if a.opaque and (a.hides is None or _names(a.hides, other))]
         for acc in opaque:
             acc.uncompared.add(key)
         if fatal or opaque:
@@ -710,6 +712,10 @@ def _settle(acc: InputAccount, ex: Extract, followed: bool = False) -> None:
     # what the reader itself could not read makes the input's settings unknown; a referenced
     # config found nowhere is said (unread) but leaves the script's own settings comparable
     acc.opaque = bool(ex.unread) or acc.unread == ["no settings could be read from it"]
+    # a launcher not known can set only what its options name (an unknown that hides nothing it
+    # could not have set); any other cause, anything
+    if acc.opaque and ex.unread and all(u in ex.hides for u in ex.unread):
+        acc.hides = {k for u in ex.unread for k in ex.hides[u]}
     acc.status = "not understood" if acc.unread else "understood"
 
 
@@ -730,6 +736,11 @@ def _not_understood(acc: InputAccount) -> Finding | None:
     return finding(rule, check=check, key=f"input:{acc.path}",
                    gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
                    message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(own)}")
+
+
+def _names(keys: set[str], f: Fact) -> bool:
+    """Whether a setting is one of `keys` (what a launcher not known names), or computed from one."""
+    return f.key in keys or (f.derived and any(k in keys for k in f.meta.get("inputs") or ()))
 
 
 def could_set(m: MissingReference, f: Fact) -> bool:

@@ -77,9 +77,11 @@ def extract(src, ctx) -> Extract:
     if rec.launches == 0 and not rec.unknown and not rec.installs and not rec.calls:
         ex.errors.append(InputError(src.name, "no launcher command (torchrun, deepspeed, accelerate launch, msrun, "
                                               "python) found; only environment exports were read"))
-    for name, count, line in rec.unknown:
+    for name, count, line, keys in rec.unknown:
         ex.unread.append(f"{rec.at(line)}: launcher `{name}` is not known: its {count} option"
                          f"{'s were' if count != 1 else ' was'} not compared")
+        if keys is not None:  # it can set only what its options name
+            ex.hides[ex.unread[-1]] = list(keys)
     ex.unread.extend(rec.unread)
     ex.unread.extend(rec.too_large)
     if rec.too_large_more:

@@ -22,7 +22,7 @@ from ...budget import note
 from ...inputs import flags
 from ...model import Fact, InputError
 from ...ruleset.secrets import redact_text, secret_spans, secret_words
-from ...ruleset.vocabulary import canonical_flag
+from ...ruleset.vocabulary import canonical_flag, norm_name
 
 LINE_BASE = 1 << 32  # the lines of the k-th file a script sources are numbered from k * LINE_BASE
 
@@ -44,7 +44,7 @@ class Record:
         self.installs = 0  # commands that install packages (install.py): a setup script's package list
         # commands that pass training-like options to a program scriptdiff does not know:
         # (command words as shown, number of options, line)
-        self.unknown: list[tuple[str, int, int]] = []
+        self.unknown: list[tuple[str, int, int, tuple | None]] = []  # (name, options, line, their keys)
         self.invocations = 0  # launcher commands that produced facts (scopes)
         self.withheld: set[str] = set()  # secret values met, never to be shown
         self.masked: list = []  # expected NPU edits met in the script (model.Masked)
@@ -90,7 +90,10 @@ class Record:
             name = words[0].text.rsplit("/", 1)[-1]
             if len(words) > 1 and not flags.dashed(words[1].text) and words[1].text.isidentifier():
                 name += f" {words[1].text}"  # swift sft, ray job
-            self.unknown.append((name, len(opts), line))
+            # what it can set: the settings its options name, unless it wraps a program out of view
+            keys = None if wraps else tuple(dict.fromkeys(k for o in opts for k in (
+                canonical_flag(o, "megatron"), canonical_flag(o, "hf"), norm_name(o)) if k))
+            self.unknown.append((name, len(opts), line, keys))
 
     def unknown_words(self, words, what: str) -> None:
         """Words whose value is not known (words.Seg.unknown) where a launch reads them as a whole
