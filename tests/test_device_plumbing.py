@@ -719,3 +719,53 @@ def test_the_device_generic_grad_scaler_is_the_cuda_one(tmp_path):
     assert loud(rep) == [] and "SD009" in {m.rule for m in rep.masked}
     got = loud(pair(tmp_path / "d", gpu, npu.replace("enabled=on", "enabled=False"), "amp_kit.py"))
     assert got == [("SD102", "code:amp_kit.py:scaler", "on", False, 5, 8)]
+
+
+DIST_GPU = '''import torch
+import torch.distributed as dist
+
+
+def init_dist(args, rank):
+    if args.split:
+        dist.init_process_group(backend="cpu:gloo,cuda:nccl" if args.mixed else "nccl")
+    device = torch.device("cuda", rank % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    return device
+'''
+DIST_NPU = '''import torch
+import torch.distributed as dist
+from orbit.platforms import CpuPlatform, current_platform
+
+
+def init_dist(args, rank):
+    platform_full_backend = current_platform.full_dist_backend
+    cpu_full_backend = CpuPlatform.full_dist_backend
+    backend = f"{cpu_full_backend},{platform_full_backend}" if args.mixed else current_platform.dist_backend
+    if args.split:
+        dist.init_process_group(backend=backend)
+    device = torch.device("npu", rank % torch.npu.device_count())
+    torch.npu.set_device(device)
+    return device
+'''
+
+
+def test_backends_spelt_per_device_and_through_a_platform_object_are_the_port(tmp_path):
+    """`"cpu:gloo,cuda:nccl"` against `f"{cpu_full_backend},{platform_full_backend}"`, and
+    `"nccl"` against a platform object's `dist_backend`: the run's backends either way."""
+    assert loud(pair(tmp_path, DIST_GPU, DIST_NPU, "dist_kit.py")) == []
+    drift = edit(DIST_NPU, ("else current_platform.dist_backend", 'else "gloo"'))
+    assert loud(pair(tmp_path / "d", DIST_GPU, drift, "dist_kit.py")) == [  # the backend chosen, not the run's
+        ("SD102", "code:dist_kit.py:init_dist", None,
+         'backend = f"{cpu_full_backend},{platform_full_backend}" if args.mixed else "gloo"', None, 9)]
+
+
+def test_selecting_the_run_device_by_name_on_one_side_is_the_port(tmp_path):
+    """`paddle.set_device("npu:0")` added on the NPU (its framework picks the GPU by default
+    on the other): the run's device selected; a device index set on one side stays found."""
+    gpu = "import paddle\n\n\ndef main():\n    model = build()\n    fit(model, lr=1e-3)\n"
+    npu = gpu.replace("def main():\n", 'def main():\n    paddle.set_device("npu:0")\n')
+    rep = pair(tmp_path, gpu, npu, "fit.py")
+    assert loud(rep) == [] and [m.rule for m in rep.masked] == ["SD022"]
+    by_index = gpu.replace("def main():\n", "def main():\n    paddle.set_device(local_rank)\n")
+    assert loud(pair(tmp_path / "d", gpu, by_index, "fit.py")) == [("SD102", "code:fit.py:main", None,
+                                                                     "paddle.set_device(local_rank)", None, 5)]

@@ -667,7 +667,7 @@ class PlumbingChecks:
             if t is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
                 if not (self.called_elsewhere(call, p, other) or moved and self.moved_setup(call, p, other)
-                        or self.device_move(call, p)):
+                        or self.device_move(call, p) or self.selects_device(call, p)):
                     return False
             elif t is cst.Assert:
                 if not (is_count(p, small.test) or self.names_device(p, small.test)):
@@ -752,6 +752,19 @@ class PlumbingChecks:
         return type(f) is cst.Attribute and f.attr.value == "to" and qualified_name(p, f) is None \
             and len(call.args) == 1 and call.args[0].keyword in (None,) \
             and (self.role(p, call.args[0].value) or Role("", False)).what == DEVICE
+
+    def selects_device(self, call: cst.Call, p: Parsed) -> bool:
+        """`paddle.set_device("npu:0")`, `platform.set_device(device)`: a call of set_device (any
+        library's, or a stand-in) given only the run's device itself, not an index: it selects the
+        run's accelerator, which the other side's framework picks by default."""
+        if not call.args or any(a.star or a.keyword is not None for a in call.args):
+            return False
+        f = call.func
+        last = f.attr.value if type(f) is cst.Attribute else f.value if type(f) is cst.Name else None
+        if last != "set_device" and not stand_in(p, call, "set_device"):
+            return False
+        return all((self.role(p, a.value) or Role("", False)).what == DEVICE and type(a.value) is not cst.Integer
+                   for a in call.args)
 
     def moved_setup(self, call: cst.Call, p: Parsed, other: Parsed) -> bool:
         """A call whose every argument is the run's device or backend (`init_process_group(

@@ -83,6 +83,8 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
         return of_value(v) if isinstance(v, str) else None
     if t is cst.FormattedString:
         v = fstring_device(node)
+        if v is None and _fstring_backends(p, node, depth):
+            return Role(BACKEND, False)  # f"{cpu_backend},{accel_backend}": the run's backends, spelt per device
         return Role(DEVICE, True) if v is not None and family_of(v) in ("cuda", "npu") else None
     if t is cst.Call:
         qn = qualified_name(p, node.func)
@@ -134,11 +136,44 @@ def role(p: Parsed, node, depth: int = 0) -> Role | None:
     return None
 
 
+def _fstring_backends(p: Parsed, node: cst.FormattedString, depth: int) -> bool:
+    """An f-string made of backends joined by commas (`f"{cpu_backend},{accel_backend}"`), one
+    of them at least the run's device's."""
+    parts = node.parts
+    exprs = [x for x in parts if type(x) is cst.FormattedStringExpression]
+    if len(exprs) < 2 or any(type(x) is cst.FormattedStringText and x.value.strip(" ,") for x in parts):
+        return False
+    roles = [role(p, x.expression, depth + 1) for x in exprs]
+    return any(r is not None and r.what == BACKEND for r in roles) and all(
+        r is not None and r.what == BACKEND or _names_gloo(x.expression) for r, x in zip(roles, exprs))
+
+
+def _names_gloo(node) -> bool:
+    """A name whose words say it is the CPU's process-group backend (`cpu_full_backend`)."""
+    d = dotted(node)
+    return d is not None and "cpu" in words(d.rsplit(".", 1)[-1]) and "backend" in words(d.rsplit(".", 1)[-1])
+
+
+def _composite_backend(v: str) -> bool:
+    """`cpu:gloo,cuda:nccl`: backends per device, the accelerator's a known one."""
+    parts = [x.strip() for x in v.lower().split(",")]
+    if len(parts) < 2:
+        return False
+    accel = False
+    for x in parts:
+        dev, _, b = x.rpartition(":")
+        if b in plumbing_table().backends and (not dev or family_of(dev) in ("cuda", "npu")):
+            accel = True
+        elif not (b == "gloo" and dev in ("", "cpu")):
+            return False
+    return accel
+
+
 def of_value(v: str) -> Role | None:
     """The role a string value has: the run's device, its backend, or None."""
     if family_of(v) in ("cuda", "npu"):
         return Role(DEVICE, True)
-    if v.lower() in plumbing_table().backends:
+    if v.lower() in plumbing_table().backends or _composite_backend(v):
         return Role(BACKEND, True)
     if isinstance(v, DevStr) and family_of(v) in ("cuda", "npu"):
         return Role(DEVICE, True)
