@@ -109,6 +109,8 @@ def test_names_the_words_do_not_fit_keep_their_own_keys(tmp_path):
     ("training_file", "a b", None),
     ("rmsnorm_kernel", "fused", "use_fused_rmsnorm"),
     ("rmsnorm_gated_kernel", "fused", None),
+    ("rms_norm_type", "sgl-kernel", "use_fused_rmsnorm"),
+    ("norm_type", "rmsnorm", None),  # which norm, not how it is computed
     ("swiglu_kernel", "eager", "use_fused_swiglu"),
     ("rope_impl", "npu", "use_fused_rotary_pos_emb"),
     ("rope_scaling_impl", "linear", None),
@@ -326,6 +328,23 @@ def test_values_that_differ_only_by_the_device_they_name_are_the_port(tmp_path, 
     r = pair(tmp_path, "run.yaml", DEVICE_GPU, npu)
     assert rows(r) == found
     assert masked(r) == masks
+
+
+@pytest.mark.parametrize("npu_cls,found", [
+    ("orbit.workers.npu.npu_ar_worker.NPUARWorker", []),  # the NPU's worker class for the same role
+    ("orbit.workers.npu_ar_worker.AscendARWorker", []),
+    ("orbit.workers.npu.npu_gen_worker.NPUGenWorker", [  # another role: reported
+        ("SD220", "stage.worker_cls", "orbit.workers.gpu_ar_worker.GPUARWorker",
+         "orbit.workers.npu.npu_gen_worker.NPUGenWorker", 2, 2)]),
+    ("orbit.workers.gpu_ar_worker.GPUARWorkerV2", [
+        ("SD220", "stage.worker_cls", "orbit.workers.gpu_ar_worker.GPUARWorker", "orbit.workers.gpu_ar_worker.GPUARWorkerV2",
+         2, 2)]),
+])
+def test_a_class_named_for_each_sides_device_is_the_port(tmp_path, npu_cls, found):
+    gpu = "stage:\n  worker_cls: orbit.workers.gpu_ar_worker.GPUARWorker\n"
+    r = pair(tmp_path, "stages.yaml", gpu, gpu.replace("orbit.workers.gpu_ar_worker.GPUARWorker", npu_cls))
+    assert rows(r) == found
+    assert masked(r) == ([] if found else [("SD025", 2, 2)])
 
 
 # ------------------------------------------------------------- 6. the data is validated

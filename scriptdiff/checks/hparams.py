@@ -32,6 +32,7 @@ from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from . import structure
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
+                                  same_but_device,
                                   names_npu, naming_rules, norm_name, normalize, path_prefixes, same_place_elsewhere,
                                   settings_in_name, value_has_shape, vocab, weights_words, words, written_name)
 
@@ -409,6 +410,8 @@ def _device_named_mask(g: Fact | None, n: Fact | None) -> Masked | None:
     """grouped_triton -> grouped_npu, or a value naming the NPU on the NPU side alone (the GPU side
     keeping its default): the NPU's implementation of the same choice (SD025). One word values
     only (a path naming `npu` is a place, not an implementation)."""
+    if g is not None and n is not None and same_but_device(g.value, n.value):
+        return Masked(rule=code("device-named-value-port"), gpu=g.side(), npu=n.side())  # the NPU's worker class
     if n is None or not value_has_shape(n.value, "switch") or isinstance(n.value, bool):
         return None
     if g is None or g.origin == ORIGIN_DEFAULT:

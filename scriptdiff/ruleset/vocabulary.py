@@ -419,6 +419,9 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 
 
+_QUALIFIED_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def words(name: str) -> list[str]:
     """A name's words: split at case changes (VaeConfig), `_`, `-`, `.` and any other
     non-alphanumeric character, lower case (`batch_size_per_device`: batch, size, per, device)."""
@@ -567,6 +570,34 @@ def device_named(value: Any) -> tuple[str, ...] | None:
     if not any(w in gpu or w in npu for w in ws):
         return None
     return tuple("<device>" if (w in gpu or w in npu) else w for w in ws)
+
+
+def _without_device(ws: list[str], names: frozenset) -> tuple[str, ...]:
+    """Words with every device word dropped, and a device word that begins a word (the GPU of
+    `GPUARWorker`, read as one word `gpuar`) cut off it."""
+    out = []
+    for w in ws:
+        if w in names:
+            continue
+        head = next((d for d in names if w.startswith(d) and len(w) > len(d)), None)
+        out.append(w[len(head):] if head else w)
+    return tuple(out)
+
+
+def same_but_device(a: Any, b: Any) -> bool:
+    """Two qualified names (`pkg.worker.gpu_ar_worker.GPUARWorker` against
+    `pkg.worker.npu.npu_ar_worker.NPUARWorker`) that name their own side's device, the first the
+    GPU's and the second the NPU's, and are the same once the device's words are taken out: the
+    NPU's class or module for the same role."""
+    if not all(isinstance(x, str) and _QUALIFIED_RE.fullmatch(x) for x in (a, b)) or a == b:
+        return False
+    gpu, npu = _device_value_words()
+    wa, wb = words(a), words(b)
+    if not (any(w in gpu or any(w.startswith(d) for d in gpu) for w in wa)
+            and any(w in npu or any(w.startswith(d) for d in npu) for w in wb)):
+        return False
+    both = gpu | npu
+    return _without_device(wa, both) == _without_device(wb, both)
 
 
 def names_npu(value: Any) -> bool:
