@@ -21,11 +21,12 @@ mean is the vocabulary's: scriptdiff/ruleset/vocabulary.py, which every reader a
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..run.compare import FactTable, classify_hparam, equal, show
 from ..run.finding import finding, reclassified
-from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, ORIGIN_EXPLICIT, Fact, Finding, Masked, Severity
+from ..model import ORIGIN_DEFAULT, ORIGIN_DERIVED, ORIGIN_EXPLICIT, Fact, Finding, Masked, Severity, Side
 from ..ruleset.devices import device_flag, family_of
 from ..ruleset.envmap import gpu_spelled
 from ..ruleset.registry import referenced_kind, referencing
@@ -296,12 +297,13 @@ def _shown(v: Any) -> str:
 
 
 def relate(findings: list[Finding], inputs) -> list[Finding]:
-    """Paths moved between machines, proved by the others (the check's `relate` hook, run once
-    every unit is compared): where a finding shows a side's folder A replaced by B for a file that
-    names something (`A/corpus/orbit-558k.json` against `B/corpus/orbit-558k.json`: SD227), a
-    loud finding whose two values are A/T and B/T is the same move, however generic its tail T
-    (`A/dataset` against `B/dataset`, which alone proves nothing): SD227 too, saying which finding
-    shows it."""
+    """Sections moved (`_sections_moved`), and paths moved between machines, proved by the others
+    (the check's `relate` hook, run once every unit is compared): where a finding shows a side's
+    folder A replaced by B for a file that names something (`A/corpus/orbit-558k.json` against
+    `B/corpus/orbit-558k.json`: SD227), a loud finding whose two values are A/T and B/T is the
+    same move, however generic its tail T (`A/dataset` against `B/dataset`, which alone proves
+    nothing): SD227 too, saying which finding shows it."""
+    findings = _sections_moved(findings)
     moved = code("path-moved-elsewhere")
     moves: dict[tuple[str, str], str] = {}
     for f in findings:
@@ -322,6 +324,87 @@ def relate(findings: list[Finding], inputs) -> list[Finding]:
                                  f"{moves[pair]} shows ({pair[0]} on GPU, {pair[1]} on NPU)")
         out.append(f)
     return out
+
+
+SECTION_MATCH = 3  # settings a section moved must share at least (and three quarters of the smaller side's, half the larger's)
+
+
+def _written_path(side) -> str | None:
+    """The dotted path a one-sided config setting was written at (its key, or the path its
+    canonical key was read from), None for anything else (a flag, a variable)."""
+    fact = getattr(side, "fact", None)
+    if fact is None or not side.path or not side.line or fact.meta.get("invocation") is not None:
+        return None
+    path = fact.via if fact.via and fact.via != fact.key else fact.key
+    if not path or any(c in path for c in " $,=/") or path.startswith(("env:", "config:", "reference:", "code:")):
+        return None
+    return path
+
+
+def _sections_moved(findings: list[Finding]) -> list[Finding]:
+    """A section of settings written under another path on the other side (a config restructured:
+    GPU `resampler.{grid, dim, heads}` against NPU `model.projector.{grid, dim, heads}`, or a file's
+    top level against a section of the other side's one config). Each side's one-sided settings
+    are grouped by file and section; a GPU group and an NPU group that share at least
+    SECTION_MATCH setting names, three quarters of the smaller group and half the larger (a
+    section may gain settings), are the same section moved: its equal
+    settings are one info finding (SD232), each setting whose value differs one finding of its
+    category with both sides, and the settings of one group only stay one-sided."""
+    groups: dict[tuple, dict] = {}
+    for i, f in enumerate(findings):
+        if f.check != "hyperparameters" or (f.gpu is None) == (f.npu is None):
+            continue
+        side = "gpu" if f.gpu is not None else "npu"
+        here = f.gpu or f.npu
+        path = _written_path(here)
+        if path is None:
+            continue
+        parent, _, leaf = path.rpartition(".")
+        groups.setdefault((side, here.path, parent), {}).setdefault(leaf, i)
+    gpu = {k: v for k, v in groups.items() if k[0] == "gpu" and len(v) >= SECTION_MATCH}
+    npu = {k: v for k, v in groups.items() if k[0] == "npu" and len(v) >= SECTION_MATCH}
+    if not gpu or not npu:
+        return findings
+    pairs = []
+    for gk, gv in gpu.items():
+        for nk, nv in npu.items():
+            common = set(gv) & set(nv)
+            if len(common) >= SECTION_MATCH and 4 * len(common) >= 3 * min(len(gv), len(nv)) \
+                    and 2 * len(common) >= max(len(gv), len(nv)):
+                pairs.append((len(common), gk, nk))
+    used: set = set()
+    drop: set[int] = set()
+    added: list[Finding] = []
+    for _n, gk, nk in sorted(pairs, key=lambda x: (-x[0], x[1], x[2])):
+        if gk in used or nk in used:
+            continue
+        used.update((gk, nk))
+        gv, nv = gpu[gk], npu[nk]
+        same = []
+        for leaf in sorted(set(gv) & set(nv)):
+            gf, nf = findings[gv[leaf]], findings[nv[leaf]]
+            drop.update((gv[leaf], nv[leaf]))
+            if equal(gf.gpu.value, nf.npu.value):
+                same.append(leaf)
+                continue
+            added.append(finding(gf.rule if gf.severity != Severity.INFO else nf.rule, key=gf.key, gpu=gf.gpu, npu=nf.npu,
+                                 message=f"{_written_path(gf.gpu)} on GPU is {show(gf.gpu.value)} and "
+                                         f"{_written_path(nf.npu)} on NPU {show(nf.npu.value)}: one setting, its "
+                                         f"section written under another path"))
+        if same:
+            gname, nname = gk[2] or "the top level", nk[2] or "the top level"
+            where = lambda k, first: Side(value=k[2] or "(top level)", path=k[1], line=first.line,  # noqa: E731
+                                          source=first.source)
+            gfirst = min((findings[gv[x]].gpu for x in same), key=lambda s: s.line)
+            nfirst = min((findings[nv[x]].npu for x in same), key=lambda s: s.line)
+            added.append(finding("section-moved", key=f"section:{gk[2] or nk[2]}", gpu=where(gk, gfirst),
+                                 npu=where(nk, nfirst), extra={"equal": same},
+                                 message=f"{gname} of {os.path.basename(gk[1])} on GPU is {nname} of "
+                                         f"{os.path.basename(nk[1])} on NPU: {len(same)} setting(s) equal "
+                                         f"({', '.join(same[:8])}{', ...' if len(same) > 8 else ''})"))
+    if not drop:
+        return findings
+    return [f for i, f in enumerate(findings) if i not in drop] + added
 
 
 def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
