@@ -253,6 +253,7 @@ class MissingReference:
     source: str = ""  # the referring line
     withheld: set[str] = field(default_factory=set)  # keys of the other side it left uncompared
     unread: int = -1  # its entry in the referrer's account `unread`
+    invocation: int | None = None  # the program of the referrer that names it (a launch script's), if one
 
 
 @dataclass

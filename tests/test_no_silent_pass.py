@@ -155,6 +155,23 @@ def test_a_launcher_not_known_hides_only_what_its_options_name(tmp_path):
     assert gpu.uncompared == {"seed"}
 
 
+def test_a_config_found_nowhere_hides_only_settings_of_the_run_that_names_it(tmp_path):
+    """A scoring step after training names its own config, found nowhere (`python score.py
+    --config score.yaml`): it is said (SD154) and can hide only what the run it is named for is
+    compared with; the seed the other side's training adds is still found."""
+    train = "torchrun fit_orbit.py --lr 1e-4{seed}\n"
+    score = "python score_orbit.py --config score.yaml --beam 10\n"
+    write(tmp_path, {"gpu/run.sh": train.format(seed="") + score, "npu/run.sh": train.format(seed=" --seed 7")})
+    report = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "npu/run.sh")], opts())
+    assert ("SD207", "seed", None, 7, None, None, "run.sh", 1) in rows(report)
+    # named by the training itself, the same config can hide the seed: not compared
+    write(tmp_path, {"gpu/run.sh": "torchrun fit_orbit.py --lr 1e-4 --config fit.yaml\n",
+                     "npu/run.sh": "torchrun fit_orbit.py --lr 1e-4 --seed 7\n"})
+    report = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "npu/run.sh")], opts())
+    assert not any(f.key == "seed" for f in report.findings)
+    assert next(a for a in report.inputs if a.side == "gpu").missing[0].withheld == {"seed"}
+
+
 def test_the_text_report_ends_with_the_account(tmp_path, cli):
     write(tmp_path, {"gpu/sft.sh": SWIFT.format(bs=2), "npu/sft.sh": SWIFT.format(bs=4)})
     code, out, _ = cli("diff", str(tmp_path / "gpu"), str(tmp_path / "npu"), "--no-cache", "--color", "never")

@@ -455,7 +455,8 @@ def _missing(ex: Extract, src: Source, ref: str, line, key: str, tried: list[str
     return MissingReference(written=ref, line=line, key=key, kind=rkind.name if rkind is not None else "",
                             referrer=src.name, frameworks=tuple(sorted(ex.frameworks)),
                             dialect=fact.meta.get("dialect") if fact is not None else None, tried=list(tried),
-                            source=fact.source if fact is not None else "", unread=index)
+                            source=fact.source if fact is not None else "", unread=index,
+                            invocation=fact.meta.get("invocation") if fact is not None else None)
 
 
 def _reference_fact(ex: Extract, ref: str, line) -> Fact | None:

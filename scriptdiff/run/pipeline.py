@@ -364,7 +364,9 @@ class Run:
                 gtables, ntables, by = _paired_runs(gtables, ntables)
                 self.out.findings.append(_invocation_count(unit, ng, nn, by))
             # a side with an input that failed or was not understood is unknown where it is silent;
-            # a side whose referenced config was found nowhere, for the keys such a file can set
+            # a side whose referenced config was found nowhere, for the keys such a file can set in
+            # the run it is named for (a config named by a scoring step hides nothing of the training)
+            runs_of = _paired_invocations(gtables, ntables)
             unknown = {}
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
@@ -381,8 +383,8 @@ class Run:
                     only = r.failed_checks(failed)
                     named = set().union(*(a.hides for a in accs if a.opaque))  # what launchers not known name
                     if missing or code or only or named:
-                        unknown[side] = lambda f, missing=missing, code=code, only=only, named=named: (
-                            f.check in only or any(could_set(m, f) for m in missing)
+                        unknown[side] = lambda f, missing=missing, code=code, only=only, named=named, runs=runs_of[side]: (
+                            f.check in only or any(could_set(m, f) and _same_run(m, f, runs) for m in missing)
                             or (code and f.meta.get("callee") is not None) or _names(named, f))
             self.scoped.append((unit, gtables, ntables, unknown))
 
@@ -736,6 +738,29 @@ def _not_understood(acc: InputAccount) -> Finding | None:
     return finding(rule, check=check, key=f"input:{acc.path}",
                    gpu=here if acc.side == "gpu" else None, npu=here if acc.side == "npu" else None,
                    message=f"{acc.kind} file on {acc.side.upper()} not fully understood: {'; '.join(own)}")
+
+
+def _paired_invocations(gtables: list[FactTable], ntables: list[FactTable]) -> dict[str, dict[int, set[int]]]:
+    """For each side, each of its programs (invocation) -> the other side's programs compared
+    with it (the runs paired, table by table)."""
+    def invs(t: FactTable) -> set[int]:
+        return {f.meta["invocation"] for fs in t.facts.values() for f in fs if f.meta.get("invocation") is not None}
+
+    out: dict[str, dict[int, set[int]]] = {"gpu": {}, "npu": {}}
+    for gt, nt in zip(gtables, ntables):
+        gi, ni = invs(gt), invs(nt)
+        for i in gi:
+            out["gpu"].setdefault(i, set()).update(ni)
+        for j in ni:
+            out["npu"].setdefault(j, set()).update(gi)
+    return out
+
+
+def _same_run(m: MissingReference, f: Fact, runs: dict[int, set[int]]) -> bool:
+    """Whether the other side's setting `f` is of a run the program naming `m` is compared with."""
+    if m.invocation is None or f.meta.get("invocation") is None:
+        return True
+    return f.meta["invocation"] in runs.get(m.invocation, ())
 
 
 def _names(keys: set[str], f: Fact) -> bool:
