@@ -337,3 +337,13 @@ def test_a_folder_made_from_the_scripts_argument_by_a_helper_is_not_known_here(t
     gpu = head + "DATA=$(get_real_path $1 /data/orbit)\npython fit_orbit.py --dataset_path=$DATA --lr 1e-4\n"
     npu = head + "DATA=$(get_real_path $1 /data/kestrel)\npython fit_orbit.py --dataset_path=$DATA --lr 1e-4\n"
     assert [r[:2] for r in rows(pair(tmp_path / "b", "run.sh", gpu, npu))] == [("SD212", "error")]
+
+
+def test_a_neutral_value_on_one_side_is_what_every_framework_defaults_to(tmp_path):
+    # a program no framework pack names: accumulation 1 and a tensor-parallel size of 1 written on
+    # the NPU side only are what every framework does by default; 4 stays a difference
+    gpu = "python fit_orbit.py --lr 1e-4\n"
+    rep = pair(tmp_path, "run.sh", gpu, "python fit_orbit.py --lr 1e-4 --accumulation_steps 1 --tp_size 1\n")
+    assert [r for r in rows(rep) if r[1] != "info"] == []
+    rep = pair(tmp_path / "four", "run.sh", gpu, "python fit_orbit.py --lr 1e-4 --accumulation_steps 4\n")
+    assert [r for r in rows(rep) if r[1] != "info"] == [("SD203", "error", "gradient_accumulation_steps", None, 4, None, 1)]

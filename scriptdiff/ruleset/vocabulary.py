@@ -95,6 +95,10 @@ def default_fact(key: str, frameworks: Iterable[str], rs: RuleSet | None = None,
                 meta = {**meta, "confirms": True}
             return Fact(key=key, value=normalize(value, e.get("type")), origin=ORIGIN_DEFAULT,
                         rank=RANK_DEFAULT, source="default", via=via, meta=meta)
+    if "neutral" in defaults:  # what every framework defaults to (no accumulation, no split): it only
+        # confirms an equal value the other side states, never stands against another
+        return Fact(key=key, value=normalize(defaults["neutral"], e.get("type")), origin=ORIGIN_DEFAULT,
+                    rank=RANK_DEFAULT, source="default", via="every framework's default", meta={"confirms": True})
     return None
 
 
