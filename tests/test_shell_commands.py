@@ -308,3 +308,17 @@ def test_an_alternate_value_expands_to_nothing_when_its_variable_is_empty(ckpt, 
     _ex, f = facts(f"ckpt={ckpt}\npython fit_orbit.py --lr 1e-4 ${{ckpt:+--checkpoint $ckpt}} --seed 1\n")
     assert (f["load"][0] if "load" in f else None) == want
     assert "checkpoint" not in f and f["seed"][0] == 1
+
+
+def test_a_constant_set_in_every_run_of_a_loop_not_unrolled_is_known():
+    """`export KESTREL_STATIC=1` in a rank loop whose count is not known: the environment of every
+    run it starts, said by the body's export; `$i`, and a value that replaces another exported
+    before the loop, stay unknown (after the loop it is unknown: the loop may not run)."""
+    loop = ("export RANK_SIZE=$1\n{before}for((i=0;i<RANK_SIZE;i++))\ndo\n    export DEVICE_ID=$i\n"
+            "    export KESTREL_STATIC=1\n    python fit_orbit.py --device_id=$DEVICE_ID --lr 1e-4 &\ndone\n")
+    ex, f = facts(loop.format(before=""))
+    assert f["env:KESTREL_STATIC"][:2] == ("1", 5) and ex.unread == []
+    ex, f = facts(loop.format(before="export KESTREL_STATIC=0\n"))
+    assert ex.unread == ["line 3: $KESTREL_STATIC is set in a `for ((...))` loop not unrolled (its arithmetic not known, "
+                         "break or continue in it, or more than 64 runs): its value is not known, so KESTREL_STATIC "
+                         "(line 3) was not compared"]

@@ -870,6 +870,12 @@ class Evaluator:
             v = self.vars.get(n)
             if v is None or n.startswith("_"):
                 continue
+            if v.exported and _constant(v) and before.get(n) is None:
+                # `export STATIC=1` in the body: the environment of every run the loop starts, said
+                # by the body's own export; after the loop it is unknown (the loop may not run)
+                self.vars[n] = Var("scalar", segs=[Seg(f"${n}", line, (), (n,), unknown=(
+                    f"{self.rec.at(line)}: ${n} is set in {why}",))], line=line, exported=True)
+                continue
             self.unknown(n, f"${n} is set in {why}", line, array=v.kind == "array")
 
     def unwrap(self, name: str, words: list[Word]) -> tuple[list[Word], list, tuple] | None:
@@ -1135,3 +1141,7 @@ def _counted(init, cond, update, t) -> tuple | None:
         return None
     return var, right
 
+
+def _constant(v) -> bool:
+    """A scalar written as literal text only: no variable, command or unknown in it."""
+    return v.kind == "scalar" and bool(v.segs) and all(not s.via and not s.unresolved and not s.unknown for s in v.segs)
