@@ -170,6 +170,11 @@ def test_a_config_found_nowhere_hides_only_settings_of_the_run_that_names_it(tmp
     report = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "npu/run.sh")], opts())
     assert not any(f.key == "seed" for f in report.findings)
     assert next(a for a in report.inputs if a.side == "gpu").missing[0].withheld == {"seed"}
+    # both: the seed is left uncompared by the training's config, and the account says so of it alone
+    write(tmp_path, {"gpu/run.sh": "torchrun fit_orbit.py --lr 1e-4 --config fit.yaml\n" + score})
+    report = diff_files([str(tmp_path / "gpu/run.sh")], [str(tmp_path / "npu/run.sh")], opts())
+    withheld = {m.written: m.withheld for m in next(a for a in report.inputs if a.side == "gpu").missing}
+    assert withheld == {"fit.yaml": {"seed"}, "score.yaml": set()}
 
 
 def test_the_text_report_ends_with_the_account(tmp_path, cli):

@@ -182,6 +182,7 @@ class Run:
         self.followed: dict[int, tuple[InputAccount, Extract]] = {}
         self.sides: list[tuple[Unit, _Read, _Read]] = []  # the units compared, both sides read
         self.scoped: list[tuple[Unit, list[FactTable], list[FactTable], dict]] = []
+        self._runs: dict[int, dict] = {}  # id(unit) -> each side's programs -> the other side's compared with them
         self.uncompared: dict[int, tuple[InputError, set[str]]] = {}  # id(fatal error) -> keys it hid
         self.programs: list[tuple[Source, Source]] = []  # the programs two runs start, compared as code
         self._paired_programs: set[tuple[str, str]] = set()  # (side, name) of programs paired by their runs
@@ -366,7 +367,7 @@ class Run:
             # a side with an input that failed or was not understood is unknown where it is silent;
             # a side whose referenced config was found nowhere, for the keys such a file can set in
             # the run it is named for (a config named by a scoring step hides nothing of the training)
-            runs_of = _paired_invocations(gtables, ntables)
+            runs_of = self._runs[id(unit)] = _paired_invocations(gtables, ntables)
             unknown = {}
             for side, r in (("gpu", gread), ("npu", nread)):
                 accs = self._accounts(r)
@@ -415,7 +416,8 @@ class Run:
                     for side, r, table, other in zip(("gpu", "npu"), reads[id(unit)], (gtable, ntable),
                                                      (ntable, gtable)):
                         if side in unknown and table.get(key) is None and other.get(key) is not None:
-                            self._hidden(r, key, other.get(key), unit.failed.get(side, []))
+                            self._hidden(r, key, other.get(key), unit.failed.get(side, []),
+                                         self._runs.get(id(unit), {}).get(side, {}))
                 if unit.run and not self._aligned and self.opts.profile:  # --profile: each side against it
                     self._aligned = True
                     g, n = reads[id(unit)]
@@ -451,7 +453,8 @@ class Run:
                     # an input measured in place (a dump) has no account: its note is said as a note
                     self.out.errors.append(InputError(path, note, level="note"))
 
-    def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = ()) -> None:
+    def _hidden(self, r: _Read, key: str, other: Fact, failed: list[InputError] = (),
+                runs: dict[int, set[int]] | None = None) -> None:
         """A key of the other side (`other`, its fact) that an unknown side's inputs left
         uncompared: said on the inputs that failed (read here, or before the run: `failed`) or
         were not wholly read, else on the launch script whose program is not in view (for what
@@ -470,7 +473,7 @@ class Run:
             if "code" in acc.unknown and other.meta.get("callee") is not None:  # its program not in view
                 acc.uncompared.add(key)
             for m in acc.missing:
-                if could_set(m, other):
+                if could_set(m, other) and _same_run(m, other, runs or {}):
                     m.withheld.add(key)
 
     # ------------------------------------------------------------------------ structural
