@@ -393,18 +393,21 @@ def _sections_moved(findings: list[Finding]) -> list[Finding]:
                                          f"section written under another path"))
         if same:
             gname, nname = gk[2] or "the top level", nk[2] or "the top level"
-            where = lambda k, first: Side(value=k[2] or "(top level)", path=k[1], line=first.line,  # noqa: E731
-                                          source=first.source)
             gfirst = min((findings[gv[x]].gpu for x in same), key=lambda s: s.line)
             nfirst = min((findings[nv[x]].npu for x in same), key=lambda s: s.line)
-            added.append(finding("section-moved", key=f"section:{gk[2] or nk[2]}", gpu=where(gk, gfirst),
-                                 npu=where(nk, nfirst), extra={"equal": same},
+            added.append(finding("section-moved", key=f"section:{gk[2] or nk[2]}", gpu=_section_side(gk, gfirst),
+                                 npu=_section_side(nk, nfirst), extra={"equal": same},
                                  message=f"{gname} of {os.path.basename(gk[1])} on GPU is {nname} of "
                                          f"{os.path.basename(nk[1])} on NPU: {len(same)} setting(s) equal "
                                          f"({', '.join(same[:8])}{', ...' if len(same) > 8 else ''})"))
     if not drop:
         return findings
     return [f for i, f in enumerate(findings) if i not in drop] + added
+
+
+def _section_side(group: tuple, first: Side) -> Side:
+    """A section's side: its path (or the top level), in its file, at its first setting's line."""
+    return Side(value=group[2] or "(top level)", path=group[1], line=first.line, source=first.source)
 
 
 def _moved(f: Finding, g: Fact | None, n: Fact | None) -> Finding:
