@@ -578,12 +578,13 @@ def device_named(value: Any) -> tuple[str, ...] | None:
 
 def _without_device(ws: list[str], names: frozenset) -> tuple[str, ...]:
     """Words with every device word dropped, and a device word that begins a word (the GPU of
-    `GPUARWorker`, read as one word `gpuar`) cut off it."""
+    `GPUARWorker`, read as one word `gpuar`) cut off it, the longest that does (whatever the
+    order of the set)."""
     out = []
     for w in ws:
         if w in names:
             continue
-        head = next((d for d in names if w.startswith(d) and len(w) > len(d)), None)
+        head = max((d for d in names if w.startswith(d) and len(w) > len(d)), key=lambda d: (len(d), d), default=None)
         out.append(w[len(head):] if head else w)
     return tuple(out)
 
