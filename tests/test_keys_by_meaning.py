@@ -365,3 +365,9 @@ def test_meanings_are_validated_at_their_line(tmp_path, old, new, at, message):
     with pytest.raises(RuleError) as e:
         load_with(tmp_path, "aliases.yaml", old, new)
     assert str(e.value) == f"rules/aliases.yaml:{line_of('aliases.yaml', old, new, at)}: {message}"
+
+
+def test_the_device_word_cut_off_a_word_is_the_longest_that_fits():
+    from scriptdiff.ruleset.vocabulary import _without_device
+    assert _without_device(["ascendcops", "worker"], frozenset({"ascend", "ascendc", "npu"})) == ("ops", "worker")
+    assert _without_device(["npu", "gpuar"], frozenset({"gpu", "npu"})) == ("ar",)
