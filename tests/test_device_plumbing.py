@@ -679,33 +679,33 @@ class Trainer:
         self.scaler = torch.cuda.amp.GradScaler(enabled=self.use_acc and config["amp"])
 '''
 KIT_NPU = '''import torch
-from orbit.devkit import create_device, get_device_type, is_device_available
+from orbit.devkit import detect_kind, has_accel_available, make_device
 
 
 class Trainer:
     def __init__(self, config):
         self.config = config
-        device_type = get_device_type()
-        self.use_acc = is_device_available(device_type) and config["use_gpu"]
-        self.config["device"] = create_device(device_type, config["local_rank"]) if self.use_acc else torch.device("cpu")
+        device_type = detect_kind()
+        self.use_acc = has_accel_available(device_type) and config["use_gpu"]
+        self.config["device"] = make_device(device_type, config["local_rank"]) if self.use_acc else torch.device("cpu")
         self.scaler = torch.cuda.amp.GradScaler(enabled=self.use_acc and config["amp"])
 '''
 
 
 def test_helpers_of_a_module_not_read_that_ask_for_and_make_the_run_device_are_the_port(tmp_path):
-    """`is_device_available(device_type)` of a module not in view asks whether the run's own
+    """`has_accel_available(device_type)` of a module not in view asks whether the run's own
     device is there (true on each run, as `torch.cuda.is_available()` on the GPU), and
-    `create_device(device_type, rank)` makes that device (as `torch.device("cuda", rank)`)."""
+    `make_device(device_type, rank)` makes that device (as `torch.device("cuda", rank)`)."""
     assert loud(pair(tmp_path, KIT_GPU, KIT_NPU, "trainer.py")) == []
     # the same helpers asked something else: found, at their lines
-    drift = edit(KIT_NPU, ('is_device_available(device_type) and config["use_gpu"]',
-                           'is_device_available(device_type) and config["use_amp_gpu"]'),
-                 ('create_device(device_type, config["local_rank"])', 'create_device("cpu")'))
+    drift = edit(KIT_NPU, ('has_accel_available(device_type) and config["use_gpu"]',
+                           'has_accel_available(device_type) and config["use_amp_gpu"]'),
+                 ('make_device(device_type, config["local_rank"])', 'make_device("cpu")'))
     got = loud(pair(tmp_path / "d", KIT_GPU, drift, "trainer.py"))
     assert [(r[0], r[4], r[5]) for r in got] == [("SD101", 7, 9), ("SD101", 8, 10)]
     assert got[0][2:4] == ("use_gpu", "use_amp_gpu")
     # a keyword the GPU test does not have is not the run's device: compared as written
-    kw = edit(KIT_NPU, ("is_device_available(device_type)", "is_device_available(device_type, strict=True)"))
+    kw = edit(KIT_NPU, ("has_accel_available(device_type)", "has_accel_available(device_type, strict=True)"))
     assert [(r[0], r[4], r[5]) for r in loud(pair(tmp_path / "k", KIT_GPU, kw, "trainer.py"))] == [("SD101", 7, 9)]
 
 
@@ -734,13 +734,13 @@ def init_dist(args, rank):
 '''
 DIST_NPU = '''import torch
 import torch.distributed as dist
-from orbit.platforms import CpuPlatform, current_platform
+from orbit.hosts import HostCpu, accel_host
 
 
 def init_dist(args, rank):
-    platform_full_backend = current_platform.full_dist_backend
-    cpu_full_backend = CpuPlatform.full_dist_backend
-    backend = f"{cpu_full_backend},{platform_full_backend}" if args.mixed else current_platform.dist_backend
+    accel_full_backend = accel_host.full_comm_backend
+    cpu_full_backend = HostCpu.full_comm_backend
+    backend = f"{cpu_full_backend},{accel_full_backend}" if args.mixed else accel_host.comm_backend
     if args.split:
         dist.init_process_group(backend=backend)
     device = torch.device("npu", rank % torch.npu.device_count())
@@ -750,13 +750,13 @@ def init_dist(args, rank):
 
 
 def test_backends_spelt_per_device_and_through_a_platform_object_are_the_port(tmp_path):
-    """`"cpu:gloo,cuda:nccl"` against `f"{cpu_full_backend},{platform_full_backend}"`, and
-    `"nccl"` against a platform object's `dist_backend`: the run's backends either way."""
+    """`"cpu:gloo,cuda:nccl"` against `f"{cpu_full_backend},{accel_full_backend}"`, and
+    `"nccl"` against a platform object's `comm_backend`: the run's backends either way."""
     assert loud(pair(tmp_path, DIST_GPU, DIST_NPU, "dist_kit.py")) == []
-    drift = edit(DIST_NPU, ("else current_platform.dist_backend", 'else "gloo"'))
+    drift = edit(DIST_NPU, ("else accel_host.comm_backend", 'else "gloo"'))
     assert loud(pair(tmp_path / "d", DIST_GPU, drift, "dist_kit.py")) == [  # the backend chosen, not the run's
         ("SD102", "code:dist_kit.py:init_dist", None,
-         'backend = f"{cpu_full_backend},{platform_full_backend}" if args.mixed else "gloo"', None, 9)]
+         'backend = f"{cpu_full_backend},{accel_full_backend}" if args.mixed else "gloo"', None, 9)]
 
 
 def test_selecting_the_run_device_by_name_on_one_side_is_the_port(tmp_path):

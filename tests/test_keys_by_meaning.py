@@ -109,7 +109,7 @@ def test_names_the_words_do_not_fit_keep_their_own_keys(tmp_path):
     ("training_file", "a b", None),
     ("rmsnorm_kernel", "fused", "use_fused_rmsnorm"),
     ("rmsnorm_gated_kernel", "fused", None),
-    ("rms_norm_type", "sgl-kernel", "use_fused_rmsnorm"),
+    ("rms_kernel_type", "fastkern", "use_fused_rmsnorm"),
     ("norm_type", "rmsnorm", None),  # which norm, not how it is computed
     ("swiglu_kernel", "eager", "use_fused_swiglu"),
     ("rope_impl", "npu", "use_fused_rotary_pos_emb"),
@@ -123,10 +123,10 @@ def test_names_the_words_do_not_fit_keep_their_own_keys(tmp_path):
     ("lr_scheduler_name", "step", "lr_decay_style"),
     ("scheduler", 3, None),
     ("scheduler_warmup", "linear", None),  # a word outside the entry's: the name keeps its own key
-    ("accum_grad", 4, "gradient_accumulation_steps"),
+    ("grad_accumulation_iters", 4, "gradient_accumulation_steps"),
     ("grad_accumulate_every", 4, None),  # `every` is no word of the entry
-    ("accum_grad", True, None),  # not a count
-    ("train_dataset", "configs/data/orbit_mix.yaml", "data_path"),
+    ("grad_accumulation_iters", True, None),  # not a count
+    ("training_datasets", "configs/data/orbit_mix.yaml", "data_path"),
     ("eval_dataset", "configs/data/orbit_mix.yaml", None),
 ])
 def test_meaning_of_a_name(name, value, key):
@@ -137,16 +137,16 @@ PRECISION = "solver:\n  lr: 0.01\n  {name}: {on}\nhead:\n  use_fp16: {head}\n"
 
 
 def test_a_precision_switch_named_by_its_words_is_the_runs_precision(tmp_path):
-    """`use_float16: True` (a framework no pack names) is params_dtype fp16; false it says
+    """`enable_half: True` (a framework no pack names) is params_dtype fp16; false it says
     nothing, as HF's `fp16: false`; under a section that is not neutral (a component's) it is
     that section's own setting, never the run's precision."""
-    gpu = PRECISION.format(name="use_float16", on="False", head="False")
-    rep = pair(tmp_path, "orbit.yaml", gpu, PRECISION.format(name="use_float16", on="True", head="False"))
+    gpu = PRECISION.format(name="enable_half", on="False", head="False")
+    rep = pair(tmp_path, "orbit.yaml", gpu, PRECISION.format(name="enable_half", on="True", head="False"))
     assert loud(rep) == [("SD205", "params_dtype", "fp32", "fp16", None, 3)]
     rep = pair(tmp_path / "b", "orbit.yaml", gpu, PRECISION.format(name="enable_bfloat16", on="True", head="False"))
     assert loud(rep) == [("SD205", "params_dtype", "fp32", "bf16", None, 3)]
     assert loud(pair(tmp_path / "same", "orbit.yaml", gpu, gpu)) == []
-    rep = pair(tmp_path / "head", "orbit.yaml", gpu, PRECISION.format(name="use_float16", on="False", head="True"))
+    rep = pair(tmp_path / "head", "orbit.yaml", gpu, PRECISION.format(name="enable_half", on="False", head="True"))
     assert [r[1] for r in loud(rep)] == ["head.use_fp16"]
     # a dtype word with a word no switch has (fp16_opt_level) is no switch
     rep = pair(tmp_path / "lvl", "orbit.yaml", gpu, gpu.replace("  lr: 0.01\n", "  lr: 0.01\n  fp16_ratio: true\n"))
@@ -331,18 +331,18 @@ def test_values_that_differ_only_by_the_device_they_name_are_the_port(tmp_path, 
 
 
 @pytest.mark.parametrize("npu_cls,found", [
-    ("orbit.workers.npu.npu_ar_worker.NPUARWorker", []),  # the NPU's worker class for the same role
-    ("orbit.workers.npu_ar_worker.AscendARWorker", []),
+    ("orbit.workers.npu.npu_step_worker.NPUStepWorker", []),  # the NPU's worker class for the same role
+    ("orbit.workers.npu_step_worker.AscendStepWorker", []),
     ("orbit.workers.npu.npu_gen_worker.NPUGenWorker", [  # another role: reported
-        ("SD220", "stage.worker_cls", "orbit.workers.gpu_ar_worker.GPUARWorker",
+        ("SD220", "stage.worker_cls", "orbit.workers.gpu_step_worker.GPUStepWorker",
          "orbit.workers.npu.npu_gen_worker.NPUGenWorker", 2, 2)]),
-    ("orbit.workers.gpu_ar_worker.GPUARWorkerV2", [
-        ("SD220", "stage.worker_cls", "orbit.workers.gpu_ar_worker.GPUARWorker", "orbit.workers.gpu_ar_worker.GPUARWorkerV2",
+    ("orbit.workers.gpu_step_worker.GPUStepWorkerV2", [
+        ("SD220", "stage.worker_cls", "orbit.workers.gpu_step_worker.GPUStepWorker", "orbit.workers.gpu_step_worker.GPUStepWorkerV2",
          2, 2)]),
 ])
 def test_a_class_named_for_each_sides_device_is_the_port(tmp_path, npu_cls, found):
-    gpu = "stage:\n  worker_cls: orbit.workers.gpu_ar_worker.GPUARWorker\n"
-    r = pair(tmp_path, "stages.yaml", gpu, gpu.replace("orbit.workers.gpu_ar_worker.GPUARWorker", npu_cls))
+    gpu = "stage:\n  worker_cls: orbit.workers.gpu_step_worker.GPUStepWorker\n"
+    r = pair(tmp_path, "stages.yaml", gpu, gpu.replace("orbit.workers.gpu_step_worker.GPUStepWorker", npu_cls))
     assert rows(r) == found
     assert masked(r) == ([] if found else [("SD025", 2, 2)])
 
@@ -370,4 +370,4 @@ def test_meanings_are_validated_at_their_line(tmp_path, old, new, at, message):
 def test_the_device_word_cut_off_a_word_is_the_longest_that_fits():
     from scriptdiff.ruleset.vocabulary import _without_device
     assert _without_device(["ascendcops", "worker"], frozenset({"ascend", "ascendc", "npu"})) == ("ops", "worker")
-    assert _without_device(["npu", "gpuar"], frozenset({"gpu", "npu"})) == ("ar",)
+    assert _without_device(["npu", "gpustep"], frozenset({"gpu", "npu"})) == ("step",)

@@ -135,7 +135,7 @@ def test_unknown_launcher_is_a_warning_naming_it(tmp_path, text, name, count):
     assert report.exit_code() == 1
 
 
-SCORE = "kestrel_score --beam {beam} --nj 4 --ctc_weight 0.5 --lattice_beam 7.5 --chunk_size -1 {extra}\n"
+SCORE = "kestrel_score --beam {beam} --jobs 4 --blend 0.5 --prune 7.5 --window -1 {extra}\n"
 
 
 def test_a_launcher_not_known_hides_only_what_its_options_name(tmp_path):

@@ -326,7 +326,8 @@ def relate(findings: list[Finding], inputs) -> list[Finding]:
     return out
 
 
-SECTION_MATCH = 3  # settings a section moved must share at least (and three quarters of the smaller side's, half the larger's)
+# settings a section moved must share at least (and three quarters of the smaller side's, half the larger's)
+SECTION_MATCH = 3
 
 
 def _written_path(side) -> str | None:
@@ -343,7 +344,7 @@ def _written_path(side) -> str | None:
 
 def _sections_moved(findings: list[Finding]) -> list[Finding]:
     """A section of settings written under another path on the other side (a config restructured:
-    GPU `resampler.{grid, dim, heads}` against NPU `model.projector.{grid, dim, heads}`, or a file's
+    GPU `kestrel_pool.{grid, dim, heads}` against NPU `model.orbit_adapter.{grid, dim, heads}`, or a file's
     top level against a section of the other side's one config). Each side's one-sided settings
     are grouped by file and section; a GPU group and an NPU group that share at least
     SECTION_MATCH setting names, three quarters of the smaller group and half the larger (a
@@ -387,7 +388,8 @@ def _sections_moved(findings: list[Finding]) -> list[Finding]:
             if equal(gf.gpu.value, nf.npu.value):
                 same.append(leaf)
                 continue
-            added.append(finding(gf.rule if gf.severity != Severity.INFO else nf.rule, key=gf.key, gpu=gf.gpu, npu=nf.npu,
+            rule = gf.rule if gf.severity != Severity.INFO else nf.rule
+            added.append(finding(rule, key=gf.key, gpu=gf.gpu, npu=nf.npu,
                                  message=f"{_written_path(gf.gpu)} on GPU is {show(gf.gpu.value)} and "
                                          f"{_written_path(nf.npu)} on NPU {show(nf.npu.value)}: one setting, its "
                                          f"section written under another path"))

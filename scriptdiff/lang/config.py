@@ -311,7 +311,7 @@ def facts_for(path: tuple, value: Any, style: str, src, line, src_lines, ex, roo
     if style == "deepspeed" and dp == "fp16.loss_scale" and value in (0, 0.0):
         return []  # 0 = dynamic, DeepSpeed's default
     said = dtype_switch(last) if last and isinstance(value, bool) and all(is_neutral(x) for x in path[:-1]) else None
-    if said is not None:  # fp16, pure_bf16, use_float16: a precision switch (vocabulary.dtype_switch)
+    if said is not None:  # fp16, pure_bf16, enable_half: a precision switch (vocabulary.dtype_switch)
         return [fact("params_dtype", said, via=dp)] if value else []
     hit = dialect_path(dp, dialects or [])
     sectioned = False

@@ -485,7 +485,7 @@ def _dtype_switches(rs: RuleSet) -> tuple[dict, frozenset]:
 
 
 def dtype_switch(name: str) -> str | None:
-    """The precision a switch's name turns on (rules/aliases.yaml `dtype_switches`: use_float16
+    """The precision a switch's name turns on (rules/aliases.yaml `dtype_switches`: enable_half
     and pure_bf16 are fp16 and bf16), else None: one dtype word, every other word a switch word."""
     dtypes, allowed = _dtype_switches()
     ws = words(name)
@@ -578,7 +578,7 @@ def device_named(value: Any) -> tuple[str, ...] | None:
 
 def _without_device(ws: list[str], names: frozenset) -> tuple[str, ...]:
     """Words with every device word dropped, and a device word that begins a word (the GPU of
-    `GPUARWorker`, read as one word `gpuar`) cut off it, the longest that does (whatever the
+    `GPUStepWorker`, read as one word `gpustep`) cut off it, the longest that does (whatever the
     order of the set)."""
     out = []
     for w in ws:
@@ -590,8 +590,8 @@ def _without_device(ws: list[str], names: frozenset) -> tuple[str, ...]:
 
 
 def same_but_device(a: Any, b: Any) -> bool:
-    """Two qualified names (`pkg.worker.gpu_ar_worker.GPUARWorker` against
-    `pkg.worker.npu.npu_ar_worker.NPUARWorker`) that name their own side's device, the first the
+    """Two qualified names (`pkg.worker.gpu_step_worker.GPUStepWorker` against
+    `pkg.worker.npu.npu_step_worker.NPUStepWorker`) that name their own side's device, the first the
     GPU's and the second the NPU's, and are the same once the device's words are taken out: the
     NPU's class or module for the same role."""
     if not all(isinstance(x, str) and _QUALIFIED_RE.fullmatch(x) for x in (a, b)) or a == b:

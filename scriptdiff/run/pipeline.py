@@ -384,7 +384,8 @@ class Run:
                     only = r.failed_checks(failed)
                     named = set().union(*(a.hides for a in accs if a.opaque))  # what launchers not known name
                     if missing or code or only or named:
-                        unknown[side] = lambda f, missing=missing, code=code, only=only, named=named, runs=runs_of[side]: (
+                        runs = runs_of[side]
+                        unknown[side] = lambda f, missing=missing, code=code, only=only, named=named, runs=runs: (
                             f.check in only or any(could_set(m, f) and _same_run(m, f, runs) for m in missing)
                             or (code and f.meta.get("callee") is not None) or _names(named, f))
             self.scoped.append((unit, gtables, ntables, unknown))

@@ -371,7 +371,7 @@ class DeviceEval:
         return UNDECIDED
 
     def own_device(self, qn: str, node: cst.Call, env: Env, depth: int) -> bool:
-        """`is_device_available(device_type)`, `has_accelerator_available()` of a module not read
+        """`has_accel_available(device_type)`, `is_accelerator_available()` of a module not read
         (devices.python.own_device): whether the run's own device is there, given nothing or only
         the run's device. Never a function of torch (its own tests are listed by name)."""
         spec = self.t.own_device
