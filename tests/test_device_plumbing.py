@@ -753,6 +753,11 @@ def test_backends_spelt_per_device_and_through_a_platform_object_are_the_port(tm
     """`"cpu:gloo,cuda:nccl"` against `f"{cpu_full_backend},{accel_full_backend}"`, and
     `"nccl"` against a platform object's `comm_backend`: the run's backends either way."""
     assert loud(pair(tmp_path, DIST_GPU, DIST_NPU, "dist_kit.py")) == []
+    # the CPU's backend a parameter named for it, not bound in the file: still the CPU's
+    unbound = edit(DIST_NPU, ("    cpu_full_backend = HostCpu.full_comm_backend\n", ""),
+                   ("def init_dist(args, rank):", "def init_dist(args, rank, cpu_full_backend):"))
+    gpu_unbound = edit(DIST_GPU, ("def init_dist(args, rank):", "def init_dist(args, rank, cpu_full_backend):"))
+    assert loud(pair(tmp_path / "u", gpu_unbound, unbound, "dist_kit.py")) == []
     drift = edit(DIST_NPU, ("else accel_host.comm_backend", 'else "gloo"'))
     assert loud(pair(tmp_path / "d", DIST_GPU, drift, "dist_kit.py")) == [  # the backend chosen, not the run's
         ("SD102", "code:dist_kit.py:init_dist", None,

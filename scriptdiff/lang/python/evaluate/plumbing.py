@@ -145,17 +145,24 @@ def _fstring_backends(p: Parsed, node: cst.FormattedString, depth: int) -> bool:
         return False
     roles = [role(p, x.expression, depth + 1) for x in exprs]
     return any(r is not None and r.what == BACKEND for r in roles) and all(
-        r is not None and r.what == BACKEND or _names_gloo(x.expression) for r, x in zip(roles, exprs))
+        r is not None and r.what == BACKEND or _other_device_backend(x.expression) for r, x in zip(roles, exprs))
 
 
-def _names_gloo(node) -> bool:
-    """A name whose words say it is the CPU's process-group backend (`cpu_full_backend`)."""
+def _other_device_backend(node) -> bool:
+    """A name whose words say it is the backend of a device that is not an accelerator
+    (`cpu_backend`: a device word of rules/devices.yaml `families.other`, the rest a backend's
+    name by the plumbing's words)."""
     d = dotted(node)
-    return d is not None and "cpu" in words(d.rsplit(".", 1)[-1]) and "backend" in words(d.rsplit(".", 1)[-1])
+    if d is None:
+        return False
+    ws = words(d.rsplit(".", 1)[-1])
+    rest = [w for w in ws if family_of(w) != "other"]
+    return len(rest) < len(ws) and named("_".join(rest)) == BACKEND
 
 
 def _composite_backend(v: str) -> bool:
-    """`cpu:gloo,cuda:nccl`: backends per device, the accelerator's a known one."""
+    """`cpu:gloo,cuda:nccl`: backends per device, the accelerator's a known one, the others for
+    devices that are not accelerators (rules/devices.yaml `families.other`)."""
     parts = [x.strip() for x in v.lower().split(",")]
     if len(parts) < 2:
         return False
@@ -164,7 +171,7 @@ def _composite_backend(v: str) -> bool:
         dev, _, b = x.rpartition(":")
         if b in plumbing_table().backends and (not dev or family_of(dev) in ("cuda", "npu")):
             accel = True
-        elif not (b == "gloo" and dev in ("", "cpu")):
+        elif family_of(dev) != "other":  # `cpu:gloo`: a backend for another device than the accelerator
             return False
     return accel
 
