@@ -433,6 +433,7 @@ section("numerics_relevance", Record({
                           need={"reason": "a reason", "calls": "calls (its call patterns)"})),
     "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES, "loaders": NAMES,
     "device_words": NAMES, "pure_calls": NAMES, "setup_checks": NAMES, "in_place": _PATTERNS,
+    "placement_environment": NAMES,
 }, required=("sinks", "inert")))
 
 

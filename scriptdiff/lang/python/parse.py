@@ -376,7 +376,11 @@ def rules(rs: RuleSet) -> PyRules:
         qrenames=q,
         methods={r["npu"]: (r["gpu"], r["rule"]) for r in d.get("method_renames", [])},
         attrs={r["npu"]: (r["gpu"], r["rule"]) for r in d.get("attribute_renames", [])},
-        whole={r["npu"]: (r["gpu"], r["rule"]) for r in strings.get("whole", [])},
+        # an environment variable's NPU name (os.environ["ASCEND_RT_VISIBLE_DEVICES"]) is its GPU twin's
+        # (rules/environment.yaml env_map.pairs), as in a launch script's export
+        whole={**{npu: (gpu, code("env-var-renamed"))
+                  for gpu, npu in ((rs.section("env_map", {}) or {}).get("pairs") or {}).items()},
+               **{r["npu"]: (r["gpu"], r["rule"]) for r in strings.get("whole", [])}},
         substr=[(r["npu"], r["gpu"], r["rule"]) for r in strings.get("substring", [])],
         npu_imports=[(r["module"], r["rule"]) for r in ei.get("npu_only", [])],
         gpu_imports=[(r["module"], r["rule"]) for r in ei.get("gpu_only", [])],

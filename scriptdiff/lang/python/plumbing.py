@@ -311,13 +311,18 @@ class PlumbingChecks:
         for count in req.get("count") or ():
             for res in req.get("resources") or ():
                 ga, na = gkw.get(count), nkw.get(res)
-                if ga is None or na is None or count in nkw or res in gkw or type(na.value) is not cst.Dict \
-                        or len(na.value.elements) != 1 or type(na.value.elements[0]) is not cst.DictElement:
+                zero = s.n.live_of(nkw[count].value) if count in nkw else None
+                nil = type(zero) is cst.Integer and zero.value == "0"  # `num_gpus=0` on the NPU run
+                live = s.n.live_of(na.value) if na is not None else None
+                if ga is None or na is None or (count in nkw and not nil) or res in gkw or type(live) is not cst.Dict \
+                        or len(live.elements) != 1 or type(live.elements[0]) is not cst.DictElement:
                     continue
-                el = na.value.elements[0]
-                name = constant(el.key)
+                el = live.elements[0]
+                name = self.device_key(el.key)
                 if not isinstance(name, str) or name.lower() not in npu:
                     continue
+                if nil:
+                    self.mask(None, nkw.pop(count).value)
                 del gkw[count], nkw[res]
                 if s.gn(ga.value) != s.nn(el.value):
                     return [(ga.value, el.value, (callee, f"{count} / {res}[{name!r}]"))]
@@ -329,6 +334,17 @@ class PlumbingChecks:
                 self.mask(ga.value, None)
                 del gkw[count]
         return []
+
+    def device_key(self, key):
+        """A resource's name in an NPU-side request: a string, or a name the specialisation read as
+        the run's own device (`{ACCELERATOR_TYPE: n}`, shown as the NPU's resource name)."""
+        name = constant(key)
+        if isinstance(name, str):
+            return name
+        dev = device_value(self.s.n, key)
+        if isinstance(dev, str) and family_of(dev) == "npu":
+            return "NPU"
+        return None
 
     def bare_request(self, g, n) -> bool:
         """A scheduler's device request on one side (`@ray.remote(num_gpus=1)`, or

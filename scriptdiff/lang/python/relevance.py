@@ -81,6 +81,7 @@ class Tables:
     probe_calls: tuple = ()  # calls that ask whether a device is there, of any family (rules/devices.yaml)
     in_place: tuple = ()  # calls that change the tensor given first, and nothing else (the collectives)
     loaders: tuple = ()  # calls whose placement keyword only says where loaded bytes are put
+    placement_environment: frozenset = frozenset()  # os.environ entries that say which devices a process sees
 
 
 @derived
@@ -104,6 +105,7 @@ def tables(rs: RuleSet) -> Tables:
                   device_words=frozenset(d.get("device_words") or ()), dtype_names=dtypes,
                   shown={name: shown for name, shown, _c, _a in sinks},
                   pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()),
+                  placement_environment=frozenset(d.get("placement_environment") or ()),
                   setup_checks=tuple(d.get("setup_checks") or ()), in_place=tuple(d.get("in_place") or ()),
                   probe_calls=tuple(m for c in (table(rs).get("python") or {}).get("calls") or ()
                                     for m in c.get("match") or ()))
@@ -1077,7 +1079,9 @@ class Search:
             root = target.value
             while type(root) is ast.Subscript:
                 root = root.value
-            if self.f.imported(dotted(root) or "?"):  # os.environ["X"] = ...: a library's (or the process's) state
+            if self.placement_entry(target):  # os.environ["CUDA_VISIBLE_DEVICES"] = ...: which devices it sees
+                self.effect("placement")
+            elif self.f.imported(dotted(root) or "?"):  # os.environ["X"] = ...: a library's (or the process's) state
                 self.cannot(f"an entry of {dotted(root)}, a library's state")
             elif type(root) is ast.Name:
                 scope = self.f.binder(root, root.id)
@@ -1096,6 +1100,18 @@ class Search:
             self.bind(target.value, None, frm, depth)
         else:
             self.cannot("a target of an unknown shape")
+
+    def placement_entry(self, target: ast.Subscript) -> bool:
+        """`os.environ["ASCEND_RT_VISIBLE_DEVICES"]` (rules/relevance.yaml placement_environment):
+        the entry of the process's environment that says which devices it sees. A list written
+        as a literal is a setting (how many devices the run sees, compared as written, as a launch
+        script's export is); one computed (the ids a scheduler gave) is placement."""
+        key = target.slice
+        if not (self.f.qualified(dotted(target.value) or "?") == "os.environ" and type(key) is ast.Constant
+                and key.value in self.t.placement_environment):
+            return False
+        stmt = self.f.parent.get(id(target))
+        return not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and type(stmt.value) is ast.Constant)
 
     @staticmethod
     def param(fn, call: ast.Call, kw: str | None, node) -> str | None:
