@@ -71,3 +71,16 @@ def test_a_device_request_of_another_count_is_said(tmp_path):
     rep = pair(tmp_path, "pool.py", REQUEST_GPU, REQUEST_NPU.format(n="count * 2"))
     assert [r for r in rows(rep) if r[1] != "info"] == [
         ("SD102", "warning", "code:pool.py:start", "count", "count * 2", 5, 7)]
+
+
+SETUP = "from mindspore import context\n\n\ndef setup(tgt):\n    context.set_context(device_target={t}, mode=context.{m})\n"
+
+
+def test_the_device_a_framework_is_told_to_target_is_placement(tmp_path):
+    rep = pair(tmp_path / "target", "setup.py", SETUP.format(t='"GPU"', m="GRAPH_MODE"),
+               SETUP.format(t="tgt", m="GRAPH_MODE"))
+    assert rows(rep) == [("SD103", "info", "code:setup.py:setup", "GPU", "tgt", 5, 5)]
+    rep = pair(tmp_path / "mode", "setup.py", SETUP.format(t='"GPU"', m="GRAPH_MODE"),
+               SETUP.format(t="tgt", m="PYNATIVE_MODE"))
+    assert rows(rep) == [("SD102", "warning", "code:setup.py:setup", "context.GRAPH_MODE", "context.PYNATIVE_MODE", 5, 5),
+                         ("SD103", "info", "code:setup.py:setup", "GPU", "tgt", 5, 5)]
