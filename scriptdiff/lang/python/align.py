@@ -234,7 +234,12 @@ class Aligner:
         self.port.check_optimizers(gs, ns, scope)
         if gs.kind != "compound" or ns.kind != "compound":
             if gk != nk and not swapped and not self.values.assign(gs, ns, scope):
-                self.cls.report_sites(self.nodes.diff_nodes(gs.node, ns.node, None), gs, ns, scope)
+                parts = conditional_parts(gs.node, ns.node)  # `x = a if c else b` against `if c: x = a / else: x = b`
+                if parts is not None:
+                    sites = [s for g, n in parts for s in self.nodes.diff_nodes(g, n, None)]
+                else:
+                    sites = self.nodes.diff_nodes(gs.node, ns.node, None)
+                self.cls.report_sites(sites, gs, ns, scope)
             return
         inner = scope
         if gs.name is not None:
@@ -397,3 +402,42 @@ def _ignores_errors(node) -> bool:
                     continue
                 return False
     return True
+
+
+def _one_assign(node):
+    """The Assign of a block or a statement line that is one assignment to one target, else None."""
+    if type(node) is cst.IndentedBlock:
+        if len(node.body) != 1:
+            return None
+        node = node.body[0]
+    if type(node) is not cst.SimpleStatementLine or len(node.body) != 1:
+        return None
+    a = node.body[0]
+    return a if type(a) is cst.Assign and len(a.targets) == 1 else None
+
+
+def conditional_parts(g, n) -> list | None:
+    """A conditional expression assigned to a name (`x = a if c else b`) and the `if`/`else` that
+    assigns it the same way on the other side (`if c: x = a` / `else: x = b`): one statement
+    written two ways. The pairs of parts to compare (target, test, each branch's value), GPU
+    first; None for any other pair."""
+    def split(node):
+        if type(node) is cst.If:
+            if type(node.orelse) is not cst.Else:
+                return None
+            a, b = _one_assign(node.body), _one_assign(node.orelse.body)
+            if a is None or b is None:
+                return None
+            return a.targets[0].target, node.test, a.value, b.targets[0].target, b.value
+        a = _one_assign(node)
+        if a is None or type(a.value) is not cst.IfExp:
+            return None
+        x = a.value
+        return a.targets[0].target, x.test, x.body, a.targets[0].target, x.orelse
+
+    if (type(g) is cst.If) == (type(n) is cst.If):
+        return None
+    gp, np_ = split(g), split(n)
+    if gp is None or np_ is None:
+        return None
+    return [(gp[0], np_[0]), (gp[3], np_[3]), (gp[1], np_[1]), (gp[2], np_[2]), (gp[4], np_[4])]

@@ -1,0 +1,44 @@
+"""Issue 39: one statement written two ways. `x = a if c else b` on one side and `if c: x = a /
+else: x = b` on the other assign the same value the same way: compared part by part (the
+target, the test, each branch's value), silent when the parts are equal, the part that differs
+said at its own line. Made-up names."""
+from __future__ import annotations
+
+from conftest import script_pair
+
+EXPR = ("import torch\n\n\ndef pick(cfg, ids):\n"
+        "    cfg[\"device\"] = torch.device(\"cpu\") if len(ids) == 0 or not torch.cuda.is_available() "
+        "else torch.device(\"cuda\")\n"
+        "    cfg[\"lr\"] = 1e-4 if cfg[\"big\"] else 3e-4\n"
+        "    return cfg\n")
+BLOCKS = ("import torch\nimport torch_npu\n\n\ndef pick(cfg, ids):\n"
+          "    if len(ids) == 0 or not torch.npu.is_available():\n"
+          "        cfg[\"device\"] = torch.device(\"cpu\")\n"
+          "    else:\n"
+          "        cfg[\"device\"] = torch.device(\"npu\")\n"
+          "    if cfg[\"big\"]:\n"
+          "        cfg[\"{key}\"] = 1e-4\n"
+          "    else:\n"
+          "        cfg[\"lr\"] = {lr}\n"
+          "    return cfg\n")
+
+
+def rows(rep):
+    return sorted(((f.rule, str(f.severity), f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
+                    f.gpu.line if f.gpu else None, f.npu.line if f.npu else None) for f in rep.findings), key=repr)
+
+
+def test_a_conditional_expression_and_the_if_that_assigns_the_same_are_one_statement(tmp_path):
+    rep = script_pair(tmp_path, EXPR, BLOCKS.format(key="lr", lr="3e-4"), name="pick.py")
+    assert rows(rep) == []
+    assert [(m.rule, m.gpu, m.npu.line) for m in rep.masked] == [("SD006", None, 2)]  # import torch_npu
+
+
+def test_the_branch_that_differs_is_said_at_its_line(tmp_path):
+    rep = script_pair(tmp_path, EXPR, BLOCKS.format(key="lr", lr="5e-4"), name="pick.py")
+    assert rows(rep) == [("SD102", "warning", 0.0003, 0.0005, 6, 13)]
+
+
+def test_branches_assigning_different_targets_are_not_one_statement(tmp_path):
+    rep = script_pair(tmp_path, EXPR, BLOCKS.format(key="rate", lr="3e-4"), name="pick.py")
+    assert rows(rep) == [("SD102", "warning", "lr", "rate", 6, 11)]
