@@ -1,7 +1,7 @@
 """Issue 39: one statement written two ways. `x = a if c else b` on one side and `if c: x = a /
 else: x = b` on the other assign the same value the same way: compared part by part (the
 target, the test, each branch's value), silent when the parts are equal, the part that differs
-said at its own line. Made-up names."""
+said at its own line. A function renamed, its parameters the same, is info. Made-up names."""
 from __future__ import annotations
 
 from conftest import script_pair
@@ -42,3 +42,19 @@ def test_the_branch_that_differs_is_said_at_its_line(tmp_path):
 def test_branches_assigning_different_targets_are_not_one_statement(tmp_path):
     rep = script_pair(tmp_path, EXPR, BLOCKS.format(key="rate", lr="3e-4"), name="pick.py")
     assert rows(rep) == [("SD102", "warning", "lr", "rate", 6, 11)]
+
+
+RENAMED = ("import torch.distributed as dist\n\n\ndef {name}(group={default}):\n    dist.destroy_process_group(group)\n"
+           "\n\ndef train(model):\n    model.step()\n    {name}()\n")
+
+
+def test_a_function_renamed_is_info_and_its_calls_follow(tmp_path):
+    rep = script_pair(tmp_path / "same", RENAMED.format(name="close_pool", default="None"),
+                      RENAMED.format(name="close_worker_pool", default="None"), name="pool.py")
+    assert rows(rep) == [("SD103", "info", "close_pool", "close_worker_pool", 4, 4)]
+    assert rep.findings[0].message == ("def close_pool is named close_worker_pool on NPU, its parameters the same: "
+                                       "what it runs is compared in its body")
+    rep = script_pair(tmp_path / "default", RENAMED.format(name="close_pool", default="None"),
+                      RENAMED.format(name="close_worker_pool", default="'world'"), name="pool.py")
+    assert rows(rep) == [("SD102", "warning", "close_pool", "close_worker_pool", 4, 4),  # renamed, a default changed:
+                         ("SD102", "warning", None, "world", 4, 4)]  # both said
