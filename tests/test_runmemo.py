@@ -95,13 +95,28 @@ def test_what_is_not_replayed(memo, tmp_path, monkeypatch):
     assert run_cli("diff", "gpu", "missing", "--format", "json")[0] == 2
     assert run_cli("diff", "gpu", "missing", "--format", "json")[0] == 2
     assert len(memo) == 4  # a missing input: exit 2, never stored
-    run_cli("diff", "gpu", "npu", "--format", "json", "-o", str(tmp_path / "r.sarif"))
-    run_cli("diff", "gpu", "npu", "--format", "json", "-o", str(tmp_path / "r.sarif"))
-    assert len(memo) == 6  # --output writes a file a replay would not
     monkeypatch.setattr(runmemo, "RACY_NS", 10 ** 12)  # every file counts as just modified
     run_cli("diff", "gpu", "npu", "--format", "sarif")
     run_cli("diff", "gpu", "npu", "--format", "sarif")
-    assert len(memo) == 8
+    assert len(memo) == 6
+
+
+def test_an_output_file_is_written_again_by_a_replay(memo, tmp_path):
+    argv = ("diff", "gpu", "npu", "--format", "json", "-o", "sarif=out/r.sarif")
+    (tmp_path / "out").mkdir()
+    first = run_cli(*argv)
+    report = (tmp_path / "out" / "r.sarif").read_text(encoding="utf-8")
+    assert first[0] == 0 and json.loads(report)["version"] == "2.1.0"
+    (tmp_path / "out" / "r.sarif").write_text("stale", encoding="utf-8")
+    assert run_cli(*argv) == first and len(memo) == 1  # replayed: the file written again, nothing compared
+    assert (tmp_path / "out" / "r.sarif").read_text(encoding="utf-8") == report
+    # an entry that names a file the arguments do not name is not replayed: the run compares again
+    key = runmemo._key(list(argv))
+    entry = store.get(key, loads=json.loads)
+    entry["files"] = [[str(tmp_path / "elsewhere.txt"), "x"]]
+    store.put(key, entry)
+    assert run_cli(*argv) == first and len(memo) == 2
+    assert not (tmp_path / "elsewhere.txt").exists()
 
 
 def test_a_tampered_or_foreign_entry_is_not_replayed(memo, tmp_path):

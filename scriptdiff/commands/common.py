@@ -391,6 +391,9 @@ def write_text(path: str, text: str) -> int | None:
             fh.write(text)
     except OSError as e:
         return fail(f"cannot write {path}: {e.strerror or e}")
+    memo = sys.modules.get("scriptdiff.commands.runmemo")  # a recorded diff: a replay writes it again
+    if memo is not None:
+        memo.wrote(path, text)
     return None
 
 

@@ -2,7 +2,7 @@
 reading them again (issue 14: a warm run costs about what `git diff` costs).
 
 A run of `scriptdiff diff` whose output goes to a pipe or a file (not a terminal), with the
-cache on, no `--output`, no git revisions and no standard input, records what it looked at:
+cache on, no git revisions and no standard input, records what it looked at:
 
 - every file it opened for reading and every folder it listed (Python's audit events
   `open`, `os.scandir`, `os.listdir`), every path it looked for and did not find (a
@@ -15,14 +15,18 @@ cache on, no `--output`, no git revisions and no standard input, records what it
   has the identity recorded for it, so the next run reads it again. A folder's modification
   time changes when a file is added to it, removed or renamed.
 
-Its standard output, standard error and exit status are then stored in the cache (a keyed,
+Its standard output, standard error, exit status and the bytes of each `-o` file it wrote are
+then stored in the cache (a keyed,
 validated entry: scriptdiff/inputs/store.py), under a key of scriptdiff's version, code and rule
 packs (`store.salt`), the Python version, the working directory, the arguments and the
 environment variables that change output (`SCRIPTDIFF_*`, `NO_COLOR`, `COLUMNS`, ...).
 
 A later run with the same key replays the entry when every recorded path still has its
 identity (one `stat` each); anything else is a miss, and the run happens as usual. Files
-are not read and nothing heavy is imported on a hit.
+are not read and nothing heavy is imported on a hit. A hit writes each `-o` file again, as
+the run did (only to a path its own arguments name after `-o`/`--output`: a tampered entry
+that names another path is not replayed); a file the run creates changes its folder, so the
+run after the first one that creates it is compared once more before replays begin.
 
 Not recorded, so never replayed: a run where a file it read was modified in the
 `RACY_NS` before it was read (its time stamp cannot tell a later edit in the same tick, the
@@ -76,7 +80,36 @@ def _shape_ok(entry) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("paths"), list) \
         and isinstance(entry.get("out"), str) and isinstance(entry.get("err"), str) \
         and type(entry.get("code")) is int and entry["code"] in (0, 1) \
-        and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in entry["paths"])
+        and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in entry["paths"]) \
+        and isinstance(entry.get("files", []), list) \
+        and all(isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and isinstance(f[1], str)
+                for f in entry.get("files", []))
+
+
+def _named_outputs(argv: list[str]) -> set:
+    """The absolute paths the arguments name after -o/--output (`-o F`, `-oF`, `--output=F`, each
+    also as `FORMAT=F`): the only files a replay may write."""
+    out, it = set(), iter(argv[:argv.index("--")] if "--" in argv else argv)
+    for a in it:
+        if a in ("-o", "--output"):
+            spec = next(it, "")
+        elif a.startswith("--output="):
+            spec = a[len("--output="):]
+        elif a.startswith("-o") and not a.startswith("--"):
+            spec = a[2:]
+        else:
+            continue
+        for path in (spec, spec.partition("=")[2]):
+            if path:
+                out.add(os.path.abspath(path))
+    return out
+
+
+def wrote(path: str, text: str) -> None:
+    """An `-o` file the recorded run wrote (common.write_text): written again by a replay."""
+    rec = _rec
+    if rec is not None:
+        rec.files.append([os.path.abspath(path), text])
 
 
 def replay(argv: list[str]) -> int | None:
@@ -92,6 +125,18 @@ def replay(argv: list[str]) -> int | None:
     for path, ident in entry["paths"]:
         if identity(path) != ident:
             return None
+    files = entry.get("files") or []
+    named = _named_outputs(argv)
+    if any(path not in named for path, _text in files):
+        return None
+    for path, text in files:  # as common.write_text writes them
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            from .common import fail  # lazy: only a failed write needs it
+
+            return fail(f"cannot write {path}: {e.strerror or e}")
     sys.stdout.write(entry["out"])
     sys.stdout.flush()
     sys.stderr.write(entry["err"])
@@ -143,6 +188,7 @@ class Recorder:
                "/proc", "/dev", "/sys"]
         self.skip = tuple(os.path.join(os.path.abspath(p), "") for p in own if p)
         self.out, self.err = _Tee(sys.stdout), _Tee(sys.stderr)
+        self.files: list = []  # [absolute path, text] of each -o file written
         self._add(os.getcwd())
 
     def _add(self, p: str):
@@ -195,7 +241,7 @@ def _now() -> int:
 def start(argv: list[str], args) -> Recorder | None:
     """Record this run when it may be replayed later."""
     global _rec, _hooked
-    if not enabled(argv) or getattr(args, "output", None) or getattr(args, "git", False) \
+    if not enabled(argv) or getattr(args, "git", False) \
             or getattr(args, "git_external", False) or getattr(args, "git_path", None) \
             or getattr(args, "progress", False) \
             or getattr(args, "no_cache", False):
@@ -224,8 +270,8 @@ def finish(rec: Recorder | None, code: int) -> None:
         return
     _rec = None
     sys.stdout, sys.stderr = rec.out._inner, rec.err._inner
-    if not rec.ok or code not in (0, 1) or rec.out.size + rec.err.size > budget.MEMO_OUTPUT_BYTES \
-            or rec.out.broken or rec.err.broken:
+    if not rec.ok or code not in (0, 1) or rec.out.broken or rec.err.broken \
+            or rec.out.size + rec.err.size + sum(len(text) for _p, text in rec.files) > budget.MEMO_OUTPUT_BYTES:
         return
     paths = []
     for p in sorted(rec.paths):
@@ -234,4 +280,4 @@ def finish(rec: Recorder | None, code: int) -> None:
             return  # modified too shortly before it was read for its time stamp to tell a later edit
         paths.append([p, ident])
     store.put(rec.key, {"paths": paths, "out": "".join(rec.out.parts), "err": "".join(rec.err.parts),
-                        "code": code})
+                        "code": code, "files": rec.files})
