@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_tree.py [runs]
 Prints medians for: the git baseline; scriptdiff with a cold cache (fresh cache folder
-each run); warm, the same run replayed (commands/runmemo.py); warm with the per-file cache
+each run); warm, the same run replayed (commands/runmemo.py); the same with an `-o` report
+written (replayed, the file written again); warm with the per-file cache
 only (SCRIPTDIFF_NO_RUN_MEMO=1: every file read again); warm with one module edited before
 each run (one pair parsed, the rest from the cache); and --no-cache. Ratios are against the git
 baseline measured in the same run.
@@ -50,11 +51,18 @@ def main() -> None:
         print(row("scriptdiff diff DIR DIR (cold cache)", cold, base))
         # the cold runs just created the cache folder beside gpu/ and npu/: a run that ends
         # under 2 s after a change to what it looked at is not stored for a replay (racy time
-        # stamps, commands/runmemo.py); wait that out, as a user's next run would
+        # stamps, commands/runmemo.py); wait that out, as a user's next run would (the folder of the
+        # -o report below is made before it: making it changes the folder that holds gpu/ and npu/)
+        report = root / "report" / "r.sarif"  # what CI writes: its report with -o, the JSON on standard output
+        report.parent.mkdir()
         time.sleep(2.1)
         env = bench_env({"SCRIPTDIFF_CACHE_DIR": str(cache)})
         warm = time_cmd(cmd, runs, warmup=1, env=env)
         print(row("scriptdiff diff DIR DIR (warm: the run replayed)", warm, base))
+        written = time_cmd(cmd + ["-o", str(report)], runs, warmup=2, env=env)
+        if json.loads(report.read_text(encoding="utf-8")).get("version") != "2.1.0":
+            sys.exit("the -o report was not written")
+        print(row("scriptdiff diff DIR DIR -o r.sarif (warm: replayed, the file written again)", written, base))
         files = time_cmd(cmd, runs, warmup=0, env=dict(env, SCRIPTDIFF_NO_RUN_MEMO="1"))
         print(row("scriptdiff diff DIR DIR (warm: per-file cache)", files, base))
         edited = _one_edit(cmd, env, Path(n), runs)
