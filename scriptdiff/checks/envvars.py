@@ -33,7 +33,7 @@ from ..run.compare import show
 from ..ruleset.envmap import value_equivalent
 from ..run.finding import finding
 from ..model import Fact, Masked
-from ..ruleset.devices import family_of
+from ..ruleset.devices import backend_family, family_of
 from ..ruleset.rules import code, load
 from ..ruleset.secrets import WITHHELD, is_secret, redact_text, withheld
 from ..ruleset.vocabulary import is_cosmetic, to_bool
@@ -105,6 +105,8 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     if g is not None and n is not None and family_of(str(g.value).strip().lower()) == "cuda" \
             and family_of(str(n.value).strip().lower()) == "npu":  # TRAIN_DEVICE=gpu against =npu: the run's device
         return Masked(rule=code("device-plumbing"), gpu=g.side(), npu=n.side())
+    if g is not None and n is not None and backend_family(g.value) == "cuda" and backend_family(n.value) == "npu":
+        return Masked(rule=code("distributed-backend-port"), gpu=g.side(), npu=n.side())  # DIST_BACKEND=nccl / =hccl
     both = g is not None and n is not None
     where = "GPU" if n is None else "NPU"
     present = g if n is None else n

@@ -134,7 +134,7 @@ def replay(argv: list[str]) -> int | None:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as e:
-            from .common import fail  # lazy: only a failed write needs it
+            from .common import fail  # lazy: keeps --help fast, and a replay (only a failed write needs it)
 
             return fail(f"cannot write {path}: {e.strerror or e}")
     sys.stdout.write(entry["out"])

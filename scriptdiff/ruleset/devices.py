@@ -72,6 +72,18 @@ def family_of(name: str) -> str | None:
     return _names().get(base)
 
 
+def backend_family(name) -> str | None:
+    """The device family whose runs use the collective library a value names ("nccl" -> cuda,
+    "HCCL" -> npu: rules/devices.yaml `backends`), None for any other value."""
+    if not isinstance(name, str):
+        return None
+    low = name.strip().strip("'\"").lower()
+    for fam, names in (table().get("backends") or {}).items():
+        if low in (str(n).lower() for n in names or ()):
+            return fam
+    return None
+
+
 def device_flag(words) -> str | None:
     """The device family a switch's name says it turns on (`use_npu`, `npu`, `is_cuda`: its
     words are one name of the cuda or npu family and plumbing `flag_words` only), else None."""

@@ -162,6 +162,7 @@ section("devices", Record({
     "sides": Record({"gpu": Enum("cuda"), "npu": Enum("npu")}, required=("gpu", "npu"), need="gpu: cuda and npu: npu"),
     "families": Record({fam: NAMES for fam in _DEVICE_FAMILIES}, required=_DEVICE_FAMILIES,
                        need="the cuda, npu and other device names"),
+    "backends": Record({fam: NAMES for fam in _DEVICE_FAMILIES}),
     "python": Record({
         **{part: ListOf(Record({**_DEVICE_TEST, "family": Enum(*_DEVICE_FAMILIES), "match": ListOf(Name(), nonempty=True),
                                 "mask": Name()}, required=_DEVICE_NEEDS + ("family", "match")))
@@ -434,6 +435,7 @@ section("numerics_relevance", Record({
     "compute_modules": NAMES, "qualifier_words": NAMES, "placement_keywords": NAMES, "move_methods": NAMES, "loaders": NAMES,
     "device_words": NAMES, "pure_calls": NAMES, "setup_checks": NAMES, "in_place": _PATTERNS,
     "placement_environment": NAMES,
+    "rendezvous": Record({"calls": _PATTERNS, "keywords": NAMES}, required=("calls", "keywords")),
 }, required=("sinks", "inert")))
 
 

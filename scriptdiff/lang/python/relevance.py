@@ -82,6 +82,7 @@ class Tables:
     in_place: tuple = ()  # calls that change the tensor given first, and nothing else (the collectives)
     loaders: tuple = ()  # calls whose placement keyword only says where loaded bytes are put
     placement_environment: frozenset = frozenset()  # os.environ entries that say which devices a process sees
+    rendezvous: tuple = ()  # (call patterns, keywords): how the processes of a job find each other
 
 
 @derived
@@ -106,6 +107,8 @@ def tables(rs: RuleSet) -> Tables:
                   shown={name: shown for name, shown, _c, _a in sinks},
                   pure_calls=frozenset(d.get("pure_calls") or ()), loaders=tuple(d.get("loaders") or ()),
                   placement_environment=frozenset(d.get("placement_environment") or ()),
+                  rendezvous=(tuple((d.get("rendezvous") or {}).get("calls") or ()),
+                              frozenset((d.get("rendezvous") or {}).get("keywords") or ())),
                   setup_checks=tuple(d.get("setup_checks") or ()), in_place=tuple(d.get("in_place") or ()),
                   probe_calls=tuple(m for c in (table(rs).get("python") or {}).get("calls") or ()
                                     for m in c.get("match") or ()))
@@ -247,10 +250,11 @@ class Flow:
         return [(self._char_col(line, n.col_offset), n) for n in self._lines.get(line, ())]
 
     def locate(self, line: int | None, col: int | None, text: str) -> ast.AST | None:
-        """The node that starts at (line, character column) and reads as `text`."""
+        """The expression that starts at (line, character column) and reads as `text` (a call that is
+        a whole statement is the call, not its statement), else such a statement."""
         if self.tree is None or line is None or col is None:
             return None
-        cands = [n for c, n in self.at_line(line) if c == col]
+        cands = sorted((n for c, n in self.at_line(line) if c == col), key=lambda n: not isinstance(n, ast.expr))
         want = " ".join(text.split())
         for n in cands:
             if self.segment(n) == want:
@@ -855,6 +859,9 @@ class Search:
             return
         if kw in self.t.placement_keywords:
             self.effect("placement")
+            return
+        if self.t.rendezvous and kw in self.t.rendezvous[1] and match_name(self.f.callee(call) or "", self.t.rendezvous[0]):
+            self.effect("how the job's processes meet")  # init_process_group(init_method="env://", timeout=...)
             return
         if self.meets(call, frm):
             return

@@ -1,0 +1,52 @@
+"""Issue 39, round 8: a value that is each run's own device or backend is the port, whatever the
+setting is called; how a job's processes meet is not what it computes. Made-up names."""
+from __future__ import annotations
+
+from conftest import script_pair
+
+
+def rows(rep):
+    return sorted(((f.rule, str(f.severity), f.key, f.gpu.value if f.gpu else None, f.npu.value if f.npu else None,
+                    f.gpu.line if f.gpu else None, f.npu.line if f.npu else None) for f in rep.findings), key=repr)
+
+
+def masked(rep):
+    return sorted((m.rule, m.gpu.line if m.gpu else None, m.npu.line if m.npu else None) for m in rep.masked)
+
+
+LAUNCH = "python fit.py{target} --lr 1e-4\n"
+
+
+def test_a_setting_whose_value_is_the_sides_own_device_is_the_port(tmp_path):
+    rep = script_pair(tmp_path / "alone", LAUNCH.format(target=" --runs_on GPU"), LAUNCH.format(target=""))
+    assert rows(rep) == [] and masked(rep) == [("SD015", 1, None)]
+    rep = script_pair(tmp_path / "both", LAUNCH.format(target=" --runs_on GPU"), LAUNCH.format(target=" --runs_on Ascend"))
+    assert rows(rep) == [] and masked(rep) == [("SD015", 1, 1)]
+    # another device on the NPU side is a difference
+    rep = script_pair(tmp_path / "cpu", LAUNCH.format(target=" --runs_on GPU"), LAUNCH.format(target=" --runs_on CPU"))
+    assert rows(rep) == [("SD220", "warning", "runs_on", "GPU", "CPU", 1, 1)]
+
+
+ENV = "export KESTREL_COMM={comm}\ntorchrun fit.py --lr 1e-4\n"
+
+
+def test_an_environment_value_that_is_each_runs_backend_is_the_port(tmp_path):
+    rep = script_pair(tmp_path / "port", ENV.format(comm="nccl"), ENV.format(comm="hccl"))
+    assert rows(rep) == [] and masked(rep) == [("SD011", 1, 1)]
+    rep = script_pair(tmp_path / "gloo", ENV.format(comm="nccl"), ENV.format(comm="gloo"))
+    assert rows(rep) == [("SD301", "warning", "env:KESTREL_COMM", "nccl", "gloo", 1, 1)]
+
+
+MEET = ("import torch.distributed as dist\n\n\ndef join(rank, world):\n"
+        "    dist.init_process_group(backend=\"{b}\"{extra}, rank=rank, world_size=world)\n")
+
+
+def test_how_the_processes_meet_is_not_what_they_compute(tmp_path):
+    rep = script_pair(tmp_path / "meet", MEET.format(b="nccl", extra=""),
+                      MEET.format(b="hccl", extra=", init_method=\"env://\""), name="boot.py")
+    assert rows(rep) == [("SD103", "info", "code:boot.py:join", None, "env://", 5, 5)]
+    assert rep.findings[0].message.endswith("reaches nothing training computes (how the job's processes meet)")
+    # the job's size given on one side only is still said
+    rep = script_pair(tmp_path / "size", MEET.format(b="nccl", extra=""),
+                      MEET.format(b="hccl", extra="").replace(", world_size=world", ""), name="boot.py")
+    assert rows(rep) == [("SD102", "warning", "code:boot.py:join", "world", None, 5, 5)]
