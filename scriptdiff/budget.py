@@ -233,3 +233,7 @@ PAGE_LOCATE_CHARS = 2000  # characters of a line in which the page marks the wor
 CHART_POINTS = 4000  # points per series in the page's charts (the run's extremes always among them)
 CHART_MARKS = 500  # event steps kept per kind for the charts' markers
 CHART_NONFINITE = 200  # non-finite points kept per series in the page's charts
+# a function or class under another name on each side (lang/python/align.py renamed_defs): paired
+# when this share of its text's lines is the same, among at most this many candidate pairs
+RENAME_SIMILARITY = 0.75
+RENAME_CANDIDATES = 400

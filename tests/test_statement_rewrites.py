@@ -58,3 +58,34 @@ def test_a_function_renamed_is_info_and_its_calls_follow(tmp_path):
                       RENAMED.format(name="close_worker_pool", default="'world'"), name="pool.py")
     assert rows(rep) == [("SD102", "warning", "close_pool", "close_worker_pool", 4, 4),  # renamed, a default changed:
                          ("SD102", "warning", None, "world", 4, 4)]  # both said
+
+
+POOL = ("import torch\n\n\nclass {name}({base}):\n    def __init__(self, size):\n        self.size = size\n"
+        "        self.items = []\n\n    def fill(self, x):\n        self.items.append(x * {scale})\n"
+        "        return len(self.items)\n\n    def drain(self):\n        self.items.clear()\n")
+OTHER = ("import torch\n\n\nclass Ledger:\n    def total(self, rows):\n        return sum(r.amount for r in rows)\n"
+         "\n    def close(self):\n        print('closed')\n        return None\n")
+
+
+def test_a_class_renamed_is_paired_by_its_text_and_its_body_compared(tmp_path):
+    # beside a class the other side does not have, the renamed one is found by its text
+    rep = script_pair(tmp_path / "same", POOL.format(name="PoolRunner", base="object", scale=2),
+                      POOL.format(name="WorkerPool", base="object", scale=2) + OTHER[13:], name="pool.py")
+    assert rows(rep) == [("SD103", "info", "PoolRunner", "WorkerPool", 4, 4),
+                         ("SD103", "info", None, "class Ledger:", None, 17)]  # defined, used nowhere here
+    assert rep.findings[0].message == ("class PoolRunner is named WorkerPool on NPU, its bases the same: "
+                                       "what it runs is compared in its body")
+    rep = script_pair(tmp_path / "body", POOL.format(name="PoolRunner", base="object", scale=2),
+                      POOL.format(name="WorkerPool", base="Base", scale=3) + OTHER[13:], name="pool.py")
+    assert rows(rep) == [("SD102", "warning", "PoolRunner", "WorkerPool", 4, 4),
+                         ("SD102", "warning", 2, 3, 10, 10),  # its body compared
+                         ("SD103", "info", None, "class Ledger:", None, 17)]
+    assert rep.findings[0].message == ("class PoolRunner is named WorkerPool on NPU and its bases differ "
+                                       "(object on GPU, Base on NPU)")
+
+
+def test_a_class_of_other_text_is_not_a_rename(tmp_path):
+    rep = script_pair(tmp_path, POOL.format(name="PoolRunner", base="object", scale=2) + OTHER[13:],
+                      OTHER + OTHER[13:].replace("Ledger", "Journal"), name="pool.py")
+    assert sorted(f.message for f in rep.findings if f.message.startswith("class")) == [
+        "class on GPU only: PoolRunner", "class on NPU only: Journal"]

@@ -184,10 +184,53 @@ class Aligner:
                     else:
                         self.pair(gs, ns, scope)
             else:
-                for s in Gs[i1:i2]:
+                g_left, n_left = list(Gs[i1:i2]), list(Ns[j1:j2])
+                for gs, ns in self.renamed_defs(g_left, n_left):
+                    self.pair(gs, ns, scope)
+                for s in g_left:
                     self.one_sided(s, "gpu", scope)
-                for s in Ns[j1:j2]:
+                for s in n_left:
                     self.one_sided(s, "npu", scope)
+
+    def renamed_defs(self, Gs: list[St], Ns: list[St]) -> list:
+        """A function or class on each side, under another name, whose text is mostly the same
+        (`class DDPStrategy` against `class NPUParallelStrategy`, git's rename detection): paired,
+        so its header and its body are compared, and taken out of `Gs` and `Ns`. Each is paired
+        at most once, with the most similar of its kind (at least budget.RENAME_SIMILARITY)."""
+        defs = (cst.FunctionDef, cst.ClassDef)
+        gd = [s for s in Gs if type(s.node) in defs and s.name]
+        nd = [s for s in Ns if type(s.node) in defs and s.name]
+        if not gd or not nd or len(gd) * len(nd) > budget.RENAME_CANDIDATES:
+            return []
+        lines = {}
+
+        def text(p, s):
+            got = lines.get(id(s))
+            if got is None:
+                got = lines[id(s)] = [x.strip() for x in p.code(s.node).splitlines()[1:] if x.strip()]
+            return got
+
+        scored = []
+        for gs in gd:
+            for ns in nd:
+                if type(gs.node) is not type(ns.node) or gs.name == ns.name:
+                    continue
+                a, b = text(self.s.g, gs), text(self.s.n, ns)
+                if len(a) < 3 or len(b) < 3:
+                    continue
+                r = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+                if r >= budget.RENAME_SIMILARITY:
+                    scored.append((-r, Gs.index(gs), Ns.index(ns), gs, ns))
+        out, used_g, used_n = [], set(), set()
+        for _r, _i, _j, gs, ns in sorted(scored, key=lambda x: x[:3]):
+            if id(gs) in used_g or id(ns) in used_n:
+                continue
+            used_g.add(id(gs))
+            used_n.add(id(ns))
+            out.append((gs, ns))
+        Gs[:] = [s for s in Gs if id(s) not in used_g]
+        Ns[:] = [s for s in Ns if id(s) not in used_n]
+        return out
 
     def mps_branch(self, test, body: list[St], side: str) -> bool:
         """A GPU-only branch on torch.backends.mps (rules/python.yaml device_refactors.mps): masked."""
@@ -251,12 +294,23 @@ class Aligner:
                 if f in BLOCK_FIELDS:
                     continue
                 sites += self.nodes.diff_values(getattr(gs.node, f), getattr(ns.node, f), ctx, gs.node, ns.node)
-            if type(gs.node) is cst.FunctionDef and [x[:2] for x in sites] == [(gs.node.name, ns.node.name)]:
+            if type(gs.node) in (cst.FunctionDef, cst.ClassDef) and [x[:2] for x in sites] == [(gs.node.name, ns.node.name)]:
                 # `def cleanup_env()` named `def cleanup_environment()`: what it runs is compared in its body,
                 # and each call of it where it is written
+                what = "def" if type(gs.node) is cst.FunctionDef else "class"
+                same = "its parameters the same" if what == "def" else "its bases the same"
                 sites = [(gs.node.name, ns.node.name, ("NOTE", Severity.INFO,
-                                                       f"def {gs.node.name.value} is named {ns.node.name.value} on NPU, "
-                                                       f"its parameters the same: what it runs is compared in its body"))]
+                                                       f"{what} {gs.node.name.value} is named {ns.node.name.value} on NPU, "
+                                                       f"{same}: what it runs is compared in its body"))]
+            elif type(gs.node) is cst.ClassDef and len(sites) > 1 and gs.node.name.value != ns.node.name.value:
+                # a class renamed whose bases changed too: one finding for its header
+                def bases(p, node):
+                    return ", ".join(one_line(p.code(a)) for a in node.bases) or "none"
+
+                sites = [(gs.node.name, ns.node.name, ("NOTE", Severity.WARNING,
+                                                       f"class {gs.node.name.value} is named {ns.node.name.value} on NPU "
+                                                       f"and its bases differ ({bases(st.g, gs.node)} on GPU, "
+                                                       f"{bases(st.n, ns.node)} on NPU)"))]
             self.cls.report_sites(sites, gs, ns, inner if gs.name else scope)
         gcl = {label: (node, body) for label, node, body in gs.clauses}
         ncl = {label: (node, body) for label, node, body in ns.clauses}
