@@ -63,3 +63,18 @@ def test_a_backend_handed_on_is_the_collective_library_not_what_is_computed(tmp_
     assert rep.findings[0].message.endswith("reaches nothing training computes (the run's backend)")
     rep = script_pair(tmp_path / "seed", WRAP.format(args="seed=seed"), WRAP.format(args="seed=seed + 1"), name="wrap.py")
     assert rows(rep) == [("SD101", "error", "code:wrap.py:build", "seed", "seed + 1", 8, 8)]
+
+
+PICK = "from kit.parse import {fn}\n\n\ndef pick(devices):\n    return {fn}(devices{extra})\n"
+
+
+def test_a_device_named_function_without_its_device_named_keyword_is_the_port(tmp_path):
+    rep = script_pair(tmp_path / "port", PICK.format(fn="parse_gpu_ids", extra=", include_cuda=True"),
+                      PICK.format(fn="parse_npu_ids", extra=""), name="pick.py")
+    assert [r[:2] for r in rows(rep) if r[1] != "info"] == []
+    assert [m.rule for m in rep.masked] == ["SD031"]
+    rep = script_pair(tmp_path / "other", PICK.format(fn="parse_gpu_ids", extra=", include_cuda=True"),
+                      PICK.format(fn="parse_npu_ids", extra=", strict=True"), name="pick.py")
+    assert [r for r in rows(rep) if r[1] != "info"] == [
+        ("SD102", "warning", "code:pick.py:pick", "parse_gpu_ids(devices, include_cuda=True)",
+         "parse_npu_ids(devices, strict=True)", 5, 5)]

@@ -102,7 +102,7 @@ class NodeDiff:
                         and type(g.func.value) is cst.Call and type(n.func.value) is cst.Call:
                     # the same method on a different call: `softmax(x.float()).type_as(q)`
                     return self.diff_nodes(g.func.value, n.func.value, ctx)
-                if kg[2:] == kn[2:] and self.device_named_callee(g, n):
+                if (kg[2:] == kn[2:] or self.same_but_device_keywords(g, n)) and self.device_named_callee(g, n):
                     return []
                 return [(g, n, ("call", self.callee_name(g, s.gn)))]
             callee = self.callee_name(g, s.gn)
@@ -475,6 +475,25 @@ class NodeDiff:
             return False
         self._mask(code("device-named-call"), g, n)
         return True
+
+    def same_but_device_keywords(self, g: cst.Call, n: cst.Call) -> bool:
+        """The same arguments but for keywords one side alone gives whose name holds a word of that
+        side's own device (`_parse_gpu_ids(devices, include_cuda=True)` against `_parse_npu_ids(devices)`)."""
+        s = self.s
+        fams = {}
+        for fam, names in ((table().get("families") or {}).items()):
+            fams[fam] = set(str(x).lower() for x in names or ())
+
+        def kept(call, nm, fam):
+            out = []
+            for a in call.args:
+                kw = a.keyword.value if a.keyword is not None else None
+                if kw is not None and fams.get(fam, set()) & set(kw.lower().split("_")):
+                    continue
+                out.append(nm(a))
+            return out
+
+        return kept(g, s.gn, "cuda") == kept(n, s.nn, "npu")
 
     def device_named_callee(self, g: cst.Call, n: cst.Call) -> bool:
         """Two calls with the same arguments whose functions' names differ only by the word naming
