@@ -52,19 +52,6 @@ def test_how_the_processes_meet_is_not_what_they_compute(tmp_path):
     assert rows(rep) == [("SD102", "warning", "code:boot.py:join", "world", None, 5, 5)]
 
 
-WRAP = ("class Runner:\n    def __init__(self, backend=None, seed=0):\n        self.backend = backend\n        self.seed = seed\n"
-        "\n\ndef build(backend, seed):\n    return Runner({args})\n")
-
-
-def test_a_backend_handed_on_is_the_collective_library_not_what_is_computed(tmp_path):
-    rep = script_pair(tmp_path / "backend", WRAP.format(args="seed=seed"),
-                      WRAP.format(args="process_group_backend=backend, seed=seed"), name="wrap.py")
-    assert rows(rep) == [("SD103", "info", "code:wrap.py:build", None, "backend", 8, 8)]
-    assert rep.findings[0].message.endswith("reaches nothing training computes (the run's backend)")
-    rep = script_pair(tmp_path / "seed", WRAP.format(args="seed=seed"), WRAP.format(args="seed=seed + 1"), name="wrap.py")
-    assert rows(rep) == [("SD101", "error", "code:wrap.py:build", "seed", "seed + 1", 8, 8)]
-
-
 PICK = "from kit.parse import {fn}\n\n\ndef pick(devices):\n    return {fn}(devices{extra})\n"
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ... import budget
-from ...ruleset.devices import family_of, plumbing_role, table
+from ...ruleset.devices import family_of, table
 from ...ruleset.rules import RuleSet, derived
 from .parse import canon_qn, match_name, rules
 
@@ -859,9 +859,6 @@ class Search:
             return
         if kw in self.t.placement_keywords:
             self.effect("placement")
-            return
-        if kw is not None and plumbing_role(kw) == "backend":  # process_group_backend=...: the collective library
-            self.effect("the run's backend")
             return
         if self.t.rendezvous and kw in self.t.rendezvous[1] and match_name(self.f.callee(call) or "", self.t.rendezvous[0]):
             self.effect("how the job's processes meet")  # init_process_group(init_method="env://", timeout=...)
