@@ -61,7 +61,9 @@ ISSUE_27_RECALL = 0.9
 FIRST_SIGHT = 39
 FIRST_SIGHT_RECALL_OVERALL = 0.89  # measured 0.897 (1,002 of 1,117) when the last sets (FTN/FTO/FTP) joined
 FIRST_SIGHT_RECALL_CANONICAL = 0.74  # measured 0.746 (833 of 1,117)
-FIRST_SIGHT_NOISE_CEILING = 406  # measured 406 loud findings on 503 faithful ports (0.81 a port) when FTN/FTO/FTP joined
+FIRST_SIGHT_NOISE_CEILING = 407  # measured 406 loud findings on 503 faithful ports (0.81 a port) when FTN/FTO/FTP joined;
+# 407 since a class renamed is paired by its text (a Lightning strategy's two errors, class on one side only, are now
+# its header's warning and four of its body's)
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")
