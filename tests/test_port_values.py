@@ -65,3 +65,15 @@ def test_a_device_named_function_without_its_device_named_keyword_is_the_port(tm
     assert [r for r in rows(rep) if r[1] != "info"] == [
         ("SD102", "warning", "code:pick.py:pick", "parse_gpu_ids(devices, include_cuda=True)",
          "parse_npu_ids(devices, strict=True)", 5, 5)]
+
+
+SEES = "export {var}={ids}\npython fit.py --lr 1e-4\n"
+
+
+def test_another_device_as_many_devices_is_placement_another_count_is_said(tmp_path):
+    rep = script_pair(tmp_path / "same", SEES.format(var="CUDA_VISIBLE_DEVICES", ids="0"),
+                      SEES.format(var="ASCEND_RT_VISIBLE_DEVICES", ids="1"))
+    assert rows(rep) == [] and masked(rep) == [("SD022", 1, 1)]
+    rep = script_pair(tmp_path / "more", SEES.format(var="CUDA_VISIBLE_DEVICES", ids="0"),
+                      SEES.format(var="ASCEND_RT_VISIBLE_DEVICES", ids="1,2"))
+    assert rows(rep) == [("SD301", "warning", "env:CUDA_VISIBLE_DEVICES", "0", "1,2", 1, 1)]

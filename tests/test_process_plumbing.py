@@ -84,3 +84,16 @@ def test_the_device_a_framework_is_told_to_target_is_placement(tmp_path):
                SETUP.format(t="tgt", m="PYNATIVE_MODE"))
     assert rows(rep) == [("SD102", "warning", "code:setup.py:setup", "context.GRAPH_MODE", "context.PYNATIVE_MODE", 5, 5),
                          ("SD103", "info", "code:setup.py:setup", "GPU", "tgt", 5, 5)]
+
+
+RESTORE_GPU = "import torch\n\n\ndef restore(state):\n    torch.cuda.init()\n    torch.cuda.set_rng_state(state[\"dev_rng\"])\n"
+RESTORE_NPU = ("import torch\nfrom kestrel.platforms import accel_host\n\n\ndef restore(state):\n    accel_host.init()\n"
+               "    accel_host.set_rng_state(state[\"{key}\"])\n")
+
+
+def test_a_device_function_called_through_a_platform_object_is_the_same_call(tmp_path):
+    rep = pair(tmp_path / "same", "restore.py", RESTORE_GPU, RESTORE_NPU.format(key="dev_rng"))
+    assert [r for r in rows(rep) if r[1] != "info"] == [] and len(rep.masked) == 2
+    rep = pair(tmp_path / "other", "restore.py", RESTORE_GPU, RESTORE_NPU.format(key="host_rng"))
+    assert [r for r in rows(rep) if r[1] != "info"] == [
+        ("SD102", "warning", "code:restore.py:restore", "dev_rng", "host_rng", 6, 7)]

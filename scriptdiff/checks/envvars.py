@@ -19,7 +19,8 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
                  names a run, a place or a cadence (PROJECT_NAME, TENSORBOARD_DIR, SAVE_FREQ)
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
-value_equivalents of env_map. A secret-looking name or value (scriptdiff.ruleset.secrets) is compared
+value_equivalents of env_map; each run's own device or backend named (TRAIN_DEVICE=gpu / =npu,
+COMM=nccl / =hccl) and a visible-devices list naming as many devices (=0 / =1) are the port. A secret-looking name or value (scriptdiff.ruleset.secrets) is compared
 as read but shown only as a withheld marker with a short fingerprint, whatever the source
 (a launch script withholds at reading; a hand-written or old snapshot may not have). Other `environment` keys (version:...) are delegated to
 scriptdiff.checks.environment.classify_version.
@@ -91,6 +92,17 @@ def _shown(f: Fact | None, name: str) -> Fact | None:
     return dataclasses.replace(f, value=withheld(f.value), source=redact_text(f.source, {f.value}))
 
 
+def _visible(name: str) -> bool:
+    """A variable that lists the devices a process sees (rules/devices.yaml `counts.visible`)."""
+    return name in (((load().section("devices", {}) or {}).get("counts") or {}).get("visible") or ())
+
+
+def _ids(value) -> int | None:
+    """How many devices a list of device ids names (`0,1,2`: 3); None for anything else."""
+    parts = [x.strip() for x in str(value).strip().strip("'\"").split(",")]
+    return len(parts) if parts and all(x.isdigit() for x in parts) else None
+
+
 def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     env = _env()
     gpu_name = key[4:]
@@ -107,6 +119,9 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
         return Masked(rule=code("device-plumbing"), gpu=g.side(), npu=n.side())
     if g is not None and n is not None and backend_family(g.value) == "cuda" and backend_family(n.value) == "npu":
         return Masked(rule=code("distributed-backend-port"), gpu=g.side(), npu=n.side())  # DIST_BACKEND=nccl / =hccl
+    if g is not None and n is not None and _visible(gpu_name) and _ids(g.value) is not None \
+            and _ids(g.value) == _ids(n.value):  # CUDA_VISIBLE_DEVICES=0 against =1: another device, as many
+        return Masked(rule=code("device-plumbing"), gpu=g.side(), npu=n.side())
     both = g is not None and n is not None
     where = "GPU" if n is None else "NPU"
     present = g if n is None else n

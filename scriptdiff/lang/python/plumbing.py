@@ -29,8 +29,8 @@ from ...ruleset.rules import code
 from .evaluate import MISSING, UNDECIDED, Env, NotLiteral, Values, constant, device_test, device_value, env_read
 from .evaluate.kinds import named, switch_family
 from .evaluate.program import program
-from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, of_value, plumbing_table, role,
-                                stand_in, words)
+from .evaluate.plumbing import (BACKEND, DEVICE, RANK, Role, is_count, namespace_call, namespace_function, of_value,
+                                plumbing_table, role, same_method, stand_in, words)
 from .pair import PairState
 from .parse import Parsed, St, canon_qn, dotted, import_items, match_name, qualified_name
 from .parse import _block_body
@@ -395,6 +395,12 @@ class PlumbingChecks:
                 nname is not None and stand_in(s.g, g, nname):
             self.mask(g, n)
             return diff_args(g, n, f"torch.cuda.{gname or nname}")
+        # any other function of the namespace called through another object under its own name
+        # (`torch.cuda.set_rng_state(s)` against `current_platform.set_rng_state(s)`): its arguments compared
+        gany, nany = namespace_function(s.g, g), namespace_function(s.n, n)
+        if gany is not None and same_method(s.n, n, gany) or nany is not None and same_method(s.g, g, nany):
+            self.mask(g, n)
+            return diff_args(g, n, f"torch.cuda.{gany or nany}")
         return self.autocast(g, n)
 
     @staticmethod

@@ -202,6 +202,29 @@ def namespace_call(p: Parsed, call: cst.Call) -> str | None:
     return None
 
 
+def namespace_function(p: Parsed, call: cst.Call) -> str | None:
+    """Any function of the device namespace a call is (`torch.cuda.set_rng_state(s)`:
+    "set_rng_state"), spelt through the namespace itself, else None."""
+    qn = qualified_name(p, call.func)
+    if qn is None:
+        return None
+    q = canon_qn(qn, None)
+    for ns in plumbing_table().namespaces:
+        if q.startswith(ns + ".") and "." not in q[len(ns) + 1:]:
+            return q[len(ns) + 1:]
+    return None
+
+
+def same_method(p: Parsed, call: cst.Call, name: str) -> bool:
+    """The function `name` of an object the file does not import from torch (`platform.init()`,
+    `current_platform.set_rng_state(s)`): the device namespace's function, the run's own device's."""
+    f = call.func
+    if type(f) is not cst.Attribute or f.attr.value != name:
+        return False
+    qn = qualified_name(p, f)
+    return qn is None or not qn.startswith("torch.")
+
+
 def stand_in(p: Parsed, call: cst.Call, name: str) -> bool:
     """A call that stands in for the device namespace's `name` (module doc): the same function of
     another object the file does not import from a known library (`platform.set_device(r)`,
