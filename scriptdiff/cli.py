@@ -135,8 +135,8 @@ def _main(argv: list[str] | None) -> int:
         if len(rest) == 2 and all(os.path.lexists(a) for a in rest):  # `diff "$LOCAL" "$REMOTE"`: two paths
             rest = ["--", *rest]
         argv = ["diff", f"--git-path={base}", *rest]
-    if argv[:1] == ["diff"]:  # the same diff on unchanged inputs: its stored output (runmemo)
-        from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
+    if argv[:1] in (["diff"], ["check"]):  # the same run on unchanged inputs: its stored output (runmemo)
+        from .commands import runmemo  # lazy: keeps --help fast (only diff and check need it)
 
         replayed = runmemo.replay(argv)
         if replayed is not None:
@@ -164,8 +164,8 @@ def _main(argv: list[str] | None) -> int:
     if refused is not None:
         return refused
     memo = None
-    if args.command == "diff":
-        from .commands import runmemo  # lazy: keeps --help fast (only diff needs it)
+    if args.command in ("diff", "check"):
+        from .commands import runmemo  # lazy: keeps --help fast (only diff and check need it)
 
         memo = runmemo.start(argv, args)
     code = 2

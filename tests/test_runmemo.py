@@ -216,3 +216,29 @@ def test_a_slow_run_on_old_files_is_stored_and_a_later_edit_still_misses(memo, t
         run_cli("diff", "gpu", "npu", "--format", "sarif")
     code, out, _ = run_cli("diff", "gpu", "npu", "--format", "sarif")
     assert len(memo) == 3 and code == 1 and "0.0001" in out
+
+
+def test_the_same_check_on_unchanged_inputs_is_replayed_and_an_edit_is_read(tmp_path, monkeypatch):
+    monkeypatch.delenv("SCRIPTDIFF_NO_RUN_MEMO", raising=False)
+    monkeypatch.setenv("SCRIPTDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(runmemo, "RACY_NS", 0)
+    work = tmp_path / "proj"
+    for side, text in (("gpu", GPU), ("npu", NPU.format(lr="1e-4"))):
+        (work / side).mkdir(parents=True)
+        (work / side / "train.py").write_text(text, encoding="utf-8")
+    (work / "scriptdiff.toml").write_text('[gpu]\nscripts = ["gpu"]\n[npu]\nscripts = ["npu"]\n', encoding="utf-8")
+    monkeypatch.chdir(work)
+    calls = []
+    real = api.check
+    monkeypatch.setattr(api, "check", lambda *a, **k: calls.append(a) or real(*a, **k))
+    first = run_cli("check", "--format", "json")
+    assert first[0] == 1 and lr_values(first[1]) == [(0.0003, 0.0001)]
+    assert run_cli("check", "--format", "json") == first and len(calls) == 1  # replayed
+    (work / "npu" / "train.py").write_text(NPU.format(lr="3e-4"), encoding="utf-8")
+    assert lr_values(run_cli("check", "--format", "json")[1]) == [] and len(calls) == 2
+    # a run that read what a file's identity cannot vouch for (an object store) is never replayed
+    monkeypatch.setattr(api, "check", lambda *a, **k: calls.append(a) or runmemo.spoil("an object store")
+                        or real(*a, **k))
+    run_cli("check", "--format", "sarif")
+    run_cli("check", "--format", "sarif")
+    assert len(calls) == 4

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from dataclasses import dataclass
 
 RAY_HINT = "--executor ray needs the ray extra: pip install 'scriptdiff[ray]'"
@@ -50,6 +51,9 @@ class Cluster:
     """A connection to a Ray cluster for one run (started locally when none is named)."""
 
     def __init__(self, fanout: Fanout):
+        memo = sys.modules.get("scriptdiff.commands.runmemo")
+        if memo is not None:  # what the cluster's workers read is not this process's: never replayed
+            memo.spoil("a Ray cluster")
         self.fanout = fanout
         self.ray = _ray()
         self.owned = False

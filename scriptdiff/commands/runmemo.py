@@ -1,8 +1,8 @@
 """A warm run: the same `diff` on unchanged inputs prints what it printed before, without
 reading them again (issue 14: a warm run costs about what `git diff` costs).
 
-A run of `scriptdiff diff` whose output goes to a pipe or a file (not a terminal), with the
-cache on, no git revisions and no standard input, records what it looked at:
+A run of `scriptdiff diff` or `scriptdiff check` whose output goes to a pipe or a file (not a
+terminal), with the cache on, no git revisions and no standard input, records what it looked at:
 
 - every file it opened for reading and every folder it listed (Python's audit events
   `open`, `os.scandir`, `os.listdir`), every path it looked for and did not find (a
@@ -28,7 +28,8 @@ the run did (only to a path its own arguments name after `-o`/`--output`: a tamp
 that names another path is not replayed); a file the run creates changes its folder, so the
 run after the first one that creates it is compared once more before replays begin.
 
-Not recorded, so never replayed: a run where a file it read was modified in the
+Not recorded, so never replayed: a run that read an object store, a git repository's objects or
+a Ray cluster (`spoil`: what they hold has no identity a `stat` can check), a run where a file it read was modified in the
 `RACY_NS` before it was read (its time stamp cannot tell a later edit in the same tick, the
 racy-git problem), an exit status of 2 (a failure may be the machine's), output that could
 not be written whole (a closed pipe: `| head`), and output larger than
@@ -54,9 +55,21 @@ _rec: "Recorder | None" = None
 _hooked = False
 
 
+COMMANDS = ("diff", "check")  # the commands a warm run replays
+
+
 def enabled(argv: list[str]) -> bool:
-    return bool(argv) and argv[0] == "diff" and not os.environ.get("SCRIPTDIFF_NO_RUN_MEMO") \
+    return bool(argv) and argv[0] in COMMANDS and not os.environ.get("SCRIPTDIFF_NO_RUN_MEMO") \
         and "--no-cache" not in argv and not sys.stdout.isatty() and not sys.stderr.isatty()
+
+
+def spoil(why: str) -> None:
+    """The recorded run read something a file's identity cannot vouch for (an object store, a git
+    repository's objects, a Ray cluster): it is not stored, so never replayed."""
+    rec = _rec
+    if rec is not None:
+        rec.ok = False
+        rec.spoiled = why
 
 
 def _key(argv: list[str]) -> str:
@@ -189,6 +202,7 @@ class Recorder:
         self.skip = tuple(os.path.join(os.path.abspath(p), "") for p in own if p)
         self.out, self.err = _Tee(sys.stdout), _Tee(sys.stderr)
         self.files: list = []  # [absolute path, text] of each -o file written
+        self.spoiled = ""  # why the run cannot be replayed (spoil)
         self._add(os.getcwd())
 
     def _add(self, p: str):

@@ -24,6 +24,7 @@ of it is read.
 from __future__ import annotations
 
 import os
+import sys
 import posixpath
 import re
 import threading
@@ -109,6 +110,9 @@ class Repo:
     type and size from the object database."""
 
     def __init__(self, where: str):
+        memo = sys.modules.get("scriptdiff.commands.runmemo")
+        if memo is not None:  # git reads its objects in a process of its own: never replayed
+            memo.spoil("a git repository")
         self.cwd = where
         if not os.path.isdir(where):
             raise GitError(f"{where}: cannot run git: No such file or directory")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import sys
 from dataclasses import dataclass, field
 
 from .. import budget
@@ -88,6 +89,7 @@ def find_config(start: str = ".") -> str | None:
     for d in upward(start):
         for name in ("scriptdiff.toml", "pyproject.toml"):
             p = os.path.join(d, name)
+            sys.audit("scriptdiff.looked", p)  # a replayed check depends on whether it exists (commands/runmemo)
             if os.path.isfile(p) and (name == "scriptdiff.toml" or _has_tool_section(p)):
                 return p
         if is_repo_top(d):
