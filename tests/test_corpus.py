@@ -61,7 +61,7 @@ ISSUE_27_RECALL = 0.9
 FIRST_SIGHT = 39
 FIRST_SIGHT_RECALL_OVERALL = 0.90  # measured 0.901 (1,127 of 1,251) when the last sets (FTQ/FTR/FTS) joined
 FIRST_SIGHT_RECALL_CANONICAL = 0.75  # measured 0.756 (946 of 1,251)
-FIRST_SIGHT_NOISE_CEILING = 453  # measured 453 loud findings on 536 faithful ports (0.85 a port) when FTQ/FTR/FTS joined
+FIRST_SIGHT_NOISE_CEILING = 453  # measured 453 loud findings on 536 faithful ports (0.85 a port), FTQ/FTR/FTS joined
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")

@@ -20,7 +20,8 @@ LAUNCH = "python fit.py{target} --lr 1e-4\n"
 def test_a_setting_whose_value_is_the_sides_own_device_is_the_port(tmp_path):
     rep = script_pair(tmp_path / "alone", LAUNCH.format(target=" --runs_on GPU"), LAUNCH.format(target=""))
     assert rows(rep) == [] and masked(rep) == [("SD015", 1, None)]
-    rep = script_pair(tmp_path / "both", LAUNCH.format(target=" --runs_on GPU"), LAUNCH.format(target=" --runs_on Ascend"))
+    rep = script_pair(tmp_path / "both", LAUNCH.format(target=" --runs_on GPU"),
+                      LAUNCH.format(target=" --runs_on Ascend"))
     assert rows(rep) == [] and masked(rep) == [("SD015", 1, 1)]
     # another device on the NPU side is a difference
     rep = script_pair(tmp_path / "cpu", LAUNCH.format(target=" --runs_on GPU"), LAUNCH.format(target=" --runs_on CPU"))

@@ -20,8 +20,8 @@ when the NPU name was mapped onto the GPU one. Rules (rules/envvars.yaml):
 
 Values that mean the same compare equal: "1"/"true"/"on", and the per-variable
 value_equivalents of env_map; each run's own device or backend named (TRAIN_DEVICE=gpu / =npu,
-COMM=nccl / =hccl) and a visible-devices list naming as many devices (=0 / =1) are the port. A secret-looking name or value (scriptdiff.ruleset.secrets) is compared
-as read but shown only as a withheld marker with a short fingerprint, whatever the source
+COMM=nccl / =hccl) and a visible-devices list naming as many devices (=0 / =1) are the port. A
+secret-looking name or value (scriptdiff.ruleset.secrets) is compared as read but shown only as a withheld marker with a short fingerprint, whatever the source
 (a launch script withholds at reading; a hand-written or old snapshot may not have). Other `environment` keys (version:...) are delegated to
 scriptdiff.checks.environment.classify_version.
 """

@@ -487,9 +487,11 @@ def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
         # a setting of any name whose every written value is the side's own device, said as a word
         # (`--platform GPU` where the NPU run keeps its default, `platform: Ascend` there): the port
         # (the NPU's device named on the NPU side alone is its implementation of a choice: SD025 below)
-        written = [(f, fam) for f, fam in ((g, dev["gpu"]), (n, dev["npu"])) if f is not None and f.origin != ORIGIN_DEFAULT]
-        if not written or written[0][0] is not g or not all(isinstance(f.value, str) and f.value.strip().isalpha() and _device_value(f.value, fam)
-                                  for f, fam in written):
+        written = [(f, fam) for f, fam in ((g, dev["gpu"]), (n, dev["npu"]))
+                   if f is not None and f.origin != ORIGIN_DEFAULT]
+        if not written or written[0][0] is not g or not all(
+                isinstance(f.value, str) and f.value.strip().isalpha() and _device_value(f.value, fam)
+                for f, fam in written):
             return None
         return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None,
                       npu=n.side() if n is not None else None)

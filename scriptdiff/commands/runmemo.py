@@ -29,8 +29,8 @@ that names another path is not replayed); a file the run creates changes its fol
 run after the first one that creates it is compared once more before replays begin.
 
 Not recorded, so never replayed: a run that read an object store, a git repository's objects or
-a Ray cluster (`spoil`: what they hold has no identity a `stat` can check), a run where a file it read was modified in the
-`RACY_NS` before it was read (its time stamp cannot tell a later edit in the same tick, the
+a Ray cluster (`spoil`: what they hold has no identity a `stat` can check), a run where a file
+it read was modified in the `RACY_NS` before it was read (its time stamp cannot tell a later edit in the same tick, the
 racy-git problem), an exit status of 2 (a failure may be the machine's), output that could
 not be written whole (a closed pipe: `| head`), and output larger than
 budget.MEMO_OUTPUT_BYTES. `--no-cache` or `SCRIPTDIFF_NO_RUN_MEMO=1` turns it off.

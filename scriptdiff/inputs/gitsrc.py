@@ -24,9 +24,9 @@ of it is read.
 from __future__ import annotations
 
 import os
-import sys
 import posixpath
 import re
+import sys
 import threading
 
 from .. import budget

@@ -298,18 +298,17 @@ class Aligner:
                 # `def cleanup_env()` named `def cleanup_environment()`: what it runs is compared in its body,
                 # and each call of it where it is written (a class renamed stays a warning: another class
                 # is built, `NpuTrainerV2` against `Trainer`, unless the names differ by the device alone)
-                sites = [(gs.node.name, ns.node.name, ("NOTE", Severity.INFO,
-                                                       f"def {gs.node.name.value} is named {ns.node.name.value} on NPU, "
-                                                       f"its parameters the same: what it runs is compared in its body"))]
+                said = (f"def {gs.node.name.value} is named {ns.node.name.value} on NPU, its parameters the same: "
+                        f"what it runs is compared in its body")
+                sites = [(gs.node.name, ns.node.name, ("NOTE", Severity.INFO, said))]
             elif type(gs.node) is cst.ClassDef and len(sites) > 1 and gs.node.name.value != ns.node.name.value:
                 # a class renamed whose bases changed too: one finding for its header
                 def bases(p, node):
                     return ", ".join(one_line(p.code(a)) for a in node.bases) or "none"
 
-                sites = [(gs.node.name, ns.node.name, ("NOTE", Severity.WARNING,
-                                                       f"class {gs.node.name.value} is named {ns.node.name.value} on NPU "
-                                                       f"and its bases differ ({bases(st.g, gs.node)} on GPU, "
-                                                       f"{bases(st.n, ns.node)} on NPU)"))]
+                said = (f"class {gs.node.name.value} is named {ns.node.name.value} on NPU and its bases differ "
+                        f"({bases(st.g, gs.node)} on GPU, {bases(st.n, ns.node)} on NPU)")
+                sites = [(gs.node.name, ns.node.name, ("NOTE", Severity.WARNING, said))]
             self.cls.report_sites(sites, gs, ns, inner if gs.name else scope)
         gcl = {label: (node, body) for label, node, body in gs.clauses}
         ncl = {label: (node, body) for label, node, body in ns.clauses}

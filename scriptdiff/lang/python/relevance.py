@@ -860,7 +860,8 @@ class Search:
         if kw in self.t.placement_keywords:
             self.effect("placement")
             return
-        if self.t.rendezvous and kw in self.t.rendezvous[1] and match_name(self.f.callee(call) or "", self.t.rendezvous[0]):
+        calls, keywords = self.t.rendezvous or ((), frozenset())
+        if kw in keywords and match_name(self.f.callee(call) or "", calls):
             self.effect("how the job's processes meet")  # init_process_group(init_method="env://", timeout=...)
             return
         if self.meets(call, frm):
