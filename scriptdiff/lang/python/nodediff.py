@@ -480,18 +480,10 @@ class NodeDiff:
         """The same arguments but for keywords one side alone gives whose name holds a word of that
         side's own device (`_parse_gpu_ids(devices, include_cuda=True)` against `_parse_npu_ids(devices)`)."""
         s = self.s
-        fams = {}
-        for fam, names in ((table().get("families") or {}).items()):
-            fams[fam] = set(str(x).lower() for x in names or ())
 
         def kept(call, nm, fam):
-            out = []
-            for a in call.args:
-                kw = a.keyword.value if a.keyword is not None else None
-                if kw is not None and fams.get(fam, set()) & set(kw.lower().split("_")):
-                    continue
-                out.append(nm(a))
-            return out
+            return [nm(a) for a in call.args
+                    if a.keyword is None or not any(family_of(w) == fam for w in a.keyword.value.split("_"))]
 
         return kept(g, s.gn, "cuda") == kept(n, s.nn, "npu")
 

@@ -187,32 +187,31 @@ def of_value(v: str) -> Role | None:
     return None
 
 
-def namespace_call(p: Parsed, call: cst.Call) -> str | None:
-    """The device namespace's function a call is (`torch.cuda.set_device(r)`: "set_device"),
-    spelt through the namespace itself (torch.npu renames to it), else None."""
+def _in_namespace(p: Parsed, call: cst.Call) -> str | None:
+    """What a call names inside the device namespace, spelt through it (torch.npu renames to it):
+    `torch.cuda.memory.x(...)` -> "memory.x"; None outside it."""
     qn = qualified_name(p, call.func)
     if qn is None:
         return None
     q = canon_qn(qn, None)
-    for ns in plumbing_table().namespaces:
-        if q.startswith(ns + "."):
-            name = q[len(ns) + 1:]
-            if name in plumbing_table().calls or any(c.endswith(".*") and name.startswith(c[:-1]) for c in plumbing_table().calls):
-                return name
+    return next((q[len(ns) + 1:] for ns in plumbing_table().namespaces if q.startswith(ns + ".")), None)
+
+
+def namespace_call(p: Parsed, call: cst.Call) -> str | None:
+    """The device namespace's function a call is (`torch.cuda.set_device(r)`: "set_device") when it
+    only places, waits, frees or measures (plumbing `calls`), else None."""
+    name = _in_namespace(p, call)
+    calls = plumbing_table().calls
+    if name is not None and (name in calls or any(c.endswith(".*") and name.startswith(c[:-1]) for c in calls)):
+        return name
     return None
 
 
 def namespace_function(p: Parsed, call: cst.Call) -> str | None:
     """Any function of the device namespace a call is (`torch.cuda.set_rng_state(s)`:
-    "set_rng_state"), spelt through the namespace itself, else None."""
-    qn = qualified_name(p, call.func)
-    if qn is None:
-        return None
-    q = canon_qn(qn, None)
-    for ns in plumbing_table().namespaces:
-        if q.startswith(ns + ".") and "." not in q[len(ns) + 1:]:
-            return q[len(ns) + 1:]
-    return None
+    "set_rng_state"), else None."""
+    name = _in_namespace(p, call)
+    return name if name is not None and "." not in name else None
 
 
 def same_method(p: Parsed, call: cst.Call, name: str) -> bool:
