@@ -52,6 +52,9 @@ def test_visible_devices_a_scheduler_gave_are_placement_a_literal_list_a_setting
     assert "placement" in rep.findings[0].message
     rep = pair(tmp_path / "literal", "pin.py", VISIBLE_GPU.format(gpu='"0,1,2,3"'), VISIBLE_NPU.format(npu='"0,1"'))
     assert rows(rep) == [("SD102", "warning", "code:pin.py:pin", "0,1,2,3", "0,1", 6, 6)]
+    # as many devices, other ids: which devices, not how many (as a launch script's export is read)
+    rep = pair(tmp_path / "as-many", "pin.py", VISIBLE_GPU.format(gpu='"0,1"'), VISIBLE_NPU.format(npu='"2,3"'))
+    assert rows(rep) == [] and masked(rep) == [("SD010", 6, 6), ("SD022", 6, 6)]
 
 
 REQUEST_GPU = ("import ray\n\n\ndef start(worker, count):\n"

@@ -34,7 +34,7 @@ from ..run.compare import show
 from ..ruleset.envmap import value_equivalent
 from ..run.finding import finding
 from ..model import Fact, Masked
-from ..ruleset.devices import backend_family, family_of
+from ..ruleset.devices import backend_family, family_of, ids_count, visible_variable
 from ..ruleset.rules import code, load
 from ..ruleset.secrets import WITHHELD, is_secret, redact_text, withheld
 from ..ruleset.vocabulary import is_cosmetic, to_bool
@@ -92,17 +92,6 @@ def _shown(f: Fact | None, name: str) -> Fact | None:
     return dataclasses.replace(f, value=withheld(f.value), source=redact_text(f.source, {f.value}))
 
 
-def _visible(name: str) -> bool:
-    """A variable that lists the devices a process sees (rules/devices.yaml `counts.visible`)."""
-    return name in (((load().section("devices", {}) or {}).get("counts") or {}).get("visible") or ())
-
-
-def _ids(value) -> int | None:
-    """How many devices a list of device ids names (`0,1,2`: 3); None for anything else."""
-    parts = [x.strip() for x in str(value).strip().strip("'\"").split(",")]
-    return len(parts) if parts and all(x.isdigit() for x in parts) else None
-
-
 def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
     env = _env()
     gpu_name = key[4:]
@@ -119,8 +108,8 @@ def classify_env(key: str, g: Fact | None, n: Fact | None, rs):
         return Masked(rule=code("device-plumbing"), gpu=g.side(), npu=n.side())
     if g is not None and n is not None and backend_family(g.value) == "cuda" and backend_family(n.value) == "npu":
         return Masked(rule=code("distributed-backend-port"), gpu=g.side(), npu=n.side())  # DIST_BACKEND=nccl / =hccl
-    if g is not None and n is not None and _visible(gpu_name) and _ids(g.value) is not None \
-            and _ids(g.value) == _ids(n.value):  # CUDA_VISIBLE_DEVICES=0 against =1: another device, as many
+    if g is not None and n is not None and visible_variable(gpu_name) and ids_count(g.value) is not None \
+            and ids_count(g.value) == ids_count(n.value):  # CUDA_VISIBLE_DEVICES=0 against =1: another device, as many
         return Masked(rule=code("device-plumbing"), gpu=g.side(), npu=n.side())
     both = g is not None and n is not None
     where = "GPU" if n is None else "NPU"

@@ -84,6 +84,17 @@ def backend_family(name) -> str | None:
     return None
 
 
+def visible_variable(name) -> bool:
+    """A variable that lists the devices a process sees (rules/devices.yaml `counts.visible`)."""
+    return isinstance(name, str) and name in ((table().get("counts") or {}).get("visible") or ())
+
+
+def ids_count(value) -> int | None:
+    """How many devices a list of device ids names (`0,1,2`: 3); None for anything else."""
+    parts = [x.strip() for x in str(value).strip().strip("'\"").split(",")]
+    return len(parts) if parts and all(x.isdigit() for x in parts) else None
+
+
 def device_flag(words) -> str | None:
     """The device family a switch's name says it turns on (`use_npu`, `npu`, `is_cuda`: its
     words are one name of the cuda or npu family and plumbing `flag_words` only), else None."""

@@ -19,15 +19,16 @@ from __future__ import annotations
 import libcst as cst
 
 from ...model import Severity, Side
+from ...ruleset.devices import ids_count, visible_variable
 from ...ruleset.rules import code
 from ...ruleset.vocabulary import category, is_cosmetic, lookup
 from .classify import Classifier, severity_rule
-from .evaluate import Kind, NotLiteral, QName, Values, env_read, value
+from .evaluate import Kind, NotLiteral, QName, Values, constant, env_read, value
 from .evaluate.kinds import named
 from .evaluate.plumbing import Role, of_value
 from .facts import typed
 from .pair import PairState, one_line
-from .parse import Parsed, St, dotted, node_index
+from .parse import Parsed, St, dotted, node_index, qualified_name
 
 _PLUMBING_CALLS = ("add_argument", "parse_args", "parse_known_args", "ArgumentParser", "add_argument_group",
                    "set_defaults")
@@ -112,6 +113,14 @@ class ValueChecks:
         self.s = state
         self.cls = classifier
 
+    def visible_entry(self, target) -> bool:
+        """`os.environ["CUDA_VISIBLE_DEVICES"]` (or its NPU twin): the devices a process sees."""
+        if type(target) is not cst.Subscript or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return False
+        key = constant(target.slice[0].slice.value)
+        return qualified_name(self.s.g, target.value) == "os.environ" and isinstance(key, str) \
+            and visible_variable(key)
+
     def assign(self, gs: St, ns: St, scope: str) -> bool:
         """True when the pair's difference was decided here (reported or not)."""
         s = self.s
@@ -129,6 +138,9 @@ class ValueChecks:
                  if index and type(v[0]) is int else None for v in (gv, nv)]
         if roles[0] is not None and roles[0] == roles[1] and gv[0] != nv[0]:  # "cuda" against "npu:0": one device
             s.add_masked(code("device-plumbing"), gside, nside)
+            return True
+        if self.visible_entry(ga[0]) and ids_count(gv[0]) is not None and ids_count(gv[0]) == ids_count(nv[0]):
+            s.add_masked(code("device-plumbing"), gside, nside)  # os.environ[VISIBLE] = "0" against "1": as many
             return True
         if _same(gv[0], nv[0]):
             gc, nc = _configurable(gv[1]), _configurable(nv[1])
