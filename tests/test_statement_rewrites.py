@@ -89,3 +89,18 @@ def test_a_class_of_other_text_is_not_a_rename(tmp_path):
                       OTHER + OTHER[13:].replace("Ledger", "Journal"), name="pool.py")
     assert sorted(f.message for f in rep.findings if f.message.startswith("class")) == [
         "class on GPU only: PoolRunner", "class on NPU only: Journal"]
+
+
+MOVED = ("import os\n\n\ndef scale(x, factor=2.0):\n    return x * factor\n\n\n"
+         "def run(x):\n    return scale(x)\n")
+
+
+def test_a_function_moved_and_changed_is_compared_as_one_function(tmp_path):
+    """`scale` moved below its caller and changed: one definition compared with the other
+    (its default said at both lines), never "on GPU only" and "on NPU only"."""
+    moved = ("import os\n\n\ndef run(x):\n    return scale(x)\n\n\n"
+             "def scale(x, factor={f}):\n    return x * factor\n")
+    rep = script_pair(tmp_path, MOVED, moved.format(f="3.0"), name="scale.py")
+    assert [r for r in rows(rep) if r[1] != "info"] == [("SD101", "error", 2.0, 3.0, 4, 8)]
+    same = script_pair(tmp_path / "same", MOVED, moved.format(f="2.0"), name="scale.py")
+    assert [r for r in rows(same) if r[1] != "info"] == []

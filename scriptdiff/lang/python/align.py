@@ -67,14 +67,40 @@ class Aligner:
                     if left.get(Gs[i].text):
                         moves.append((i, left[Gs[i].text].pop(0)))
         mg, mn = {i for i, _ in moves}, {j for _, j in moves}
-        for tag, i1, i2, j1, j2 in ops:
-            if tag != "equal":
-                g = [Gs[i] for i in range(i1, i2) if i not in mg]
-                n = [Ns[j] for j in range(j1, j2) if j not in mn]
-                if g or n:
-                    self.region(g, n, scope)
+        regions = [([Gs[i] for i in range(i1, i2) if i not in mg], [Ns[j] for j in range(j1, j2) if j not in mn])
+                   for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+        for gs, ns in self.moved_defs(regions):
+            self.pair(gs, ns, scope)
+        for g, n in regions:
+            if g or n:
+                self.region(g, n, scope)
         if moves:
             Moves(self, Gs, Ns, same + moves, scope).report(moves)
+
+    @staticmethod
+    def moved_defs(regions: list) -> list:
+        """A function or class of one name, once on each side, that moved and changed: left in two
+        different regions of the block (its text differs, so it is no move), it is still the same
+        definition, compared as one (never "on GPU only" and "on NPU only"). Taken out of its
+        regions; the other statements are aligned as before."""
+        def named(side: int) -> dict:
+            where: dict = {}
+            for r, reg in enumerate(regions):
+                for st in reg[side]:
+                    if st.name is not None:
+                        where.setdefault((type(st.node), st.name), []).append((r, st))
+            return where
+        gw, nw = named(0), named(1)
+        out = []
+        for k, gl in gw.items():
+            nl = nw.get(k, ())
+            if len(gl) == 1 and len(nl) == 1 and gl[0][0] != nl[0][0]:
+                out.append((gl[0][1], nl[0][1]))
+        for gs, ns in out:
+            for reg in regions:
+                reg[0][:] = [x for x in reg[0] if x is not gs]
+                reg[1][:] = [x for x in reg[1] if x is not ns]
+        return out
 
     def key(self, s: St, nm: Norm):
         """The statement's normalized key (a compound statement: its header), computed once."""

@@ -347,6 +347,17 @@ def device_words(text: str) -> bool:
         q + w + q in low for w in ("cuda", "gpu") for q in ("'", '"'))
 
 
+def source_text(src) -> str:
+    """A Python source's text with its line endings as Python reads them: CPython's tokenizer
+    takes `\\r\\n` and a lone `\\r` as `\\n` (in string literals too), so a file saved with
+    Windows line endings is the same program, and compares as one; so is a last line without its
+    newline. The lines keep their numbers."""
+    t = src.text
+    if "\r" in t:
+        t = t.replace("\r\n", "\n").replace("\r", "\n")
+    return t + "\n" if t and not t.endswith("\n") else t
+
+
 def pair_key(gdata: bytes, ndata: bytes) -> tuple[bytes, bytes]:
     return hashlib.blake2b(gdata, digest_size=16).digest(), hashlib.blake2b(ndata, digest_size=16).digest()
 
@@ -361,7 +372,7 @@ _GIVEN: dict = {}
 
 def ahead(gsrc, nsrc) -> tuple[tuple, object]:
     """(key, plan) of a pair, as the reader would compute it (lang/python.focus_text)."""
-    return pair_key(gsrc.data, nsrc.data), plan(gsrc.text, nsrc.text, fact_callee_names())
+    return pair_key(gsrc.data, nsrc.data), plan(source_text(gsrc), source_text(nsrc), fact_callee_names())
 
 
 def given(plans: dict) -> None:

@@ -64,7 +64,8 @@ def focus_text(gsrc, nsrc, side: str) -> tuple[str, list[int]] | None:
     key = python_focus.pair_key(gsrc.data, nsrc.data)
     if key not in _PLANS:
         got = python_focus.take(key)  # planned ahead by the parent of a folder diff (zygote.py)
-        _PLANS[key] = python_focus.plan(gsrc.text, nsrc.text, python_focus.fact_callee_names()) \
+        _PLANS[key] = python_focus.plan(python_focus.source_text(gsrc), python_focus.source_text(nsrc),
+                                            python_focus.fact_callee_names()) \
             if got is python_focus.NOT_GIVEN else got
         while len(_PLANS) > 8:
             _PLANS.popitem(last=False)
@@ -90,9 +91,9 @@ def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | No
         _CACHE.move_to_end(key)
         return p
     if focus is None:
-        p = parse(src.name, src.text, max_bytes)
+        p = parse(src.name, python_focus.source_text(src), max_bytes)
     else:
-        p = parse(src.name, focus[0], max_bytes, linemap=focus[1], lines=src.text.splitlines())
+        p = parse(src.name, focus[0], max_bytes, linemap=focus[1], lines=python_focus.source_text(src).splitlines())
     if p.error is None and side is not None:
         try:
             specialise(p, side)
