@@ -766,11 +766,16 @@ def test_backends_spelt_per_device_and_through_a_platform_object_are_the_port(tm
 
 def test_selecting_the_run_device_by_name_on_one_side_is_the_port(tmp_path):
     """`paddle.set_device("npu:0")` added on the NPU (its framework picks the GPU by default
-    on the other): the run's device selected; a device index set on one side stays found."""
+    on the other): the run's device selected; so is an index of it (which accelerator of the
+    run's kind, as an index given two ways already was); the CPU selected on one side is found."""
     gpu = "import paddle\n\n\ndef main():\n    model = build()\n    fit(model, lr=1e-3)\n"
     npu = gpu.replace("def main():\n", 'def main():\n    paddle.set_device("npu:0")\n')
     rep = pair(tmp_path, gpu, npu, "fit.py")
     assert loud(rep) == [] and [m.rule for m in rep.masked] == ["SD022"]
-    by_index = gpu.replace("def main():\n", "def main():\n    paddle.set_device(local_rank)\n")
-    assert loud(pair(tmp_path / "d", gpu, by_index, "fit.py")) == [("SD102", "code:fit.py:main", None,
-                                                                     "paddle.set_device(local_rank)", None, 5)]
+    for i, arg in enumerate(("local_rank", "0", "ids[0]")):
+        by_index = gpu.replace("def main():\n", f"def main():\n    paddle.set_device({arg})\n")
+        rep = pair(tmp_path / f"i{i}", gpu, by_index, "fit.py")
+        assert loud(rep) == [] and [(m.rule, m.npu.line) for m in rep.masked] == [("SD022", 5)]
+    on_cpu = gpu.replace("def main():\n", 'def main():\n    paddle.set_device("cpu")\n')
+    assert loud(pair(tmp_path / "d", gpu, on_cpu, "fit.py")) == [("SD102", "code:fit.py:main", None,
+                                                                   'paddle.set_device("cpu")', None, 5)]

@@ -78,3 +78,38 @@ def test_another_device_as_many_devices_is_placement_another_count_is_said(tmp_p
     rep = script_pair(tmp_path / "more", SEES.format(var="CUDA_VISIBLE_DEVICES", ids="0"),
                       SEES.format(var="ASCEND_RT_VISIBLE_DEVICES", ids="1,2"))
     assert rows(rep) == [("SD301", "warning", "env:CUDA_VISIBLE_DEVICES", "0", "1,2", 1, 1)]
+
+
+COMM = ("import torch\n\n\nclass {name}(object):\n    def __init__(self, group=None):\n        self.group = group\n\n"
+        "    def reduce(self, x):\n        return x * {k}\n")
+
+
+def test_a_class_named_for_each_runs_collective_library_is_the_port(tmp_path):
+    """`class RingNcclComm` against `class RingHcclComm`: each accelerator's library in the name,
+    the same class; its body still compared, another library's name (gloo) still said."""
+    rep = script_pair(tmp_path, COMM.format(name="RingNcclComm", k=2), COMM.format(name="RingHcclComm", k=2),
+                      name="comm.py")
+    assert rows(rep) == [] and masked(rep) == [("SD022", 4, 4)]
+    drift = script_pair(tmp_path / "d", COMM.format(name="RingNcclComm", k=2), COMM.format(name="RingHcclComm", k=3),
+                        name="comm.py")
+    assert rows(drift) == [("SD102", "warning", "code:comm.py:RingNcclComm.reduce", 2, 3, 9, 9)]
+    other = script_pair(tmp_path / "o", COMM.format(name="RingNcclComm", k=2), COMM.format(name="RingGlooComm", k=2),
+                        name="comm.py")
+    assert rows(other) == [("SD102", "warning", "code:comm.py:RingNcclComm", "RingNcclComm", "RingGlooComm", 4, 4)]
+
+
+SETUP = ("import torch\nimport torch.distributed as dist\n{imp}\n\ndef setup(local_rank):\n"
+         "    {call}\n    dist.init_process_group(backend=\"nccl\")\n    return local_rank\n")
+
+
+def test_a_function_imported_under_the_device_namespaces_name_stands_in_for_it(tmp_path):
+    """`from kit.device import set_device; set_device(r)` against `torch.cuda.set_device(r)`: the
+    same function of the run's device (where, not what); another function of that module is not."""
+    gpu = SETUP.format(imp="", call="torch.cuda.set_device(local_rank)")
+    npu = SETUP.format(imp="from kit.device import set_device\n", call="set_device(local_rank)").replace("nccl", "hccl")
+    rep = script_pair(tmp_path, gpu, npu, name="setup.py")
+    assert rows(rep) == [("SD104", "info", "code:setup.py:<module>", None, "kit.device.set_device", None, 3)]
+    assert masked(rep) == [("SD005", 7, 8), ("SD022", 6, 7)]
+    drift = script_pair(tmp_path / "d", gpu, npu.replace("set_device", "seed_all"), name="setup.py")
+    assert [r for r in rows(drift) if r[1] != "info"] == [
+        ("SD102", "warning", "code:setup.py:setup", "torch.cuda.set_device(local_rank)", "seed_all(local_rank)", 6, 7)]

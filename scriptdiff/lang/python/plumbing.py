@@ -776,17 +776,28 @@ class PlumbingChecks:
             and (self.role(p, call.args[0].value) or Role("", False)).what == DEVICE
 
     def selects_device(self, call: cst.Call, p: Parsed) -> bool:
-        """`paddle.set_device("npu:0")`, `platform.set_device(device)`: a call of set_device (any
-        library's, or a stand-in) given only the run's device itself, not an index: it selects the
-        run's accelerator, which the other side's framework picks by default."""
+        """`paddle.set_device("npu:0")`, `platform.set_device(device)`, `torch.npu.set_device(
+        local_rank)`: a call of set_device (any library's, or a stand-in) given the run's device or
+        an index of it: which accelerator of the run's own kind the process computes on (the other
+        side's framework picks one by default, or by its launcher), never what it computes; so is
+        an index given one way on one side and another way on the other (`nodediff`). A device
+        named that is not the run's (`"cpu"`) is a difference."""
         if not call.args or any(a.star or a.keyword is not None for a in call.args):
             return False
         f = call.func
         last = f.attr.value if type(f) is cst.Attribute else f.value if type(f) is cst.Name else None
         if last != "set_device" and not stand_in(p, call, "set_device"):
             return False
-        return all((self.role(p, a.value) or Role("", False)).what == DEVICE and type(a.value) is not cst.Integer
-                   for a in call.args)
+        for a in call.args:
+            if (self.role(p, a.value) or Role("", False)).what in (DEVICE, RANK):
+                continue
+            try:
+                v = Values(p).evaluate(a.value, [])
+            except Exception:  # NotLiteral, or what a hostile value raises: an index not known statically
+                continue
+            if not isinstance(v, int) or isinstance(v, bool):
+                return False  # "cpu", or anything but an index
+        return True
 
     def moved_setup(self, call: cst.Call, p: Parsed, other: Parsed) -> bool:
         """A call whose every argument is the run's device or backend (`init_process_group(
@@ -1036,12 +1047,17 @@ def _names_npu(node) -> bool:
 
 def _device_words(name: str) -> tuple | None:
     """An identifier's words with each device name (gpu, gpus, cuda, npu, npus, ...) as one
-    word; None when it names no device."""
+    word, and each accelerator's collective library (nccl, hccl: rules/devices.yaml `backends`)
+    as another (`NcclBackend` and `HcclBackend`); None when it names neither."""
     fams = table().get("families") or {}
     devs = {n for fam in ("cuda", "npu") for n in fams.get(fam) or ()}
+    libs = {str(n).lower() for fam in ("cuda", "npu") for n in (table().get("backends") or {}).get(fam) or ()}
     out, hit = [], False
     for w in words(name):
-        if w in devs or (w.endswith("s") and w[:-1] in devs):
+        if w in libs:
+            out.append("<backend>")
+            hit = True
+        elif w in devs or (w.endswith("s") and w[:-1] in devs):
             out.append("<device>s" if w not in devs else "<device>")
             hit = True
         else:

@@ -227,7 +227,8 @@ def same_method(p: Parsed, call: cst.Call, name: str) -> bool:
 def stand_in(p: Parsed, call: cst.Call, name: str) -> bool:
     """A call that stands in for the device namespace's `name` (module doc): the same function of
     another object the file does not import from a known library (`platform.set_device(r)`,
-    `get_accelerator().synchronize()`), or a helper whose words end in its words
+    `get_accelerator().synchronize()`), a function of that name imported from elsewhere (`from
+    kit.device import set_device`), or a helper whose words end in its words
     (`torch_set_device(r)`, `get_device_count()`)."""
     f = call.func
     last = _last(call)
@@ -236,6 +237,8 @@ def stand_in(p: Parsed, call: cst.Call, name: str) -> bool:
     if type(f) is cst.Attribute and last == name:
         qn = qualified_name(p, f)
         return qn is None or not qn.startswith("torch.")
+    if type(f) is cst.Name and last == name and f.value in p.aliases:
+        return not canon_qn(p.aliases[f.value], None).startswith("torch.")
     ws, want = words(last), words(name)
     return len(ws) > len(want) and ws[-len(want):] == want and all(w in plumbing_table().prefixes for w in ws[:-len(want)])
 
