@@ -132,6 +132,19 @@ def test_devices_counted_by_each_devices_own_listing_are_one_count(tmp_path):
     assert loud(pair(tmp_path, COUNT_GPU, COUNT_NPU, name="train.sh")) == []
 
 
+def test_a_device_count_with_its_errors_hidden_or_a_fallback_is_the_same_count(tmp_path):
+    """`$(nvidia-smi --list-gpus | wc -l 2>/dev/null || echo "0")`: its errors sent to /dev/null
+    and a fallback where the tool is missing; where it runs, the devices the run sees."""
+    gpu = COUNT_GPU.replace("$(nvidia-smi --list-gpus | wc -l)", '$(nvidia-smi --list-gpus | wc -l 2>/dev/null || echo "0")')
+    assert loud(pair(tmp_path, gpu, COUNT_NPU, name="train.sh")) == []
+    # its output sent elsewhere, or a fallback that runs another command: not a count known
+    for i, odd in enumerate(("$(nvidia-smi --list-gpus | wc -l 1>/tmp/n.txt)", "$(nvidia-smi --list-gpus | wc -l || nproc)")):
+        got = [x for x in loud(pair(tmp_path / str(i), COUNT_GPU.replace("$(nvidia-smi --list-gpus | wc -l)", odd),
+                                    COUNT_GPU, name="train.sh")) if x[1] == "world_size"]
+        at = line_of(COUNT_GPU, "NPROC=${NPROC:=")
+        assert got == [("SD203", "world_size", f"{odd} * 1", "$(devices seen) * 1", at, at)]
+
+
 @pytest.mark.parametrize("count,shown", [
     ("4", 4),
     ("$(ls -l /tmp/models | wc -l)", "$(ls -l /tmp/models | wc -l)"),

@@ -884,9 +884,10 @@ class Expander:
         one value on both devices (rules/devices.yaml `devices.counts`), else None. Never run."""
         t = _counts()
         cmds = [c for c in node.children if c.is_named and c.type != "comment"]
-        if not t or len(cmds) != 1 or cmds[0].type != "pipeline":
+        pipe = self.counted_pipeline(cmds[0]) if len(cmds) == 1 else None
+        if not t or pipe is None:
             return None
-        stages = [c for c in cmds[0].children if c.is_named]
+        stages = [c for c in pipe.children if c.is_named]
         if len(stages) < 2 or any(c.type != "command" for c in stages):
             return None
         argv = []
@@ -913,6 +914,35 @@ class Expander:
         else:
             return None
         return Seg(t["shown"], self.line_of(node), (), (t["shown"],), quoted)
+
+    def counted_pipeline(self, node):
+        """The pipeline a device count runs: the node itself, or with its errors sent to /dev/null
+        (`... | wc -l 2>/dev/null`: what it prints is the same), or followed by a fallback for a
+        machine without the tool (`... || echo 0`: where the tool runs, the count is the
+        pipeline's). None for any other command."""
+        if node.type == "list":
+            kids = node.children
+            if len(kids) != 3 or kids[1].type != "||" or kids[2].type != "command":
+                return None
+            name = kids[2].child_by_field_name("name")
+            args = [k for k in kids[2].children if k.is_named and k.type != "command_name"]
+            if name is None or self.t(name) not in ("echo", "printf") or len(args) != 1 \
+                    or not self.t(args[0]).strip("'\"").isdigit():
+                return None
+            node = kids[0]
+        if node.type == "redirected_statement":
+            body = None
+            for i, r in enumerate(node.children):
+                if node.field_name_for_child(i) == "body":
+                    body = r
+                    continue
+                fd = [k for k in r.children if k.type == "file_descriptor"]
+                dest = r.child_by_field_name("destination")
+                if r.type != "file_redirect" or len(fd) != 1 or self.t(fd[0]) != "2" or dest is None \
+                        or self.t(dest) != "/dev/null":
+                    return None
+            node = body
+        return node if node is not None and node.type == "pipeline" else None
 
     def expr(self, node, quoted: bool) -> Seg | None:
         """`$(expr A op B ...)` with integer operands (literal or known variables) and + - * / %:
