@@ -298,15 +298,16 @@ def test_raw_keys_whose_words_say_they_are_not_numerics_are_info(tmp_path):
 
 def test_a_frameworks_data_sinking_and_checkpoints_kept_and_an_output_directory_are_info(tmp_path):
     """MindSpore's dataset_sink_mode (how data reaches the device) and keep_checkpoint_max (how many
-    checkpoints stay), and a directory a run writes images to: info; a directory it reads stays loud."""
+    checkpoints stay), whether the job runs on the ModelArts platform, and a directory a run writes
+    images to: info; a directory it reads stays loud."""
     gpu = "train:\n  dataset_sink_mode: true\n  keep_checkpoint_max: 60\n  img_save_directory: out/a\n" \
-          "  vocab_directory: /d/v1\n"
+          "  vocab_directory: /d/v1\n  enable_modelarts: true\n"
     npu = "train:\n  dataset_sink_mode: false\n  keep_checkpoint_max: 10\n  img_save_directory: out/b\n" \
-          "  vocab_directory: /d/v2\n"
+          "  vocab_directory: /d/v2\n  enable_modelarts: false\n"
     r = pair(tmp_path, "run.yaml", gpu, npu)
     assert loud(r) == [("SD220", "train.vocab_directory", "/d/v1", "/d/v2", 5, 5)]
-    assert [x[1] for x in rows(r, ("info",))] == ["train.dataset_sink_mode", "train.img_save_directory",
-                                                  "train.keep_checkpoint_max"]
+    assert [x[1] for x in rows(r, ("info",))] == ["train.dataset_sink_mode", "train.enable_modelarts",
+                                                  "train.img_save_directory", "train.keep_checkpoint_max"]
 
 
 DEVICE_GPU = "layers:\n  experts_kernel: grouped_triton\n  attn_kernel: flash_cuda\ncomm: tree-nccl\nshard_root: /d/set\n"
