@@ -296,3 +296,10 @@ def test_broken_inputs_are_one_line_each_and_nothing_is_written(tmp_path, cli):
     assert (Path(n) / "train.py").read_text() == "import torch\nopt = torch.optim.AdamW(p, lr=2e-4\n"
     code, out, err = cli("fix", str(tmp_path / "nope"), n)
     assert (code, err) == (2, f"scriptdiff: {tmp_path}/nope: no such file or directory\n")
+
+
+def test_an_option_of_a_command_line_written_as_a_string_is_refused(tmp_path):
+    py = 'ARGS = (\n    "--lr {} "\n    "--train-steps 500 "\n)\n\n\ndef main(run):\n    run(ARGS)\n'
+    assert refused(tmp_path, {"launch.py": (py.format("1e-5"), py.format("3e-5"))}, "lr") == (
+        "computed", "computed, not written as a value (an option of a command line the file writes as a string); "
+                    "edit it by hand")

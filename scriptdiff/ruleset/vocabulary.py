@@ -605,6 +605,16 @@ def same_but_device(a: Any, b: Any) -> bool:
     return _without_device(wa, both) == _without_device(wb, both)
 
 
+def npu_variant(a: Any, b: Any) -> bool:
+    """`b` is the name `a` with words naming the NPU added (`execute_train` and `execute_train_npu`,
+    `Trainer` and `NpuTrainer`): the NPU's own version of what `a` names, `a` naming no device."""
+    if not isinstance(a, str) or not isinstance(b, str) or device_named(a) is not None or not names_npu(b):
+        return False
+    _gpu, npu = _device_value_words()
+    wa = tuple(words(a))
+    return bool(wa) and _without_device(words(b), npu) == wa
+
+
 def names_npu(value: Any) -> bool:
     """A value with a word naming the NPU (npu, flash_npu)."""
     return isinstance(value, str) and bool(set(words(value)) & _device_value_words()[1])

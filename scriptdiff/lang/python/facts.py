@@ -23,6 +23,7 @@ from ...ruleset.vocabulary import (convert, fits, key_type, lookup, may_mean, me
                                    nested_key, norm_name, normalize, run_wide_keys, section_name, spelling_index,
                                    value_ports)
 from .evaluate import NotLiteral, QName, Values, add_argument, family_entry, flag_define, fields, is_dataclass, module_consts
+from . import cmdtext
 from .focus import fact_callee_names
 from .regions import read_settings
 from ...ruleset.devices import family_of, table as device_table
@@ -526,6 +527,12 @@ def read_facts(p: Parsed, side: str) -> None:
                 continue
     try:  # what a loop applies without a call that names it (regions.py)
         read_settings(r)
+    except Exception:
+        pass
+    try:  # a command line the file writes as text (cmdtext.py)
+        p.facts.extend(cmdtext.read(p, side))
+    except RecursionError:
+        raise
     except Exception:
         pass
 

@@ -14,7 +14,7 @@ from ... import budget
 from ...model import Severity, Side
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import code, load
-from ...ruleset.vocabulary import device_named, names_npu
+from ...ruleset.vocabulary import device_named, names_npu, npu_variant
 from .pair import PairState, one_line
 from .plumbing import PlumbingChecks
 from .evaluate import Kind, Values, env_read, kind_of, value
@@ -481,9 +481,10 @@ class NodeDiff:
         side's own device (`_parse_gpu_ids(devices, include_cuda=True)` against `_parse_npu_ids(devices)`)."""
         s = self.s
 
-        def kept(call, nm, fam):
+        def kept(call, nm, fam):  # a word of the device, or its plural (num_gpus_per_node)
             return [nm(a) for a in call.args
-                    if a.keyword is None or not any(family_of(w) == fam for w in a.keyword.value.split("_"))]
+                    if a.keyword is None or not any(family_of(w) == fam or w.endswith("s") and family_of(w[:-1]) == fam
+                                                    for w in a.keyword.value.split("_"))]
 
         return kept(g, s.gn, "cuda") == kept(n, s.nn, "npu")
 
@@ -491,7 +492,9 @@ class NodeDiff:
         """Two calls with the same arguments whose functions' names differ only by the word naming
         each side's device (`NcclBackend(mpu)` and `HcclBackend(mpu)`, `comm.nccl.pack` and
         `comm.hccl.pack`, `fused_cuda(x)` and `fused_npu(x)`: rules/aliases.yaml
-        `device_value_words`): each device's implementation of one operation, masked (SD031)."""
+        `device_value_words`), or the NPU's named by the GPU's name with an NPU word added
+        (`run_job(args)` and `run_job_npu(args)`): each device's implementation of one operation,
+        masked (SD031)."""
         s = self.s
         gq, nq = s.gn.callee(g), s.nn.callee(n)
         if gq is None or nq is None:
@@ -504,7 +507,7 @@ class NodeDiff:
             if a == b:
                 continue
             da, db = device_named(a), device_named(b)
-            if da is None or da != db or not names_npu(b) or names_npu(a):
+            if (da is None or da != db or not names_npu(b) or names_npu(a)) and not npu_variant(a, b):
                 return False
         self._mask(code("device-named-call"), g, n)
         return True
