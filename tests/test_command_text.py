@@ -74,3 +74,16 @@ def test_one_option_in_a_string_is_not_a_command_line(tmp_path):
     gpu = 'FLAG = "--fast"\n\n\ndef run(cmd):\n    return cmd + FLAG\n'
     rep = script_pair(tmp_path, gpu, gpu.replace("--fast", "--slow"), name="flags.py")
     assert [(f.rule, f.key, f.gpu.line, f.npu.line) for f in rep.findings] == [("SD102", "code:flags.py:<module>", 1, 1)]
+
+
+def test_a_token_in_the_command_line_is_never_written(tmp_path, cli):
+    """`--hf-token hf_...` in a launcher's string: the option compared, its value and its line's
+    excerpt withheld in every format."""
+    py = 'ARGS = (\n    "--lr 1e-5 "\n    "--hf-token {tok} "\n)\n\n\ndef main(run):\n    run(ARGS)\n'
+    gtok, ntok = "hf_" + "q7Rk2LmZ9vXw4TyB8nHc3DpF6gJs", "hf_" + "u1Ea5WoQ0iKz7MbN2xVr9CtY4lPh"
+    for side, tok in (("gpu", gtok), ("npu", ntok)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "launch.py").write_text(py.format(tok=tok))
+    for fmt in ("text", "json", "sarif", "markdown"):
+        code, out, err = cli("diff", str(tmp_path / "gpu"), str(tmp_path / "npu"), "--no-cache", "-f", fmt)
+        assert code == 1 and "hf_token" in out and gtok not in out + err and ntok not in out + err, fmt

@@ -27,6 +27,7 @@ import libcst as cst
 from ...inputs import flags
 from ...inputs.sources import Source
 from ...model import SideContext
+from ...ruleset.secrets import redact_text
 from .evaluate import NotLiteral, env_read, value
 from .parse import Parsed, dotted, node_index
 
@@ -160,22 +161,20 @@ def read(p: Parsed, side: str) -> list:
     from .. import shell  # lazy: keeps --help fast
 
     base = p.name.replace("\\", "/").rsplit("/", 1)[-1]
-    text, lines = [f"python {base} \\"], [None]
+    text, lines = [f"python {base} \\"], [None]  # each run of parts that ends a word: a line of its own
     for _a, parts in got:
-        run = ""
+        run, at = "", None
         for line, t in parts:
-            if lines[-1] is None:
-                lines[-1] = line
-            run += t
-            if run.endswith((" ", "\t")):  # a word ends here: the next part on a line of its own
+            run, at = run + t, at or line
+            if run.endswith((" ", "\t")):
                 text.append(run.strip() + " \\")
-                lines.append(line)
-                run = ""
+                lines.append(at)
+                run, at = "", None
         if run.strip():
             text.append(run.strip() + " \\")
-            lines.append(parts[-1][0])
+            lines.append(at)
     text[-1] = text[-1][:-2]
-    lines[0] = lines[1] if len(lines) > 1 else lines[0]
+    lines[0] = lines[1] if len(lines) > 1 else None
     src = Source(name=p.name, data=("\n".join(text) + "\n").encode("utf-8"))
     ex = shell.extract(src, SideContext(side if side in ("gpu", "npu") else "gpu"))
     out = []
@@ -184,7 +183,7 @@ def read(p: Parsed, side: str) -> list:
             continue  # the launcher's own settings and the references are the runner's, not written here
         at = lines[f.line - 1] if f.line and 0 < f.line <= len(lines) else None
         f.line = at
-        f.source = p.text_at(at) if at else ""
+        f.source = redact_text(p.text_at(at), code=False) if at else ""  # a token in the string: withheld
         f.meta = {k: v for k, v in f.meta.items() if k in ("flag", "written_key", "unresolved")}
         f.meta["origin"] = {"computed": "an option of a command line the file writes as a string"}  # `fix` says so
         out.append(f)
