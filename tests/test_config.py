@@ -63,6 +63,21 @@ def test_deepspeed_mapping():
     assert f["zero_optimization.overlap_comm"].value is True  # full path, not 'overlap_comm'
 
 
+@pytest.mark.parametrize("text,deepspeed", [
+    ('{"train_batch_size": 64, "gradient_clipping": 1.0, "base_lr": 0.1}', True),  # two of DeepSpeed's keys
+    ('{"zero_optimization": {"stage": 2}, "base_lr": 0.1}', True),  # a key DeepSpeed alone has
+    ('{"train_batch_size": 64, "base_lr": 0.1}', False),  # a model zoo's config with a batch size of its own
+])
+def test_a_deepspeed_config_is_told_by_its_own_keys(text, deepspeed):
+    """DeepSpeed spells the learning rate under optimizer.params only: in its config a top-level
+    `base_lr` is its own key; in any other config it is the learning rate."""
+    ex, f = facts(text)
+    assert (ex.frameworks == {"deepspeed"}) == deepspeed
+    assert ("lr" in f) != deepspeed and ("base_lr" in f) == deepspeed
+    if not deepspeed:
+        assert f["lr"].value == 0.1 and f["micro_batch_size"].value == 64
+
+
 def test_auto_values_are_left_to_the_trainer():
     ex, f = facts('{"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": "auto", "zero_optimization": {"stage": 2}}')
     assert set(f) == {"zero_stage"}

@@ -41,13 +41,17 @@ from ..ruleset.vocabulary import (canonical_path, convert, detect_dialects, dial
                                   normalize, path_key)
 from ..inputs.yamlload import YAMLError, load
 
-DS_MARKERS = {"train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimization", "gradient_clipping",
-              "fp16", "bf16", "zero_allow_untested_optimizer", "steps_per_print", "wall_clock_breakdown"}
+# DeepSpeed's own top-level keys: the first are its alone; the others (a model zoo's YAML has a
+# `train_batch_size` of its own) mark a DeepSpeed config only two together
+DS_OWN = {"train_micro_batch_size_per_gpu", "zero_optimization", "zero_allow_untested_optimizer", "wall_clock_breakdown"}
+DS_SHARED = {"train_batch_size", "gradient_clipping", "steps_per_print"}
 
 
 def is_deepspeed(data: dict) -> bool:
-    """A DeepSpeed config: its own top-level keys, or fp16/bf16 given as sections."""
-    if set(data) & (DS_MARKERS - {"fp16", "bf16"}):
+    """A DeepSpeed config: a top-level key DeepSpeed alone has, two it shares with other
+    frameworks, or fp16/bf16 given as sections."""
+    keys = set(data)
+    if keys & DS_OWN or len(keys & DS_SHARED) >= 2:
         return True
     return any(isinstance(data.get(k), dict) for k in ("fp16", "bf16", "optimizer", "scheduler"))
 
