@@ -35,10 +35,16 @@ _TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def _leaves(node) -> list:
-    """The string literals an implicit concatenation is made of, in the order of the text."""
-    if type(node) is cst.ConcatenatedString:
-        return _leaves(node.left) + _leaves(node.right)
-    return [node]
+    """The string literals an implicit concatenation is made of, in the order of the text (a
+    walk, not a recursion: a chain of thousands of parts is one deep tree)."""
+    out, stack = [], [node]
+    while stack:
+        x = stack.pop()
+        if type(x) is cst.ConcatenatedString:
+            stack += [x.right, x.left]
+        else:
+            out.append(x)
+    return out
 
 
 def _placeholder(p: Parsed, expr, parts_of: frozenset = frozenset()) -> str:
