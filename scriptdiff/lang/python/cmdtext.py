@@ -28,7 +28,7 @@ from ...inputs import flags
 from ...inputs.sources import Source
 from ...model import SideContext
 from ...ruleset.secrets import redact_text
-from .evaluate import NotLiteral, env_read, value
+from .evaluate import env_read, value
 from .parse import Parsed, dotted, node_index
 
 _TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -52,7 +52,7 @@ def _placeholder(p: Parsed, expr, parts_of: frozenset = frozenset()) -> str:
         return ""
     try:
         v = value(p, expr)
-    except (NotLiteral, Exception):  # anything a hostile value raises: not known
+    except Exception:  # NotLiteral, and anything a hostile value raises: not known
         v = None
     if isinstance(v, (str, int, float)) and not isinstance(v, bool):
         return str(v)
