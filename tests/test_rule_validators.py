@@ -128,6 +128,12 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
      "dump_evidence.attention.fused[1]: 'eager' is not a form of attention recognised by its calls"),
     ("dumps.yaml", "    eager: eager\n", "    eager: eagre\n", "eager: eagre",
      "dump_evidence.attention.eager: 'eagre' is not a form of attention recognised by a sequence"),
+    # a dialect's raw default: one value, never a vocabulary key's spelling (its default is the vocabulary's)
+    ("verl.yaml", "      algorithm.kl_ctrl.kl_coef: 0.001\n", "      algorithm.kl_ctrl.kl_coef: [0.001]\n",
+     "kl_coef: [0.001]", "dialects.verl.raw_defaults.algorithm.kl_ctrl.kl_coef: [0.001] is not a single value"),
+    ("verl.yaml", "      algorithm.kl_ctrl.kl_coef: 0.001\n", "      data.train_batch_size: 1024\n",
+     "data.train_batch_size: 1024", "dialects.verl.raw_defaults.data.train_batch_size: 'data.train_batch_size' is "
+                                    "a vocabulary key's spelling"),
 ])
 def test_malformed_section_names_the_pack_and_line(tmp_path, pack, old, new, at, needle):
     with pytest.raises(RuleError) as e:

@@ -233,3 +233,27 @@ def test_hydra_device_override_is_masked_and_other_devices_are_not(tmp_path):
         code("device-setting-port")]
     report = pair(tmp_path, gpu.replace("=cuda", "=cpu"), gpu.replace("=cuda", "=npu"))
     assert rows(report) == [("SD220", "trainer.device", "cpu", "npu", 1, 1)]
+
+
+VERL = """python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=256 \\
+    actor_rollout_ref.actor.optim.lr=1e-6 \\
+{extra}    actor_rollout_ref.rollout.n=5 \\
+    trainer.n_gpus_per_node=8
+"""
+
+
+def test_a_verl_setting_one_side_omits_is_compared_with_verls_default(tmp_path):
+    """verl's default of a path no vocabulary key spells (rules/verl.yaml raw_defaults: the same in
+    every release compared): stated on one side at that value, no difference; at another, compared
+    with the default; a path with no default listed stays set on one side only."""
+    same = pair(tmp_path / "a", VERL.format(extra="    algorithm.kl_ctrl.kl_coef=0.001 \\\n"), VERL.format(extra=""))
+    assert rows(same) == []
+    other = pair(tmp_path / "b", VERL.format(extra="    algorithm.kl_ctrl.kl_coef=0.01 \\\n"), VERL.format(extra=""))
+    assert rows(other) == [("SD220", "algorithm.kl_ctrl.kl_coef", 0.01, 0.001, 4, None)]
+    [f] = other.findings
+    assert (f.npu.source, f.npu.via) == ("default", "verl (Hydra overrides) default")
+    unlisted = pair(tmp_path / "c", VERL.format(extra="    actor_rollout_ref.rollout.enforce_eager=False \\\n"),
+                    VERL.format(extra=""))
+    assert [(r[0], r[1], r[2], r[3]) for r in rows(unlisted)] == [
+        ("SD220", "actor_rollout_ref.rollout.enforce_eager", False, None)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 # the families, registered in this order (the vocabulary's first: the others' validators look keys up in it)
 from . import validators_settings, validators_code, validators_setup, validators_process  # noqa: I001
 from ..inputs.jsonload import loads
-from .packschema import NAMES, Bool, Enum, Int, ListOf, Name, OneOf, Record, RuleError, Spec, Str, Table
+from .packschema import NAMES, Any, Bool, Enum, Int, ListOf, Name, OneOf, Record, RuleError, Spec, Str, Table
 from .rulepack import RuleSet, inside_name, section, validator
 from .validators_common import CODE, FRAMEWORKS, is_lower
 # every validator, by the name the packs' comments and the tests use (rule_validators.check_devices)
@@ -143,7 +143,7 @@ def _lexer_problem(spec: str) -> str | None:
 section("dialects", Table(Record(
     {"kinds": ListOf(Name(), nonempty=True), "paths": Table(Name()), "strip_prefix": Str(), "skip": NAMES,
      "doc": Str(), "title": Str(), "detect": NAMES, "cosmetic": NAMES, "defaults": Enum("none", *FRAMEWORKS),
-     "sets": SETS},
+     "raw_defaults": Table(Any()), "sets": SETS},
     required=("kinds",), need="kinds (the file kinds it applies to)")))
 
 
@@ -157,7 +157,9 @@ def check_dialects(rs: RuleSet) -> None:
     name it), detect (path prefixes whose presence in a config file selects the dialect; none:
     it applies to every file of its kinds), cosmetic (fnmatch patterns of paths that cannot
     change numerics: info), defaults (whose framework defaults fill a key a file of this
-    dialect omits: hf, megatron, deepspeed or none), doc."""
+    dialect omits: hf, megatron, deepspeed or none), raw_defaults (a dotted path no vocabulary
+    key spells -> the framework's default for it, the same in every release the rules name: what a
+    run of this dialect that omits the path has), doc."""
     rs.conform("dialects")
     kinds = rs.section("kinds") or {}
     voc = rs.section("vocabulary") or {}
@@ -170,6 +172,12 @@ def check_dialects(rs: RuleSet) -> None:
             if key not in voc:
                 raise rs.error(("dialects", name, "paths", path), f"{path!r} -> {key!r} is not a vocabulary key")
         _check_sets(rs, ("dialects", name, "sets"), d.get("sets"))
+        for path, value in (d.get("raw_defaults") or {}).items():
+            if not isinstance(value, (bool, int, float, str)):
+                raise rs.error(("dialects", name, "raw_defaults", path), f"{value!r} is not a single value")
+            if path in (d.get("paths") or {}):
+                raise rs.error(("dialects", name, "raw_defaults", path),
+                               f"{path!r} is a vocabulary key's spelling: its default is the vocabulary's")
 
 # ------------------------------------------------------------------ rules/pairing.yaml
 

@@ -102,6 +102,24 @@ def default_fact(key: str, frameworks: Iterable[str], rs: RuleSet | None = None,
     return None
 
 
+def dialect_default(key: str, table, rs: RuleSet | None = None) -> Fact | None:
+    """The default of a path no vocabulary key spells (`key`), for a side whose run is of a
+    dialect that lists it (rules/<framework>.yaml `raw_defaults`): the side has a setting of
+    that dialect (read through it, or under one of its `detect` prefixes). None otherwise."""
+    rs = rs or load()
+    for name, d in (rs.section("dialects", {}) or {}).items():
+        raw = d.get("raw_defaults") or {}
+        if key not in raw:
+            continue
+        title, prefixes = d.get("title", name), tuple(d.get("detect") or ())
+        if not any((prefixes and k.startswith(prefixes)) or any(f.meta.get("dialect") == title for f in fs)
+                   for k, fs in table.facts.items()):
+            continue
+        return Fact(key=key, value=normalize(raw[key], None), origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT,
+                    source="default", via=f"{title} default")
+    return None
+
+
 def _older(have: str, release: str) -> bool | None:
     """Whether version `have` precedes `release` (PEP 440), None when `have` is no version."""
     from packaging.version import InvalidVersion, Version

@@ -19,7 +19,7 @@ from .. import budget
 from .finding import finding
 from ..model import ORIGIN_DEFAULT, Fact, Finding, Masked
 from ..ruleset.rules import RuleSet, load
-from ..ruleset.vocabulary import category, default_fact
+from ..ruleset.vocabulary import category, default_fact, dialect_default
 
 
 def equal(a: Any, b: Any) -> bool:
@@ -139,9 +139,9 @@ def compare_tables(gpu: FactTable, npu: FactTable, checks: Iterable[str] | None 
         if check == "hyperparameters":
             g, n = _same_section(key, gpu, npu, g, n)
             if g is None:
-                g = default_fact(key, gpu.frameworks, rs, gpu.versions)
+                g = default_fact(key, gpu.frameworks, rs, gpu.versions) or dialect_default(key, gpu, rs)
             if n is None:
-                n = default_fact(key, npu.frameworks, rs, npu.versions)
+                n = default_fact(key, npu.frameworks, rs, npu.versions) or dialect_default(key, npu, rs)
             # a default that only confirms an equal value (a program started as one process may
             # start others itself): against any other value, or none, the side has no known value
             if g is not None and g.meta.get("confirms") and (n is None or not equal(g.value, n.value)):
