@@ -43,7 +43,7 @@ from .run.suppress import load_baseline as _load_baseline
 from .run.folders import diff_listings, diff_trees
 from .run.pairing import skip_dirs
 from .inputs.walk import walk
-from .ruleset.vocabulary import default_fact
+from .ruleset.vocabulary import default_fact, dialect_default
 
 if TYPE_CHECKING:  # names of annotations only; imported where used
     from .project.checkrun import CheckConfig
@@ -415,8 +415,8 @@ def hparams(gpu: list[str], npu: list[str], options: Options | None = None, incl
     for k in list(first) + sorted(k for k in rows if k not in first):
         g, n = rows.get(k, (None, None))
         if tables is not None:
-            g = g if g is not None else default_fact(k, tables[0].frameworks)
-            n = n if n is not None else default_fact(k, tables[1].frameworks)
+            g = g if g is not None else default_fact(k, tables[0].frameworks) or dialect_default(k, tables[0])
+            n = n if n is not None else default_fact(k, tables[1].frameworks) or dialect_default(k, tables[1])
         f = g or n
         if f is not None and f.check != "hyperparameters" and not include_env:
             continue

@@ -257,3 +257,15 @@ def test_a_verl_setting_one_side_omits_is_compared_with_verls_default(tmp_path):
                     VERL.format(extra=""))
     assert [(r[0], r[1], r[2], r[3]) for r in rows(unlisted)] == [
         ("SD220", "actor_rollout_ref.rollout.enforce_eager", False, None)]
+
+
+def test_the_settings_table_shows_the_verl_default_the_comparison_used(tmp_path):
+    """`scriptdiff hparams`: the row of a verl path one side omits holds the default it was compared with."""
+    from scriptdiff import api
+
+    for side, extra in (("gpu", "    algorithm.kl_ctrl.kl_coef=0.01 \\\n"), ("npu", "")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "run.sh").write_text(VERL.format(extra=extra), encoding="utf-8")
+    rep = api.hparams([str(tmp_path / "gpu" / "run.sh")], [str(tmp_path / "npu" / "run.sh")], Options(use_cache=False))
+    [(g, n)] = [(g, n) for k, g, n in rep.table if k == "algorithm.kl_ctrl.kl_coef"]
+    assert (g.value, g.line, n.value, n.source, n.via) == (0.01, 4, 0.001, "default", "verl (Hydra overrides) default")

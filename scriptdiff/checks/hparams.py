@@ -33,7 +33,7 @@ from ..ruleset.registry import referenced_kind, referencing
 from ..ruleset.rules import code, load
 from . import structure
 from ..ruleset.vocabulary import (category_key, category_named, default_fact, device_named, entry, is_cosmetic,
-                                  same_but_device,
+                                  dialect_default, same_but_device,
                                   names_npu, naming_rules, norm_name, normalize, path_prefixes, same_place_elsewhere,
                                   settings_in_name, value_has_shape, vocab, weights_words, words, written_name)
 
@@ -174,7 +174,7 @@ def _resolve_commented(table: FactTable) -> None:
             table.facts[key] = live
             continue
         note = facts[-1].note
-        d = default_fact(key, table.frameworks)
+        d = default_fact(key, table.frameworks) or dialect_default(key, table)
         if d is None:
             d = Fact(key=key, value=None, origin="default", rank=0, source="default", via="not set")
         d.check = facts[-1].check
