@@ -323,7 +323,7 @@ def main() -> int:
     from scriptdiff.run import engine
     from scriptdiff.model import Options
     from scriptdiff.run.pipeline import diff_files
-    from scriptdiff.lang.python import reader as pylang
+    from scriptdiff.lang.python import cpytree, reader as pylang
 
     gpu, npu = generate(a.lines)
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="sd-bench-"))
@@ -341,6 +341,7 @@ def main() -> int:
         pylang._CACHE.clear()
         pylang._PLANS.clear()  # the pair's focus plan (python_focus), as a fresh run has none
         engine._MEMO.clear()  # the per-process memo of parse results, as a fresh run has it
+        cpytree.clear()  # CPython's trees of the pair's whole texts, as a fresh run has none
         return diff_files([str(gp)], [str(np_)], Options(use_cache=False))
 
     report = library()  # warm-up (rule packs load once per process), and the findings

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
+import scriptdiff
+
 from . import __version__
 
 # subcommand -> (module, one-line help). Order is the order shown in --help.
@@ -96,6 +98,8 @@ def _add_command(sub, name: str, module: str, help_: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # run as the program (not called by a long-lived one): its process ends with it
+        scriptdiff.COMMAND_PROCESS = True
     try:
         return _main(argv)
     except KeyboardInterrupt:  # outside the command itself (its replay, or storing it): no traceback either

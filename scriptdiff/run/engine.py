@@ -31,6 +31,7 @@ from ..ruleset.registry import Kind, detect, kinds, referenced_kind
 from ..ruleset.registry import kind as registry_kind
 from ..ruleset.secrets import withhold_extract, withhold_pair
 from ..inputs.sources import Source, SourceError, exception_reason, over_limit, read_path
+from . import gcpause
 
 
 # Which kinds are worth caching on disk and spreading over worker processes (a libcst parse
@@ -201,13 +202,14 @@ def _unit(unit, store: bool = False):
     its results to the cache itself, in parallel, rather than leave every write to the
     parent after the pool (the parent then only keeps them in its memo)."""
     out = []
-    for what, key, args in unit:
-        if what == "extract":
-            src, ctx, kind, partner = args
-            out.append((key, cache.dump_extract(_extract(src, ctx, kind, partner))))
-        else:
-            gsrc, nsrc, opts, kind = args
-            out.append((key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))))
+    with gcpause.paused():  # the unit's trees are garbage only when it ends (gcpause.py)
+        for what, key, args in unit:
+            if what == "extract":
+                src, ctx, kind, partner = args
+                out.append((key, cache.dump_extract(_extract(src, ctx, kind, partner))))
+            else:
+                gsrc, nsrc, opts, kind = args
+                out.append((key, cache.dump_pair(_diff_pair(gsrc, nsrc, opts, kind))))
     if store:
         for key, dumped in out:
             cache.put(key, dumped)

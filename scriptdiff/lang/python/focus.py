@@ -39,6 +39,7 @@ import warnings
 
 from ...ruleset.devices import may_branch
 from ...ruleset.rules import RuleSet, derived
+from . import cpytree
 
 MIN_BYTES = 2_000  # below this (both sides together) a whole parse costs little
 MAX_SHARE = 0.6  # keeping more than this share of the lines: parse the whole files
@@ -142,11 +143,15 @@ def _binds(node, out: set) -> None:
 
 
 def chunks(text: str, lines: list[str], offset: int = 0) -> list[Chunk] | None:
-    """The top-level statements of `text`, whose first line is line `offset + 1` of `lines`."""
+    """The top-level statements of `text`, whose first line is line `offset + 1` of `lines`
+    (a whole file's tree is kept for the pair's other readers: cpytree.py)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if offset == 0 and len(lines) == text.count("\n") + 1:  # the whole file
+            tree = cpytree.whole(text)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     out: list[Chunk] = []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ...ruleset.rules import RuleSet, code, derived
+from . import cpytree
 from .guard import measure, on_big_stack
 from .spans import LineState, PublicState, SpansError, record
 
@@ -82,6 +83,12 @@ class Parsed:
     spec: object | None = None  # what specialising it to one device gave (specialise.Specialised)
     program: object | None = None  # its functions, classes and local names (evaluate/program.py), built once
     nodes: object | None = None  # its calls, names and imports in one walk (node_index), built once
+
+    def release(self) -> None:
+        """Drop what was built from it and refers back to it (its walk, its program): cycles
+        that, left to the cycle collector (which a command freezes: run/gcpause.py), would
+        keep the whole tree to the end of the process. Called when no reader needs it again."""
+        self.spec = self.program = None
 
     def line_of(self, node, default: int | None = None) -> int | None:
         return self.state.lines.get(id(node), default) if self.state else default
@@ -147,9 +154,12 @@ def parse(name: str, text: str, max_bytes: int | None = None, linemap: list[int]
     # running interpreter.
     valid = False  # CPython parses it: a libcst failure is then libcst's limit, not the file's fault
     try:
-        with warnings.catch_warnings():  # the analysed file's invalid escapes are its own business
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if linemap is None:  # the whole file: its tree is kept for the pair's other readers
+            tree = cpytree.whole(text)
+        else:
+            with warnings.catch_warnings():  # the analysed file's invalid escapes are its own business
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
         too_deep = measure(tree, text, max_bytes)
         del tree
         if too_deep:
@@ -445,15 +455,24 @@ def _node(v) -> bool:
 
 
 def kids(node) -> list:
-    """A node's child nodes, formatting left out (libcst's `children` runs a visitor: slow)."""
+    """A node's child nodes, formatting left out (libcst's `children` runs a visitor: slow).
+    Called for every node of a file several times over: written for speed (the node test is a
+    lookup by type, the function only for a type not met yet)."""
     out = []
-    for name in fields_of(type(node)):
+    is_node = _IS_NODE.get
+    f = _FIELDS.get(type(node))
+    for name in f if f is not None else fields_of(type(node)):
         v = getattr(node, name)
         t = type(v)
         if t is list or t is tuple:
-            out.extend(x for x in v if _node(x))
-        elif _node(v):
-            out.append(v)
+            for x in v:
+                k = is_node(type(x))
+                if k or k is None and _node(x):
+                    out.append(x)
+        else:
+            k = is_node(t)
+            if k or k is None and _node(v):
+                out.append(v)
     return out
 
 

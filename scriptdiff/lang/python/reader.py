@@ -113,7 +113,7 @@ def analyse(src, max_bytes: int | None = None, focus: tuple[str, list[int]] | No
     p.size = len(src.data)
     _CACHE[key] = p
     while len(_CACHE) > 2 and (len(_CACHE) > 8 or sum(q.size for q in _CACHE.values()) > budget.PARSE_CACHE_BYTES):
-        _CACHE.popitem(last=False)
+        _CACHE.popitem(last=False)[1].release()
     return p
 
 
@@ -211,7 +211,12 @@ def compare(g: Parsed, n: Parsed) -> PairResult:
     aligner.block(g.body, n.body, "<module>")
     classifier.finish(nodes.plumb)  # the file's own functions on one side only, once their calls are compared
     aligner.devices.finish()
-    return PairResult(findings=group_sites(state.findings), masked=state.masked)
+    res = PairResult(findings=group_sites(state.findings), masked=state.masked)
+    # the parts refer to each other and to both files: cycles that, left to the collector (which a
+    # command freezes: run/gcpause.py), would keep both trees to the end of the process
+    for part in (aligner, classifier, nodes, state):
+        vars(part).clear()
+    return res
 
 
 def group_sites(findings: list) -> list:

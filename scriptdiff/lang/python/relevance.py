@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -40,6 +39,7 @@ from typing import NamedTuple
 from ... import budget
 from ...ruleset.devices import family_of, table
 from ...ruleset.rules import RuleSet, derived
+from . import cpytree
 from .parse import canon_qn, match_name, rules
 
 SINK, INERT, UNKNOWN = "sink", "inert", "unknown"
@@ -139,6 +139,32 @@ def dotted(node) -> str | None:
     return ".".join(reversed(parts))
 
 
+_KINDS: dict[type, tuple[bool, bool]] = {}
+
+
+def _kind(t: type) -> tuple[bool, bool]:
+    """(a statement or an expression, a scope) for a node type, looked up once per type."""
+    k = _KINDS.get(t)
+    if k is None:
+        k = _KINDS[t] = (issubclass(t, (ast.stmt, ast.expr)), issubclass(t, _SCOPES))
+    return k
+
+
+def _children(node) -> list:
+    """`list(ast.iter_child_nodes(node))`, in its order, without its generators (the walk of
+    every node of a file)."""
+    out = []
+    for name in node._fields:
+        v = getattr(node, name, None)
+        if type(v) is list:
+            for x in v:
+                if isinstance(x, ast.AST):
+                    out.append(x)
+        elif isinstance(v, ast.AST):
+            out.append(v)
+    return out
+
+
 def _stores(target) -> set:
     """The names an assignment target binds."""
     return {x.id for x in ast.walk(target) if type(x) is ast.Name and type(x.ctx) is ast.Store}
@@ -156,9 +182,7 @@ class Flow:
         self.tree = None
         self.lines = text.splitlines()
         try:
-            with warnings.catch_warnings():  # the analysed file's invalid escapes are its own business
-                warnings.simplefilter("ignore")
-                self.tree = ast.parse(text)
+            self.tree = cpytree.whole(text)  # parsed once for the pair's readers
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         self.parent: dict[int, ast.AST] = {}
@@ -193,12 +217,13 @@ class Flow:
                 self.defs.setdefault(node.name, []).append(node)
             elif t in (ast.Import, ast.ImportFrom):
                 self._imports(node)
-            if isinstance(node, (ast.stmt, ast.expr)):
+            placed, scoping = _kind(t)
+            if placed:
                 self.placed.append(node)
-            inner = node if isinstance(node, _SCOPES) else scope
+            inner = node if scoping else scope
             if inner is not scope:
                 self.subscopes.setdefault(id(scope), []).append(node)
-            children = list(ast.iter_child_nodes(node))
+            children = _children(node)
             for child in children:
                 self.parent[id(child)] = node
             stack.extend((child, inner) for child in reversed(children))  # popped in the file's order
