@@ -5,8 +5,9 @@ Prints medians for: the git baseline; scriptdiff with a cold cache (fresh cache 
 each run); warm, the same run replayed (commands/runmemo.py); the same with an `-o` report
 written (replayed, the file written again); warm with the per-file cache
 only (SCRIPTDIFF_NO_RUN_MEMO=1: every file read again); warm with one module edited before
-each run (one pair parsed, the rest from the cache); and --no-cache. Ratios are against the git
-baseline measured in the same run.
+each run (one pair parsed, the rest from the cache); and --no-cache. Then two floors: a fresh
+interpreter importing libcst, and one importing it and parsing the changed Python files. Ratios
+are against the git baseline measured in the same run.
 """
 from __future__ import annotations
 
@@ -69,6 +70,30 @@ def main() -> None:
         print(row("scriptdiff diff DIR DIR (warm: one file edited)", edited, base))
         nocache = time_cmd(cmd + ["--no-cache"], runs, env=bench_env({"SCRIPTDIFF_CACHE_DIR": str(cache)}))
         print(row("scriptdiff diff DIR DIR --no-cache", nocache, base))
+        _floors(root, runs, base)
+
+
+FLOOR = """import sys, libcst
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8") as f:
+        libcst.parse_module(f.read())
+"""
+
+
+def _floors(root: Path, runs: int, base: float) -> None:
+    """What no run that reads its changed Python pairs with libcst can go under: a fresh
+    interpreter that imports libcst (the one-edit run's floor), and one that also parses every
+    changed Python file of the tree (the cold run's, in one process; two cores halve the parse
+    at best, never the import)."""
+    changed = []
+    for g in sorted((root / "gpu").rglob("*.py")):
+        n = root / "npu" / g.relative_to(root / "gpu")
+        if n.is_file() and n.read_bytes() != g.read_bytes():
+            changed += [str(g), str(n)]
+    imp = time_cmd([PY, "-c", "import libcst"], runs)
+    print(row("floor: a fresh interpreter importing libcst", imp, base))
+    parse = time_cmd([PY, "-c", FLOOR, *changed], runs)
+    print(row(f"floor: ... and parsing the {len(changed)} changed Python files", parse, base))
 
 
 def _one_edit(cmd: list[str], env: dict, npu: Path, runs: int) -> list[float]:
