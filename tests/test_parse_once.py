@@ -83,9 +83,16 @@ def test_the_memo_keeps_the_last_two_texts(monkeypatch):
     tb, tc = cpytree.whole(b), cpytree.whole(c)
     assert cpytree.whole(c) is tc and cpytree.whole(b) is tb
     assert cpytree.whole(a) is not ta  # the oldest was let go
-    monkeypatch.setattr(budget, "PARSE_CACHE_BYTES", 4)
-    big = "w = 12345\n"
+    monkeypatch.setattr(budget, "TREE_MEMO_BYTES", 14)
+    big = "w = 1234567890123\n"
     assert cpytree.whole(big) is not cpytree.whole(big)  # over the budget: never kept
+    d, e = "d = 4\n", "e = 5\n"
+    td = cpytree.whole(d)
+    te = cpytree.whole(e)  # the two together are within 14 bytes: both kept
+    assert cpytree.whole(d) is td and cpytree.whole(e) is te
+    f = "ff = 66\n"
+    tf = cpytree.whole(f)  # with it, over 14: the oldest goes
+    assert cpytree.whole(f) is tf and cpytree.whole(e) is te and cpytree.whole(d) is not td
     with pytest.raises(SyntaxError):
         cpytree.whole("def (:\n")
     cpytree.clear()
@@ -107,8 +114,8 @@ def test_a_pause_restores_the_collector_and_freezes_only_in_a_command(monkeypatc
             few = [[] for _ in range(100)]  # a small unit: left to the collector
         assert gc.isenabled() and gc.get_freeze_count() == frozen
         with gcpause.paused():
-            many = [[] for _ in range(gcpause.FREEZE_OVER + 1000)]  # a parsed tree's worth: frozen
-        assert gc.isenabled() and gc.get_freeze_count() >= frozen + gcpause.FREEZE_OVER
+            many = [[] for _ in range(budget.FREEZE_OBJECTS + 1000)]  # a parsed tree's worth: frozen
+        assert gc.isenabled() and gc.get_freeze_count() >= frozen + budget.FREEZE_OBJECTS
         del few, many
     finally:
         gc.unfreeze()

@@ -7,7 +7,7 @@ During a unit the collector is off (reference counting still frees at once whate
 part of a cycle). After it:
 
 - in a process that ends with its command (`scriptdiff.COMMAND_PROCESS`: the command line,
-  a worker forked from it), a unit that left more than `FREEZE_OVER` new objects (a parsed
+  a worker forked from it), a unit that left more than `budget.FREEZE_OBJECTS` new objects (a parsed
   Python file: 400,000 for a 3,000-line pair) has them frozen (`gc.freeze`): never walked
   again, still freed by reference counting. What would keep such a tree alive through a
   reference cycle is broken where it is made (lang/python/parse.py `Parsed.release`, the pair's
@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 import scriptdiff
 
-FREEZE_OVER = 50_000  # new objects a unit leaves before they are frozen rather than collected
+from .. import budget
 
 
 @contextmanager
@@ -37,6 +37,6 @@ def paused():
         yield
     finally:
         if was:
-            if scriptdiff.COMMAND_PROCESS and gc.get_count()[0] - before > FREEZE_OVER:
+            if scriptdiff.COMMAND_PROCESS and gc.get_count()[0] - before > budget.FREEZE_OBJECTS:
                 gc.freeze()
             gc.enable()

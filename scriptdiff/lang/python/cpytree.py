@@ -6,7 +6,9 @@ is given the file) and the relevance flow (relevance.py, following values). Each
 again (about 65 ms for a 3,000-line file). `whole()` keeps the trees of the last two texts
 it parsed (a pair's two files), keyed by the text itself, so a pair's files are parsed once
 each; a part of a file (a focused text, the middle of the NPU side) is parsed where it is
-read, never kept. The trees are read, never changed, by every caller. A failure (a syntax
+read, never kept. What is kept is bounded (`budget.TREE_MEMO_BYTES` of text, about 80 times that
+in trees); a larger file is parsed by each reader, as before. The trees are read, never changed,
+by every caller. A failure (a syntax
 error, a tree too deep) is raised to each caller as `ast.parse` raises it, never kept.
 """
 from __future__ import annotations
@@ -28,10 +30,10 @@ def whole(text: str) -> ast.Module:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
-        if len(text) > budget.PARSE_CACHE_BYTES:  # a tree is about 80 times its text: not kept
-            return tree
+    if len(text) > budget.TREE_MEMO_BYTES:  # a tree is about 80 times its text: not kept
+        return tree
     _MEMO[text] = tree  # the newest last
-    while len(_MEMO) > KEPT:
+    while len(_MEMO) > KEPT or sum(map(len, _MEMO)) > budget.TREE_MEMO_BYTES:
         del _MEMO[next(iter(_MEMO))]
     return tree
 
