@@ -88,6 +88,20 @@ def test_a_folder_diff_hands_its_pairs_to_the_reader_process_and_gets_the_same_f
     assert shown(alone) == shown(report)
 
 
+def test_even_one_changed_pair_is_read_in_the_reader_process(tmp_path, handed, monkeypatch):
+    """Fewer units than a pool is worth still go to the reader process when it is up: it
+    imported the readers while the parent walked the trees (the edit-and-rerun case)."""
+    g, n = tree(tmp_path)
+    for i in range(1, 6):  # only m0.py still differs
+        (Path(n) / f"m{i}.py").write_text((Path(g) / f"m{i}.py").read_text())
+    report = api.diff(g, n, Options(use_cache=False, jobs=2))
+    assert handed == [(1, True)]
+    assert _norm(shown(report)) == [("SD202", "lr", "m0.py", 4, 0.0003, 0.0001)]
+    assert zygote._Z is None and engine.HANDOVER is None and multiprocessing.active_children() == []
+    monkeypatch.setenv("SCRIPTDIFF_NO_ZYGOTE", "1")
+    assert shown(api.diff(g, n, Options(use_cache=False, jobs=2))) == shown(report)
+
+
 def test_a_reader_process_that_died_costs_nothing_but_its_head_start(tmp_path, handed, monkeypatch):
     g, n = tree(tmp_path)
     real_start = zygote.start

@@ -265,15 +265,16 @@ def prefetch(gpu_sources: list[Source], npu_sources: list[Source], pairs: list[t
     if progress is not None:
         progress.start(sum(_files(u) for u in units))
     results, stored = None, False
-    if len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
-        if HANDOVER is not None and not getattr(progress, "enabled", False):
-            # the reader process writes the entries itself once it has sent them, beside this
-            # process's serial last steps (zygote.py)
-            results = HANDOVER(units, workers, opts.use_cache)
-            stored = results is not None and opts.use_cache
-        if results is None:
-            results = _run_pool(units, workers, progress, store=opts.use_cache)
-            stored = results is not None and opts.use_cache
+    if HANDOVER is not None and not getattr(progress, "enabled", False):
+        # a reader process is up (a folder diff): it imported the readers while this process
+        # walked the trees, so even one unit is done sooner there than here, where the import
+        # would start now; it writes the entries itself once it has sent them, beside this
+        # process's serial last steps (zygote.py)
+        results = HANDOVER(units, workers, opts.use_cache)
+        stored = results is not None and opts.use_cache
+    if results is None and len(units) >= PARALLEL_MIN_JOBS and workers >= 2:
+        results = _run_pool(units, workers, progress, store=opts.use_cache)
+        stored = results is not None and opts.use_cache
     if results is None:  # few units, one core, or no workers to be had: in order, here
         if progress is not None:
             progress.start(sum(_files(u) for u in units))
