@@ -56,6 +56,9 @@ def line_of(pack: str, old: str, new: str, at: str) -> int:
 
 
 @pytest.mark.parametrize("pack,old,new,at,needle", [
+    # a helper named for a move to the device, known by its words and verbs: both are needed
+    ("devices.yaml", "moves: {words: [device], verbs: [to,", "moves: {words: [device], verbz: [to,", "verbz",
+     "devices.python.plumbing.moves: unknown field(s) verbz (known: words, verbs)"),
     # a python mask naming a rule that does not exist
     ("python.yaml", "gpu: torch.cuda.amp, rule: SD009}", "gpu: torch.cuda.amp, rule: SD999}", "rule: SD999}",
      "python.qualified_renames[0].rule: 'SD999' is not a mask rule code"),

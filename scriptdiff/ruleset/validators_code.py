@@ -186,6 +186,7 @@ section("devices", Record({
             "resource_requests": Record({"calls": NAMES, "count": NAMES, "resources": NAMES},
                                         required=("calls", "count", "resources")),
             "device_seeds": Record({"all": NAMES, "device": NAMES}, required=("all", "device")),
+            "moves": Record({"words": NAMES, "verbs": NAMES}, required=("words", "verbs")),
         }),
     }),
     "shell": Record({**{part: Record({**_DEVICE_TEST, **{fam: NAMES for fam in _DEVICE_FAMILIES},

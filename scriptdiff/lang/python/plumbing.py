@@ -483,6 +483,14 @@ class PlumbingChecks:
         """The receiver's key of `x.cuda()` / `x.npu()` or `getattr(x, device)()` with the run's
         device (a move of `x` to it, no argument), else None."""
         f = call.func
+        fam = (table().get("families") or {})
+        if call.args and type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
+                list(fam.get("cuda") or ()) + list(fam.get("npu") or ())) and family_of(f.attr.value) in ("cuda", "npu"):
+            # x.cuda(non_blocking=True): a move of x to the run's device (with an index,
+            # `x.cuda(rank)`, it is the rules' own mask, cuda-method-to-device)
+            return nm(f.value) if self._placing_only(call.args, p, ()) else None
+        if call.args and (moved := self.move_helper(call, p)) is not None:
+            return nm(moved)
         if call.args:  # x.to(self.device), x.to(device=dev, non_blocking=True): a move to the run's device
             if type(f) is not cst.Attribute or f.attr.value != "to" or qualified_name(p, f) is not None:
                 return None
@@ -492,7 +500,6 @@ class PlumbingChecks:
                     or (self.role(p, dev[0]) or Role("", False)).what != DEVICE:
                 return None
             return nm(f.value)
-        fam = (table().get("families") or {})
         if type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
                 list(fam.get("cuda") or ()) + list(fam.get("npu") or ())) and family_of(f.attr.value) in ("cuda", "npu"):
             return nm(f.value)
@@ -500,6 +507,38 @@ class PlumbingChecks:
                 and len(f.args) == 2 and (self.role(p, f.args[1].value) or Role("", False)).what == DEVICE:
             return nm(f.args[0].value)
         return None
+
+    def _placing_only(self, args: list, p: Parsed, kinds: tuple) -> bool:
+        """Arguments that only say where (at most one device, given bare or as `device=`, of one
+        of the value kinds `kinds`) and how (`non_blocking`)."""
+        placed = 0
+        for a in args:
+            if a.star:
+                return False
+            kw = a.keyword.value if a.keyword is not None else None
+            if kw == "non_blocking":
+                continue
+            if kw not in (None, "device") or (self.role(p, a.value) or Role("", False)).what not in kinds:
+                return False
+            placed += 1
+        return placed <= 1
+
+    def move_helper(self, call: cst.Call, p: Parsed):
+        """The value `move_to_device(x, device)` moves: a function imported from another module,
+        named for a move to the device (rules/devices.yaml `plumbing.moves`), given the value first
+        and the run's device; None for any other call."""
+        moves = plumbing_table().moves
+        qn = qualified_name(p, call.func)
+        if qn is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        ws = set(words(qn.rsplit(".", 1)[-1]))
+        if not ws & moves.get("words", frozenset()) or not ws & moves.get("verbs", frozenset()):
+            return None
+        rest = call.args[1:]
+        if not rest or not self._placing_only(rest, p, (DEVICE,)) or not any(
+                a.keyword is None or a.keyword.value == "device" for a in rest):
+            return None
+        return call.args[0].value
 
     def autocast(self, g: cst.Call, n: cst.Call) -> list | None:
         """`torch.cuda.amp.autocast(...)` against `torch.autocast(device_type=DEVICE, ...)` (either

@@ -193,6 +193,7 @@ class Plumbing:
     backends: frozenset
     requests: dict  # resource_requests: calls, count, resources
     seeds: dict  # device_seeds: all, device
+    moves: dict  # moves: words, verbs (a helper named for a move of a value to the device)
 
 
 @derived
@@ -212,7 +213,8 @@ def plumbing_table(rs: RuleSet) -> Plumbing:
         autocast=dict(py.get("autocast") or {}),
         backends=frozenset(s.lower() for npu, (gpu, r) in rules(rs).whole.items() if r == rule for s in (npu, gpu)),
         requests={k: tuple(v) for k, v in (py.get("resource_requests") or {}).items()},
-        seeds={k: frozenset(v) for k, v in (py.get("device_seeds") or {}).items()})
+        seeds={k: frozenset(v) for k, v in (py.get("device_seeds") or {}).items()},
+        moves={k: frozenset(v) for k, v in (py.get("moves") or {}).items()})
 
 
 words = name_words  # an identifier's words (ruleset/devices.py)
