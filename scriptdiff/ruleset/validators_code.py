@@ -45,7 +45,7 @@ section("python", Record({
          "framework": Enum(*FRAMEWORKS)}, required=("match",), need="a non-empty match list")),
     "value_maps": Table(Table(Any(), key=Any())),
     "generic_keywords": Record({"names": Table(OneOf(Name(), Null(), expect="a vocabulary key or null")),
-                                "skip": NAMES, "python_spellings": NAMES}),
+                                "skip": NAMES, "python_spellings": NAMES, "mapping_types": NAMES}),
     "hf_extra": Table(Name()),
     "dtype_names": Table(NAMES),
     "classes": Record({"names": Table(NAMES, key=SEVERITY), "calls": Table(NAMES, key=SEVERITY),

@@ -29,7 +29,8 @@ from .regions import read_settings
 from ...ruleset.devices import family_of, table as device_table
 from ...ruleset.registry import kinds
 from ...ruleset.rules import RuleSet, derived
-from .parse import Norm, Parsed, canon_qn, dotted, match_name, rules
+from .evaluate.program import program
+from .parse import Norm, Parsed, canon_qn, dotted, match_name, qualified_name, rules
 
 
 def norm_dtype(v):
@@ -59,6 +60,12 @@ def typed(key: str, v):
 def code_names(rs: RuleSet) -> dict:
     """rules/python.yaml generic_keywords.names: keyword -> key (None: never a setting)."""
     return dict((rules(rs).raw.get("generic_keywords") or {}).get("names") or {})
+
+
+@derived
+def mapping_types(rs: RuleSet) -> frozenset:
+    """rules/python.yaml generic_keywords.mapping_types: mapping types built from one dict literal."""
+    return frozenset((rules(rs).raw.get("generic_keywords") or {}).get("mapping_types") or ())
 
 
 @derived
@@ -310,8 +317,9 @@ class Reader:
                 if name is None or self.nm.qualified(target) is not None:
                     continue  # torch.backends.cudnn.benchmark = True: a library's switch, not a config
                 parts = name.split(".")
-                if type(value) is cst.Dict:
-                    self.dict_settings(value, parts)
+                literal = self.mapping_literal(value)
+                if literal is not None:
+                    self.dict_settings(literal, parts)
                     continue
                 if len(parts) == 1:
                     hit = (self.code_key(parts[0], value), False)
@@ -344,14 +352,29 @@ class Reader:
             k = el.key.evaluated_value
             if not isinstance(k, str) or not k:
                 continue
-            if type(el.value) is cst.Dict:
-                self.dict_settings(el.value, path + [k], depth + 1)
+            literal = self.mapping_literal(el.value)
+            if literal is not None:
+                self.dict_settings(literal, path + [k], depth + 1)
                 continue
             hit = self.nested(path[1:] + [k], el.value) if len(path) > 1 else (self.code_key(k, el.value), False)
             if hit is None or hit[0] is None or code_names().get(norm_name(k), hit[0]) is None:
                 continue
             self.setting(hit[0], el.value, ".".join(path[1:] + [k]), f"{'.'.join(path)}[{k!r}]", "module level",
                          sectioned=hit[1])
+
+    def mapping_literal(self, value) -> cst.Dict | None:
+        """The dict literal a value is: itself, or the one argument of a mapping type built from
+        it (`EasyDict({...})`: generic_keywords.mapping_types); None for any other value."""
+        if type(value) is cst.Dict:
+            return value
+        if type(value) is not cst.Call or len(value.args) != 1 or value.args[0].keyword is not None \
+                or value.args[0].star or type(value.args[0].value) is not cst.Dict:
+            return None
+        f = value.func
+        qn = qualified_name(self.p, f)
+        if qn is None and type(f) is cst.Name and f.value not in self.p.aliases and f.value not in program(self.p).funcs:
+            qn = f.value  # a builtin (dict) the file does not rebind
+        return value.args[0].value if qn in mapping_types() else None
 
     def code_key(self, name: str, value=None) -> str | None:
         """The key a keyword or a module-level name spells in code (generic_keywords.names first),
