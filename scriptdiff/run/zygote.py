@@ -6,8 +6,9 @@ rules and walks both trees; then it forks its workers, and each of them imports 
 reading its first pair. The import is paid once per worker and after all the rest. With it,
 `start()` forks one process at the beginning of a folder diff (`api.diff`), which imports the readers while the
 parent does its part. When the parent has its units of work (however few: even one is read
-sooner there, its import already under way), `run_pool` hands them over with the parent's rules, and that process runs the usual pool (`engine._run_pool`: crash isolation
-and cache writes included), whose workers it forks with the readers already imported.
+sooner there, its import already under way), `run_pool` hands them over with the parent's
+rules, and that process runs the usual pool (`engine._run_pool`: crash isolation and cache
+writes included), whose workers it forks with the readers already imported.
 
 Nothing depends on it: where it cannot be started, died, or sends back anything but results,
 `run_pool` returns None and the parent runs the pool itself, as before. It is used once, then

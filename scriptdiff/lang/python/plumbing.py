@@ -480,8 +480,9 @@ class PlumbingChecks:
         return True
 
     def device_method(self, call: cst.Call, p: Parsed, nm):
-        """The receiver's key of `x.cuda()` / `x.npu()` or `getattr(x, device)()` with the run's
-        device (a move of `x` to it, no argument), else None."""
+        """The key of the value a call moves to the run's device, else None: `x.cuda()` / `x.npu()`
+        (no argument, or `non_blocking` only), `x.to(device)`, `getattr(x, device)()` and a move
+        helper imported from another module (`move_to_device(x, device)`: `move_helper`)."""
         f = call.func
         fam = (table().get("families") or {})
         if call.args and type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
