@@ -1,5 +1,5 @@
 """A function imported from another module and named for a move to the device
-(`move_to_device(x, device)`, rules/devices.yaml `plumbing.moves`) is the port of `x.cuda()`:
+(`place_on_device(x, device)`, rules/devices.yaml `plumbing.moves`) is the port of `x.cuda()`:
 masked when it moves the same value to the run's device, compared as before otherwise."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def evaluate(model, loader, args):
 
 NPU = """import torch
 import torch_npu
-from sketchlab.runtime import pick_accelerator, move_to_device
+from sketchlab.runtime import pick_accelerator, place_on_device
 
 
 def evaluate(model, loader, args):
@@ -34,9 +34,9 @@ def evaluate(model, loader, args):
     model.eval()
     total = 0.0
     for images, texts, masks in loader:
-        images = move_to_device(images, device)
-        texts = move_to_device(texts, device=device, non_blocking=True)
-        masks = move_to_device(masks, device).unsqueeze(1)
+        images = place_on_device(images, device)
+        texts = place_on_device(texts, device=device, non_blocking=True)
+        masks = place_on_device(masks, device).unsqueeze(1)
         out = model(images, texts)
         total += float((out - masks).abs().mean())
         total += float(out.sum())
@@ -60,20 +60,20 @@ def test_a_move_helper_with_the_same_value_and_the_run_device_is_the_port(tmp_pa
 
 
 def test_another_value_or_no_device_is_still_a_difference(tmp_path):
-    npu = NPU.replace("move_to_device(images, device)", "move_to_device(images, torch.float16)").replace(
-        "move_to_device(masks, device)", "move_to_device(texts, device)")
+    npu = NPU.replace("place_on_device(images, device)", "place_on_device(images, torch.float16)").replace(
+        "place_on_device(masks, device)", "place_on_device(texts, device)")
     rep = script_pair(tmp_path, GPU, npu, name="engine.py")
     assert [f for f in found(rep) if f[1] != "info"] == [
         ("SD102", "warning", "code:engine.py:evaluate", (8, "images.cuda(non_blocking=True)"),
-         (11, "move_to_device(images, torch.float16)")),
+         (11, "place_on_device(images, torch.float16)")),
         ("SD102", "warning", "code:engine.py:evaluate", (10, "masks.cuda(non_blocking=True)"),
-         (13, "move_to_device(texts, device)"))]
+         (13, "place_on_device(texts, device)"))]
 
 
 def test_a_helper_of_the_file_is_read_not_named(tmp_path):
     """Defined in the file, its body says what it does (here: a cast), never its name."""
-    npu = NPU.replace("from sketchlab.runtime import pick_accelerator, move_to_device\n",
-                      "from sketchlab.runtime import pick_accelerator\n\n\ndef move_to_device(x, device):\n"
+    npu = NPU.replace("from sketchlab.runtime import pick_accelerator, place_on_device\n",
+                      "from sketchlab.runtime import pick_accelerator\n\n\ndef place_on_device(x, device):\n"
                       "    return x.half()\n")
     rep = script_pair(tmp_path, GPU, npu, name="engine.py")
     assert [(f[0], f[1], f[3] and f[3][0], f[4] and f[4][0]) for f in found(rep) if f[1] != "info"] == [

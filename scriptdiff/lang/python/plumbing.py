@@ -482,7 +482,7 @@ class PlumbingChecks:
     def device_method(self, call: cst.Call, p: Parsed, nm):
         """The key of the value a call moves to the run's device, else None: `x.cuda()` / `x.npu()`
         (no argument, or `non_blocking` only), `x.to(device)`, `getattr(x, device)()` and a move
-        helper imported from another module (`move_to_device(x, device)`: `move_helper`)."""
+        helper imported from another module (`place_on_device(x, device)`: `move_helper`)."""
         f = call.func
         fam = (table().get("families") or {})
         if call.args and type(f) is cst.Attribute and qualified_name(p, f) is None and f.attr.value in (
@@ -525,7 +525,7 @@ class PlumbingChecks:
         return placed <= 1
 
     def move_helper(self, call: cst.Call, p: Parsed):
-        """The value `move_to_device(x, device)` moves: a function imported from another module,
+        """The value `place_on_device(x, device)` moves: a function imported from another module,
         named for a move to the device (rules/devices.yaml `plumbing.moves`), given the value first
         and the run's device; None for any other call."""
         moves = plumbing_table().moves
