@@ -206,6 +206,10 @@ class InputAccount:
     # when every cause of it being opaque can set only some settings, their keys (Extract.hides);
     # None: it could set any
     hides: set[str] | None = None
+    # Extract.unknowns of its reading, and for each phrase the other side's settings it left
+    # uncompared (said in `unread` once the comparison is done, only when there are some)
+    maybe: dict[str, list[str]] = field(default_factory=dict)
+    withheld: dict[str, set[str]] = field(default_factory=dict)
     # the configs it references that were found nowhere (each also one `unread` entry)
     missing: list["MissingReference"] = field(default_factory=list)
     # the files read through it (a launch script's program and configs), each with its own
@@ -436,6 +440,12 @@ class Extract:
     # for an `unread` phrase whose cause can set only some settings, those keys (a launcher not
     # known: the keys its options name); a phrase absent here could set any setting
     hides: dict[str, list[str]] = field(default_factory=dict)
+    # what the reader met that may set some settings it cannot read (a Python object built by a
+    # function of a module not read: `optimizer = build_optimizer(args)`), each phrase -> those
+    # settings (keys, or `bound:NAME`: whatever a call bound to NAME sets on the other side).
+    # Unlike `unread`, said only when the other side sets one of them: then they are unknown
+    # on this side, never absent (rule input-not-understood)
+    unknowns: dict[str, list[str]] = field(default_factory=dict)
     # the reader understood the input even though it yielded no facts (a launch command with
     # no options): nothing to compare is then an answer, not a failure to read
     understood: bool = False

@@ -146,7 +146,7 @@ SHAPES: dict[str, Any] = {
     "extract": {"facts": ["fact"], "errors": ["error"], "masked": ["masked"], "frameworks": [STR],
                 "references": [LIST], "findings": ["finding"], "unread": [STR], "understood": BOOL,
                 "dialects": [STR], "notes": [STR], "sourced": [LIST], "command_line": "command_line?", "launches": ["launch"],
-                "probes": [LIST], "hides": [LIST]},
+                "probes": [LIST], "hides": [LIST], "unknowns": [LIST]},
     "pair": {"findings": ["finding"], "masked": ["masked"], "errors": ["error"]},
 }
 
@@ -232,7 +232,8 @@ def dump_extract(ex) -> dict:
             "notes": list(ex.notes), "sourced": [list(x) for x in ex.sourced],
             "command_line": None if ex.command_line is None else [ex.command_line[k] for k in COMMAND_LINE],
             "launches": [list(x) for x in ex.launches], "probes": [list(x) for x in ex.probes],
-            "hides": [[k, *v] for k, v in ex.hides.items()]}
+            "hides": [[k, *v] for k, v in ex.hides.items()],
+            "unknowns": [[k, *v] for k, v in ex.unknowns.items()]}
 
 
 def load_extract(d: dict, checked: bool = True):
@@ -249,7 +250,8 @@ def load_extract(d: dict, checked: bool = True):
                    sourced=[tuple(x) for x in d["sourced"]],
                    command_line=None if d["command_line"] is None else dict(zip(COMMAND_LINE, d["command_line"])),
                    launches=[list(x) for x in d["launches"]], probes=[tuple(x) for x in d["probes"]],
-                   hides={str(x[0]): [str(k) for k in x[1:]] for x in d["hides"] if x})
+                   hides={str(x[0]): [str(k) for k in x[1:]] for x in d["hides"] if x},
+                   unknowns={str(x[0]): [str(k) for k in x[1:]] for x in d["unknowns"] if x})
 
 
 def dump_pair(res) -> dict:

@@ -42,7 +42,7 @@ section("python", Record({
     "fact_calls": ListOf(Record(
         {"match": ListOf(Name(), nonempty=True), "args": Table(OneOf(Name(), NAMES, expect="a key or a list of keys")),
          "positional": NAMES, "positional_by_name": Table(Any()), "defaults": Table(Any()), "spellings": Enum("hf"),
-         "framework": Enum(*FRAMEWORKS)}, required=("match",), need="a non-empty match list")),
+         "framework": Enum(*FRAMEWORKS), "defaults_unknown": Bool()}, required=("match",), need="a non-empty match list")),
     "value_maps": Table(Table(Any(), key=Any())),
     "generic_keywords": Record({"names": Table(OneOf(Name(), Null(), expect="a vocabulary key or null")),
                                 "skip": NAMES, "python_spellings": NAMES, "mapping_types": NAMES}),

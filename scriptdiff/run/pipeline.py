@@ -383,6 +383,7 @@ class Run:
                     code = "code" in hidden
                     only = r.failed_checks(failed)
                     named = set().union(*(a.hides for a in accs if a.opaque))  # what launchers not known name
+                    named |= {k for a in accs for keys in a.maybe.values() for k in keys}  # code not read
                     if missing or code or only or named:
                         runs = runs_of[side]
                         unknown[side] = lambda f, missing=missing, code=code, only=only, named=named, runs=runs: (
@@ -470,6 +471,10 @@ class Run:
             acc.uncompared.add(key)
         if fatal or opaque:
             return
+        for acc in accs:  # what a call of code not read could set (Extract.unknowns)
+            for phrase, keys in acc.maybe.items():
+                if _names(set(keys), other):
+                    acc.withheld.setdefault(phrase, set()).add(key)
         for acc in accs:
             if "code" in acc.unknown and other.meta.get("callee") is not None:  # its program not in view
                 acc.uncompared.add(key)
@@ -529,6 +534,9 @@ class Run:
             for m in acc.missing:
                 if m.withheld and 0 <= m.unread < len(acc.unread):
                     acc.unread[m.unread] += f"; {_hid(m.withheld)}"
+            for phrase, keys in acc.withheld.items():  # code not read that left settings unknown: only now said
+                acc.unread.append(f"{phrase}; {_hid(keys)}")
+                acc.status = "not understood"
         out.inputs += tops + before
         out.findings.extend(f for f in (_not_understood(a) for a in accounts if a.status == "not understood") if f)
         out.findings.extend(self._missing_pairs())
@@ -722,6 +730,7 @@ def _settle(acc: InputAccount, ex: Extract, followed: bool = False) -> None:
     # could not have set); any other cause, anything
     if acc.opaque and ex.unread and all(u in ex.hides for u in ex.unread):
         acc.hides = {k for u in ex.unread for k in ex.hides[u]}
+    acc.maybe = {u: list(keys) for u, keys in ex.unknowns.items()}  # said only if they hide something
     acc.status = "not understood" if acc.unread else "understood"
 
 
@@ -769,7 +778,9 @@ def _same_run(m: MissingReference, f: Fact, runs: dict[int, set[int]]) -> bool:
 
 def _names(keys: set[str], f: Fact) -> bool:
     """Whether a setting is one of `keys` (what a launcher not known names), or computed from one."""
-    return f.key in keys or (f.derived and any(k in keys for k in f.meta.get("inputs") or ()))
+    bound = f.meta.get("bound")  # `bound:optimizer`: what a call bound to that name sets (Extract.unknowns)
+    return f.key in keys or (bound is not None and f"bound:{bound}" in keys) \
+        or (f.derived and any(k in keys for k in f.meta.get("inputs") or ()))
 
 
 def could_set(m: MissingReference, f: Fact) -> bool:

@@ -14,6 +14,8 @@ diff sees it as a placeholder, so a changed lr is reported once, as a hyperparam
 """
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 from ... import budget
@@ -30,7 +32,7 @@ from ...ruleset.devices import family_of, table as device_table
 from ...ruleset.registry import kinds
 from ...ruleset.rules import RuleSet, derived
 from .evaluate.program import program
-from .parse import Norm, Parsed, canon_qn, dotted, match_name, qualified_name, rules
+from .parse import Norm, Parsed, canon_qn, dotted, match_name, node_index, qualified_name, rules
 
 
 def norm_dtype(v):
@@ -100,6 +102,16 @@ class Reader:
         self.argdests: dict[str, str] = {}
         self.const_keys: dict[str, str] = {}  # module constant -> the key it is a setting of
         self.values = Values(p, account=True)  # the evaluator's value face, metered once for this reader
+        self.bound: dict[int, str] = {}  # id(call) -> the name its result is assigned to (`optimizer = ...`)
+        self.matched: set[int] = set()  # ids of the calls the fact table names
+
+    def bind(self, f: Fact, call) -> Fact:
+        """The name the call's result is bound to, on a fact read from the call: what a call of
+        code not read that is bound to the same name on the other side may set (built_elsewhere)."""
+        name = self.bound.get(id(call))
+        if name is not None:
+            f.meta["bound"] = name
+        return f
 
     def argref(self, node) -> str | None:
         """`args.lr` where lr is an argparse dest read as a fact: its key."""
@@ -139,9 +151,9 @@ class Reader:
                     source=source, rank=RANK_CODE, via=via, meta=meta)
 
     def default(self, key: str, value, callee: str, node) -> Fact:
-        return Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
+        return self.bind(Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
                     source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
-                    meta={"callee": callee, "call_line": self.p.line_of(node), "call": self.p.position(node)})
+                    meta={"callee": callee, "call_line": self.p.line_of(node), "call": self.p.position(node)}), node)
 
     def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None, written: str | None = None) -> bool:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
@@ -163,7 +175,7 @@ class Reader:
             if not isinstance(v, list) or len(v) != len(keys):
                 return False
             for i, (k, x) in enumerate(zip(keys, v)):
-                p.facts.append(self.fact(k, x, arg, used, callee, index=i))
+                p.facts.append(self.bind(self.fact(k, x, arg, used, callee, index=i), call))
                 p.facts[-1].meta["call"] = p.position(call)
             p.owned[id(arg.value)] = "+".join(keys)
         else:
@@ -172,7 +184,7 @@ class Reader:
                     v = vmap[v]
                 elif isinstance(v, str) and v in {str(k): 1 for k in vmap}:
                     v = {str(k): x for k, x in vmap.items()}[v]
-            p.facts.append(self.fact(keys, v, arg, used, callee, written))
+            p.facts.append(self.bind(self.fact(keys, v, arg, used, callee, written), call))
             p.facts[-1].meta["call"] = p.position(call)
             p.owned[id(arg.value)] = keys
         p.fact_calls.add(id(call))
@@ -229,6 +241,7 @@ class Reader:
                 break
         if entry is None:
             return
+        self.matched.add(id(call))
         if entry.get("framework"):
             p.frameworks.add(entry["framework"])
         args = entry.get("args") or {}
@@ -272,6 +285,14 @@ class Reader:
                     p.facts.append(self.default(k, x, qn, call))
             elif keys:
                 p.facts.append(self.default(keys, dv, qn, call))
+        if entry.get("defaults_unknown") and not (entry.get("defaults") or {}):
+            # a project's own helper (`autocast(enabled=amp)` from its utils): what it does with
+            # a keyword left out is not known, so the setting is unknown here, not absent
+            left = [kw for kw in args if kw not in seen]
+            if left and not any(a.star for a in call.args):
+                keys = [k for kw in left for k in (args[kw] if isinstance(args[kw], list) else [args[kw]])]
+                p.unknowns[f"line {p.line_of(call)}: {qn} is called without "
+                           f"{', '.join(f'{kw}=' for kw in left)}, its default not known"] = keys
 
     def dataclass_fields(self, node: cst.ClassDef) -> None:
         """`@dataclass class Args: learning_rate: float = field(default=2e-5)` (HfArgumentParser style)."""
@@ -477,6 +498,7 @@ class Reader:
         self.p.facts.append(f)
         self.p.owned[id(value)] = key
         if call is not None:
+            self.bind(f, call)
             self.p.fact_calls.add(id(call))
         return True
 
@@ -526,6 +548,11 @@ def read_facts(p: Parsed, side: str) -> None:
                 r.dataclass_fields(st.node)
             except Exception:
                 continue
+    for a in node_index(p).assigns:  # what each call's result is bound to
+        if type(a.value) is cst.Call and len(a.targets) == 1:
+            name = _bound_name(a.targets[0].target)
+            if name is not None:
+                r.bound[id(a.value)] = name
     exact, suffixes = fact_callee_names()
     for c in calls:
         f = c.func
@@ -538,6 +565,12 @@ def read_facts(p: Parsed, side: str) -> None:
             r.call(c)
         except Exception:
             continue
+    try:
+        built_elsewhere(r, calls)
+    except RecursionError:
+        raise
+    except Exception:
+        pass
     try:  # configs written as code: module-level settings, then every call's keywords
         r.module_settings()
     except Exception:
@@ -559,3 +592,51 @@ def read_facts(p: Parsed, side: str) -> None:
     except Exception:
         pass
 
+
+def _bound_name(target) -> str | None:
+    """`optimizer = ...`, `self.optimizer = ...`: the name bound (its last part), else None."""
+    if type(target) is cst.Name:
+        return target.value
+    if type(target) is cst.Attribute:
+        return target.attr.value
+    return None
+
+
+@derived
+def library_roots(rs: RuleSet) -> frozenset:
+    """Top-level modules whose calls the rules know (a fact call, a call signature, a sink or an
+    inert call of rules/relevance.yaml names one of their functions), and the standard library:
+    a call of theirs is read by the rules or sets no training setting, never a project's builder."""
+    raw = rules(rs).raw
+    names = [n for e in raw.get("fact_calls", []) for n in e["match"]]
+    names += list(rs.section("call_signatures", {}) or {})
+    rel = rs.section("numerics_relevance", {}) or {}
+    for group in ("sinks", "inert"):
+        names += [n for e in (rel.get(group) or {}).values() for n in (e.get("calls") or [])]
+    roots = {n.split(".", 1)[0] for n in names if not n.startswith(("*", "[", "?"))}
+    return frozenset(r for r in roots if r.isidentifier()) | frozenset(sys.stdlib_module_names)
+
+
+def built_elsewhere(r: Reader, calls: list) -> None:
+    """An object built by a function this file does not hold (`optimizer = build_optimizer(
+    params, args)`, imported from a module of the project): what it sets is not read, so a
+    setting the other side reads from a call bound to the same name (`optimizer =
+    torch.optim.Adam(...)`: its betas, its eps) is unknown here, not absent. Each is one phrase
+    of the file's `unknowns`, said only when the other side sets such a setting. A call the
+    fact table reads, a call of a function of this file, a builtin and a call whose keywords
+    are never settings (generic_keywords.skip) are not such a producer."""
+    p = r.p
+    live = {id(c) for c in calls}
+    for a in node_index(p).assigns:
+        call = a.value
+        name = r.bound.get(id(call))
+        if name is None or id(call) in r.matched or id(call) not in live:
+            continue
+        q = r.nm.qualified(call.func)
+        if q is None or "." not in q:  # a builtin, or a function of this file: read here or not a producer
+            continue
+        qn = canon_qn(q, None)
+        if (not q.startswith(".") and q.split(".", 1)[0] in library_roots()) or match_name(qn, generic_skip()):
+            continue  # a library the rules know (its defaults are data), the standard library, or no setting
+        phrase = f"line {p.line_of(call)}: `{name}` is built by {qn}, not read here"
+        p.unknowns.setdefault(phrase, [f"bound:{name}"])

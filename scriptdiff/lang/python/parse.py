@@ -79,6 +79,9 @@ class Parsed:
     options: dict | None = None  # option or dataclass field name -> (its label, default node) (facts)
     fact_error: str | None = None  # why the facts could not be read (the structural diff still runs)
     too_large: list[str] = field(default_factory=list)  # values over an evaluation budget, a line each
+    # what a call of code this file does not hold leaves unknown (facts.py: built_elsewhere): a
+    # phrase naming it -> the settings it could set; said only when the other side sets one of them
+    unknowns: dict[str, list[str]] = field(default_factory=dict)
     size: int = 0  # bytes of source (the parse cache's measure)
     spec: object | None = None  # what specialising it to one device gave (specialise.Specialised)
     program: object | None = None  # its functions, classes and local names (evaluate/program.py), built once

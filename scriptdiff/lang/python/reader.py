@@ -150,7 +150,7 @@ def extract(src, ctx, partner=None):
                    "line": None, "parse": None, "parse_line": None, "stops": True, "abbrev": True, "refusal": "",
                    "options": []}
     return Extract(facts=list(p.facts), frameworks=set(p.frameworks), errors=errors, masked=masked, notes=notes,
-                   unread=unread, command_line=cmd, findings=ported, probes=find_probes(p))
+                   unread=unread, command_line=cmd, findings=ported, probes=find_probes(p), unknowns=dict(p.unknowns))
 
 
 def device_account(p: Parsed, side: str) -> tuple[list, list[str]]:
