@@ -70,7 +70,7 @@ class NodeDiff:
         if self.plumb.same(g, n):  # one abstract device, however each side names it (plumbing.py)
             return []
         tg = type(g)
-        if tg is not type(n) and type(n) is cst.Call and self.npu_wrapped(g, n):
+        if type(n) is cst.Call and self.npu_wrapped(g, n):
             return []  # `npu_config_proto(config_proto=config)` where the GPU passes `config`
         if tg is not type(n):
             if tg is cst.Call and type(n) is cst.Subscript and kg == kn:

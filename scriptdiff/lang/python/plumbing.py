@@ -611,7 +611,7 @@ class PlumbingChecks:
         if family_of(callee.rsplit(".", 1)[-1]) in ("cuda", "npu") and callee.rsplit(".", 1)[-1] in ("cuda", "npu"):
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
             return True
-        if name.startswith("argument ") and (self.role(p, node) or Role("", False)).what == DEVICE:
+        if name.startswith("argument ") and (self.role(p, node) or Role("", False)).what in (DEVICE, BACKEND):
             self.mask(node if p is self.s.g else None, node if p is self.s.n else None)
             return True
         if not name.startswith("argument ") and constant(node) is True \
