@@ -613,3 +613,18 @@ def test_a_loss_summed_over_the_ranks_before_backward_reaches_the_loss(tmp_path)
     npu = SUMMED.replace("        loss.backward()\n", "        dist.all_reduce(loss)\n        loss.backward()\n")
     r = run(tmp_path, SUMMED, npu)
     assert [(x[0], x[2], x[3], (x[5] or {}).get("sink")) for x in code(r)] == [("SD102", None, 9, "loss")]
+
+
+def test_files_staged_from_object_storage_are_info(tmp_path):
+    """`moxing.file.copy_parallel` (ModelArts' SDK) copies files between object storage and the
+    disk: rules/relevance.yaml `staging`. Any other call the file does not define stays loud."""
+    npu = LOOP.replace("import torch\n", "import moxing as mox\nimport torch\n").replace(
+        "    t0 = time.time()\n", '    t0 = time.time()\n    mox.file.copy_parallel("obs://bucket/set", "/cache/set")\n')
+    r = run(tmp_path, LOOP, npu)
+    assert code(r) == [("SD103", "code:fit.py:fit_epoch", None, 10,
+                        "statement on NPU only; reaches nothing training computes (staging)",
+                        {"sink": None, "only": ["staging"]})]
+    npu = npu.replace("mox.file.copy_parallel", "mox.data.resample")
+    (tmp_path / "other").mkdir()
+    assert code(run(tmp_path / "other", LOOP, npu)) == [
+        ("SD102", "code:fit.py:fit_epoch", None, 10, "statement on NPU only", None)]
