@@ -45,7 +45,8 @@ def found(rep) -> list:
 
 def test_settings_of_an_object_built_by_code_not_read_are_unknown_and_said_once(tmp_path):
     rep = script_pair(tmp_path, GPU, NPU, name="train.py")
-    said = ("line 9: `optimizer` is built by sketchlab.recipes.assemble_optimizer, not read here; 4 setting(s) "
+    said = ("line 9: `optimizer` is built by sketchlab.recipes.assemble_optimizer, whose settings are not read; "
+            "4 setting(s) "
             "of the other side could not be compared: adam_beta1, adam_beta2, adam_eps, weight_decay; line 11: "
             "sketchlab.recipes.mixed_precision_scope.autocast is called without dtype=, its default not known; "
             "1 setting(s) of the other side could not be compared: params_dtype")
@@ -96,3 +97,23 @@ def test_a_helper_given_its_dtype_is_compared(tmp_path):
     rep = script_pair(tmp_path, GPU, npu, name="train.py")
     assert [f for f in found(rep) if f[0] == "SD205"] == [("SD205", "error", "params_dtype", (None, "fp16"), (11, "bf16"))]
     assert "params_dtype" not in next(f for f in rep.findings if f.rule == "SD154").npu.value
+
+
+def test_the_same_function_given_a_setting_on_one_side_only_is_compared(tmp_path):
+    """Both sides build `solver` with the project's own function: a keyword given on one side
+    only is a difference of that call (its default is not known, the call's arguments are)."""
+    gpu = "from sketchlab.solve import make_solver\n\nsolver = make_solver(net, amp_level='O3', epochs=10)\n"
+    npu = "from sketchlab.solve import make_solver\n\nsolver = make_solver(net, epochs=10)\n"
+    rep = script_pair(tmp_path, gpu, npu, name="run.py")
+    assert [f for f in found(rep) if f[1] != "info"] == [("SD205", "error", "params_dtype", (3, "o3"), None)]
+
+
+def test_an_object_made_from_itself_is_no_builder(tmp_path):
+    """`model = prepare_for_lowbit(model)` transforms the model the file built: what it was built
+    with (`from_pretrained(attn_implementation=...)`) is still compared."""
+    gpu = ("from transformers import AutoModelForCausalLM\nfrom sketchlab.lowbit import prepare_for_lowbit\n\n"
+           "model = AutoModelForCausalLM.from_pretrained(path)\nmodel = prepare_for_lowbit(model)\n")
+    npu = gpu.replace("from_pretrained(path)", "from_pretrained(path, attn_implementation='eager')")
+    rep = script_pair(tmp_path, gpu, npu, name="run.py")
+    assert [f for f in found(rep) if f[1] != "info"] == [("SD201", "error", "use_flash_attn", None, (4, False))]
+    assert {a.status for a in rep.inputs} == {"understood"}

@@ -778,9 +778,18 @@ def _same_run(m: MissingReference, f: Fact, runs: dict[int, set[int]]) -> bool:
 
 def _names(keys: set[str], f: Fact) -> bool:
     """Whether a setting is one of `keys` (what a launcher not known names), or computed from one."""
-    bound = f.meta.get("bound")  # `bound:optimizer`: what a call bound to that name sets (Extract.unknowns)
-    return f.key in keys or (bound is not None and f"bound:{bound}" in keys) \
+    return f.key in keys or _bound_elsewhere(keys, f) \
         or (f.derived and any(k in keys for k in f.meta.get("inputs") or ()))
+
+
+def _bound_elsewhere(keys: set[str], f: Fact) -> bool:
+    """`bound:NAME:CALLEE` (Extract.unknowns): a setting read from a call bound to NAME on the
+    other side, of another function than CALLEE (the same function is compared argument by argument)."""
+    bound = f.meta.get("bound")
+    if bound is None:
+        return False
+    head = f"bound:{bound}:"
+    return any(k.startswith(head) and k[len(head):] != f.meta.get("callee") for k in keys)
 
 
 def could_set(m: MissingReference, f: Fact) -> bool:

@@ -621,16 +621,22 @@ def built_elsewhere(r: Reader, calls: list) -> None:
     """An object built by a function this file does not hold (`optimizer = build_optimizer(
     params, args)`, imported from a module of the project): what it sets is not read, so a
     setting the other side reads from a call bound to the same name (`optimizer =
-    torch.optim.Adam(...)`: its betas, its eps) is unknown here, not absent. Each is one phrase
+    torch.optim.Adam(...)`: its betas, its eps) is unknown here, not absent; one the other side
+    reads from a call of the same function is an argument given on one side only, still compared. Each is one phrase
     of the file's `unknowns`, said only when the other side sets such a setting. A call the
-    fact table reads, a call of a function of this file, a builtin and a call whose keywords
-    are never settings (generic_keywords.skip) are not such a producer."""
+    fact table reads, a call of a function of this file, a builtin, a call whose keywords are
+    never settings (generic_keywords.skip), a call given the name it binds (`model =
+    prepare(model)`: made from itself) and one binding a name that a call the fact table reads
+    binds too are not such a producer."""
     p = r.p
     live = {id(c) for c in calls}
+    read_here = {r.bound[i] for i in r.matched if i in r.bound}  # names a call the fact table reads binds
     for a in node_index(p).assigns:
         call = a.value
         name = r.bound.get(id(call))
-        if name is None or id(call) in r.matched or id(call) not in live:
+        if name is None or id(call) in r.matched or id(call) not in live or name in read_here:
+            continue
+        if any(_bound_name(x.value) == name for x in call.args):  # `model = prepare(model)`: made from itself
             continue
         q = r.nm.qualified(call.func)
         if q is None or "." not in q:  # a builtin, or a function of this file: read here or not a producer
@@ -638,5 +644,5 @@ def built_elsewhere(r: Reader, calls: list) -> None:
         qn = canon_qn(q, None)
         if (not q.startswith(".") and q.split(".", 1)[0] in library_roots()) or match_name(qn, generic_skip()):
             continue  # a library the rules know (its defaults are data), the standard library, or no setting
-        phrase = f"line {p.line_of(call)}: `{name}` is built by {qn}, not read here"
-        p.unknowns.setdefault(phrase, [f"bound:{name}"])
+        phrase = f"line {p.line_of(call)}: `{name}` is built by {qn}, whose settings are not read"
+        p.unknowns.setdefault(phrase, [f"bound:{name}:{qn}"])
