@@ -361,6 +361,8 @@ class Run:
                     t.versions = dict(v)
             if len(gtables) != len(ntables):  # a rank-per-process launch loop is one job of its runs
                 gtables, ntables = _one_job(gtables), _one_job(ntables)
+            if len(gtables) != len(ntables):  # programs of which the script starts one, chosen at run time
+                gtables, ntables = self._one_way(gtables, ntables, gread, nread)
             if len(gtables) != len(ntables):
                 gtables, ntables, by = _paired_runs(gtables, ntables)
                 self.out.findings.append(_invocation_count(unit, ng, nn, by))
@@ -390,6 +392,23 @@ class Run:
                             f.check in only or any(could_set(m, f) and _same_run(m, f, runs) for m in missing)
                             or (code and f.meta.get("callee") is not None) or _names(named, f))
             self.scoped.append((unit, gtables, ntables, unknown))
+
+    def _one_way(self, gtables: list[FactTable], ntables: list[FactTable], gread: _Read, nread: _Read
+                 ) -> tuple[list[FactTable], list[FactTable]]:
+        """Each side's choices made at run time kept as one program (_one_way), when that makes
+        the two sides start as many programs; the ways not compared said on the script's account."""
+        g, gnotes = _one_way(gtables, ntables)
+        n, nnotes = _one_way(ntables, gtables)
+        if len(g) != len(n):
+            g, gnotes = (g, gnotes) if len(g) == len(ntables) else (gtables, [])
+            n, nnotes = (n, nnotes) if len(n) == len(gtables) else (ntables, [])
+            if len(g) != len(n):
+                return gtables, ntables
+        for r, notes in ((gread, gnotes), (nread, nnotes)):
+            accs = self._accounts(r)
+            if accs and notes:
+                accs[0].notes.extend(x for x in notes if x not in accs[0].notes)
+        return g, n
 
     # --------------------------------------------------------------------------- compare
 
@@ -911,6 +930,50 @@ def _one_job(tables: list[FactTable]) -> list[FactTable]:
     if not all(_ranks_of_one_job([runs[i] for i in ix]) for ix in ways.values()):
         return tables
     return [_as_job([tables[i] for i in ix]) for ix in ways.values()]
+
+
+def _choice_of(t: FactTable) -> tuple | None:
+    """(group, branch, condition, line) of the run a table holds when the script starts it in one
+    clause of an `if` it cannot decide (lang/shell/evaluator.undecided_if), else None."""
+    for fs in t.facts.values():
+        for f in fs:
+            c = f.meta.get("choice")
+            if c is not None and f.meta.get("invocation") is not None:
+                return tuple(c)
+    return None
+
+
+def _one_way(mine: list[FactTable], other: list[FactTable]) -> tuple[list[FactTable], list[str]]:
+    """A side that starts one of several programs depending on how it is run (`if [ $# == 1 ];
+    then python train.py --data=$1; fi; if [ $# == 2 ]; then python train.py --data=$1
+    --ckpt=$2; fi`): each such choice kept as the one way (the programs one branch starts) that
+    shares the most settings with a run of the other side (then the one with the fewest
+    settings of its own, then the first), with a note naming the ways not compared."""
+    groups: dict[str, dict[str, list[tuple[int, tuple]]]] = {}
+    for i, t in enumerate(mine):
+        c = _choice_of(t)
+        if c is not None:
+            groups.setdefault(c[0], {}).setdefault(c[1], []).append((i, c))
+    refs = [_own(t) for t in other]
+
+    def match(i: int) -> tuple[int, int]:  # settings shared with a run of the other side, fewest of its own
+        own = _own(mine[i])
+        return max(((sum(1 for k, v in own.items() if r.get(k) == v), -sum(1 for k in own if k not in r))
+                    for r in refs), default=(0, 0))
+
+    drop, notes = set(), []
+    for ways in groups.values():
+        if len(ways) < 2:
+            continue
+        order = list(ways.values())
+        best = max(range(len(order)), key=lambda w: (max(match(i) for i, _c in order[w]), -w))
+        kept = order[best][0][1]
+        others = [members[0][1] for w, members in enumerate(order) if w != best]
+        drop |= {i for w, members in enumerate(order) if w != best for i, _c in members}
+        notes.append(f"line {kept[3]}: starts one of {len(order)} ways depending on how the script is run; "
+                     f"the one under `{kept[2]}` was compared, not "
+                     + ", ".join(f"the one at line {c[3]} (under `{c[2]}`)" for c in others))
+    return [t for i, t in enumerate(mine) if i not in drop], notes
 
 
 def _ranks_of_one_job(runs: list[dict]) -> bool:

@@ -231,6 +231,35 @@ class Evaluator:
         self.rec.notes.append(f"{self.rec.at(line)}: runs {base}, which is not in view; its {len(args)} argument(s) "
                               f"were compared by position")
 
+    def undecided_if(self, node, clauses: list) -> None:
+        """An `if` that is no device test, read as written: every clause in order, the conditions
+        no tests of their own. A launch in
+        one of its clauses is one way of a choice the script makes at run time; its facts say
+        which (meta["choice"]: group, branch, condition). The clauses of one `if` are one group;
+        so are `if` statements that test one word for equality with different literals (`if [ $# ==
+        1 ]` ... `if [ $# == 2 ]`), whose bodies never both run."""
+        outer = self.rec.choice
+        line = self.x.line_of(node)
+        self.rec.ifs_read += 1
+        serial = self.rec.ifs_read
+        d = self.devices
+        try:
+            for i, (cond, body, _clause) in enumerate(clauses):
+                d.quiet += 1
+                try:
+                    self.block(cond or [])
+                finally:
+                    d.quiet -= 1
+                test = _equality(self.x, cond) if len(clauses) == 1 else None
+                shown = self.x.t(cond[0]) if cond else "else"
+                # a loop's runs each make the choice again: one group per run
+                self.rec.choice = (f"test:{test[0]}:{self.loop_runs}", test[1], shown) if test else \
+                    (f"if:{line}:{serial}", str(i), shown)
+                self.block(body)
+                self.rec.choice = outer
+        finally:
+            self.rec.choice = outer
+
     # ----------------------------------------------------------- device tests
     def device_branch(self, node) -> bool:
         """for_device, and a defect there is no lost script: the statement is read as written."""
@@ -257,13 +286,7 @@ class Evaluator:
                 v = d.condition(cond)
                 if v is None or not d.hits:
                     d.record(cond[-1] if cond else node, v)
-                    for c, b, _cl in clauses:  # as written: every branch in order, the conditions no tests of their own
-                        d.quiet += 1
-                        try:
-                            self.block(c or [])
-                        finally:
-                            d.quiet -= 1
-                        self.block(b)
+                    self.undecided_if(node, clauses)
                     return True
                 d.record(cond[-1], v)
                 if v:
@@ -1145,3 +1168,21 @@ def _counted(init, cond, update, t) -> tuple | None:
 def _constant(v) -> bool:
     """A scalar written as literal text only: no variable, command or unknown in it."""
     return v.kind == "scalar" and bool(v.segs) and all(not s.via and not s.unresolved and not s.unknown for s in v.segs)
+
+
+def _equality(x, cond) -> tuple[str, str] | None:
+    """`[ $# == 1 ]`, `[ "$MODE" = "train" ]`, `[ $N -eq 2 ]`: (the word tested, the literal),
+    else None."""
+    if not cond or len(cond) != 1 or cond[0].type != "test_command":
+        return None
+    kids = [c for c in cond[0].children if c.is_named]
+    if len(kids) != 1 or kids[0].type != "binary_expression":
+        return None
+    parts = kids[0].children
+    if len(parts) != 3 or x.t(parts[1]) not in ("==", "=", "-eq"):
+        return None
+    lhs, rhs = parts[0], parts[2]
+    if rhs.type not in ("number", "word", "string", "raw_string") or any(
+            c.type in ("simple_expansion", "expansion", "command_substitution") for c in rhs.children):
+        return None
+    return x.t(lhs).strip('"'), x.t(rhs).strip('"\'')

@@ -42,6 +42,8 @@ class LaunchReader:
         if len(self.rec.facts) > first or self.rec.launches > index:
             for f in self.rec.facts[first:]:
                 f.meta["invocation"] = index
+                if self.rec.choice is not None:  # one way of a choice made at run time
+                    f.meta["choice"] = list(self.rec.choice) + [line]
             self.rec.invocations += 1
 
     def _launch(self, words: list[Word], line: int, env: dict[str, Word], depth: int = 0,

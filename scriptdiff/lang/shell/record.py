@@ -46,6 +46,10 @@ class Record:
         # (command words as shown, number of options, line)
         self.unknown: list[tuple[str, int, int, tuple | None]] = []  # (name, options, line, their keys)
         self.invocations = 0  # launcher commands that produced facts (scopes)
+        # the branch of an undecided `if` being read: (group, branch, condition as written); a
+        # launch there is one way of a choice the script makes at run time (evaluator.undecided_if)
+        self.choice: tuple[str, str, str] | None = None
+        self.ifs_read = 0  # undecided `if` statements read so far (each a choice of its own)
         self.withheld: set[str] = set()  # secret values met, never to be shown
         self.masked: list = []  # expected NPU edits met in the script (model.Masked)
         self.dialects: dict[str, int] = {}  # framework dialect title -> the first line it was detected at
