@@ -104,6 +104,12 @@ class NodeDiff:
                     return self.diff_nodes(g.func.value, n.func.value, ctx)
                 if (kg[2:] == kn[2:] or self.same_but_device_keywords(g, n)) and self.device_named_callee(g, n):
                     return []
+                if kg[2:] == kn[2:] and type(g.func) is cst.Attribute and type(n.func) is cst.Attribute \
+                        and g.func.attr.value == n.func.attr.value and s.gn.qualified(g.func) is None \
+                        and s.nn.qualified(n.func) is None:
+                    # the same method with the same arguments: what differs is its receiver (a name
+                    # with the device in its words, `norm_gpu[0].item()`, is the port)
+                    return self.diff_nodes(g.func.value, n.func.value, ctx)
                 return [(g, n, ("call", self.callee_name(g, s.gn)))]
             callee = self.callee_name(g, s.gn)
             sm = rules().raw.get("softmax_fp32")
