@@ -581,6 +581,11 @@ def _device_value_words(rs: RuleSet) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(dv.get("gpu") or ()), frozenset(dv.get("npu") or ())
 
 
+def device_value_sets() -> tuple[frozenset[str], frozenset[str]]:
+    """rules/aliases.yaml device_value_words: (the GPU's words, the NPU's words)."""
+    return _device_value_words()
+
+
 def device_named(value: Any) -> tuple[str, ...] | None:
     """A value's words with each word naming a device read as "the device" (rules/aliases.yaml
     `device_value_words`): `grouped_triton` and `grouped_npu` are both (grouped, <device>); None for a

@@ -25,6 +25,7 @@ import libcst as cst
 from ...model import Side
 from ...ruleset.devices import device_flag, family_of, table
 from ...ruleset.envmap import canonical
+from ...ruleset.vocabulary import device_named, device_value_sets, words as value_words
 from ...ruleset.rules import code
 from .evaluate import MISSING, UNDECIDED, Env, NotLiteral, Values, constant, device_test, device_value, env_read
 from .evaluate.kinds import named, switch_family
@@ -73,10 +74,50 @@ class PlumbingChecks:
             self.mask(g, n)
             return True
         if self.either(g, n) or self.renamed(g, n) or self.choices(g, n) or self.gains_npu(g, n) or self.entries(g, n) \
-                or self.asserts(g, n) or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n):
+                or self.asserts(g, n) or self.membership(g, n) or self.moved(g, n) or self.parameters(g, n) \
+                or self.device_text(g, n):
             self.mask(g, n)
             return True
         return False
+
+    def device_text(self, g, n) -> bool:
+        """Two strings that differ only by the device each names, as a word of its own (`"bash
+        run.sh GPU 4"` against `"bash run.sh Ascend 4"`, an f-string's expressions the same):
+        rules/aliases.yaml `device_value_words`, the GPU's words on the GPU side, the NPU's on the NPU."""
+        gt, nt = self._text(g, self.s.gn), self._text(n, self.s.nn)
+        if gt is None or nt is None or gt[1] != nt[1] or gt[0] == nt[0]:
+            return False
+        dg, dn = device_named(gt[0]), device_named(nt[0])
+        if dg is None or dg != dn:
+            return False
+        gpu, npu = device_value_sets()
+        gw = {w for w in value_words(gt[0]) if w in gpu or w in npu}
+        nw = {w for w in value_words(nt[0]) if w in gpu or w in npu}
+        return gw <= gpu and nw <= npu
+
+    @staticmethod
+    def _text(node, nm):
+        """A string literal's text, an f-string's with each expression a placeholder (and the
+        expressions' keys), else None."""
+        t = type(node)
+        if t is cst.SimpleString:
+            try:
+                v = node.evaluated_value
+            except Exception:
+                return None
+            return (v, ()) if isinstance(v, str) else None
+        if t is cst.FormattedString:
+            text, exprs = [], []
+            for part in node.parts:
+                if type(part) is cst.FormattedStringText:
+                    text.append(part.value)
+                elif type(part) is cst.FormattedStringExpression:
+                    text.append(" \x00 ")
+                    exprs.append(nm(part.expression))
+                else:
+                    return None
+            return "".join(text), tuple(exprs)
+        return None
 
     def same_truth(self, g, n) -> bool:
         """Two tests of the devices that each run answers alike (`cfg.use_gpu or cfg.use_mlu` against
