@@ -42,7 +42,8 @@ section("python", Record({
     "fact_calls": ListOf(Record(
         {"match": ListOf(Name(), nonempty=True), "args": Table(OneOf(Name(), NAMES, expect="a key or a list of keys")),
          "positional": NAMES, "positional_by_name": Table(Any()), "defaults": Table(Any()), "spellings": Enum("hf"),
-         "framework": Enum(*FRAMEWORKS), "defaults_unknown": Bool()}, required=("match",), need="a non-empty match list")),
+         "framework": Enum(*FRAMEWORKS), "defaults_unknown": Bool(),
+         "present": Table(Any())}, required=("match",), need="a non-empty match list")),
     "value_maps": Table(Table(Any(), key=Any())),
     "generic_keywords": Record({"names": Table(OneOf(Name(), Null(), expect="a vocabulary key or null")),
                                 "skip": NAMES, "python_spellings": NAMES, "mapping_types": NAMES}),
@@ -85,6 +86,9 @@ def check_python(rs: RuleSet) -> None:
             for k in v if isinstance(v, list) else [v]:
                 if voc and k not in voc:
                     raise rs.error(("python", "fact_calls", i, "args", arg), f"key {k!r} is not in the vocabulary")
+        for k in e.get("present") or {}:
+            if voc and k not in voc:
+                raise rs.error(("python", "fact_calls", i, "present", k), f"key {k!r} is not in the vocabulary")
 
 # ------------------------------------------------------------------ rules/signatures.yaml
 

@@ -244,6 +244,11 @@ class Reader:
         self.matched.add(id(call))
         if entry.get("framework"):
             p.frameworks.add(entry["framework"])
+        for key, v in (entry.get("present") or {}).items():  # torch.compile(model): compiled, by being called
+            p.facts.append(self.bind(self.fact(key, v, call, [], qn), call))
+            p.facts[-1].meta["call"] = p.position(call)
+            p.fact_calls.add(id(call))
+            p.present_calls.add(id(call))  # against no such call, compared as the fact, not again as code
         args = entry.get("args") or {}
         positional = entry.get("positional") or (entry.get("positional_by_name") or {}).get(last) or []
         vmaps = rules().raw.get("value_maps") or {}

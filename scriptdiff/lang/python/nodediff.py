@@ -67,6 +67,8 @@ class NodeDiff:
             return []
         if id(g) in s.g.owned or id(n) in s.n.owned:
             return []
+        if (id(g) in s.g.present_calls) != (id(n) in s.n.present_calls):  # torch.compile(m) against m: the fact's
+            return []
         if self.plumb.same(g, n):  # one abstract device, however each side names it (plumbing.py)
             return []
         tg = type(g)

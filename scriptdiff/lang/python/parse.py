@@ -71,6 +71,7 @@ class Parsed:
     # fact bookkeeping (facts fills these)
     owned: dict[int, str] = field(default_factory=dict)  # id(node) -> fact key (compared as facts)
     fact_calls: set[int] = field(default_factory=set)  # ids of calls that yielded facts
+    present_calls: set[int] = field(default_factory=set)  # of those, calls that are a setting by being made
     facts: list = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
     consts: dict[str, cst.CSTNode] = field(default_factory=dict)
