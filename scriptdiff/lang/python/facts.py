@@ -359,6 +359,32 @@ class Reader:
                                 sectioned=hit[1]) and len(parts) == 1:
                     self.const_keys[parts[0]] = hit[0]
 
+    def function_settings(self) -> None:
+        """Constants a function sets at its top level (`def main(): batch_size = 32; lr = 1e-3`,
+        a test's `total_step = 50`): a literal (a number, a string, True/False) assigned once to a
+        name that spells a setting is that setting's fact, as a module-level one is, its slot the
+        function's name. Module-level functions and the methods of module-level classes."""
+        for fn, body in _function_bodies(self.p.body):
+            once: dict[str, int] = {}
+            for st in body:
+                if st.kind == "simple":
+                    for small in st.node.body:
+                        for t in _assigned_names(small):
+                            once[t] = once.get(t, 0) + 1
+            for st in body:
+                if st.kind != "simple":
+                    continue
+                for small in st.node.body:
+                    if type(small) is not cst.Assign or len(small.targets) != 1 \
+                            or type(small.targets[0].target) is not cst.Name or not _literal(small.value):
+                        continue
+                    name = small.targets[0].target.value
+                    if once.get(name) != 1:
+                        continue
+                    key = self.code_key(name, small.value)
+                    if key is not None:
+                        self.setting(key, small.value, f"{fn}.{name}", name, "function level")
+
     def dict_settings(self, node: cst.Dict, path: list[str], depth: int = 0) -> None:
         """The string keys of a module-level dict literal, nested dicts walked (up to budget.DICT_DEPTH levels)."""
         if depth > budget.DICT_DEPTH:
@@ -580,6 +606,12 @@ def read_facts(p: Parsed, side: str) -> None:
         r.module_settings()
     except Exception:
         pass
+    try:  # constants a function sets
+        r.function_settings()
+    except RecursionError:
+        raise
+    except Exception:
+        pass
     for c in calls:
         if any(a.keyword is not None for a in c.args):
             try:
@@ -651,3 +683,37 @@ def built_elsewhere(r: Reader, calls: list) -> None:
             continue  # a library the rules know (its defaults are data), the standard library, or no setting
         phrase = f"line {p.line_of(call)}: `{name}` is built by {qn}, whose settings are not read"
         p.unknowns.setdefault(phrase, [f"bound:{name}:{qn}"])
+
+
+def _function_bodies(body: list, depth: int = 0):
+    """(name, top-level statements) of each module-level function and each method of a
+    module-level class."""
+    for st in body:
+        if st.kind != "compound" or not st.clauses:
+            continue
+        t = type(st.node)
+        if t is cst.FunctionDef:
+            yield st.name or st.node.name.value, st.clauses[0][2]
+        elif t is cst.ClassDef and depth == 0:
+            for name, inner in _function_bodies(st.clauses[0][2], depth + 1):
+                yield f"{st.node.name.value}.{name}", inner
+
+
+def _assigned_names(small) -> list[str]:
+    """The plain names a small statement binds (`a = b = 1`, `a += 1`, `a: int = 1`)."""
+    t = type(small)
+    if t is cst.Assign:
+        return [x.target.value for x in small.targets if type(x.target) is cst.Name]
+    if t in (cst.AugAssign, cst.AnnAssign) and type(small.target) is cst.Name:
+        return [small.target.value]
+    return []
+
+
+def _literal(node) -> bool:
+    """A number, a string, True/False or a negated number, as written."""
+    t = type(node)
+    if t in (cst.Integer, cst.Float, cst.SimpleString):
+        return True
+    if t is cst.Name:
+        return node.value in ("True", "False")
+    return t is cst.UnaryOperation and type(node.operator) is cst.Minus and type(node.expression) in (cst.Integer, cst.Float)

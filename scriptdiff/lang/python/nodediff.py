@@ -67,7 +67,7 @@ class NodeDiff:
             return []
         if id(g) in s.g.owned or id(n) in s.n.owned:
             return []
-        if (id(g) in s.g.present_calls) != (id(n) in s.n.present_calls):  # torch.compile(m) against m: the fact's
+        if self.dropped_call(g, n):  # torch.compile(m) against m: the fact's
             return []
         if self.plumb.same(g, n):  # one abstract device, however each side names it (plumbing.py)
             return []
@@ -470,6 +470,16 @@ class NodeDiff:
     def env_name(self, node, p=None) -> str | None:
         """RANK_SIZE of `int(os.environ["RANK_SIZE"])`, `os.getenv("RANK_SIZE", 1)`, ..."""
         return env_read(self.s.n if p is None or p is self.s.n else self.s.g, node)
+
+    def dropped_call(self, g, n) -> bool:
+        """A call that is a setting by being made (facts.py `present`: `torch.compile(m)`) on one
+        side, its first argument as it is on the other (`m`): said by that setting's fact."""
+        s = self.s
+        for a, b, pa, na, pb in ((g, n, s.g, s.gn, s.nn), (n, g, s.n, s.nn, s.gn)):
+            if id(a) in pa.present_calls and type(a) is cst.Call and a.args and a.args[0].keyword is None \
+                    and na(a.args[0].value) == pb(b):
+                return True
+        return False
 
     def npu_wrapped(self, g, n: cst.Call) -> bool:
         """The NPU side passes the GPU's value through a function named for the NPU (`npu_wrap(x)`,
