@@ -141,6 +141,7 @@ INIT_FOLDERS = 5000  # and how many of its folders it looks into at most
 INIT_LOOK = 2000  # files `init` looks at to tell what a folder of one side holds
 
 # JSON and YAML
+PBTXT_TOKENS = 2_000_000  # tokens of a protobuf text config (lang/pbtxt.py): far above any real config
 DOCUMENT_DEPTH = 200  # nesting of a JSON or YAML document: deeper than any real config, well inside Python's stack
 JSON_EAGER = 512 * 1024  # characters of JSON whose every path's line is found at once; above it, on demand
 JSON_CHUNK = 1 << 20  # characters a streamed JSON document (jsonload.Stream) is read in at a time

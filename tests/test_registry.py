@@ -117,7 +117,7 @@ def test_referenced_kind(key, ref, kind):
 
 
 def test_reference_suffixes_are_the_referenced_kinds_suffixes():
-    assert registry.reference_suffixes() == (".json", ".toml", ".yaml", ".yml")
+    assert registry.reference_suffixes() == (".config", ".json", ".pbtxt", ".prototxt", ".toml", ".yaml", ".yml")
 
 
 @pytest.mark.parametrize("kind,key,can", [
