@@ -82,13 +82,20 @@ def leaves(data: Any, path: tuple = ()):
         yield path, data
 
 
+def empty(src, fatal: bool = False) -> Extract | None:
+    """The Extract of a config file with nothing in it (one error), else None."""
+    if src.text.strip():
+        return None
+    return Extract(errors=[InputError(src.name, "empty file; nothing compared", fatal=fatal)])
+
+
 def extract(src, ctx):
-    ex = Extract()
     text = src.text
     kind = "json" if src.suffix == ".json" else "yaml"
-    if not text.strip():
-        ex.errors.append(InputError(src.name, "empty file; nothing compared", fatal=True))
+    ex = empty(src, fatal=True)
+    if ex is not None:
         return ex
+    ex = Extract()
     try:
         if kind == "json":
             data, lines = load_json(text)

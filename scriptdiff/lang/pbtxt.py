@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import budget
 from ..model import Extract, InputError
-from .config import facts_for
+from .config import empty, facts_for
 
 KIND = "pbtxt"
 
@@ -210,11 +210,11 @@ def _line_of(lines: dict, path: tuple) -> int | None:
 
 
 def extract(src, ctx) -> Extract:
+    ex = empty(src)
+    if ex is not None:
+        return ex
     ex = Extract()
     text = src.text
-    if not text.strip():
-        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
-        return ex
     try:
         data, lines = parse(text)
     except PbtxtError as e:

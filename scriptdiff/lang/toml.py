@@ -17,7 +17,7 @@ from ..model import RANK_CONFIG, Extract, Fact, InputError
 from ..ruleset.registry import dialects_for
 from ..run.suppress import comment_of
 from ..ruleset.vocabulary import convert
-from .config import dotted, facts_for, leaves
+from .config import dotted, empty, facts_for, leaves
 
 try:
     import tomllib
@@ -28,11 +28,11 @@ KIND = "toml"
 
 
 def extract(src, ctx) -> Extract:
+    ex = empty(src)
+    if ex is not None:
+        return ex
     ex = Extract()
     text = src.text
-    if not text.strip():
-        ex.errors.append(InputError(src.name, "empty file; nothing compared"))
-        return ex
     try:
         check_depth(text)  # tomllib recurses: deep arrays or inline tables are refused first
         data = tomllib.loads(text)
