@@ -495,6 +495,12 @@ def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
             return None
         return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None,
                       npu=n.side() if n is not None else None)
+    written = [f for f in (g, n) if f is not None and f.origin != ORIGIN_DEFAULT]
+    if written and all(_card_index(f.value) for f in written):
+        # `--device 7` against no device, or against `--device 3`: which card of the machine, an
+        # index of the side's own accelerator (never a count or a family)
+        return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None,
+                      npu=n.side() if n is not None else None)
     if n is None or n.origin == ORIGIN_DEFAULT:
         if g is None or g.origin == ORIGIN_DEFAULT or not _device_value(g.value, dev["gpu"]):
             return None
@@ -504,6 +510,15 @@ def _device_mask(key: str, g: Fact | None, n: Fact | None) -> Masked | None:
     if g is not None and g.origin != ORIGIN_DEFAULT and not _device_value(g.value, dev["gpu"]):
         return None
     return Masked(rule=code("device-setting-port"), gpu=g.side() if g is not None else None, npu=n.side())
+
+
+def _card_index(v) -> bool:
+    """A device setting's value that only says which card: 7, "7", "0,1" (a list of indices)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return v >= 0
+    return isinstance(v, str) and bool(v.strip()) and all(p.strip().isdigit() for p in v.split(","))
 
 
 def _device_named_mask(g: Fact | None, n: Fact | None) -> Masked | None:
