@@ -69,3 +69,35 @@ def test_two_programs_that_may_both_run_are_two(tmp_path):
     rep = script_pair(tmp_path, GPU, npu)
     assert found(rep)[0] == ("SD223", "invocations", (None, 1), (None, 2))
     assert notes(rep, "npu") == []
+
+
+COORDINATED = """#!/bin/bash
+export MS_WORKER_NUM=4
+export MS_ROLE=MS_SCHED
+python fit.py --lr 1e-4 --batch_size 64 > sched.log 2>&1 &
+export MS_ROLE=MS_WORKER
+for((i=0;i<$MS_WORKER_NUM;i++)); do
+  python fit.py --lr 1e-4 --batch_size 64 > worker_$i.log 2>&1 &
+done
+"""
+
+RANKS = """#!/bin/bash
+export RANK_SIZE=4
+for((i=0;i<$RANK_SIZE;i++)); do
+  export RANK_ID=$i
+  python fit.py --lr 1e-4 --batch_size {bs} > device_$i.log 2>&1 &
+done
+"""
+
+
+def test_a_jobs_coordinator_process_is_none_of_its_runs(tmp_path):
+    rep = script_pair(tmp_path, COORDINATED, RANKS.format(bs=32))
+    assert found(rep) == [("SD203", "micro_batch_size", (7, 64), (5, 32))]
+    assert [n for a in rep.inputs if a.side == "gpu" for n in a.notes if "coordinator" in n] == [
+        "line 4: starts the job's coordinator (MS_ROLE=MS_SCHED), not one of its training runs: not compared as one"]
+
+
+def test_a_process_of_another_role_is_a_run(tmp_path):
+    rep = script_pair(tmp_path, COORDINATED.replace("MS_ROLE=MS_SCHED", "MS_ROLE=MS_TRAINER"), RANKS.format(bs=64))
+    assert found(rep)[0] == ("SD223", "invocations", (None, 5), (None, 4))
+    assert [n for a in rep.inputs for n in a.notes if "coordinator" in n] == []

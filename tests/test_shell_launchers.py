@@ -39,7 +39,7 @@ def line_in(text: str, at: str) -> int:
 
 ENTRY_FIELDS = "name, commands, modules, versioned, subcommands, idle, program, module_only, flags, framework, world_size, " \
                "devices, environment, one_process, config"
-LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, commands, shared"
+LAUNCHER_FIELDS = "flags, npu_only_flags, entries, hints, commands, shared, coordinators"
 
 
 @pytest.mark.parametrize("old,new,at,needle", [  # at: the text on the line the error names

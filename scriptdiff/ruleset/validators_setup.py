@@ -159,7 +159,8 @@ section("launchers", Record({
                                           expect="a mapping of command words to {valued, positional, subcommands, "
                                                  "pairs, processes, module, environment}")}),
     "shared": Record({"facts": Table(Name(), expect="a mapping of launcher options to keys"), "settings": NAMES,
-                      "references": NAMES})},
+                      "references": NAMES}),
+    "coordinators": Table(NAMES, expect="a mapping of environment variables to the values of a coordinator role")},
     required=("entries",), need="entries, one per launcher"))
 
 

@@ -359,6 +359,8 @@ class Run:
             for tables, v in ((gtables, versions[0]), (ntables, versions[1])):
                 for t in tables:
                     t.versions = dict(v)
+            if len(gtables) != len(ntables):  # a job's scheduler process is none of its runs
+                gtables, ntables = self._runs_only(gtables, gread), self._runs_only(ntables, nread)
             if len(gtables) != len(ntables):  # a rank-per-process launch loop is one job of its runs
                 gtables, ntables = _one_job(gtables), _one_job(ntables)
             if len(gtables) != len(ntables):  # programs of which the script starts one, chosen at run time
@@ -392,6 +394,25 @@ class Run:
                             f.check in only or any(could_set(m, f) and _same_run(m, f, runs) for m in missing)
                             or (code and f.meta.get("callee") is not None) or _names(named, f))
             self.scoped.append((unit, gtables, ntables, unknown))
+
+    def _runs_only(self, tables: list[FactTable], r: _Read) -> list[FactTable]:
+        """A side's runs without the processes that coordinate its job (a scheduler started with
+        MS_ROLE=MS_SCHED: rules/shell.yaml launchers.coordinators), each said on its account."""
+        kept, notes = [], []
+        for t in tables:
+            role = next((f.meta["coordinator"] for fs in t.facts.values() for f in fs
+                         if f.meta.get("coordinator") and f.meta.get("invocation") is not None), None)
+            if role is None:
+                kept.append(t)
+            else:
+                notes.append(f"line {role[1]}: starts the job's coordinator ({role[0]}), not one of its training "
+                             f"runs: not compared as one")
+        if not kept:
+            return tables
+        accs = self._accounts(r)
+        if accs:
+            accs[0].notes.extend(x for x in notes if x not in accs[0].notes)
+        return kept
 
     def _one_way(self, gtables: list[FactTable], ntables: list[FactTable], gread: _Read, nread: _Read
                  ) -> tuple[list[FactTable], list[FactTable]]:

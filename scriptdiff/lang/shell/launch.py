@@ -39,9 +39,13 @@ class LaunchReader:
         first = len(self.rec.facts)
         self._launch(words, line, env or {}, ranks=ranks)
         index = self.rec.invocations
+        role = next((f"{k}={w.text}" for k, w in (env or {}).items()
+                     if not w.unknown and w.text in self.table.coordinators.get(k, ())), None)
         if len(self.rec.facts) > first or self.rec.launches > index:
             for f in self.rec.facts[first:]:
                 f.meta["invocation"] = index
+                if role is not None:  # a scheduler of the job, not one of its runs (launchers.coordinators)
+                    f.meta["coordinator"] = [role, line]
                 if self.rec.choice is not None:  # one way of a choice made at run time
                     f.meta["choice"] = list(self.rec.choice) + [line]
             self.rec.invocations += 1

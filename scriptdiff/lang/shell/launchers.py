@@ -96,6 +96,9 @@ class LauncherTable:
     shells: frozenset = frozenset()  # bash -c STRING: STRING is shell read again
     sourcing: frozenset = frozenset()  # source, .: a fragment read in place
     wrappers: dict = field(default_factory=dict)  # nohup, env, uv, srun, ...: word -> Wrapper
+    # environment variable -> the values that make a launched process a coordinator (a
+    # scheduler or parameter server of the job), not one of its training runs
+    coordinators: dict = field(default_factory=dict)
 
     def find(self, name: str) -> Launcher | None:
         """The launcher whose command word is `name` (a basename), or None."""
@@ -152,7 +155,8 @@ def build(d: dict) -> LauncherTable:
         printers=frozenset(cmds.get("print") or ()), inspectors=frozenset(cmds.get("inspect") or ()),
         evaluators=frozenset(cmds.get("evaluate") or ()),
         shells=frozenset(cmds.get("shells") or ()), sourcing=frozenset(cmds.get("source") or ()),
-        wrappers={w: _wrapper(e or {}) for w, e in (cmds.get("wrappers") or {}).items()})
+        wrappers={w: _wrapper(e or {}) for w, e in (cmds.get("wrappers") or {}).items()},
+        coordinators={k: frozenset(v) for k, v in (d.get("coordinators") or {}).items()})
 
 
 def _wrapper(e: dict) -> Wrapper:
