@@ -16,7 +16,7 @@ import libcst as cst
 
 from ...model import Severity, Side
 from ...run.finding import rule_of
-from ...ruleset.vocabulary import is_cosmetic
+from ...ruleset.vocabulary import device_value_sets, is_cosmetic, words as value_words
 from . import relevance
 from .evaluate import Kind, read
 from .pair import PairState, one_line
@@ -386,6 +386,11 @@ class Classifier:
         if scope == "<module>" and _uncalled_function(p, st):  # a helper defined, called nowhere here
             sev, msg = Severity.INFO, (f"{msg}: defined, called nowhere in this file; a call of it is a "
                                        f"difference where it is written")
+        elif scope == "<module>" and type(st.node) is cst.ClassDef and _named_for_own_device(st.name or "", side):
+            # class NPUAccelerator(Accelerator) on the NPU side only: the device's own implementation,
+            # what it changes said where it is used (Trainer(accelerator=NPUAccelerator()))
+            sev, msg = Severity.INFO, (f"{msg}: named for the {where}'s own device, defined for it alone; "
+                                       f"its uses are compared where they are written")
         sev, extra = self.grade_statements(sev, st if side == "gpu" else None, st if side == "npu" else None)
         if info:
             sev = Severity.INFO
@@ -555,3 +560,12 @@ def _uncalled_function(p: Parsed, st: St) -> bool:
         return False
     name = node.name.value
     return sum(1 for n in node_index(p).names if n.value == name) <= 1
+
+
+def _named_for_own_device(name: str, side: str) -> bool:
+    """A name with a word naming the side's own device (rules/aliases.yaml device_value_words:
+    NPUAccelerator, HcclPlugin on the NPU; CudaGraphRunner on the GPU) and none of the other's."""
+    gpu, npu = device_value_sets()
+    ws = set(value_words(name))
+    own, other = (npu, gpu) if side == "npu" else (gpu, npu)
+    return bool(ws & own) and not ws & other
