@@ -20,7 +20,7 @@ from ...ruleset.vocabulary import device_value_sets, is_cosmetic, words as value
 from . import relevance
 from .evaluate import Kind, read
 from .pair import PairState, one_line
-from .parse import Parsed, St, dotted, kids, match_name, node_index, rules
+from .parse import Parsed, St, dotted, kids, library_roots, match_name, node_index, rules
 
 # the rules a code difference is reported under: one per severity
 CODE_RULES = ("code-changes-numerics", "code-may-change-numerics", "cosmetic-code-differs")
@@ -386,6 +386,11 @@ class Classifier:
         if scope == "<module>" and _uncalled_function(p, st):  # a helper defined, called nowhere here
             sev, msg = Severity.INFO, (f"{msg}: defined, called nowhere in this file; a call of it is a "
                                        f"difference where it is written")
+        elif _own_device_call(p, st, side):
+            # require_npu(), clear_npu_overflow_flag(): a project's helper named for the side's own
+            # device, given nothing, its result unused: that device's setup or bookkeeping
+            sev, msg = Severity.INFO, (f"{msg}: a call of the project's own helper named for the {where}, given "
+                                       f"nothing and its result unused (that device's setup)")
         elif scope == "<module>" and type(st.node) is cst.ClassDef and _named_for_own_device(st.name or "", side):
             # class NPUAccelerator(Accelerator) on the NPU side only: the device's own implementation,
             # what it changes said where it is used (Trainer(accelerator=NPUAccelerator()))
@@ -569,3 +574,18 @@ def _named_for_own_device(name: str, side: str) -> bool:
     ws = set(value_words(name))
     own, other = (npu, gpu) if side == "npu" else (gpu, npu)
     return bool(ws & own) and not ws & other
+
+
+def _own_device_call(p: Parsed, st: St, side: str) -> bool:
+    """A statement that is only a call, with no arguments, of a function not of a library the
+    rules know (facts.library_roots) whose name names the side's own device."""
+    if st.kind != "simple" or len(st.node.body) != 1 or type(st.node.body[0]) is not cst.Expr:
+        return False
+    call = st.node.body[0].value
+    if type(call) is not cst.Call or call.args:
+        return False
+    name = dotted(call.func) or ""
+    qn = p.aliases.get(name.split(".", 1)[0])
+    if qn is not None and not qn.startswith(".") and qn.split(".", 1)[0] in library_roots():
+        return False
+    return _named_for_own_device(name.rsplit(".", 1)[-1], side)

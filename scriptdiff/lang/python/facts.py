@@ -14,8 +14,6 @@ diff sees it as a placeholder, so a changed lr is reported once, as a hyperparam
 """
 from __future__ import annotations
 
-import sys
-
 import libcst as cst
 
 from ... import budget
@@ -32,7 +30,7 @@ from ...ruleset.devices import family_of, table as device_table
 from ...ruleset.registry import kinds
 from ...ruleset.rules import RuleSet, derived
 from .evaluate.program import program
-from .parse import Norm, Parsed, canon_qn, dotted, match_name, node_index, qualified_name, rules
+from .parse import Norm, Parsed, canon_qn, dotted, library_roots, match_name, node_index, qualified_name, rules
 
 
 def norm_dtype(v):
@@ -637,21 +635,6 @@ def _bound_name(target) -> str | None:
     if type(target) is cst.Attribute:
         return target.attr.value
     return None
-
-
-@derived
-def library_roots(rs: RuleSet) -> frozenset:
-    """Top-level modules whose calls the rules know (a fact call, a call signature, a sink or an
-    inert call of rules/relevance.yaml names one of their functions), and the standard library:
-    a call of theirs is read by the rules or sets no training setting, never a project's builder."""
-    raw = rules(rs).raw
-    names = [n for e in raw.get("fact_calls", []) for n in e["match"]]
-    names += list(rs.section("call_signatures", {}) or {})
-    rel = rs.section("numerics_relevance", {}) or {}
-    for group in ("sinks", "inert"):
-        names += [n for e in (rel.get(group) or {}).values() for n in (e.get("calls") or [])]
-    roots = {n.split(".", 1)[0] for n in names if not n.startswith(("*", "[", "?"))}
-    return frozenset(r for r in roots if r.isidentifier()) | frozenset(sys.stdlib_module_names)
 
 
 def built_elsewhere(r: Reader, calls: list) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import sys
 import warnings
 from dataclasses import dataclass, field
 
@@ -721,3 +722,18 @@ def match_name(qn: str | None, patterns) -> bool:
         elif fnmatch.fnmatchcase(qn, pat):
             return True
     return False
+
+
+@derived
+def library_roots(rs: RuleSet) -> frozenset:
+    """Top-level modules whose calls the rules know (a fact call, a call signature, a sink or an
+    inert call of rules/relevance.yaml names one of their functions), and the standard library:
+    a call of theirs is read by the rules or sets no training setting, never a project's builder."""
+    raw = rules(rs).raw
+    names = [n for e in raw.get("fact_calls", []) for n in e["match"]]
+    names += list(rs.section("call_signatures", {}) or {})
+    rel = rs.section("numerics_relevance", {}) or {}
+    for group in ("sinks", "inert"):
+        names += [n for e in (rel.get(group) or {}).values() for n in (e.get("calls") or [])]
+    roots = {n.split(".", 1)[0] for n in names if not n.startswith(("*", "[", "?"))}
+    return frozenset(r for r in roots if r.isidentifier()) | frozenset(sys.stdlib_module_names)
