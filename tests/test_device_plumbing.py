@@ -649,7 +649,8 @@ def test_an_enum_member_named_after_the_device_is_no_switch(tmp_path):
     assert loud(pair(tmp_path, gpu, npu, "attn.py")) == [("SD101", "code:attn.py:<module>", "Kind.FA", "Kind.NPU", 3, 3)]
 
 
-@pytest.mark.parametrize("npu_place", ['f"npu:{local_rank}"', 'torch.device("npu", local_rank)'])
+@pytest.mark.parametrize("npu_place", ['f"npu:{local_rank}"', 'torch.device("npu", local_rank)',
+                                      'torch.device(f"npu:{local_rank}")'])
 def test_a_bare_rank_is_the_run_device_of_that_index(tmp_path, npu_place):
     """`x.to(local_rank)` places on the run's own accelerator at that index: the NPU's
     `x.to(f"npu:{local_rank}")` is the same device."""

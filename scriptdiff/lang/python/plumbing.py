@@ -1161,8 +1161,9 @@ def _bind(call: cst.Call, params: list[str]) -> dict | None:
 
 
 def _index_parts(p: Parsed, node) -> list:
-    """The expressions a device is indexed by: the `{...}` of `f"npu:{rank}"`, the second argument
-    of `torch.device("npu", rank)`, through a name bound to one of them."""
+    """The expressions a device is indexed by: the `{...}` of `f"npu:{rank}"` (also given to
+    `torch.device`), the second argument of `torch.device("npu", rank)`, through a name bound to
+    one of them."""
     node = p.live_of(node)
     if type(node) in (cst.Name, cst.Attribute):
         bound = Values(p).binding(node)
@@ -1173,5 +1174,9 @@ def _index_parts(p: Parsed, node) -> list:
     if type(node) is cst.Call and canon_qn(qualified_name(p, node.func) or "", None) == "torch.device" \
             and len(node.args) == 2 and all(a.keyword is None for a in node.args):
         return [node.args[1].value]
+    if type(node) is cst.Call and canon_qn(qualified_name(p, node.func) or "", None) == "torch.device" \
+            and len(node.args) == 1 and node.args[0].keyword is None \
+            and type(node.args[0].value) is cst.FormattedString:  # torch.device(f"npu:{rank}")
+        return _index_parts(p, node.args[0].value)
     return []
 
