@@ -233,7 +233,7 @@ def _forge(path: Path, payload: bytes, key: str | None = None):
 
 EMPTY = {"facts": [], "errors": [], "masked": [], "frameworks": [], "references": [], "findings": [], "unread": [],
          "understood": True, "dialects": [], "notes": [], "sourced": [], "command_line": None, "launches": [],
-         "probes": [], "hides": []}
+         "probes": [], "hides": [], "unknowns": []}
 
 
 @pytest.mark.parametrize("poison", ["nested", "fifo", "dev-zero", "wrong-types", "empty-plain", "empty-bad-digest",
