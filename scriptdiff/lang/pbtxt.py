@@ -71,8 +71,11 @@ def tokens(text: str) -> list[tuple[str, str, int]]:
 
 
 def _number(word: str):
+    w = word.lower().lstrip("+-")
     try:
-        return int(word, 0) if word.lstrip("+-").isdigit() or word.lower().startswith(("0x", "-0x")) else float(word)
+        if w.startswith("0x"):
+            return int(word, 16)
+        return int(word) if w.isdigit() else float(word)
     except ValueError:
         return None
 

@@ -409,10 +409,14 @@ class Run:
                              f"runs: not compared as one")
         if not kept:
             return tables
+        self._note(r, notes)
+        return kept
+
+    def _note(self, r: _Read, notes: list[str]) -> None:
+        """Notes on how a side's runs were read, on the account of its launch script (each once)."""
         accs = self._accounts(r)
         if accs:
             accs[0].notes.extend(x for x in notes if x not in accs[0].notes)
-        return kept
 
     def _one_way(self, gtables: list[FactTable], ntables: list[FactTable], gread: _Read, nread: _Read
                  ) -> tuple[list[FactTable], list[FactTable]]:
@@ -425,10 +429,8 @@ class Run:
             n, nnotes = (n, nnotes) if len(n) == len(gtables) else (ntables, [])
             if len(g) != len(n):
                 return gtables, ntables
-        for r, notes in ((gread, gnotes), (nread, nnotes)):
-            accs = self._accounts(r)
-            if accs and notes:
-                accs[0].notes.extend(x for x in notes if x not in accs[0].notes)
+        self._note(gread, gnotes)
+        self._note(nread, nnotes)
         return g, n
 
     # --------------------------------------------------------------------------- compare

@@ -233,11 +233,11 @@ class Evaluator:
 
     def undecided_if(self, node, clauses: list) -> None:
         """An `if` that is no device test, read as written: every clause in order, the conditions
-        no tests of their own. A launch in
-        one of its clauses is one way of a choice the script makes at run time; its facts say
-        which (meta["choice"]: group, branch, condition). The clauses of one `if` are one group;
-        so are `if` statements that test one word for equality with different literals (`if [ $# ==
-        1 ]` ... `if [ $# == 2 ]`), whose bodies never both run."""
+        no tests of their own. A launch in one of its clauses is one way of a choice the script
+        makes at run time; its facts say which (meta["choice"]: group, branch, condition, line).
+        The clauses of one `if` are one group; so are `if` statements that test one word for
+        equality with different literals (`if [ $# == 1 ]` ... `if [ $# == 2 ]`), whose bodies
+        never both run."""
         outer = self.rec.choice
         line = self.x.line_of(node)
         self.rec.ifs_read += 1
