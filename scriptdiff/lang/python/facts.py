@@ -149,9 +149,10 @@ class Reader:
                     source=source, rank=RANK_CODE, via=via, meta=meta)
 
     def default(self, key: str, value, callee: str, node) -> Fact:
-        return self.bind(Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
-                    source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
-                    meta={"callee": callee, "call_line": self.p.line_of(node), "call": self.p.position(node)}), node)
+        f = Fact(key=key, value=typed(key, value), check="hyperparameters", path=self.p.name, line=None,
+                 source="default", origin=ORIGIN_DEFAULT, rank=RANK_DEFAULT, via=f"{callee} default",
+                 meta={"callee": callee, "call_line": self.p.line_of(node), "call": self.p.position(node)})
+        return self.bind(f, node)
 
     def read_arg(self, keys, arg, call, callee: str, vmap: dict | None = None, written: str | None = None) -> bool:
         """Facts from one argument; marks it owned. keys: a key or a list (tuple argument)."""
