@@ -52,16 +52,18 @@ TARGET_RECALL = 0.95  # issue 13: labelled differences found under the canonical
 # issue 27: on the repositories it added (labels.yaml `added: 27`), recall under the canonical
 # key >= 0.9 and no loud finding on a faithful port; measured 0.938 (30 of 32), noise 0
 ISSUE_27_RECALL = 0.9
-# issue 39: 1,078 pairs from 305 repositories gathered and labelled before the tool ran on them
-# (tests/corpus/README.md: 157, then twenty-two more sets of 9 to 76); their figures are their own group, measured when
+# issue 39: 1,169 pairs from 340 repositories gathered and labelled before the tool ran on them
+# (tests/corpus/README.md: 157, then twenty-four more sets of 9 to 77); their figures are their own group, measured when
 # the last set joined. Floors and a ceiling to hold, not goals met: issue 39 asks noise <= 0.1
 # per faithful port. The sets FTN/FTO/FTP joined at 0.828 must recall and 1.19 loud findings per faithful port,
-# FTQ/FTR/FTS at 0.933 and 1.39, FTT/FTU/FTV/FTW at 0.863 and 1.28, FTX/FTY/FTZ/FUA at 0.779 and 1.60 (their "after"
-# figures); the 1,001 pairs before the last of them read 0.897 / 0.747 / 481 at that join (481 at the one before).
+# FTQ/FTR/FTS at 0.933 and 1.39, FTT/FTU/FTV/FTW at 0.863 and 1.28, FTX/FTY/FTZ/FUA at 0.779 and 1.60,
+# FUB/FUC/FUD/FUE at 0.791 and 2.45, FUF/FUG/FUH/FUI at 0.750 and 1.87 (their "after" figures); the whole
+# corpus of 1,151 entries before those two joins read 0.902 must recall / 0.762 canonical / 527 loud findings on
+# its faithful ports with that build (548 with the build before).
 FIRST_SIGHT = 39
-FIRST_SIGHT_RECALL_OVERALL = 0.89  # measured 0.891 (1,306 of 1,465) when the last sets (FTX/FTY/FTZ/FUA) joined
-FIRST_SIGHT_RECALL_CANONICAL = 0.73  # measured 0.732 (1,073 of 1,465)
-FIRST_SIGHT_NOISE_CEILING = 548  # measured 548 loud findings on 607 faithful ports (0.90 a port), FTX-FUA joined
+FIRST_SIGHT_RECALL_OVERALL = 0.87  # measured 0.877 (1,425 of 1,624) when the last sets (FUB-FUI) joined
+FIRST_SIGHT_RECALL_CANONICAL = 0.72  # measured 0.721 (1,171 of 1,624)
+FIRST_SIGHT_NOISE_CEILING = 626  # measured 626 loud findings on 653 faithful ports (0.96 a port), FUB-FUI joined
 
 COUNTED = ("warning", "error")
 KNOWN_STATUS = ("understood", "identical", "not understood", "failed")
@@ -328,7 +330,7 @@ def test_issue_13_target(corpus):
 
 def test_issue_39_first_sight_repositories_hold_their_figures(corpus):
     g = corpus["groups"].get(FIRST_SIGHT) or corpus["groups"][str(FIRST_SIGHT)]
-    assert (g["pairs"], len(g["repos"])) == (1078, 305)
+    assert (g["pairs"], len(g["repos"])) == (1169, 340)
     assert g["recall_overall"] >= FIRST_SIGHT_RECALL_OVERALL
     assert g["recall_canonical"] >= FIRST_SIGHT_RECALL_CANONICAL
     assert g["noise"] <= FIRST_SIGHT_NOISE_CEILING
