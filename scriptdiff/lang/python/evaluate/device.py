@@ -167,6 +167,20 @@ class DeviceEval:
             self.saw_npu = True
         return family == self.family
 
+    def device_part(self, node: cst.Subscript, env, depth: int):
+        """`X.split(":")[0]` of a device name X (`paddle.get_device()` is "npu:0"): its type."""
+        v = node.value
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index \
+                or type(node.slice[0].slice.value) is not cst.Integer or node.slice[0].slice.value.value != "0" \
+                or type(v) is not cst.Call or type(v.func) is not cst.Attribute or v.func.attr.value != "split" \
+                or len(v.args) != 1:
+            return UNDECIDED
+        whole = self.ev(v.func.value, env, depth + 1)
+        sep = self.ev(v.args[0].value, env, depth + 1)
+        if not isinstance(whole, str) or not isinstance(sep, str) or not sep:
+            return UNDECIDED
+        return DevStr.of(whole.split(sep, 1)[0], getattr(whole, "exact", True))
+
     def run_device(self, idiom: str) -> DevStr:
         self.hits.append(idiom)
         self.saw_test = True
@@ -236,6 +250,8 @@ class DeviceEval:
         if t is cst.FormattedString:
             v = fstring_device(node)
             return UNDECIDED if v is None else v
+        if t is cst.Subscript:  # device.split(":")[0]: the name of a device without its index
+            return self.device_part(node, env, depth)
         if t is cst.Call:
             return self.call(node, env, depth)
         if t is cst.Comparison:
