@@ -16,7 +16,7 @@ classes (issue 12):
                 implicit string concatenations
   special-file  a FIFO, a link to /dev/zero or /dev/urandom, a folder, named as an input
   alias-bomb    a YAML billion-laughs file
-  nesting-bomb  JSON and TOML nested thousands deep (as a config and as --baseline)
+  nesting-bomb  JSON, TOML and protobuf text nested thousands deep (as a config and as --baseline)
   shell-huge    a one-line launch script of thousands of flags
   tiny-tensors  a safetensors file of many tiny tensors (`weights A B`)
   hostile-cache a warm cache whose entries are replaced by nested JSON, a FIFO, a link to
@@ -63,7 +63,8 @@ def cli_main(argv):  # imported late: the parent process of a fuzz run never loa
 
 
 NAMES = ["train.py", "pretrain.sh", "config.yaml", "ds_config.json", "train.log", "requirements.txt",
-         "snapshot.json", "manifest.json", "weights.json", "notes.txt", "environment.yml", "pip-list.json"]
+         "snapshot.json", "manifest.json", "weights.json", "notes.txt", "environment.yml", "pip-list.json",
+         "pipeline.config"]
 HEADERS = {"snapshot.json": '{"scriptdiff_snapshot": 1, ', "manifest.json": '{"scriptdiff_manifest": 1, ',
            "weights.json": '{"scriptdiff_weights": 1, '}
 
@@ -259,13 +260,17 @@ def make_case(cls: str, rng: random.Random, seeds: list[bytes], small: bool = Fa
                     ["diff", "gpu/config.yaml", "npu/config.yaml"])
     if cls == "nesting-bomb":
         depth = rng.choice([500, 5000, 50000])
-        where = rng.choice(["json", "toml", "baseline"])
+        where = rng.choice(["json", "toml", "pbtxt", "baseline"])
         if where == "json":
             return Case(cls, {"gpu/ds_config.json": b"{}", "npu/ds_config.json": b"[" * depth + b"]" * depth},
                         ["diff", "gpu/ds_config.json", "npu/ds_config.json"])
         if where == "toml":
             return Case(cls, {"gpu/config.toml": b"lr = 1\n", "npu/config.toml": b"lr = " + b"[" * depth + b"]" * depth + b"\n"},
                         ["diff", "gpu/config.toml", "npu/config.toml"])
+        if where == "pbtxt":
+            return Case(cls, {"gpu/pipeline.config": b"t { lr: 1 }\n",
+                              "npu/pipeline.config": b"a { " * depth + b"}" * depth + b"\n"},
+                        ["diff", "gpu/pipeline.config", "npu/pipeline.config"])
         return Case(cls, {"gpu/train.py": b"lr = 1\n", "npu/train.py": b"lr = 2\n", "baseline.json": b"[" * depth + b"]" * depth},
                     ["diff", "--baseline", "baseline.json", "gpu/train.py", "npu/train.py"])
     if cls == "shell-huge":

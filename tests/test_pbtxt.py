@@ -51,6 +51,12 @@ def rows(out: str) -> list:
             for f in json.loads(out)["findings"]]
 
 
+def test_the_bundled_faithful_copy_is_silent(cli):
+    code, out, _err = cli("diff", "fixtures/pbtxt/gpu", "fixtures/pbtxt/npu", "--format", "json", "--no-cache")
+    assert (code, rows(out)) == (0, [])
+    assert [i["kind"] for i in json.loads(out)["inputs"]] == ["pbtxt", "pbtxt"]
+
+
 def test_parse_keeps_lines_and_repeated_fields():
     data, lines = parse(config())
     assert data["model_config"]["layers_config"]["conv"] == [{"layer": 1, "filters": 32}, {"layer": 2, "filters": 64}]
