@@ -576,14 +576,10 @@ def is_interval(name: str) -> bool:
 
 
 @derived
-def _device_value_words(rs: RuleSet) -> tuple[frozenset[str], frozenset[str]]:
+def device_value_words(rs: RuleSet) -> tuple[frozenset[str], frozenset[str]]:
+    """rules/aliases.yaml device_value_words: (the GPU's words, the NPU's words)."""
     dv = rs.section("device_value_words", {}) or {}
     return frozenset(dv.get("gpu") or ()), frozenset(dv.get("npu") or ())
-
-
-def device_value_sets() -> tuple[frozenset[str], frozenset[str]]:
-    """rules/aliases.yaml device_value_words: (the GPU's words, the NPU's words)."""
-    return _device_value_words()
 
 
 def device_named(value: Any) -> tuple[str, ...] | None:
@@ -592,7 +588,7 @@ def device_named(value: Any) -> tuple[str, ...] | None:
     value that is not a string or names no device."""
     if not isinstance(value, str):
         return None
-    gpu, npu = _device_value_words()
+    gpu, npu = device_value_words()
     ws = words(value)
     if not any(w in gpu or w in npu for w in ws):
         return None
@@ -619,7 +615,7 @@ def same_but_device(a: Any, b: Any) -> bool:
     NPU's class or module for the same role."""
     if not all(isinstance(x, str) and _QUALIFIED_RE.fullmatch(x) for x in (a, b)) or a == b:
         return False
-    gpu, npu = _device_value_words()
+    gpu, npu = device_value_words()
     wa, wb = words(a), words(b)
     if not (any(w in gpu or any(w.startswith(d) for d in gpu) for w in wa)
             and any(w in npu or any(w.startswith(d) for d in npu) for w in wb)):
@@ -633,14 +629,14 @@ def npu_variant(a: Any, b: Any) -> bool:
     `Trainer` and `NpuTrainer`): the NPU's own version of what `a` names, `a` naming no device."""
     if not isinstance(a, str) or not isinstance(b, str) or device_named(a) is not None or not names_npu(b):
         return False
-    _gpu, npu = _device_value_words()
+    _gpu, npu = device_value_words()
     wa = tuple(words(a))
     return bool(wa) and _without_device(words(b), npu) == wa
 
 
 def names_npu(value: Any) -> bool:
     """A value with a word naming the NPU (npu, flash_npu)."""
-    return isinstance(value, str) and bool(set(words(value)) & _device_value_words()[1])
+    return isinstance(value, str) and bool(set(words(value)) & device_value_words()[1])
 
 
 def category_key(key: str) -> str | None:

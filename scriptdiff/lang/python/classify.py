@@ -16,7 +16,7 @@ import libcst as cst
 
 from ...model import Severity, Side
 from ...run.finding import rule_of
-from ...ruleset.vocabulary import device_value_sets, is_cosmetic, words as value_words
+from ...ruleset.vocabulary import device_value_words, is_cosmetic, words as value_words
 from . import relevance
 from .evaluate import Kind, read
 from .pair import PairState, one_line
@@ -570,7 +570,7 @@ def _uncalled_function(p: Parsed, st: St) -> bool:
 def _named_for_own_device(name: str, side: str) -> bool:
     """A name with a word naming the side's own device (rules/aliases.yaml device_value_words:
     NPUAccelerator, HcclPlugin on the NPU; CudaGraphRunner on the GPU) and none of the other's."""
-    gpu, npu = device_value_sets()
+    gpu, npu = device_value_words()
     ws = set(value_words(name))
     own, other = (npu, gpu) if side == "npu" else (gpu, npu)
     return bool(ws & own) and not ws & other

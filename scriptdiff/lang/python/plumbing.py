@@ -25,7 +25,7 @@ import libcst as cst
 from ...model import Side
 from ...ruleset.devices import device_flag, family_of, table
 from ...ruleset.envmap import canonical
-from ...ruleset.vocabulary import device_named, device_value_sets, words as value_words
+from ...ruleset.vocabulary import device_named, device_value_words, words as value_words
 from ...ruleset.rules import code
 from .evaluate import MISSING, UNDECIDED, Env, NotLiteral, Values, constant, device_test, device_value, env_read
 from .evaluate.kinds import named, switch_family
@@ -90,7 +90,7 @@ class PlumbingChecks:
         dg, dn = device_named(gt[0]), device_named(nt[0])
         if dg is None or dg != dn:
             return False
-        gpu, npu = device_value_sets()
+        gpu, npu = device_value_words()
         gw = {w for w in value_words(gt[0]) if w in gpu or w in npu}
         nw = {w for w in value_words(nt[0]) if w in gpu or w in npu}
         return gw <= gpu and nw <= npu
